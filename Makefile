@@ -1,0 +1,34 @@
+# Two commands do all the set-up on a machine with only Python 3.11 and pip:
+#   make run    install into .venv, then start the dev server, the worker and the bundled skills
+#   make test   install into .venv, then run the whole test suite against real servers
+
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test install bench lint clean
+
+run: install
+	$(BIN)/skills dev
+
+test: install
+	$(BIN)/python -m pytest -q
+
+install: $(STAMP)
+
+# Re-install only when the project's dependencies change.
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+bench: install
+	$(BIN)/python -m bench.engine
+
+lint: install
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) .data .pytest_cache .hypothesis

@@ -1,0 +1,103 @@
+"""Registration activities: normalize and validate, then store, in one transaction each.
+
+The normalizer needs two things from the world, the clock and the live tool
+catalog; this activity supplies both, so the normalizer itself stays pure and the
+workflow stays deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from datetime import UTC, datetime
+
+from temporalio import activity
+
+from activities.store import Store, as_application_errors
+from skills.errors import FieldError, SkillNotFoundError, SkillValidationError
+from skills.messages import ChangeInput, EnableInput, Prepared, RegisterInput, Saved, SaveInput
+from skills.models import Skill, SkillSpec
+from skills.normalize import NormalizeContext, normalize
+from skills.settings import Settings
+
+MISSING_TOOLS = "missing tools"
+
+
+class RegistrationActivities:
+    def __init__(self, store: Store, settings: Settings, tool_names: Callable[[], Collection[str]]) -> None:
+        self.store = store
+        self.settings = settings
+        self.tool_names = tool_names
+
+    @activity.defn(name="prepare_skill")
+    def prepare(self, request: RegisterInput) -> Prepared:
+        """Normalize and validate; an update is merged over the stored skill first."""
+        existing: Skill | None = None
+        try:
+            if request.target is not None:
+                existing = self.store.find_skill(request.target.ref, request.target.agent_id)
+            ctx = NormalizeContext(
+                now=datetime.now(UTC),
+                default_timezone=self.settings.timezone,
+                default_agent_id=self.settings.default_agent_id,
+                tool_catalog=set(self.tool_names()),
+            )
+            normalized = normalize(request.data, ctx, existing=_spec(existing) if existing else None)
+        except SkillValidationError as e:
+            return Prepared(existing=existing, errors=e.errors)
+        except SkillNotFoundError as e:
+            return Prepared(errors=[FieldError(field="target", message=str(e))])
+        return Prepared(normalized=normalized, existing=existing)
+
+    @activity.defn(name="save_skill")
+    def save(self, request: SaveInput) -> Saved:
+        """Insert or replace the skill row (and nothing else) in one transaction."""
+        normalized, now = request.normalized, datetime.now(UTC)
+        reason = _disabled_reason(normalized.spec, normalized.missing_tools, request.existing)
+        try:
+            if request.existing is None:
+                skill = self.store.create_skill(normalized.spec, trigger_as_written=normalized.trigger_as_written,
+                                                disabled_reason=reason, now=now)
+            else:
+                skill = self.store.replace_skill(request.existing.id, normalized.spec,
+                                                 trigger_as_written=normalized.trigger_as_written,
+                                                 disabled_reason=reason, now=now)
+        except SkillValidationError as e:
+            return Saved(errors=e.errors)
+        return Saved(skill=skill)
+
+    @activity.defn(name="undo_save")
+    def undo(self, request: SaveInput) -> None:
+        """Compensation when the schedule could not follow: put the store back as it was."""
+        if request.existing is not None:
+            self.store.restore_skill(request.existing)
+            return
+        try:
+            created = self.store.find_skill(request.normalized.spec.name, request.normalized.spec.agent_id)
+        except SkillNotFoundError:
+            return
+        self.store.delete_skill(created.id)
+
+    @activity.defn(name="set_skill_enabled")
+    def set_enabled(self, request: EnableInput) -> Skill:
+        with as_application_errors():
+            return self.store.set_enabled(request.skill_id, request.enabled, request.reason, request.now)
+
+    @activity.defn(name="delete_skill")
+    def delete(self, request: ChangeInput) -> Skill:
+        with as_application_errors():
+            skill = self.store.find_skill(request.target.ref, request.target.agent_id)
+            return self.store.delete_skill(skill.id)
+
+
+def _spec(skill: Skill) -> SkillSpec:
+    return SkillSpec.model_validate(skill.model_dump(include=set(SkillSpec.model_fields)))
+
+
+def _disabled_reason(spec: SkillSpec, missing_tools: list[str], existing: Skill | None) -> str | None:
+    if spec.enabled:
+        return None
+    if missing_tools:
+        return MISSING_TOOLS
+    if existing is not None and not existing.enabled and existing.disabled_reason:
+        return existing.disabled_reason
+    return "by user"

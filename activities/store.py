@@ -1,0 +1,364 @@
+"""The skill store: SQLModel tables behind a small synchronous API, and its activities.
+
+SQLite by default, PostgreSQL through the same code (only the URL changes). The
+store is the source of truth for skills; schedules are derived from it. The
+table models never leave this module: callers get the plain pydantic models of
+``skills.models``.
+
+The activities are synchronous on purpose: SQLAlchemy blocks, so the worker runs
+them in its thread pool instead of stalling the event loop that serves workflows
+and MCP sessions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column, DateTime, Text, UniqueConstraint, event, func
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.types import TypeDecorator
+from sqlmodel import Field, Session, SQLModel, create_engine, select
+from temporalio import activity
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
+
+from skills.errors import SkillNotFoundError, SkillValidationError
+from skills.messages import RunsQuery, SkillFilter, SkillRef
+from skills.models import RunRecord, Skill, SkillSpec
+from skills.naming import schedule_id_for
+
+
+class UTCDateTime(TypeDecorator):
+    """Aware UTC datetimes in and out, whatever the backend keeps (SQLite keeps no zone)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to the store")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _utc_column(nullable: bool = True) -> Any:
+    return Field(default=None, sa_column=Column(UTCDateTime(), nullable=nullable))
+
+
+class SkillRow(SQLModel, table=True):
+    __tablename__ = "skills"
+    __table_args__ = (UniqueConstraint("agent_id", "name", name="uq_skill_agent_name"), {"sqlite_autoincrement": True})
+
+    id: int | None = Field(default=None, primary_key=True)
+    agent_id: str = Field(index=True)
+    name: str
+    description: str = ""
+    enabled: bool = True
+    disabled_reason: str | None = None
+    trigger_type: str
+    trigger_config: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    trigger_as_written: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    instructions: str = Field(sa_column=Column(Text, nullable=False))
+    required_tools: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    execution_plan: list[dict[str, Any]] | None = Field(default=None, sa_column=Column(JSON))
+    max_steps: int = 10
+    notify_on_completion: bool = True
+    notify_interval_minutes: int = 0
+    schedule_id: str | None = None
+    last_notified_at: datetime | None = _utc_column()
+    created_at: datetime = _utc_column(nullable=False)
+    updated_at: datetime = _utc_column(nullable=False)
+
+
+class RunRow(SQLModel, table=True):
+    __tablename__ = "runs"
+
+    run_id: str = Field(primary_key=True)
+    skill_id: int = Field(index=True)
+    skill_name: str
+    workflow_id: str
+    trigger: str = "schedule"
+    scheduled_at: datetime | None = _utc_column()
+    started_at: datetime = _utc_column(nullable=False)
+    finished_at: datetime | None = _utc_column()
+    status: str = "running"
+    summary: str = Field(default="", sa_column=Column(Text, nullable=False))
+    tier: str
+    tool_calls: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for ``url`` with the settings SQLite needs for a multi-threaded worker."""
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+
+        @event.listens_for(engine, "connect")
+        def _pragmas(dbapi_connection: Any, _record: Any) -> None:
+            cursor = dbapi_connection.cursor()
+            # WAL lets the CLI-driven activities read while a run is being recorded.
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.close()
+
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+class Store:
+    """Skills and their runs, one short transaction per call."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    @classmethod
+    def open(cls, url: str) -> Store:
+        if url.startswith("sqlite:///"):
+            from pathlib import Path
+
+            Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        store = cls(make_engine(url))
+        SQLModel.metadata.create_all(store.engine)
+        return store
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        with Session(self.engine, expire_on_commit=False) as session:
+            yield session
+
+    # --- skills ---------------------------------------------------------------------------
+
+    def create_skill(self, spec: SkillSpec, *, trigger_as_written: dict[str, Any] | None,
+                     disabled_reason: str | None, now: datetime) -> Skill:
+        row = SkillRow(created_at=now, updated_at=now, trigger_as_written=trigger_as_written,
+                       disabled_reason=disabled_reason if not spec.enabled else None, **_spec_columns(spec))
+        with self.session() as session:
+            session.add(row)
+            try:
+                session.flush()
+            except IntegrityError as e:
+                session.rollback()
+                raise _name_taken(spec) from e
+            assert row.id is not None
+            row.schedule_id = schedule_id_for(row.id, spec.name) if spec.is_scheduled else None
+            self._commit_unique(session, spec)
+            return self._skill(session, row)
+
+    def replace_skill(self, skill_id: int, spec: SkillSpec, *, trigger_as_written: dict[str, Any] | None,
+                      disabled_reason: str | None, now: datetime) -> Skill:
+        with self.session() as session:
+            row = self._row(session, skill_id)
+            for key, value in _spec_columns(spec).items():
+                setattr(row, key, value)
+            row.trigger_as_written = trigger_as_written
+            row.disabled_reason = None if spec.enabled else disabled_reason
+            row.schedule_id = schedule_id_for(skill_id, spec.name) if spec.is_scheduled else None
+            row.updated_at = now
+            session.add(row)
+            self._commit_unique(session, spec)
+            return self._skill(session, row)
+
+    def restore_skill(self, skill: Skill) -> None:
+        """Put back a skill exactly as it was (the undo of a registration whose schedule failed)."""
+        with self.session() as session:
+            row = session.get(SkillRow, skill.id) or SkillRow(id=skill.id)
+            for key, value in _spec_columns(skill).items():
+                setattr(row, key, value)
+            for key in ("disabled_reason", "trigger_as_written", "schedule_id", "last_notified_at",
+                        "created_at", "updated_at"):
+                setattr(row, key, getattr(skill, key))
+            session.add(row)
+            session.commit()
+
+    def set_enabled(self, skill_id: int, enabled: bool, reason: str | None, now: datetime) -> Skill:
+        with self.session() as session:
+            row = self._row(session, skill_id)
+            row.enabled = enabled
+            row.disabled_reason = None if enabled else reason
+            row.updated_at = now
+            session.add(row)
+            session.commit()
+            return self._skill(session, row)
+
+    def delete_skill(self, skill_id: int) -> Skill:
+        with self.session() as session:
+            row = self._row(session, skill_id)
+            skill = self._skill(session, row)
+            for run in session.exec(select(RunRow).where(RunRow.skill_id == skill_id)):
+                session.delete(run)
+            session.delete(row)
+            session.commit()
+            return skill
+
+    def get_skill(self, skill_id: int) -> Skill:
+        with self.session() as session:
+            return self._skill(session, self._row(session, skill_id))
+
+    def find_skill(self, ref: str | int, agent_id: str | None = None) -> Skill:
+        """A skill by id, or by name (case-insensitive) within one agent or across all agents."""
+        if isinstance(ref, int) or (isinstance(ref, str) and ref.isdigit()):
+            return self.get_skill(int(ref))
+        with self.session() as session:
+            query = select(SkillRow).where(func.lower(SkillRow.name) == ref.strip().lower())
+            if agent_id:
+                query = query.where(SkillRow.agent_id == agent_id)
+            rows = session.exec(query).all()
+            if not rows:
+                where = f" for agent '{agent_id}'" if agent_id else ""
+                raise SkillNotFoundError(f"no skill named '{ref}'{where}")
+            if len(rows) > 1:
+                agents = ", ".join(sorted(r.agent_id for r in rows))
+                raise SkillNotFoundError(f"several agents have a skill named '{ref}' ({agents}): name the agent")
+            return self._skill(session, rows[0])
+
+    def list_skills(self, flt: SkillFilter | None = None) -> list[Skill]:
+        flt = flt or SkillFilter()
+        with self.session() as session:
+            query = select(SkillRow).order_by(SkillRow.agent_id, SkillRow.name)
+            if flt.agent_id is not None:
+                query = query.where(SkillRow.agent_id == flt.agent_id)
+            if flt.enabled is not None:
+                query = query.where(SkillRow.enabled == flt.enabled)
+            if flt.trigger_type is not None:
+                query = query.where(SkillRow.trigger_type == flt.trigger_type)
+            rows = session.exec(query).all()
+            last = self._last_runs(session, [r.id for r in rows if r.id is not None])
+            return [_skill_model(row, last.get(row.id)) for row in rows]
+
+    # --- runs -----------------------------------------------------------------------------
+
+    def start_run(self, run: RunRecord) -> RunRecord:
+        """Insert a run; idempotent on run_id, so a retried activity does not duplicate it."""
+        with self.session() as session:
+            existing = session.get(RunRow, run.run_id)
+            if existing is not None:
+                return _run_model(existing)
+            row = RunRow(**run.model_dump(mode="python"))
+            session.add(row)
+            session.commit()
+            return _run_model(row)
+
+    def finish_run(self, run: RunRecord) -> RunRecord:
+        with self.session() as session:
+            row = session.get(RunRow, run.run_id) or RunRow(run_id=run.run_id)
+            for key, value in run.model_dump(mode="python").items():
+                setattr(row, key, value)
+            session.add(row)
+            session.commit()
+            return _run_model(row)
+
+    def list_runs(self, skill_id: int | None = None, limit: int = 20) -> list[RunRecord]:
+        with self.session() as session:
+            query = select(RunRow).order_by(RunRow.started_at.desc()).limit(limit)  # type: ignore[union-attr]
+            if skill_id is not None:
+                query = query.where(RunRow.skill_id == skill_id)
+            return [_run_model(r) for r in session.exec(query)]
+
+    # --- helpers --------------------------------------------------------------------------
+
+    @staticmethod
+    def _row(session: Session, skill_id: int) -> SkillRow:
+        row = session.get(SkillRow, skill_id)
+        if row is None:
+            raise SkillNotFoundError(f"no skill with id {skill_id}")
+        return row
+
+    @staticmethod
+    def _commit_unique(session: Session, spec: SkillSpec) -> None:
+        try:
+            session.commit()
+        except IntegrityError as e:
+            session.rollback()
+            raise _name_taken(spec) from e
+
+    def _skill(self, session: Session, row: SkillRow) -> Skill:
+        assert row.id is not None
+        return _skill_model(row, self._last_runs(session, [row.id]).get(row.id))
+
+    @staticmethod
+    def _last_runs(session: Session, skill_ids: list[int]) -> dict[int, RunRow]:
+        """The newest finished run of each skill: ``last_run_*`` is derived, never stored twice."""
+        if not skill_ids:
+            return {}
+        newest = (
+            select(RunRow.skill_id, func.max(RunRow.started_at).label("started"))
+            .where(RunRow.skill_id.in_(skill_ids), RunRow.status != "running")  # type: ignore[attr-defined]
+            .group_by(RunRow.skill_id)
+            .subquery()
+        )
+        query = select(RunRow).join(
+            newest, (RunRow.skill_id == newest.c.skill_id) & (RunRow.started_at == newest.c.started)
+        )
+        return {row.skill_id: row for row in session.exec(query)}
+
+
+def _name_taken(spec: SkillSpec) -> SkillValidationError:
+    return SkillValidationError.single("name", f"agent '{spec.agent_id}' already has a skill named '{spec.name}'")
+
+
+def _spec_columns(spec: SkillSpec) -> dict[str, Any]:
+    data = SkillSpec.model_validate(spec, from_attributes=True).model_dump(mode="json")
+    return {key: data[key] for key in SkillSpec.model_fields}
+
+
+def _skill_model(row: SkillRow, last: RunRow | None) -> Skill:
+    data = row.model_dump()
+    if last is not None:
+        data.update(last_run_at=last.finished_at or last.started_at, last_run_status=last.status,
+                    last_run_summary=last.summary)
+    return Skill.model_validate(data)
+
+
+def _run_model(row: RunRow) -> RunRecord:
+    return RunRecord.model_validate(row.model_dump())
+
+
+# --- activities ---------------------------------------------------------------------------
+
+
+class StoreActivities:
+    """Reads of the store, for the client's management calls and the workflows."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    @activity.defn(name="get_skill")
+    def get_skill(self, ref: SkillRef) -> Skill:
+        with as_application_errors():
+            return self.store.find_skill(ref.ref, ref.agent_id)
+
+    @activity.defn(name="list_skills")
+    def list_skills(self, flt: SkillFilter) -> list[Skill]:
+        return self.store.list_skills(flt)
+
+    @activity.defn(name="list_runs")
+    def list_runs(self, query: RunsQuery) -> list[RunRecord]:
+        with as_application_errors():
+            skill_id = self.store.find_skill(query.skill.ref, query.skill.agent_id).id if query.skill else None
+            return self.store.list_runs(skill_id, query.limit)
+
+
+@contextmanager
+def as_application_errors() -> Iterator[None]:
+    """Deterministic store errors become non-retryable failures the client can map back."""
+    try:
+        yield
+    except SkillNotFoundError as e:
+        # Benign: an answer for the caller, not a fault of the worker (logged at debug, not as an error).
+        raise ApplicationError(str(e), type="SkillNotFoundError", non_retryable=True,
+                               category=ApplicationErrorCategory.BENIGN) from e
+    except SkillValidationError as e:
+        raise ApplicationError(
+            str(e), [err.model_dump() for err in e.errors], type="SkillValidationError", non_retryable=True,
+            category=ApplicationErrorCategory.BENIGN,
+        ) from e

@@ -1,0 +1,885 @@
+"""MCP tools: the servers' config, one warm session per server, and the tool activities.
+
+Tools come from MCP servers listed in an ``mcpServers`` JSON file (the format MCP
+desktop clients use). The engine names every tool ``<server>_<tool>``.
+
+A stdio connect costs over a second (a process start and a handshake) while a call
+on an open session costs a few milliseconds, so the worker keeps one session per
+server open for its whole life in a :class:`ToolHub`. Each session is owned by its
+own asyncio task, because anyio cancel scopes (inside the MCP client) must be
+entered and left by the same task; calls from activity tasks only exchange messages
+with it. A session that breaks (process died, transport closed) is reopened by the
+next call, which then retries once.
+
+Wiring in the worker (the hub must start in the worker's event loop)::
+
+    servers = load_mcp_config(settings.mcp_config, defaults={"outbox": outbox_server(settings.outbox_path)})
+    async with ToolHub(servers) as hub:
+        tools = ToolActivities(hub, call_timeout=settings.tool_call_timeout)
+        worker = Worker(client, ..., activities=[tools.call_tool, tools.get_tool_catalog])
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import json
+import logging
+import os
+import re
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from contextlib import AsyncExitStack, suppress
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import httpx2
+import mcp.types as mcp_types
+from jsonschema import SchemaError, ValidationError
+from jsonschema.exceptions import best_match
+from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ValidationError as PydanticValidationError
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from skills.errors import SkillsError, ToolCallError
+
+logger = logging.getLogger(__name__)
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+# ---------------------------------------------------------------------------
+# Errors
+
+
+class McpConfigError(SkillsError):
+    """The ``mcpServers`` file (or a value it refers to) is unusable."""
+
+
+class UnknownToolError(ToolCallError):
+    """No connected server offers a tool of that name. Retrying cannot help."""
+
+    retryable: ClassVar[bool] = False
+
+    def __init__(self, tool: str, suggestions: list[str], down: list[str] | None = None) -> None:
+        self.tool = tool
+        self.suggestions = suggestions
+        message = f"unknown tool {tool!r}"
+        if suggestions:
+            message += "; did you mean " + " or ".join(repr(s) for s in suggestions) + "?"
+        if down:
+            message += " (servers not connected: " + ", ".join(down) + ")"
+        super().__init__(message)
+
+
+class ToolArgumentsError(ToolCallError):
+    """The arguments do not fit the tool's input schema. Retrying cannot help."""
+
+    retryable: ClassVar[bool] = False
+
+
+class ToolServerError(ToolCallError):
+    """The tool's server could not be reached or failed at the protocol level; a retry may work."""
+
+    retryable: ClassVar[bool] = True
+
+
+class ToolTimeoutError(ToolServerError):
+    """The tool did not answer in time."""
+
+
+class _SessionLost(Exception):
+    """Internal: the session under a call is gone; the hub reconnects and retries once."""
+
+    def __init__(self, reason: str, generation: int) -> None:
+        super().__init__(reason)
+        self.generation = generation
+
+
+# ---------------------------------------------------------------------------
+# Configuration
+
+_SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class McpServerConfig(BaseModel):
+    """One entry of ``mcpServers``: a stdio command or a streamable-HTTP URL.
+
+    Values may contain ``${VAR}`` (or ``${VAR:-default}``) in ``args``, ``env``, ``url``
+    and ``headers``. They stay unexpanded here, so tokens never reach Temporal payloads
+    or logs; they are read from the environment each time the server is connected.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    type: Literal["stdio", "http", "streamable-http", "streamableHttp"] | None = None
+    """The transport, as some desktop clients write it; otherwise inferred from ``command`` or ``url``."""
+    command: str | None = None
+    """Executable that starts a stdio server."""
+    args: list[str] = Field(default_factory=list)
+    """Arguments of ``command``."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Extra environment of the stdio server (PATH, HOME and the like are inherited)."""
+    cwd: Path | None = None
+    """Working directory of the stdio server."""
+    url: str | None = None
+    """Endpoint of a streamable-HTTP server, e.g. ``http://127.0.0.1:8000/mcp``."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """HTTP headers sent with every request, e.g. ``{"Authorization": "Bearer ${API_TOKEN}"}``."""
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerConfig:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give either `command` (a stdio server) or `url` (a streamable-HTTP server)")
+        if self.command is not None and (self.headers or self.type not in (None, "stdio")):
+            raise ValueError("`headers` and an HTTP `type` need `url`, not `command`")
+        if self.url is not None and (self.args or self.env or self.cwd or self.type == "stdio"):
+            raise ValueError("`args`, `env`, `cwd` and type 'stdio' need `command`, not `url`")
+        return self
+
+    @property
+    def transport(self) -> Literal["stdio", "http"]:
+        return "stdio" if self.command is not None else "http"
+
+
+def load_mcp_config(
+    path: Path | None, *, defaults: Mapping[str, McpServerConfig]
+) -> dict[str, McpServerConfig]:
+    """The servers to connect: ``defaults`` overlaid by the ``mcpServers`` of the file at ``path``.
+
+    A server in the file replaces a default of the same name. Raises
+    :class:`McpConfigError` naming the file, the server and the field at fault.
+    """
+    servers = dict(defaults)
+    if path is None:
+        return servers
+    try:
+        document = json.loads(path.read_text())
+    except OSError as exc:
+        raise McpConfigError(f"{path}: cannot read the MCP config: {exc.strerror or exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise McpConfigError(
+            f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from exc
+    entries = document.get("mcpServers") if isinstance(document, dict) else None
+    if not isinstance(entries, dict):
+        raise McpConfigError(f'{path}: expected an object {{"mcpServers": {{"<name>": {{...}}}}}}')
+    for name, entry in entries.items():
+        servers[name] = _parse_server(path, name, entry)
+    return servers
+
+
+def _parse_server(path: Path, name: str, entry: Any) -> McpServerConfig:
+    where = f"{path}: server {name!r}"
+    if not _SERVER_NAME.match(name):
+        raise McpConfigError(f"{where}: a server name may hold only letters, digits, '_' and '-'")
+    try:
+        return McpServerConfig.model_validate(entry)
+    except PydanticValidationError as exc:
+        raise McpConfigError(
+            f"{where}: " + "; ".join(_describe_field_error(e) for e in exc.errors())
+        ) from exc
+
+
+def _describe_field_error(error: Any) -> str:
+    field = ".".join(str(part) for part in error["loc"])
+    if error["type"] == "extra_forbidden":
+        known = ", ".join(McpServerConfig.model_fields)
+        return f"field {field!r}: unknown field (known: {known})"
+    message = error["msg"].removeprefix("Value error, ")
+    return f"field {field!r}: {message}" if field else message
+
+
+def outbox_server(outbox_path: Path) -> McpServerConfig:
+    """The bundled outbox server, writing to ``outbox_path``, run with this interpreter."""
+    return McpServerConfig(
+        command=sys.executable,
+        args=["-m", "mcp_servers.outbox"],
+        env={"SKILLS_OUTBOX_PATH": str(outbox_path)},
+        # The package may not be installed (a checkout run in place): start where it can be imported.
+        cwd=PROJECT_ROOT,
+    )
+
+
+class _Expander:
+    """Expands ``${VAR}`` at connect time and remembers the values, so they can be hidden in error texts."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        self.secrets: set[str] = set()
+
+    def __call__(self, value: str) -> str:
+        return _ENV_REFERENCE.sub(self._substitute, value)
+
+    def _substitute(self, match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        value = self._environ.get(name)
+        if value is None:
+            if default is None:
+                raise McpConfigError(f"environment variable {name} is not set (used as ${{{name}}})")
+            return default
+        if len(value) >= 4:  # shorter values would blot out ordinary words in messages
+            self.secrets.add(value)
+        return value
+
+    def redact(self, text: str) -> str:
+        for secret in sorted(self.secrets, key=len, reverse=True):
+            text = text.replace(secret, "***")
+        return text
+
+
+# ---------------------------------------------------------------------------
+# What the hub reports
+
+
+class ToolInfo(BaseModel):
+    """One tool as the engine names it."""
+
+    name: str
+    """``<server>_<tool>``, the name skills and LLMs use."""
+    server: str
+    tool: str
+    """The name the server itself uses."""
+    description: str = ""
+    input_schema: dict[str, Any] = Field(default_factory=dict)
+
+
+ServerStatus = Literal["connecting", "connected", "failed", "closed"]
+
+
+class ServerState(BaseModel):
+    """How one configured server is doing."""
+
+    name: str
+    transport: Literal["stdio", "http"]
+    status: ServerStatus
+    reason: str | None = None
+    """Why it failed (secrets from ``${VAR}`` are masked)."""
+    tools: int = 0
+
+
+class ToolResult(BaseModel):
+    """The answer of one tool call."""
+
+    ok: bool
+    """False when the server flagged the result as an error (``isError``)."""
+    text: str = ""
+    """The text content blocks, joined by newlines."""
+    structured: dict[str, Any] | None = None
+    """The structured content, when the tool returns one."""
+
+    @property
+    def is_error(self) -> bool:
+        return not self.ok
+
+
+class CatalogEntry(BaseModel):
+    name: str
+    description: str
+    """First sentence of the tool's description."""
+
+
+class ToolCatalog(BaseModel):
+    """What ``get_tool_catalog`` returns: reference 000's shape, plus which servers are down."""
+
+    summary: str
+    """For example ``"142 tools across 8 MCP servers"``."""
+    catalog: dict[str, list[CatalogEntry]]
+    """Tools grouped by server."""
+    unavailable: dict[str, str] = Field(default_factory=dict)
+    """Servers that are configured but not connected, and why."""
+
+    def tool_names(self) -> set[str]:
+        return {entry.name for entries in self.catalog.values() for entry in entries}
+
+
+def build_catalog(tools: list[ToolInfo], states: list[ServerState]) -> ToolCatalog:
+    """Group ``tools`` by server as reference 000 shows them."""
+    grouped: dict[str, list[CatalogEntry]] = {}
+    for tool in tools:
+        grouped.setdefault(tool.server, []).append(
+            CatalogEntry(name=tool.name, description=first_sentence(tool.description))
+        )
+    tool_count, server_count = len(tools), len(grouped)
+    return ToolCatalog(
+        summary=f"{tool_count} {_plural(tool_count, 'tool')} across {server_count} MCP {_plural(server_count, 'server')}",
+        catalog=grouped,
+        unavailable={s.name: s.reason or s.status for s in states if s.status != "connected"},
+    )
+
+
+def _plural(count: int, word: str) -> str:
+    return word if count == 1 else word + "s"
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
+def first_sentence(text: str, *, limit: int = 200) -> str:
+    """The first sentence of a description (up to the first paragraph break), on one line."""
+    paragraph = text.strip().split("\n\n", 1)[0]
+    flat = " ".join(paragraph.split())
+    sentence = _SENTENCE_END.split(flat, maxsplit=1)[0]
+    return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
+
+
+# ---------------------------------------------------------------------------
+# One server's session
+
+
+class _StderrTail:
+    """A stdio server's stderr: each line goes to the log, the last few explain a failed start."""
+
+    def __init__(self, server: str, redact: Callable[[str], str]) -> None:
+        self._server = server
+        self._redact = redact
+        self.lines: deque[str] = deque(maxlen=12)
+        read_fd, write_fd = os.pipe()
+        self.sink = os.fdopen(write_fd, "w")
+        """Handed to the child as its stderr."""
+        self._source = os.fdopen(read_fd, "rb")
+        self._pump: asyncio.Task[None] | None = None
+        self._transport: asyncio.ReadTransport | None = None
+
+    async def start(self) -> None:
+        reader = asyncio.StreamReader()
+        loop = asyncio.get_running_loop()
+        self._transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), self._source
+        )
+        self._pump = asyncio.create_task(self._read(reader), name=f"mcp-stderr-{self._server}")
+
+    async def _read(self, reader: asyncio.StreamReader) -> None:
+        while line := await reader.readline():
+            text = self._redact(line.decode(errors="replace").rstrip())
+            if text:
+                self.lines.append(text)
+                logger.info("[%s] %s", self._server, text)
+
+    def child_started(self) -> None:
+        # The child holds its own copy now; closing ours lets the reader see EOF when the child exits.
+        if not self.sink.closed:
+            self.sink.close()
+
+    async def finish(self, wait: float) -> None:
+        """Read what the (now stopped) child left, at most ``wait`` seconds, then release the pipe."""
+        self.child_started()
+        if self._pump is not None:
+            with suppress(TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(self._pump), wait)
+            self._pump.cancel()
+        if self._transport is not None:
+            self._transport.close()
+
+    def tail(self) -> str:
+        return " | ".join(list(self.lines)[-3:])
+
+
+class _ServerSession:
+    """One server: an owner task that keeps the MCP client open, and calls routed through it."""
+
+    def __init__(
+        self, name: str, config: McpServerConfig, *, connect_timeout: float, environ: Mapping[str, str] | None
+    ) -> None:
+        self.name = name
+        self.config = config
+        self.status: ServerStatus = "connecting"
+        self.reason: str | None = None
+        self.tools: dict[str, mcp_types.Tool] = {}
+        """Last known tools by the server's own name (kept while down, so calls can route and reconnect)."""
+        self.generation = 0
+        """Counts connects, so that concurrent calls that saw the same loss reconnect only once."""
+        self._connect_timeout = connect_timeout
+        self._environ = environ
+        self._client: Client | None = None
+        self._owner: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self._lock = asyncio.Lock()
+        self._validators: dict[str, Validator | None] = {}
+
+    # -- lifecycle -------------------------------------------------------
+
+    async def reconnect(self, seen_generation: int) -> None:
+        """Open a fresh session unless another caller already did since ``seen_generation``."""
+        async with self._lock:
+            if self.status == "connected" and self.generation != seen_generation:
+                return
+            await self._connect()
+
+    async def _connect(self) -> None:
+        await self._stop_owner()
+        self.status, self.reason = "connecting", None
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._stop = asyncio.Event()
+        self._owner = asyncio.create_task(self._own(ready, self._stop), name=f"mcp-session-{self.name}")
+        try:
+            # shield: a caller that gives up must not cancel the owner half-way through its handshake.
+            await asyncio.wait_for(asyncio.shield(ready), self._connect_timeout)
+        except TimeoutError:
+            await self._stop_owner(cancel=True)
+            self._mark_failed(f"no answer within {self._connect_timeout:g} s while connecting")
+        if self.status != "connected":
+            raise ToolServerError(f"MCP server {self.name!r} is unavailable: {self.reason}")
+
+    async def _own(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
+        """The owner task: enter the client, publish it, wait for stop, leave the client (all in this task)."""
+        expand = _Expander(os.environ if self._environ is None else self._environ)
+        stderr: _StderrTail | None = None
+        http_errors: deque[str] = deque(maxlen=3)
+        try:
+            async with AsyncExitStack() as stack:
+                if self.config.transport == "stdio":
+                    stderr = _StderrTail(self.name, expand.redact)
+                    await stderr.start()
+                transport = await self._open_transport(stack, expand, stderr, http_errors)
+                client = await stack.enter_async_context(Client(transport))
+                if stderr is not None:
+                    stderr.child_started()
+                tools = await _list_tools(client)
+                self._client, self.tools, self._validators = client, {t.name: t for t in tools}, {}
+                self.status, self.reason = "connected", None
+                self.generation += 1
+                ready.set_result(None)
+                logger.info("MCP server %s connected (%d tools)", self.name, len(tools))
+                await stop.wait()
+        except Exception as exc:  # anything that ends the session: report it, never crash the hub
+            if stderr is not None:
+                await stderr.finish(wait=1.0)
+            reason = expand.redact(_describe_failure(exc, stderr, http_errors))
+            if not stop.is_set():
+                self._mark_failed(reason if not ready.done() else f"connection lost: {reason}")
+        finally:
+            self._client = None
+            if stderr is not None:
+                await stderr.finish(wait=0)
+            if not ready.done():
+                ready.set_result(None)  # the status says how it went
+
+    async def _open_transport(
+        self, stack: AsyncExitStack, expand: _Expander, stderr: _StderrTail | None, http_errors: deque[str]
+    ) -> Any:
+        config = self.config
+        if config.command is not None:
+            params = StdioServerParameters(
+                command=expand(config.command),
+                args=[expand(a) for a in config.args],
+                env={k: expand(v) for k, v in config.env.items()},
+                cwd=config.cwd,
+            )
+            return stdio_client(params, errlog=stderr.sink if stderr else sys.stderr)
+
+        async def note_http_error(response: httpx2.Response) -> None:
+            # The transport turns a 401/403/5xx into a bare "error response"; keep the status for the reason.
+            if response.status_code >= 400:
+                http_errors.append(f"HTTP {response.status_code} {response.reason_phrase}")
+
+        http = await stack.enter_async_context(
+            httpx2.AsyncClient(
+                headers={k: expand(v) for k, v in config.headers.items()},
+                timeout=httpx2.Timeout(30.0, read=300.0),  # the MCP SDK's own defaults
+                event_hooks={"response": [note_http_error]},
+            )
+        )
+        return streamable_http_client(expand(config.url or ""), http_client=http)
+
+    def _mark_failed(self, reason: str) -> None:
+        self.status, self.reason = "failed", reason
+        logger.warning("MCP server %s: %s", self.name, reason)
+
+    async def _stop_owner(self, *, cancel: bool = False) -> None:
+        owner, self._owner = self._owner, None
+        if owner is None:
+            return
+        self._stop.set()
+        if cancel:
+            owner.cancel()
+        # The stdio transport stops its child within a few bounded seconds; never hang the hub on it.
+        _done, pending = await asyncio.wait({owner}, timeout=10.0)
+        for task in pending:
+            task.cancel()
+        with suppress(asyncio.CancelledError, Exception):
+            await owner
+
+    async def close(self) -> None:
+        async with self._lock:
+            await self._stop_owner()
+            self.status, self._client = "closed", None
+
+    # -- calls -----------------------------------------------------------
+
+    async def call(
+        self, tool: str, arguments: dict[str, Any], read_timeout: float
+    ) -> mcp_types.CallToolResult:
+        client, generation = self._client, self.generation
+        if client is None:
+            raise _SessionLost(self.reason or "not connected", generation)
+        try:
+            # read_timeout_seconds (not only our asyncio.timeout) so the server is told to stop the call.
+            return await client.call_tool(tool, arguments, read_timeout_seconds=read_timeout)
+        except MCPError as exc:
+            if exc.code == mcp_types.REQUEST_TIMEOUT:
+                raise ToolTimeoutError(
+                    f"{self.name}_{tool} did not answer within {read_timeout:g} s"
+                ) from exc
+            if _is_session_loss(exc):
+                raise _SessionLost(str(exc), generation) from exc
+            if exc.code == mcp_types.INVALID_PARAMS:
+                raise ToolArgumentsError(
+                    f"{self.name}_{tool}: the server refused the arguments: {exc}"
+                ) from exc
+            raise ToolServerError(f"{self.name}_{tool}: protocol error {exc.code}: {exc}") from exc
+        except (OSError, httpx2.TransportError, EOFError) as exc:
+            raise _SessionLost(f"{type(exc).__name__}: {exc}", generation) from exc
+        except Exception as exc:
+            # The session was closed or replaced under this call, or anyio's Closed/BrokenResourceError
+            # surfaced from a transport torn down mid-call: either way the answer is lost with the session.
+            if self._client is not client or type(exc).__module__.startswith("anyio"):
+                raise _SessionLost(f"{type(exc).__name__}: {exc}", generation) from exc
+            # Anything else (say a result that breaks the tool's output schema) is the server's fault.
+            raise ToolServerError(f"{self.name}_{tool}: {type(exc).__name__}: {exc}") from exc
+
+    def validator(self, tool: mcp_types.Tool) -> Validator | None:
+        if tool.name not in self._validators:
+            self._validators[tool.name] = _compile_schema(self.name, tool)
+        return self._validators[tool.name]
+
+    def state(self) -> ServerState:
+        return ServerState(
+            name=self.name,
+            transport=self.config.transport,
+            status=self.status,
+            reason=self.reason,
+            tools=len(self.tools) if self.status == "connected" else 0,
+        )
+
+
+async def _list_tools(client: Client) -> list[mcp_types.Tool]:
+    tools: list[mcp_types.Tool] = []
+    cursor: str | None = None
+    for _page in range(100):  # a server that paginates forever must not hang the connect
+        page = await client.list_tools(cursor=cursor)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return tools
+
+
+def _is_session_loss(exc: MCPError) -> bool:
+    # CONNECTION_CLOSED: the process or socket went away. "Session terminated": an HTTP
+    # server that restarted and no longer knows our session id.
+    return exc.code == mcp_types.CONNECTION_CLOSED or (
+        exc.code == mcp_types.INVALID_REQUEST and "session terminated" in exc.message.lower()
+    )
+
+
+def _describe_failure(exc: BaseException, stderr: _StderrTail | None, http_errors: deque[str]) -> str:
+    leaf = _leaf_exception(exc)
+    text = str(leaf) or type(leaf).__name__
+    if isinstance(leaf, MCPError) and leaf.code == mcp_types.CONNECTION_CLOSED:
+        text = "the server closed the connection (did it exit?)"
+    elif isinstance(leaf, OSError | httpx2.TransportError):
+        text = f"{type(leaf).__name__}: {text}"
+    if http_errors:
+        text = f"{http_errors[-1]} ({text})"
+    if stderr is not None and stderr.tail():
+        text = f"{text}; stderr: {stderr.tail()}"
+    return text
+
+
+def _leaf_exception(exc: BaseException) -> BaseException:
+    # anyio task groups wrap the one real error in (nested) exception groups.
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _compile_schema(server: str, tool: mcp_types.Tool) -> Validator | None:
+    schema = tool.input_schema
+    try:
+        cls = validator_for(schema)
+        cls.check_schema(schema)
+        return cls(schema)
+    except SchemaError as exc:
+        # A server with a broken schema still gets its calls; it will judge the arguments itself.
+        logger.warning(
+            "MCP server %s: tool %s has an invalid input schema (%s)", server, tool.name, exc.message
+        )
+        return None
+
+
+def check_arguments(tool_name: str, validator: Validator | None, arguments: dict[str, Any]) -> None:
+    """Raise :class:`ToolArgumentsError` naming the parameter when ``arguments`` break the schema."""
+    if validator is None:
+        return
+    error = best_match(validator.iter_errors(arguments))
+    if error is not None:
+        raise ToolArgumentsError(f"{tool_name}: {_describe_argument_error(error)}")
+
+
+def _describe_argument_error(error: ValidationError) -> str:
+    path = ".".join(str(part) for part in error.absolute_path)
+    if error.validator == "required" and isinstance(error.instance, dict):
+        missing = [name for name in error.validator_value if name not in error.instance]
+        where = f"{path}." if path else ""
+        return "missing required argument " + ", ".join(repr(where + name) for name in missing)
+    return f"argument {path!r}: {error.message}" if path else error.message
+
+
+def _to_result(result: mcp_types.CallToolResult) -> ToolResult:
+    return ToolResult(
+        ok=not result.is_error,
+        text="\n".join(_content_text(block) for block in result.content),
+        structured=result.structured_content,
+    )
+
+
+def _content_text(block: mcp_types.ContentBlock) -> str:
+    if isinstance(block, mcp_types.TextContent):
+        return block.text
+    if isinstance(block, mcp_types.EmbeddedResource) and isinstance(
+        block.resource, mcp_types.TextResourceContents
+    ):
+        return block.resource.text
+    # Images, audio and links cannot travel as text; say that they were there.
+    return f"[{block.type} content]"
+
+
+# ---------------------------------------------------------------------------
+# The hub
+
+
+class ToolHub:
+    """Warm MCP sessions for every configured server, and calls routed by ``<server>_<tool>``.
+
+    Use it from one event loop (the worker's, or a benchmark's)::
+
+        async with ToolHub(servers) as hub:
+            result = await hub.call("outbox_send_message", {"message": "hi"}, timeout=30)
+    """
+
+    def __init__(
+        self,
+        servers: Mapping[str, McpServerConfig],
+        *,
+        connect_timeout: float = 30.0,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        """``environ`` is where ``${VAR}`` is looked up, at each connect; the process environment by default."""
+        self._sessions = {
+            name: _ServerSession(name, config, connect_timeout=connect_timeout, environ=environ)
+            for name, config in servers.items()
+        }
+        self._closed = False
+
+    async def __aenter__(self) -> ToolHub:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        """Connect every server at once. A server that fails is recorded as failed; the others still work."""
+        await asyncio.gather(*(self._connect_quietly(s) for s in self._sessions.values()))
+
+    @staticmethod
+    async def _connect_quietly(session: _ServerSession) -> None:
+        if session.status == "connected":
+            return
+        with suppress(ToolServerError):  # already recorded in the session's status and reason
+            await session.reconnect(session.generation)
+
+    async def close(self) -> None:
+        self._closed = True
+        await asyncio.gather(*(s.close() for s in self._sessions.values()))
+
+    def catalog(self) -> list[ToolInfo]:
+        """Tools of the connected servers, in config order, each named ``<server>_<tool>``."""
+        seen: set[str] = set()
+        tools: list[ToolInfo] = []
+        for session in self._sessions.values():
+            if session.status != "connected":
+                continue
+            for tool in session.tools.values():
+                name = f"{session.name}_{tool.name}"
+                if name in seen:  # server "a_b" tool "c" against server "a" tool "b_c": the first one wins
+                    logger.warning("tool name %s is offered twice; keeping the first", name)
+                    continue
+                seen.add(name)
+                tools.append(
+                    ToolInfo(
+                        name=name,
+                        server=session.name,
+                        tool=tool.name,
+                        description=tool.description or "",
+                        input_schema=tool.input_schema,
+                    )
+                )
+        return tools
+
+    def server_states(self) -> list[ServerState]:
+        return [session.state() for session in self._sessions.values()]
+
+    async def call(self, tool_name: str, arguments: dict[str, Any], *, timeout: float) -> ToolResult:  # noqa: ASYNC109 - also sent to the server as the request's read timeout
+        """Call ``<server>_<tool>``; reconnect once if the session broke.
+
+        Raises :class:`UnknownToolError` and :class:`ToolArgumentsError` (retrying cannot help),
+        :class:`ToolServerError` / :class:`ToolTimeoutError` (the server is down or slow).
+        A result the server flags as an error is returned with ``ok=False``.
+        """
+        if self._closed:
+            raise ToolServerError(f"cannot call {tool_name}: the tool hub is closed")
+        try:
+            async with asyncio.timeout(timeout):
+                session, tool = await self._resolve(tool_name)
+                check_arguments(tool_name, session.validator(tool), arguments)
+                return _to_result(await self._call_with_reconnect(session, tool.name, arguments, timeout))
+        except TimeoutError as exc:
+            raise ToolTimeoutError(f"{tool_name} did not answer within {timeout:g} s") from exc
+
+    async def _call_with_reconnect(
+        self, session: _ServerSession, tool: str, arguments: dict[str, Any], read_timeout: float
+    ) -> mcp_types.CallToolResult:
+        try:
+            return await session.call(tool, arguments, read_timeout)
+        except _SessionLost as lost:
+            if self._closed:
+                raise ToolServerError(f"MCP server {session.name!r}: the tool hub is closed") from lost
+            logger.warning("MCP server %s: session lost (%s); reconnecting", session.name, lost)
+            await session.reconnect(lost.generation)
+        # The retry may repeat a call whose request reached the server before the session broke:
+        # tool calls are at-least-once, like any Temporal activity.
+        try:
+            return await session.call(tool, arguments, read_timeout)
+        except _SessionLost as again:
+            raise ToolServerError(
+                f"MCP server {session.name!r} lost the session again after reconnecting: {again}"
+            ) from again
+
+    async def _resolve(self, tool_name: str) -> tuple[_ServerSession, mcp_types.Tool]:
+        found = self._route(tool_name)
+        if found is not None:
+            return found
+        # The tool may belong to a server that never connected: try to bring it up once.
+        for session in self._sessions.values():
+            if (
+                session.status != "connected"
+                and tool_name.startswith(session.name + "_")
+                and not self._closed
+            ):
+                await session.reconnect(session.generation)
+                found = self._route(tool_name)
+                if found is not None:
+                    return found
+        known = [tool.name for tool in self.catalog()]
+        down = [s.name for s in self._sessions.values() if s.status != "connected"]
+        raise UnknownToolError(tool_name, difflib.get_close_matches(tool_name, known, n=3, cutoff=0.6), down)
+
+    def _route(self, tool_name: str) -> tuple[_ServerSession, mcp_types.Tool] | None:
+        for session in self._sessions.values():
+            prefix = session.name + "_"
+            if tool_name.startswith(prefix) and (tool := session.tools.get(tool_name[len(prefix) :])):
+                return session, tool
+        return None
+
+
+# ---------------------------------------------------------------------------
+# Activities
+
+MAX_RESULT_CHARS = 64_000
+"""A tool result lands in workflow history (payloads are capped at 2 MB, histories at 50 MB): keep it modest."""
+
+
+class ToolCallInput(BaseModel):
+    """One tool call of a run."""
+
+    tool: str
+    """``<server>_<tool>``."""
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    step_id: str = ""
+    """The plan step (or LLM tool-call id) this call belongs to; for logs and heartbeats."""
+
+
+class ToolCallOutput(ToolResult):
+    """The tool's result and how long the call took."""
+
+    duration_ms: int
+
+
+class ToolActivities:
+    """The tool activities, bound to a started :class:`ToolHub`."""
+
+    def __init__(self, hub: ToolHub, *, call_timeout: timedelta = timedelta(seconds=60)) -> None:
+        self._hub = hub
+        self._call_timeout = call_timeout
+
+    @activity.defn(name="call_tool")
+    async def call_tool(self, call: ToolCallInput) -> ToolCallOutput:
+        """Call one MCP tool. An error result comes back as ``ok=False``; the workflow decides what it means."""
+        started = time.monotonic()
+        heartbeat = asyncio.create_task(_heartbeat_while_running(call.step_id, call.tool))
+        try:
+            result = await self._hub.call(call.tool, call.arguments, timeout=self._timeout())
+        except ToolCallError as exc:
+            activity.logger.warning("tool %s (step %s) failed: %s", call.tool, call.step_id, exc)
+            raise ApplicationError(
+                str(exc), type=type(exc).__name__, non_retryable=not getattr(exc, "retryable", True)
+            ) from exc
+        finally:
+            heartbeat.cancel()
+            with suppress(asyncio.CancelledError):
+                await heartbeat
+        duration_ms = round((time.monotonic() - started) * 1000)
+        activity.logger.info(
+            "tool %s (step %s): %s in %d ms",
+            call.tool,
+            call.step_id,
+            "ok" if result.ok else "error",
+            duration_ms,
+        )
+        return ToolCallOutput(**_bounded(result).model_dump(), duration_ms=duration_ms)
+
+    @activity.defn(name="get_tool_catalog")
+    async def get_tool_catalog(self) -> ToolCatalog:
+        """The live tool catalog: every tool of every connected server, first sentence of each description."""
+        return build_catalog(self._hub.catalog(), self._hub.server_states())
+
+    def _timeout(self) -> float:
+        timeout = self._call_timeout.total_seconds()
+        start_to_close = activity.info().start_to_close_timeout
+        if start_to_close:
+            # End the call a little before Temporal ends the attempt, so the failure says "ToolTimeoutError".
+            timeout = min(timeout, start_to_close.total_seconds() * 0.9)
+        return timeout
+
+
+async def _heartbeat_while_running(step_id: str, tool: str) -> None:
+    # Long tool calls must heartbeat, or a heartbeat timeout would fail them and
+    # cancellation would never reach them.
+    configured = activity.info().heartbeat_timeout
+    interval = min(configured.total_seconds() / 3, 10.0) if configured else 10.0
+    while True:
+        await asyncio.sleep(interval)
+        activity.heartbeat(step_id, tool)
+
+
+def _bounded(result: ToolResult) -> ToolResult:
+    text, structured = result.text, result.structured
+    if len(text) > MAX_RESULT_CHARS:
+        text = text[:MAX_RESULT_CHARS] + f"\n[... {len(result.text) - MAX_RESULT_CHARS} more characters cut]"
+    if structured is not None and len(json.dumps(structured, default=str)) > MAX_RESULT_CHARS:
+        structured = None
+        text += "\n[structured content omitted: too large for workflow history]"
+    return ToolResult(ok=result.ok, text=text, structured=structured)

@@ -1,0 +1,115 @@
+"""Tool-call latency: a warm MCP session against reconnecting for every call.
+
+Calls ``outbox_send_message`` (or, with ``--tool list_messages``, a read that skips the
+fsync of every stored message) on the bundled outbox server over stdio, with a
+throw-away outbox file, and prints the median and 95th percentile per call:
+
+- ``warm session``: one ToolHub kept open, as the worker does;
+- ``raw client``: the MCP client alone on an open session (what the hub adds is the difference);
+- ``reconnect per call``: a new ToolHub (process start, handshake, tool listing) for each call.
+
+Run from the project root::
+
+    .venv/bin/python -m bench.tool_latency [--warm-calls 500] [--cold-calls 20] [--tool list_messages] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from importlib.metadata import version
+from pathlib import Path
+
+from mcp import Client, StdioServerParameters
+
+from activities.tools import McpServerConfig, ToolHub, outbox_server
+
+CALL_TIMEOUT = 30.0
+ARGUMENTS = {"send_message": lambda i: {"message": f"bench {i}"}, "list_messages": lambda i: {"limit": 1}}
+
+
+async def timed(calls: int, one_call: Callable[[int], Awaitable[object]]) -> list[float]:
+    """Milliseconds of each of ``calls`` sequential calls."""
+    samples = []
+    for i in range(calls):
+        started = time.perf_counter()
+        await one_call(i)
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+async def warm_hub(config: McpServerConfig, tool: str, calls: int) -> list[float]:
+    arguments = ARGUMENTS[tool]
+    async with ToolHub({"outbox": config}) as hub:
+        await hub.call(f"outbox_{tool}", arguments(-1), timeout=CALL_TIMEOUT)  # warm-up
+        return await timed(calls, lambda i: hub.call(f"outbox_{tool}", arguments(i), timeout=CALL_TIMEOUT))
+
+
+async def raw_client(config: McpServerConfig, tool: str, calls: int) -> list[float]:
+    arguments = ARGUMENTS[tool]
+    params = StdioServerParameters(
+        command=config.command or "", args=config.args, env=config.env, cwd=config.cwd
+    )
+    async with Client(params) as client:
+        await client.call_tool(tool, arguments(-1))  # warm-up
+        return await timed(calls, lambda i: client.call_tool(tool, arguments(i)))
+
+
+async def reconnect_per_call(config: McpServerConfig, tool: str, calls: int) -> list[float]:
+    arguments = ARGUMENTS[tool]
+
+    async def connect_call_close(i: int) -> None:
+        async with ToolHub({"outbox": config}) as hub:
+            await hub.call(f"outbox_{tool}", arguments(i), timeout=CALL_TIMEOUT)
+
+    return await timed(calls, connect_call_close)
+
+
+def summary(name: str, samples: list[float]) -> dict[str, object]:
+    return {
+        "mode": name,
+        "calls": len(samples),
+        "median_ms": round(statistics.median(samples), 2),
+        "p95_ms": round(statistics.quantiles(samples, n=20)[18], 2),
+    }
+
+
+async def run(tool: str, warm_calls: int, cold_calls: int) -> list[dict[str, object]]:
+    with tempfile.TemporaryDirectory() as scratch:
+        config = outbox_server(Path(scratch) / "outbox.jsonl")
+        return [
+            summary("warm session (ToolHub)", await warm_hub(config, tool, warm_calls)),
+            summary("raw client, warm session", await raw_client(config, tool, warm_calls)),
+            summary("reconnect per call", await reconnect_per_call(config, tool, cold_calls)),
+        ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--warm-calls", type=int, default=500)
+    parser.add_argument("--cold-calls", type=int, default=20)
+    parser.add_argument("--tool", choices=sorted(ARGUMENTS), default="send_message")
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    args = parser.parse_args()
+    rows = asyncio.run(run(args.tool, args.warm_calls, args.cold_calls))
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return
+    print(
+        f"outbox_{args.tool} over stdio; Python {platform.python_version()}, mcp {version('mcp')}, "
+        f"{platform.system()} {platform.machine()}"
+    )
+    print(f"{'mode':<28}{'calls':>7}{'median ms':>12}{'p95 ms':>10}")
+    for row in rows:
+        print(f"{row['mode']:<28}{row['calls']:>7}{row['median_ms']:>12.2f}{row['p95_ms']:>10.2f}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

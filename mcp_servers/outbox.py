@@ -1,0 +1,186 @@
+"""The outbox: an MCP server that keeps messages in a JSON-lines file.
+
+It is the engine's default notification sink. Every message is one line of
+``$SKILLS_OUTBOX_PATH`` (default ``.data/outbox.jsonl``)::
+
+    {"id": "5f0c9a1e2b7d", "at": "2026-02-14T15:05:00.123456+00:00", "chat_id": null, "message": "..."}
+
+Several processes may write at once (a worker restarted beside the old one, two
+workers, the CLI), so every append holds an exclusive ``fcntl`` lock and writes its
+line in one go; readers hold a shared lock and ignore anything that is not a whole line.
+
+Run it with ``python -m mcp_servers.outbox`` (stdio), or
+``python -m mcp_servers.outbox --transport streamable-http --port 8765``.
+The engine names its tools ``outbox_send_message`` and ``outbox_list_messages``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import os
+import uuid
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, BinaryIO
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel, Field
+
+OUTBOX_PATH_ENV = "SKILLS_OUTBOX_PATH"
+DEFAULT_OUTBOX_PATH = Path(".data/outbox.jsonl")
+MAX_LIST_LIMIT = 500
+
+
+class OutboxMessage(BaseModel):
+    """One stored message."""
+
+    id: str
+    """Short random id, returned by ``send_message``."""
+    at: datetime
+    """When it was stored (UTC)."""
+    chat_id: str | None = None
+    """The conversation it is meant for; ``None`` means the default one."""
+    message: str
+
+
+class MessageList(BaseModel):
+    """The answer of ``list_messages``."""
+
+    messages: list[OutboxMessage]
+    """Newest first."""
+
+
+def outbox_path() -> Path:
+    """The file the outbox writes to, read from the environment on every call so tests can point it anywhere."""
+    return Path(os.environ.get(OUTBOX_PATH_ENV) or DEFAULT_OUTBOX_PATH)
+
+
+@contextmanager
+def _locked(path: Path, mode: str, lock: int) -> Iterator[BinaryIO]:
+    with open(path, mode) as file:
+        fcntl.flock(file.fileno(), lock)
+        try:
+            yield file
+        finally:
+            fcntl.flock(file.fileno(), fcntl.LOCK_UN)
+
+
+def append_message(path: Path, message: OutboxMessage) -> None:
+    """Append one message as one whole line, safe against other writers."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = (message.model_dump_json() + "\n").encode()
+    with _locked(path, "ab+", fcntl.LOCK_EX) as file:
+        # A writer killed mid-line leaves a tail without a newline; start on a fresh
+        # line so that our record is never glued to its fragment.
+        if file.seek(0, os.SEEK_END) > 0:
+            file.seek(-1, os.SEEK_END)
+            if file.read(1) != b"\n":
+                line = b"\n" + line
+        _write_all(file.fileno(), line)
+        os.fsync(file.fileno())
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    # os.write may write less than asked (signals, full pipes on odd filesystems);
+    # we hold the lock, so finishing the line in several writes is still atomic to readers.
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def read_messages(path: Path, *, limit: int = 20, chat_id: str | None = None) -> list[OutboxMessage]:
+    """The newest ``limit`` messages (newest first), optionally only those of one chat."""
+    if not path.exists():
+        return []
+    newest: deque[OutboxMessage] = deque(maxlen=limit)
+    with _locked(path, "rb", fcntl.LOCK_SH) as file:
+        for raw in file:
+            message = _parse_line(raw)
+            if message is not None and (chat_id is None or message.chat_id == chat_id):
+                newest.append(message)
+    return list(reversed(newest))
+
+
+def _parse_line(raw: bytes) -> OutboxMessage | None:
+    # Only whole, valid lines count: a fragment left by a killed writer is skipped, not fatal.
+    if not raw.endswith(b"\n"):
+        return None
+    try:
+        return OutboxMessage.model_validate_json(raw)
+    except ValueError:
+        return None
+
+
+server = MCPServer(
+    "outbox",
+    instructions="Stores messages for the user in a local outbox file; use send_message to notify the user.",
+    # The engine's worker collects our stderr into its log; one INFO line per request is noise there.
+    log_level="WARNING",
+)
+
+
+@server.tool(
+    description=(
+        "Send a message to the user by storing it in the outbox. "
+        "Returns a short confirmation with the message id. "
+        "Omit chat_id to reach the default conversation."
+    )
+)
+def send_message(
+    message: Annotated[str, Field(description="The text to deliver.")],
+    chat_id: Annotated[
+        str | None, Field(description="Conversation to deliver to; omit for the default.")
+    ] = None,
+) -> Annotated[CallToolResult, OutboxMessage]:
+    if not message.strip():
+        raise ToolError("message is empty: give the text to send")
+    stored = OutboxMessage(id=uuid.uuid4().hex[:12], at=datetime.now(UTC), chat_id=chat_id, message=message)
+    try:
+        append_message(outbox_path(), stored)
+    except OSError as exc:
+        raise ToolError(f"could not write the outbox at {outbox_path()}: {exc.strerror or exc}") from exc
+    where = f"chat {chat_id}" if chat_id else "the default chat"
+    return CallToolResult(
+        content=[TextContent(type="text", text=f"Message {stored.id} stored in the outbox for {where}.")],
+        structured_content=stored.model_dump(mode="json"),
+    )
+
+
+@server.tool(
+    description=(
+        "List the newest messages in the outbox, newest first. Filter by chat_id to see one conversation."
+    )
+)
+def list_messages(
+    limit: Annotated[int, Field(description=f"How many messages to return (1 to {MAX_LIST_LIMIT}).")] = 20,
+    chat_id: Annotated[str | None, Field(description="Only messages for this conversation.")] = None,
+) -> MessageList:
+    if not 1 <= limit <= MAX_LIST_LIMIT:
+        raise ToolError(f"limit must be between 1 and {MAX_LIST_LIMIT}, got {limit}")
+    try:
+        return MessageList(messages=read_messages(outbox_path(), limit=limit, chat_id=chat_id))
+    except OSError as exc:
+        raise ToolError(f"could not read the outbox at {outbox_path()}: {exc.strerror or exc}") from exc
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m mcp_servers.outbox", description=__doc__.splitlines()[0])
+    parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="streamable-http only")
+    parser.add_argument("--port", type=int, default=8765, help="streamable-http only")
+    args = parser.parse_args(argv)
+    if args.transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=args.host, port=args.port)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""Inputs and outputs of the workflows and activities, one model per call.
+
+One input object per workflow or activity, so fields can be added later
+without breaking callers or running histories. They live here, apart from the
+code that handles them, so the client can use them without importing the
+worker's dependencies.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from skills.errors import FieldError
+from skills.models import Normalized, RunRecord, Skill
+
+
+class SkillRef(BaseModel):
+    """A skill named by id, or by name (case-insensitive), optionally within one agent."""
+
+    ref: str
+    agent_id: str | None = None
+
+
+class SkillFilter(BaseModel):
+    agent_id: str | None = None
+    enabled: bool | None = None
+    trigger_type: str | None = None
+
+
+class RunsQuery(BaseModel):
+    skill: SkillRef | None = None
+    limit: int = 20
+
+
+# --- registration -------------------------------------------------------------------------
+
+
+class RegisterInput(BaseModel):
+    """A new skill (``target`` empty) or a partial update of ``target``."""
+
+    data: dict[str, Any]
+    target: SkillRef | None = None
+
+
+class Prepared(BaseModel):
+    """The normalizer's verdict, and the skill being replaced if this is an update."""
+
+    normalized: Normalized | None = None
+    existing: Skill | None = None
+    errors: list[FieldError] = Field(default_factory=list)
+
+
+class SaveInput(BaseModel):
+    normalized: Normalized
+    existing: Skill | None = None
+
+
+class Saved(BaseModel):
+    skill: Skill | None = None
+    errors: list[FieldError] = Field(default_factory=list)
+
+
+class RegistrationResult(BaseModel):
+    """What the client gets back from a registration or an update."""
+
+    ok: bool
+    skill: Skill | None = None
+    notes: list[str] = Field(default_factory=list)
+    """What the normalizer changed, in words (aliases read, time converted, tier switched...)."""
+    errors: list[FieldError] = Field(default_factory=list)
+    next_fire: datetime | None = None
+
+
+class ScheduleSync(BaseModel):
+    """Make the skill's schedule match the stored skill (create, update, pause or delete)."""
+
+    skill: Skill
+    previous: Skill | None = None
+
+
+class ScheduleSynced(BaseModel):
+    schedule_id: str | None = None
+    next_fire: datetime | None = None
+
+
+class ChangeInput(BaseModel):
+    """Delete, pause or resume a skill."""
+
+    target: SkillRef
+    action: Literal["delete", "pause", "resume"]
+    reason: str = "by user"
+
+
+class ChangeResult(BaseModel):
+    ok: bool
+    skill: Skill | None = None
+    errors: list[FieldError] = Field(default_factory=list)
+
+
+class EnableInput(BaseModel):
+    skill_id: int
+    enabled: bool
+    reason: str | None = None
+    now: datetime
+
+
+# --- a fire -------------------------------------------------------------------------------
+
+
+class SkillRunInput(BaseModel):
+    """Input of a SkillRun: the skill's id, never its body (the body may change between fires)."""
+
+    skill_id: int
+    trigger: Literal["schedule", "manual"] = "schedule"
+
+
+class BeginRun(BaseModel):
+    skill_id: int
+    run_id: str
+    workflow_id: str
+    trigger: Literal["schedule", "manual"]
+    scheduled_at: datetime | None
+    started_at: datetime
+
+
+class RunStart(BaseModel):
+    """The skill as it is at this fire, the run row opened for it, and the worker's run options."""
+
+    skill: Skill | None
+    run: RunRecord | None
+    tool_timeout_seconds: float = 60.0

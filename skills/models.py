@@ -1,0 +1,146 @@
+"""What a skill is, as it crosses workflow and activity boundaries.
+
+These are plain pydantic models. The SQLModel tables live only in
+``activities.store``; keeping them apart means the data converter never sees a
+table model (which would lose its datetime types) and workflows never import a
+database layer.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+TriggerType = Literal["cron", "event", "manual"]
+Tier = Literal["direct", "agent"]
+RunStatus = Literal["running", "success", "error", "skipped", "missed", "unavailable"]
+
+DEFAULT_MAX_STEPS = 10
+
+
+class PlanStep(BaseModel):
+    """One fixed tool call of a Direct-tier plan (the reference's ``{id, toolName, parameters}``)."""
+
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    id: str
+    tool_name: str = Field(alias="toolName")
+    parameters: dict[str, Any] = Field(default_factory=dict)
+
+
+class TriggerConfig(BaseModel):
+    """When a cron-type skill fires: exactly one of ``schedule``, ``interval_minutes``, ``at``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schedule: str | None = None
+    """Classic 5-field cron or an ``@hourly``-style macro, read in ``timezone``."""
+    timezone: str | None = None
+    """IANA time zone of ``schedule`` and of a naive ``at``."""
+    interval_minutes: int | None = None
+    """Every N minutes, counted from when the trigger was set."""
+    at: datetime | None = None
+    """One shot, at this moment (always time-zone aware once normalized)."""
+
+    @property
+    def kind(self) -> Literal["cron", "interval", "at"] | None:
+        if self.schedule is not None:
+            return "cron"
+        if self.interval_minutes is not None:
+            return "interval"
+        if self.at is not None:
+            return "at"
+        return None
+
+    def describe(self) -> str:
+        match self.kind:
+            case "cron":
+                return f"cron '{self.schedule}' ({self.timezone})"
+            case "interval":
+                return f"every {self.interval_minutes} min"
+            case "at":
+                return f"once at {self.at.isoformat() if self.at else '?'}"
+        return "no schedule"
+
+
+class SkillSpec(BaseModel):
+    """A skill as the user defines it, after normalization and validation."""
+
+    agent_id: str
+    name: str
+    description: str = ""
+    enabled: bool = True
+    trigger_type: TriggerType
+    trigger_config: TriggerConfig | None = None
+    instructions: str
+    required_tools: list[str] = Field(default_factory=list)
+    execution_plan: list[PlanStep] | None = None
+    max_steps: int = DEFAULT_MAX_STEPS
+    notify_on_completion: bool = True
+    notify_interval_minutes: int = 0
+
+    @property
+    def tier(self) -> Tier:
+        return "direct" if self.execution_plan else "agent"
+
+    @property
+    def is_scheduled(self) -> bool:
+        return self.trigger_type == "cron" and self.trigger_config is not None and self.trigger_config.kind is not None
+
+
+class Skill(SkillSpec):
+    """A stored skill: the spec plus identity, schedule and what its runs left behind."""
+
+    id: int
+    schedule_id: str | None = None
+    disabled_reason: str | None = None
+    trigger_as_written: dict[str, Any] | None = None
+    """The trigger exactly as the user sent it (``in_minutes: 5`` before it became ``at``)."""
+    last_run_at: datetime | None = None
+    last_run_status: RunStatus | None = None
+    last_run_summary: str | None = None
+    last_notified_at: datetime | None = None
+    created_at: datetime
+    updated_at: datetime
+
+
+class Normalized(BaseModel):
+    """The normalizer's answer: the spec, what it changed, and the trigger as written."""
+
+    spec: SkillSpec
+    notes: list[str] = Field(default_factory=list)
+    trigger_as_written: dict[str, Any] | None = None
+    missing_tools: list[str] = Field(default_factory=list)
+    """Tools not in the catalog; only a skill registered disabled may have them."""
+
+
+class ToolCallRecord(BaseModel):
+    """One tool call of a run, as kept in the run's row."""
+
+    step_id: str
+    tool: str
+    ok: bool
+    duration_ms: int
+    result: str = ""
+    """The result text, cut to a few kilobytes."""
+
+
+class RunRecord(BaseModel):
+    """One fire of a skill: scheduled, manual, skipped or missed."""
+
+    run_id: str
+    skill_id: int
+    skill_name: str
+    workflow_id: str
+    trigger: Literal["schedule", "manual"] = "schedule"
+    scheduled_at: datetime | None = None
+    started_at: datetime
+    finished_at: datetime | None = None
+    status: RunStatus = "running"
+    summary: str = ""
+    tier: Tier
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0

@@ -1,0 +1,53 @@
+"""How skills show up in Temporal: schedule ids, search attributes, summaries.
+
+`temporal schedule list` and `temporal workflow list --query "SkillName='…'"` are
+how a user inspects the engine, so everything here aims to read well there.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
+
+from skills.models import SkillSpec
+
+SKILL_NAME = SearchAttributeKey.for_keyword("SkillName")
+SKILL_AGENT = SearchAttributeKey.for_keyword("SkillAgent")
+SKILL_TIER = SearchAttributeKey.for_keyword("SkillTier")
+
+SEARCH_ATTRIBUTES = {key.name: "Keyword" for key in (SKILL_NAME, SKILL_AGENT, SKILL_TIER)}
+"""Custom search attributes the engine needs registered on the namespace (name -> type)."""
+
+SCHEDULED_START_TIME = SearchAttributeKey.for_datetime("TemporalScheduledStartTime")
+
+MAX_SLUG = 48
+
+
+def slug(name: str) -> str:
+    """``'Drink water!'`` -> ``'drink-water'``: readable, safe in ids and queries."""
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    text = re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-")
+    return text[:MAX_SLUG].rstrip("-") or "skill"
+
+
+def schedule_id_for(skill_id: int, name: str) -> str:
+    """Stable per skill (the id never changes), readable (the name is in it)."""
+    return f"skill-{skill_id}-{slug(name)}"
+
+
+def search_attributes(spec: SkillSpec) -> TypedSearchAttributes:
+    return TypedSearchAttributes(
+        [
+            SearchAttributePair(SKILL_NAME, spec.name),
+            SearchAttributePair(SKILL_AGENT, spec.agent_id),
+            SearchAttributePair(SKILL_TIER, spec.tier),
+        ]
+    )
+
+
+def run_summary(spec: SkillSpec) -> str:
+    """The static summary each run carries, shown by the UI and `temporal workflow describe`."""
+    when = spec.trigger_config.describe() if spec.trigger_config else spec.trigger_type
+    return f"{spec.name} · {spec.tier} tier · {when}"

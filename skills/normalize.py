@@ -1,0 +1,540 @@
+"""The registration normalizer: what an LLM (or a person) sends becomes a valid SkillSpec.
+
+It does every fix of the reference normalizer (re-nest flattened trigger fields,
+aliases, relative to absolute time, inferred trigger type, string arrays and
+numbers, default agent, time zone injection, the multi-step safety net) and then
+validates, collecting every problem so one answer names them all. It is pure:
+``now``, the default zone and the tool catalog are parameters, so the activity
+that calls it owns the clock and the catalog.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from skills.errors import FieldError, SkillValidationError
+from skills.models import Normalized, PlanStep, SkillSpec, TriggerConfig
+from skills.triggers import check_cron
+
+MAX_NAME_LENGTH = 200
+MAX_STEPS_LIMIT = 100
+MAX_RELATIVE_MINUTES = 10 * 366 * 24 * 60
+
+# Root-level aliases an LLM tends to send, mapped to the canonical field.
+FIELD_ALIASES = {
+    "agentId": "agent_id",
+    "agent": "agent_id",
+    "triggerType": "trigger_type",
+    "type": "trigger_type",
+    "triggerConfig": "trigger_config",
+    "trigger": "trigger_config",
+    "requiredTools": "required_tools",
+    "tools": "required_tools",
+    "executionPlan": "execution_plan",
+    "plan": "execution_plan",
+    "maxSteps": "max_steps",
+    "notifyOnCompletion": "notify_on_completion",
+    "notify": "notify_on_completion",
+    "notifyIntervalMinutes": "notify_interval_minutes",
+    "prompt": "instructions",
+}
+
+TRIGGER_ALIASES = {
+    "cron": "schedule",
+    "cronExpression": "schedule",
+    "cron_expression": "schedule",
+    "cronSchedule": "schedule",
+    "expression": "schedule",
+    "intervalMinutes": "interval_minutes",
+    "interval": "interval_minutes",
+    "every_minutes": "interval_minutes",
+    "everyMinutes": "interval_minutes",
+    "inMinutes": "in_minutes",
+    "delay_minutes": "in_minutes",
+    "inHours": "in_hours",
+    "runAt": "at",
+    "run_at": "at",
+    "datetime": "at",
+    "when": "at",
+    "timeZone": "timezone",
+    "time_zone": "timezone",
+    "tz": "timezone",
+}
+
+TRIGGER_KEYS = {"schedule", "timezone", "interval_minutes", "at", "in_minutes", "in_hours"}
+WHEN_KEYS = TRIGGER_KEYS - {"timezone"}
+
+STEP_TOOL_ALIASES = ("toolName", "tool_name", "tool", "name")
+STEP_PARAM_ALIASES = ("parameters", "params", "arguments", "args", "input")
+
+SPEC_FIELDS = set(SkillSpec.model_fields)
+TRIGGER_TYPES = ("cron", "event", "manual")
+
+
+@dataclass(frozen=True)
+class NormalizeContext:
+    """What the normalizer needs from the world, given by its caller."""
+
+    now: datetime
+    """The current instant, time-zone aware."""
+    default_timezone: str
+    default_agent_id: str
+    tool_catalog: Collection[str] | None = None
+    """Names of the tools available now; None skips the tool check."""
+
+
+class _Problems:
+    def __init__(self) -> None:
+        self.errors: list[FieldError] = []
+
+    def add(self, field: str, message: str) -> None:
+        self.errors.append(FieldError(field=field, message=message))
+
+
+def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = None) -> Normalized:
+    """Normalize and validate one skill input; raise SkillValidationError naming every problem.
+
+    With ``existing`` the input is a partial update: its fields replace the
+    existing ones, and the merged whole is validated again.
+    """
+    if isinstance(raw, str):
+        raw = _parse_json(raw, "skill", _Problems())
+    if not isinstance(raw, Mapping):
+        raise SkillValidationError.single("", f"a skill must be an object, got {type(raw).__name__}")
+
+    notes: list[str] = []
+    problems = _Problems()
+    data = _canonical_fields(dict(raw), notes)
+    trigger_as_written = _nest_trigger(data, notes, problems)
+    if existing is not None:
+        data = _merge_update(existing, data)
+
+    trigger = _normalize_trigger(data, ctx, notes, problems)
+    plan = _normalize_plan(data.get("execution_plan"), problems)
+    tools = _string_list(data.get("required_tools"), "required_tools", problems)
+
+    if plan and len(plan) > 1:
+        # Direct tier cannot pipe one step's result into the next, so a multi-step
+        # plan would send literal placeholders. Let an LLM reason over it instead.
+        notes.append(
+            f"execution_plan had {len(plan)} steps: converted to Agent tier "
+            "(plan removed, its tools added to required_tools)"
+        )
+        tools = _union(tools, [s.tool_name for s in plan])
+        plan = None
+    elif plan:
+        tools = _union(tools, [s.tool_name for s in plan])
+
+    fields: dict[str, Any] = {
+        "agent_id": _text(data.get("agent_id"), "agent_id", problems) or ctx.default_agent_id,
+        "name": _required_text(data.get("name"), "name", problems, limit=MAX_NAME_LENGTH),
+        "description": _text(data.get("description"), "description", problems) or "",
+        "enabled": _boolean(data.get("enabled"), "enabled", True, problems),
+        "trigger_type": _trigger_type(data, bool(WHEN_KEYS & data.get("trigger_config", {}).keys()), notes, problems),
+        "trigger_config": trigger,
+        "instructions": _required_text(data.get("instructions"), "instructions", problems),
+        "required_tools": tools,
+        "execution_plan": plan,
+        "max_steps": _integer(data.get("max_steps"), "max_steps", 10, problems, low=1, high=MAX_STEPS_LIMIT),
+        "notify_on_completion": _boolean(data.get("notify_on_completion"), "notify_on_completion", True, problems),
+        "notify_interval_minutes": _integer(
+            data.get("notify_interval_minutes"), "notify_interval_minutes", 0, problems, low=0
+        ),
+    }
+    if "agent_id" not in data:
+        notes.append(f"agent_id defaulted to '{ctx.default_agent_id}'")
+    missing = _check_tools(tools, ctx.tool_catalog, fields["enabled"], problems)
+    if missing:
+        notes.append(f"registered disabled until these tools are available: {', '.join(missing)}")
+
+    if problems.errors:
+        raise SkillValidationError(problems.errors)
+    spec = SkillSpec.model_validate(fields)
+    return Normalized(spec=spec, notes=notes, trigger_as_written=trigger_as_written, missing_tools=missing)
+
+
+def spec_as_input(spec: SkillSpec) -> dict[str, Any]:
+    """A stored spec as the input dict it could have come from (for merging updates)."""
+    return spec.model_dump(mode="json", exclude_none=True)
+
+
+# --- fields -------------------------------------------------------------------------------
+
+
+def _canonical_fields(data: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        canonical = FIELD_ALIASES.get(key) or TRIGGER_ALIASES.get(key) or key
+        if canonical != key:
+            if canonical in data:
+                notes.append(f"ignored '{key}': '{canonical}' was also given")
+                continue
+            notes.append(f"'{key}' read as '{canonical}'")
+        if canonical not in SPEC_FIELDS and canonical not in TRIGGER_KEYS:
+            notes.append(f"ignored unknown field '{key}'")
+            continue
+        out[canonical] = value
+    return out
+
+
+def _nest_trigger(data: dict[str, Any], notes: list[str], problems: _Problems) -> dict[str, Any] | None:
+    """Move trigger fields given at the root into trigger_config; return the trigger as written."""
+    config = data.get("trigger_config")
+    if isinstance(config, str):
+        config = _parse_json(config, "trigger_config", problems)
+    if config is None:
+        config = {}
+    if not isinstance(config, Mapping):
+        problems.add("trigger_config", f"must be an object, got {type(config).__name__}")
+        config = {}
+    nested: dict[str, Any] = {}
+    for key, value in config.items():
+        if value is None:
+            continue
+        canonical = TRIGGER_ALIASES.get(key, key)
+        if canonical != key:
+            notes.append(f"trigger_config.{key} read as trigger_config.{canonical}")
+        if canonical not in TRIGGER_KEYS:
+            problems.add(f"trigger_config.{key}", f"unknown trigger field (expected one of {', '.join(sorted(TRIGGER_KEYS))})")
+            continue
+        nested[canonical] = value
+    for key in sorted(TRIGGER_KEYS & data.keys()):
+        value = data.pop(key)
+        if value is None:
+            continue
+        if key in nested and nested[key] != value:
+            notes.append(f"ignored root '{key}': trigger_config.{key} was also given")
+            continue
+        nested[key] = value
+        notes.append(f"moved root '{key}' into trigger_config")
+    data.pop("trigger_config", None)
+    if nested:
+        data["trigger_config"] = nested
+    return dict(nested) if nested else None
+
+
+def _merge_update(existing: SkillSpec, patch: dict[str, Any]) -> dict[str, Any]:
+    merged = spec_as_input(existing)
+    new_trigger = patch.pop("trigger_config", None)
+    if new_trigger is None and patch.get("trigger_type") in ("manual", "event"):
+        merged.pop("trigger_config", None)
+    if new_trigger is not None:
+        old = merged.get("trigger_config", {})
+        if WHEN_KEYS & new_trigger.keys():
+            old = {k: v for k, v in old.items() if k == "timezone"}
+        merged["trigger_config"] = {**old, **new_trigger}
+        if "trigger_type" not in patch and merged.get("trigger_type") != "cron":
+            merged.pop("trigger_type", None)
+    merged.update(patch)
+    return merged
+
+
+def _trigger_type(data: dict[str, Any], has_schedule: bool, notes: list[str], problems: _Problems) -> str:
+    given = data.get("trigger_type")
+    if given is not None and not isinstance(given, str):
+        problems.add("trigger_type", f"must be one of {', '.join(TRIGGER_TYPES)}")
+        return "manual"
+    given = given.strip().lower() if given else None
+    if has_schedule:
+        if given not in (None, "cron"):
+            notes.append(f"trigger_type '{given}' changed to 'cron' because trigger_config has a schedule")
+        elif given is None:
+            notes.append("trigger_type inferred as 'cron' from trigger_config")
+        return "cron"
+    if given is None:
+        notes.append("trigger_type inferred as 'manual' (no trigger_config)")
+        return "manual"
+    if given not in TRIGGER_TYPES:
+        problems.add("trigger_type", f"'{given}' is not one of {', '.join(TRIGGER_TYPES)}")
+        return "manual"
+    if given == "cron":
+        problems.add(
+            "trigger_config",
+            "a cron skill needs one of schedule, interval_minutes, at, in_minutes or in_hours",
+        )
+    return given
+
+
+# --- trigger ------------------------------------------------------------------------------
+
+
+def _normalize_trigger(
+    data: dict[str, Any], ctx: NormalizeContext, notes: list[str], problems: _Problems
+) -> TriggerConfig | None:
+    config = data.get("trigger_config")
+    if not config or not WHEN_KEYS & config.keys():
+        # A cron trigger_type without any of these is reported by _trigger_type.
+        return None
+    zone = config.get("timezone")
+    if zone is not None:
+        zone = _timezone(zone, problems)
+
+    at = None
+    relative = {k: config[k] for k in ("in_minutes", "in_hours") if config.get(k) is not None}
+    if relative:
+        minutes = sum(
+            _number(v, f"trigger_config.{k}", problems, positive=True) * (60 if k == "in_hours" else 1)
+            for k, v in relative.items()
+        )
+        if minutes > MAX_RELATIVE_MINUTES:
+            problems.add("trigger_config.in_minutes", "is more than ten years ahead; give an absolute 'at' instead")
+            minutes = 0
+        at = ctx.now.astimezone(UTC) + timedelta(minutes=minutes)
+        # Schedules have whole seconds: round up, so a fraction of a minute is still in the future.
+        at = at.replace(microsecond=0) + (timedelta(seconds=1) if at.microsecond else timedelta())
+        words = " and ".join(f"{k}={v}" for k, v in relative.items())
+        notes.append(f"{words} converted to at={at.isoformat()}")
+    if config.get("at") is not None:
+        if relative:
+            problems.add("trigger_config.at", "give either at or in_minutes/in_hours, not both")
+        else:
+            at = _instant(config["at"], zone or ctx.default_timezone, problems)
+            if at is not None and at <= ctx.now:
+                problems.add("trigger_config.at", f"{at.isoformat()} is in the past (now is {ctx.now.isoformat()})")
+
+    schedule = config.get("schedule")
+    if schedule is not None:
+        if not isinstance(schedule, str):
+            problems.add("trigger_config.schedule", "must be a cron expression string")
+            schedule = None
+        else:
+            try:
+                schedule = check_cron(schedule)
+            except ValueError as e:
+                problems.add("trigger_config.schedule", str(e))
+                schedule = None
+        if zone is None and config.get("timezone") is None:
+            zone = ctx.default_timezone
+            notes.append(f"timezone '{zone}' injected for the cron schedule")
+
+    interval = config.get("interval_minutes")
+    if interval is not None:
+        interval = _integer(interval, "trigger_config.interval_minutes", None, problems, low=1)
+
+    given = [k for k in ("schedule", "interval_minutes", "at") if config.get(k) is not None]
+    if relative and "at" not in given:
+        given.append("in_minutes/in_hours")
+    if len(given) > 1:
+        problems.add("trigger_config", f"give exactly one of schedule, interval_minutes, at (got {', '.join(given)})")
+        return None
+    if not given:
+        return None
+    if zone is None and at is not None:
+        zone = ctx.default_timezone
+    return TriggerConfig(schedule=schedule, timezone=zone, interval_minutes=interval, at=at)
+
+
+def _timezone(value: Any, problems: _Problems) -> str | None:
+    if not isinstance(value, str) or not value.strip():
+        problems.add("trigger_config.timezone", "must be an IANA time zone name such as 'Europe/Paris'")
+        return None
+    try:
+        ZoneInfo(value.strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        problems.add("trigger_config.timezone", f"unknown time zone '{value}' (use an IANA name such as 'America/New_York')")
+        return None
+    return value.strip()
+
+
+def _instant(value: Any, zone: str, problems: _Problems) -> datetime | None:
+    field = "trigger_config.at"
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, str):
+        text = value.strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            problems.add(field, f"'{value}' is not an ISO 8601 date-time such as '2026-02-14T15:00:00'")
+            return None
+    else:
+        problems.add(field, "must be an ISO 8601 date-time string")
+        return None
+    if moment.tzinfo is None:
+        try:
+            moment = moment.replace(tzinfo=ZoneInfo(zone))
+        except (ZoneInfoNotFoundError, ValueError):
+            return None
+    return moment.astimezone(UTC).replace(microsecond=0)
+
+
+# --- plan and tools -----------------------------------------------------------------------
+
+
+def _normalize_plan(value: Any, problems: _Problems) -> list[PlanStep] | None:
+    if value is None or value == "" or value == []:
+        return None
+    if isinstance(value, str):
+        value = _parse_json(value, "execution_plan", problems)
+        if value is None:
+            return None
+    if isinstance(value, Mapping):
+        value = [value]
+    if not isinstance(value, list):
+        problems.add("execution_plan", "must be a list of steps {id, toolName, parameters}")
+        return None
+    steps: list[PlanStep] = []
+    for i, raw in enumerate(value):
+        where = f"execution_plan[{i}]"
+        if not isinstance(raw, Mapping):
+            problems.add(where, "each step must be an object {id, toolName, parameters}")
+            continue
+        tool = next((raw[k] for k in STEP_TOOL_ALIASES if raw.get(k)), None)
+        if not isinstance(tool, str) or not tool.strip():
+            problems.add(f"{where}.toolName", "is required: the exact name of the tool to call")
+            continue
+        params = next((raw[k] for k in STEP_PARAM_ALIASES if k in raw), {})
+        if isinstance(params, str):
+            params = _parse_json(params, f"{where}.parameters", problems)
+        if params is None:
+            params = {}
+        if not isinstance(params, Mapping):
+            problems.add(f"{where}.parameters", "must be an object of tool arguments")
+            continue
+        step_id = raw.get("id")
+        steps.append(
+            PlanStep(id=str(step_id) if step_id not in (None, "") else f"step{i + 1}", tool_name=tool.strip(),
+                     parameters=dict(params))
+        )
+    ids = [s.id for s in steps]
+    for dup in sorted({i for i in ids if ids.count(i) > 1}):
+        problems.add("execution_plan", f"step id '{dup}' is used more than once")
+    return steps or None
+
+
+def _check_tools(
+    tools: list[str], catalog: Collection[str] | None, enabled: bool, problems: _Problems
+) -> list[str]:
+    """Check tools against the live catalog; a disabled skill may wait for missing tools."""
+    if catalog is None:
+        return []
+    missing = [t for t in tools if t not in catalog]
+    if missing and enabled:
+        for tool in missing:
+            close = difflib.get_close_matches(tool, list(catalog), n=3, cutoff=0.6)
+            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else \
+                "; call get_tool_catalog (or `skills catalog`) for the available tools"
+            problems.add("required_tools", f"unknown tool '{tool}'{hint}")
+        return []
+    return missing
+
+
+# --- scalars ------------------------------------------------------------------------------
+
+
+def _parse_json(text: str, field: str, problems: _Problems) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        problems.add(field, f"is a string that is not valid JSON ({e.msg} at position {e.pos})")
+        return None
+
+
+def _string_list(value: Any, field: str, problems: _Problems) -> list[str]:
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            value = _parse_json(text, field, problems)
+            if value is None:
+                return []
+        else:
+            # Tool names never contain commas or spaces, so a plain string is a list of one or more names.
+            value = [part for part in re.split(r"[,\s]+", text) if part]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        problems.add(field, "must be a list of tool names")
+        return []
+    return _union([v.strip() for v in value if v.strip()], [])
+
+
+def _union(first: list[str], second: list[str]) -> list[str]:
+    return list(dict.fromkeys([*first, *second]))
+
+
+def _text(value: Any, field: str, problems: _Problems) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        problems.add(field, f"must be a string, got {type(value).__name__}")
+        return None
+    return value.strip()
+
+
+def _required_text(value: Any, field: str, problems: _Problems, limit: int | None = None) -> str:
+    text = _text(value, field, problems)
+    if value is None or (text is not None and not text):
+        problems.add(field, "is required and must not be empty")
+        return ""
+    if text and limit and len(text) > limit:
+        problems.add(field, f"is {len(text)} characters long; the limit is {limit}")
+    return text or ""
+
+
+def _boolean(value: Any, field: str, default: bool, problems: _Problems) -> bool:
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "yes", "1", "on"):
+        return True
+    if isinstance(value, str) and value.strip().lower() in ("false", "no", "0", "off"):
+        return False
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    problems.add(field, f"must be true or false, got {value!r}")
+    return default
+
+
+def _number(value: Any, field: str, problems: _Problems, *, positive: bool = False) -> float:
+    number: float | None = None
+    if isinstance(value, bool):
+        number = None
+    elif isinstance(value, int | float):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None
+    if number is None or number != number or number in (float("inf"), float("-inf")):
+        problems.add(field, f"must be a number, got {value!r}")
+        return 0.0
+    if positive and number <= 0:
+        problems.add(field, f"must be greater than 0, got {value!r}")
+        return 0.0
+    return number
+
+
+def _integer(value: Any, field: str, default: int | None, problems: _Problems, *, low: int | None = None,
+             high: int | None = None) -> Any:
+    if value is None:
+        return default
+    number: int | None = None
+    if isinstance(value, bool):
+        number = None
+    elif isinstance(value, int):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
+        number = int(value)
+    if number is None:
+        problems.add(field, f"must be a whole number, got {value!r}")
+        return default
+    if low is not None and number < low:
+        problems.add(field, f"must be at least {low}, got {number}")
+        return default
+    if high is not None and number > high:
+        problems.add(field, f"must be at most {high}, got {number}")
+        return default
+    return number

@@ -1,0 +1,154 @@
+"""Progressive disclosure (reference 003): what an LLM is told about skills for one message.
+
+Tier 0, nothing: there are no skills.
+Tier 1, a breadcrumb ``[N skills available]``: skills exist, but none fits the message.
+Tier 2, the registry: names and brief descriptions as the ``<available_skills>`` block
+(reference 000), for every skill when the user asks what the assistant can do, and
+always for skills that have no triggers (they can never match, so this is how they are found).
+Tier 3, the full instructions of the matched skills (and of the skills they depend on).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Literal
+from xml.sax.saxutils import escape, quoteattr
+
+from pydantic import BaseModel, ConfigDict
+
+from skills.skillmd.errors import SkillFileError
+from skills.skillmd.limits import DEFAULT_LIMITS, Limits
+from skills.skillmd.manifest import SkillFile
+from skills.skillmd.matching import DEFAULT_LIMIT, SkillMatch
+from skills.skillmd.resources import read_body
+from skills.skillmd.sources import Catalog
+
+Tier = Literal[0, 1, 2, 3]
+
+_ASKS_FOR_REGISTRY = re.compile(
+    r"\bwhat\s+(?:else\s+)?(?:can|could)\s+you\s+do\b"
+    r"|\bwhat\s+are\s+you\s+(?:able|capable)\b"
+    r"|\b(?:list|show|which|what)\b(?:\s+\w+){0,2}?\s+(?:skills|capabilities|abilities)\b"
+    r"|\byour\s+(?:skills|capabilities|abilities)\b",
+    re.IGNORECASE,
+)
+
+_INSTRUCTIONS_TAG = "skill_instructions"
+
+# Control characters XML 1.0 cannot carry even escaped; a stray one would make the whole block invalid.
+_NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+class Disclosure(BaseModel):
+    """The block an LLM gets for one message, and how it was chosen."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    tier: Tier
+    """The highest tier the block reaches."""
+    text: str
+    """What goes into the prompt (empty at tier 0)."""
+    matches: list[SkillMatch]
+    instructions: list[str]
+    """Skills whose full instructions are in the block: the matches, then what they depend on."""
+    listed: list[str]
+    """Skills in the ``<available_skills>`` registry."""
+
+
+def asks_for_registry(message: str) -> bool:
+    """Whether the user asks what the assistant can do, or for the list of skills."""
+    return _ASKS_FOR_REGISTRY.search(message) is not None
+
+
+def disclose(
+    message: str,
+    catalog: Catalog,
+    *,
+    limit: int = DEFAULT_LIMIT,
+    recent_use: Mapping[str, datetime] | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Disclosure:
+    """The disclosure block for ``message``; bodies are read from their files now."""
+    skills = list(catalog.skills.values())
+    if not skills:
+        return Disclosure(tier=0, text="", matches=[], instructions=[], listed=[])
+    matches = catalog.index.match(message, limit=limit, recent_use=recent_use)
+    instructions = with_dependencies([m.name for m in matches], catalog)
+    wants_registry = asks_for_registry(message)
+    listed = [
+        s for s in skills if s.name not in instructions and (wants_registry or not s.manifest.has_triggers)
+    ]
+    hidden = len(skills) - len(instructions) - len(listed)
+    parts: list[str] = []
+    tier: Tier = 1
+    if instructions:
+        parts += [render_instructions(catalog.skills[name], limits) for name in instructions]
+        tier = 3
+    if listed:
+        parts.append(render_available_skills(listed))
+        tier = max(tier, 2)
+    if hidden:
+        parts.append(f"[{hidden} more skills available]" if parts else f"[{hidden} skills available]")
+    return Disclosure(
+        tier=tier,
+        text="\n\n".join(parts),
+        matches=matches,
+        instructions=instructions,
+        listed=[s.name for s in listed],
+    )
+
+
+def with_dependencies(names: Iterable[str], catalog: Catalog) -> list[str]:
+    """Each named skill followed by what it depends on (transitively), once each, unknown names left out."""
+    ordered: list[str] = []
+
+    def visit(name: str) -> None:
+        skill = catalog.get(name)
+        if skill is None or name in ordered:
+            return
+        ordered.append(name)
+        for dependency in skill.manifest.depends:
+            visit(dependency)
+
+    for name in names:
+        visit(name)
+    return ordered
+
+
+def xml_text(text: str) -> str:
+    """Text made safe as XML element content."""
+    # A raw carriage return would come back as a newline (XML normalises line ends).
+    return escape(_NOT_XML.sub("", text), {"\r": "&#13;"})
+
+
+def xml_attribute(text: str) -> str:
+    """Text as a quoted XML attribute value."""
+    return quoteattr(_NOT_XML.sub("", text))
+
+
+def render_available_skills(skills: Iterable[SkillFile]) -> str:
+    """The ``<available_skills>`` block: each skill's name and brief description, XML-escaped."""
+    lines = ["<available_skills>"]
+    for skill in skills:
+        lines += [
+            "<skill>",
+            f"<name>{xml_text(skill.name)}</name>",
+            f"<description>{xml_text(skill.manifest.brief)}</description>",
+            "</skill>",
+        ]
+    lines.append("</available_skills>")
+    return "\n".join(lines)
+
+
+def render_instructions(skill: SkillFile, limits: Limits = DEFAULT_LIMITS) -> str:
+    """A skill's full instructions in a tag named for it."""
+    try:
+        body = read_body(skill, limits)
+    except SkillFileError as exc:
+        body = f"(instructions unavailable: {exc})"
+    # Markdown stays as written (escaping would garble code samples); only a closing tag is
+    # neutralised, so a body cannot end its own block early.
+    body = body.replace(f"</{_INSTRUCTIONS_TAG}", f"&lt;/{_INSTRUCTIONS_TAG}")
+    return f"<{_INSTRUCTIONS_TAG} name={xml_attribute(skill.name)}>\n{body}\n</{_INSTRUCTIONS_TAG}>"

@@ -1,0 +1,117 @@
+"""The one module of ``skills.skillmd`` that touches the file system.
+
+Everything else works on strings and paths handed to it, so it can be tested
+without folders. Reads are capped; resource paths are checked before they are opened.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath, PureWindowsPath
+
+from skills.skillmd.errors import ResourceError, SkillFileError, TooLargeError
+from skills.skillmd.parsing import is_boundary
+
+# utf-8-sig drops a byte-order mark that some editors write at the start of the file.
+ENCODING = "utf-8-sig"
+
+
+def read_frontmatter_block(path: Path, max_bytes: int) -> str:
+    """The file's text up to the line that closes its frontmatter; the body is never read.
+
+    If the file does not open with ``---`` or never closes it, what was read is
+    returned as is, and parsing reports the problem.
+    """
+    lines: list[str] = []
+    size = 0
+    try:
+        # Binary, line by line: a text reader decodes ahead in chunks, and would read (and
+        # choke on) the body.
+        with path.open("rb") as f:
+            while raw := f.readline(max_bytes + 1):
+                size += len(raw)
+                if size > max_bytes:
+                    raise TooLargeError(f"{path}: frontmatter exceeds {max_bytes} bytes")
+                line = raw.decode(ENCODING if not lines else "utf-8")
+                lines.append(line)
+                if len(lines) == 1:
+                    if not is_boundary(line):
+                        break  # no frontmatter at all: parsing will say so
+                elif is_boundary(line):
+                    break  # the closing ---
+    except UnicodeDecodeError as exc:
+        raise SkillFileError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise SkillFileError(f"{path}: {exc.strerror or exc}") from None
+    return "".join(lines)
+
+
+def read_text(path: Path, max_bytes: int) -> str:
+    """A whole text file, refused before reading if it is bigger than ``max_bytes``."""
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise TooLargeError(f"{path} is {size} bytes; the limit is {max_bytes} bytes")
+        with path.open("rb") as f:
+            # Read one byte past the cap in case the file grew since stat().
+            data = f.read(max_bytes + 1)
+    except OSError as exc:
+        raise SkillFileError(f"{path}: {exc.strerror or exc}") from None
+    if len(data) > max_bytes:
+        raise TooLargeError(f"{path} is over {max_bytes} bytes; the limit is {max_bytes} bytes")
+    try:
+        return data.decode(ENCODING)
+    except UnicodeDecodeError as exc:
+        raise SkillFileError(f"{path}: not UTF-8 text ({exc.reason})") from None
+
+
+def modified_at(path: Path) -> datetime:
+    """When the file was last written, time-zone aware (UTC)."""
+    try:
+        return datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
+    except OSError as exc:
+        raise SkillFileError(f"{path}: {exc.strerror or exc}") from None
+
+
+def child_dirs(root: Path) -> list[Path]:
+    """Sub-folders of ``root`` by name, leaving out hidden (``.x``) and dunder (``__pycache__``) ones."""
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "__")))
+
+
+def resolve_inside(root: Path, relative: str) -> Path:
+    """The file ``relative`` names inside ``root``; refused if it could leave ``root``."""
+    if not relative or PurePosixPath(relative).is_absolute() or PureWindowsPath(relative).is_absolute():
+        raise ResourceError(f"Resource path '{relative}' must be relative to the skill folder")
+    parts = PureWindowsPath(relative).parts  # splits on both / and \
+    if ".." in parts:
+        raise ResourceError(
+            f"Resource path '{relative}' must not contain '..' (it would leave the skill folder)"
+        )
+    real_root = root.resolve()
+    target = (root / relative).resolve()
+    if not target.is_relative_to(real_root):
+        raise ResourceError(f"Resource path '{relative}' resolves outside the skill folder (to {target})")
+    if not target.is_file():
+        raise ResourceError(f"Resource '{relative}' not found in {root}")
+    return target
+
+
+def files_under(root: Path, folder: str) -> Iterator[tuple[str, int]]:
+    """``(path relative to root, size)`` of each file under ``root/folder`` that stays inside ``root``.
+
+    Symlinked folders are not followed, and a symlinked file that points out of
+    ``root`` is left out, since reading it would be refused anyway.
+    """
+    real_root = root.resolve()
+    start = root / folder
+    if not start.is_dir() or not start.resolve().is_relative_to(real_root):
+        return
+    for dirpath, dirnames, filenames in os.walk(start):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = Path(dirpath, name)
+            real = path.resolve()
+            if real.is_relative_to(real_root) and real.is_file():
+                yield path.relative_to(root).as_posix(), real.stat().st_size

@@ -1,0 +1,156 @@
+"""What a SKILL.md says, as pydantic models: the Agent Skills fields plus our extensions.
+
+Field names mirror the YAML (``allowed-tools`` through an alias), so a validation
+error's location is the path a user would edit.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PositiveInt
+from pydantic_core import PydanticCustomError
+
+SourceName = Literal["project", "user", "bundled"]
+
+_FIRST_SENTENCE = re.compile(r"^(.+?[.!?])(?:\s|$)")
+
+
+def _as_list(value: Any) -> Any:
+    # The spec's metadata values are strings, so ``keywords: "a, b"`` must work as well as a YAML list.
+    if isinstance(value, str):
+        return [item.strip() for item in value.split(",") if item.strip()]
+    return value
+
+
+def _split_spaces(value: Any) -> Any:
+    # allowed-tools is space separated when written as a string (Agent Skills spec).
+    return value.split() if isinstance(value, str) else value
+
+
+def _single_pattern(value: Any) -> Any:
+    # A lone pattern is one regex; splitting it on commas would break ``a{1,3}``.
+    return [value] if isinstance(value, str) else value
+
+
+def _compile(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    try:
+        # Compiled once here, at load; matching never compiles.
+        return re.compile(value, re.IGNORECASE)
+    except re.error as exc:
+        raise PydanticCustomError(
+            "regex",
+            "invalid regular expression '{pattern}': {reason}",
+            {"pattern": value, "reason": str(exc)},
+        ) from None
+
+
+def _number_to_str(value: Any) -> Any:
+    # ``version: 1.0`` is a float to YAML; keep it as the text the author meant.
+    return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
+
+
+Names = Annotated[list[str], BeforeValidator(_as_list)]
+Pattern = Annotated[re.Pattern[str], BeforeValidator(_compile)]
+
+
+class Triggers(BaseModel):
+    """When a user's message should bring the skill in (reference 003)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    keywords: Names = Field(default_factory=list)
+    """Words or phrases matched whole, case-insensitively."""
+    verbs: Names = Field(default_factory=list)
+    """Action words, matched like keywords."""
+    patterns: Annotated[list[Pattern], BeforeValidator(_single_pattern)] = Field(default_factory=list)
+    """Regular expressions searched case-insensitively in the message."""
+
+
+class SkillMetadata(BaseModel):
+    """The spec's free-form ``metadata`` mapping; the keys we understand are typed, the rest kept as given."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, use_attribute_docstrings=True)
+
+    keywords: Names = Field(default_factory=list)
+    """More trigger keywords (reference 000's form)."""
+    priority: int = 0
+    """Breaks ties between skills that match a message equally well; higher wins."""
+    required_tools: Names = Field(default_factory=list)
+    """The only tools the skill may use when it runs on the Agent tier."""
+    trigger_config: dict[str, Any] | None = None
+    """A schedule (``schedule``/``interval_minutes``/``at``/``in_minutes``...); its presence makes the file register as a scheduled skill."""
+    max_steps: PositiveInt | None = None
+    """Bound on the Agent tier's loop when the skill runs on a schedule."""
+
+
+class SkillManifest(BaseModel):
+    """The frontmatter of a SKILL.md, validated."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True, use_attribute_docstrings=True)
+
+    name: str
+    """1-64 lowercase letters, digits and hyphens; equal to the folder's name."""
+    description: str
+    """What the skill does and when to use it (1-1024 characters)."""
+    license: str | None = None
+    compatibility: str | None = None
+    """Environment requirements (at most 500 characters)."""
+    allowed_tools: Annotated[list[str], BeforeValidator(_split_spaces)] = Field(
+        default_factory=list, alias="allowed-tools"
+    )
+    metadata: SkillMetadata = Field(default_factory=SkillMetadata)
+    triggers: Triggers = Field(default_factory=Triggers)
+    version: Annotated[str | None, BeforeValidator(_number_to_str)] = None
+    toolsets: Names = Field(default_factory=list)
+    """Toolset references (``path:Class``); kept, not loaded, by this layer."""
+    scripts: list[str | dict[str, Any]] = Field(default_factory=list)
+    """Scripts the skill declares; listed, never executed, by this layer."""
+    default_enabled: bool = True
+    """A skill with ``false`` loads but stays out of matching and disclosure unless enabled by name."""
+    brief_description: str | None = None
+    """The one-liner for the registry; the description's first sentence when absent."""
+    depends: Names = Field(default_factory=list)
+    """Skills whose instructions come along whenever this one's are disclosed."""
+
+    @property
+    def brief(self) -> str:
+        if self.brief_description:
+            return self.brief_description.strip()
+        description = " ".join(self.description.split())
+        found = _FIRST_SENTENCE.match(description)
+        return found.group(1) if found else description
+
+    @property
+    def keywords(self) -> list[str]:
+        return [*self.triggers.keywords, *self.metadata.keywords]
+
+    @property
+    def has_triggers(self) -> bool:
+        return bool(self.keywords or self.triggers.verbs or self.triggers.patterns)
+
+
+class SkillFile(BaseModel):
+    """A discovered SKILL.md: its frontmatter and where it lives. The body is read only when asked for."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    manifest: SkillManifest
+    path: Path
+    """The SKILL.md file."""
+    source: SourceName
+    mtime: datetime
+    """When the file was last written (UTC), so a sync can tell a newer file."""
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent

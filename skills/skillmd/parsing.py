@@ -1,0 +1,69 @@
+"""Frontmatter parsing on strings: python-frontmatter for the split, safe YAML for the data.
+
+Error messages follow the reference validator skills-ref, so a user sees the same
+words whichever tool checked the file.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from frontmatter.default_handlers import YAMLHandler
+
+from skills.skillmd.errors import FrontmatterError
+
+# The C loader when libyaml is present (discovery parses thousands of files); both
+# build only plain YAML types, so a tag like !!python/object is refused, never run.
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _SafeYAMLHandler(YAMLHandler):
+    """python-frontmatter's YAML handler pinned to the safe loader, whatever its defaults become."""
+
+    def load(self, fm: str, **kwargs: object) -> Any:
+        return yaml.load(fm, Loader=_SAFE_LOADER)
+
+
+_HANDLER = _SafeYAMLHandler()
+
+
+def is_boundary(line: str) -> bool:
+    """Whether a line opens or closes frontmatter (``---``)."""
+    return _HANDLER.FM_BOUNDARY.match(line) is not None
+
+
+def split_frontmatter(text: str, filename: str = "SKILL.md") -> tuple[str, str]:
+    """The raw frontmatter and the body (stripped) of a file's text."""
+    text = text.removeprefix("\ufeff")
+    if not _HANDLER.detect(text):
+        raise FrontmatterError(f"{filename} must start with YAML frontmatter (---)")
+    try:
+        fm, body = _HANDLER.split(text)
+    except ValueError:
+        raise FrontmatterError(f"{filename} frontmatter not properly closed with ---") from None
+    return fm, body.strip()
+
+
+def parse_frontmatter(text: str, filename: str = "SKILL.md") -> tuple[dict[str, Any], str]:
+    """The frontmatter as a mapping, and the body. Raises ``FrontmatterError``."""
+    fm, body = split_frontmatter(text, filename)
+    try:
+        data = _HANDLER.load(fm)
+    except yaml.constructor.ConstructorError as exc:
+        raise FrontmatterError(f"Invalid YAML in frontmatter: {_describe_constructor_error(exc)}") from None
+    except yaml.YAMLError as exc:
+        raise FrontmatterError(f"Invalid YAML in frontmatter: {exc}") from None
+    if data is None:
+        # An empty block is a mapping with nothing in it: report the missing fields, not the shape.
+        data = {}
+    if not isinstance(data, dict):
+        raise FrontmatterError(f"{filename} frontmatter must be a YAML mapping")
+    return data, body
+
+
+def _describe_constructor_error(exc: yaml.constructor.ConstructorError) -> str:
+    problem = exc.problem or str(exc)
+    if "constructor for the tag" in problem:
+        return f"{problem}; only plain YAML is allowed (tags that build objects are refused)"
+    return problem

@@ -1,0 +1,37 @@
+"""File skills that schedule themselves (reference 000): a SKILL.md whose ``metadata`` carries a
+``trigger_config`` registers through the same registration workflow as any other skill.
+
+This module only builds the request; the sync that sends it lives with the workflows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skills.models import DEFAULT_MAX_STEPS
+from skills.skillmd.limits import DEFAULT_LIMITS, Limits
+from skills.skillmd.manifest import SkillFile
+from skills.skillmd.resources import read_body
+
+
+def registration_request(skill: SkillFile, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any] | None:
+    """What a registration call would send for this file, or ``None`` if it has no ``trigger_config``.
+
+    ``trigger_config`` is passed on as written (the registration normalizer turns
+    ``in_minutes`` into ``at`` and checks the cron); ``file_path`` and ``file_mtime``
+    let a sync tell when the file is newer than the stored skill.
+    """
+    metadata = skill.manifest.metadata
+    if metadata.trigger_config is None:
+        return None
+    return {
+        "name": skill.name,
+        "description": skill.manifest.description,
+        "instructions": read_body(skill, limits),
+        "trigger_type": "cron",
+        "trigger_config": dict(metadata.trigger_config),
+        "required_tools": list(metadata.required_tools),
+        "max_steps": metadata.max_steps or DEFAULT_MAX_STEPS,
+        "file_path": str(skill.path),
+        "file_mtime": skill.mtime,
+    }

@@ -1,0 +1,77 @@
+"""The ``skill`` tool of reference 002: the LLM loads a skill's instructions by name.
+
+One parameter, ``skill_name``, whose JSON Schema ``enum`` is the skill names; the
+description lists the skills as XML. Unknown names and unreadable files come back
+as error text for the LLM, never as exceptions, so a conversation goes on.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from typing import Any
+
+from skills.skillmd.disclosure import xml_attribute, xml_text
+from skills.skillmd.errors import SkillFileError
+from skills.skillmd.limits import DEFAULT_LIMITS, Limits
+from skills.skillmd.manifest import SkillFile
+from skills.skillmd.resources import read_body
+from skills.skillmd.sources import Catalog
+
+TOOL_NAME = "skill"
+_NAMES_IN_ERROR = 20
+
+
+def skill_tool_definition(skills: Iterable[SkillFile]) -> dict[str, Any] | None:
+    """The OpenAI-style function tool, or ``None`` when there are no skills (an empty enum is invalid)."""
+    skills = list(skills)
+    if not skills:
+        return None
+    listing = "\n".join(
+        f"<skill name={xml_attribute(s.name)}>{xml_text(s.manifest.description)}</skill>" for s in skills
+    )
+    return {
+        "type": "function",
+        "function": {
+            "name": TOOL_NAME,
+            "description": (
+                "Load a specialized skill: returns its full instructions, to follow for the task at hand.\n"
+                f"<skills>\n{listing}\n</skills>"
+            ),
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "skill_name": {
+                        "type": "string",
+                        "enum": [s.name for s in skills],
+                        "description": "The name of the skill to load",
+                    }
+                },
+                "required": ["skill_name"],
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
+def run_skill_tool(catalog: Catalog, skill_name: str, limits: Limits = DEFAULT_LIMITS) -> str:
+    """The tool's result: the skill's body, or an error text that helps the LLM pick again."""
+    skill = catalog.get(skill_name)
+    if skill is None:
+        return _not_found(skill_name, list(catalog.skills))
+    try:
+        return read_body(skill, limits)
+    except SkillFileError as exc:
+        return f"Error loading skill '{skill_name}': {exc}"
+
+
+def _not_found(skill_name: str, names: list[str]) -> str:
+    message = f"Error: Skill '{skill_name}' not found."
+    close = difflib.get_close_matches(skill_name, names, n=1)
+    if close:
+        message += f" Did you mean '{close[0]}'?"
+    if not names:
+        return message + " No skills are available."
+    shown = ", ".join(names[:_NAMES_IN_ERROR])
+    more = f" and {len(names) - _NAMES_IN_ERROR} more" if len(names) > _NAMES_IN_ERROR else ""
+    return f"{message} Available skills: {shown}{more}."

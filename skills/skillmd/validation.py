@@ -1,0 +1,270 @@
+"""Validation of SKILL.md frontmatter: the Agent Skills specification exactly, then our extensions.
+
+Every problem in a file is reported, not only the first. The specification's rules
+use the reference validator skills-ref's wording; an extension field of the wrong
+type is reported with the path to it (``metadata.priority``) and pydantic's reason.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from skills.skillmd import files
+from skills.skillmd.errors import FrontmatterError, SkillFileError
+from skills.skillmd.limits import DEFAULT_LIMITS, Limits
+from skills.skillmd.manifest import SkillManifest
+from skills.skillmd.parsing import parse_frontmatter
+from skills.skillmd.problems import Problem
+
+MAX_SKILL_NAME_LENGTH = 64
+MAX_DESCRIPTION_LENGTH = 1024
+MAX_COMPATIBILITY_LENGTH = 500
+RECOMMENDED_MAX_BODY_LINES = 500
+
+SPEC_FIELDS = frozenset({"name", "description", "license", "allowed-tools", "metadata", "compatibility"})
+EXTENSION_FIELDS = frozenset(
+    {"triggers", "version", "toolsets", "scripts", "default_enabled", "brief_description", "depends"}
+)
+ALLOWED_FIELDS = SPEC_FIELDS | EXTENSION_FIELDS
+
+# Upper case is reported by its own rule, so it is not counted as an invalid character too.
+_NAME_CHARACTERS = re.compile(r"[A-Za-z0-9-]*")
+
+
+def check_frontmatter(
+    data: Mapping[str, Any], dir_name: str | None = None
+) -> tuple[SkillManifest | None, list[Problem]]:
+    """Every problem in a parsed frontmatter, and the manifest if name and description are usable.
+
+    The manifest leaves out whatever was invalid (a bad extension field, a bad
+    pattern), so lenient loading can use it; strict validation only looks at the problems.
+    """
+    problems = [
+        *_check_fields(data),
+        *_check_name(data, dir_name),
+        *_check_description(data),
+        *_check_compatibility(data),
+        *_check_license(data),
+        *_check_allowed_tools(data),
+        *_check_metadata(data),
+    ]
+    if not (_non_empty_str(data.get("name")) and _non_empty_str(data.get("description"))):
+        return None, problems
+    manifest, extension_problems = _build_manifest(_model_input(data))
+    return manifest, [*problems, *extension_problems]
+
+
+def validate_text(text: str, dir_name: str | None = None) -> list[Problem]:
+    """Every problem in a SKILL.md's text; ``dir_name`` is its folder's name, checked against ``name``."""
+    try:
+        data, body = parse_frontmatter(text)
+    except FrontmatterError as exc:
+        return [Problem.error(str(exc))]
+    _, problems = check_frontmatter(data, dir_name)
+    return [*problems, *_check_body(body)]
+
+
+def validate_path(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Problem]:
+    """Every problem in a skill folder or a SKILL.md file, each carrying the file's path."""
+    path = Path(path)
+    if not path.exists():
+        return [Problem.error(f"Path does not exist: {path}").at(path)]
+    if path.is_dir():
+        skill_md = path / "SKILL.md"
+        if not skill_md.is_file():
+            return [Problem.error("Missing required file: SKILL.md").at(path)]
+    elif path.name == "SKILL.md":
+        skill_md = path
+    else:
+        return [Problem.error(f"Not a SKILL.md file: {path}").at(path)]
+    try:
+        text = files.read_text(skill_md, limits.max_file_bytes)
+    except SkillFileError as exc:
+        return [Problem.error(str(exc)).at(skill_md)]
+    # absolute(), not resolve(): the name to match is the folder's as the user sees it, even through a symlink.
+    dir_name = skill_md.absolute().parent.name
+    return [p.at(skill_md) for p in validate_text(text, dir_name)]
+
+
+def _check_fields(data: Mapping[str, Any]) -> list[Problem]:
+    unexpected = sorted(str(k) for k in data if k not in ALLOWED_FIELDS)
+    if not unexpected:
+        return []
+    return [
+        Problem.error(
+            f"Unexpected fields in frontmatter: {', '.join(unexpected)}. "
+            f"Only {sorted(ALLOWED_FIELDS)} are allowed."
+        )
+    ]
+
+
+def _check_name(data: Mapping[str, Any], dir_name: str | None) -> list[Problem]:
+    if "name" not in data:
+        return [Problem.error("Missing required field in frontmatter: name", "name")]
+    name = data["name"]
+    if not _non_empty_str(name):
+        return [Problem.error("Field 'name' must be a non-empty string", "name")]
+    name = name.strip()
+    messages = []
+    if len(name) > MAX_SKILL_NAME_LENGTH:
+        messages.append(
+            f"Skill name '{name}' exceeds {MAX_SKILL_NAME_LENGTH} character limit ({len(name)} chars)"
+        )
+    if name != name.lower():
+        messages.append(f"Skill name '{name}' must be lowercase")
+    if name.startswith("-") or name.endswith("-"):
+        messages.append("Skill name cannot start or end with a hyphen")
+    if "--" in name:
+        messages.append("Skill name cannot contain consecutive hyphens")
+    if not _NAME_CHARACTERS.fullmatch(name):
+        messages.append(
+            f"Skill name '{name}' contains invalid characters. Only letters, digits, and hyphens are allowed."
+        )
+    if dir_name is not None and dir_name != name:
+        messages.append(f"Directory name '{dir_name}' must match skill name '{name}'")
+    return [Problem.error(m, "name") for m in messages]
+
+
+def _check_description(data: Mapping[str, Any]) -> list[Problem]:
+    if "description" not in data:
+        return [Problem.error("Missing required field in frontmatter: description", "description")]
+    description = data["description"]
+    if not _non_empty_str(description):
+        return [Problem.error("Field 'description' must be a non-empty string", "description")]
+    if len(description) > MAX_DESCRIPTION_LENGTH:
+        return [
+            Problem.error(
+                f"Description exceeds {MAX_DESCRIPTION_LENGTH} character limit ({len(description)} chars)",
+                "description",
+            )
+        ]
+    return []
+
+
+def _check_compatibility(data: Mapping[str, Any]) -> list[Problem]:
+    if "compatibility" not in data:
+        return []
+    compatibility = data["compatibility"]
+    if not _non_empty_str(compatibility):
+        # The specification: 1-500 characters if provided.
+        return [Problem.error("Field 'compatibility' must be a non-empty string", "compatibility")]
+    if len(compatibility) > MAX_COMPATIBILITY_LENGTH:
+        return [
+            Problem.error(
+                f"Compatibility exceeds {MAX_COMPATIBILITY_LENGTH} character limit ({len(compatibility)} chars)",
+                "compatibility",
+            )
+        ]
+    return []
+
+
+def _check_license(data: Mapping[str, Any]) -> list[Problem]:
+    if "license" in data and not isinstance(data["license"], str):
+        return [Problem.error("Field 'license' must be a string", "license")]
+    return []
+
+
+def _check_allowed_tools(data: Mapping[str, Any]) -> list[Problem]:
+    if "allowed-tools" not in data:
+        return []
+    tools = data["allowed-tools"]
+    if isinstance(tools, list) and not all(isinstance(t, str) for t in tools):
+        return [Problem.error("Field 'allowed-tools' list items must all be strings", "allowed-tools")]
+    if not isinstance(tools, str | list):
+        return [
+            Problem.error(
+                "Field 'allowed-tools' must be either a string or a list of strings", "allowed-tools"
+            )
+        ]
+    return []
+
+
+def _check_metadata(data: Mapping[str, Any]) -> list[Problem]:
+    if "metadata" in data and not isinstance(data["metadata"], dict):
+        return [Problem.error("Field 'metadata' must be a mapping", "metadata")]
+    return []
+
+
+def _check_body(body: str) -> list[Problem]:
+    if not body:
+        return [Problem.warning("SKILL.md has no instructions after the frontmatter")]
+    lines = body.count("\n") + 1
+    if lines > RECOMMENDED_MAX_BODY_LINES:
+        return [
+            Problem.warning(
+                f"SKILL.md body is {lines} lines; the specification recommends under "
+                f"{RECOMMENDED_MAX_BODY_LINES} (move detail to references/)"
+            )
+        ]
+    return []
+
+
+def _non_empty_str(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _model_input(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The frontmatter without what the specification checks already refused, ready for the model."""
+    spec_problems = {
+        "license": bool(_check_license(data)),
+        "compatibility": "compatibility" in data and not isinstance(data["compatibility"], str),
+        "allowed-tools": bool(_check_allowed_tools(data)),
+        "metadata": bool(_check_metadata(data)),
+    }
+    clean = {k: v for k, v in data.items() if k in ALLOWED_FIELDS and not spec_problems.get(k)}
+    clean["name"] = clean["name"].strip()
+    clean["description"] = clean["description"].strip()
+    return clean
+
+
+def _build_manifest(data: dict[str, Any]) -> tuple[SkillManifest | None, list[Problem]]:
+    """The manifest, after removing each invalid extension value (one bad pattern costs only itself)."""
+    problems: list[Problem] = []
+    copied = False
+    while True:
+        try:
+            return SkillManifest.model_validate(data), problems
+        except ValidationError as exc:
+            errors = exc.errors(include_url=False)
+        if not copied:
+            # Invalid parts are removed from a copy, so the caller's data stays as parsed
+            # (copied only now: most files are valid, and discovery reads thousands).
+            data, copied = copy.deepcopy(data), True
+        for error in errors:
+            where = ".".join(str(part) for part in error["loc"])
+            problems.append(Problem.error(f"Field '{where}': {error['msg']}", where))
+        if not _remove(data, [error["loc"] for error in errors]):
+            return None, problems
+
+
+def _remove(data: dict[str, Any], locations: list[tuple[int | str, ...]]) -> bool:
+    """Remove the deepest value each error location reaches; whether anything was removed."""
+    targets: dict[tuple[int, int | str], tuple[Any, int | str]] = {}
+    for loc in locations:
+        node: Any = data
+        parent: Any = None
+        key: int | str | None = None
+        for part in loc:
+            if not _has(node, part):
+                break
+            parent, key, node = node, part, node[part]
+        if parent is not None and key is not None:
+            targets[(id(parent), key)] = (parent, key)
+    # Highest list index first, so removing one item does not shift the next one to remove.
+    for parent, key in sorted(
+        targets.values(), key=lambda t: t[1] if isinstance(t[1], int) else -1, reverse=True
+    ):
+        del parent[key]
+    return bool(targets)
+
+
+def _has(node: Any, part: int | str) -> bool:
+    if isinstance(node, dict):
+        return part in node
+    return isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)

@@ -1,0 +1,222 @@
+"""The Python client: everything a program needs to manage skills, over Temporal only.
+
+It never opens the database. Changes run as workflows (RegisterSkill,
+ChangeSkill), reads as standalone activities on the worker's task queue, and a
+manual run is a SkillRun workflow started now. So a client anywhere with a
+Temporal connection can manage skills, and every call is visible in Temporal.
+
+    async with await SkillsClient.connect() as skills:
+        result = await skills.register({"name": "water", "in_minutes": 5, ...})
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
+
+from temporalio.client import ActivityFailureError, Client, WorkflowFailureError
+from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.envconfig import ClientConfig
+from temporalio.exceptions import ApplicationError, TimeoutError
+
+from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
+from skills.messages import (
+    ChangeInput,
+    ChangeResult,
+    RegisterInput,
+    RegistrationResult,
+    RunsQuery,
+    SkillFilter,
+    SkillRef,
+    SkillRunInput,
+)
+from skills.models import RunRecord, Skill
+from skills.naming import run_summary, schedule_id_for, search_attributes, slug
+
+DEFAULT_ADDRESS = "localhost:7233"
+READ_TIMEOUT = timedelta(seconds=30)
+
+T = TypeVar("T")
+
+
+class TemporalUnavailableError(SkillsError):
+    """The Temporal frontend could not be reached."""
+
+
+class WorkerUnavailableError(SkillsError):
+    """No worker answered on the task queue in time."""
+
+
+async def connect(address: str | None = None, namespace: str | None = None) -> Client:
+    """A Temporal client configured the way Temporal's own tools are.
+
+    Address, namespace, TLS and API key come from ``TEMPORAL_*`` environment
+    variables, ``TEMPORAL_PROFILE`` and the ``temporal.toml`` config file
+    (Temporal's environment configuration); explicit arguments win.
+    """
+    config: dict[str, Any] = dict(ClientConfig.load_client_connect_config())
+    config.setdefault("target_host", DEFAULT_ADDRESS)
+    if address:
+        config["target_host"] = address
+    if namespace:
+        config["namespace"] = namespace
+    try:
+        return await Client.connect(**config, data_converter=pydantic_data_converter)
+    except RuntimeError as e:
+        raise TemporalUnavailableError(
+            f"cannot reach Temporal at {config['target_host']}: is the server running (`make run`)? ({e})"
+        ) from e
+
+
+class SkillsClient:
+    def __init__(self, client: Client, task_queue: str = "skills") -> None:
+        self.client = client
+        self.task_queue = task_queue
+
+    @classmethod
+    async def connect(cls, task_queue: str = "skills", address: str | None = None,
+                      namespace: str | None = None) -> SkillsClient:
+        return cls(await connect(address, namespace), task_queue)
+
+    async def __aenter__(self) -> SkillsClient:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        return None
+
+    # --- changes ----------------------------------------------------------------------------
+
+    async def register(self, data: dict[str, Any]) -> RegistrationResult:
+        """Register a new skill; raise SkillValidationError naming every problem."""
+        name = str(data.get("name") or "unnamed") if isinstance(data, dict) else "unnamed"
+        return _ok(await self._workflow("RegisterSkill", RegisterInput(data=data), RegistrationResult,
+                                        f"register-{slug(name)}", f"register '{name}'"))
+
+    async def update(self, ref: str | int, patch: dict[str, Any], agent_id: str | None = None) -> RegistrationResult:
+        """Change some fields of a skill; the merged skill is validated again."""
+        target = SkillRef(ref=str(ref), agent_id=agent_id)
+        return _ok(await self._workflow("RegisterSkill", RegisterInput(data=patch, target=target),
+                                        RegistrationResult, f"update-{slug(str(ref))}", f"update '{ref}'"))
+
+    async def delete(self, ref: str | int, agent_id: str | None = None) -> Skill:
+        return await self._change(ref, agent_id, "delete")
+
+    async def pause(self, ref: str | int, agent_id: str | None = None, reason: str = "by user") -> Skill:
+        return await self._change(ref, agent_id, "pause", reason)
+
+    async def resume(self, ref: str | int, agent_id: str | None = None) -> Skill:
+        return await self._change(ref, agent_id, "resume")
+
+    async def run(self, ref: str | int, agent_id: str | None = None, wait: bool = True) -> RunRecord | str:
+        """Run a skill now, whatever its trigger; return the run, or its workflow id if not waiting."""
+        skill = await self.get(ref, agent_id)
+        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        handle = await self.client.start_workflow(
+            "SkillRun",
+            SkillRunInput(skill_id=skill.id, trigger="manual"),
+            id=f"{skill.schedule_id or schedule_id_for(skill.id, skill.name)}-manual-{stamp}",
+            task_queue=self.task_queue,
+            result_type=RunRecord,
+            search_attributes=search_attributes(skill),
+            static_summary=f"manual run · {run_summary(skill)}",
+        )
+        if not wait:
+            return handle.id
+        return await handle.result()
+
+    # --- reads ------------------------------------------------------------------------------
+
+    async def get(self, ref: str | int, agent_id: str | None = None) -> Skill:
+        return await self._read("get_skill", SkillRef(ref=str(ref), agent_id=agent_id), Skill)
+
+    async def list(self, agent_id: str | None = None, enabled: bool | None = None,
+                   trigger_type: str | None = None) -> list[Skill]:
+        flt = SkillFilter(agent_id=agent_id, enabled=enabled, trigger_type=trigger_type)
+        return await self._read("list_skills", flt, list[Skill])
+
+    async def runs(self, ref: str | int | None = None, agent_id: str | None = None, limit: int = 20) -> list[RunRecord]:
+        skill = SkillRef(ref=str(ref), agent_id=agent_id) if ref is not None else None
+        return await self._read("list_runs", RunsQuery(skill=skill, limit=limit), list[RunRecord])
+
+    async def outbox(self, limit: int = 20, chat_id: str | None = None) -> list[dict[str, Any]]:
+        """The newest messages of the outbox, through its own MCP tool on the worker (newest first)."""
+        arguments: dict[str, Any] = {"limit": limit, **({"chat_id": chat_id} if chat_id else {})}
+        result = await self._read("call_tool", {"tool": "outbox_list_messages", "arguments": arguments,
+                                                "step_id": "cli"}, dict)
+        if not result.get("ok"):
+            raise SkillsError(f"the outbox could not be read: {result.get('text')}")
+        return list((result.get("structured") or {}).get("messages", []))
+
+    async def next_fire(self, skill: Skill) -> datetime | None:
+        """When the skill's schedule fires next, as Temporal computes it (None if paused or unscheduled)."""
+        if not skill.schedule_id or not skill.enabled:
+            return None
+        description = await self.client.get_schedule_handle(skill.schedule_id).describe()
+        times = description.info.next_action_times
+        return times[0] if times else None
+
+    # --- plumbing ---------------------------------------------------------------------------
+
+    async def _change(self, ref: str | int, agent_id: str | None, action: str, reason: str = "by user") -> Skill:
+        request = ChangeInput(target=SkillRef(ref=str(ref), agent_id=agent_id), action=action, reason=reason)
+        result = await self._workflow("ChangeSkill", request, ChangeResult, f"{action}-{slug(str(ref))}",
+                                      f"{action} '{ref}'")
+        if not result.ok:
+            _raise(result.errors)
+        assert result.skill is not None
+        return result.skill
+
+    async def _workflow(self, workflow: str, arg: Any, result_type: type[T], id_prefix: str, summary: str) -> T:
+        try:
+            return await self.client.execute_workflow(
+                workflow,
+                arg,
+                id=f"{id_prefix}-{uuid.uuid4().hex[:8]}",
+                task_queue=self.task_queue,
+                result_type=result_type,
+                static_summary=summary,
+                id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
+            )
+        except WorkflowFailureError as e:
+            raise SkillsError(f"{workflow} failed: {_root_message(e)}") from e
+
+    async def _read(self, name: str, arg: Any, result_type: Any) -> Any:
+        try:
+            return await self.client.execute_activity(
+                name,
+                arg,
+                id=f"{name}-{uuid.uuid4().hex}",
+                task_queue=self.task_queue,
+                result_type=result_type,
+                schedule_to_close_timeout=READ_TIMEOUT,
+            )
+        except ActivityFailureError as e:
+            cause = e.cause
+            if isinstance(cause, ApplicationError) and cause.type == "SkillNotFoundError":
+                raise SkillNotFoundError(cause.message) from e
+            if isinstance(cause, TimeoutError):
+                raise WorkerUnavailableError(
+                    f"no worker answered on task queue '{self.task_queue}' within {READ_TIMEOUT.seconds}s: "
+                    "is `skills worker` (or `make run`) running?"
+                ) from e
+            raise SkillsError(f"{name} failed: {_root_message(e)}") from e
+
+
+def _ok(result: RegistrationResult) -> RegistrationResult:
+    if not result.ok:
+        _raise(result.errors)
+    return result
+
+
+def _raise(errors: list[FieldError]) -> None:
+    if any(e.field == "target" for e in errors):
+        raise SkillNotFoundError("; ".join(e.message for e in errors))
+    raise SkillValidationError(errors)
+
+
+def _root_message(error: BaseException) -> str:
+    while error.__cause__ is not None:
+        error = error.__cause__
+    return str(getattr(error, "message", None) or error)

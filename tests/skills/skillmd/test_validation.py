@@ -1,0 +1,312 @@
+"""Validation rules of the Agent Skills specification, with skills-ref's wording, and our extensions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skills.skillmd import (
+    FrontmatterError,
+    Problem,
+    check_frontmatter,
+    has_errors,
+    parse_frontmatter,
+    validate_path,
+    validate_text,
+)
+
+from .skill_files import skill_text
+
+
+def messages(problems: list[Problem]) -> list[str]:
+    return [p.message for p in problems]
+
+
+def errors_for(frontmatter: dict | str, dir_name: str | None = None) -> list[str]:
+    return [p.message for p in validate_text(skill_text(frontmatter), dir_name) if p.severity == "error"]
+
+
+def test_a_valid_skill_has_no_problem() -> None:
+    assert validate_text(skill_text({"name": "pdf-tools", "description": "Reads PDFs."}), "pdf-tools") == []
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    found = errors_for(
+        {
+            "name": "-Bad--Name" + "x" * 60,
+            "description": "d" * 1025,
+            "compatibility": "c" * 501,
+            "license": 3,
+            "allowed-tools": 5,
+            "metadata": ["not", "a", "mapping"],
+            "colour": "blue",
+        },
+        dir_name="elsewhere",
+    )
+    name = "-Bad--Name" + "x" * 60
+    assert found == [
+        "Unexpected fields in frontmatter: colour. Only ['allowed-tools', 'brief_description', 'compatibility', "
+        "'default_enabled', 'depends', 'description', 'license', 'metadata', 'name', 'scripts', 'toolsets', "
+        "'triggers', 'version'] are allowed.",
+        f"Skill name '{name}' exceeds 64 character limit (70 chars)",
+        f"Skill name '{name}' must be lowercase",
+        "Skill name cannot start or end with a hyphen",
+        "Skill name cannot contain consecutive hyphens",
+        f"Directory name 'elsewhere' must match skill name '{name}'",
+        "Description exceeds 1024 character limit (1025 chars)",
+        "Compatibility exceeds 500 character limit (501 chars)",
+        "Field 'license' must be a string",
+        "Field 'allowed-tools' must be either a string or a list of strings",
+        "Field 'metadata' must be a mapping",
+    ]
+
+
+def test_each_problem_names_its_field() -> None:
+    problems = validate_text(skill_text({"name": "ok", "description": "d" * 1025, "license": 1}), "ok")
+    assert [p.field for p in problems] == ["description", "license"]
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("a" * 64, []),
+        ("a" * 65, [f"Skill name '{'a' * 65}' exceeds 64 character limit (65 chars)"]),
+        ("tool-2", []),
+        ("Tool", ["Skill name 'Tool' must be lowercase"]),
+        ("-tool", ["Skill name cannot start or end with a hyphen"]),
+        ("tool-", ["Skill name cannot start or end with a hyphen"]),
+        ("my--tool", ["Skill name cannot contain consecutive hyphens"]),
+        (
+            "my_tool",
+            [
+                "Skill name 'my_tool' contains invalid characters. Only letters, digits, and hyphens are allowed."
+            ],
+        ),
+        (
+            "café",
+            ["Skill name 'café' contains invalid characters. Only letters, digits, and hyphens are allowed."],
+        ),
+        ("", ["Field 'name' must be a non-empty string"]),
+        (7, ["Field 'name' must be a non-empty string"]),
+    ],
+)
+def test_name_rules(name: object, expected: list[str]) -> None:
+    assert errors_for({"name": name, "description": "x"}) == expected
+
+
+def test_name_must_equal_the_folder_name() -> None:
+    assert errors_for({"name": "bar", "description": "x"}, dir_name="foo") == [
+        "Directory name 'foo' must match skill name 'bar'"
+    ]
+
+
+def test_required_fields() -> None:
+    assert errors_for({"license": "MIT"}) == [
+        "Missing required field in frontmatter: name",
+        "Missing required field in frontmatter: description",
+    ]
+    assert errors_for({"name": "x", "description": "   "}) == [
+        "Field 'description' must be a non-empty string"
+    ]
+
+
+def test_description_limit_is_inclusive() -> None:
+    assert errors_for({"name": "x", "description": "d" * 1024}) == []
+
+
+def test_compatibility_rules() -> None:
+    assert errors_for({"name": "x", "description": "x", "compatibility": "c" * 500}) == []
+    assert errors_for({"name": "x", "description": "x", "compatibility": ""}) == [
+        "Field 'compatibility' must be a non-empty string"
+    ]
+
+
+def test_allowed_tools_is_a_string_or_a_list_of_strings() -> None:
+    assert errors_for({"name": "x", "description": "x", "allowed-tools": "Read Bash(git:*)"}) == []
+    assert errors_for({"name": "x", "description": "x", "allowed-tools": ["Read", 2]}) == [
+        "Field 'allowed-tools' list items must all be strings"
+    ]
+    manifest, _ = check_frontmatter({"name": "x", "description": "x", "allowed-tools": "Read  Write"})
+    assert manifest is not None and manifest.allowed_tools == ["Read", "Write"]
+
+
+def test_our_extension_fields_are_not_unexpected() -> None:
+    frontmatter = {
+        "name": "ext",
+        "description": "Uses every extension.",
+        "version": "1.0.0",
+        "toolsets": ["toolsets/index:Hello"],
+        "scripts": ["scripts/run.py"],
+        "default_enabled": False,
+        "brief_description": "Short.",
+        "depends": ["other"],
+        "triggers": {"keywords": ["hello"], "verbs": ["greet"], "patterns": [r"greet\s+\w+"]},
+        "metadata": {
+            "keywords": ["hi"],
+            "priority": 5,
+            "required_tools": ["send"],
+            "trigger_config": {"schedule": "0 9 * * *"},
+            "max_steps": 4,
+            "author": "someone",
+        },
+    }
+    assert errors_for(frontmatter, "ext") == []
+    manifest, _ = check_frontmatter(frontmatter)
+    assert manifest is not None
+    assert manifest.metadata.priority == 5
+    assert manifest.metadata.model_extra == {"author": "someone"}
+    assert manifest.keywords == ["hello", "hi"]
+    assert manifest.brief == "Short."
+
+
+def test_extension_fields_of_the_wrong_type_are_errors_that_name_the_path() -> None:
+    found = errors_for(
+        {
+            "name": "x",
+            "description": "x",
+            "metadata": {"priority": "high", "max_steps": 0, "trigger_config": "daily"},
+            "triggers": {"keywords": "a, b", "colour": 1},
+            "depends": [1],
+        }
+    )
+    assert found == [
+        "Field 'metadata.priority': Input should be a valid integer, unable to parse string as an integer",
+        "Field 'metadata.trigger_config': Input should be a valid dictionary",
+        "Field 'metadata.max_steps': Input should be greater than 0",
+        "Field 'triggers.colour': Extra inputs are not permitted",
+        "Field 'depends.0': Input should be a valid string",
+    ]
+
+
+def test_an_invalid_pattern_is_an_error_naming_it_and_the_others_survive() -> None:
+    manifest, problems = check_frontmatter(
+        {"name": "x", "description": "x", "triggers": {"patterns": ["ok+", "broken(", "fine"]}}
+    )
+    assert messages(problems) == [
+        "Field 'triggers.patterns.1': invalid regular expression 'broken(': "
+        "missing ), unterminated subpattern at position 6"
+    ]
+    assert manifest is not None
+    assert [p.pattern for p in manifest.triggers.patterns] == ["ok+", "fine"]
+
+
+def test_metadata_strings_work_for_lists_and_numbers() -> None:
+    # The specification makes metadata values strings; our extensions accept that form too.
+    manifest, problems = check_frontmatter(
+        {"name": "x", "description": "x", "metadata": {"keywords": "code review, audit", "priority": "3"}}
+    )
+    assert problems == []
+    assert manifest is not None
+    assert manifest.metadata.keywords == ["code review", "audit"]
+    assert manifest.metadata.priority == 3
+
+
+def test_no_manifest_without_a_usable_name_and_description() -> None:
+    manifest, problems = check_frontmatter({"name": "x"})
+    assert manifest is None
+    assert messages(problems) == ["Missing required field in frontmatter: description"]
+
+
+def test_version_written_as_a_number_is_kept_as_text() -> None:
+    manifest, _ = check_frontmatter({"name": "x", "description": "x", "version": 1.5})
+    assert manifest is not None and manifest.version == "1.5"
+
+
+def test_brief_description_is_the_first_sentence_when_absent() -> None:
+    manifest, _ = check_frontmatter({"name": "x", "description": "Reads PDFs.  Use it for forms!"})
+    assert manifest is not None and manifest.brief == "Reads PDFs."
+    manifest, _ = check_frontmatter({"name": "x", "description": "No full stop here"})
+    assert manifest is not None and manifest.brief == "No full stop here"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("name: x\n", "SKILL.md must start with YAML frontmatter (---)"),
+        ("---\nname: x\ndescription: y\n", "SKILL.md frontmatter not properly closed with ---"),
+        ("---\n- a\n- b\n---\nbody", "SKILL.md frontmatter must be a YAML mapping"),
+        ("---\nname: [unclosed\n---\nbody", "Invalid YAML in frontmatter: "),
+    ],
+)
+def test_parse_errors(text: str, message: str) -> None:
+    problems = validate_text(text)
+    assert len(problems) == 1
+    assert problems[0].severity == "error"
+    assert problems[0].message.startswith(message)
+
+
+def test_empty_frontmatter_reports_both_missing_fields() -> None:
+    assert errors_for("") == [
+        "Missing required field in frontmatter: name",
+        "Missing required field in frontmatter: description",
+    ]
+
+
+@pytest.mark.parametrize(
+    "tagged",
+    [
+        "!!python/object/apply:os.system ['touch /tmp/skillmd-pwned']",
+        "!!python/object:builtins.dict {}",
+        "!!python/name:os.system",
+    ],
+)
+def test_yaml_tags_that_build_objects_are_refused_not_run(tagged: str, tmp_path: Path) -> None:
+    text = f"---\nname: x\ndescription: {tagged}\n---\nbody"
+    with pytest.raises(
+        FrontmatterError, match="Invalid YAML in frontmatter: could not determine a constructor"
+    ):
+        parse_frontmatter(text)
+    assert not Path("/tmp/skillmd-pwned").exists()
+    assert "tags that build objects are refused" in validate_text(text)[0].message
+
+
+def test_a_byte_order_mark_is_ignored() -> None:
+    assert validate_text("\ufeff" + skill_text({"name": "x", "description": "y"}), "x") == []
+
+
+def test_body_advice_is_a_warning() -> None:
+    empty = validate_text(skill_text({"name": "x", "description": "y"}, body=""), "x")
+    assert [(p.severity, p.message) for p in empty] == [
+        ("warning", "SKILL.md has no instructions after the frontmatter")
+    ]
+    long = validate_text(skill_text({"name": "x", "description": "y"}, body="line\n" * 501), "x")
+    assert [p.severity for p in long] == ["warning"]
+    assert "501 lines; the specification recommends under 500" in long[0].message
+    assert not has_errors(long)
+    assert has_errors(long, strict=True)
+
+
+def test_validate_path_on_a_folder_and_on_the_file(tmp_path: Path, write_skill) -> None:
+    good = write_skill(tmp_path, "good")
+    assert validate_path(good.parent) == []
+    assert validate_path(good) == []
+    bad = write_skill(tmp_path, "bad", folder="not-bad", description="d" * 2000)
+    problems = validate_path(bad.parent)
+    assert {p.path for p in problems} == {bad}
+    assert messages(problems) == [
+        "Directory name 'not-bad' must match skill name 'bad'",
+        "Description exceeds 1024 character limit (2000 chars)",
+    ]
+    assert str(problems[0]) == f"{bad}: error: Directory name 'not-bad' must match skill name 'bad'"
+
+
+def test_validate_path_on_what_is_not_a_skill(tmp_path: Path) -> None:
+    assert messages(validate_path(tmp_path / "nope")) == [f"Path does not exist: {tmp_path / 'nope'}"]
+    assert messages(validate_path(tmp_path)) == ["Missing required file: SKILL.md"]
+    other = tmp_path / "README.md"
+    other.write_text("hi")
+    assert messages(validate_path(other)) == [f"Not a SKILL.md file: {other}"]
+
+
+def test_problems_serialise_for_json_output(tmp_path: Path, write_skill) -> None:
+    path = write_skill(tmp_path, "x", folder="y")
+    dumped = [p.model_dump(mode="json") for p in validate_path(path)]
+    assert dumped == [
+        {
+            "severity": "error",
+            "message": "Directory name 'y' must match skill name 'x'",
+            "field": "name",
+            "path": str(path),
+        }
+    ]

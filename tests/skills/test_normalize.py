@@ -1,0 +1,341 @@
+"""Every row of the reference normalizer tables, every validation rule, and properties."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from skills.errors import SkillValidationError
+from skills.models import SkillSpec
+from skills.normalize import NormalizeContext, normalize
+from skills.triggers import check_cron
+
+NOW = datetime(2026, 2, 14, 15, 0, tzinfo=UTC)
+CATALOG = {"outbox_send_message", "telegram_send_message", "gmail_list_messages", "gmail_get_message"}
+CTX = NormalizeContext(now=NOW, default_timezone="Europe/Paris", default_agent_id="thinker", tool_catalog=CATALOG)
+
+
+def ok(**data: object):
+    return normalize({"name": "water", "instructions": "drink", **data}, CTX)
+
+
+def refused(data: dict[str, object], ctx: NormalizeContext = CTX) -> dict[str, str]:
+    with pytest.raises(SkillValidationError) as info:
+        normalize(data, ctx)
+    return {e.field: e.message for e in info.value.errors}
+
+
+# --- re-nesting and aliases ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("schedule", "0 * * * *", {"schedule": "0 * * * *", "timezone": "Europe/Paris"}),
+        ("interval_minutes", 30, {"interval_minutes": 30}),
+        ("at", "2026-02-14T18:00:00", {"at": datetime(2026, 2, 14, 17, 0, tzinfo=UTC)}),
+        ("in_minutes", 5, {"at": NOW + timedelta(minutes=5)}),
+        ("in_hours", 2, {"at": NOW + timedelta(hours=2)}),
+    ],
+)
+def test_flattened_trigger_fields_are_nested(field: str, value: object, expected: dict[str, object]) -> None:
+    result = ok(**{field: value})
+    trigger = result.spec.trigger_config
+    assert trigger is not None
+    for key, want in expected.items():
+        assert getattr(trigger, key) == want
+    assert result.spec.trigger_type == "cron"
+    assert any(f"moved root '{field}'" in n for n in result.notes)
+
+
+@pytest.mark.parametrize("alias", ["cronExpression", "cron", "cron_expression", "expression"])
+def test_cron_aliases_become_schedule(alias: str) -> None:
+    nested = ok(trigger_config={alias: "*/5 * * * *"}).spec.trigger_config
+    root = ok(**{alias: "*/5 * * * *"}).spec.trigger_config
+    assert nested is not None and root is not None
+    assert nested.schedule == root.schedule == "*/5 * * * *"
+
+
+@pytest.mark.parametrize("alias", ["intervalMinutes", "interval", "every_minutes"])
+def test_interval_aliases(alias: str) -> None:
+    trigger = ok(trigger_config={alias: "45"}).spec.trigger_config
+    assert trigger is not None and trigger.interval_minutes == 45
+
+
+def test_camel_case_fields_are_read() -> None:
+    spec = normalize(
+        {
+            "name": "brief",
+            "instructions": "summarize",
+            "agentId": "main",
+            "triggerType": "cron",
+            "triggerConfig": {"cronExpression": "0 6 * * *", "timeZone": "America/New_York"},
+            "requiredTools": ["gmail_list_messages"],
+            "maxSteps": "15",
+            "notifyOnCompletion": "false",
+            "notifyIntervalMinutes": "30",
+        },
+        CTX,
+    ).spec
+    assert spec.agent_id == "main"
+    assert spec.trigger_config is not None
+    assert (spec.trigger_config.schedule, spec.trigger_config.timezone) == ("0 6 * * *", "America/New_York")
+    assert spec.required_tools == ["gmail_list_messages"]
+    assert (spec.max_steps, spec.notify_on_completion, spec.notify_interval_minutes) == (15, False, 30)
+
+
+def test_trigger_config_given_as_json_string() -> None:
+    trigger = ok(trigger_config='{"schedule": "0 9 * * 1-5"}').spec.trigger_config
+    assert trigger is not None and trigger.schedule == "0 9 * * 1-5"
+
+
+# --- relative times, inference, defaults ----------------------------------------------------
+
+
+def test_in_minutes_and_in_hours_add_up_to_one_absolute_at() -> None:
+    result = ok(trigger_config={"in_hours": 1, "in_minutes": "30"})
+    assert result.spec.trigger_config is not None
+    assert result.spec.trigger_config.at == NOW + timedelta(minutes=90)
+    assert result.trigger_as_written == {"in_hours": 1, "in_minutes": "30"}
+
+
+def test_naive_at_is_read_in_the_trigger_zone_then_default_zone() -> None:
+    explicit = ok(trigger_config={"at": "2026-03-01T09:00:00", "timezone": "America/New_York"}).spec.trigger_config
+    default = ok(trigger_config={"at": "2026-03-01T09:00:00"}).spec.trigger_config
+    zulu = ok(trigger_config={"at": "2026-03-01T09:00:00Z"}).spec.trigger_config
+    assert explicit is not None and default is not None and zulu is not None
+    assert explicit.at == datetime(2026, 3, 1, 9, tzinfo=ZoneInfo("America/New_York"))
+    assert default.at == datetime(2026, 3, 1, 9, tzinfo=ZoneInfo("Europe/Paris"))
+    assert zulu.at == datetime(2026, 3, 1, 9, tzinfo=UTC)
+
+
+def test_trigger_type_is_inferred() -> None:
+    assert ok(schedule="0 * * * *").spec.trigger_type == "cron"
+    assert ok().spec.trigger_type == "manual"
+    assert ok(trigger_type="EVENT").spec.trigger_type == "event"
+    changed = ok(trigger_type="manual", interval_minutes=10)
+    assert changed.spec.trigger_type == "cron"
+    assert any("changed to 'cron'" in n for n in changed.notes)
+
+
+def test_timezone_is_injected_only_when_missing() -> None:
+    injected = ok(schedule="0 9 * * *")
+    kept = ok(schedule="0 9 * * *", timezone="Asia/Tokyo")
+    assert injected.spec.trigger_config is not None and kept.spec.trigger_config is not None
+    assert injected.spec.trigger_config.timezone == "Europe/Paris"
+    assert any("injected" in n for n in injected.notes)
+    assert kept.spec.trigger_config.timezone == "Asia/Tokyo"
+
+
+def test_default_agent_id() -> None:
+    result = ok()
+    assert result.spec.agent_id == "thinker"
+    assert any("agent_id defaulted" in n for n in result.notes)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ('["gmail_list_messages", "gmail_get_message"]', ["gmail_list_messages", "gmail_get_message"]),
+        ("telegram_send_message", ["telegram_send_message"]),
+        ("gmail_list_messages, gmail_get_message", ["gmail_list_messages", "gmail_get_message"]),
+        (["outbox_send_message", "outbox_send_message"], ["outbox_send_message"]),
+    ],
+)
+def test_required_tools_from_strings(value: object, expected: list[str]) -> None:
+    assert ok(required_tools=value).spec.required_tools == expected
+
+
+def test_max_steps_from_string() -> None:
+    assert ok(max_steps="7").spec.max_steps == 7
+
+
+# --- plans and the safety net -------------------------------------------------------------
+
+
+def test_single_step_plan_stays_direct_and_its_tool_becomes_required() -> None:
+    spec = ok(execution_plan=[{"toolName": "outbox_send_message", "parameters": {"message": "hi"}}]).spec
+    assert spec.tier == "direct"
+    assert spec.execution_plan is not None and spec.execution_plan[0].id == "step1"
+    assert spec.required_tools == ["outbox_send_message"]
+
+
+def test_step_aliases_and_json_string_plan() -> None:
+    spec = ok(execution_plan='[{"id": "a", "tool": "outbox_send_message", "params": "{\\"message\\": \\"x\\"}"}]').spec
+    assert spec.execution_plan is not None
+    assert (spec.execution_plan[0].tool_name, spec.execution_plan[0].parameters) == ("outbox_send_message", {"message": "x"})
+
+
+def test_multi_step_plan_becomes_agent_tier() -> None:
+    result = ok(
+        required_tools=["gmail_get_message"],
+        execution_plan=[
+            {"id": "fetch", "toolName": "gmail_list_messages", "parameters": {}},
+            {"id": "send", "toolName": "telegram_send_message", "parameters": {"message": "{{fetch.result}}"}},
+        ],
+    )
+    assert result.spec.tier == "agent" and result.spec.execution_plan is None
+    assert result.spec.required_tools == ["gmail_get_message", "gmail_list_messages", "telegram_send_message"]
+    assert any("converted to Agent tier" in n for n in result.notes)
+
+
+# --- validation ---------------------------------------------------------------------------
+
+
+def test_missing_name_and_instructions_are_both_reported() -> None:
+    errors = refused({"description": "nothing else"})
+    assert "is required" in errors["name"] and "is required" in errors["instructions"]
+
+
+@pytest.mark.parametrize("cron", ["61 * * * *", "* * *", "0 0 L * *", "@reboot", "0 0 30 2 *", "every hour"])
+def test_bad_cron_is_refused_naming_the_field(cron: str) -> None:
+    errors = refused({"name": "x", "instructions": "y", "schedule": cron})
+    assert "trigger_config.schedule" in errors
+
+
+def test_unknown_time_zone() -> None:
+    errors = refused({"name": "x", "instructions": "y", "schedule": "0 9 * * *", "timezone": "Mars/Olympus"})
+    assert "unknown time zone 'Mars/Olympus'" in errors["trigger_config.timezone"]
+
+
+def test_at_in_the_past() -> None:
+    errors = refused({"name": "x", "instructions": "y", "at": "2026-02-14T14:00:00Z"})
+    assert "is in the past" in errors["trigger_config.at"]
+
+
+@pytest.mark.parametrize("value", [0, -5, "0", 1.5, "soon"])
+def test_interval_must_be_a_whole_number_of_at_least_one(value: object) -> None:
+    errors = refused({"name": "x", "instructions": "y", "interval_minutes": value})
+    assert "trigger_config.interval_minutes" in errors
+
+
+def test_two_kinds_of_trigger_at_once() -> None:
+    errors = refused({"name": "x", "instructions": "y", "schedule": "0 * * * *", "interval_minutes": 5})
+    assert "exactly one of" in errors["trigger_config"]
+
+
+def test_cron_type_without_a_schedule() -> None:
+    errors = refused({"name": "x", "instructions": "y", "trigger_type": "cron"})
+    assert "needs one of schedule" in errors["trigger_config"]
+
+
+def test_unknown_tools_are_refused_with_close_names() -> None:
+    errors = refused({"name": "x", "instructions": "y", "required_tools": ["telegram_send_mesage"]})
+    assert "unknown tool 'telegram_send_mesage'" in errors["required_tools"]
+    assert "did you mean 'telegram_send_message'" in errors["required_tools"]
+
+
+def test_plan_tools_are_checked_too() -> None:
+    errors = refused({"name": "x", "instructions": "y",
+                      "execution_plan": [{"toolName": "nope_nothing", "parameters": {}}]})
+    assert "unknown tool 'nope_nothing'" in errors["required_tools"]
+
+
+def test_a_disabled_skill_may_wait_for_missing_tools() -> None:
+    result = ok(enabled=False, required_tools=["weather_forecast"])
+    assert result.missing_tools == ["weather_forecast"] and not result.spec.enabled
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    errors = refused({"name": "", "instructions": "y", "schedule": "99 * * * *", "max_steps": "many",
+                      "notify_interval_minutes": -1, "required_tools": ["zzz"]})
+    assert set(errors) == {"name", "trigger_config.schedule", "max_steps", "notify_interval_minutes", "required_tools"}
+
+
+def test_not_an_object() -> None:
+    with pytest.raises(SkillValidationError, match="must be an object"):
+        normalize(["name"], CTX)
+
+
+# --- updates ------------------------------------------------------------------------------
+
+
+def test_update_merges_over_the_existing_skill() -> None:
+    existing = ok(schedule="0 9 * * *", timezone="Asia/Tokyo").spec
+    updated = normalize({"schedule": "30 7 * * *", "maxSteps": 3}, CTX, existing=existing).spec
+    assert updated.trigger_config is not None
+    assert (updated.trigger_config.schedule, updated.trigger_config.timezone) == ("30 7 * * *", "Asia/Tokyo")
+    assert (updated.max_steps, updated.name) == (3, "water")
+
+
+def test_update_from_schedule_to_one_shot_replaces_the_trigger() -> None:
+    existing = ok(schedule="0 9 * * *").spec
+    updated = normalize({"in_minutes": 10}, CTX, existing=existing).spec
+    assert updated.trigger_config is not None
+    assert updated.trigger_config.schedule is None and updated.trigger_config.at == NOW + timedelta(minutes=10)
+
+
+def test_update_to_manual_drops_the_schedule() -> None:
+    existing = ok(schedule="0 9 * * *").spec
+    updated = normalize({"trigger_type": "manual"}, CTX, existing=existing).spec
+    assert updated.trigger_type == "manual" and updated.trigger_config is None
+
+
+# --- properties ---------------------------------------------------------------------------
+
+TRIGGER_VALUES = st.one_of(
+    st.none(), st.integers(-10, 10_000), st.floats(allow_nan=True), st.text(max_size=20),
+    st.sampled_from(["0 * * * *", "*/5 * * * *", "@daily", "0 0 31 2 *", "61 * * * *", "2026-02-14T16:00:00",
+                     "2020-01-01T00:00:00Z", "Europe/Paris", "Nowhere/Town", "5", "-1", "true"]),
+)
+KEYS = st.sampled_from(
+    ["name", "instructions", "description", "agent_id", "enabled", "trigger_type", "trigger_config", "schedule",
+     "cron", "cronExpression", "interval_minutes", "intervalMinutes", "at", "in_minutes", "in_hours", "timezone",
+     "required_tools", "execution_plan", "max_steps", "notify_on_completion", "notify_interval_minutes", "junk"]
+)
+STEP = st.fixed_dictionaries(
+    {"toolName": st.one_of(st.sampled_from(sorted(CATALOG)), st.text(max_size=10)),
+     "parameters": st.one_of(st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=2), st.text(max_size=5))}
+)
+VALUES = st.one_of(
+    TRIGGER_VALUES,
+    st.lists(st.one_of(st.sampled_from(sorted(CATALOG)), st.text(max_size=8)), max_size=3),
+    st.lists(STEP, max_size=3),
+    st.dictionaries(st.sampled_from(["schedule", "at", "in_minutes", "interval_minutes", "timezone", "cron", "x"]),
+                    TRIGGER_VALUES, max_size=3),
+    st.booleans(),
+)
+
+
+def assert_storable(spec: SkillSpec, ctx: NormalizeContext) -> None:
+    """What the store may hold: everything a fire or a schedule will rely on."""
+    SkillSpec.model_validate(spec.model_dump())
+    assert spec.name.strip() and spec.instructions.strip() and spec.agent_id
+    assert spec.trigger_type in ("cron", "event", "manual")
+    assert 1 <= spec.max_steps and spec.notify_interval_minutes >= 0
+    if spec.enabled:
+        assert set(spec.required_tools) <= CATALOG
+    if spec.execution_plan:
+        assert len(spec.execution_plan) == 1
+        assert spec.execution_plan[0].tool_name in spec.required_tools
+    if spec.trigger_type == "cron":
+        trigger = spec.trigger_config
+        assert trigger is not None and trigger.kind is not None
+        assert sum(v is not None for v in (trigger.schedule, trigger.interval_minutes, trigger.at)) == 1
+        if trigger.schedule is not None:
+            assert check_cron(trigger.schedule) == trigger.schedule and trigger.timezone
+            ZoneInfo(trigger.timezone)
+        if trigger.interval_minutes is not None:
+            assert trigger.interval_minutes >= 1
+        if trigger.at is not None:
+            assert trigger.at.tzinfo is not None and trigger.at > ctx.now
+    else:
+        assert spec.trigger_config is None
+
+
+@settings(max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", "400")), suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(st.dictionaries(KEYS, VALUES, max_size=8), st.booleans())
+def test_random_inputs_never_crash_and_never_yield_an_invalid_skill(data: dict[str, object], base: bool) -> None:
+    if base:
+        data = {"name": "n", "instructions": "i", **data}
+    try:
+        result = normalize(data, CTX)
+    except SkillValidationError as e:
+        assert e.errors and all(err.message for err in e.errors)
+        return
+    assert_storable(result.spec, CTX)

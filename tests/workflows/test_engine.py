@@ -1,0 +1,152 @@
+"""End to end on a real dev server: register -> Temporal Schedule -> fire -> Direct-tier tool call."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from temporalio.client import Client, ScheduleOverlapPolicy
+
+from skills.errors import SkillNotFoundError, SkillValidationError
+from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_TIER
+from tests.conftest import Engine, eventually
+
+
+def reminder(name: str = "drink water", message: str = "Drink water!", **trigger: object) -> dict[str, object]:
+    return {
+        "name": name,
+        "instructions": "Remind the user to drink water",
+        "execution_plan": [{"id": "remind", "toolName": "outbox_send_message", "parameters": {"message": message}}],
+        "notify_on_completion": False,
+        **trigger,
+    }
+
+
+def soon(seconds: int = 3) -> str:
+    return (datetime.now(UTC) + timedelta(seconds=seconds)).isoformat()
+
+
+async def test_a_registered_one_shot_fires_through_its_schedule(engine: Engine, client: Client) -> None:
+    result = await engine.skills.register(reminder(at=soon(3)))
+    skill = result.skill
+    assert skill is not None and skill.tier == "direct" and skill.schedule_id == f"skill-{skill.id}-drink-water"
+    assert result.next_fire is not None
+
+    messages = await eventually(engine.outbox, timeout=30)
+    assert [m["message"] for m in messages] == ["Drink water!"]
+
+    runs = await eventually(lambda: _finished_runs(engine), timeout=15)
+    assert runs[0].status == "success" and runs[0].trigger == "schedule" and runs[0].scheduled_at is not None
+    assert runs[0].tool_calls[0].tool == "outbox_send_message" and runs[0].tool_calls[0].ok
+    assert (await engine.skills.get("drink water")).last_run_status == "success"
+
+    # The run is visible the way a user would look for it.
+    query = f"SkillName = 'drink water' AND TaskQueue = '{engine.settings.task_queue}'"
+    listed = [w async for w in client.list_workflows(query)]
+    assert len(listed) == 1 and listed[0].id.startswith(skill.schedule_id)
+    assert listed[0].typed_search_attributes.get(SKILL_TIER) == "direct"
+
+
+async def test_the_schedule_carries_the_skill(engine: Engine, client: Client) -> None:
+    result = await engine.skills.register(reminder(schedule="*/5 * * * *", agentId="main"))
+    assert result.skill is not None and result.skill.schedule_id is not None
+    description = await client.get_schedule_handle(result.skill.schedule_id).describe()
+    attributes = description.typed_search_attributes
+    assert (attributes.get(SKILL_NAME), attributes.get(SKILL_AGENT), attributes.get(SKILL_TIER)) == (
+        "drink water", "main", "direct")
+    assert await description.memo_value("trigger") == {"schedule": "*/5 * * * *"}
+    assert description.schedule.policy.overlap == ScheduleOverlapPolicy.SKIP
+    assert description.schedule.policy.catchup_window == engine.settings.catchup_window
+    times = description.info.next_action_times
+    assert times and all(t.minute % 5 == 0 and t.second == 0 for t in times)
+
+
+async def test_a_refused_registration_stores_nothing(engine: Engine, client: Client) -> None:
+    with pytest.raises(SkillValidationError) as refused:
+        await engine.skills.register(reminder(schedule="0 25 * * *", required_tools=["outbox_send_mesage"]))
+    fields = {e.field for e in refused.value.errors}
+    assert fields == {"trigger_config.schedule", "required_tools"}
+    assert await engine.skills.list() == []
+    assert [s async for s in await client.list_schedules()] == []
+
+
+async def test_a_duplicate_name_is_refused_and_the_first_skill_kept(engine: Engine) -> None:
+    first = await engine.skills.register(reminder(schedule="0 9 * * *"))
+    with pytest.raises(SkillValidationError, match="already has a skill named 'drink water'"):
+        await engine.skills.register(reminder(schedule="0 10 * * *"))
+    kept = await engine.skills.get("drink water")
+    assert first.skill is not None and kept.id == first.skill.id
+    assert kept.trigger_config is not None and kept.trigger_config.schedule == "0 9 * * *"
+
+
+async def test_update_rename_pause_resume_delete(engine: Engine, client: Client) -> None:
+    created = (await engine.skills.register(reminder(schedule="0 9 * * *"))).skill
+    assert created is not None and created.schedule_id is not None
+
+    updated = (await engine.skills.update("drink water", {"cron": "30 7 * * 1-5", "name": "hydrate"})).skill
+    assert updated is not None and updated.id == created.id and updated.schedule_id == f"skill-{created.id}-hydrate"
+    ids = [s.id async for s in await client.list_schedules()]
+    assert ids == [updated.schedule_id]
+    description = await client.get_schedule_handle(updated.schedule_id).describe()
+    assert await description.memo_value("trigger") == {"schedule": "30 7 * * 1-5"}
+    assert all(t.hour == 7 and t.minute == 30 and t.weekday() < 5 for t in description.info.next_action_times)
+
+    paused = await engine.skills.pause("hydrate")
+    assert not paused.enabled and paused.disabled_reason == "by user"
+    state = (await client.get_schedule_handle(updated.schedule_id).describe()).schedule.state
+    assert state.paused and state.note == "disabled: by user"
+
+    resumed = await engine.skills.resume(str(created.id))
+    assert resumed.enabled and resumed.disabled_reason is None
+    assert not (await client.get_schedule_handle(updated.schedule_id).describe()).schedule.state.paused
+
+    await engine.skills.delete("hydrate")
+    with pytest.raises(SkillNotFoundError):
+        await engine.skills.get("hydrate")
+    assert [s async for s in await client.list_schedules()] == []
+
+
+async def test_a_manual_skill_has_no_schedule_and_runs_on_demand(engine: Engine, client: Client) -> None:
+    skill = (await engine.skills.register(reminder(name="ping", message="pong"))).skill
+    assert skill is not None and skill.trigger_type == "manual" and skill.schedule_id is None
+    assert [s async for s in await client.list_schedules()] == []
+
+    run = await engine.skills.run("ping")
+    assert run.status == "success" and run.trigger == "manual"
+    assert [m["message"] for m in engine.outbox()] == ["pong"]
+    assert [r.run_id for r in await engine.skills.runs("ping")] == [run.run_id]
+
+
+async def test_a_tool_error_fails_the_run(engine: Engine) -> None:
+    await engine.skills.register(
+        {"name": "broken", "instructions": "x",
+         "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"chat_id": "c1"}}]}
+    )
+    run = await engine.skills.run("broken")
+    assert run.status == "error" and "outbox_send_message failed" in run.summary
+    assert engine.outbox() == []
+
+
+async def test_agent_tier_runs_record_that_the_tier_is_not_available(engine: Engine) -> None:
+    await engine.skills.register({"name": "brief", "instructions": "Summarize my day",
+                                  "required_tools": ["outbox_send_message"]})
+    run = await engine.skills.run("brief")
+    assert run.status == "unavailable" and "agent tier" in run.summary and run.tier == "agent"
+
+
+async def test_a_worker_restarted_between_registration_and_fire(engine: Engine, client: Client) -> None:
+    await engine.skills.register(reminder(at=soon(6)))
+    await engine.stop()
+    assert engine.outbox() == []
+
+    restarted = await Engine(engine.settings, client).start()
+    try:
+        messages = await eventually(restarted.outbox, timeout=40)
+        assert [m["message"] for m in messages] == ["Drink water!"]
+    finally:
+        await restarted.stop()
+
+
+async def _finished_runs(engine: Engine):  # noqa: ANN202
+    runs = await engine.skills.runs()
+    return runs if runs and all(r.status != "running" for r in runs) else None

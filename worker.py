@@ -1,0 +1,86 @@
+"""The worker process: wiring only.
+
+Connect, build the activity objects with their dependencies (store, MCP tool
+hub, Temporal client), register workflows and activities, run until SIGTERM or
+SIGINT, then drain: in-flight activities get `graceful_shutdown_timeout` to finish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from activities.registration import RegistrationActivities
+from activities.runs import RunActivities
+from activities.schedules import ScheduleActivities
+from activities.store import Store, StoreActivities
+from activities.tools import ToolActivities, ToolHub, load_mcp_config, outbox_server
+from skills.settings import Settings
+from starter.client import connect
+from workflows.manage import ChangeSkill, RegisterSkill
+from workflows.run import SkillRun
+
+
+async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
+                     ready: asyncio.Event | None = None) -> None:
+    store = Store.open(settings.store_url)
+    hub = ToolHub(load_mcp_config(settings.mcp_config, defaults={"outbox": outbox_server(settings.outbox_path)}))
+    await hub.start()
+    activities = [
+        RegistrationActivities(store, settings, lambda: [tool.name for tool in hub.catalog()]),
+        ScheduleActivities(client, settings),
+        StoreActivities(store),
+        RunActivities(store, settings),
+        ToolActivities(hub, call_timeout=settings.tool_call_timeout),
+    ]
+    try:
+        with ThreadPoolExecutor(max_workers=16) as executor:
+            worker = Worker(
+                client,
+                task_queue=settings.task_queue,
+                workflows=[RegisterSkill, ChangeSkill, SkillRun],
+                activities=[method for obj in activities for method in activity_methods(obj)],
+                activity_executor=executor,
+                graceful_shutdown_timeout=timedelta(seconds=20),
+            )
+            async with worker:
+                if ready is not None:
+                    ready.set()
+                await stop.wait()
+    finally:
+        await hub.close()
+
+
+def activity_methods(obj: object) -> list[object]:
+    """The @activity.defn methods of an activity object."""
+    return [getattr(obj, name) for name in dir(obj)
+            if hasattr(getattr(type(obj), name, None), "__temporal_activity_definition")]
+
+
+async def _main() -> None:
+    settings = Settings.from_env()
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+    await run_worker(settings, await connect(), stop)
+
+
+def configure_logging() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # It logs every request's full URL at INFO, and an MCP server's URL may carry a secret.
+    logging.getLogger("httpx2").setLevel(logging.WARNING)
+
+
+def main() -> None:
+    configure_logging()
+    asyncio.run(_main())
+
+
+if __name__ == "__main__":
+    main()
