@@ -16,40 +16,53 @@ from datetime import timedelta
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from activities.maintenance import MaintenanceActivities
 from activities.registration import RegistrationActivities
 from activities.runs import RunActivities
-from activities.schedules import ScheduleActivities
+from activities.schedules import ScheduleActivities, ensure_engine_schedules
+from activities.skillfiles import SkillFileActivities
 from activities.store import Store, StoreActivities
-from activities.tools import ToolActivities, ToolHub, load_mcp_config, outbox_server
+from activities.tools import ToolActivities, ToolHub, load_argument_rules, outbox_server
 from skills.settings import Settings
 from starter.client import connect
+from workflows.maintenance import Maintenance
 from workflows.manage import ChangeSkill, RegisterSkill
 from workflows.run import SkillRun
+from workflows.sync import SyncSkillFiles
 
 
 async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
                      ready: asyncio.Event | None = None) -> None:
-    store = Store.open(settings.store_url)
-    hub = ToolHub(load_mcp_config(settings.mcp_config, defaults={"outbox": outbox_server(settings.outbox_path)}))
+    store = Store.open(settings.store_url, schedule_prefix=settings.task_queue)
+    hub = ToolHub.from_config(
+        settings.mcp_config,
+        defaults={"outbox": outbox_server(settings.outbox_path)},
+        call_timeout=settings.tool_call_timeout.total_seconds(),
+        catalog_ttl=settings.tool_catalog_ttl.total_seconds() or None,
+        rules=load_argument_rules(settings.argument_rules, default_chat_id=settings.default_chat_id),
+    )
     await hub.start()
     activities = [
-        RegistrationActivities(store, settings, lambda: [tool.name for tool in hub.catalog()]),
+        RegistrationActivities(store, settings, hub.tool_names),
+        MaintenanceActivities(store, settings, hub.tool_names),
         ScheduleActivities(client, settings),
-        StoreActivities(store),
-        RunActivities(store, settings),
+        StoreActivities(store, settings.backoff),
+        RunActivities(store, settings, hub.call),
         ToolActivities(hub, call_timeout=settings.tool_call_timeout),
+        SkillFileActivities(store, client, settings, hub.tool_names),
     ]
     try:
         with ThreadPoolExecutor(max_workers=16) as executor:
             worker = Worker(
                 client,
                 task_queue=settings.task_queue,
-                workflows=[RegisterSkill, ChangeSkill, SkillRun],
+                workflows=[RegisterSkill, ChangeSkill, SkillRun, Maintenance, SyncSkillFiles],
                 activities=[method for obj in activities for method in activity_methods(obj)],
                 activity_executor=executor,
                 graceful_shutdown_timeout=timedelta(seconds=20),
             )
             async with worker:
+                await ensure_engine_schedules(client, settings)
                 if ready is not None:
                     ready.set()
                 await stop.wait()

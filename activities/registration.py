@@ -15,11 +15,9 @@ from temporalio import activity
 from activities.store import Store, as_application_errors
 from skills.errors import FieldError, SkillNotFoundError, SkillValidationError
 from skills.messages import ChangeInput, EnableInput, Prepared, RegisterInput, Saved, SaveInput
-from skills.models import Skill, SkillSpec
+from skills.models import BY_USER, MISSING_TOOLS, Skill, SkillSpec
 from skills.normalize import NormalizeContext, normalize
 from skills.settings import Settings
-
-MISSING_TOOLS = "missing tools"
 
 
 class RegistrationActivities:
@@ -100,4 +98,4 @@ def _disabled_reason(spec: SkillSpec, missing_tools: list[str], existing: Skill 
         return MISSING_TOOLS
     if existing is not None and not existing.enabled and existing.disabled_reason:
         return existing.disabled_reason
-    return "by user"
+    return BY_USER

@@ -1,44 +1,100 @@
-"""Run bookkeeping: open a run row when a fire starts, close it when it ends."""
+"""Run bookkeeping: open a run when a fire starts, close it when it ends, tell the user.
+
+The decisions that depend on stored state (is the skill disabled, is it backing
+off, which earlier fires never ran) are taken here, from the store, and come
+back to the workflow as data: the workflow stays deterministic and a restart
+forgets nothing.
+"""
 
 from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import Any
 
 from temporalio import activity
 
 from activities.store import Store
+from activities.tools import ToolResult
 from skills.errors import SkillNotFoundError
-from skills.messages import BeginRun, RunStart
-from skills.models import RunRecord
+from skills.fires import MAX_ACCOUNTED, PreviousFire, account_gap
+from skills.messages import BeginRun, NotifyInput, RunOutcome, RunStart
+from skills.models import RunRecord, Skill
 from skills.settings import Settings
+from skills.triggers import trigger_next_times
+
+LATE = timedelta(seconds=15)
+"""A scheduled fire that starts this late is a catch-up after an outage (normal lag is ~1 s)."""
 
 
 class RunActivities:
-    def __init__(self, store: Store, settings: Settings) -> None:
+    def __init__(self, store: Store, settings: Settings,
+                 send: Callable[[str, dict[str, Any]], Awaitable[ToolResult]]) -> None:
+        """``send(tool, arguments)`` is the tool hub's call, used for notifications."""
         self.store = store
         self.settings = settings
+        self.send = send
 
     @activity.defn(name="begin_run")
     def begin(self, request: BeginRun) -> RunStart:
-        """Load the skill as it is now and open its run row (idempotent on the run id)."""
+        """Load the skill as it is now, decide whether this fire may run it, open its run row
+        and account for the scheduled times before it that never ran (idempotent)."""
         try:
             skill = self.store.get_skill(request.skill_id)
         except SkillNotFoundError:
             # The skill was deleted after this fire was scheduled: nothing to run or record.
             activity.logger.warning("skill %s no longer exists; fire ignored", request.skill_id)
             return RunStart(skill=None, run=None)
-        run = self.store.start_run(
-            RunRecord(
-                run_id=request.run_id,
-                skill_id=skill.id,
-                skill_name=skill.name,
-                workflow_id=request.workflow_id,
-                trigger=request.trigger,
-                scheduled_at=request.scheduled_at,
-                started_at=request.started_at,
-                tier=skill.tier,
-            )
-        )
-        return RunStart(skill=skill, run=run, tool_timeout_seconds=self.settings.tool_call_timeout.total_seconds())
+        run = RunRecord(run_id=request.run_id, skill_id=skill.id, skill_name=skill.name,
+                        workflow_id=request.workflow_id, trigger=request.trigger,
+                        scheduled_at=request.scheduled_at, started_at=request.started_at, tier=skill.tier)
+        gaps = self._gaps(skill, run) if request.trigger == "schedule" else []
+        return RunStart(skill=skill, run=self.store.start_run(run, gaps), skip=self._skip(skill, run),
+                        tool_timeout_seconds=self.settings.tool_call_timeout.total_seconds(),
+                        notify_interval_seconds=self.settings.notify_interval.total_seconds())
 
     @activity.defn(name="finish_run")
-    def finish(self, run: RunRecord) -> RunRecord:
-        return self.store.finish_run(run)
+    def finish(self, run: RunRecord) -> RunOutcome:
+        return self.store.record_outcome(run, self.settings.backoff)
+
+    @activity.defn(name="notify_user")
+    async def notify(self, request: NotifyInput) -> None:
+        """Send a message through the notifier tool and remember when (for throttling)."""
+        result = await self.send(self.settings.notifier_tool, {"message": request.message})
+        if not result.ok:
+            raise RuntimeError(f"{self.settings.notifier_tool} refused the notification: {result.text}")
+        await asyncio.to_thread(self.store.mark_notified, request.skill_id, request.at)
+
+    def _skip(self, skill: Skill, run: RunRecord) -> str | None:
+        if run.trigger != "schedule":
+            return None  # a manual run is what the user asked for, now: never skipped
+        if not skill.enabled:
+            return f"disabled: {skill.disabled_reason or 'by user'}"
+        # The start, not the scheduled time: backoff asks whether it is too soon to try again now
+        # (and a schedule's times are whole seconds).
+        return skill.failures.skip_reason(self.settings.backoff, run.started_at)
+
+    def _gaps(self, skill: Skill, run: RunRecord) -> list[RunRecord]:
+        trigger, scheduled = skill.trigger_config, run.scheduled_at
+        if trigger is None or trigger.kind not in ("cron", "interval") or scheduled is None:
+            return []
+        previous = self.store.previous_scheduled_run(skill.id, before=scheduled)
+        # Times before the last change of the skill (a new trigger, a resume) were not fires of this schedule.
+        since = max(previous.scheduled_at, skill.updated_at) if previous and previous.scheduled_at else skill.updated_at
+        expected = [t for t in trigger_next_times(trigger, anchor=skill.created_at, after=since,
+                                                  count=MAX_ACCOUNTED + 1) if t < scheduled]
+        if not expected:
+            return []
+        following = trigger_next_times(trigger, anchor=skill.created_at, after=scheduled, count=1)
+        late = run.started_at - scheduled > LATE or bool(following and following[0] <= run.started_at)
+        before = PreviousFire(scheduled_at=previous.scheduled_at, started_at=previous.started_at,
+                              finished_at=previous.finished_at) if previous and previous.scheduled_at else None
+        return [
+            RunRecord(run_id=f"{run.run_id}-gap-{i}", skill_id=skill.id, skill_name=skill.name,
+                      workflow_id=run.workflow_id, trigger="schedule", scheduled_at=gap.scheduled_at,
+                      started_at=gap.scheduled_at, finished_at=gap.scheduled_at, status=gap.status,
+                      summary=gap.summary, tier=skill.tier)
+            for i, gap in enumerate(account_gap(expected, before, late))
+        ]
+

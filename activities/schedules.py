@@ -6,7 +6,7 @@ skill, never patched field by field, so calling `sync` again is always safe.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from temporalio import activity
 from temporalio.client import (
@@ -14,17 +14,21 @@ from temporalio.client import (
     Schedule,
     ScheduleActionStartWorkflow,
     ScheduleAlreadyRunningError,
+    ScheduleIntervalSpec,
     ScheduleOverlapPolicy,
     SchedulePolicy,
+    ScheduleSpec,
     ScheduleState,
     ScheduleUpdate,
+    ScheduleUpdateInput,
 )
 from temporalio.service import RPCError, RPCStatusCode
 
 from skills.messages import ScheduleSync, ScheduleSynced, SkillRunInput
-from skills.models import Skill
-from skills.naming import run_summary, search_attributes
+from skills.models import BY_USER, FAILURES, Skill
+from skills.naming import engine_job_id, run_summary, search_attributes
 from skills.settings import Settings
+from skills.skillmd.sync import SYNC_JOB, SYNC_WORKFLOW, SyncInput
 from skills.triggers import schedule_spec
 
 SKILL_RUN_WORKFLOW = "SkillRun"
@@ -61,7 +65,58 @@ def build_schedule(skill: Skill, settings: Settings) -> Schedule:
 def pause_note(skill: Skill) -> str:
     if skill.enabled:
         return f"skill {skill.id} '{skill.name}' ({skill.agent_id})"
-    return f"disabled: {skill.disabled_reason or 'by user'}"
+    if skill.disabled_reason == FAILURES:
+        return (f"disabled: {FAILURES} ({skill.consecutive_failures} in a row); "
+                f"last error: {(skill.last_error or '')[:300]}")
+    return f"disabled: {skill.disabled_reason or BY_USER}"
+
+
+MAINTENANCE_WORKFLOW = "Maintenance"
+
+
+def engine_schedules(settings: Settings) -> dict[str, Schedule]:
+    """The engine's own rounds, each on its own schedule, by schedule id."""
+    maintenance = engine_job_id(settings.task_queue, "maintenance")
+    sync = engine_job_id(settings.task_queue, SYNC_JOB)
+    return {
+        maintenance: _round(maintenance, MAINTENANCE_WORKFLOW, None, settings.maintenance_interval, settings,
+                            "maintenance: auto-enable skills whose tools came back, retire missed one-shots"),
+        sync: _round(sync, SYNC_WORKFLOW, SyncInput(), settings.skill_sync_interval, settings,
+                     "sync the skills of SKILL.md files that carry a schedule"),
+    }
+
+
+def _round(schedule_id: str, workflow: str, arg: object, every: timedelta, settings: Settings,
+           summary: str) -> Schedule:
+    args = [] if arg is None else [arg]
+    return Schedule(
+        action=ScheduleActionStartWorkflow(workflow, args=args, id=schedule_id, task_queue=settings.task_queue,
+                                           static_summary=summary),
+        spec=ScheduleSpec(intervals=[ScheduleIntervalSpec(every=every)]),
+        # A round that finds the previous one still running, or that was missed while the
+        # server was down, is not worth catching up: the next one sees the same state.
+        policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP, catchup_window=every),
+    )
+
+
+async def ensure_engine_schedules(client: Client, settings: Settings) -> None:
+    """Create the engine's schedules, or bring them to the current settings; safe on every start.
+
+    An existing schedule keeps its state, so a round an operator paused stays paused
+    across worker restarts.
+    """
+    for schedule_id, schedule in engine_schedules(settings).items():
+        try:
+            await client.create_schedule(schedule_id, schedule)
+            continue
+        except ScheduleAlreadyRunningError:
+            pass
+
+        def keep_state(current: ScheduleUpdateInput, schedule: Schedule = schedule) -> ScheduleUpdate:
+            schedule.state = current.description.schedule.state
+            return ScheduleUpdate(schedule=schedule)
+
+        await client.get_schedule_handle(schedule_id).update(keep_state)
 
 
 class ScheduleActivities:

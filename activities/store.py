@@ -25,9 +25,10 @@ from sqlmodel import Field, Session, SQLModel, create_engine, select
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
+from skills.backoff import BackoffPolicy
 from skills.errors import SkillNotFoundError, SkillValidationError
-from skills.messages import RunsQuery, SkillFilter, SkillRef
-from skills.models import RunRecord, Skill, SkillSpec
+from skills.messages import RunOutcome, RunsQuery, SkillFilter, SkillRef
+from skills.models import FAILURES, FIRED, RunRecord, Skill, SkillSpec
 from skills.naming import schedule_id_for
 
 
@@ -73,7 +74,11 @@ class SkillRow(SQLModel, table=True):
     max_steps: int = 10
     notify_on_completion: bool = True
     notify_interval_minutes: int = 0
+    preflight: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     schedule_id: str | None = None
+    consecutive_failures: int = 0
+    last_failure_at: datetime | None = _utc_column()
+    last_error: str | None = Field(default=None, sa_column=Column(Text))
     last_notified_at: datetime | None = _utc_column()
     created_at: datetime = _utc_column(nullable=False)
     updated_at: datetime = _utc_column(nullable=False)
@@ -118,16 +123,18 @@ def make_engine(url: str) -> Engine:
 class Store:
     """Skills and their runs, one short transaction per call."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, schedule_prefix: str = "skills") -> None:
         self.engine = engine
+        self.schedule_prefix = schedule_prefix
+        """Schedule ids are ``<prefix>-<id>-<name>``; the worker gives its task queue."""
 
     @classmethod
-    def open(cls, url: str) -> Store:
+    def open(cls, url: str, schedule_prefix: str = "skills") -> Store:
         if url.startswith("sqlite:///"):
             from pathlib import Path
 
             Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-        store = cls(make_engine(url))
+        store = cls(make_engine(url), schedule_prefix)
         SQLModel.metadata.create_all(store.engine)
         return store
 
@@ -150,7 +157,7 @@ class Store:
                 session.rollback()
                 raise _name_taken(spec) from e
             assert row.id is not None
-            row.schedule_id = schedule_id_for(row.id, spec.name) if spec.is_scheduled else None
+            row.schedule_id = schedule_id_for(self.schedule_prefix, row.id, spec.name) if spec.is_scheduled else None
             self._commit_unique(session, spec)
             return self._skill(session, row)
 
@@ -162,7 +169,8 @@ class Store:
                 setattr(row, key, value)
             row.trigger_as_written = trigger_as_written
             row.disabled_reason = None if spec.enabled else disabled_reason
-            row.schedule_id = schedule_id_for(skill_id, spec.name) if spec.is_scheduled else None
+            row.schedule_id = (schedule_id_for(self.schedule_prefix, skill_id, spec.name)
+                               if spec.is_scheduled else None)
             row.updated_at = now
             session.add(row)
             self._commit_unique(session, spec)
@@ -175,7 +183,7 @@ class Store:
             for key, value in _spec_columns(skill).items():
                 setattr(row, key, value)
             for key in ("disabled_reason", "trigger_as_written", "schedule_id", "last_notified_at",
-                        "created_at", "updated_at"):
+                        "consecutive_failures", "last_failure_at", "last_error", "created_at", "updated_at"):
                 setattr(row, key, getattr(skill, key))
             session.add(row)
             session.commit()
@@ -186,6 +194,15 @@ class Store:
             row.enabled = enabled
             row.disabled_reason = None if enabled else reason
             row.updated_at = now
+            session.add(row)
+            session.commit()
+            return self._skill(session, row)
+
+    def retire_skill(self, skill_id: int, reason: str) -> Skill:
+        """Disable a skill whose schedule is done with (a one-shot), forgetting the schedule."""
+        with self.session() as session:
+            row = self._row(session, skill_id)
+            row.enabled, row.disabled_reason, row.schedule_id = False, reason, None
             session.add(row)
             session.commit()
             return self._skill(session, row)
@@ -237,29 +254,78 @@ class Store:
 
     # --- runs -----------------------------------------------------------------------------
 
-    def start_run(self, run: RunRecord) -> RunRecord:
-        """Insert a run; idempotent on run_id, so a retried activity does not duplicate it."""
+    def start_run(self, run: RunRecord, gaps: list[RunRecord] = ()) -> RunRecord:  # type: ignore[assignment]
+        """Insert a run (and the rows accounting for fires before it); idempotent on run ids,
+        so a retried activity does not duplicate them."""
         with self.session() as session:
-            existing = session.get(RunRow, run.run_id)
-            if existing is not None:
-                return _run_model(existing)
-            row = RunRow(**run.model_dump(mode="python"))
-            session.add(row)
+            for record in [*gaps, run]:
+                if session.get(RunRow, record.run_id) is None:
+                    session.add(RunRow(**record.model_dump(mode="python")))
             session.commit()
-            return _run_model(row)
+            return _run_model(session.get(RunRow, run.run_id))  # type: ignore[arg-type]
 
-    def finish_run(self, run: RunRecord) -> RunRecord:
+    def record_outcome(self, run: RunRecord, policy: BackoffPolicy) -> RunOutcome:
+        """Close a run and apply what it means to its skill, in one transaction: the failure
+        count (a success resets it; the limit-th failure disables the skill) and, for the
+        scheduled fire of a one-shot, its retirement."""
         with self.session() as session:
             row = session.get(RunRow, run.run_id) or RunRow(run_id=run.run_id)
             for key, value in run.model_dump(mode="python").items():
                 setattr(row, key, value)
             session.add(row)
+            skill = session.get(SkillRow, run.skill_id)
+            disabled = retired = None
+            if skill is not None:
+                if run.status == "success":
+                    skill.consecutive_failures = 0
+                elif run.status == "error":
+                    skill.consecutive_failures += 1
+                    skill.last_failure_at = run.finished_at
+                    skill.last_error = run.summary[:1000]
+                    if skill.consecutive_failures >= policy.limit and skill.enabled:
+                        skill.enabled, skill.disabled_reason, disabled = False, FAILURES, FAILURES
+                if run.trigger == "schedule" and (skill.trigger_config or {}).get("at") is not None:
+                    # A one-shot fires once, whatever came of it; the skill and its runs stay.
+                    if skill.enabled:
+                        skill.enabled, skill.disabled_reason = False, FIRED
+                        disabled = disabled or FIRED
+                    retired, skill.schedule_id = skill.schedule_id, None
+                session.add(skill)
             session.commit()
-            return _run_model(row)
+            after = self._skill(session, skill) if skill else None
+            return RunOutcome(run=_run_model(row), skill=after, disabled=disabled, retired_schedule=retired,
+                              retry_after=after.failures.retry_after(policy) if after else None)
+
+    def mark_notified(self, skill_id: int, at: datetime) -> None:
+        with self.session() as session:
+            row = session.get(SkillRow, skill_id)
+            if row is not None:
+                row.last_notified_at = at
+                session.add(row)
+                session.commit()
+
+    def previous_scheduled_run(self, skill_id: int, before: datetime) -> RunRecord | None:
+        """The newest run this skill's schedule started before ``before``."""
+        with self.session() as session:
+            query = (select(RunRow)
+                     .where(RunRow.skill_id == skill_id, RunRow.trigger == "schedule",
+                            RunRow.scheduled_at < before,  # type: ignore[operator]
+                            RunRow.status.not_in(("missed",)))  # type: ignore[attr-defined]
+                     .order_by(RunRow.scheduled_at.desc())  # type: ignore[union-attr]
+                     .limit(1))
+            row = session.exec(query).first()
+            return _run_model(row) if row else None
+
+    def has_scheduled_runs(self, skill_id: int) -> bool:
+        with self.session() as session:
+            query = select(RunRow.run_id).where(RunRow.skill_id == skill_id, RunRow.trigger == "schedule").limit(1)
+            return session.exec(query).first() is not None
 
     def list_runs(self, skill_id: int | None = None, limit: int = 20) -> list[RunRecord]:
+        """Newest first, by the time each run stands for: its scheduled time, else its start."""
         with self.session() as session:
-            query = select(RunRow).order_by(RunRow.started_at.desc()).limit(limit)  # type: ignore[union-attr]
+            when = func.coalesce(RunRow.scheduled_at, RunRow.started_at)
+            query = select(RunRow).order_by(when.desc(), RunRow.started_at.desc()).limit(limit)  # type: ignore[union-attr]
             if skill_id is not None:
                 query = query.where(RunRow.skill_id == skill_id)
             return [_run_model(r) for r in session.exec(query)]
@@ -292,7 +358,8 @@ class Store:
             return {}
         newest = (
             select(RunRow.skill_id, func.max(RunRow.started_at).label("started"))
-            .where(RunRow.skill_id.in_(skill_ids), RunRow.status != "running")  # type: ignore[attr-defined]
+            .where(RunRow.skill_id.in_(skill_ids),  # type: ignore[attr-defined]
+                   RunRow.status.not_in(("running", "missed")))  # type: ignore[attr-defined]
             .group_by(RunRow.skill_id)
             .subquery()
         )
@@ -329,17 +396,21 @@ def _run_model(row: RunRow) -> RunRecord:
 class StoreActivities:
     """Reads of the store, for the client's management calls and the workflows."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, backoff: BackoffPolicy) -> None:
         self.store = store
+        self.backoff = backoff
 
     @activity.defn(name="get_skill")
     def get_skill(self, ref: SkillRef) -> Skill:
         with as_application_errors():
-            return self.store.find_skill(ref.ref, ref.agent_id)
+            return self._with_backoff(self.store.find_skill(ref.ref, ref.agent_id))
 
     @activity.defn(name="list_skills")
     def list_skills(self, flt: SkillFilter) -> list[Skill]:
-        return self.store.list_skills(flt)
+        return [self._with_backoff(skill) for skill in self.store.list_skills(flt)]
+
+    def _with_backoff(self, skill: Skill) -> Skill:
+        return skill.model_copy(update={"backoff_until": skill.failures.retry_after(self.backoff)})
 
     @activity.defn(name="list_runs")
     def list_runs(self, query: RunsQuery) -> list[RunRecord]:

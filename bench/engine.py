@@ -24,7 +24,6 @@ import argparse
 import asyncio
 import json
 import os
-import statistics
 import tempfile
 import time
 import uuid

@@ -8,6 +8,14 @@ throw-away outbox file, and prints the median and 95th percentile per call:
 - ``raw client``: the MCP client alone on an open session (what the hub adds is the difference);
 - ``reconnect per call``: a new ToolHub (process start, handshake, tool listing) for each call.
 
+Then the argument pipeline alone (``skills.arguments.prepare_arguments``, which every
+hub call runs before it sends anything), on the tool's real input schema:
+
+- ``pipeline, clean arguments``: nothing to fix, the schema check only;
+- ``pipeline, LLM-style arguments``: a null, a string number, a hallucinated parameter and
+  a default to inject, all fixed;
+- ``pipeline, schema compiled per call``: what caching the compiled validator saves.
+
 Run from the project root::
 
     .venv/bin/python -m bench.tool_latency [--warm-calls 500] [--cold-calls 20] [--tool list_messages] [--json]
@@ -30,9 +38,21 @@ from pathlib import Path
 from mcp import Client, StdioServerParameters
 
 from activities.tools import McpServerConfig, ToolHub, outbox_server
+from skills.arguments import ArgumentRules, ParameterDefault, compile_schema, prepare_arguments
 
 CALL_TIMEOUT = 30.0
 ARGUMENTS = {"send_message": lambda i: {"message": f"bench {i}"}, "list_messages": lambda i: {"limit": 1}}
+# What an LLM tends to send instead: a null, a number as a string, an invented parameter, no chat.
+LOOSE_ARGUMENTS = {
+    "send_message": {"message": "bench", "chat_id": None, "teamId": "t-1"},
+    "list_messages": {"limit": "5", "chat_id": None, "teamId": "t-1"},
+}
+RULES = ArgumentRules(
+    hallucinated={"outbox_": ["teamId"]},
+    defaults={"outbox_send_message": {"chat_id": ParameterDefault(value="42", max_length=20)},
+              "outbox_list_messages": {"chat_id": ParameterDefault(value="42", max_length=20)}},
+)
+PIPELINE_CALLS = 20_000
 
 
 async def timed(calls: int, one_call: Callable[[int], Awaitable[object]]) -> list[float]:
@@ -72,22 +92,43 @@ async def reconnect_per_call(config: McpServerConfig, tool: str, calls: int) -> 
     return await timed(calls, connect_call_close)
 
 
-def summary(name: str, samples: list[float]) -> dict[str, object]:
+def pipeline(schema: dict[str, object], tool: str, *, loose: bool, cached: bool, calls: int) -> list[float]:
+    """Milliseconds per ``prepare_arguments`` call, in batches of 100 (one call is below the clock's grain)."""
+    arguments = LOOSE_ARGUMENTS[tool] if loose else ARGUMENTS[tool](0)
+    validator = compile_schema(schema) if cached else None
+    samples = []
+    for _batch in range(calls // 100):
+        started = time.perf_counter()
+        for _ in range(100):
+            prepare_arguments(f"outbox_{tool}", arguments, schema, RULES, validator=validator)
+        samples.append((time.perf_counter() - started) * 1000 / 100)
+    return samples
+
+
+def summary(name: str, samples: list[float], calls: int | None = None) -> dict[str, object]:
     return {
         "mode": name,
-        "calls": len(samples),
-        "median_ms": round(statistics.median(samples), 2),
-        "p95_ms": round(statistics.quantiles(samples, n=20)[18], 2),
+        "calls": calls or len(samples),
+        "median_ms": round(statistics.median(samples), 4),
+        "p95_ms": round(statistics.quantiles(samples, n=20)[18], 4),
     }
 
 
 async def run(tool: str, warm_calls: int, cold_calls: int) -> list[dict[str, object]]:
     with tempfile.TemporaryDirectory() as scratch:
         config = outbox_server(Path(scratch) / "outbox.jsonl")
+        async with ToolHub({"outbox": config}) as hub:
+            schema = next(t.input_schema for t in hub.catalog() if t.tool == tool)
         return [
             summary("warm session (ToolHub)", await warm_hub(config, tool, warm_calls)),
             summary("raw client, warm session", await raw_client(config, tool, warm_calls)),
             summary("reconnect per call", await reconnect_per_call(config, tool, cold_calls)),
+            summary("pipeline, clean arguments",
+                    pipeline(schema, tool, loose=False, cached=True, calls=PIPELINE_CALLS), PIPELINE_CALLS),
+            summary("pipeline, LLM-style arguments",
+                    pipeline(schema, tool, loose=True, cached=True, calls=PIPELINE_CALLS), PIPELINE_CALLS),
+            summary("pipeline, schema compiled per call",
+                    pipeline(schema, tool, loose=True, cached=False, calls=PIPELINE_CALLS // 10), PIPELINE_CALLS // 10),
         ]
 
 
@@ -106,9 +147,10 @@ def main() -> None:
         f"outbox_{args.tool} over stdio; Python {platform.python_version()}, mcp {version('mcp')}, "
         f"{platform.system()} {platform.machine()}"
     )
-    print(f"{'mode':<28}{'calls':>7}{'median ms':>12}{'p95 ms':>10}")
+    print(f"{'mode':<36}{'calls':>7}{'median ms':>12}{'p95 ms':>10}")
     for row in rows:
-        print(f"{row['mode']:<28}{row['calls']:>7}{row['median_ms']:>12.2f}{row['p95_ms']:>10.2f}")
+        digits = 2 if float(row["median_ms"]) >= 0.1 else 4  # type: ignore[arg-type]
+        print(f"{row['mode']:<36}{row['calls']:>7}{row['median_ms']:>12.{digits}f}{row['p95_ms']:>10.{digits}f}")
 
 
 if __name__ == "__main__":

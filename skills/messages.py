@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from skills.errors import FieldError
-from skills.models import Normalized, RunRecord, Skill
+from skills.models import BY_USER, Normalized, RunRecord, Skill
 
 
 class SkillRef(BaseModel):
@@ -91,7 +91,7 @@ class ChangeInput(BaseModel):
 
     target: SkillRef
     action: Literal["delete", "pause", "resume"]
-    reason: str = "by user"
+    reason: str = BY_USER
 
 
 class ChangeResult(BaseModel):
@@ -127,8 +127,51 @@ class BeginRun(BaseModel):
 
 
 class RunStart(BaseModel):
-    """The skill as it is at this fire, the run row opened for it, and the worker's run options."""
+    """The skill as it is at this fire, the run row opened for it, and what the fire should do."""
 
     skill: Skill | None
     run: RunRecord | None
+    skip: str | None = None
+    """Why this fire must not run the skill (disabled, backoff), decided from the stored state."""
     tool_timeout_seconds: float = 60.0
+    notify_interval_seconds: float = 600.0
+    """The global minimum between completion notifications (a skill's notify_interval_minutes: 0)."""
+
+
+class RunOutcome(BaseModel):
+    """A closed run and what it did to its skill."""
+
+    run: RunRecord
+    skill: Skill | None
+    disabled: str | None = None
+    """The reason the skill was disabled by this run ("failures", "fired"), if it was."""
+    retired_schedule: str | None = None
+    """The schedule of a one-shot that has fired, to delete."""
+    retry_after: datetime | None = None
+    """Until when scheduled fires are skipped, after a failure."""
+
+
+class NotifyInput(BaseModel):
+    skill_id: int
+    message: str
+    at: datetime
+
+
+# --- maintenance --------------------------------------------------------------------------
+
+
+class MaintenanceScan(BaseModel):
+    ready: list[Skill] = Field(default_factory=list)
+    """Disabled for missing tools, and every tool is available now."""
+    missed: list[Skill] = Field(default_factory=list)
+    """Enabled one-shots that never fired and are now beyond the catch-up window."""
+
+
+class MissedOneShot(BaseModel):
+    skill: Skill
+    workflow_id: str
+
+
+class MaintenanceReport(BaseModel):
+    enabled: list[str] = Field(default_factory=list)
+    missed: list[str] = Field(default_factory=list)

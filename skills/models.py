@@ -13,11 +13,21 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from skills.backoff import FailureState
+from skills.preflight import PreflightCheck
+
 TriggerType = Literal["cron", "event", "manual"]
 Tier = Literal["direct", "agent"]
 RunStatus = Literal["running", "success", "error", "skipped", "missed", "unavailable"]
 
 DEFAULT_MAX_STEPS = 10
+
+# Why a skill is disabled (Skill.disabled_reason). Only MISSING_TOOLS comes back by itself.
+BY_USER = "by user"
+FAILURES = "failures"
+MISSING_TOOLS = "missing tools"
+FIRED = "fired"
+MISSED = "missed"
 
 
 class PlanStep(BaseModel):
@@ -80,6 +90,8 @@ class SkillSpec(BaseModel):
     max_steps: int = DEFAULT_MAX_STEPS
     notify_on_completion: bool = True
     notify_interval_minutes: int = 0
+    preflight: list[PreflightCheck] = Field(default_factory=list)
+    """Checks run before the tier; one that finds nothing to do skips the run at zero cost."""
 
     @property
     def tier(self) -> Tier:
@@ -98,12 +110,26 @@ class Skill(SkillSpec):
     disabled_reason: str | None = None
     trigger_as_written: dict[str, Any] | None = None
     """The trigger exactly as the user sent it (``in_minutes: 5`` before it became ``at``)."""
+    consecutive_failures: int = 0
+    last_failure_at: datetime | None = None
+    last_error: str | None = None
+    backoff_until: datetime | None = None
+    """Scheduled fires before this are skipped (filled in by the worker, which knows the policy)."""
     last_run_at: datetime | None = None
     last_run_status: RunStatus | None = None
     last_run_summary: str | None = None
     last_notified_at: datetime | None = None
     created_at: datetime
     updated_at: datetime
+
+    @property
+    def failures(self) -> FailureState:
+        return FailureState(consecutive_failures=self.consecutive_failures, last_failure_at=self.last_failure_at,
+                            last_error=self.last_error)
+
+    @property
+    def is_one_shot(self) -> bool:
+        return self.trigger_config is not None and self.trigger_config.kind == "at"
 
 
 class Normalized(BaseModel):
@@ -125,6 +151,8 @@ class ToolCallRecord(BaseModel):
     duration_ms: int
     result: str = ""
     """The result text, cut to a few kilobytes."""
+    adjusted: list[str] = Field(default_factory=list)
+    """What the argument pipeline changed before the call (``"limit": "5"`` became 5, ...)."""
 
 
 class RunRecord(BaseModel):

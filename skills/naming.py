@@ -32,9 +32,16 @@ def slug(name: str) -> str:
     return text[:MAX_SLUG].rstrip("-") or "skill"
 
 
-def schedule_id_for(skill_id: int, name: str) -> str:
-    """Stable per skill (the id never changes), readable (the name is in it)."""
-    return f"skill-{skill_id}-{slug(name)}"
+def schedule_id_for(task_queue: str, skill_id: int, name: str) -> str:
+    """Stable per skill (the id never changes), readable (the name is in it), and prefixed
+    with the task queue: engines sharing a namespace (staging beside production) each have
+    their own store ids, and their schedules start runs on their own queue."""
+    return f"{task_queue}-{skill_id}-{slug(name)}"
+
+
+def engine_job_id(task_queue: str, job: str) -> str:
+    """Ids of the engine's own schedules and runs (``skills-maintenance``, ``skills-sync-files``)."""
+    return f"{task_queue}-{job}"
 
 
 def search_attributes(spec: SkillSpec) -> TypedSearchAttributes:

@@ -19,8 +19,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from pydantic import ValidationError
+
 from skills.errors import FieldError, SkillValidationError
 from skills.models import Normalized, PlanStep, SkillSpec, TriggerConfig
+from skills.plans import analyse_plan
+from skills.preflight import PreflightCheck, automatic_checks
 from skills.triggers import check_cron
 
 MAX_NAME_LENGTH = 200
@@ -44,6 +48,10 @@ FIELD_ALIASES = {
     "notify": "notify_on_completion",
     "notifyIntervalMinutes": "notify_interval_minutes",
     "prompt": "instructions",
+    "pre_flight": "preflight",
+    "preFlight": "preflight",
+    "preflight_checks": "preflight",
+    "preflightChecks": "preflight",
 }
 
 TRIGGER_ALIASES = {
@@ -73,6 +81,8 @@ WHEN_KEYS = TRIGGER_KEYS - {"timezone"}
 
 STEP_TOOL_ALIASES = ("toolName", "tool_name", "tool", "name")
 STEP_PARAM_ALIASES = ("parameters", "params", "arguments", "args", "input")
+CHECK_ALIASES = {"toolName": "tool", "tool_name": "tool", "name": "tool", "args": "arguments", "params": "arguments",
+                 "parameters": "arguments", "skipIf": "skip_if", "skip_when": "skip_if", "condition": "skip_if"}
 
 SPEC_FIELDS = set(SkillSpec.model_fields)
 TRIGGER_TYPES = ("cron", "event", "manual")
@@ -119,22 +129,29 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
     trigger = _normalize_trigger(data, ctx, notes, problems)
     plan = _normalize_plan(data.get("execution_plan"), problems)
     tools = _string_list(data.get("required_tools"), "required_tools", problems)
+    preflight = _normalize_preflight(data.get("preflight"), problems)
 
-    if plan and len(plan) > 1:
-        # Direct tier cannot pipe one step's result into the next, so a multi-step
-        # plan would send literal placeholders. Let an LLM reason over it instead.
-        notes.append(
-            f"execution_plan had {len(plan)} steps: converted to Agent tier "
-            "(plan removed, its tools added to required_tools)"
-        )
+    if plan:
         tools = _union(tools, [s.tool_name for s in plan])
-        plan = None
-    elif plan:
-        tools = _union(tools, [s.tool_name for s in plan])
+        verdict = analyse_plan(plan)
+        if not verdict.direct:
+            # The safety net: a placeholder only reasoning can fill would be sent literally
+            # by the Direct tier, so an LLM works through the plan's intent instead.
+            notes.append(f"execution_plan converted to Agent tier: {verdict.reason} "
+                         "(plan removed, its tools added to required_tools)")
+            plan = None
+        elif len(plan) > 1:
+            notes.append(f"execution_plan of {len(plan)} steps runs Direct, at zero tokens: {verdict.reason}")
+
+    name = _required_text(data.get("name"), "name", problems, limit=MAX_NAME_LENGTH)
+    added = automatic_checks(name, tools, preflight)
+    for check in added:
+        notes.append(f"pre-flight check added: skip when {check.reason()}")
+    preflight = [*preflight, *added]
 
     fields: dict[str, Any] = {
         "agent_id": _text(data.get("agent_id"), "agent_id", problems) or ctx.default_agent_id,
-        "name": _required_text(data.get("name"), "name", problems, limit=MAX_NAME_LENGTH),
+        "name": name,
         "description": _text(data.get("description"), "description", problems) or "",
         "enabled": _boolean(data.get("enabled"), "enabled", True, problems),
         "trigger_type": _trigger_type(data, bool(WHEN_KEYS & data.get("trigger_config", {}).keys()), notes, problems),
@@ -147,10 +164,11 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
         "notify_interval_minutes": _integer(
             data.get("notify_interval_minutes"), "notify_interval_minutes", 0, problems, low=0
         ),
+        "preflight": preflight,
     }
     if "agent_id" not in data:
         notes.append(f"agent_id defaulted to '{ctx.default_agent_id}'")
-    missing = _check_tools(tools, ctx.tool_catalog, fields["enabled"], problems)
+    missing = _check_tools(_union(tools, [c.tool for c in preflight]), ctx.tool_catalog, fields["enabled"], problems)
     if missing:
         notes.append(f"registered disabled until these tools are available: {', '.join(missing)}")
 
@@ -222,6 +240,8 @@ def _nest_trigger(data: dict[str, Any], notes: list[str], problems: _Problems) -
 
 def _merge_update(existing: SkillSpec, patch: dict[str, Any]) -> dict[str, Any]:
     merged = spec_as_input(existing)
+    # Automatic pre-flight checks are derived again from the merged skill's shape.
+    merged["preflight"] = [c for c in merged.get("preflight", []) if not c.get("automatic")]
     new_trigger = patch.pop("trigger_config", None)
     if new_trigger is None and patch.get("trigger_type") in ("manual", "event"):
         merged.pop("trigger_config", None)
@@ -409,6 +429,46 @@ def _normalize_plan(value: Any, problems: _Problems) -> list[PlanStep] | None:
     for dup in sorted({i for i in ids if ids.count(i) > 1}):
         problems.add("execution_plan", f"step id '{dup}' is used more than once")
     return steps or None
+
+
+def _normalize_preflight(value: Any, problems: _Problems) -> list[PreflightCheck]:
+    if value is None or value == "" or value == []:
+        return []
+    if isinstance(value, str):
+        value = _parse_json(value, "preflight", problems)
+    if isinstance(value, Mapping):
+        value = [value]
+    if not isinstance(value, list):
+        problems.add("preflight", "must be a list of checks {tool, arguments, skip_if, path}")
+        return []
+    checks: list[PreflightCheck] = []
+    for i, raw in enumerate(value):
+        where = f"preflight[{i}]"
+        if not isinstance(raw, Mapping):
+            problems.add(where, "each check must be an object {tool, arguments, skip_if, path}")
+            continue
+        fields = {CHECK_ALIASES.get(k, k): v for k, v in raw.items()}
+        if isinstance(fields.get("arguments"), str):
+            fields["arguments"] = _parse_json(fields["arguments"], f"{where}.arguments", problems) or {}
+        if isinstance(fields.get("skip_if"), str):
+            fields["skip_if"] = {"nonempty": "not_empty", "not empty": "not_empty"}.get(
+                fields["skip_if"].strip().lower(), fields["skip_if"].strip().lower())
+        fields.pop("automatic", None)
+        try:
+            checks.append(PreflightCheck.model_validate(fields))
+        except ValidationError as e:
+            for err in e.errors():
+                field = ".".join(str(p) for p in err["loc"])
+                problems.add(f"{where}.{field}" if field else where, _pydantic_message(err))
+    return checks
+
+
+def _pydantic_message(error: Any) -> str:
+    if error["type"] == "extra_forbidden":
+        return "unknown field (expected tool, arguments, skip_if, path, description)"
+    if error["type"] == "literal_error":
+        return "must be 'empty' or 'not_empty'"
+    return str(error["msg"]).removeprefix("Value error, ")
 
 
 def _check_tools(

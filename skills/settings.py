@@ -15,7 +15,11 @@ from datetime import timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from skills.backoff import BackoffPolicy
+from skills.skillmd.manifest import SourceName
+from skills.skillmd.sources import BUNDLED_DIR
 
 ENV_PREFIX = "SKILLS_"
 
@@ -47,7 +51,81 @@ class Settings(BaseModel):
     """How late a schedule may still fire a missed action after the server or worker was down."""
 
     tool_call_timeout: timedelta = timedelta(seconds=60)
-    """Start-to-close timeout of one MCP tool call."""
+    """Start-to-close timeout of one MCP tool call (a server's own `timeout` may only shorten it)."""
+
+    tool_catalog_ttl: timedelta = timedelta(minutes=10)
+    """How often the worker lists its MCP servers' tools again and retries failed servers (0: never).
+    A changed `mcp_config` file is applied within seconds anyway; `skills catalog --refresh` at once."""
+
+    default_chat_id: str | None = None
+    """Chat that `telegram_send_message` reaches when a call gives none, a non-string one, or one
+    longer than 20 characters (the reference's chat_id rule)."""
+
+    argument_rules: Path | None = None
+    """A JSON or YAML file with more tool-argument rules: `hallucinated` parameters per tool-name
+    prefix, `defaults` per tool and parameter (see docs/tools.md)."""
+
+    backoff_steps: list[timedelta] = Field(
+        default_factory=lambda: [timedelta(minutes=m) for m in (1, 5, 15, 60)]
+    )
+    """After the n-th consecutive failure, scheduled fires within the n-th step are skipped
+    (comma-separated seconds in the environment: ``60,300,900,3600``)."""
+
+    failure_limit: int = 5
+    """This many consecutive failures disable a skill (its schedule is paused, the user notified)."""
+
+    notifier_tool: str = "outbox_send_message"
+    """The tool that carries notifications; it is called with ``{"message": ...}``."""
+
+    notify_interval: timedelta = timedelta(minutes=10)
+    """Minimum time between completion notifications of a skill whose notify_interval_minutes is 0."""
+
+    maintenance_interval: timedelta = timedelta(minutes=1)
+    """How often the maintenance workflow runs (auto-enable, missed one-shots)."""
+
+    bundled_skills_dir: Path = BUNDLED_DIR
+    """SKILL.md skills shipped with the engine (``skills/bundled/``); lowest precedence."""
+
+    user_skills_dir: Path = Path("~/.agents/skills")
+    """The user's own SKILL.md skills, for every project (``~`` is expanded); a missing folder is empty."""
+
+    project_skills_dir: Path = Path(".agents/skills")
+    """The project's SKILL.md skills, highest precedence; relative to the working directory."""
+
+    skill_sync_interval: timedelta = Field(default=timedelta(minutes=5), ge=timedelta(seconds=10))
+    """How often the sync registers, updates or disables the skills of SKILL.md files that carry a schedule."""
+
+    file_skills_agent: str = Field(default="files", min_length=1)
+    """The agent that owns skills registered from files. The sync only ever touches this agent's
+    skills, so a skill created through the API is never changed or disabled by it."""
+
+    @field_validator("backoff_steps", mode="before")
+    @classmethod
+    def _steps_from_text(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [float(part) for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("catchup_window", "tool_call_timeout", "tool_catalog_ttl", "notify_interval",
+                     "maintenance_interval", "skill_sync_interval", mode="before")
+    @classmethod
+    def _seconds_from_text(cls, value: object) -> object:
+        # pydantic reads "90" as seconds but not "90.5"; the environment gives text either way.
+        if isinstance(value, str) and value.strip().replace(".", "", 1).isdigit():
+            return float(value)
+        return value
+
+    def skill_folders(self) -> dict[SourceName, Path]:
+        """The three SKILL.md source folders, absolute, as ``skills.skillmd.discover(**folders)`` takes them."""
+        return {
+            "project": self.project_skills_dir.expanduser().absolute(),
+            "user": self.user_skills_dir.expanduser().absolute(),
+            "bundled": self.bundled_skills_dir.expanduser().absolute(),
+        }
+
+    @property
+    def backoff(self) -> BackoffPolicy:
+        return BackoffPolicy(steps=self.backoff_steps, limit=self.failure_limit)
 
     @property
     def store_url(self) -> str:

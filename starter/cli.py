@@ -7,6 +7,8 @@
     skills update REF FILE|-        change some fields
     skills get|delete|pause|resume|run REF
     skills list | runs [REF] | outbox
+    skills catalog [--refresh]      the worker's tools, by MCP server, with each server's state
+    skills validate|match|prompt|show|sync   SKILL.md files (see docs/skill-files.md)
 
 REF is a skill id or name. Every command takes --json. A refused input exits 1
 and prints the normalizer's message, one line per problem.
@@ -29,6 +31,7 @@ from pydantic import BaseModel
 
 from skills.errors import SkillNotFoundError, SkillsError, SkillValidationError
 from skills.models import RunRecord, Skill
+from starter import files_cli, tools_cli
 from starter.client import SkillsClient
 
 Handler = Callable[[argparse.Namespace, SkillsClient], Awaitable[Any]]
@@ -47,6 +50,8 @@ def main(argv: list[str] | None = None) -> None:
 def run(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     _task_queue_default(args)
+    if args.command in files_cli.HANDLERS:
+        return files_cli.HANDLERS[args.command](args)
     if args.command in ("dev", "worker", "setup"):
         return _local_command(args)
     try:
@@ -163,6 +168,7 @@ COMMANDS: dict[str, Handler] = {
     "run": _run,
     "runs": _runs,
     "outbox": _outbox,
+    **tools_cli.COMMANDS,
 }
 
 
@@ -211,10 +217,13 @@ def _describe(skill: Skill, next_fire: datetime | None) -> None:
         ("schedule", skill.schedule_id or "-"), ("next fire", _when(next_fire)),
         ("required tools", ", ".join(skill.required_tools) or "-"), ("max steps", skill.max_steps),
         ("notify", f"{skill.notify_on_completion} (every {skill.notify_interval_minutes or 'default'} min)"),
+        ("failures", _failures(skill)),
         ("last run", _last_run(skill)), ("created", _when(skill.created_at)), ("updated", _when(skill.updated_at)),
     ]
     for key, value in rows:
         print(f"{key:<15} {value}")
+    for check in skill.preflight:
+        print(f"pre-flight      {check.tool} {json.dumps(check.arguments)}: skip when {check.reason()}")
     if skill.execution_plan:
         print("plan")
         for step in skill.execution_plan:
@@ -247,6 +256,15 @@ def _trigger(skill: Skill) -> str:
 
 def _state(skill: Skill) -> str:
     return "enabled" if skill.enabled else f"disabled ({skill.disabled_reason or 'by user'})"
+
+
+def _failures(skill: Skill) -> str:
+    if not skill.consecutive_failures:
+        return "none"
+    text = f"{skill.consecutive_failures} in a row, last at {_when(skill.last_failure_at)}"
+    if skill.backoff_until:
+        text += f"; backing off until {_when(skill.backoff_until)}"
+    return f"{text}; last error: {(skill.last_error or '')[:200]}"
 
 
 def _last_run(skill: Skill) -> str:
@@ -299,6 +317,8 @@ def _parser() -> argparse.ArgumentParser:
     command("resume", "enable a skill again", ref=True)
     command("run", "run a skill now", ref=True).add_argument("--no-wait", action="store_true")
     command("runs", "recent runs, of one skill or of all", ref="optional").add_argument("--limit", type=int, default=20)
+    files_cli.add_parsers(sub)
+    tools_cli.add_parsers(sub)
     outbox = command("outbox", "the messages the outbox MCP server holds, newest first")
     outbox.add_argument("--limit", type=int, default=20)
     outbox.add_argument("--chat", help="only this chat id")

@@ -32,11 +32,12 @@ from skills.messages import (
     SkillRef,
     SkillRunInput,
 )
-from skills.models import RunRecord, Skill
+from skills.models import BY_USER, RunRecord, Skill
 from skills.naming import run_summary, schedule_id_for, search_attributes, slug
 
 DEFAULT_ADDRESS = "localhost:7233"
 READ_TIMEOUT = timedelta(seconds=30)
+CHANGE_TIMEOUT = timedelta(minutes=2)
 
 T = TypeVar("T")
 
@@ -103,7 +104,7 @@ class SkillsClient:
     async def delete(self, ref: str | int, agent_id: str | None = None) -> Skill:
         return await self._change(ref, agent_id, "delete")
 
-    async def pause(self, ref: str | int, agent_id: str | None = None, reason: str = "by user") -> Skill:
+    async def pause(self, ref: str | int, agent_id: str | None = None, reason: str = BY_USER) -> Skill:
         return await self._change(ref, agent_id, "pause", reason)
 
     async def resume(self, ref: str | int, agent_id: str | None = None) -> Skill:
@@ -116,7 +117,7 @@ class SkillsClient:
         handle = await self.client.start_workflow(
             "SkillRun",
             SkillRunInput(skill_id=skill.id, trigger="manual"),
-            id=f"{skill.schedule_id or schedule_id_for(skill.id, skill.name)}-manual-{stamp}",
+            id=f"{skill.schedule_id or schedule_id_for(self.task_queue, skill.id, skill.name)}-manual-{stamp}",
             task_queue=self.task_queue,
             result_type=RunRecord,
             search_attributes=search_attributes(skill),
@@ -159,7 +160,7 @@ class SkillsClient:
 
     # --- plumbing ---------------------------------------------------------------------------
 
-    async def _change(self, ref: str | int, agent_id: str | None, action: str, reason: str = "by user") -> Skill:
+    async def _change(self, ref: str | int, agent_id: str | None, action: str, reason: str = BY_USER) -> Skill:
         request = ChangeInput(target=SkillRef(ref=str(ref), agent_id=agent_id), action=action, reason=reason)
         result = await self._workflow("ChangeSkill", request, ChangeResult, f"{action}-{slug(str(ref))}",
                                       f"{action} '{ref}'")
@@ -178,8 +179,14 @@ class SkillsClient:
                 result_type=result_type,
                 static_summary=summary,
                 id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
+                # Without a worker the change would wait forever; this turns that into an answer.
+                execution_timeout=CHANGE_TIMEOUT,
             )
         except WorkflowFailureError as e:
+            if isinstance(e.cause, TimeoutError):
+                raise WorkerUnavailableError(
+                    f"{workflow} did not finish within {CHANGE_TIMEOUT.seconds}s: is a worker running on task "
+                    f"queue '{self.task_queue}' (`skills worker` or `make run`)?") from e
             raise SkillsError(f"{workflow} failed: {_root_message(e)}") from e
 
     async def _read(self, name: str, arg: Any, result_type: Any) -> Any:

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import pytest
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
 
 from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_TIER
@@ -47,13 +48,19 @@ async def client(env: WorkflowEnvironment) -> AsyncIterator[Client]:
     yield env.client
     # Schedule ids derive from store ids, so every test starts from a clean namespace.
     async for listed in await env.client.list_schedules():
-        await env.client.get_schedule_handle(listed.id).delete()
+        try:
+            await env.client.get_schedule_handle(listed.id).delete()
+        except RPCError as e:
+            if e.status != RPCStatusCode.NOT_FOUND:  # the list lags behind deletions
+                raise
 
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
+    # Empty SKILL.md folders: a test that wants file skills writes them.
     return Settings(task_queue=f"test-{uuid.uuid4().hex[:10]}", data_dir=tmp_path, timezone="UTC",
-                    mcp_config=None)
+                    mcp_config=None, bundled_skills_dir=tmp_path / "bundled", user_skills_dir=tmp_path / "user",
+                    project_skills_dir=tmp_path / "project")
 
 
 def write_mcp_config(path: Path, servers: dict[str, dict[str, Any]]) -> Path:
@@ -116,6 +123,17 @@ async def eventually(probe: Callable[[], Awaitable[T] | T], *, timeout: float = 
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError(f"condition not met within {timeout}s (last value: {value!r})")
         await asyncio.sleep(interval)
+
+
+async def schedule_exists(client: Client, schedule_id: str) -> bool:
+    """Asked of the schedule itself: listing schedules is eventually consistent, describe is not."""
+    try:
+        await client.get_schedule_handle(schedule_id).describe()
+    except RPCError as e:
+        if e.status == RPCStatusCode.NOT_FOUND:
+            return False
+        raise
+    return True
 
 
 PYTHON = sys.executable

@@ -3,6 +3,9 @@
 The input is the skill's id, not its body: the body is loaded by an activity at
 fire time, so an update between two fires takes effect without touching the
 schedule, and payloads stay small.
+
+    begin_run -> skip? (disabled, backoff) -> pre-flight checks -> tier -> finish_run
+              -> retire a fired one-shot / pause a skill that failed too often -> notify
 """
 
 from __future__ import annotations
@@ -15,16 +18,25 @@ from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from activities.runs import RunActivities
-    from activities.tools import ToolActivities, ToolCallInput
-    from skills.messages import BeginRun, SkillRunInput
-    from skills.models import RunRecord, Skill, ToolCallRecord
+    from activities.schedules import ScheduleActivities
+    from activities.tools import ToolActivities, ToolCallInput, ToolCallOutput
+    from skills.messages import BeginRun, NotifyInput, RunOutcome, RunStart, ScheduleSync, SkillRunInput
+    from skills.models import FAILURES, RunRecord, Skill, ToolCallRecord
     from skills.naming import SCHEDULED_START_TIME
+    from skills.notify import completion_due, completion_message, disabled_message, failure_message
+    from skills.plans import PlanError, StepOutput, resolve
+    from skills.preflight import render_arguments, should_skip
 
 STORE = {"start_to_close_timeout": timedelta(seconds=30), "retry_policy": RetryPolicy(maximum_attempts=10)}
+SCHEDULE = {"start_to_close_timeout": timedelta(seconds=30), "retry_policy": RetryPolicy(maximum_attempts=5)}
 # A tool call may have side effects (a message sent), so it is retried only a few
 # times, and only for failures that may be transient (unknown tools and bad
 # arguments are raised as non-retryable by the activity).
 TOOL_RETRY = RetryPolicy(initial_interval=timedelta(seconds=2), backoff_coefficient=2.0, maximum_attempts=3)
+# Long tool calls heartbeat; a worker that died mid-call is noticed within this.
+TOOL_HEARTBEAT = timedelta(seconds=10)
+NOTIFY = {"start_to_close_timeout": timedelta(seconds=30), "heartbeat_timeout": TOOL_HEARTBEAT,
+          "retry_policy": RetryPolicy(maximum_attempts=3)}
 RESULT_EXCERPT = 2000
 
 
@@ -35,57 +47,114 @@ class SkillRun:
         info = workflow.info()
         start = await workflow.execute_activity_method(
             RunActivities.begin,
-            BeginRun(
-                skill_id=request.skill_id,
-                run_id=info.run_id,
-                workflow_id=info.workflow_id,
-                trigger=request.trigger,
-                scheduled_at=info.typed_search_attributes.get(SCHEDULED_START_TIME),
-                started_at=workflow.now(),
-            ),
+            BeginRun(skill_id=request.skill_id, run_id=info.run_id, workflow_id=info.workflow_id,
+                     trigger=request.trigger, scheduled_at=info.typed_search_attributes.get(SCHEDULED_START_TIME),
+                     started_at=workflow.now()),
             **STORE,
         )
         if start.skill is None or start.run is None:
             return None
-        skill, run = start.skill, start.run
+        run = await self._execute(start.skill, start.run, start)
+        outcome = await workflow.execute_activity_method(
+            RunActivities.finish, run.model_copy(update={"finished_at": workflow.now()}), **STORE
+        )
+        await self._aftermath(start.skill, outcome, start)
+        return outcome.run
 
-        if request.trigger == "schedule" and not skill.enabled:
-            run = run.model_copy(update={"status": "skipped", "summary": f"disabled: {skill.disabled_reason}"})
-        elif skill.tier == "direct":
-            run = await self._direct(skill, run, timedelta(seconds=start.tool_timeout_seconds))
-        else:
-            run = run.model_copy(
-                update={"status": "unavailable", "summary": "agent tier not available in this version of the engine"}
-            )
-        run = run.model_copy(update={"finished_at": workflow.now()})
-        return await workflow.execute_activity_method(RunActivities.finish, run, **STORE)
-
-    async def _direct(self, skill: Skill, run: RunRecord, timeout: timedelta) -> RunRecord:
-        """The fixed plan, one activity per tool call, in order; the first failure ends the run."""
+    async def _execute(self, skill: Skill, run: RunRecord, start: RunStart) -> RunRecord:
+        if start.skip:
+            return _skipped(run, start.skip)
         calls: list[ToolCallRecord] = []
+        for i, check in enumerate(skill.preflight):
+            arguments = render_arguments(check.arguments, workflow.now(), _zone(skill))
+            out = await self._call(check.tool, arguments, f"preflight-{i + 1}", start, calls, "pre-flight ")
+            if out is None:
+                return _failed(run, calls)
+            if should_skip(check, out.text, out.structured):
+                return _skipped(run.model_copy(update={"tool_calls": calls}), f"pre-flight: {check.reason()}")
+        if skill.tier == "agent":
+            return run.model_copy(update={"status": "unavailable", "tool_calls": calls,
+                                          "summary": "agent tier not available in this version of the engine"})
+        outputs: dict[str, StepOutput] = {}
         for step in skill.execution_plan or []:
-            began = workflow.now()
             try:
-                out = await workflow.execute_activity_method(
-                    ToolActivities.call_tool,
-                    ToolCallInput(tool=step.tool_name, arguments=step.parameters, step_id=step.id),
-                    start_to_close_timeout=timeout,
-                    heartbeat_timeout=timedelta(seconds=30),
-                    retry_policy=TOOL_RETRY,
-                    summary=step.tool_name,
-                )
-                ok, text = out.ok, out.text
-            except ActivityError as e:
-                ok, text = False, _cause(e)
-            elapsed = int((workflow.now() - began).total_seconds() * 1000)
-            calls.append(ToolCallRecord(step_id=step.id, tool=step.tool_name, ok=ok, duration_ms=elapsed,
-                                        result=text[:RESULT_EXCERPT]))
-            if not ok:
-                return run.model_copy(
-                    update={"status": "error", "tool_calls": calls, "summary": f"{step.tool_name} failed: {text}"}
-                )
-        summary = "; ".join(f"{c.tool}: {c.result}" for c in calls)
+                arguments = resolve(step.parameters, outputs, workflow.now(), _zone(skill))
+            except PlanError as e:
+                return run.model_copy(update={"status": "error", "tool_calls": calls,
+                                              "summary": f"step {step.id} could not be prepared: {e}"})
+            out = await self._call(step.tool_name, arguments, step.id, start, calls)
+            if out is None:
+                return _failed(run, calls)
+            outputs[step.id] = StepOutput(text=out.text, structured=out.structured)
+        summary = "; ".join(f"{c.tool}: {c.result}" for c in calls if not c.step_id.startswith("preflight"))
         return run.model_copy(update={"status": "success", "tool_calls": calls, "summary": summary[:RESULT_EXCERPT]})
+
+    async def _call(self, tool: str, arguments: dict, step_id: str, start: RunStart,
+                    calls: list[ToolCallRecord], label: str = "") -> ToolCallOutput | None:
+        """One tool call as its own activity; its record is appended, None if it failed."""
+        began = workflow.now()
+        try:
+            out = await workflow.execute_activity_method(
+                ToolActivities.call_tool,
+                ToolCallInput(tool=tool, arguments=arguments, step_id=step_id),
+                start_to_close_timeout=timedelta(seconds=start.tool_timeout_seconds),
+                heartbeat_timeout=TOOL_HEARTBEAT,
+                retry_policy=TOOL_RETRY,
+                summary=f"{label}{tool}",
+            )
+            ok, text, elapsed, adjusted = out.ok, out.text, out.duration_ms, out.adjusted
+        except ActivityError as e:
+            out, ok, text, adjusted = None, False, _cause(e), []
+            elapsed = int((workflow.now() - began).total_seconds() * 1000)
+        calls.append(ToolCallRecord(step_id=step_id, tool=tool, ok=ok, duration_ms=elapsed,
+                                    result=text[:RESULT_EXCERPT], adjusted=adjusted))
+        return out if ok else None
+
+    async def _aftermath(self, skill: Skill, outcome: RunOutcome, start: RunStart) -> None:
+        """Retire a fired one-shot, pause a skill that failed too often, and tell the user."""
+        if outcome.retired_schedule:
+            await workflow.execute_activity_method(ScheduleActivities.delete, outcome.retired_schedule, **SCHEDULE)
+        if outcome.disabled == FAILURES and outcome.skill is not None:
+            await workflow.execute_activity_method(
+                ScheduleActivities.sync, ScheduleSync(skill=outcome.skill, previous=skill), **SCHEDULE
+            )
+        message = self._message(skill, outcome, start)
+        if message is None:
+            return
+        try:
+            await workflow.execute_activity_method(
+                RunActivities.notify, NotifyInput(skill_id=skill.id, message=message, at=workflow.now()), **NOTIFY
+            )
+        except ActivityError as e:
+            # The run itself is recorded; a notification that cannot be sent must not undo it.
+            workflow.logger.warning("notification for skill %s not sent: %s", skill.id, _cause(e))
+
+    @staticmethod
+    def _message(skill: Skill, outcome: RunOutcome, start: RunStart) -> str | None:
+        run, after = outcome.run, outcome.skill or skill
+        if outcome.disabled == FAILURES:
+            return disabled_message(skill, f"{after.consecutive_failures} consecutive failures",
+                                    f"Last error: {run.summary}. Resume it with `skills resume {skill.id}`.")
+        if run.status == "error":
+            return failure_message(skill, run, after.consecutive_failures, outcome.retry_after)
+        if run.status == "success" and completion_due(skill, workflow.now(),
+                                                      timedelta(seconds=start.notify_interval_seconds)):
+            return completion_message(skill, run)
+        return None
+
+
+def _zone(skill: Skill) -> str:
+    return skill.trigger_config.timezone if skill.trigger_config and skill.trigger_config.timezone else "UTC"
+
+
+def _skipped(run: RunRecord, reason: str) -> RunRecord:
+    return run.model_copy(update={"status": "skipped", "summary": reason})
+
+
+def _failed(run: RunRecord, calls: list[ToolCallRecord]) -> RunRecord:
+    last = calls[-1]
+    return run.model_copy(update={"status": "error", "tool_calls": calls,
+                                  "summary": f"{last.tool} failed: {last.result}"})
 
 
 def _cause(error: ActivityError) -> str:

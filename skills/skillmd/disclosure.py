@@ -71,16 +71,15 @@ def disclose(
     limits: Limits = DEFAULT_LIMITS,
 ) -> Disclosure:
     """The disclosure block for ``message``; bodies are read from their files now."""
-    skills = list(catalog.skills.values())
-    if not skills:
+    if not catalog.skills:
         return Disclosure(tier=0, text="", matches=[], instructions=[], listed=[])
     matches = catalog.index.match(message, limit=limit, recent_use=recent_use)
     instructions = with_dependencies([m.name for m in matches], catalog)
-    wants_registry = asks_for_registry(message)
-    listed = [
-        s for s in skills if s.name not in instructions and (wants_registry or not s.manifest.has_triggers)
-    ]
-    hidden = len(skills) - len(instructions) - len(listed)
+    # Only the skills without triggers, unless the whole registry is asked for: a scan of every
+    # skill per message would cost more than the matching itself in a large catalog.
+    candidates = catalog.skills.values() if asks_for_registry(message) else catalog.untriggered
+    listed = [s for s in candidates if s.name not in instructions]
+    hidden = len(catalog.skills) - len(instructions) - len(listed)
     parts: list[str] = []
     tier: Tier = 1
     if instructions:

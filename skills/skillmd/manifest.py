@@ -72,6 +72,20 @@ class Triggers(BaseModel):
     """Regular expressions searched case-insensitively in the message."""
 
 
+class PlanStepSpec(BaseModel):
+    """One step of ``metadata.execution_plan``: a fixed tool call (the reference's ``{id, toolName, parameters}``)."""
+
+    # extra="forbid": a misspelt key (``paramters``) would otherwise make the step silently call with no arguments.
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True)
+
+    id: str | None = None
+    """The step's id; ``step1``, ``step2``... when absent."""
+    tool_name: str = Field(alias="toolName", min_length=1)
+    """The exact tool name, as ``get_tool_catalog`` lists it."""
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    """The tool's arguments, fixed when the skill is written."""
+
+
 class SkillMetadata(BaseModel):
     """The spec's free-form ``metadata`` mapping; the keys we understand are typed, the rest kept as given."""
 
@@ -87,6 +101,10 @@ class SkillMetadata(BaseModel):
     """A schedule (``schedule``/``interval_minutes``/``at``/``in_minutes``...); its presence makes the file register as a scheduled skill."""
     max_steps: PositiveInt | None = None
     """Bound on the Agent tier's loop when the skill runs on a schedule."""
+    execution_plan: list[PlanStepSpec] | None = None
+    """Fixed tool calls of a scheduled skill: its presence makes it a Direct-tier skill (no LLM at fire time)."""
+    notify_on_completion: bool | None = None
+    """Whether a scheduled run notifies the user when done (the engine's default when absent)."""
 
 
 class SkillManifest(BaseModel):

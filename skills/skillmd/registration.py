@@ -19,12 +19,13 @@ def registration_request(skill: SkillFile, limits: Limits = DEFAULT_LIMITS) -> d
 
     ``trigger_config`` is passed on as written (the registration normalizer turns
     ``in_minutes`` into ``at`` and checks the cron); ``file_path`` and ``file_mtime``
-    let a sync tell when the file is newer than the stored skill.
+    let a sync tell when the file is newer than the stored skill. ``execution_plan``
+    and ``notify_on_completion`` are sent only when the file has them.
     """
     metadata = skill.manifest.metadata
     if metadata.trigger_config is None:
         return None
-    return {
+    request: dict[str, Any] = {
         "name": skill.name,
         "description": skill.manifest.description,
         "instructions": read_body(skill, limits),
@@ -35,3 +36,10 @@ def registration_request(skill: SkillFile, limits: Limits = DEFAULT_LIMITS) -> d
         "file_path": str(skill.path),
         "file_mtime": skill.mtime,
     }
+    if metadata.execution_plan is not None:
+        request["execution_plan"] = [
+            step.model_dump(by_alias=True, exclude_none=True) for step in metadata.execution_plan
+        ]
+    if metadata.notify_on_completion is not None:
+        request["notify_on_completion"] = metadata.notify_on_completion
+    return request

@@ -25,6 +25,9 @@ from skills.skillmd.validation import check_frontmatter
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "bundled"
 """The skills shipped with the engine (``skills/bundled/``)."""
 
+SKIPPED = "Skipped: "
+"""How the warning about a file that could not be loaded at all begins (see ``is_skipped``)."""
+
 
 def project_skills_dir(workdir: Path) -> Path:
     """Where a project keeps its own skills: ``.agents/skills/`` under its working directory."""
@@ -64,6 +67,11 @@ class Catalog(BaseModel):
         """The trigger index, built on first use (patterns were compiled at load)."""
         return SkillIndex(self.skills.values())
 
+    @cached_property
+    def untriggered(self) -> list[SkillFile]:
+        """Skills without triggers (never matched, so always listed), found once rather than per message."""
+        return [skill for skill in self.skills.values() if not skill.manifest.has_triggers]
+
 
 def load_skill_file(
     path: Path, source: SourceName, limits: Limits = DEFAULT_LIMITS
@@ -79,12 +87,17 @@ def load_skill_file(
         manifest, problems = check_frontmatter(data, dir_name=path.parent.name)
         mtime = files.modified_at(path)
     except SkillFileError as exc:
-        return None, [Problem.warning(f"Skipped: {exc}").at(path)]
+        return None, [Problem.warning(f"{SKIPPED}{exc}").at(path)]
     if manifest is None:
         reasons = "; ".join(p.message for p in problems if p.severity == "error")
-        return None, [Problem.warning(f"Skipped: {reasons}").at(path)]
+        return None, [Problem.warning(f"{SKIPPED}{reasons}").at(path)]
     skill = SkillFile(manifest=manifest, path=path, source=source, mtime=mtime)
     return skill, [p.as_warning().at(path) for p in problems]
+
+
+def is_skipped(problem: Problem) -> bool:
+    """Whether a loading problem says its file was skipped (not loaded at all), not only warned about."""
+    return problem.message.startswith(SKIPPED)
 
 
 def discover(

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import dataclasses
 import json
 import os
 import signal
 import sys
+import time
+import uuid
 from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
+from temporalio.worker import Worker
 
 from activities.tools import (
     McpConfigError,
@@ -24,15 +29,21 @@ from activities.tools import (
     ToolCallInput,
     ToolHub,
     ToolServerError,
+    ToolTimeoutError,
     UnknownToolError,
     build_catalog,
     first_sentence,
+    load_argument_rules,
     load_mcp_config,
     outbox_server,
 )
+from skills.arguments import ArgumentRules, ParameterDefault
+from starter import tools_cli
+from starter.client import SkillsClient
 
 ROOT = Path(__file__).resolve().parents[2]
 SECURED_SERVER = ROOT / "tests" / "mcp_servers" / "secured_http_server.py"
+CHANGING_SERVER = ROOT / "tests" / "mcp_servers" / "changing_server.py"
 
 
 def outbox_config(path: Path) -> McpServerConfig:
@@ -141,15 +152,22 @@ async def test_catalog_names_tools_server_underscore_tool(hub: ToolHub) -> None:
     send = tools["outbox_send_message"]
     assert (send.server, send.tool) == ("outbox", "send_message")
     assert send.input_schema["required"] == ["message"]
-    assert [s.model_dump() for s in hub.server_states()] == [
-        {"name": "outbox", "transport": "stdio", "status": "connected", "reason": None, "tools": 2}
-    ]
+    [state] = hub.server_states()
+    assert state.model_dump(exclude={"since"}) == {
+        "name": "outbox",
+        "transport": "stdio",
+        "status": "connected",
+        "reason": None,
+        "tools": 2,
+        "timeout": 60.0,
+    }
+    assert state.since is not None and state.since.tzinfo is not None
 
 
 async def test_get_tool_catalog_has_the_reference_shape(hub: ToolHub) -> None:
     catalog = await activity_env().run(ToolActivities(hub).get_tool_catalog)
 
-    assert catalog.model_dump() == {
+    assert catalog.model_dump(include={"summary", "catalog", "unavailable"}) == {
         "summary": "2 tools across 1 MCP server",
         "catalog": {
             "outbox": [
@@ -166,6 +184,8 @@ async def test_get_tool_catalog_has_the_reference_shape(hub: ToolHub) -> None:
         "unavailable": {},
     }
     assert catalog.tool_names() == {"outbox_send_message", "outbox_list_messages"}
+    assert [(s.name, s.status) for s in catalog.servers] == [("outbox", "connected")]
+    assert catalog.config_error is None
 
 
 async def test_call_returns_text_and_structured_content(hub: ToolHub, outbox_path: Path) -> None:
@@ -405,3 +425,255 @@ async def test_an_http_server_that_went_away_is_a_retryable_error(monkeypatch: p
     assert failure.value.type == "ToolServerError" and not failure.value.non_retryable
     assert "ConnectError" in str(failure.value)
     assert state.status == "failed" and "ConnectError" in (state.reason or "")
+
+
+# ---------------------------------------------------------------------------
+# Per-server timeouts, the argument pipeline in calls
+
+
+def test_config_takes_a_per_server_timeout(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"slow": {"url": "http://h/mcp", "timeout": 120}}}))
+    assert load_mcp_config(path, defaults={})["slow"].timeout == 120
+
+    path.write_text(json.dumps({"mcpServers": {"slow": {"url": "http://h/mcp", "timeout": 0}}}))
+    with pytest.raises(McpConfigError, match="server 'slow': field 'timeout'"):
+        load_mcp_config(path, defaults={})
+
+
+async def test_a_server_timeout_bounds_its_calls(secured_servers: dict[str, McpServerConfig]) -> None:
+    slow_server = secured_servers["secured"].model_copy(update={"timeout": 0.3})
+    async with ToolHub({"secured": slow_server}, call_timeout=30) as hub:
+        with pytest.raises(ToolTimeoutError, match="secured_slow_echo did not answer within 0.3 s"):
+            await hub.call("secured_slow_echo", {"text": "late", "seconds": 5})
+        quick = await hub.call("secured_echo", {"text": "still there"})
+        [state] = hub.server_states()
+
+    assert quick.ok and quick.text == "still there"
+    assert state.timeout == 0.3
+
+
+async def test_calls_go_through_the_argument_pipeline(
+    hub: ToolHub, outbox_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        hub,
+        "rules",
+        ArgumentRules(
+            hallucinated={"outbox_": ["teamId"]},
+            defaults={"outbox_send_message": {"chat_id": ParameterDefault(value="42", max_length=20)}},
+        ),
+    )
+    call = ToolCallInput(
+        tool="outbox_send_message",
+        arguments={"message": "pipeline", "chat_id": "x" * 40, "teamId": "t-1"},
+        step_id="notify",
+    )
+    sent = await activity_env().run(ToolActivities(hub).call_tool, call)
+    listed = await hub.call("outbox_list_messages", {"limit": "1", "chat_id": 42})
+
+    assert sent.ok and sent.structured is not None and sent.structured["chat_id"] == "42"
+    assert sent.adjusted == [
+        "'teamId': removed (not a parameter of outbox_send_message)",
+        "'chat_id': suspiciously long (40 characters), the configured default filled in",
+    ]
+    assert listed.ok and [m["message"] for m in listed.structured["messages"]] == ["pipeline"]
+    assert listed.adjusted == ["'limit': \"1\" → 1", "'chat_id': 42 → \"42\""]
+
+
+def test_argument_rules_file_adds_to_the_built_in_chat_rule(tmp_path: Path) -> None:
+    path = tmp_path / "rules.yaml"
+    path.write_text(
+        "hallucinated: {vercel_: [teamId, slug]}\n"
+        "defaults:\n"
+        "  gmail_send_email: {from: {value: '${MAIL_FROM}'}}\n"
+    )
+    rules = load_argument_rules(path, default_chat_id="123456", environ={"MAIL_FROM": "me@example.com"})
+
+    assert rules.hallucinated == {"vercel_": ["teamId", "slug"]}
+    assert rules.defaults["telegram_send_message"]["chat_id"] == ParameterDefault(
+        value="123456", max_length=20
+    )
+    assert rules.defaults["gmail_send_email"]["from"].value == "me@example.com"
+    assert load_argument_rules(None) == ArgumentRules()
+
+    path.write_text("defaults: {gmail_send_email: {from: {valeu: x}}}\n")
+    with pytest.raises(
+        McpConfigError, match=r"rules.yaml: .*defaults.gmail_send_email.from.valeu: Extra inputs"
+    ):
+        load_argument_rules(path)
+
+
+# ---------------------------------------------------------------------------
+# A live catalog: config file changes, TTL, on demand, tool-change notices
+
+
+def changing_server() -> McpServerConfig:
+    return McpServerConfig(command=sys.executable, args=[str(CHANGING_SERVER)])
+
+
+def write_config(path: Path, servers: dict[str, McpServerConfig | dict]) -> None:
+    """Write an mcpServers file so that its stamp surely changes (timestamps are coarser than writes)."""
+    previous = path.stat().st_mtime_ns if path.exists() else 0
+    entries = {
+        name: (s.model_dump(mode="json", exclude_defaults=True) if isinstance(s, McpServerConfig) else s)
+        for name, s in servers.items()
+    }
+    path.write_text(json.dumps({"mcpServers": entries}))
+    stamp = max(previous + 1_000_000, time.time_ns())
+    os.utime(path, ns=(stamp, stamp))
+
+
+async def eventually(condition: Callable[[], bool], within: float = 15.0) -> None:
+    async with asyncio.timeout(within):
+        while not condition():  # noqa: ASYNC110 - the hub's background task changes this state
+            await asyncio.sleep(0.02)
+
+
+async def test_a_changed_config_file_connects_closes_and_reconnects_servers(tmp_path: Path) -> None:
+    config, first, second = tmp_path / "mcp.json", tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    write_config(config, {"one": outbox_config(first)})
+    async with ToolHub.from_config(config, defaults={}, config_poll=0.05, catalog_ttl=None) as hub:
+        assert hub.tool_names() == {"one_send_message", "one_list_messages"}
+
+        write_config(config, {"one": outbox_config(first), "two": outbox_config(second)})
+        await eventually(lambda: "two_send_message" in hub.tool_names())  # the background poll saw it
+        assert (await hub.call("two_send_message", {"message": "to two"})).ok
+
+        # Changed: "one" now writes elsewhere; removed: "two". The catalog request applies it at once.
+        write_config(config, {"one": outbox_config(second)})
+        catalog = await activity_env().run(ToolActivities(hub).get_tool_catalog)
+        assert catalog.tool_names() == {"one_send_message", "one_list_messages"}
+        assert [s.name for s in catalog.servers] == ["one"]
+        assert (await hub.call("one_send_message", {"message": "one, moved"})).ok
+        with pytest.raises(UnknownToolError):
+            await hub.call("two_send_message", {"message": "gone"})
+
+    assert not first.exists()
+    assert stored_messages(second) == ["to two", "one, moved"]
+    assert outbox_pids(first) == outbox_pids(second) == []  # removed and replaced servers were stopped
+
+
+async def test_a_broken_config_file_keeps_the_running_servers(tmp_path: Path) -> None:
+    config, outbox = tmp_path / "mcp.json", tmp_path / "outbox.jsonl"
+    write_config(config, {"outbox": outbox_config(outbox)})
+    async with ToolHub.from_config(config, defaults={}, config_poll=60, catalog_ttl=None) as hub:
+        write_config(config, {"outbox": {"comand": "typo"}})
+        broken = await activity_env().run(ToolActivities(hub).get_tool_catalog)
+        still = await hub.call("outbox_send_message", {"message": "still up"})
+
+        write_config(config, {"outbox": outbox_config(outbox), "changing": changing_server()})
+        fixed = await activity_env().run(ToolActivities(hub).get_tool_catalog)
+
+    assert broken.config_error is not None and "server 'outbox': field 'comand'" in broken.config_error
+    assert broken.tool_names() == {"outbox_send_message", "outbox_list_messages"}
+    assert still.ok
+    assert fixed.config_error is None and "changing_add_tool" in fixed.tool_names()
+
+
+async def test_the_ttl_relists_tools_and_retries_failed_servers(tmp_path: Path) -> None:
+    flag = tmp_path / "may-start"
+    late_starter = McpServerConfig(
+        command=sys.executable,
+        args=[
+            "-c",
+            (
+                "import os, runpy, sys; sys.exit(3) if not os.path.exists(sys.argv[1]) else None; "
+                "sys.argv = ['outbox']; runpy.run_module('mcp_servers.outbox', run_name='__main__')"
+            ),
+            str(flag),
+        ],
+        env={"SKILLS_OUTBOX_PATH": str(tmp_path / "outbox.jsonl")},
+        cwd=ROOT,
+    )
+    async with ToolHub({"late": late_starter, "changing": changing_server()}, catalog_ttl=0.2) as hub:
+        assert {s.name: s.status for s in hub.server_states()} == {"late": "failed", "changing": "connected"}
+        await hub.call("changing_add_tool_quietly", {"name": "found_by_ttl"})
+        flag.touch()
+
+        await eventually(lambda: "changing_found_by_ttl" in hub.tool_names())
+        await eventually(lambda: "late_send_message" in hub.tool_names())
+        catalog = hub.tool_catalog()
+
+    assert catalog.refreshed_at is not None
+    assert catalog.unavailable == {}
+
+
+async def test_refresh_tool_catalog_on_demand(tmp_path: Path) -> None:
+    async with ToolHub({"changing": changing_server()}, catalog_ttl=None) as hub:
+        tools = ToolActivities(hub)
+        before = await activity_env().run(tools.get_tool_catalog)
+        await hub.call("changing_add_tool_quietly", {"name": "on_demand"})
+        unrefreshed = await activity_env().run(tools.get_tool_catalog)
+        refreshed = await activity_env().run(tools.refresh_tool_catalog)
+        states = await activity_env().run(tools.get_server_states)
+
+    assert before.refreshed_at is None and "changing_on_demand" not in unrefreshed.tool_names()
+    assert "changing_on_demand" in refreshed.tool_names() and refreshed.refreshed_at is not None
+    assert {"name": "changing_on_demand", "description": "Added while running: on_demand."} in [
+        entry.model_dump() for entry in refreshed.catalog["changing"]
+    ]
+    assert [(s.name, s.status, s.tools) for s in states] == [("changing", "connected", 4)]
+
+
+async def test_a_server_announcing_new_tools_is_listed_again_at_once() -> None:
+    async with ToolHub({"changing": changing_server()}, catalog_ttl=None) as hub:
+        await hub.call("changing_add_tool", {"name": "announced"})
+        await eventually(lambda: "changing_announced" in hub.tool_names())
+        result = await hub.call("changing_announced", {})
+
+    assert result.ok and result.text == "announced"
+
+
+async def test_tool_names_are_cached_until_something_changes() -> None:
+    async with ToolHub({"changing": changing_server()}, catalog_ttl=None) as hub:
+        first = await asyncio.to_thread(hub.tool_names)  # as the registration activity calls it
+        assert hub.tool_names() is first
+        await hub.call("changing_add_tool_quietly", {"name": "later"})
+        await hub.refresh()
+        assert hub.tool_names() is not first and "changing_later" in hub.tool_names()
+
+
+async def test_a_call_on_a_server_removed_from_the_config_fails_clearly(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    write_config(config, {"changing": changing_server()})
+    async with ToolHub.from_config(config, defaults={}, config_poll=60, catalog_ttl=None) as hub:
+        call = asyncio.create_task(hub.call("changing_wait", {"seconds": 30}))
+        write_config(config, {})
+        assert await hub.reload_config()
+        with pytest.raises(ToolServerError, match="'changing' was removed from the config"):
+            await call
+
+
+# ---------------------------------------------------------------------------
+# `skills catalog`, through a real Temporal server and worker
+
+
+async def test_skills_catalog_prints_servers_and_tools_through_temporal(
+    client: Client, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    task_queue = f"test-catalog-{uuid.uuid4().hex[:8]}"
+    servers = {"outbox": outbox_config(tmp_path / "outbox.jsonl"), "crashes": crashing_server("no token")}
+    async with ToolHub(servers, catalog_ttl=None) as hub:
+        tools = ToolActivities(hub)
+        activities = [tools.get_tool_catalog, tools.refresh_tool_catalog, tools.get_server_states]
+        async with Worker(client, task_queue=task_queue, activities=activities):
+            skills = SkillsClient(client, task_queue)
+            capsys.readouterr()  # the dev server's banner, when this test started it
+            shown = await tools_cli.catalog(argparse.Namespace(json=False, refresh=False), skills)
+            human = capsys.readouterr().out
+            await tools_cli.catalog(argparse.Namespace(json=True, refresh=True), skills)
+            as_json = json.loads(capsys.readouterr().out)
+
+    lines = human.splitlines()
+    assert lines[0] == "2 tools across 1 MCP server"
+    assert any(line.startswith("outbox   connected   stdio  2 tools  timeout 60 s  since ") for line in lines)
+    assert "  outbox_send_message   Send a message to the user by storing it in the outbox." in lines
+    assert any(line.startswith("crashes  failed      stdio  since ") for line in lines)
+    assert any(line.startswith("    ") and "no token" in line for line in lines)
+    assert shown.tool_names() == {"outbox_send_message", "outbox_list_messages"}
+    assert as_json["summary"] == "2 tools across 1 MCP server" and as_json["refreshed_at"] is not None
+    assert [s["status"] for s in as_json["servers"]] == ["connected", "failed"]
+    assert as_json["catalog"]["outbox"][1] == {
+        "name": "outbox_list_messages", "description": "List the newest messages in the outbox, newest first.",
+    }

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from skills.errors import SkillValidationError
 from skills.models import SkillSpec
 from skills.normalize import NormalizeContext, normalize
+from skills.plans import analyse_plan
 from skills.triggers import check_cron
 
 NOW = datetime(2026, 2, 14, 15, 0, tzinfo=UTC)
@@ -171,17 +172,36 @@ def test_step_aliases_and_json_string_plan() -> None:
     assert (spec.execution_plan[0].tool_name, spec.execution_plan[0].parameters) == ("outbox_send_message", {"message": "x"})
 
 
-def test_multi_step_plan_becomes_agent_tier() -> None:
+def test_a_plan_piped_from_earlier_results_stays_direct() -> None:
+    result = ok(execution_plan=[
+        {"id": "fetch", "toolName": "gmail_list_messages", "parameters": {}},
+        {"id": "send", "toolName": "telegram_send_message",
+         "parameters": {"message": "Newest: {{steps.fetch.messages.0.subject}} ({{fetch.result}})"}},
+    ])
+    assert result.spec.tier == "direct" and result.spec.execution_plan is not None
+    assert any("runs Direct, at zero tokens: 2 placeholder(s) piped" in n for n in result.notes)
+
+
+def test_independent_steps_stay_direct() -> None:
+    result = ok(execution_plan=[
+        {"toolName": "outbox_send_message", "parameters": {"message": "one"}},
+        {"toolName": "telegram_send_message", "parameters": {"message": "two, on {{today}}"}},
+    ])
+    assert result.spec.tier == "direct" and any("the steps are independent" in n for n in result.notes)
+
+
+@pytest.mark.parametrize("message", ["{{summarize the emails}}", "{{send.result}}", "{{nowhere.result}}"])
+def test_a_plan_that_needs_reasoning_becomes_agent_tier(message: str) -> None:
     result = ok(
         required_tools=["gmail_get_message"],
         execution_plan=[
             {"id": "fetch", "toolName": "gmail_list_messages", "parameters": {}},
-            {"id": "send", "toolName": "telegram_send_message", "parameters": {"message": "{{fetch.result}}"}},
+            {"id": "send", "toolName": "telegram_send_message", "parameters": {"message": message}},
         ],
     )
     assert result.spec.tier == "agent" and result.spec.execution_plan is None
     assert result.spec.required_tools == ["gmail_get_message", "gmail_list_messages", "telegram_send_message"]
-    assert any("converted to Agent tier" in n for n in result.notes)
+    assert any("converted to Agent tier: step 'send' uses" in n and "needs reasoning" in n for n in result.notes)
 
 
 # --- validation ---------------------------------------------------------------------------
@@ -311,8 +331,8 @@ def assert_storable(spec: SkillSpec, ctx: NormalizeContext) -> None:
     if spec.enabled:
         assert set(spec.required_tools) <= CATALOG
     if spec.execution_plan:
-        assert len(spec.execution_plan) == 1
-        assert spec.execution_plan[0].tool_name in spec.required_tools
+        assert analyse_plan(spec.execution_plan).direct
+        assert {step.tool_name for step in spec.execution_plan} <= set(spec.required_tools)
     if spec.trigger_type == "cron":
         trigger = spec.trigger_config
         assert trigger is not None and trigger.kind is not None

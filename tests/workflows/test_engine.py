@@ -9,7 +9,7 @@ from temporalio.client import Client, ScheduleOverlapPolicy
 
 from skills.errors import SkillNotFoundError, SkillValidationError
 from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_TIER
-from tests.conftest import Engine, eventually
+from tests.conftest import Engine, eventually, schedule_exists
 
 
 def reminder(name: str = "drink water", message: str = "Drink water!", **trigger: object) -> dict[str, object]:
@@ -29,7 +29,7 @@ def soon(seconds: int = 3) -> str:
 async def test_a_registered_one_shot_fires_through_its_schedule(engine: Engine, client: Client) -> None:
     result = await engine.skills.register(reminder(at=soon(3)))
     skill = result.skill
-    assert skill is not None and skill.tier == "direct" and skill.schedule_id == f"skill-{skill.id}-drink-water"
+    assert skill is not None and skill.tier == "direct" and skill.schedule_id == f"{engine.settings.task_queue}-{skill.id}-drink-water"
     assert result.next_fire is not None
 
     messages = await eventually(engine.outbox, timeout=30)
@@ -67,7 +67,7 @@ async def test_a_refused_registration_stores_nothing(engine: Engine, client: Cli
     fields = {e.field for e in refused.value.errors}
     assert fields == {"trigger_config.schedule", "required_tools"}
     assert await engine.skills.list() == []
-    assert [s async for s in await client.list_schedules()] == []
+    assert not await schedule_exists(client, f"{engine.settings.task_queue}-1-drink-water")
 
 
 async def test_a_duplicate_name_is_refused_and_the_first_skill_kept(engine: Engine) -> None:
@@ -84,9 +84,9 @@ async def test_update_rename_pause_resume_delete(engine: Engine, client: Client)
     assert created is not None and created.schedule_id is not None
 
     updated = (await engine.skills.update("drink water", {"cron": "30 7 * * 1-5", "name": "hydrate"})).skill
-    assert updated is not None and updated.id == created.id and updated.schedule_id == f"skill-{created.id}-hydrate"
-    ids = [s.id async for s in await client.list_schedules()]
-    assert ids == [updated.schedule_id]
+    assert updated is not None and updated.id == created.id and updated.schedule_id == f"{engine.settings.task_queue}-{created.id}-hydrate"
+    assert not await schedule_exists(client, created.schedule_id)
+    assert await schedule_exists(client, updated.schedule_id)
     description = await client.get_schedule_handle(updated.schedule_id).describe()
     assert await description.memo_value("trigger") == {"schedule": "30 7 * * 1-5"}
     assert all(t.hour == 7 and t.minute == 30 and t.weekday() < 5 for t in description.info.next_action_times)
@@ -103,13 +103,13 @@ async def test_update_rename_pause_resume_delete(engine: Engine, client: Client)
     await engine.skills.delete("hydrate")
     with pytest.raises(SkillNotFoundError):
         await engine.skills.get("hydrate")
-    assert [s async for s in await client.list_schedules()] == []
+    assert not await schedule_exists(client, updated.schedule_id)
 
 
 async def test_a_manual_skill_has_no_schedule_and_runs_on_demand(engine: Engine, client: Client) -> None:
     skill = (await engine.skills.register(reminder(name="ping", message="pong"))).skill
     assert skill is not None and skill.trigger_type == "manual" and skill.schedule_id is None
-    assert [s async for s in await client.list_schedules()] == []
+    assert not await schedule_exists(client, f"{engine.settings.task_queue}-{skill.id}-ping")
 
     run = await engine.skills.run("ping")
     assert run.status == "success" and run.trigger == "manual"
@@ -124,7 +124,9 @@ async def test_a_tool_error_fails_the_run(engine: Engine) -> None:
     )
     run = await engine.skills.run("broken")
     assert run.status == "error" and "outbox_send_message failed" in run.summary
-    assert engine.outbox() == []
+    assert "missing required argument 'message'" in run.summary
+    # Failures always notify, through the notifier (the outbox by default).
+    assert [m["message"] for m in engine.outbox()] == [f"❌ broken: {run.summary}."]
 
 
 async def test_agent_tier_runs_record_that_the_tier_is_not_available(engine: Engine) -> None:
@@ -150,3 +152,30 @@ async def test_a_worker_restarted_between_registration_and_fire(engine: Engine, 
 async def _finished_runs(engine: Engine):  # noqa: ANN202
     runs = await engine.skills.runs()
     return runs if runs and all(r.status != "running" for r in runs) else None
+
+
+async def test_a_plan_pipes_an_earlier_result_into_a_later_step(engine: Engine) -> None:
+    await engine.skills.register(reminder(name="first", message="hello from the past"))
+    await engine.skills.run("first")
+    result = await engine.skills.register({
+        "name": "echo last", "instructions": "Repeat the newest outbox message", "notify_on_completion": False,
+        "execution_plan": [
+            {"id": "fetch", "toolName": "outbox_list_messages", "parameters": {"limit": "1"}},
+            {"id": "send", "toolName": "outbox_send_message",
+             "parameters": {"message": "Last: {{steps.fetch.messages.0.message}}"}},
+        ],
+    })
+    assert result.skill is not None and result.skill.tier == "direct"
+    run = await engine.skills.run("echo last")
+    assert run.status == "success" and run.prompt_tokens == 0
+    assert engine.outbox()[-1]["message"] == "Last: hello from the past"
+    # "1" became 1 on the way to the tool, and the run says so.
+    assert run.tool_calls[0].adjusted and "limit" in run.tool_calls[0].adjusted[0]
+
+    await engine.skills.update("echo last", {"execution_plan": [
+        {"id": "fetch", "toolName": "outbox_list_messages", "parameters": {"limit": 1}},
+        {"id": "send", "toolName": "outbox_send_message", "parameters": {"message": "{{fetch.nothing.here}}"}},
+    ]})
+    failed = await engine.skills.run("echo last")
+    assert failed.status == "error" and "step send could not be prepared" in failed.summary
+    assert "has no 'nothing.here'" in failed.summary

@@ -1,0 +1,52 @@
+"""What the engine checks for itself every minute: skills waiting for their tools, one-shots
+whose time passed beyond the catch-up window."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from datetime import UTC, datetime
+
+from temporalio import activity
+
+from activities.store import Store
+from skills.messages import MaintenanceScan, MissedOneShot, SkillFilter
+from skills.models import MISSED, MISSING_TOOLS, RunRecord, Skill
+from skills.settings import Settings
+
+
+class MaintenanceActivities:
+    def __init__(self, store: Store, settings: Settings, tool_names: Callable[[], Collection[str]]) -> None:
+        self.store = store
+        self.settings = settings
+        self.tool_names = tool_names
+
+    @activity.defn(name="scan_skills")
+    def scan(self) -> MaintenanceScan:
+        available = set(self.tool_names())
+        now = datetime.now(UTC)
+        scan = MaintenanceScan()
+        for skill in self.store.list_skills(SkillFilter(enabled=False)):
+            # Only a skill waiting for its tools comes back by itself: one the user disabled
+            # stays disabled, and a one-shot is never re-enabled.
+            needed = {*skill.required_tools, *(check.tool for check in skill.preflight)}
+            if skill.disabled_reason == MISSING_TOOLS and not skill.is_one_shot and needed <= available:
+                scan.ready.append(skill)
+        for skill in self.store.list_skills(SkillFilter(enabled=True, trigger_type="cron")):
+            at = skill.trigger_config.at if skill.trigger_config else None
+            if at is not None and at + self.settings.catchup_window < now and not self.store.has_scheduled_runs(skill.id):
+                scan.missed.append(skill)
+        return scan
+
+    @activity.defn(name="record_missed_one_shot")
+    def record_missed(self, request: MissedOneShot) -> Skill:
+        """A one-shot whose time passed while the engine was down for longer than the catch-up
+        window: its fire is recorded as missed and the skill retired, as if it had fired."""
+        skill = request.skill
+        assert skill.trigger_config is not None and skill.trigger_config.at is not None
+        at = skill.trigger_config.at
+        self.store.start_run(RunRecord(
+            run_id=f"{request.workflow_id}-missed-{skill.id}", skill_id=skill.id, skill_name=skill.name,
+            workflow_id=request.workflow_id, trigger="schedule", scheduled_at=at, started_at=at, finished_at=at,
+            status="missed", summary="missed: the engine was down longer than the catch-up window", tier=skill.tier,
+        ))
+        return self.store.retire_skill(skill.id, MISSED)

@@ -1,0 +1,133 @@
+"""SKILL.md file activities: scan the skill folders, and apply one change of a sync.
+
+The scan reads folders, the store and the live tool catalog, and returns the plan of
+``skills.skillmd.sync.plan_sync``: names, paths and reasons only, so the sync's
+history stays small whatever the files hold.
+
+Applying a change runs the same workflow any client would: ``RegisterSkill`` (create,
+or update with a target) or ``ChangeSkill`` (pause with the reason). The activity
+reads the SKILL.md itself, so its body goes into the ``RegisterSkill`` run that
+stores it and nowhere else. That run's id is the sync's workflow id, the change and the
+sync's run id (``skills-sync-files-now-create-drink-water-<run id>``): a retried
+activity finds the run it started instead of registering twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from temporalio import activity
+from temporalio.client import Client, WorkflowFailureError
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
+
+from activities.store import Store
+from skills.messages import (
+    ChangeInput,
+    ChangeResult,
+    RegisterInput,
+    RegistrationResult,
+    SkillFilter,
+    SkillRef,
+)
+from skills.normalize import NormalizeContext
+from skills.settings import Settings
+from skills.skillmd.errors import SkillFileError
+from skills.skillmd.limits import DEFAULT_LIMITS, Limits
+from skills.skillmd.sources import discover, load_skill_file
+from skills.skillmd.sync import FileChange, SyncedSkill, SyncInput, SyncPlan, file_request, plan_sync
+
+T = TypeVar("T")
+
+
+class SkillFileActivities:
+    def __init__(
+        self,
+        store: Store,
+        client: Client,
+        settings: Settings,
+        tool_names: Callable[[], Collection[str]],
+        limits: Limits = DEFAULT_LIMITS,
+    ) -> None:
+        self.store = store
+        self.client = client
+        self.settings = settings
+        self.tool_names = tool_names
+        self.limits = limits
+
+    @activity.defn(name="scan_skill_files")
+    def scan(self, request: SyncInput) -> SyncPlan:
+        """What the sync must change: the folders' file skills against the files agent's stored skills."""
+        agent = self.settings.file_skills_agent
+        catalog = discover(**self.settings.skill_folders(), limits=self.limits)
+        stored = self.store.list_skills(SkillFilter(agent_id=agent))
+        context = NormalizeContext(
+            now=datetime.now(UTC),
+            default_timezone=self.settings.timezone,
+            default_agent_id=agent,
+            tool_catalog=set(self.tool_names()),
+        )
+        return plan_sync(catalog, stored, context, self.limits)
+
+    @activity.defn(name="apply_skill_file")
+    async def apply(self, change: FileChange) -> SyncedSkill:
+        """Run the registration (or the pause) one change needs, and report how it went."""
+        if change.action == "disable":
+            return await self._disable(change)
+        return await self._register(change)
+
+    async def _register(self, change: FileChange) -> SyncedSkill:
+        # Read now, not at scan time: the newest content is what should be stored.
+        assert change.path is not None and change.source is not None
+        skill, problems = load_skill_file(Path(change.path), change.source, self.limits)
+        if skill is None:
+            return SyncedSkill(change=change, ok=False, errors=[p.message for p in problems])
+        try:
+            data = file_request(skill, self.settings.file_skills_agent, self.limits)
+        except SkillFileError as exc:
+            return SyncedSkill(change=change, ok=False, errors=[str(exc)])
+        if change.enable:
+            data["enabled"] = True
+        target = SkillRef(ref=str(change.skill_id)) if change.action == "update" else None
+        result = await self._run("RegisterSkill", RegisterInput(data=data, target=target), RegistrationResult,
+                                 change)
+        if isinstance(result, str):
+            return SyncedSkill(change=change, ok=False, errors=[result])
+        skill_id = result.skill.id if result.skill else None
+        return SyncedSkill(change=change, ok=result.ok, skill_id=skill_id, next_fire=result.next_fire,
+                           notes=result.notes, errors=[str(e) for e in result.errors])
+
+    async def _disable(self, change: FileChange) -> SyncedSkill:
+        request = ChangeInput(target=SkillRef(ref=str(change.skill_id)), action="pause", reason=change.reason)
+        result = await self._run("ChangeSkill", request, ChangeResult, change)
+        if isinstance(result, str):
+            return SyncedSkill(change=change, ok=False, errors=[result])
+        return SyncedSkill(change=change, ok=result.ok, skill_id=change.skill_id,
+                           errors=[str(e) for e in result.errors])
+
+    async def _run(self, workflow: str, arg: Any, result_type: type[T], change: FileChange) -> T | str:
+        """The workflow's result, or why it failed; started once per sync run and change."""
+        info = activity.info()
+        # The sync's run id, not only its workflow id: an on-demand sync reuses its workflow id.
+        workflow_id = f"{info.workflow_id}-{change.action}-{change.name}-{info.workflow_run_id}"
+        try:
+            handle = await self.client.start_workflow(
+                workflow,
+                arg,
+                id=workflow_id,
+                task_queue=self.settings.task_queue,
+                result_type=result_type,
+                static_summary=f"{change.action} file skill '{change.name}': {change.reason}",
+                # A retry of this activity joins the run its first attempt started, running or done.
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+            )
+        except WorkflowAlreadyStartedError:
+            handle = self.client.get_workflow_handle(workflow_id, result_type=result_type)
+        try:
+            return await handle.result()
+        except WorkflowFailureError as exc:
+            return f"{workflow} failed: {exc.cause or exc}"

@@ -1,0 +1,200 @@
+"""SKILL.md skills at scale: discovery, its memory, the trigger index and matching.
+
+Generates N skill folders in a temporary directory, like a large shared skills
+repository: frontmatter with a description, 3 keywords, a two-word phrase and a verb
+each; one skill in 20 with a regular expression pattern, one in 10 with a
+``references/`` file; bodies of about 40 lines. Then measures:
+
+- discovery (``discover``: frontmatter only, bodies never read), wall time;
+- discovery's memory with tracemalloc, in a separate run since tracing slows it:
+  the peak while scanning, and what the catalog keeps afterwards;
+- index build (``SkillIndex`` over every skill);
+- matching: per message, median and p95, over messages that name triggers and
+  messages that name none;
+- disclosure (``disclose``: matching, plus reading the bodies of the matches), per message;
+- full validation of every file (what ``skills validate`` on the folder costs).
+
+The files are in the page cache (just written): figures are for a warm cache.
+
+    .venv/bin/python -m bench.skillmd [--skills 10000] [--messages 200] [--seed 7] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import platform
+import random
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from skills.skillmd import Catalog, SkillIndex, disclose, discover, validate_path
+
+VERBS = ["review", "deploy", "triage", "summarize", "translate", "schedule", "audit", "draft", "classify",
+         "archive", "refactor", "benchmark", "index", "search", "format", "migrate", "monitor", "notify"]
+FILLER = ("please could you help me with the thing from yesterday and also check what we said about "
+          "the plan for next week before the meeting starts because I am not sure it is right").split()
+
+
+def vocabulary(rng: random.Random, size: int) -> list[str]:
+    """Distinct pronounceable words, so keywords collide the way real ones rarely do."""
+    consonants, vowels = "bcdfghklmnprstvz", "aeiou"
+    words: set[str] = set()
+    while len(words) < size:
+        length = rng.randint(2, 4)
+        words.add("".join(rng.choice(consonants) + rng.choice(vowels) for _ in range(length)))
+    return sorted(words)
+
+
+def generate(root: Path, count: int, rng: random.Random) -> list[list[str]]:
+    """Write ``count`` skills under ``root``; return each skill's keywords (for building messages)."""
+    words = vocabulary(rng, max(2000, count // 2))
+    body = "\n".join(f"{i}. Step {i}: do the {rng.choice(FILLER)} part carefully and report back." for i in range(40))
+    triggers: list[list[str]] = []
+    for i in range(count):
+        name = f"skill-{i:05d}"
+        keywords = rng.sample(words, 3)
+        phrase = " ".join(rng.sample(words, 2))
+        lines = [
+            "---",
+            f"name: {name}",
+            f"description: Handles {keywords[0]} and {keywords[1]} requests. Use it when the user mentions {phrase}.",
+            "triggers:",
+            f"  keywords: [{', '.join(keywords)}, '{phrase}']",
+            f"  verbs: [{rng.choice(VERBS)}]",
+        ]
+        if i % 20 == 0:
+            lines.append(f"  patterns: ['\\b{keywords[2]}-\\d{{3,}}\\b']")
+        lines += ["metadata:", f"  priority: {rng.randint(0, 5)}", "---", f"# {name}", body, ""]
+        folder = root / name
+        folder.mkdir()
+        (folder / "SKILL.md").write_text("\n".join(lines))
+        if i % 10 == 0:
+            (folder / "references").mkdir()
+            (folder / "references" / "guide.md").write_text("More detail.\n" * 20)
+        triggers.append([*keywords, phrase])
+    return triggers
+
+
+def messages(triggers: list[list[str]], count: int, rng: random.Random) -> list[str]:
+    """Half name one or two triggers in an ordinary sentence, half name none."""
+    made = []
+    for i in range(count):
+        sentence = rng.sample(FILLER, rng.randint(8, 25))
+        if i % 2 == 0:
+            for _ in range(rng.randint(1, 2)):
+                sentence.insert(rng.randrange(len(sentence)), rng.choice(rng.choice(triggers)))
+        made.append(" ".join(sentence).capitalize() + "?")
+    return made
+
+
+def timed(action: Callable[[], Any]) -> tuple[float, Any]:
+    started = time.perf_counter()
+    result = action()
+    return time.perf_counter() - started, result
+
+
+def per_call(action: Callable[[str], Any], inputs: list[str], repeats: int) -> dict[str, float]:
+    """Median and p95 of one call, in milliseconds."""
+    samples = []
+    for _ in range(repeats):
+        for item in inputs:
+            started = time.perf_counter_ns()
+            action(item)
+            samples.append((time.perf_counter_ns() - started) / 1e6)
+    samples.sort()
+    return {"median_ms": statistics.median(samples), "p95_ms": samples[int(0.95 * (len(samples) - 1))],
+            "max_ms": samples[-1], "calls": len(samples)}
+
+
+def traced_discovery(root: Path) -> dict[str, float]:
+    gc.collect()
+    tracemalloc.start()
+    catalog = discover(project=root)
+    retained, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert catalog.skills
+    return {"peak_mib": peak / 2**20, "retained_mib": retained / 2**20}
+
+
+def run(count: int, message_count: int, seed: int) -> dict[str, Any]:
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory(prefix="bench-skillmd-") as tmp:
+        root = Path(tmp)
+        generate_s, triggers = timed(lambda: generate(root, count, rng))
+        sample = messages(triggers, message_count, rng)
+
+        discover(project=root)  # one untimed pass, so every run reads from the page cache
+        discover_s, catalog = timed(lambda: discover(project=root))
+        catalog_: Catalog = catalog
+        assert len(catalog_.skills) == count and not catalog_.problems, catalog_.problems[:3]
+        memory = traced_discovery(root)
+        index_s, index = timed(lambda: SkillIndex(catalog_.skills.values()))
+        hits = sum(1 for m in sample if index.match(m))
+        match = per_call(lambda m: index.match(m), sample, repeats=5)
+        # A fresh catalog per disclosure would measure discovery again; its index is built once, like a server's.
+        catalog_.index  # noqa: B018 - build the cached index before timing
+        prompt = per_call(lambda m: disclose(m, catalog_), sample, repeats=1)
+        validate_s, _ = timed(lambda: [validate_path(p) for p in sorted(root.iterdir())])
+    return {
+        "skills": count,
+        "messages": message_count,
+        "messages_with_a_match": hits,
+        "generate_s": generate_s,
+        "discover_s": discover_s,
+        "discover_per_skill_us": discover_s / count * 1e6,
+        **{f"discover_{k}": v for k, v in memory.items()},
+        "index_build_s": index_s,
+        "match": match,
+        "disclose": prompt,
+        "validate_all_s": validate_s,
+        "python": platform.python_version(),
+        "machine": f"{platform.system()} {platform.machine()}",
+    }
+
+
+def report(figures: dict[str, Any]) -> None:
+    m, d = figures["match"], figures["disclose"]
+    rows = [
+        ("skills generated", f"{figures['skills']:,}", f"{figures['generate_s']:.2f} s to write"),
+        ("discovery (frontmatter only)", f"{figures['discover_s']:.2f} s",
+         f"{figures['discover_per_skill_us']:.0f} µs per skill, warm page cache"),
+        ("discovery memory, peak", f"{figures['discover_peak_mib']:.1f} MiB", "tracemalloc"),
+        ("catalog kept in memory", f"{figures['discover_retained_mib']:.1f} MiB", "tracemalloc, after discovery"),
+        ("index build", f"{figures['index_build_s'] * 1000:.0f} ms", "keywords, verbs, names; patterns compiled at load"),
+        ("match one message, median", f"{m['median_ms']:.3f} ms",
+         f"p95 {m['p95_ms']:.3f} ms, max {m['max_ms']:.3f} ms, {m['calls']} calls"),
+        ("disclose one message, median", f"{d['median_ms']:.3f} ms",
+         f"p95 {d['p95_ms']:.3f} ms (match + read the matched bodies)"),
+        ("validate every file", f"{figures['validate_all_s']:.2f} s", "whole files, every rule"),
+    ]
+    print(f"SKILL.md figures: {figures['skills']:,} skills, {figures['messages']} messages "
+          f"({figures['messages_with_a_match']} matched), Python {figures['python']}, {figures['machine']}")
+    for what, value, note in rows:
+        print(f"  {what:<32} {value:>12}   {note}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.skillmd", description=__doc__.splitlines()[0])
+    parser.add_argument("--skills", type=int, default=10_000)
+    parser.add_argument("--messages", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    figures = run(args.skills, args.messages, args.seed)
+    if args.json:
+        json.dump(figures, sys.stdout, indent=2)
+        print()
+    else:
+        report(figures)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+"""Webhook: an MCP server that posts messages to a Slack or Discord incoming webhook.
+
+Environment (read on every call):
+
+- ``WEBHOOK_URL``: the incoming webhook's URL (required; it is a secret, so it is never
+  logged or echoed, only its host);
+- ``WEBHOOK_FORMAT``: ``slack`` (``{"text": ...}``, also what Mattermost, Rocket.Chat and
+  Google Chat accept), ``discord`` (``{"content": ...}``) or ``auto`` (the default: Discord
+  for ``discord.com/api/webhooks/...`` URLs, Slack's shape for anything else).
+
+A message longer than the service accepts in one post (Discord: 2000 characters, Slack:
+40000) is posted in parts, split at line breaks where possible. A refusal comes back as
+a tool error with the service's status and answer.
+
+Run it with ``python -m mcp_servers.webhook`` (stdio). The engine names its tool
+``webhook_send_message``; in an ``mcpServers`` file::
+
+    "webhook": {"command": "/path/to/.venv/bin/python", "args": ["-m", "mcp_servers.webhook"],
+                "env": {"WEBHOOK_URL": "${SLACK_WEBHOOK_URL}"}}
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from typing import Annotated, Literal
+from urllib.parse import urlsplit
+
+import httpx2
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel, Field
+
+from mcp_servers.telegram import split_message
+
+URL_ENV = "WEBHOOK_URL"
+FORMAT_ENV = "WEBHOOK_FORMAT"
+TIMEOUT = httpx2.Timeout(30.0)
+
+Format = Literal["slack", "discord"]
+LIMITS: dict[Format, int] = {"slack": 40_000, "discord": 2_000}
+BODY_KEY: dict[Format, str] = {"slack": "text", "discord": "content"}
+
+
+class Posted(BaseModel):
+    """What ``send_message`` returns."""
+
+    format: Format
+    parts: int
+    """How many posts the message took."""
+
+
+def webhook_format(url: str, configured: str | None) -> Format:
+    """The payload shape for ``url``: ``configured`` (slack, discord) unless it is empty or ``auto``."""
+    choice = (configured or "auto").strip().lower()
+    if choice in ("slack", "discord"):
+        return choice  # type: ignore[return-value]
+    if choice != "auto":
+        raise ToolError(f"{FORMAT_ENV}={configured!r} is not one of slack, discord, auto")
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if host.endswith(("discord.com", "discordapp.com")) or parts.path.startswith("/api/webhooks/"):
+        return "discord"
+    return "slack"
+
+
+server = MCPServer(
+    "webhook",
+    instructions="Posts messages to a chat channel's incoming webhook; use send_message to notify the user.",
+    log_level="WARNING",
+)
+
+
+@server.tool(description="Post a message to the configured chat channel (Slack or Discord webhook). Long messages are posted in parts.")
+async def send_message(
+    message: Annotated[str, Field(description="The text to post.")],
+) -> Annotated[CallToolResult, Posted]:
+    url = os.environ.get(URL_ENV, "").strip()
+    if not url:
+        raise ToolError(f"{URL_ENV} is not set: give the server the incoming webhook's URL")
+    if not message.strip():
+        raise ToolError("message is empty: give the text to post")
+    kind = webhook_format(url, os.environ.get(FORMAT_ENV))
+    host = urlsplit(url).hostname or "the webhook"
+    parts = split_message(message, LIMITS[kind])
+    async with httpx2.AsyncClient(timeout=TIMEOUT) as http:
+        for index, part in enumerate(parts):
+            await _post(http, url, {BODY_KEY[kind]: part}, host, sent=index)
+    posted = Posted(format=kind, parts=len(parts))
+    in_parts = f" in {len(parts)} parts" if len(parts) > 1 else ""
+    return CallToolResult(
+        content=[TextContent(type="text", text=f"Posted to the {kind} webhook at {host}{in_parts}.")],
+        structured_content=posted.model_dump(),
+    )
+
+
+async def _post(http: httpx2.AsyncClient, url: str, body: dict[str, str], host: str, *, sent: int) -> None:
+    already = f" ({sent} earlier parts were posted)" if sent else ""
+    try:
+        response = await http.post(url, json=body)
+    except httpx2.HTTPError as exc:
+        # The URL is the secret: name the error and the host, never the text that may quote the URL.
+        raise ToolError(f"cannot reach the webhook at {host}: {type(exc).__name__}{already}") from None
+    if response.is_success:
+        return
+    answer = " ".join(response.text.replace(url, "***").split())[:300] or response.reason_phrase
+    hint = ""
+    if response.status_code == 429:
+        retry = response.headers.get("retry-after")
+        hint = f"; retry after {retry} s" if retry else "; rate limited"
+    elif response.status_code in (401, 403, 404, 410):
+        hint = f"; is {URL_ENV} still a live webhook?"
+    raise ToolError(f"the webhook at {host} refused the message: HTTP {response.status_code}: {answer}{hint}{already}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m mcp_servers.webhook", description=__doc__.splitlines()[0])
+    parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="streamable-http only")
+    parser.add_argument("--port", type=int, default=8767, help="streamable-http only")
+    args = parser.parse_args(argv)
+    # Its INFO lines carry request URLs, and a webhook's URL is its secret.
+    logging.getLogger("httpx2").setLevel(logging.WARNING)
+    if args.transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=args.host, port=args.port)
+
+
+if __name__ == "__main__":
+    main()

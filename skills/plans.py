@@ -1,0 +1,141 @@
+"""Piped Direct plans: a step may use what an earlier step returned, at zero tokens.
+
+A parameter may hold placeholders:
+
+- ``{{steps.fetch.result}}`` (or ``{{fetch.result}}``, the reference's style): the
+  text result of the earlier step ``fetch``;
+- ``{{steps.fetch.items.0.title}}`` (or ``{{fetch.structured.items.0.title}}``): a field
+  of its structured content;
+- ``{{now}}``, ``{{now+2h}}``, ``{{today}}``: the fire's time in the skill's zone.
+
+A parameter that is one placeholder and nothing else takes the value as it is (a
+list stays a list); inside longer text a value is written as text (JSON for
+structures). At registration ``analyse_plan`` says whether every placeholder can be
+resolved by the engine alone; a plan with one that cannot (``{{a summary of the
+emails}}``, a step that comes later) needs reasoning, and the safety net hands it
+to the Agent tier.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from skills.models import PlanStep
+from skills.preflight import render_arguments
+
+_PLACEHOLDER = re.compile(r"\{\{\s*(.*?)\s*\}\}")
+_TIME = re.compile(r"(now|today)(\s*[+-]\s*\d+\s*[mhdw])?")
+_PATH = re.compile(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*")
+
+
+class PlanError(Exception):
+    """A placeholder that cannot be filled at run time (the earlier step returned no such field)."""
+
+
+@dataclass(frozen=True)
+class StepOutput:
+    text: str
+    structured: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    direct: bool
+    reason: str
+
+
+def analyse_plan(steps: list[PlanStep]) -> Verdict:
+    """Whether the engine can run ``steps`` alone (Direct) and why."""
+    earlier: set[str] = set()
+    piped = 0
+    for step in steps:
+        for expression in _expressions(step.parameters):
+            if _TIME.fullmatch(expression):
+                continue
+            reference = _reference(expression, earlier)
+            if reference is None:
+                return Verdict(False, f"step '{step.id}' uses '{{{{{expression}}}}}', which is not the result of "
+                                      "an earlier step: it needs reasoning")
+            piped += 1
+        earlier.add(step.id)
+    if len(steps) == 1:
+        return Verdict(True, "one step")
+    if piped:
+        return Verdict(True, f"{piped} placeholder(s) piped from earlier steps' results")
+    return Verdict(True, "the steps are independent")
+
+
+def resolve(parameters: dict[str, Any], outputs: dict[str, StepOutput], now: datetime, timezone: str) -> dict[str, Any]:
+    """The step's parameters with every placeholder filled from ``outputs`` and the clock."""
+    timed = render_arguments(parameters, now, timezone)
+    return _fill(timed, outputs)
+
+
+def _fill(value: Any, outputs: dict[str, StepOutput]) -> Any:
+    if isinstance(value, dict):
+        return {k: _fill(v, outputs) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill(v, outputs) for v in value]
+    if not isinstance(value, str) or "{{" not in value:
+        return value
+    whole = _PLACEHOLDER.fullmatch(value.strip())
+    if whole:
+        return _lookup(whole.group(1), outputs)
+    return _PLACEHOLDER.sub(lambda m: _as_text(_lookup(m.group(1), outputs)), value)
+
+
+def _lookup(expression: str, outputs: dict[str, StepOutput]) -> Any:
+    reference = _reference(expression, set(outputs))
+    if reference is None:
+        raise PlanError(f"'{{{{{expression}}}}}' is not the result of an earlier step")
+    step, path = reference
+    output = outputs[step]
+    if path in ([], ["result"], ["text"]):
+        return output.text
+    value: Any = output.structured
+    if value is None:
+        try:
+            value = json.loads(output.text)
+        except json.JSONDecodeError as e:
+            raise PlanError(f"step '{step}' returned text, not structured content: no '{'.'.join(path)}'") from e
+    for key in path:
+        if isinstance(value, dict) and key in value:
+            value = value[key]
+        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
+            value = value[int(key)]
+        else:
+            raise PlanError(f"the result of step '{step}' has no '{'.'.join(path)}'")
+    return value
+
+
+def _reference(expression: str, known: set[str]) -> tuple[str, list[str]] | None:
+    """``steps.<id>.<path>`` or ``<id>.<path>`` with a known step id, as (id, path)."""
+    if not _PATH.fullmatch(expression):
+        return None
+    parts = expression.split(".")
+    if parts[0] == "steps" and len(parts) > 1:
+        parts = parts[1:]
+    if parts[0] not in known:
+        return None
+    path = parts[1:]
+    if path[:1] == ["structured"]:
+        path = path[1:]
+    return parts[0], path
+
+
+def _expressions(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [e for v in value.values() for e in _expressions(v)]
+    if isinstance(value, list):
+        return [e for v in value for e in _expressions(v)]
+    if isinstance(value, str):
+        return _PLACEHOLDER.findall(value)
+    return []
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

@@ -1,0 +1,150 @@
+"""Pre-flight checks: a tool call and a condition, run before the tier; a skip costs no tokens.
+
+A skill declares them (``preflight: [{tool, arguments, skip_if, path}]``), and the
+reference's two automatic checks (meeting skills look at the calendar for the
+next two hours, email skills look for new emails) are expressed as the same
+declarations, added at registration by the rules in ``AUTOMATIC_CHECKS``: the
+workflow knows no special cases.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Literal
+from zoneinfo import ZoneInfo
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SkipCondition = Literal["empty", "not_empty"]
+
+_PLACEHOLDER = re.compile(r"\{\{\s*(now|today)\s*(?:([+-])\s*(\d+)\s*([mhdw]))?\s*\}\}")
+_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+class PreflightCheck(BaseModel):
+    """Call ``tool`` with ``arguments``; skip the run when the result (or its ``path``) is empty."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    """May hold ``{{now}}``, ``{{now+2h}}``, ``{{today}}``, ``{{now-1d}}``: the fire's time in the skill's zone."""
+    skip_if: SkipCondition = "empty"
+    path: str | None = None
+    """A dotted path into the result's structured content (or its JSON text), e.g. ``events``."""
+    description: str = ""
+    """Said in the skipped run's reason, e.g. "no calendar events in the next 2 hours"."""
+    automatic: bool = False
+    """Added by a rule of AUTOMATIC_CHECKS, not by the user."""
+
+    def reason(self) -> str:
+        return self.description or f"{self.tool} returned {'nothing' if self.skip_if == 'empty' else 'something'}"
+
+
+@dataclass(frozen=True)
+class AutomaticRule:
+    """Skills whose name matches ``name_pattern`` and that require ``tool`` get ``check``."""
+
+    name_pattern: str
+    tool: str
+    check: PreflightCheck
+
+    def applies(self, name: str, required_tools: list[str]) -> bool:
+        return self.tool in required_tools and re.search(self.name_pattern, name, re.IGNORECASE) is not None
+
+
+AUTOMATIC_CHECKS = (
+    AutomaticRule(
+        name_pattern=r"meeting|prep",
+        tool="gmail_list_events",
+        check=PreflightCheck(
+            tool="gmail_list_events",
+            arguments={"timeMin": "{{now}}", "timeMax": "{{now+2h}}"},
+            skip_if="empty",
+            description="no calendar events in the next 2 hours",
+            automatic=True,
+        ),
+    ),
+    AutomaticRule(
+        name_pattern=r"email",
+        tool="gmail_get_new_emails",
+        check=PreflightCheck(tool="gmail_get_new_emails", skip_if="empty", description="no new emails",
+                             automatic=True),
+    ),
+)
+
+
+def automatic_checks(name: str, required_tools: list[str], declared: list[PreflightCheck]) -> list[PreflightCheck]:
+    """The automatic checks a skill of this shape gets, unless it already declares a check of that tool."""
+    declared_tools = {c.tool for c in declared}
+    return [r.check for r in AUTOMATIC_CHECKS
+            if r.applies(name, required_tools) and r.check.tool not in declared_tools]
+
+
+def render_arguments(arguments: Any, now: datetime, timezone: str) -> Any:
+    """Replace time placeholders with ISO times of ``now`` in ``timezone`` (a whole-string
+    placeholder, and placeholders inside longer strings)."""
+    local = now.astimezone(ZoneInfo(timezone))
+
+    def value(match: re.Match[str]) -> str:
+        what, sign, amount, unit = match.groups()
+        moment = local
+        if sign:
+            delta = timedelta(**{_UNITS[unit]: int(amount)})
+            moment = local + delta if sign == "+" else local - delta
+        return moment.date().isoformat() if what == "today" else moment.isoformat(timespec="seconds")
+
+    if isinstance(arguments, str):
+        return _PLACEHOLDER.sub(value, arguments)
+    if isinstance(arguments, dict):
+        return {k: render_arguments(v, now, timezone) for k, v in arguments.items()}
+    if isinstance(arguments, list):
+        return [render_arguments(v, now, timezone) for v in arguments]
+    return arguments
+
+
+def should_skip(check: PreflightCheck, text: str, structured: dict[str, Any] | None) -> bool:
+    """Whether the check's result means "nothing to do"."""
+    value = _result_value(text, structured, check.path)
+    empty = is_empty(value)
+    return empty if check.skip_if == "empty" else not empty
+
+
+def is_empty(value: Any) -> bool:
+    """Nothing in it: None, "", 0, False, [], {}, or a mapping whose every value is empty.
+
+    The last rule makes ``{"events": []}`` and ``{"count": 0, "items": []}`` empty, the
+    shapes MCP servers commonly answer "none" with.
+    """
+    if value is None or value is False or value == 0 or value == "":
+        return True
+    if isinstance(value, str):
+        return value.strip().lower() in ("", "[]", "{}", "null", "none", "0")
+    if isinstance(value, list):
+        return len(value) == 0
+    if isinstance(value, dict):
+        return all(is_empty(v) for v in value.values())
+    return False
+
+
+def _result_value(text: str, structured: dict[str, Any] | None, path: str | None) -> Any:
+    value: Any = structured
+    if value is None:
+        try:
+            value = json.loads(text) if text.strip() else None
+        except json.JSONDecodeError:
+            value = text
+    # MCP servers wrap non-object results as {"result": ...}.
+    if isinstance(value, dict) and set(value) == {"result"} and path != "result":
+        value = value["result"]
+    for key in (path.split(".") if path else []):
+        if isinstance(value, dict):
+            value = value.get(key)
+        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
+            value = value[int(key)]
+        else:
+            return None
+    return value

@@ -1,0 +1,128 @@
+"""Run bookkeeping against a real SQLite store: every scheduled time accounted for, backoff
+decided from stored state, failures counted in one transaction with the run."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from activities.runs import RunActivities
+from activities.store import Store
+from skills.fires import PreviousFire, account_gap
+from skills.messages import BeginRun
+from skills.models import SkillSpec, TriggerConfig
+from skills.settings import Settings
+
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+MINUTE = timedelta(minutes=1)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return Store.open(f"sqlite:///{tmp_path / 'skills.db'}")
+
+
+@pytest.fixture
+def runs(store: Store, tmp_path: Path) -> RunActivities:
+    async def no_send(tool: str, arguments: dict) -> None:  # begin/finish never notify
+        raise AssertionError("not expected")
+
+    settings = Settings(data_dir=tmp_path, timezone="UTC", backoff_steps=[timedelta(minutes=1)], failure_limit=3)
+    return RunActivities(store, settings, no_send)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def every_minute(store: Store) -> int:
+    spec = SkillSpec(agent_id="a", name="tick", trigger_type="cron", instructions="x",
+                     trigger_config=TriggerConfig(interval_minutes=1))
+    return store.create_skill(spec, trigger_as_written=None, disabled_reason=None, now=T0).id
+
+
+def fire(runs: RunActivities, skill_id: int, n: int, scheduled: datetime, started: datetime,
+         status: str = "success") -> None:
+    start = runs.begin(BeginRun(skill_id=skill_id, run_id=f"run-{n}", workflow_id=f"wf-{n}", trigger="schedule",
+                                scheduled_at=scheduled, started_at=started))
+    assert start.run is not None
+    runs.finish(start.run.model_copy(update={"status": status, "finished_at": started + timedelta(seconds=1)}))
+
+
+def table(store: Store, skill_id: int) -> list[tuple[datetime | None, str, str]]:
+    return [(r.scheduled_at, r.status, r.summary) for r in reversed(store.list_runs(skill_id, limit=100))]
+
+
+def test_punctual_fires_leave_no_gaps(runs: RunActivities, store: Store, every_minute: int) -> None:
+    for n in (1, 2, 3):
+        fire(runs, every_minute, n, T0 + n * MINUTE, T0 + n * MINUTE + timedelta(milliseconds=300))
+    assert [status for _, status, _ in table(store, every_minute)] == ["success"] * 3
+
+
+def test_a_late_fire_records_the_fires_missed_beyond_the_window(runs: RunActivities, store: Store,
+                                                                 every_minute: int) -> None:
+    fire(runs, every_minute, 1, T0 + MINUTE, T0 + MINUTE)
+    # Down from 12:01:30 to 12:05:40: 12:02-12:04 were beyond the window; 12:05 is the catch-up.
+    fire(runs, every_minute, 2, T0 + 5 * MINUTE, T0 + 5 * MINUTE + timedelta(seconds=40))
+    rows = table(store, every_minute)
+    assert [(at, status) for at, status, _ in rows] == [
+        (T0 + MINUTE, "success"), (T0 + 2 * MINUTE, "missed"), (T0 + 3 * MINUTE, "missed"),
+        (T0 + 4 * MINUTE, "missed"), (T0 + 5 * MINUTE, "success")]
+    assert rows[1][2] == "missed: the engine was down longer than the catch-up window"
+
+
+def test_fires_skipped_behind_a_catch_up_run_are_recorded_as_coalesced(runs: RunActivities, store: Store,
+                                                                        every_minute: int) -> None:
+    fire(runs, every_minute, 1, T0 + MINUTE, T0 + MINUTE)
+    # Back at 12:03:20: the schedule runs 12:02 late (inside the window) and skips 12:03 behind it.
+    fire(runs, every_minute, 2, T0 + 2 * MINUTE, T0 + 3 * MINUTE + timedelta(seconds=20))
+    fire(runs, every_minute, 3, T0 + 4 * MINUTE, T0 + 4 * MINUTE)
+    rows = table(store, every_minute)
+    assert [(at, status) for at, status, _ in rows] == [
+        (T0 + MINUTE, "success"), (T0 + 2 * MINUTE, "success"), (T0 + 3 * MINUTE, "skipped"),
+        (T0 + 4 * MINUTE, "success")]
+    assert rows[2][2] == f"catch-up: coalesced into the late run scheduled for {(T0 + 2 * MINUTE).isoformat()}"
+
+
+def test_begin_is_idempotent(runs: RunActivities, store: Store, every_minute: int) -> None:
+    fire(runs, every_minute, 1, T0 + MINUTE, T0 + MINUTE)
+    request = BeginRun(skill_id=every_minute, run_id="late", workflow_id="wf", trigger="schedule",
+                       scheduled_at=T0 + 4 * MINUTE, started_at=T0 + 4 * MINUTE + timedelta(seconds=30))
+    runs.begin(request)
+    runs.begin(request)  # the activity retried after a lost completion
+    assert [s for _, s, _ in table(store, every_minute)] == ["success", "missed", "missed", "running"]
+
+
+def test_backoff_is_decided_from_the_stored_failure_count(runs: RunActivities, every_minute: int) -> None:
+    fire(runs, every_minute, 1, T0 + MINUTE, T0 + MINUTE, status="error")
+    inside = runs.begin(BeginRun(skill_id=every_minute, run_id="r2", workflow_id="w", trigger="schedule",
+                                 scheduled_at=T0 + 2 * MINUTE - timedelta(seconds=30),
+                                 started_at=T0 + 2 * MINUTE - timedelta(seconds=30)))
+    assert inside.skip is not None and inside.skip.startswith("backoff: 1 consecutive failure")
+    manual = runs.begin(BeginRun(skill_id=every_minute, run_id="r3", workflow_id="w", trigger="manual",
+                                 scheduled_at=None, started_at=T0 + 2 * MINUTE - timedelta(seconds=20)))
+    assert manual.skip is None
+    after = runs.begin(BeginRun(skill_id=every_minute, run_id="r4", workflow_id="w", trigger="schedule",
+                                scheduled_at=T0 + 2 * MINUTE + timedelta(seconds=5),
+                                started_at=T0 + 2 * MINUTE + timedelta(seconds=5)))
+    assert after.skip is None
+
+
+def test_the_failure_limit_disables_in_the_same_transaction(runs: RunActivities, store: Store,
+                                                             every_minute: int) -> None:
+    for n in (1, 2):
+        fire(runs, every_minute, n, T0 + n * 5 * MINUTE, T0 + n * 5 * MINUTE, status="error")
+    start = runs.begin(BeginRun(skill_id=every_minute, run_id="r3", workflow_id="w", trigger="manual",
+                                scheduled_at=None, started_at=T0 + 20 * MINUTE))
+    assert start.run is not None
+    outcome = runs.finish(start.run.model_copy(update={"status": "error", "summary": "boom",
+                                                       "finished_at": T0 + 20 * MINUTE}))
+    assert outcome.disabled == "failures" and outcome.skill is not None
+    assert (outcome.skill.enabled, outcome.skill.consecutive_failures, outcome.skill.last_error) == (False, 3, "boom")
+    assert not store.get_skill(every_minute).enabled
+
+
+def test_account_gap_caps_the_rows_of_a_long_outage() -> None:
+    times = [T0 + n * MINUTE for n in range(1, 1000)]
+    previous = PreviousFire(scheduled_at=T0, started_at=T0, finished_at=T0 + timedelta(seconds=1))
+    rows = account_gap(times, previous, late=True)
+    assert len(rows) == 100 and rows[-1].summary.endswith("(and 899 more times like it)")

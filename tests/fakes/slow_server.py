@@ -1,0 +1,30 @@
+"""A tool that takes its time, for killing a worker in the middle of a call.
+
+`slow(seconds, message)` appends "start <message>" then, after `seconds`, "done <message>"
+to $FAKE_SLOW_LOG.
+"""
+
+import asyncio
+import os
+
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("slow", log_level="WARNING")
+
+
+def _log(line: str) -> None:
+    with open(os.environ["FAKE_SLOW_LOG"], "a") as log:
+        log.write(line + "\n")
+
+
+@server.tool()
+async def slow(seconds: float, message: str) -> str:
+    """Wait, then answer."""
+    _log(f"start {message}")
+    await asyncio.sleep(seconds)
+    _log(f"done {message}")
+    return f"slept {seconds}s for {message}"
+
+
+if __name__ == "__main__":
+    server.run()

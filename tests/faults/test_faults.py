@@ -1,0 +1,278 @@
+"""Faults survived, with real processes: a worker SIGKILLed mid-call, the Temporal server
+killed and restarted on its db file, an MCP server that dies and comes back."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from temporalio.client import Client
+
+from skills.naming import SEARCH_ATTRIBUTES
+from skills.settings import Settings
+from skills.triggers import trigger_next_times
+from starter.client import SkillsClient, connect
+from starter.dev import temporal_binary
+from tests.conftest import ROOT, Engine, eventually, write_mcp_config
+
+pytestmark = pytest.mark.slow
+
+FAKES = ROOT / "tests" / "fakes"
+
+
+class WorkerProcess:
+    """`python -m worker` in its own process, configured through the environment like in production."""
+
+    def __init__(self, settings: Settings, address: str) -> None:
+        self.env = {
+            **os.environ,
+            "TEMPORAL_ADDRESS": address,
+            "SKILLS_TASK_QUEUE": settings.task_queue,
+            "SKILLS_DATA_DIR": str(settings.data_dir),
+            "SKILLS_TIMEZONE": settings.timezone,
+            "SKILLS_CATCHUP_WINDOW": str(settings.catchup_window.total_seconds()),
+            **({"SKILLS_MCP_CONFIG": str(settings.mcp_config)} if settings.mcp_config else {}),
+        }
+        self.log = settings.data_dir / "worker.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> WorkerProcess:
+        with open(self.log, "ab") as log:
+            self.process = subprocess.Popen([sys.executable, "-m", "worker"], cwd=ROOT, env=self.env,
+                                            stdout=log, stderr=log)
+        return self
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+@contextlib.contextmanager
+def worker_process(settings: Settings, address: str) -> Iterator[WorkerProcess]:
+    worker = WorkerProcess(settings, address).start()
+    try:
+        yield worker
+    finally:
+        worker.stop()
+
+
+def address_of(client: Client) -> str:
+    return client.service_client.config.target_host
+
+
+async def test_a_worker_killed_mid_call_loses_nothing(client: Client, settings: Settings, tmp_path: Path) -> None:
+    slow_log = tmp_path / "slow.log"
+    settings = settings.model_copy(update={"mcp_config": write_mcp_config(tmp_path / "mcp.json", {
+        "slow": {"command": sys.executable, "args": [str(FAKES / "slow_server.py")],
+                 "env": {"FAKE_SLOW_LOG": str(slow_log)}}})})
+    skills = SkillsClient(client, settings.task_queue)
+    first = WorkerProcess(settings, address_of(client)).start()
+    try:
+        await skills.register({"name": "slow", "instructions": "x", "notify_on_completion": False, "execution_plan": [
+            {"toolName": "slow_slow", "parameters": {"seconds": 4, "message": "hello"}}]})
+        workflow_id = await skills.run("slow", wait=False)
+        assert isinstance(workflow_id, str)
+        await eventually(lambda: slow_log.exists() and "start hello" in slow_log.read_text(), timeout=30)
+        first.kill()  # SIGKILL in the middle of the tool call: no drain, no goodbye
+    finally:
+        first.stop()
+
+    with worker_process(settings, address_of(client)):
+        run = await client.get_workflow_handle(workflow_id).result()
+    assert run["status"] == "success" and run["trigger"] == "manual"
+    assert "slept 4" in run["summary"]
+    stored = await _runs_via_new_worker(settings, client)
+    assert [r.status for r in stored] == ["success"]
+
+
+async def _runs_via_new_worker(settings: Settings, client: Client):  # noqa: ANN202
+    with worker_process(settings, address_of(client)):
+        return await SkillsClient(client, settings.task_queue).runs("slow")
+
+
+async def test_an_mcp_server_that_dies_fails_runs_into_backoff_then_recovers(
+        client: Client, settings: Settings, tmp_path: Path) -> None:
+    down = tmp_path / "down"
+    settings = settings.model_copy(update={
+        "backoff_steps": [timedelta(seconds=3)],
+        "mcp_config": write_mcp_config(tmp_path / "mcp.json", {
+            "flaky": {"command": sys.executable, "args": [str(FAKES / "flaky_server.py")],
+                      "env": {"FAKE_FLAKY_DOWN": str(down)}}}),
+    })
+    engine = await Engine(settings, client).start()
+    try:
+        skill = (await engine.skills.register({
+            "name": "ping", "instructions": "x", "schedule": "0 0 1 1 *", "notify_on_completion": False,
+            "execution_plan": [{"toolName": "flaky_ping", "parameters": {"message": "hi"}}]})).skill
+        assert skill is not None and skill.schedule_id
+        assert (await engine.skills.run("ping")).status == "success"
+
+        down.touch()
+        _kill_server_processes("flaky_server.py")
+        failed = await engine.skills.run("ping")
+        assert failed.status == "error" and "flaky" in failed.summary
+        stored = await engine.skills.get("ping")
+        assert stored.consecutive_failures == 1 and stored.backoff_until is not None
+
+        handle = client.get_schedule_handle(skill.schedule_id)
+        await handle.trigger()
+        skipped = await eventually(lambda: _newest_scheduled(engine), timeout=30)
+        assert skipped.status == "skipped" and skipped.summary.startswith("backoff")
+
+        down.unlink()
+        await eventually(lambda: datetime.now(UTC) > stored.backoff_until, timeout=10)
+        await handle.trigger()
+        recovered = await eventually(lambda: _newest_scheduled(engine, "success"), timeout=60)
+        assert recovered.status == "success"
+        assert (await engine.skills.get("ping")).consecutive_failures == 0
+    finally:
+        await engine.stop()
+
+
+async def _newest_scheduled(engine: Engine, status: str | None = None):  # noqa: ANN202
+    runs = [r for r in await engine.skills.runs("ping") if r.trigger == "schedule" and r.status != "running"]
+    if runs and (status is None or runs[0].status == status):
+        return runs[0]
+    return None
+
+
+def _kill_server_processes(script: str) -> None:
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if script in (entry / "cmdline").read_text(errors="ignore"):
+                    os.kill(int(entry.name), signal.SIGKILL)
+
+
+# --- the Temporal server goes down --------------------------------------------------------
+
+
+class DevServer:
+    """A Temporal dev server of this test's own, on a db file that outlives its process."""
+
+    def __init__(self, db: Path) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.db = db
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    async def start(self) -> Client:
+        command = [temporal_binary(), "server", "start-dev", "--ip", "127.0.0.1", "--port", str(self.port),
+                   "--headless", "--db-filename", str(self.db), "--log-level", "error",
+                   "--dynamic-config-value", "system.forceSearchAttributesCacheRefreshOnRead=true"]
+        for name, kind in SEARCH_ATTRIBUTES.items():
+            command += ["--search-attribute", f"{name}={kind}"]
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return await eventually(self._connect, timeout=60, interval=0.3)
+
+    async def _connect(self) -> Client | None:
+        try:
+            return await connect(self.address)
+        except Exception:
+            return None
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+
+@pytest.fixture
+async def dev_server(tmp_path: Path) -> AsyncIterator[DevServer]:
+    server = DevServer(tmp_path / "temporal.db")
+    yield server
+    if server.process is not None and server.process.poll() is None:
+        server.kill()
+
+
+async def test_the_server_killed_and_restarted_on_its_db(dev_server: DevServer, settings: Settings) -> None:
+    """Down across: a one-shot beyond the catch-up window (recorded missed), a one-shot inside it
+    (fires once), two fires of a recurring skill inside it (one run stands for both)."""
+    settings = settings.model_copy(update={"catchup_window": timedelta(seconds=75)})
+    client = await dev_server.start()
+    skills = SkillsClient(client, settings.task_queue)
+    with worker_process(settings, dev_server.address) as worker:
+        begin = datetime.now(UTC)
+        missed_at, fired_at = begin + timedelta(seconds=12), begin + timedelta(seconds=100)
+        every = (await skills.register(_note("every minute", interval_minutes=1))).skill
+        await skills.register(_note("too late", at=missed_at.isoformat()))
+        await skills.register(_note("just in time", at=fired_at.isoformat()))
+        before = await skills.run("every minute")  # history from before the outage
+        assert every is not None and every.trigger_config is not None and before.status == "success"
+        first, second = trigger_next_times(every.trigger_config, anchor=every.created_at, after=begin, count=2)
+
+        dev_server.kill()
+        # The outage itself: the server stays down across these scheduled times, however long that takes.
+        back_at = second + timedelta(seconds=10)
+        assert back_at - first < settings.catchup_window < back_at - missed_at
+        await asyncio.sleep((back_at - datetime.now(UTC)).total_seconds())
+        client = await dev_server.start()
+        skills = SkillsClient(client, settings.task_queue)
+
+        names = {s.name: s for s in await skills.list()}
+        assert set(names) == {"every minute", "too late", "just in time"}
+        schedules = {s.id async for s in await client.list_schedules()}
+        assert {names["every minute"].schedule_id, names["just in time"].schedule_id} <= schedules
+        earlier = [w async for w in client.list_workflows(f"WorkflowId = '{before.workflow_id}'")]
+        assert len(earlier) == 1
+
+        recurring = await eventually(lambda: _finished(skills, "every minute"), timeout=60)  # scheduled runs only
+        assert len(recurring) == 1 and recurring[0].status == "success"
+        assert recurring[0].scheduled_at == first
+        info = (await client.get_schedule_handle(names["every minute"].schedule_id).describe()).info
+        assert info.num_actions_skipped_overlap >= 1  # the second missed fire, coalesced into the first
+
+        just = await eventually(lambda: _finished(skills, "just in time"), timeout=60)
+        assert [r.status for r in just] == ["success"]
+        await eventually(lambda: _outbox_has(settings, "just in time"), timeout=10)
+
+        # The engine's maintenance round (every minute) records it; trigger it rather than wait.
+        await client.get_schedule_handle(f"{settings.task_queue}-maintenance").trigger()
+        late = await eventually(lambda: _disabled(skills, "too late"), timeout=60)
+        assert late.disabled_reason == "missed" and late.schedule_id is None
+        assert [(r.status, r.scheduled_at) for r in await skills.runs("too late")] == [("missed", missed_at.replace(microsecond=0))]
+        assert worker.process is not None and worker.process.poll() is None  # the worker rode it out
+
+
+def _note(name: str, **trigger: object) -> dict[str, object]:
+    return {"name": name, "instructions": "x", "notify_on_completion": False, **trigger,
+            "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": name}}]}
+
+
+async def _finished(skills: SkillsClient, name: str):  # noqa: ANN202
+    runs = [r for r in await skills.runs(name) if r.trigger == "schedule"]
+    return runs if runs and all(r.status != "running" for r in runs) else None
+
+
+async def _disabled(skills: SkillsClient, name: str):  # noqa: ANN202
+    skill = await skills.get(name)
+    return None if skill.enabled else skill
+
+
+def _outbox_has(settings: Settings, message: str) -> bool:
+    path = settings.outbox_path
+    return path.exists() and any(json.loads(line)["message"] == message for line in path.read_text().splitlines())

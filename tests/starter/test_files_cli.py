@@ -1,0 +1,259 @@
+"""The file-skill commands as a user runs them: validate, match, prompt, show and sync.
+
+Exit codes and the module entry point are checked in a subprocess
+(`python -m starter.files_cli`); the rest runs the handlers in-process, parsed by
+`add_parsers` as `skills` parses them. Folders come from the `SKILLS_*` settings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from starter.files_cli import HANDLERS, add_parsers
+from tests.conftest import PYTHON, ROOT, Engine
+from tests.skills.skillmd.skill_files import skill_text
+
+
+@pytest.fixture
+def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    found = {kind: tmp_path / kind for kind in ("bundled", "user", "project")}
+    for kind, path in found.items():
+        monkeypatch.setenv(f"SKILLS_{kind.upper()}_SKILLS_DIR", str(path))
+    return found
+
+
+def write(
+    root: Path, name: str, body: str = "Follow these steps.", folder: str | None = None, **fields: Any
+) -> Path:
+    path = root / (folder or name) / "SKILL.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(skill_text({"name": name, "description": f"The {name} skill. It helps.", **fields}, body))
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Parse as `skills` does (its global options, then the subcommands of add_parsers) and run the handler."""
+    parser = argparse.ArgumentParser(prog="skills")
+    for option in ("--address", "--namespace", "--task-queue"):
+        parser.add_argument(option)
+    add_parsers(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    code = HANDLERS[args.command](args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def cli(*argv: str) -> subprocess.CompletedProcess[str]:
+    """`python -m starter.files_cli ...` in a fresh process, with this test's environment."""
+    return subprocess.run(
+        [PYTHON, "-m", "starter.files_cli", *argv],
+        cwd=ROOT,
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+# --- validate -----------------------------------------------------------------------------
+
+
+def test_validate_exit_codes(dirs: dict[str, Path]) -> None:
+    good = write(dirs["project"], "good")
+    bad = write(dirs["project"], "Bad--Name", folder="bad", compatibility="x" * 501)
+    bare = write(dirs["project"], "bare", body="")
+
+    ok = cli("validate", str(good.parent))
+    assert ok.returncode == 0 and f"ok       {good.parent}" in ok.stdout
+
+    failed = cli("validate", str(good), str(bad))
+    assert failed.returncode == 1
+    assert "Skill name 'Bad--Name' must be lowercase" in failed.stdout
+    assert "Skill name cannot contain consecutive hyphens" in failed.stdout
+    assert "Directory name 'bad' must match skill name 'Bad--Name'" in failed.stdout
+    assert "Compatibility exceeds 500 character limit (501 chars)" in failed.stdout
+
+    assert cli("validate", str(bare)).returncode == 0  # a warning only
+    strict = cli("validate", "--strict", str(bare))
+    assert strict.returncode == 1 and "no instructions after the frontmatter" in strict.stdout
+
+
+def test_validate_json_and_folders_of_skills(
+    dirs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(dirs["project"], "good")
+    write(dirs["project"], "other", folder="mismatch")
+
+    code, out, _ = run(capsys, "validate", "--json", str(dirs["project"]), str(dirs["project"] / "missing"))
+    report = json.loads(out)
+    assert code == 1 and report["ok"] is False and report["errors"] == 2 and report["warnings"] == 0
+    by_path = {Path(f["path"]).name: f for f in report["files"]}
+    assert set(by_path) == {"good", "mismatch", "missing"}  # a folder of skills is checked skill by skill
+    assert by_path["good"] == {"path": str(dirs["project"] / "good"), "ok": True, "problems": []}
+    [problem] = by_path["mismatch"]["problems"]
+    assert problem["severity"] == "error" and problem["field"] == "name"
+    assert problem["message"] == "Directory name 'mismatch' must match skill name 'other'"
+    assert by_path["missing"]["problems"][0]["message"].startswith("Path does not exist")
+
+
+# --- match, prompt ------------------------------------------------------------------------
+
+
+def triage_skills(dirs: dict[str, Path]) -> None:
+    write(
+        dirs["project"],
+        "email-triage",
+        body="# Triage\nSort the inbox.",
+        triggers={"keywords": ["inbox", "urgent email"], "verbs": ["triage"]},
+    )
+    write(
+        dirs["user"],
+        "code-review",
+        body="Review the diff.",
+        triggers={"keywords": ["pull request"], "patterns": [r"PR\s*#\d+"]},
+        metadata={"priority": 3},
+    )
+    write(dirs["bundled"], "tone-guide", description="Tone <&> style. For every answer.", body="Be kind.")
+
+
+def test_match_ranks_with_reasons(dirs: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    triage_skills(dirs)
+
+    code, out, _ = run(capsys, "match", "Please triage my inbox, then look at PR #12")
+    assert code == 0
+    assert out.splitlines()[0] == "1. email-triage  (project, priority 0)"
+    assert "verb 'triage'" in out and "keyword 'inbox'" in out
+    assert "2. code-review  (user, priority 3)" in out and r"pattern 'PR\s*#\d+'" in out
+
+    code, out, _ = run(
+        capsys, "match", "--json", "--limit", "1", "Please triage my inbox, then look at PR #12"
+    )
+    [found] = json.loads(out)
+    assert found["name"] == "email-triage" and found["source"] == "project" and found["matches"] == 2
+    assert found["path"] == str(dirs["project"] / "email-triage" / "SKILL.md")
+
+    code, out, _ = run(capsys, "match", "What is the weather?")
+    assert code == 0 and out.strip() == "no skill matches (of 3)"
+
+
+def test_prompt_is_the_disclosure_block(dirs: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    triage_skills(dirs)
+
+    code, out, err = run(capsys, "prompt", "triage my inbox")
+    assert code == 0 and "(tier 3)" in err
+    assert '<skill_instructions name="email-triage">\n# Triage\nSort the inbox.\n</skill_instructions>' in out
+    # A skill without triggers is always listed, escaped; the rest are a breadcrumb.
+    assert "<name>tone-guide</name>\n<description>Tone &lt;&amp;&gt; style.</description>" in out
+    assert out.rstrip().endswith("[1 more skills available]")
+
+    code, out, _ = run(capsys, "prompt", "--json", "what can you do?")
+    disclosure = json.loads(out)
+    assert disclosure["tier"] == 2 and disclosure["listed"] == ["code-review", "email-triage", "tone-guide"]
+
+
+def test_prompt_brings_in_the_bundled_scheduling_playbook(tmp_path: Path) -> None:
+    # The real bundled folder (the default), empty user and project folders.
+    env_dirs = {
+        "SKILLS_USER_SKILLS_DIR": str(tmp_path / "user"),
+        "SKILLS_PROJECT_SKILLS_DIR": str(tmp_path / "p"),
+    }
+    done = subprocess.run(
+        [PYTHON, "-m", "starter.files_cli", "prompt", "remind me in 5 minutes to stretch"],
+        cwd=ROOT,
+        env={**os.environ, **env_dirs},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0
+    assert '<skill_instructions name="cron-scheduling">' in done.stdout
+    assert "IN vs EVERY" in done.stdout and "memory_store_skill" in done.stdout
+
+
+# --- show ---------------------------------------------------------------------------------
+
+
+def test_show_summary_body_and_resources(dirs: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(
+        dirs["project"],
+        "email-triage",
+        body="# Triage\nSort the inbox.",
+        version=1.2,
+        triggers={"keywords": ["inbox"]},
+        metadata={"required_tools": ["gmail_list"], "trigger_config": {"schedule": "0 9 * * *"}},
+    )
+    (path.parent / "references").mkdir()
+    (path.parent / "references" / "labels.md").write_text("urgent, later\n")
+    write(dirs["bundled"], "email-triage", body="The bundled one.")
+
+    code, out, _ = run(capsys, "show", "email-triage")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "name            email-triage"
+    assert f"source          project  {path}" in lines
+    assert "version         1.2" in lines and "keywords        inbox" in lines
+    assert 'schedule        {"schedule": "0 9 * * *"}' in lines
+    assert f"shadows         {dirs['bundled'] / 'email-triage' / 'SKILL.md'} (bundled)" in lines
+    assert "  references/labels.md  (references, 14 bytes)" in lines
+    assert out.rstrip().endswith("# Triage\nSort the inbox.")
+
+    code, out, _ = run(capsys, "show", "--json", "email-triage")
+    shown = json.loads(out)
+    assert shown["body"] == "# Triage\nSort the inbox." and shown["source"] == "project"
+    assert shown["frontmatter"]["metadata"]["trigger_config"] == {"schedule": "0 9 * * *"}
+    assert shown["resources"] == [{"path": "references/labels.md", "kind": "references", "size": 14}]
+
+
+def test_show_a_disabled_skill_and_an_unknown_one(
+    dirs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(dirs["user"], "quiet-hours", default_enabled=False)
+
+    code, out, _ = run(capsys, "show", "quiet-hours")
+    assert code == 0 and "default enabled false" in out
+
+    code, out, err = run(capsys, "show", "quiet-hour")
+    assert code == 1 and "no skill named 'quiet-hour'; did you mean quiet-hours?" in err
+    code, out, _ = run(capsys, "show", "--json", "nothing-like-it")
+    assert code == 1 and json.loads(out)["error"] == "not found"
+
+
+# --- sync ---------------------------------------------------------------------------------
+
+
+async def test_sync_prints_what_changed(
+    engine: Engine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folders = engine.settings
+    write(
+        folders.project_skills_dir,
+        "wake-up",
+        body="Wake the user up.",
+        metadata={
+            "trigger_config": {"schedule": "30 6 * * *"},
+            "execution_plan": [
+                {"toolName": "outbox_send_message", "parameters": {"message": "Good morning!"}}
+            ],
+        },
+    )
+    write(folders.project_skills_dir, "bad-cron", metadata={"trigger_config": {"schedule": "0 25 * * *"}})
+    address = engine.skills.client.service_client.config.target_host
+    options = ("--address", address, "--task-queue", engine.settings.task_queue)
+    # In a thread: the handler runs its own event loop, as the console script does.
+    code, out, _ = await asyncio.to_thread(run, capsys, *options, "sync", "--json")
+    assert code == 1  # a file was refused
+    result = json.loads(out)
+    assert [c["change"]["name"] for c in result["created"]] == ["wake-up"]
+    assert [r["name"] for r in result["refused"]] == ["bad-cron"]
+
+    code, out, _ = await asyncio.to_thread(run, capsys, *options, "sync")
+    assert code == 1
+    assert "refused   " in out and "hour 25 is out of range" in out and "unchanged 1 file skill" in out

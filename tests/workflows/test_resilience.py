@@ -1,0 +1,210 @@
+"""Runs that look after themselves: durable backoff, auto-disable, pre-flight, notifications, one-shots."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from temporalio.client import Client
+
+from skills.models import RunRecord
+from skills.settings import Settings
+from tests.conftest import ROOT, Engine, eventually, schedule_exists, write_mcp_config
+
+FAKES = ROOT / "tests" / "fakes"
+
+
+def broken(name: str = "broken", **extra: object) -> dict[str, object]:
+    """A Direct skill whose only call always fails (the outbox refuses a message without text)."""
+    return {"name": name, "instructions": "x", "schedule": "0 0 1 1 *", "notify_on_completion": False,
+            "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"chat_id": "c"}}], **extra}
+
+
+async def fire(client: Client, engine: Engine, schedule_id: str) -> RunRecord:
+    """Trigger the skill's schedule (a real scheduled fire) and return that fire's run.
+
+    A schedule names its runs after the second they are due, so two triggers within one
+    second would be one run: wait for the clock to reach a fresh second first."""
+    previous = {r.run_id for r in await engine.skills.runs(limit=100)}
+    if previous:
+        newest = max(r.started_at for r in await engine.skills.runs(limit=100))
+        await eventually(lambda: datetime.now(UTC).replace(microsecond=0) > newest, timeout=5, interval=0.05)
+    await client.get_schedule_handle(schedule_id).trigger()
+    return await eventually(lambda: _new_scheduled_run(engine, previous), timeout=30)
+
+
+async def _new_scheduled_run(engine: Engine, previous: set[str]) -> RunRecord | None:
+    new = [r for r in await engine.skills.runs(limit=100) if r.run_id not in previous and r.trigger == "schedule"]
+    return new[0] if new and new[0].status != "running" else None
+
+
+@pytest.fixture
+def backoff_settings(settings: Settings) -> Settings:
+    # The first window is long enough that a fire right after a failure is always inside it.
+    return settings.model_copy(update={"backoff_steps": [timedelta(seconds=60), timedelta(seconds=1)],
+                                       "failure_limit": 5})
+
+
+async def test_backoff_skips_scheduled_fires_and_the_limit_disables(client: Client, backoff_settings: Settings) -> None:
+    engine = await Engine(backoff_settings, client).start()
+    try:
+        skill = (await engine.skills.register(broken())).skill
+        assert skill is not None and skill.schedule_id is not None
+
+        run = await fire(client, engine, skill.schedule_id)
+        assert run.status == "error"
+        stored = await engine.skills.get("broken")
+        assert stored.consecutive_failures == 1 and stored.last_error and stored.last_failure_at
+
+        run = await fire(client, engine, skill.schedule_id)
+        assert run.status == "skipped" and run.summary.startswith("backoff: 1 consecutive failure")
+        assert (await engine.skills.get("broken")).consecutive_failures == 1  # a skip changes nothing
+
+        # A manual run is never skipped by backoff, but its result counts.
+        for expected in (2, 3, 4):
+            run = await engine.skills.run("broken")
+            assert run.status == "error" and run.trigger == "manual"
+            assert (await engine.skills.get("broken")).consecutive_failures == expected
+        assert (await engine.skills.get("broken")).enabled
+
+        await engine.skills.run("broken")
+        disabled = await engine.skills.get("broken")
+        assert (disabled.enabled, disabled.disabled_reason, disabled.consecutive_failures) == (False, "failures", 5)
+        state = (await client.get_schedule_handle(skill.schedule_id).describe()).schedule.state
+        assert state.paused and state.note.startswith("disabled: failures (5 in a row); last error: outbox_send_message")
+        messages = [m["message"] for m in engine.outbox()]
+        assert sum(m.startswith("❌ broken") for m in messages) == 4  # failures 1-4 notify
+        assert messages[-1].startswith("⛔ broken was disabled (5 consecutive failures). Last error:")
+
+        # A fire of the paused schedule (an operator's trigger) is accounted as skipped.
+        run = await fire(client, engine, skill.schedule_id)
+        assert run.status == "skipped" and run.summary == "disabled: failures"
+
+        # Fixed and resumed, a success resets the count.
+        await engine.skills.update("broken", {"execution_plan": [
+            {"toolName": "outbox_send_message", "parameters": {"message": "fixed"}}]})
+        await engine.skills.resume("broken")
+        assert (await engine.skills.run("broken")).status == "success"
+        healed = await engine.skills.get("broken")
+        assert healed.enabled and healed.consecutive_failures == 0 and healed.disabled_reason is None
+    finally:
+        await engine.stop()
+
+
+async def test_failure_count_survives_a_worker_restart(client: Client, backoff_settings: Settings) -> None:
+    engine = await Engine(backoff_settings, client).start()
+    skill = (await engine.skills.register(broken())).skill
+    assert skill is not None and skill.schedule_id is not None
+    await engine.skills.run("broken")
+    await engine.stop()
+
+    restarted = await Engine(backoff_settings, client).start()
+    try:
+        assert (await restarted.skills.get("broken")).consecutive_failures == 1
+        run = await fire(client, restarted, skill.schedule_id)
+        assert run.status == "skipped" and run.summary.startswith("backoff")
+    finally:
+        await restarted.stop()
+
+
+@pytest.fixture
+def gmail(tmp_path: Path, settings: Settings) -> tuple[Path, Settings]:
+    state = tmp_path / "gmail.json"
+    config = write_mcp_config(tmp_path / "mcp.json", {
+        "gmail": {"command": sys.executable, "args": [str(FAKES / "gmail_server.py")],
+                  "env": {"FAKE_GMAIL_STATE": str(state)}},
+    })
+    return state, settings.model_copy(update={"mcp_config": config})
+
+
+def calls(state: Path) -> list[dict[str, object]]:
+    path = Path(f"{state}.calls.jsonl")
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+async def test_automatic_preflight_skips_a_meeting_skill_without_events(client: Client,
+                                                                         gmail: tuple[Path, Settings]) -> None:
+    state, settings = gmail
+    engine = await Engine(settings, client).start()
+    try:
+        result = await engine.skills.register({
+            "name": "Meeting prep", "instructions": "Prepare me for my next meeting",
+            "required_tools": ["gmail_list_events"], "notify_on_completion": False,
+            "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": "meeting soon"}}],
+        })
+        assert result.skill is not None
+        assert [c.tool for c in result.skill.preflight] == ["gmail_list_events"] and result.skill.preflight[0].automatic
+        assert "pre-flight check added: skip when no calendar events in the next 2 hours" in result.notes
+
+        run = await engine.skills.run("Meeting prep")
+        assert (run.status, run.summary) == ("skipped", "pre-flight: no calendar events in the next 2 hours")
+        assert engine.outbox() == [] and run.prompt_tokens == 0
+        window = calls(state)[0]["arguments"]
+        start, end = (datetime.fromisoformat(window[k]) for k in ("timeMin", "timeMax"))
+        assert end - start == timedelta(hours=2) and abs(start - datetime.now(UTC)) < timedelta(minutes=1)
+
+        state.write_text(json.dumps({"events": [{"summary": "1:1"}]}))
+        run = await engine.skills.run("Meeting prep")
+        assert run.status == "success" and [m["message"] for m in engine.outbox()] == ["meeting soon"]
+    finally:
+        await engine.stop()
+
+
+async def test_declared_preflight_with_a_path(client: Client, gmail: tuple[Path, Settings]) -> None:
+    state, settings = gmail
+    engine = await Engine(settings, client).start()
+    try:
+        await engine.skills.register({
+            "name": "inbox zero", "instructions": "Tell me when the inbox is empty", "notify_on_completion": False,
+            "preflight": [{"toolName": "gmail_get_new_emails", "skipIf": "not empty", "path": "emails",
+                           "description": "there are new emails"}],
+            "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": "inbox zero!"}}],
+        })
+        state.write_text(json.dumps({"new_emails": [{"subject": "hi"}]}))
+        run = await engine.skills.run("inbox zero")
+        assert (run.status, run.summary) == ("skipped", "pre-flight: there are new emails")
+        state.write_text(json.dumps({"new_emails": []}))
+        assert (await engine.skills.run("inbox zero")).status == "success"
+    finally:
+        await engine.stop()
+
+
+async def test_completion_notifications_are_throttled(client: Client, settings: Settings) -> None:
+    engine = await Engine(settings.model_copy(update={"notify_interval": timedelta(hours=1)}), client).start()
+    try:
+        await engine.skills.register({
+            "name": "tea", "instructions": "tea", "notify_on_completion": True,
+            "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": "Tea time"}}],
+        })
+        await engine.skills.run("tea")
+        await engine.skills.run("tea")
+        messages = [m["message"] for m in engine.outbox()]
+        assert messages.count("Tea time") == 2
+        notes = [m for m in messages if m.startswith("✅ tea: outbox_send_message: Message")]
+        assert len(notes) == 1
+        assert (await engine.skills.get("tea")).last_notified_at is not None
+    finally:
+        await engine.stop()
+
+
+async def test_a_fired_one_shot_is_retired_and_kept(engine: Engine, client: Client) -> None:
+    at = (datetime.now(UTC) + timedelta(seconds=3)).isoformat()
+    skill = (await engine.skills.register({
+        "name": "once", "instructions": "x", "at": at, "notify_on_completion": False,
+        "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": "once"}}],
+    })).skill
+    assert skill is not None and skill.schedule_id
+
+    retired = await eventually(lambda: _retired(engine), timeout=30)
+    assert (retired.enabled, retired.disabled_reason, retired.schedule_id) == (False, "fired", None)
+    assert not await schedule_exists(client, skill.schedule_id)
+    runs = await engine.skills.runs("once")
+    assert [r.status for r in runs] == ["success"] and [m["message"] for m in engine.outbox()] == ["once"]
+
+
+async def _retired(engine: Engine):  # noqa: ANN202
+    skill = await engine.skills.get("once")
+    return skill if skill.disabled_reason == "fired" else None

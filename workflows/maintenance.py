@@ -1,0 +1,51 @@
+"""Maintenance: the engine's own rounds, on its own schedule (every minute by default).
+
+- Auto-enable: a skill registered disabled because its tools were missing is
+  enabled, and its schedule resumed, once every tool it needs is in the catalog.
+- Missed one-shots: a one-shot whose time passed while the engine was down for
+  longer than the catch-up window never fires; its fire is recorded as missed and
+  the skill retired.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+with workflow.unsafe.imports_passed_through():
+    from activities.maintenance import MaintenanceActivities
+    from activities.registration import RegistrationActivities
+    from activities.schedules import ScheduleActivities
+    from skills.messages import EnableInput, MaintenanceReport, MissedOneShot, ScheduleSync
+
+STORE = {"start_to_close_timeout": timedelta(seconds=60), "retry_policy": RetryPolicy(maximum_attempts=5)}
+
+
+@workflow.defn(name="Maintenance")
+class Maintenance:
+    @workflow.run
+    async def run(self) -> MaintenanceReport:
+        scan = await workflow.execute_activity_method(MaintenanceActivities.scan, **STORE)
+        report = MaintenanceReport()
+        for skill in scan.ready:
+            enabled = await workflow.execute_activity_method(
+                RegistrationActivities.set_enabled,
+                EnableInput(skill_id=skill.id, enabled=True, now=workflow.now()), **STORE,
+            )
+            await workflow.execute_activity_method(
+                ScheduleActivities.sync, ScheduleSync(skill=enabled, previous=skill), **STORE
+            )
+            report.enabled.append(skill.name)
+        for skill in scan.missed:
+            await workflow.execute_activity_method(
+                MaintenanceActivities.record_missed,
+                MissedOneShot(skill=skill, workflow_id=workflow.info().workflow_id), **STORE,
+            )
+            if skill.schedule_id:
+                await workflow.execute_activity_method(ScheduleActivities.delete, skill.schedule_id, **STORE)
+            report.missed.append(skill.name)
+        if report.enabled or report.missed:
+            workflow.logger.info("maintenance: enabled %s, missed one-shots %s", report.enabled, report.missed)
+        return report
