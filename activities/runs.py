@@ -16,7 +16,7 @@ from typing import Any
 from temporalio import activity
 
 from activities.store import Store
-from activities.tools import ToolResult
+from skills.catalog import ToolResult
 from skills.errors import SkillNotFoundError
 from skills.fires import MAX_ACCOUNTED, PreviousFire, account_gap
 from skills.messages import BeginRun, NotifyInput, RunOutcome, RunStart

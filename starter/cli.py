@@ -9,6 +9,7 @@
     skills list | runs [REF] | outbox
     skills catalog [--refresh]      the worker's tools, by MCP server, with each server's state
     skills validate|match|prompt|show|sync   SKILL.md files (see docs/skill-files.md)
+    skills mcp [--http]             the management tools as an MCP server (see docs/mcp-server.md)
 
 REF is a skill id or name. Every command takes --json. A refused input exits 1
 and prints the normalizer's message, one line per problem.
@@ -31,7 +32,7 @@ from pydantic import BaseModel
 
 from skills.errors import SkillNotFoundError, SkillsError, SkillValidationError
 from skills.models import RunRecord, Skill
-from starter import files_cli, tools_cli
+from starter import files_cli, mcp_server, tools_cli
 from starter.client import SkillsClient
 
 Handler = Callable[[argparse.Namespace, SkillsClient], Awaitable[Any]]
@@ -52,6 +53,8 @@ def run(argv: list[str] | None = None) -> int:
     _task_queue_default(args)
     if args.command in files_cli.HANDLERS:
         return files_cli.HANDLERS[args.command](args)
+    if args.command == "mcp":
+        return mcp_server.run_mcp(args)
     if args.command in ("dev", "worker", "setup"):
         return _local_command(args)
     try:
@@ -319,6 +322,7 @@ def _parser() -> argparse.ArgumentParser:
     command("runs", "recent runs, of one skill or of all", ref="optional").add_argument("--limit", type=int, default=20)
     files_cli.add_parsers(sub)
     tools_cli.add_parsers(sub)
+    mcp_server.add_parsers(sub)
     outbox = command("outbox", "the messages the outbox MCP server holds, newest first")
     outbox.add_argument("--limit", type=int, default=20)
     outbox.add_argument("--chat", help="only this chat id")

@@ -21,6 +21,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.envconfig import ClientConfig
 from temporalio.exceptions import ApplicationError, TimeoutError
 
+from skills.catalog import CatalogRequest, ToolCatalog
 from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
 from skills.messages import (
     ChangeInput,
@@ -140,6 +141,11 @@ class SkillsClient:
     async def runs(self, ref: str | int | None = None, agent_id: str | None = None, limit: int = 20) -> list[RunRecord]:
         skill = SkillRef(ref=str(ref), agent_id=agent_id) if ref is not None else None
         return await self._read("list_runs", RunsQuery(skill=skill, limit=limit), list[RunRecord])
+
+    async def catalog(self, refresh: bool = False) -> ToolCatalog:
+        """The worker's live tool catalog (with ``refresh``: re-read the config, list tools again)."""
+        activity = "refresh_tool_catalog" if refresh else "get_tool_catalog"
+        return await self._read(activity, CatalogRequest(), ToolCatalog)
 
     async def outbox(self, limit: int = 20, chat_id: str | None = None) -> list[dict[str, Any]]:
         """The newest messages of the outbox, through its own MCP tool on the worker (newest first)."""

@@ -15,13 +15,11 @@ import argparse
 import json
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from skills.catalog import ServerState, ToolCatalog
 from skills.errors import SkillsError
 from starter.client import SkillsClient
-
-if TYPE_CHECKING:
-    from activities.tools import ServerState, ToolCatalog
 
 Handler = Callable[[argparse.Namespace, SkillsClient], Awaitable[Any]]
 
@@ -36,13 +34,9 @@ def add_parsers(sub: Any) -> None:
 
 async def catalog(args: argparse.Namespace, skills: SkillsClient) -> ToolCatalog:
     """Print the live catalog; return it (for callers and tests)."""
-    # Imported here: the models live with the activities, and only this command needs them.
-    from activities.tools import CatalogRequest, ToolCatalog
-
-    activity = "refresh_tool_catalog" if args.refresh else "get_tool_catalog"
-    found = await skills._read(activity, CatalogRequest(), ToolCatalog)
+    found = await skills.catalog(refresh=args.refresh)
     if not isinstance(found, ToolCatalog):  # a worker older than this client answers differently
-        raise SkillsError(f"{activity} answered {type(found).__name__}, not a tool catalog")
+        raise SkillsError(f"the catalog answered {type(found).__name__}, not a tool catalog")
     if args.json:
         print(json.dumps(found.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:

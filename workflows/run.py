@@ -19,7 +19,8 @@ from temporalio.exceptions import ActivityError
 with workflow.unsafe.imports_passed_through():
     from activities.runs import RunActivities
     from activities.schedules import ScheduleActivities
-    from activities.tools import ToolActivities, ToolCallInput, ToolCallOutput
+    from activities.tools import ToolActivities
+    from skills.catalog import ToolCallInput, ToolCallOutput
     from skills.messages import BeginRun, NotifyInput, RunOutcome, RunStart, ScheduleSync, SkillRunInput
     from skills.models import FAILURES, RunRecord, Skill, ToolCallRecord
     from skills.naming import SCHEDULED_START_TIME

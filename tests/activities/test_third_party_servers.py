@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -174,7 +174,7 @@ async def test_a_direct_skill_fires_through_both_third_party_servers(
     try:
         result = await engine.skills.register({
             "name": "time echo", "instructions": "Echo the time in Paris into the outbox",
-            "at": (datetime.now(UTC) + timedelta(seconds=3)).isoformat(), "notify_on_completion": False,
+            "in_minutes": 0.05, "notify_on_completion": False,
             "execution_plan": [
                 {"id": "now", "toolName": "time_get_current_time", "parameters": {"timezone": "Europe/Paris"}},
                 {"id": "echo", "toolName": "everything_echo",

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
+from skills.errors import SkillValidationError
 from skills.models import RunRecord
 from skills.settings import Settings
 from tests.conftest import ROOT, Engine, eventually, schedule_exists, write_mcp_config
@@ -191,9 +192,8 @@ async def test_completion_notifications_are_throttled(client: Client, settings: 
 
 
 async def test_a_fired_one_shot_is_retired_and_kept(engine: Engine, client: Client) -> None:
-    at = (datetime.now(UTC) + timedelta(seconds=3)).isoformat()
     skill = (await engine.skills.register({
-        "name": "once", "instructions": "x", "at": at, "notify_on_completion": False,
+        "name": "once", "instructions": "x", "in_minutes": 0.05, "notify_on_completion": False,
         "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": "once"}}],
     })).skill
     assert skill is not None and skill.schedule_id
@@ -208,3 +208,50 @@ async def test_a_fired_one_shot_is_retired_and_kept(engine: Engine, client: Clie
 async def _retired(engine: Engine):  # noqa: ANN202
     skill = await engine.skills.get("once")
     return skill if skill.disabled_reason == "fired" else None
+
+
+async def test_a_skill_waiting_for_its_tools_is_enabled_when_they_arrive(client: Client, settings: Settings,
+                                                                        tmp_path: Path) -> None:
+    config = write_mcp_config(tmp_path / "mcp.json", {})
+    engine = await Engine(settings.model_copy(update={"mcp_config": config}), client).start()
+    try:
+        waiting = {"name": "utc time", "instructions": "x", "schedule": "0 9 * * *", "notify_on_completion": False,
+                   "execution_plan": [{"toolName": "time_get_current_time", "parameters": {"timezone": "UTC"}}]}
+        with pytest.raises(SkillValidationError, match="unknown tool 'time_get_current_time'"):
+            await engine.skills.register(waiting)
+        skill = (await engine.skills.register({**waiting, "enabled": False})).skill
+        assert skill is not None and skill.schedule_id and skill.disabled_reason == "missing tools"
+        assert (await client.get_schedule_handle(skill.schedule_id).describe()).schedule.state.paused
+        one_shot = {**waiting, "name": "once", "schedule": None,
+                    "at": (datetime.now(UTC) + timedelta(hours=1)).isoformat(), "enabled": False}
+        assert (await engine.skills.register(one_shot)).skill.disabled_reason == "missing tools"  # type: ignore[union-attr]
+
+        # The tool's server appears in the config file; the worker picks it up without a restart.
+        write_mcp_config(config, {"time": {"command": str(Path(sys.executable).parent / "mcp-server-time")}})
+        await eventually(lambda: _has_tool(engine, "time_get_current_time"), timeout=30)
+        await engine.skills.register({**waiting, "name": "mine"})
+        await engine.skills.pause("mine")
+
+        await client.get_schedule_handle(f"{settings.task_queue}-maintenance").trigger()
+        enabled = await eventually(lambda: _enabled(engine, "utc time"), timeout=30)
+        assert enabled.disabled_reason is None
+        # The store first, then the schedule follows.
+        await eventually(lambda: _unpaused(client, skill.schedule_id), timeout=30)
+        # Only "missing tools" comes back by itself: a skill the user paused, and a one-shot, stay.
+        assert (await engine.skills.get("mine")).disabled_reason == "by user"
+        assert (await engine.skills.get("once")).disabled_reason == "missing tools"
+    finally:
+        await engine.stop()
+
+
+async def _has_tool(engine: Engine, name: str) -> bool:
+    return name in (await engine.skills.catalog()).tool_names()
+
+
+async def _unpaused(client: Client, schedule_id: str) -> bool:
+    return not (await client.get_schedule_handle(schedule_id).describe()).schedule.state.paused
+
+
+async def _enabled(engine: Engine, name: str):  # noqa: ANN202
+    skill = await engine.skills.get(name)
+    return skill if skill.enabled else None

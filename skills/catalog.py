@@ -1,0 +1,109 @@
+"""What the tool side says across workflow and activity boundaries: tool calls, results, the catalog.
+
+Plain pydantic models, apart from the MCP machinery in ``activities.tools``, so a
+client (the CLI, ``skills mcp``) and workflows can use them without importing it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+
+class ToolInfo(BaseModel):
+    """One tool as the engine names it."""
+
+    name: str
+    """``<server>_<tool>``, the name skills and LLMs use."""
+    server: str
+    tool: str
+    """The name the server itself uses."""
+    description: str = ""
+    input_schema: dict[str, Any] = Field(default_factory=dict)
+
+
+ServerStatus = Literal["connecting", "connected", "failed", "closed"]
+
+
+class ServerState(BaseModel):
+    """How one configured server is doing."""
+
+    name: str
+    transport: Literal["stdio", "http"]
+    status: ServerStatus
+    reason: str | None = None
+    """Why it failed (secrets from ``${VAR}`` are masked)."""
+    tools: int = 0
+    timeout: float | None = None
+    """Seconds a call of its tools may take."""
+    since: datetime | None = None
+    """When it entered this status."""
+
+
+class ToolResult(BaseModel):
+    """The answer of one tool call."""
+
+    ok: bool
+    """False when the server flagged the result as an error (``isError``)."""
+    text: str = ""
+    """The text content blocks, joined by newlines."""
+    structured: dict[str, Any] | None = None
+    """The structured content, when the tool returns one."""
+    adjusted: list[str] = Field(default_factory=list)
+    """What the argument pipeline changed before the call, in words (``'limit': "10" → 10``)."""
+
+    @property
+    def is_error(self) -> bool:
+        return not self.ok
+
+
+class CatalogEntry(BaseModel):
+    name: str
+    description: str
+    """First sentence of the tool's description."""
+
+
+class ToolCatalog(BaseModel):
+    """What ``get_tool_catalog`` returns: reference 000's shape, plus how every server is doing."""
+
+    summary: str
+    """For example ``"142 tools across 8 MCP servers"``."""
+    catalog: dict[str, list[CatalogEntry]]
+    """Tools grouped by server."""
+    unavailable: dict[str, str] = Field(default_factory=dict)
+    """Servers that are configured but not connected, and why."""
+    servers: list[ServerState] = Field(default_factory=list)
+    """Every configured server, in config order, with its state."""
+    refreshed_at: datetime | None = None
+    """When the tools were last listed by a full refresh (TTL or on demand); None: only at start."""
+    config_error: str | None = None
+    """Why the changed config file was not applied (the servers of the last good one keep running)."""
+
+    def tool_names(self) -> set[str]:
+        return {entry.name for entries in self.catalog.values() for entry in entries}
+
+
+class ToolCallInput(BaseModel):
+    """One tool call of a run."""
+
+    tool: str
+    """``<server>_<tool>``."""
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    step_id: str = ""
+    """The plan step (or LLM tool-call id) this call belongs to; for logs and heartbeats."""
+
+
+class ToolCallOutput(ToolResult):
+    """The tool's result and how long the call took."""
+
+    duration_ms: int
+
+
+class CatalogRequest(BaseModel):
+    """Options of ``get_tool_catalog`` and ``refresh_tool_catalog`` (all optional)."""
+
+    wait_seconds: float = 20.0
+    """How long a refresh (or a changed config file) may hold the answer back while servers
+    connect; servers still connecting then are shown as ``connecting``. Below the client's 30 s."""
