@@ -13,7 +13,7 @@ run: install
 	$(BIN)/skills dev
 
 test: install
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 4
 
 install: $(STAMP)
 

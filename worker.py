@@ -16,6 +16,7 @@ from datetime import timedelta
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from activities.agent import AgentActivities
 from activities.maintenance import MaintenanceActivities
 from activities.registration import RegistrationActivities
 from activities.runs import RunActivities
@@ -50,6 +51,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
         RunActivities(store, settings, hub.call),
         ToolActivities(hub, call_timeout=settings.tool_call_timeout),
         SkillFileActivities(store, client, settings, hub.tool_names),
+        AgentActivities(store, settings, hub.catalog, hub.call),
     ]
     try:
         with ThreadPoolExecutor(max_workers=16) as executor:

@@ -16,6 +16,7 @@ from typing import Any
 from temporalio import activity
 
 from activities.store import Store
+from skills.budget import DAY
 from skills.catalog import ToolResult
 from skills.errors import SkillNotFoundError
 from skills.fires import MAX_ACCOUNTED, PreviousFire, account_gap
@@ -52,11 +53,14 @@ class RunActivities:
         gaps = self._gaps(skill, run) if request.trigger == "schedule" else []
         return RunStart(skill=skill, run=self.store.start_run(run, gaps), skip=self._skip(skill, run),
                         tool_timeout_seconds=self.settings.tool_call_timeout.total_seconds(),
-                        notify_interval_seconds=self.settings.notify_interval.total_seconds())
+                        notify_interval_seconds=self.settings.notify_interval.total_seconds(),
+                        llm_timeout_seconds=self.settings.llm_timeout.total_seconds(),
+                        run_token_cap=self.settings.run_token_cap,
+                        malformed_call_limit=self.settings.malformed_call_limit)
 
     @activity.defn(name="finish_run")
     def finish(self, run: RunRecord) -> RunOutcome:
-        return self.store.record_outcome(run, self.settings.backoff)
+        return self.store.record_outcome(run, self.settings.backoff, self.settings.budget)
 
     @activity.defn(name="notify_user")
     async def notify(self, request: NotifyInput) -> None:
@@ -64,13 +68,19 @@ class RunActivities:
         result = await self.send(self.settings.notifier_tool, {"message": request.message})
         if not result.ok:
             raise RuntimeError(f"{self.settings.notifier_tool} refused the notification: {result.text}")
-        await asyncio.to_thread(self.store.mark_notified, request.skill_id, request.at)
+        if request.skill_id is not None:
+            await asyncio.to_thread(self.store.mark_notified, request.skill_id, request.at)
 
     def _skip(self, skill: Skill, run: RunRecord) -> str | None:
         if run.trigger != "schedule":
             return None  # a manual run is what the user asked for, now: never skipped
         if not skill.enabled:
             return f"disabled: {skill.disabled_reason or 'by user'}"
+        if skill.tier == "agent":
+            used = self.store.tokens_since(run.started_at - DAY)
+            if used >= self.settings.daily_tokens:
+                return (f"budget: all skills used {used:,} tokens in 24 hours; the daily budget is "
+                        f"{self.settings.daily_tokens:,}")
         # The start, not the scheduled time: backoff asks whether it is too soon to try again now
         # (and a schedule's times are whole seconds).
         return skill.failures.skip_reason(self.settings.backoff, run.started_at)

@@ -25,10 +25,12 @@ from sqlmodel import Field, Session, SQLModel, create_engine, select
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
+from skills.agent import ChatMessage
 from skills.backoff import BackoffPolicy
+from skills.budget import DAY, BudgetPolicy, Usage, over_budget
 from skills.errors import SkillNotFoundError, SkillValidationError
 from skills.messages import RunOutcome, RunsQuery, SkillFilter, SkillRef
-from skills.models import FAILURES, FIRED, RunRecord, Skill, SkillSpec
+from skills.models import BUDGET, FAILURES, FIRED, RunRecord, Skill, SkillSpec
 from skills.naming import schedule_id_for
 
 
@@ -75,6 +77,7 @@ class SkillRow(SQLModel, table=True):
     notify_on_completion: bool = True
     notify_interval_minutes: int = 0
     preflight: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    model: str | None = None
     schedule_id: str | None = None
     consecutive_failures: int = 0
     last_failure_at: datetime | None = _utc_column()
@@ -101,6 +104,34 @@ class RunRow(SQLModel, table=True):
     tool_calls: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     prompt_tokens: int = 0
     completion_tokens: int = 0
+
+
+class MessageRow(SQLModel, table=True):
+    """One message of an Agent-tier conversation (or a chat session): appended, never rewritten."""
+
+    __tablename__ = "messages"
+    __table_args__ = (UniqueConstraint("conversation_id", "seq", name="uq_message_seq"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    conversation_id: str = Field(index=True)
+    seq: int
+    role: str
+    content: str | None = Field(default=None, sa_column=Column(Text))
+    tool_calls: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    tool_call_id: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    created_at: datetime = _utc_column(nullable=False)
+
+
+class StateRow(SQLModel, table=True):
+    """The engine's own durable state (the LLM endpoint's health, ...), by key."""
+
+    __tablename__ = "engine_state"
+
+    key: str = Field(primary_key=True)
+    value: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    updated_at: datetime = _utc_column(nullable=False)
 
 
 def make_engine(url: str) -> Engine:
@@ -264,10 +295,11 @@ class Store:
             session.commit()
             return _run_model(session.get(RunRow, run.run_id))  # type: ignore[arg-type]
 
-    def record_outcome(self, run: RunRecord, policy: BackoffPolicy) -> RunOutcome:
+    def record_outcome(self, run: RunRecord, policy: BackoffPolicy, budget: BudgetPolicy | None = None) -> RunOutcome:
         """Close a run and apply what it means to its skill, in one transaction: the failure
         count (a success resets it; the limit-th failure disables the skill) and, for the
-        scheduled fire of a one-shot, its retirement."""
+        scheduled fire of a one-shot, its retirement. Then, for a run that used tokens, the
+        budgets: a skill over its day's budget, everyone's, or far above its usual use pauses."""
         with self.session() as session:
             row = session.get(RunRow, run.run_id) or RunRow(run_id=run.run_id)
             for key, value in run.model_dump(mode="python").items():
@@ -293,8 +325,14 @@ class Store:
                 session.add(skill)
             session.commit()
             after = self._skill(session, skill) if skill else None
-            return RunOutcome(run=_run_model(row), skill=after, disabled=disabled, retired_schedule=retired,
-                              retry_after=after.failures.retry_after(policy) if after else None)
+        outcome = RunOutcome(run=_run_model(row), skill=after, disabled=disabled, retired_schedule=retired,
+                             retry_after=after.failures.retry_after(policy) if after else None)
+        if budget is not None and after is not None and after.enabled and run.prompt_tokens + run.completion_tokens:
+            reason = over_budget(self.usage(run, since=(run.finished_at or run.started_at) - DAY), budget)
+            if reason is not None:
+                paused = self.set_enabled(after.id, False, BUDGET, run.finished_at or run.started_at)
+                outcome = outcome.model_copy(update={"skill": paused, "disabled": BUDGET, "budget": reason})
+        return outcome
 
     def mark_notified(self, skill_id: int, at: datetime) -> None:
         with self.session() as session:
@@ -320,6 +358,72 @@ class Store:
         with self.session() as session:
             query = select(RunRow.run_id).where(RunRow.skill_id == skill_id, RunRow.trigger == "schedule").limit(1)
             return session.exec(query).first() is not None
+
+    def usage(self, run: RunRecord, since: datetime) -> Usage:
+        """Tokens of this run, of its skill and of every skill since ``since``, and the skill's
+        recent runs (this one included in the sums, excluded from ``recent``)."""
+        tokens = RunRow.prompt_tokens + RunRow.completion_tokens
+        with self.session() as session:
+            day = select(func.coalesce(func.sum(tokens), 0)).where(RunRow.started_at >= since)  # type: ignore[operator]
+            skill_day = day.where(RunRow.skill_id == run.skill_id)
+            recent = (select(tokens).where(RunRow.skill_id == run.skill_id, RunRow.run_id != run.run_id,
+                                           RunRow.tier == "agent", tokens > 0)
+                      .order_by(RunRow.started_at.desc()).limit(10))  # type: ignore[union-attr]
+            return Usage(run=run.prompt_tokens + run.completion_tokens, skill_day=session.exec(skill_day).one(),
+                         day=session.exec(day).one(), recent=list(session.exec(recent)))
+
+    def tokens_since(self, since: datetime) -> int:
+        with self.session() as session:
+            query = select(func.coalesce(func.sum(RunRow.prompt_tokens + RunRow.completion_tokens), 0))
+            return session.exec(query.where(RunRow.started_at >= since)).one()  # type: ignore[operator]
+
+    # --- conversations --------------------------------------------------------------------
+
+    def append_messages(self, conversation_id: str, messages: list[ChatMessage], now: datetime) -> int:
+        """Append messages in order; return the sequence number of the last one."""
+        with self.session() as session:
+            last = session.exec(select(func.max(MessageRow.seq))
+                                .where(MessageRow.conversation_id == conversation_id)).one()
+            seq = last or 0
+            for message in messages:
+                seq += 1
+                session.add(MessageRow(conversation_id=conversation_id, seq=seq, created_at=now,
+                                       **message.model_dump(mode="json")))
+            session.commit()
+            return seq
+
+    def load_messages(self, conversation_id: str) -> list[ChatMessage]:
+        with self.session() as session:
+            rows = session.exec(select(MessageRow).where(MessageRow.conversation_id == conversation_id)
+                                .order_by(MessageRow.seq))  # type: ignore[arg-type]
+            return [ChatMessage.model_validate(row.model_dump(include=_MESSAGE_FIELDS)) for row in rows]
+
+    def get_message(self, conversation_id: str, seq: int) -> ChatMessage | None:
+        with self.session() as session:
+            row = session.exec(select(MessageRow).where(MessageRow.conversation_id == conversation_id,
+                                                        MessageRow.seq == seq)).first()
+            return ChatMessage.model_validate(row.model_dump(include=_MESSAGE_FIELDS)) if row else None
+
+    def has_tool_result(self, conversation_id: str, tool_call_id: str) -> bool:
+        """Whether a tool call was already answered (a retried activity must not answer twice)."""
+        with self.session() as session:
+            query = select(MessageRow.id).where(MessageRow.conversation_id == conversation_id,
+                                                MessageRow.tool_call_id == tool_call_id)
+            return session.exec(query).first() is not None
+
+    # --- engine state ---------------------------------------------------------------------
+
+    def get_state(self, key: str) -> dict[str, Any] | None:
+        with self.session() as session:
+            row = session.get(StateRow, key)
+            return dict(row.value) if row else None
+
+    def set_state(self, key: str, value: dict[str, Any], now: datetime) -> None:
+        with self.session() as session:
+            row = session.get(StateRow, key) or StateRow(key=key, updated_at=now)
+            row.value, row.updated_at = value, now
+            session.add(row)
+            session.commit()
 
     def list_runs(self, skill_id: int | None = None, limit: int = 20) -> list[RunRecord]:
         """Newest first, by the time each run stands for: its scheduled time, else its start."""
@@ -367,6 +471,9 @@ class Store:
             newest, (RunRow.skill_id == newest.c.skill_id) & (RunRow.started_at == newest.c.started)
         )
         return {row.skill_id: row for row in session.exec(query)}
+
+
+_MESSAGE_FIELDS = set(ChatMessage.model_fields)
 
 
 def _name_taken(spec: SkillSpec) -> SkillValidationError:

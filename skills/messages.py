@@ -115,6 +115,8 @@ class SkillRunInput(BaseModel):
 
     skill_id: int
     trigger: Literal["schedule", "manual"] = "schedule"
+    resume: AgentResume | None = None
+    """Set when a long Agent-tier run continued as new: where it was."""
 
 
 class BeginRun(BaseModel):
@@ -136,6 +138,21 @@ class RunStart(BaseModel):
     tool_timeout_seconds: float = 60.0
     notify_interval_seconds: float = 600.0
     """The global minimum between completion notifications (a skill's notify_interval_minutes: 0)."""
+    llm_timeout_seconds: float = 120.0
+    run_token_cap: int = 50_000
+    malformed_call_limit: int = 3
+
+
+class AgentResume(BaseModel):
+    """An Agent-tier run carried over a continue-as-new: the run so far and the loop's counters.
+    The conversation itself stays in the store."""
+
+    start: RunStart
+    run: RunRecord
+    model: str
+    tools: list[str]
+    step: int
+    malformed_streak: int = 0
 
 
 class RunOutcome(BaseModel):
@@ -149,10 +166,13 @@ class RunOutcome(BaseModel):
     """The schedule of a one-shot that has fired, to delete."""
     retry_after: datetime | None = None
     """Until when scheduled fires are skipped, after a failure."""
+    budget: str | None = None
+    """Why the run paused its skill for budget: the counts and the thresholds."""
 
 
 class NotifyInput(BaseModel):
-    skill_id: int
+    skill_id: int | None
+    """The skill whose last_notified_at to set; none for the engine's own alerts."""
     message: str
     at: datetime
 
@@ -175,3 +195,8 @@ class MissedOneShot(BaseModel):
 class MaintenanceReport(BaseModel):
     enabled: list[str] = Field(default_factory=list)
     missed: list[str] = Field(default_factory=list)
+    endpoint: str | None = None
+    """"down" or "up" when the LLM endpoint changed."""
+
+
+SkillRunInput.model_rebuild()

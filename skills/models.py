@@ -18,7 +18,7 @@ from skills.preflight import PreflightCheck
 
 TriggerType = Literal["cron", "event", "manual"]
 Tier = Literal["direct", "agent"]
-RunStatus = Literal["running", "success", "error", "skipped", "missed", "unavailable"]
+RunStatus = Literal["running", "success", "error", "skipped", "missed"]
 
 DEFAULT_MAX_STEPS = 10
 
@@ -28,6 +28,7 @@ FAILURES = "failures"
 MISSING_TOOLS = "missing tools"
 FIRED = "fired"
 MISSED = "missed"
+BUDGET = "budget"
 
 
 class PlanStep(BaseModel):
@@ -92,6 +93,8 @@ class SkillSpec(BaseModel):
     notify_interval_minutes: int = 0
     preflight: list[PreflightCheck] = Field(default_factory=list)
     """Checks run before the tier; one that finds nothing to do skips the run at zero cost."""
+    model: str | None = None
+    """The Agent tier's model for this skill; none means the engine's default."""
 
     @property
     def tier(self) -> Tier:
@@ -153,6 +156,8 @@ class ToolCallRecord(BaseModel):
     """The result text, cut to a few kilobytes."""
     adjusted: list[str] = Field(default_factory=list)
     """What the argument pipeline changed before the call (``"limit": "5"`` became 5, ...)."""
+    refused: bool = False
+    """An Agent-tier call of a tool outside the skill's required_tools: never executed."""
 
 
 class RunRecord(BaseModel):

@@ -165,6 +165,7 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
             data.get("notify_interval_minutes"), "notify_interval_minutes", 0, problems, low=0
         ),
         "preflight": preflight,
+        "model": _text(data.get("model"), "model", problems) or None,
     }
     if "agent_id" not in data:
         notes.append(f"agent_id defaulted to '{ctx.default_agent_id}'")

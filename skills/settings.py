@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from skills.backoff import BackoffPolicy
+from skills.budget import BudgetPolicy
 from skills.skillmd.manifest import SourceName
 from skills.skillmd.sources import BUNDLED_DIR
 
@@ -83,6 +84,37 @@ class Settings(BaseModel):
     maintenance_interval: timedelta = timedelta(minutes=1)
     """How often the maintenance workflow runs (auto-enable, missed one-shots)."""
 
+    llm_base_url: str | None = None
+    """The OpenAI-compatible endpoint of the Agent tier, e.g. ``http://localhost:11434/v1`` (Ollama);
+    none means the OpenAI API itself."""
+
+    llm_api_key: str | None = None
+    """Its API key (read by the worker only; never in a payload or a log)."""
+
+    llm_model: str = "gpt-4o-mini"
+    """The model of Agent-tier runs whose skill names none."""
+
+    llm_timeout: timedelta = timedelta(minutes=2)
+    """Start-to-close timeout of one LLM turn."""
+
+    run_token_cap: int = 50_000
+    """A run that has used more tokens (prompt + completion) than this is stopped."""
+
+    skill_daily_tokens: int = 200_000
+    """Tokens one skill may use in 24 hours before it is paused with reason "budget"."""
+
+    daily_tokens: int = 1_000_000
+    """Tokens all skills together may use in 24 hours; past it, Agent-tier fires are skipped."""
+
+    spike_factor: float = 5.0
+    """A run using this many times its skill's usual (median of recent runs) pauses the skill."""
+
+    spike_floor: int = 5_000
+    """Runs under this many tokens are never a spike, whatever their skill's usual."""
+
+    malformed_call_limit: int = 3
+    """Consecutive turns of malformed tool calls that end a run (the model is not coping)."""
+
     bundled_skills_dir: Path = BUNDLED_DIR
     """SKILL.md skills shipped with the engine (``skills/bundled/``); lowest precedence."""
 
@@ -106,7 +138,7 @@ class Settings(BaseModel):
             return [float(part) for part in value.split(",") if part.strip()]
         return value
 
-    @field_validator("catchup_window", "tool_call_timeout", "tool_catalog_ttl", "notify_interval",
+    @field_validator("catchup_window", "tool_call_timeout", "tool_catalog_ttl", "notify_interval", "llm_timeout",
                      "maintenance_interval", "skill_sync_interval", mode="before")
     @classmethod
     def _seconds_from_text(cls, value: object) -> object:
@@ -122,6 +154,11 @@ class Settings(BaseModel):
             "user": self.user_skills_dir.expanduser().absolute(),
             "bundled": self.bundled_skills_dir.expanduser().absolute(),
         }
+
+    @property
+    def budget(self) -> BudgetPolicy:
+        return BudgetPolicy(run_cap=self.run_token_cap, skill_daily=self.skill_daily_tokens,
+                            daily=self.daily_tokens, spike_factor=self.spike_factor, spike_floor=self.spike_floor)
 
     @property
     def backoff(self) -> BackoffPolicy:

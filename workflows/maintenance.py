@@ -15,12 +15,15 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
+    from activities.agent import AgentActivities
     from activities.maintenance import MaintenanceActivities
     from activities.registration import RegistrationActivities
+    from activities.runs import RunActivities
     from activities.schedules import ScheduleActivities
-    from skills.messages import EnableInput, MaintenanceReport, MissedOneShot, ScheduleSync
+    from skills.messages import EnableInput, MaintenanceReport, MissedOneShot, NotifyInput, ScheduleSync
 
 STORE = {"start_to_close_timeout": timedelta(seconds=60), "retry_policy": RetryPolicy(maximum_attempts=5)}
+NOTIFY = {"start_to_close_timeout": timedelta(seconds=30), "retry_policy": RetryPolicy(maximum_attempts=3)}
 
 
 @workflow.defn(name="Maintenance")
@@ -46,6 +49,14 @@ class Maintenance:
             if skill.schedule_id:
                 await workflow.execute_activity_method(ScheduleActivities.delete, skill.schedule_id, **STORE)
             report.missed.append(skill.name)
+        change = await workflow.execute_activity_method(AgentActivities.check_endpoint, **STORE)
+        if change is not None:
+            report.endpoint = "up" if change.up else "down"
+            message = ("✅ The LLM endpoint is reachable again." if change.up else
+                       f"⚠️ The LLM endpoint is {change.reason}. Agent-tier skills fail until it is back.")
+            await workflow.execute_activity_method(
+                RunActivities.notify, NotifyInput(skill_id=None, message=message, at=workflow.now()), **NOTIFY
+            )
         if report.enabled or report.missed:
             workflow.logger.info("maintenance: enabled %s, missed one-shots %s", report.enabled, report.missed)
         return report

@@ -14,15 +14,24 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from activities.agent import AgentActivities, AgentStart, AgentToolCall, LlmTurn
     from activities.runs import RunActivities
     from activities.schedules import ScheduleActivities
     from activities.tools import ToolActivities
     from skills.catalog import ToolCallInput, ToolCallOutput
-    from skills.messages import BeginRun, NotifyInput, RunOutcome, RunStart, ScheduleSync, SkillRunInput
-    from skills.models import FAILURES, RunRecord, Skill, ToolCallRecord
+    from skills.messages import (
+        AgentResume,
+        BeginRun,
+        NotifyInput,
+        RunOutcome,
+        RunStart,
+        ScheduleSync,
+        SkillRunInput,
+    )
+    from skills.models import BUDGET, FAILURES, RunRecord, Skill, ToolCallRecord
     from skills.naming import SCHEDULED_START_TIME
     from skills.notify import completion_due, completion_message, disabled_message, failure_message
     from skills.plans import PlanError, StepOutput, resolve
@@ -36,6 +45,10 @@ SCHEDULE = {"start_to_close_timeout": timedelta(seconds=30), "retry_policy": Ret
 TOOL_RETRY = RetryPolicy(initial_interval=timedelta(seconds=2), backoff_coefficient=2.0, maximum_attempts=3)
 # Long tool calls heartbeat; a worker that died mid-call is noticed within this.
 TOOL_HEARTBEAT = timedelta(seconds=10)
+# Rate limits and server errors retry (after the endpoint's retry-after); a refused request
+# (bad key, unknown model) is raised as non-retryable by the activity.
+LLM_RETRY = RetryPolicy(initial_interval=timedelta(seconds=2), backoff_coefficient=2.0,
+                        maximum_interval=timedelta(minutes=1), maximum_attempts=6)
 NOTIFY = {"start_to_close_timeout": timedelta(seconds=30), "heartbeat_timeout": TOOL_HEARTBEAT,
           "retry_policy": RetryPolicy(maximum_attempts=3)}
 RESULT_EXCERPT = 2000
@@ -45,6 +58,11 @@ RESULT_EXCERPT = 2000
 class SkillRun:
     @workflow.run
     async def run(self, request: SkillRunInput) -> RunRecord | None:
+        if request.resume is not None:
+            resume = request.resume
+            assert resume.start.skill is not None
+            run = await self._agent_loop(resume.start.skill, resume.run, resume.start, request, resume)
+            return await self._close(resume.start.skill, run, resume.start)
         info = workflow.info()
         start = await workflow.execute_activity_method(
             RunActivities.begin,
@@ -55,14 +73,17 @@ class SkillRun:
         )
         if start.skill is None or start.run is None:
             return None
-        run = await self._execute(start.skill, start.run, start)
+        run = await self._execute(start.skill, start.run, start, request)
+        return await self._close(start.skill, run, start)
+
+    async def _close(self, skill: Skill, run: RunRecord, start: RunStart) -> RunRecord:
         outcome = await workflow.execute_activity_method(
             RunActivities.finish, run.model_copy(update={"finished_at": workflow.now()}), **STORE
         )
-        await self._aftermath(start.skill, outcome, start)
+        await self._aftermath(skill, outcome, start)
         return outcome.run
 
-    async def _execute(self, skill: Skill, run: RunRecord, start: RunStart) -> RunRecord:
+    async def _execute(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput) -> RunRecord:
         if start.skip:
             return _skipped(run, start.skip)
         calls: list[ToolCallRecord] = []
@@ -74,8 +95,7 @@ class SkillRun:
             if should_skip(check, out.text, out.structured):
                 return _skipped(run.model_copy(update={"tool_calls": calls}), f"pre-flight: {check.reason()}")
         if skill.tier == "agent":
-            return run.model_copy(update={"status": "unavailable", "tool_calls": calls,
-                                          "summary": "agent tier not available in this version of the engine"})
+            return await self._agent(skill, run.model_copy(update={"tool_calls": calls}), start, request)
         outputs: dict[str, StepOutput] = {}
         for step in skill.execution_plan or []:
             try:
@@ -89,6 +109,69 @@ class SkillRun:
             outputs[step.id] = StepOutput(text=out.text, structured=out.structured)
         summary = "; ".join(f"{c.tool}: {c.result}" for c in calls if not c.step_id.startswith("preflight"))
         return run.model_copy(update={"status": "success", "tool_calls": calls, "summary": summary[:RESULT_EXCERPT]})
+
+    async def _agent(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput) -> RunRecord:
+        """Open the conversation (kept in the store, by run id), then run the loop."""
+        session = await workflow.execute_activity_method(
+            AgentActivities.start, AgentStart(conversation_id=run.run_id, skill_id=skill.id, now=workflow.now()),
+            **STORE,
+        )
+        resume = AgentResume(start=start, run=run, model=session.model, tools=session.tools, step=0)
+        return await self._agent_loop(skill, run, start, request, resume)
+
+    async def _agent_loop(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput,
+                          state: AgentResume) -> RunRecord:
+        """LLM turns and the tool calls they ask for, until an answer without tool calls, max_steps,
+        the token cap, or a model that keeps sending malformed calls."""
+        calls = list(run.tool_calls)
+        streak = state.malformed_streak
+        for step in range(state.step + 1, skill.max_steps + 1):
+            if workflow.info().is_continue_as_new_suggested():
+                carried = state.model_copy(update={"run": run.model_copy(update={"tool_calls": calls}),
+                                                   "step": step - 1, "malformed_streak": streak})
+                workflow.continue_as_new(SkillRunInput(skill_id=skill.id, trigger=request.trigger, resume=carried))
+            try:
+                turn = await workflow.execute_activity_method(
+                    AgentActivities.turn,
+                    LlmTurn(conversation_id=run.run_id, model=state.model, tools=state.tools, step=step),
+                    start_to_close_timeout=timedelta(seconds=start.llm_timeout_seconds),
+                    heartbeat_timeout=TOOL_HEARTBEAT,
+                    retry_policy=LLM_RETRY,
+                    summary=f"LLM turn {step} ({state.model})",
+                )
+            except ActivityError as e:
+                return _ended(run, calls, f"LLM turn {step} failed: {_cause(e)}")
+            run = run.model_copy(update={"prompt_tokens": run.prompt_tokens + turn.prompt_tokens,
+                                         "completion_tokens": run.completion_tokens + turn.completion_tokens})
+            used = run.prompt_tokens + run.completion_tokens
+            if used > start.run_token_cap:
+                return _ended(run, calls, f"stopped: the run used {used:,} tokens, over its cap of "
+                                          f"{start.run_token_cap:,}")
+            if not turn.tool_calls:
+                return run.model_copy(update={"status": "success", "tool_calls": calls,
+                                              "summary": turn.final or "(the model gave no answer)"})
+            malformed = False
+            for ref in turn.tool_calls:
+                # The sandbox: the activity executes nothing outside `allowed`, on every attempt.
+                try:
+                    done = await workflow.execute_activity_method(
+                        AgentActivities.tool,
+                        AgentToolCall(conversation_id=run.run_id, message_seq=turn.message_seq, call_id=ref.id,
+                                      allowed=state.tools),
+                        start_to_close_timeout=timedelta(seconds=start.tool_timeout_seconds),
+                        heartbeat_timeout=TOOL_HEARTBEAT, retry_policy=TOOL_RETRY,
+                        summary=ref.name if ref.name in state.tools else f"refused: {ref.name}",
+                    )
+                except ActivityError as e:
+                    return _ended(run, calls, f"{ref.name} failed: {_cause(e)}")
+                calls.append(ToolCallRecord(step_id=f"turn-{step}", tool=ref.name, ok=done.ok,
+                                            duration_ms=done.duration_ms, result=done.excerpt,
+                                            adjusted=done.adjusted, refused=done.refused))
+                malformed |= done.malformed
+            streak = streak + 1 if malformed else 0
+            if streak >= start.malformed_call_limit:
+                return _ended(run, calls, f"stopped: the model sent malformed tool calls {streak} turns in a row")
+        return _ended(run, calls, f"stopped: max_steps ({skill.max_steps}) reached without a final answer")
 
     async def _call(self, tool: str, arguments: dict, step_id: str, start: RunStart,
                     calls: list[ToolCallRecord], label: str = "") -> ToolCallOutput | None:
@@ -115,7 +198,7 @@ class SkillRun:
         """Retire a fired one-shot, pause a skill that failed too often, and tell the user."""
         if outcome.retired_schedule:
             await workflow.execute_activity_method(ScheduleActivities.delete, outcome.retired_schedule, **SCHEDULE)
-        if outcome.disabled == FAILURES and outcome.skill is not None:
+        if outcome.disabled in (FAILURES, BUDGET) and outcome.skill is not None:
             await workflow.execute_activity_method(
                 ScheduleActivities.sync, ScheduleSync(skill=outcome.skill, previous=skill), **SCHEDULE
             )
@@ -136,12 +219,20 @@ class SkillRun:
         if outcome.disabled == FAILURES:
             return disabled_message(skill, f"{after.consecutive_failures} consecutive failures",
                                     f"Last error: {run.summary}. Resume it with `skills resume {skill.id}`.")
+        if outcome.disabled == BUDGET:
+            return disabled_message(skill, "budget", f"{outcome.budget}. This run: {run.prompt_tokens:,} prompt + "
+                                    f"{run.completion_tokens:,} completion tokens. Resume it with "
+                                    f"`skills resume {skill.id}`.")
         if run.status == "error":
             return failure_message(skill, run, after.consecutive_failures, outcome.retry_after)
         if run.status == "success" and completion_due(skill, workflow.now(),
                                                       timedelta(seconds=start.notify_interval_seconds)):
             return completion_message(skill, run)
         return None
+
+
+def _ended(run: RunRecord, calls: list[ToolCallRecord], reason: str) -> RunRecord:
+    return run.model_copy(update={"status": "error", "tool_calls": calls, "summary": reason})
 
 
 def _zone(skill: Skill) -> str:
@@ -159,7 +250,9 @@ def _failed(run: RunRecord, calls: list[ToolCallRecord]) -> RunRecord:
 
 
 def _cause(error: ActivityError) -> str:
+    """The activity's own words: the first application error of the chain (what it raised,
+    not what it raised from)."""
     cause = error.cause
-    while cause is not None and cause.cause is not None:
+    while cause is not None and not isinstance(cause, ApplicationError) and cause.cause is not None:
         cause = cause.cause
     return str(getattr(cause, "message", None) or cause or error)

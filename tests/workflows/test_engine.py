@@ -129,13 +129,6 @@ async def test_a_tool_error_fails_the_run(engine: Engine) -> None:
     assert [m["message"] for m in engine.outbox()] == [f"❌ broken: {run.summary}."]
 
 
-async def test_agent_tier_runs_record_that_the_tier_is_not_available(engine: Engine) -> None:
-    await engine.skills.register({"name": "brief", "instructions": "Summarize my day",
-                                  "required_tools": ["outbox_send_message"]})
-    run = await engine.skills.run("brief")
-    assert run.status == "unavailable" and "agent tier" in run.summary and run.tier == "agent"
-
-
 async def test_a_worker_restarted_between_registration_and_fire(engine: Engine, client: Client) -> None:
     await engine.skills.register(reminder(**soon(6)))
     await engine.stop()

@@ -1,0 +1,305 @@
+"""The Agent tier's activities: one LLM turn, one tool call the model asked for.
+
+The conversation lives in the store (by run id); these activities read and append
+to it, and give the workflow back only what it needs to decide (tool names and call
+ids, token counts, a bounded excerpt). Each step so adds a bounded amount to the
+workflow's history, however long the conversation gets.
+
+Temporal owns retries: the OpenAI client is built with ``max_retries=0``. A rate
+limit or a server error is retryable (after the ``retry-after`` the endpoint gives);
+a bad key, a bad request or an unknown model is not, and says what to fix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
+from contextlib import asynccontextmanager, suppress
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import openai
+from pydantic import BaseModel, Field
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.store import Store
+from skills.agent import ChatMessage, ToolCallMessage, opening_messages, tool_result_text
+from skills.arguments import relax_schema
+from skills.catalog import ToolInfo, ToolResult
+from skills.errors import ToolCallError
+from skills.settings import Settings
+
+FINAL_EXCERPT = 2000
+TOOL_EXCERPT = 300
+HEALTH_TIMEOUT = 3.0
+ENDPOINT_STATE = "llm_endpoint"
+
+
+class AgentStart(BaseModel):
+    conversation_id: str
+    skill_id: int
+    now: datetime
+
+
+class AgentSession(BaseModel):
+    model: str
+    tools: list[str]
+    """What the model is offered: the skill's required_tools, and nothing else."""
+
+
+class LlmTurn(BaseModel):
+    conversation_id: str
+    model: str
+    tools: list[str]
+    step: int
+
+
+class ToolCallRef(BaseModel):
+    """A tool call the model asked for, by reference (its arguments stay in the store)."""
+
+    id: str
+    name: str
+
+
+class LlmTurnResult(BaseModel):
+    message_seq: int
+    """Where the assistant's message was stored."""
+    tool_calls: list[ToolCallRef] = Field(default_factory=list)
+    final: str = ""
+    """The answer (cut to a few kilobytes) when the model called no tool."""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class EndpointChange(BaseModel):
+    """The LLM endpoint became unreachable, or came back."""
+
+    up: bool
+    reason: str | None = None
+
+
+class AgentToolCall(BaseModel):
+    conversation_id: str
+    message_seq: int
+    call_id: str
+    allowed: list[str]
+    """The sandbox: a tool not in it is never executed, whatever the workflow asks."""
+
+
+class AgentToolResult(BaseModel):
+    tool: str
+    ok: bool
+    refused: bool = False
+    malformed: bool = False
+    excerpt: str = ""
+    duration_ms: int = 0
+    adjusted: list[str] = Field(default_factory=list)
+
+
+Send = Callable[[str, dict[str, Any]], Awaitable[ToolResult]]
+
+
+class AgentActivities:
+    def __init__(self, store: Store, settings: Settings, catalog: Callable[[], list[ToolInfo]], send: Send,
+                 client: openai.AsyncOpenAI | None = None) -> None:
+        self.store = store
+        self.settings = settings
+        self.catalog = catalog
+        self.send = send
+        # Temporal retries the activity; retries inside the SDK as well would multiply them.
+        self.client = client or openai.AsyncOpenAI(
+            base_url=settings.llm_base_url, api_key=settings.llm_api_key or "none", max_retries=0,
+            timeout=settings.llm_timeout.total_seconds(),
+        )
+
+    @activity.defn(name="start_agent")
+    def start(self, request: AgentStart) -> AgentSession:
+        """Open the run's conversation: the system prompt and the task (idempotent)."""
+        skill = self.store.get_skill(request.skill_id)
+        tools = list(skill.required_tools)
+        if self.store.get_message(request.conversation_id, 1) is None:
+            self.store.append_messages(request.conversation_id, opening_messages(skill, request.now, tools),
+                                       request.now)
+        return AgentSession(model=skill.model or self.settings.llm_model, tools=tools)
+
+    @activity.defn(name="llm_turn")
+    async def turn(self, request: LlmTurn) -> LlmTurnResult:
+        """One chat completion over the stored conversation, offering only the sandbox's tools."""
+        messages = await asyncio.to_thread(self.store.load_messages, request.conversation_id)
+        if messages and messages[-1].role == "assistant":
+            # A retry after the answer was stored: do not ask (and pay) twice.
+            return _result(messages[-1], len(messages))
+        tools = _tool_schemas(self.catalog(), request.tools)
+        try:
+            async with _heartbeating(f"turn {request.step}"):
+                completion = await self.client.chat.completions.create(
+                    model=request.model, messages=[m.to_openai() for m in messages],
+                    **({"tools": tools} if tools else {}),
+                )
+        except openai.APIStatusError as e:
+            raise _status_error(e, request.model) from e
+        except (openai.APIConnectionError, openai.APITimeoutError) as e:
+            raise ApplicationError(f"the LLM endpoint could not be reached: {e}", type="LlmUnavailable") from e
+        choice = completion.choices[0].message
+        usage = completion.usage
+        message = ChatMessage(
+            role="assistant", content=choice.content,
+            tool_calls=[ToolCallMessage(id=c.id, name=c.function.name, arguments=c.function.arguments or "")
+                        for c in choice.tool_calls or [] if getattr(c, "function", None) is not None],
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+        )
+        seq = await asyncio.to_thread(self.store.append_messages, request.conversation_id, [message],
+                                      datetime.now(UTC))
+        return _result(message, seq)
+
+    @activity.defn(name="check_llm_endpoint")
+    async def check_endpoint(self) -> EndpointChange | None:
+        """Ask the endpoint for its models (short timeout); report a change from the stored state.
+
+        The state is kept in the store, so a restart neither repeats an alert nor forgets one.
+        """
+        if not (self.settings.llm_base_url or self.settings.llm_api_key):
+            return None  # no endpoint configured: nothing to watch
+        up, reason = True, None
+        try:
+            await self.client.models.list(timeout=HEALTH_TIMEOUT)
+        except (openai.APIConnectionError, openai.APITimeoutError) as e:
+            up, reason = False, f"unreachable: {e}"
+        except openai.APIStatusError as e:
+            # An answer, even a refusal (a key without the right to list models), means it is there;
+            # a server error means it is not serving.
+            up, reason = (False, f"answering {e.status_code}") if e.status_code >= 500 else (True, None)
+        now = datetime.now(UTC)
+        previous = await asyncio.to_thread(self.store.get_state, ENDPOINT_STATE)
+        if previous is not None and previous.get("up") == up:
+            return None
+        await asyncio.to_thread(self.store.set_state, ENDPOINT_STATE,
+                                {"up": up, "reason": reason, "since": now.isoformat()}, now)
+        # The first check only records a healthy endpoint; an unhealthy one is worth saying at once.
+        return None if previous is None and up else EndpointChange(up=up, reason=reason)
+
+    @activity.defn(name="agent_tool")
+    async def tool(self, request: AgentToolCall) -> AgentToolResult:
+        """Run one tool call of the model's (from the stored message) and store its result."""
+        message = await asyncio.to_thread(self.store.get_message, request.conversation_id, request.message_seq)
+        call = next((c for c in (message.tool_calls if message else []) if c.id == request.call_id), None)
+        if call is None:
+            raise ApplicationError(f"no tool call {request.call_id} in message {request.message_seq}",
+                                   type="ConversationError", non_retryable=True)
+        if await asyncio.to_thread(self.store.has_tool_result, request.conversation_id, call.id):
+            return AgentToolResult(tool=call.name, ok=True, excerpt="(already answered)")
+        started = time.monotonic()
+        result = await self._run(request.conversation_id, call, request.allowed)
+        result.duration_ms = round((time.monotonic() - started) * 1000)
+        return result
+
+    async def _run(self, conversation_id: str, call: ToolCallMessage, allowed: Collection[str]) -> AgentToolResult:
+        if call.name not in allowed:
+            text = (f"Error: the tool '{call.name}' is not available to this skill. "
+                    f"Use only: {', '.join(allowed) or 'no tools'}.")
+            await self._answer(conversation_id, call, text)
+            return AgentToolResult(tool=call.name, ok=False, refused=True, excerpt=text[:TOOL_EXCERPT])
+        try:
+            arguments = json.loads(call.arguments or "{}")
+            if not isinstance(arguments, dict):
+                raise ValueError("the arguments must be a JSON object")
+        except ValueError as e:
+            text = f"Error: the arguments were not valid JSON ({e}); call the tool again with a JSON object."
+            await self._answer(conversation_id, call, text)
+            return AgentToolResult(tool=call.name, ok=False, malformed=True, excerpt=text[:TOOL_EXCERPT])
+        try:
+            result = await self.send(call.name, arguments)
+            ok, text, adjusted = result.ok, result.text, result.adjusted
+        except ToolCallError as e:
+            # The model can often fix its own call (a missing or mistyped argument): tell it.
+            ok, text, adjusted = False, f"Error: {e}", []
+        await self._answer(conversation_id, call, text if ok or text.startswith("Error") else f"Error: {text}")
+        return AgentToolResult(tool=call.name, ok=ok, excerpt=text[:TOOL_EXCERPT], adjusted=adjusted)
+
+    async def _answer(self, conversation_id: str, call: ToolCallMessage, text: str) -> None:
+        message = ChatMessage(role="tool", tool_call_id=call.id, content=tool_result_text(text))
+        await asyncio.to_thread(self.store.append_messages, conversation_id, [message], datetime.now(UTC))
+
+
+@asynccontextmanager
+async def _heartbeating(detail: str) -> AsyncIterator[None]:
+    """Heartbeat while a slow call is in flight, so a worker that died mid-turn is noticed in
+    seconds (the heartbeat timeout), not after the whole start-to-close timeout."""
+
+    async def beat() -> None:
+        timeout = activity.info().heartbeat_timeout
+        interval = min(timeout.total_seconds() / 3, 10.0) if timeout else 10.0
+        while True:
+            activity.heartbeat(detail)
+            await asyncio.sleep(interval)
+
+    task = asyncio.create_task(beat())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with suppress(asyncio.CancelledError):
+            await task
+
+
+def _result(message: ChatMessage, seq: int) -> LlmTurnResult:
+    return LlmTurnResult(
+        message_seq=seq,
+        tool_calls=[ToolCallRef(id=c.id, name=c.name) for c in message.tool_calls],
+        final="" if message.tool_calls else (message.content or "")[:FINAL_EXCERPT],
+        prompt_tokens=message.prompt_tokens,
+        completion_tokens=message.completion_tokens,
+    )
+
+
+def _tool_schemas(catalog: list[ToolInfo], names: list[str]) -> list[dict[str, Any]]:
+    """The sandbox's tools in the chat-completions shape, with schemas relaxed for LLMs
+    (numbers and booleans may come as strings, optional fields as null): the argument
+    pipeline turns the answers back into the strict types."""
+    known = {tool.name: tool for tool in catalog}
+    return [
+        {"type": "function", "function": {
+            "name": name,
+            "description": known[name].description[:1024],
+            "parameters": relax_schema(known[name].input_schema or {"type": "object", "properties": {}}),
+        }}
+        for name in names if name in known
+    ]
+
+
+def _status_error(error: openai.APIStatusError, model: str) -> ApplicationError:
+    status = error.status_code
+    detail = _error_detail(error)
+    if status == 429 or status >= 500:
+        return ApplicationError(f"the LLM endpoint answered {status}: {detail}", type="LlmUnavailable",
+                                next_retry_delay=_retry_after(error))
+    hint = {
+        401: "the endpoint refused the API key: set SKILLS_LLM_API_KEY",
+        403: "the API key may not use this endpoint or model",
+        404: f"the endpoint does not know the model '{model}': set the skill's model or SKILLS_LLM_MODEL",
+    }.get(status, "the request was refused")
+    return ApplicationError(f"{hint} ({status}: {detail})", type="LlmRefused", non_retryable=True)
+
+
+def _error_detail(error: openai.APIStatusError) -> str:
+    body = error.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])[:300]
+    return str(error.message)[:300]
+
+
+def _retry_after(error: openai.APIStatusError) -> timedelta | None:
+    headers = error.response.headers if error.response is not None else {}
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        try:
+            return timedelta(seconds=float(value) * scale) if value is not None else None
+        except ValueError:
+            continue
+    return None

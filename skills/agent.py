@@ -1,0 +1,74 @@
+"""The Agent tier's pure parts: the conversation's messages and the prompt a run starts from.
+
+The conversation itself is kept in the store, by run id, never in workflow payloads:
+each LLM turn would otherwise carry the whole conversation in and out, so history
+would grow with the square of the steps and one payload could pass Temporal's 2 MB.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+from zoneinfo import ZoneInfo
+
+from pydantic import BaseModel, Field
+
+from skills.models import Skill
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+TOOL_RESULT_LIMIT = 16_000
+"""Characters of a tool result the model is shown (the rest is cut, and it is told so)."""
+
+
+class ToolCallMessage(BaseModel):
+    id: str
+    name: str
+    arguments: str
+    """As the model sent it: a JSON string, or not (malformed calls are kept as sent)."""
+
+
+class ChatMessage(BaseModel):
+    """One message of a conversation, in the chat-completions shape."""
+
+    role: Role
+    content: str | None = None
+    tool_calls: list[ToolCallMessage] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    """What the turn that wrote this (assistant) message cost; kept, never sent back to the model."""
+
+    def to_openai(self) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in self.tool_calls
+            ]
+        if self.tool_call_id is not None:
+            message["tool_call_id"] = self.tool_call_id
+        return message
+
+
+def opening_messages(skill: Skill, now: datetime, tools: list[str]) -> list[ChatMessage]:
+    """The system prompt (instructions, the time in the skill's zone, the tools) and the task."""
+    zone = skill.trigger_config.timezone if skill.trigger_config and skill.trigger_config.timezone else "UTC"
+    local = now.astimezone(ZoneInfo(zone))
+    listed = ", ".join(tools) if tools else "none"
+    system = (
+        f"You are running the skill \"{skill.name}\" for the user, on your own: nobody is there to answer "
+        "questions, so do the task and finish.\n"
+        f"The current time is {local.strftime('%A %Y-%m-%d %H:%M')} ({zone}).\n"
+        f"The tools you may use are exactly: {listed}. Any other tool is not available to this skill.\n"
+        "When the task is done, answer without calling a tool: one or two sentences saying what you did "
+        "and what you found. That answer is the run's summary."
+    )
+    task = skill.instructions if not skill.description else f"{skill.instructions}\n\n(Skill: {skill.description})"
+    return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=task)]
+
+
+def tool_result_text(text: str) -> str:
+    if len(text) <= TOOL_RESULT_LIMIT:
+        return text
+    return text[:TOOL_RESULT_LIMIT] + f"\n[... {len(text) - TOOL_RESULT_LIMIT} more characters cut]"
