@@ -17,6 +17,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from activities.agent import AgentActivities
+from activities.chat import ChatActivities, ToolRouter
 from activities.maintenance import MaintenanceActivities
 from activities.registration import RegistrationActivities
 from activities.runs import RunActivities
@@ -25,7 +26,9 @@ from activities.skillfiles import SkillFileActivities
 from activities.store import Store, StoreActivities
 from activities.tools import ToolActivities, ToolHub, load_argument_rules, outbox_server
 from skills.settings import Settings
-from starter.client import connect
+from starter.client import SkillsClient, connect
+from starter.management import ManagementTools
+from workflows.chat import ChatTurn
 from workflows.maintenance import Maintenance
 from workflows.manage import ChangeSkill, RegisterSkill
 from workflows.run import SkillRun
@@ -43,6 +46,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
         rules=load_argument_rules(settings.argument_rules, default_chat_id=settings.default_chat_id),
     )
     await hub.start()
+    tools = ToolRouter(hub.catalog, hub.call, ManagementTools(SkillsClient(client, settings.task_queue)))
     activities = [
         RegistrationActivities(store, settings, hub.tool_names),
         MaintenanceActivities(store, settings, hub.tool_names),
@@ -51,14 +55,15 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
         RunActivities(store, settings, hub.call),
         ToolActivities(hub, call_timeout=settings.tool_call_timeout),
         SkillFileActivities(store, client, settings, hub.tool_names),
-        AgentActivities(store, settings, hub.catalog, hub.call),
+        AgentActivities(store, settings, tools.catalog, tools.send),
+        ChatActivities(store, settings),
     ]
     try:
         with ThreadPoolExecutor(max_workers=16) as executor:
             worker = Worker(
                 client,
                 task_queue=settings.task_queue,
-                workflows=[RegisterSkill, ChangeSkill, SkillRun, Maintenance, SyncSkillFiles],
+                workflows=[RegisterSkill, ChangeSkill, SkillRun, Maintenance, SyncSkillFiles, ChatTurn],
                 activities=[method for obj in activities for method in activity_methods(obj)],
                 activity_executor=executor,
                 graceful_shutdown_timeout=timedelta(seconds=20),

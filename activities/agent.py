@@ -26,7 +26,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.store import Store
-from skills.agent import ChatMessage, ToolCallMessage, opening_messages, tool_result_text
+from skills.agent import ChatMessage, ToolCallMessage, for_the_model, opening_messages, tool_result_text
 from skills.arguments import relax_schema
 from skills.catalog import ToolInfo, ToolResult
 from skills.errors import ToolCallError
@@ -55,6 +55,8 @@ class LlmTurn(BaseModel):
     model: str
     tools: list[str]
     step: int
+    answer_chars: int = FINAL_EXCERPT
+    """How much of a final answer comes back in the result (all of it stays in the store)."""
 
 
 class ToolCallRef(BaseModel):
@@ -97,6 +99,8 @@ class AgentToolResult(BaseModel):
     excerpt: str = ""
     duration_ms: int = 0
     adjusted: list[str] = Field(default_factory=list)
+    change: dict[str, Any] | None = None
+    """For a management tool that changed a skill: what it did (bounded: the skill's key facts)."""
 
 
 Send = Callable[[str, dict[str, Any]], Awaitable[ToolResult]]
@@ -131,12 +135,13 @@ class AgentActivities:
         messages = await asyncio.to_thread(self.store.load_messages, request.conversation_id)
         if messages and messages[-1].role == "assistant":
             # A retry after the answer was stored: do not ask (and pay) twice.
-            return _result(messages[-1], len(messages))
+            return _result(messages[-1], len(messages), request.answer_chars)
         tools = _tool_schemas(self.catalog(), request.tools)
         try:
             async with _heartbeating(f"turn {request.step}"):
                 completion = await self.client.chat.completions.create(
-                    model=request.model, messages=[m.to_openai() for m in messages],
+                    model=request.model,
+                    messages=[m.to_openai() for m in for_the_model(messages, self.settings.chat_history_turns)],
                     **({"tools": tools} if tools else {}),
                 )
         except openai.APIStatusError as e:
@@ -154,7 +159,7 @@ class AgentActivities:
         )
         seq = await asyncio.to_thread(self.store.append_messages, request.conversation_id, [message],
                                       datetime.now(UTC))
-        return _result(message, seq)
+        return _result(message, seq, request.answer_chars)
 
     @activity.defn(name="check_llm_endpoint")
     async def check_endpoint(self) -> EndpointChange | None:
@@ -211,14 +216,15 @@ class AgentActivities:
             text = f"Error: the arguments were not valid JSON ({e}); call the tool again with a JSON object."
             await self._answer(conversation_id, call, text)
             return AgentToolResult(tool=call.name, ok=False, malformed=True, excerpt=text[:TOOL_EXCERPT])
+        change = None
         try:
             result = await self.send(call.name, arguments)
-            ok, text, adjusted = result.ok, result.text, result.adjusted
+            ok, text, adjusted, change = result.ok, result.text, result.adjusted, result.change
         except ToolCallError as e:
             # The model can often fix its own call (a missing or mistyped argument): tell it.
             ok, text, adjusted = False, f"Error: {e}", []
         await self._answer(conversation_id, call, text if ok or text.startswith("Error") else f"Error: {text}")
-        return AgentToolResult(tool=call.name, ok=ok, excerpt=text[:TOOL_EXCERPT], adjusted=adjusted)
+        return AgentToolResult(tool=call.name, ok=ok, excerpt=text[:TOOL_EXCERPT], adjusted=adjusted, change=change)
 
     async def _answer(self, conversation_id: str, call: ToolCallMessage, text: str) -> None:
         message = ChatMessage(role="tool", tool_call_id=call.id, content=tool_result_text(text))
@@ -246,11 +252,11 @@ async def _heartbeating(detail: str) -> AsyncIterator[None]:
             await task
 
 
-def _result(message: ChatMessage, seq: int) -> LlmTurnResult:
+def _result(message: ChatMessage, seq: int, answer_chars: int) -> LlmTurnResult:
     return LlmTurnResult(
         message_seq=seq,
         tool_calls=[ToolCallRef(id=c.id, name=c.name) for c in message.tool_calls],
-        final="" if message.tool_calls else (message.content or "")[:FINAL_EXCERPT],
+        final="" if message.tool_calls else (message.content or "")[:answer_chars],
         prompt_tokens=message.prompt_tokens,
         completion_tokens=message.completion_tokens,
     )

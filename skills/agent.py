@@ -68,6 +68,39 @@ def opening_messages(skill: Skill, now: datetime, tools: list[str]) -> list[Chat
     return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=task)]
 
 
+def chat_opening(message: str, now: datetime, timezone: str, disclosure: str, tools: list[str]) -> list[ChatMessage]:
+    """A chat turn's system prompt (the time, the tools, the playbooks the message matched) and
+    the user's message. Each turn brings a fresh system prompt: the model sees the latest one."""
+    local = now.astimezone(ZoneInfo(timezone))
+    system = (
+        "You are the user's assistant. You can create and manage their skills: things done later, at a "
+        "set time or again and again (reminders, summaries, checks).\n"
+        f"The current time is {local.strftime('%A %Y-%m-%d %H:%M')} ({timezone}), the user's time zone.\n"
+        f"Your tools: {', '.join(tools)}.\n"
+        "Before creating a skill, call get_tool_catalog and use tool names exactly as it lists them. If a "
+        "tool call is refused, fix the fields it names and call again. When you are done, answer the user "
+        "in one or two sentences: what you scheduled, and when it fires next (from the tool's answer)."
+    )
+    if disclosure:
+        system += "\n\nSkills that apply to this message:\n\n" + disclosure
+    return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=message)]
+
+
+def for_the_model(messages: list[ChatMessage], turns: int | None = None) -> list[ChatMessage]:
+    """The latest system prompt first, then the conversation: a chat appends one per turn.
+
+    With ``turns``, only the last that many user messages and what followed them: a chat
+    that goes on for months keeps a prompt of bounded size (the store keeps everything).
+    The cut falls before a user message, so no tool result loses the call it answers."""
+    systems = [m for m in messages if m.role == "system"]
+    conversation = [m for m in messages if m.role != "system"]
+    if turns is not None and turns > 0:
+        asked = [i for i, m in enumerate(conversation) if m.role == "user"]
+        if len(asked) > turns:
+            conversation = conversation[asked[-turns]:]
+    return [*systems[-1:], *conversation]
+
+
 def tool_result_text(text: str) -> str:
     if len(text) <= TOOL_RESULT_LIMIT:
         return text

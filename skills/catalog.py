@@ -53,6 +53,8 @@ class ToolResult(BaseModel):
     """The structured content, when the tool returns one."""
     adjusted: list[str] = Field(default_factory=list)
     """What the argument pipeline changed before the call, in words (``'limit': "10" → 10``)."""
+    change: dict[str, Any] | None = None
+    """A management tool that changed a skill says what (action, id, name, when it fires next)."""
 
     @property
     def is_error(self) -> bool:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, Field
 
 from skills.errors import FieldError
-from skills.models import BY_USER, Normalized, RunRecord, Skill
+from skills.models import BY_USER, Normalized, RunRecord, Skill, ToolCallRecord
 
 
 class SkillRef(BaseModel):
@@ -143,16 +144,28 @@ class RunStart(BaseModel):
     malformed_call_limit: int = 3
 
 
+class AgentLoopState(BaseModel):
+    """Where an Agent loop is: references and counters only (the conversation is in the store)."""
+
+    conversation_id: str
+    model: str
+    tools: list[str]
+    """The sandbox: the tools the model is offered and may have executed."""
+    step: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    malformed_streak: int = 0
+    calls: list[ToolCallRecord] = Field(default_factory=list)
+    changes: list[dict[str, Any]] = Field(default_factory=list)
+    """What management tools changed (a chat's skills created, updated, deleted)."""
+
+
 class AgentResume(BaseModel):
-    """An Agent-tier run carried over a continue-as-new: the run so far and the loop's counters.
-    The conversation itself stays in the store."""
+    """An Agent-tier run carried over a continue-as-new."""
 
     start: RunStart
     run: RunRecord
-    model: str
-    tools: list[str]
-    step: int
-    malformed_streak: int = 0
+    loop: AgentLoopState
 
 
 class RunOutcome(BaseModel):
@@ -175,6 +188,47 @@ class NotifyInput(BaseModel):
     """The skill whose last_notified_at to set; none for the engine's own alerts."""
     message: str
     at: datetime
+
+
+# --- chat -------------------------------------------------------------------------------
+
+
+class ChatInput(BaseModel):
+    session_id: str
+    """Messages of one session share a conversation (kept in the store)."""
+    message: str
+
+
+class ChatReply(BaseModel):
+    session_id: str
+    ok: bool
+    reply: str
+    """The model's answer (or why the turn stopped)."""
+    changes: list[dict[str, Any]] = Field(default_factory=list)
+    """Skills the turn created, updated or deleted: action, id, name, tier, trigger, next_fire."""
+    matched: list[str] = Field(default_factory=list)
+    """SKILL.md skills the message triggered."""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def change_lines(self) -> list[str]:
+        """One line per skill the turn changed, with its next fire: the facts under the model's words."""
+        lines = []
+        for change in self.changes:
+            when = f", next fire {_local(change['next_fire'], change.get('trigger'))}" if change.get("next_fire") else ""
+            tier = f" ({change['tier']} tier{when})" if change.get("tier") else when
+            lines.append(f"{change['action']}: skill {change.get('id')} '{change.get('name')}'{tier}")
+        return lines
+
+
+def _local(iso: str, trigger: dict[str, Any] | None) -> str:
+    """An ISO time as the skill's zone shows it (``2026-11-22 09:05 Europe/Paris``)."""
+    try:
+        moment = datetime.fromisoformat(iso)
+        zone = (trigger or {}).get("timezone") or "UTC"
+        return f"{moment.astimezone(ZoneInfo(zone)):%Y-%m-%d %H:%M} {zone}"
+    except (ValueError, TypeError, ZoneInfoNotFoundError):
+        return iso
 
 
 # --- maintenance --------------------------------------------------------------------------

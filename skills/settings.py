@@ -112,6 +112,17 @@ class Settings(BaseModel):
     spike_floor: int = 5_000
     """Runs under this many tokens are never a spike, whatever their skill's usual."""
 
+    chat_max_steps: int = 8
+    """Turns of the Agent loop one chat message may take (get the catalog, store, correct, answer)."""
+
+    chat_history_turns: int = Field(default=20, ge=1)
+    """The last this many messages of a chat session (with the answers and tool calls that followed
+    them) go to the model; older ones stay in the store."""
+
+    telegram_chats: list[str] = Field(default_factory=list)
+    """Telegram chat ids that may talk to the assistant through `skills telegram` (comma-separated
+    in the environment); messages from any other chat are ignored, and their chat id logged."""
+
     malformed_call_limit: int = 3
     """Consecutive turns of malformed tool calls that end a run (the model is not coping)."""
 
@@ -136,6 +147,15 @@ class Settings(BaseModel):
     def _steps_from_text(cls, value: object) -> object:
         if isinstance(value, str):
             return [float(part) for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("telegram_chats", mode="before")
+    @classmethod
+    def _chats_from_text(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        if isinstance(value, list):
+            return [str(part).strip() for part in value]
         return value
 
     @field_validator("catchup_window", "tool_call_timeout", "tool_catalog_ttl", "notify_interval", "llm_timeout",

@@ -7,9 +7,11 @@
     skills update REF FILE|-        change some fields
     skills get|delete|pause|resume|run REF
     skills list | runs [REF] | outbox
+    skills chat "message" [--session S]   talk to the assistant (it schedules skills for you)
     skills catalog [--refresh]      the worker's tools, by MCP server, with each server's state
     skills validate|match|prompt|show|sync   SKILL.md files (see docs/skill-files.md)
     skills mcp [--http]             the management tools as an MCP server (see docs/mcp-server.md)
+    skills telegram [--chat ID]     answer Telegram messages with the assistant (see docs/chat.md)
 
 REF is a skill id or name. Every command takes --json. A refused input exits 1
 and prints the normalizer's message, one line per problem.
@@ -31,8 +33,9 @@ import yaml
 from pydantic import BaseModel
 
 from skills.errors import SkillNotFoundError, SkillsError, SkillValidationError
+from skills.messages import ChatReply
 from skills.models import RunRecord, Skill
-from starter import files_cli, mcp_server, tools_cli
+from starter import files_cli, mcp_server, telegram_bot, tools_cli
 from starter.client import SkillsClient
 
 Handler = Callable[[argparse.Namespace, SkillsClient], Awaitable[Any]]
@@ -55,6 +58,8 @@ def run(argv: list[str] | None = None) -> int:
         return files_cli.HANDLERS[args.command](args)
     if args.command == "mcp":
         return mcp_server.run_mcp(args)
+    if args.command == "telegram":
+        return telegram_bot.run_telegram(args)
     if args.command in ("dev", "worker", "setup"):
         return _local_command(args)
     try:
@@ -152,6 +157,20 @@ async def _runs(args: argparse.Namespace, skills: SkillsClient) -> None:
     _show(args, found, lambda: _runs_table(found))
 
 
+async def _chat(args: argparse.Namespace, skills: SkillsClient) -> None:
+    reply = await skills.chat(" ".join(args.message), session_id=args.session)
+    _show(args, reply, lambda: _chatted(reply))
+    if not reply.ok:
+        raise SkillsError(reply.reply)
+
+
+def _chatted(reply: ChatReply) -> None:
+    print(reply.reply)
+    for line in reply.change_lines():
+        print(f"  {line}")
+    print(f"  (session {reply.session_id}; {reply.prompt_tokens + reply.completion_tokens} tokens)")
+
+
 async def _outbox(args: argparse.Namespace, skills: SkillsClient) -> None:
     messages = await skills.outbox(limit=args.limit, chat_id=args.chat)
     _show(args, messages, lambda: _table(
@@ -171,6 +190,7 @@ COMMANDS: dict[str, Handler] = {
     "run": _run,
     "runs": _runs,
     "outbox": _outbox,
+    "chat": _chat,
     **tools_cli.COMMANDS,
 }
 
@@ -320,9 +340,13 @@ def _parser() -> argparse.ArgumentParser:
     command("resume", "enable a skill again", ref=True)
     command("run", "run a skill now", ref=True).add_argument("--no-wait", action="store_true")
     command("runs", "recent runs, of one skill or of all", ref="optional").add_argument("--limit", type=int, default=20)
+    chat = command("chat", "one message to the assistant: it can schedule skills for you")
+    chat.add_argument("message", nargs="+", help='e.g. "remind me in 5 minutes to drink water"')
+    chat.add_argument("--session", help="go on with this conversation (the reply says its session id)")
     files_cli.add_parsers(sub)
     tools_cli.add_parsers(sub)
     mcp_server.add_parsers(sub)
+    telegram_bot.add_parsers(sub)
     outbox = command("outbox", "the messages the outbox MCP server holds, newest first")
     outbox.add_argument("--limit", type=int, default=20)
     outbox.add_argument("--chat", help="only this chat id")

@@ -16,16 +16,18 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from temporalio.client import ActivityFailureError, Client, WorkflowFailureError
-from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.envconfig import ClientConfig
-from temporalio.exceptions import ApplicationError, TimeoutError
+from temporalio.exceptions import ApplicationError, TimeoutError, WorkflowAlreadyStartedError
 
 from skills.catalog import CatalogRequest, ToolCatalog
 from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
 from skills.messages import (
     ChangeInput,
     ChangeResult,
+    ChatInput,
+    ChatReply,
     RegisterInput,
     RegistrationResult,
     RunsQuery,
@@ -39,6 +41,8 @@ from skills.naming import run_summary, schedule_id_for, search_attributes, slug
 DEFAULT_ADDRESS = "localhost:7233"
 READ_TIMEOUT = timedelta(seconds=30)
 CHANGE_TIMEOUT = timedelta(minutes=2)
+CHAT_TIMEOUT = timedelta(minutes=15)
+"""A chat turn may take several LLM turns of up to `llm_timeout` each."""
 
 T = TypeVar("T")
 
@@ -128,6 +132,22 @@ class SkillsClient:
             return handle.id
         return await handle.result()
 
+    async def chat(self, message: str, session_id: str | None = None, turn_id: str | None = None) -> ChatReply:
+        """One turn of a conversation with the assistant (a ChatTurn workflow); the session's
+        history is kept in the store, so the next call with the same ``session_id`` goes on.
+
+        ``turn_id`` makes the turn idempotent: a channel that is handed the same message again
+        (Telegram redelivers what was not acknowledged) gets the first turn's reply, and the
+        model is not asked twice."""
+        session = session_id or uuid.uuid4().hex[:12]
+        arg = ChatInput(session_id=session, message=message)
+        summary = f"chat: {message[:80]}"
+        if turn_id is None:
+            return await self._workflow("ChatTurn", arg, ChatReply, f"chat-{slug(session)}", summary,
+                                        timeout=CHAT_TIMEOUT)
+        return await self._workflow("ChatTurn", arg, ChatReply, f"chat-{slug(session)}", summary,
+                                    timeout=CHAT_TIMEOUT, workflow_id=f"chat-{slug(session)}-{slug(turn_id)}")
+
     # --- reads ------------------------------------------------------------------------------
 
     async def get(self, ref: str | int, agent_id: str | None = None) -> Skill:
@@ -175,24 +195,35 @@ class SkillsClient:
         assert result.skill is not None
         return result.skill
 
-    async def _workflow(self, workflow: str, arg: Any, result_type: type[T], id_prefix: str, summary: str) -> T:
+    async def _workflow(self, workflow: str, arg: Any, result_type: type[T], id_prefix: str, summary: str,
+                        timeout: timedelta = CHANGE_TIMEOUT, workflow_id: str | None = None) -> T:
+        """Run ``workflow`` to its end. With ``workflow_id`` it runs once per id: a second call
+        attaches to the first execution, running or finished, and returns its result."""
         try:
-            return await self.client.execute_workflow(
-                workflow,
-                arg,
-                id=f"{id_prefix}-{uuid.uuid4().hex[:8]}",
-                task_queue=self.task_queue,
-                result_type=result_type,
-                static_summary=summary,
-                id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
-                # Without a worker the change would wait forever; this turns that into an answer.
-                execution_timeout=CHANGE_TIMEOUT,
-            )
+            try:
+                return await self.client.execute_workflow(
+                    workflow,
+                    arg,
+                    id=workflow_id or f"{id_prefix}-{uuid.uuid4().hex[:8]}",
+                    task_queue=self.task_queue,
+                    result_type=result_type,
+                    static_summary=summary,
+                    id_conflict_policy=(WorkflowIDConflictPolicy.USE_EXISTING if workflow_id
+                                        else WorkflowIDConflictPolicy.FAIL),
+                    # Only a failed (or timed-out) execution may run again under the same id.
+                    id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+                    # Without a worker the change would wait forever; this turns that into an answer.
+                    execution_timeout=timeout,
+                )
+            except WorkflowAlreadyStartedError:
+                if workflow_id is None:
+                    raise
+                return await self.client.get_workflow_handle(workflow_id, result_type=result_type).result()
         except WorkflowFailureError as e:
             if isinstance(e.cause, TimeoutError):
                 raise WorkerUnavailableError(
-                    f"{workflow} did not finish within {CHANGE_TIMEOUT.seconds}s: is a worker running on task "
-                    f"queue '{self.task_queue}' (`skills worker` or `make run`)?") from e
+                    f"{workflow} did not finish within {int(timeout.total_seconds())}s: is a worker running on "
+                    f"task queue '{self.task_queue}' (`skills worker` or `make run`)?") from e
             raise SkillsError(f"{workflow} failed: {_root_message(e)}") from e
 
     async def _read(self, name: str, arg: Any, result_type: Any) -> Any:

@@ -143,15 +143,41 @@ async def _serve(profile: DevProfile, settings: Settings, server: subprocess.Pop
     await ready.wait()
     with contextlib.suppress(Exception):
         await bundled()
+    telegram = _telegram(settings, client, stop)
     print(
         f"\n  Temporal   {profile.address} (namespace {profile.server.namespace})"
         f"\n  Web UI     http://{profile.server.ip}:{profile.server.ui_port}"
         f"\n  Store      {settings.store_url}"
         f"\n  Outbox     {settings.outbox_path}"
-        "\n\n  Try:  .venv/bin/skills list   |   .venv/bin/temporal schedule list   |   Ctrl-C to stop\n",
+        f"\n  Telegram   {'chats ' + ', '.join(settings.telegram_chats) if telegram else 'off (see docs/chat.md)'}"
+        '\n\n  Try:  .venv/bin/skills chat "remind me in 5 minutes to drink water"   |   .venv/bin/skills list'
+        "\n        .venv/bin/temporal schedule list   |   Ctrl-C to stop\n",
         flush=True,
     )
     await worker_task
+    if telegram is not None:
+        await telegram
+
+
+def _telegram(settings: Settings, client: Client, stop: asyncio.Event) -> asyncio.Task[None] | None:
+    """The Telegram adapter next to the worker, when a bot token and allowed chats are configured."""
+    from starter.client import SkillsClient
+    from starter.telegram_bot import TOKEN_ENV, serve
+
+    token = os.environ.get(TOKEN_ENV, "").strip()
+    if not (token and settings.telegram_chats):
+        return None
+
+    async def connect() -> SkillsClient:
+        return SkillsClient(client, settings.task_queue)
+
+    async def adapter() -> None:
+        try:
+            await serve(connect, token, settings.telegram_chats, stop)
+        except Exception as e:  # the worker goes on without it
+            log.error("the Telegram adapter stopped: %s", e)
+
+    return asyncio.create_task(adapter())
 
 
 async def _wait_for_server(profile: DevProfile, server: subprocess.Popen[bytes] | None) -> Client:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import sys
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -24,8 +25,10 @@ from temporalio.testing import WorkflowEnvironment
 
 from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_TIER
 from skills.settings import Settings
+from skills.skillmd import BUNDLED_DIR
 from starter.client import SkillsClient
 from starter.dev import temporal_binary
+from tests.fakes.llm_server import ScriptedLLM, scripted_llm_fixture
 
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
@@ -110,6 +113,22 @@ async def engine(client: Client, settings: Settings) -> AsyncIterator[Engine]:
     await running.stop()
 
 
+llm = scripted_llm_fixture()
+"""The scripted OpenAI-compatible server on loopback, standing in for the LLM (tests/fakes/llm_server.py)."""
+
+
+@pytest.fixture
+async def assistant(client: Client, settings: Settings, llm: ScriptedLLM) -> AsyncIterator[Engine]:
+    """A worker whose model is the scripted server's ``chat`` and whose SKILL.md skills are the
+    bundled ones (the cron-scheduling playbook among them): what `skills chat` talks to."""
+    running = await Engine(settings.model_copy(update={
+        "llm_base_url": llm.base_url, "llm_api_key": "test", "llm_model": "chat",
+        "bundled_skills_dir": BUNDLED_DIR,
+    }), client).start()
+    yield running
+    await running.stop()
+
+
 async def eventually(probe: Callable[[], Awaitable[T] | T], *, timeout: float = 30.0,
                      interval: float = 0.1) -> T:
     """Poll an observable state until it is truthy; never a fixed sleep standing in for a wait."""
@@ -123,6 +142,13 @@ async def eventually(probe: Callable[[], Awaitable[T] | T], *, timeout: float = 
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError(f"condition not met within {timeout}s (last value: {value!r})")
         await asyncio.sleep(interval)
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on (for servers a test starts)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 async def schedule_exists(client: Client, schedule_id: str) -> bool:

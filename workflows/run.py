@@ -11,18 +11,22 @@ schedule, and payloads stay small.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import NoReturn
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError
+
+from workflows.agent_loop import HEARTBEAT, TOOL_RETRY, LoopLimits, activity_cause, agent_loop
 
 with workflow.unsafe.imports_passed_through():
-    from activities.agent import AgentActivities, AgentStart, AgentToolCall, LlmTurn
+    from activities.agent import AgentActivities, AgentStart
     from activities.runs import RunActivities
     from activities.schedules import ScheduleActivities
     from activities.tools import ToolActivities
     from skills.catalog import ToolCallInput, ToolCallOutput
     from skills.messages import (
+        AgentLoopState,
         AgentResume,
         BeginRun,
         NotifyInput,
@@ -39,17 +43,7 @@ with workflow.unsafe.imports_passed_through():
 
 STORE = {"start_to_close_timeout": timedelta(seconds=30), "retry_policy": RetryPolicy(maximum_attempts=10)}
 SCHEDULE = {"start_to_close_timeout": timedelta(seconds=30), "retry_policy": RetryPolicy(maximum_attempts=5)}
-# A tool call may have side effects (a message sent), so it is retried only a few
-# times, and only for failures that may be transient (unknown tools and bad
-# arguments are raised as non-retryable by the activity).
-TOOL_RETRY = RetryPolicy(initial_interval=timedelta(seconds=2), backoff_coefficient=2.0, maximum_attempts=3)
-# Long tool calls heartbeat; a worker that died mid-call is noticed within this.
-TOOL_HEARTBEAT = timedelta(seconds=10)
-# Rate limits and server errors retry (after the endpoint's retry-after); a refused request
-# (bad key, unknown model) is raised as non-retryable by the activity.
-LLM_RETRY = RetryPolicy(initial_interval=timedelta(seconds=2), backoff_coefficient=2.0,
-                        maximum_interval=timedelta(minutes=1), maximum_attempts=6)
-NOTIFY = {"start_to_close_timeout": timedelta(seconds=30), "heartbeat_timeout": TOOL_HEARTBEAT,
+NOTIFY = {"start_to_close_timeout": timedelta(seconds=30), "heartbeat_timeout": HEARTBEAT,
           "retry_policy": RetryPolicy(maximum_attempts=3)}
 RESULT_EXCERPT = 2000
 
@@ -61,7 +55,7 @@ class SkillRun:
         if request.resume is not None:
             resume = request.resume
             assert resume.start.skill is not None
-            run = await self._agent_loop(resume.start.skill, resume.run, resume.start, request, resume)
+            run = await self._agent_loop(resume.start.skill, resume.run, resume.start, request, resume.loop)
             return await self._close(resume.start.skill, run, resume.start)
         info = workflow.info()
         start = await workflow.execute_activity_method(
@@ -116,62 +110,23 @@ class SkillRun:
             AgentActivities.start, AgentStart(conversation_id=run.run_id, skill_id=skill.id, now=workflow.now()),
             **STORE,
         )
-        resume = AgentResume(start=start, run=run, model=session.model, tools=session.tools, step=0)
-        return await self._agent_loop(skill, run, start, request, resume)
+        loop = AgentLoopState(conversation_id=run.run_id, model=session.model, tools=session.tools,
+                              calls=run.tool_calls)
+        return await self._agent_loop(skill, run, start, request, loop)
 
     async def _agent_loop(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput,
-                          state: AgentResume) -> RunRecord:
-        """LLM turns and the tool calls they ask for, until an answer without tool calls, max_steps,
-        the token cap, or a model that keeps sending malformed calls."""
-        calls = list(run.tool_calls)
-        streak = state.malformed_streak
-        for step in range(state.step + 1, skill.max_steps + 1):
-            if workflow.info().is_continue_as_new_suggested():
-                carried = state.model_copy(update={"run": run.model_copy(update={"tool_calls": calls}),
-                                                   "step": step - 1, "malformed_streak": streak})
-                workflow.continue_as_new(SkillRunInput(skill_id=skill.id, trigger=request.trigger, resume=carried))
-            try:
-                turn = await workflow.execute_activity_method(
-                    AgentActivities.turn,
-                    LlmTurn(conversation_id=run.run_id, model=state.model, tools=state.tools, step=step),
-                    start_to_close_timeout=timedelta(seconds=start.llm_timeout_seconds),
-                    heartbeat_timeout=TOOL_HEARTBEAT,
-                    retry_policy=LLM_RETRY,
-                    summary=f"LLM turn {step} ({state.model})",
-                )
-            except ActivityError as e:
-                return _ended(run, calls, f"LLM turn {step} failed: {_cause(e)}")
-            run = run.model_copy(update={"prompt_tokens": run.prompt_tokens + turn.prompt_tokens,
-                                         "completion_tokens": run.completion_tokens + turn.completion_tokens})
-            used = run.prompt_tokens + run.completion_tokens
-            if used > start.run_token_cap:
-                return _ended(run, calls, f"stopped: the run used {used:,} tokens, over its cap of "
-                                          f"{start.run_token_cap:,}")
-            if not turn.tool_calls:
-                return run.model_copy(update={"status": "success", "tool_calls": calls,
-                                              "summary": turn.final or "(the model gave no answer)"})
-            malformed = False
-            for ref in turn.tool_calls:
-                # The sandbox: the activity executes nothing outside `allowed`, on every attempt.
-                try:
-                    done = await workflow.execute_activity_method(
-                        AgentActivities.tool,
-                        AgentToolCall(conversation_id=run.run_id, message_seq=turn.message_seq, call_id=ref.id,
-                                      allowed=state.tools),
-                        start_to_close_timeout=timedelta(seconds=start.tool_timeout_seconds),
-                        heartbeat_timeout=TOOL_HEARTBEAT, retry_policy=TOOL_RETRY,
-                        summary=ref.name if ref.name in state.tools else f"refused: {ref.name}",
-                    )
-                except ActivityError as e:
-                    return _ended(run, calls, f"{ref.name} failed: {_cause(e)}")
-                calls.append(ToolCallRecord(step_id=f"turn-{step}", tool=ref.name, ok=done.ok,
-                                            duration_ms=done.duration_ms, result=done.excerpt,
-                                            adjusted=done.adjusted, refused=done.refused))
-                malformed |= done.malformed
-            streak = streak + 1 if malformed else 0
-            if streak >= start.malformed_call_limit:
-                return _ended(run, calls, f"stopped: the model sent malformed tool calls {streak} turns in a row")
-        return _ended(run, calls, f"stopped: max_steps ({skill.max_steps}) reached without a final answer")
+                          loop: AgentLoopState) -> RunRecord:
+        def carry_over(state: AgentLoopState) -> NoReturn:
+            workflow.continue_as_new(SkillRunInput(skill_id=skill.id, trigger=request.trigger,
+                                                   resume=AgentResume(start=start, run=run, loop=state)))
+
+        limits = LoopLimits(max_steps=skill.max_steps, token_cap=start.run_token_cap,
+                            malformed_limit=start.malformed_call_limit, llm_timeout_seconds=start.llm_timeout_seconds,
+                            tool_timeout_seconds=start.tool_timeout_seconds)
+        end = await agent_loop(loop, limits, carry_over)
+        return run.model_copy(update={"status": end.status, "summary": end.summary, "tool_calls": end.state.calls,
+                                      "prompt_tokens": end.state.prompt_tokens,
+                                      "completion_tokens": end.state.completion_tokens})
 
     async def _call(self, tool: str, arguments: dict, step_id: str, start: RunStart,
                     calls: list[ToolCallRecord], label: str = "") -> ToolCallOutput | None:
@@ -182,13 +137,13 @@ class SkillRun:
                 ToolActivities.call_tool,
                 ToolCallInput(tool=tool, arguments=arguments, step_id=step_id),
                 start_to_close_timeout=timedelta(seconds=start.tool_timeout_seconds),
-                heartbeat_timeout=TOOL_HEARTBEAT,
+                heartbeat_timeout=HEARTBEAT,
                 retry_policy=TOOL_RETRY,
                 summary=f"{label}{tool}",
             )
             ok, text, elapsed, adjusted = out.ok, out.text, out.duration_ms, out.adjusted
         except ActivityError as e:
-            out, ok, text, adjusted = None, False, _cause(e), []
+            out, ok, text, adjusted = None, False, activity_cause(e), []
             elapsed = int((workflow.now() - began).total_seconds() * 1000)
         calls.append(ToolCallRecord(step_id=step_id, tool=tool, ok=ok, duration_ms=elapsed,
                                     result=text[:RESULT_EXCERPT], adjusted=adjusted))
@@ -211,7 +166,7 @@ class SkillRun:
             )
         except ActivityError as e:
             # The run itself is recorded; a notification that cannot be sent must not undo it.
-            workflow.logger.warning("notification for skill %s not sent: %s", skill.id, _cause(e))
+            workflow.logger.warning("notification for skill %s not sent: %s", skill.id, activity_cause(e))
 
     @staticmethod
     def _message(skill: Skill, outcome: RunOutcome, start: RunStart) -> str | None:
@@ -231,10 +186,6 @@ class SkillRun:
         return None
 
 
-def _ended(run: RunRecord, calls: list[ToolCallRecord], reason: str) -> RunRecord:
-    return run.model_copy(update={"status": "error", "tool_calls": calls, "summary": reason})
-
-
 def _zone(skill: Skill) -> str:
     return skill.trigger_config.timezone if skill.trigger_config and skill.trigger_config.timezone else "UTC"
 
@@ -247,12 +198,3 @@ def _failed(run: RunRecord, calls: list[ToolCallRecord]) -> RunRecord:
     last = calls[-1]
     return run.model_copy(update={"status": "error", "tool_calls": calls,
                                   "summary": f"{last.tool} failed: {last.result}"})
-
-
-def _cause(error: ActivityError) -> str:
-    """The activity's own words: the first application error of the chain (what it raised,
-    not what it raised from)."""
-    cause = error.cause
-    while cause is not None and not isinstance(cause, ApplicationError) and cause.cause is not None:
-        cause = cause.cause
-    return str(getattr(cause, "message", None) or cause or error)

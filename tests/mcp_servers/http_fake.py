@@ -68,7 +68,10 @@ class FakeApi:
                     self.send_header(name, value)
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up waiting (a cancelled long poll)
 
             def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - quiet tests
                 pass

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -24,7 +23,7 @@ from mcp_types import CallToolResult
 
 from skills.errors import SkillNotFoundError
 from starter.mcp_server import build_server, run
-from tests.conftest import PYTHON, ROOT, Engine, eventually, schedule_exists
+from tests.conftest import PYTHON, ROOT, Engine, eventually, free_port, schedule_exists
 
 TOOLS = {"get_tool_catalog", "memory_store_skill", "memory_update_skill", "memory_list_skills",
          "memory_get_skill", "memory_delete_skill"}
@@ -110,12 +109,6 @@ async def test_a_client_manages_a_skill_over_stdio(engine: Engine) -> None:
 
 
 # --- streamable HTTP ------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

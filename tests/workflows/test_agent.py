@@ -4,7 +4,7 @@ a real store and real schedules: the loop, the sandbox, retries, tokens and budg
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 from temporalio.client import Client
@@ -14,16 +14,13 @@ from temporalio.worker import Replayer
 from activities.store import Store
 from skills.settings import Settings
 from tests.conftest import Engine, eventually, schedule_exists
-from tests.fakes.llm_server import ScriptedLLM, call, calls, error, long, say
+from tests.fakes.llm_server import ScriptedLLM, call, calls, error, long, say, scripted_llm_fixture
 from workflows.run import SkillRun
 
 KEY = "sk-test-key"
 
 
-@pytest.fixture
-def llm() -> Iterator[ScriptedLLM]:
-    with ScriptedLLM(api_key=KEY) as server:
-        yield server
+llm = scripted_llm_fixture(api_key=KEY)
 
 
 @pytest.fixture

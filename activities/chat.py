@@ -1,0 +1,108 @@
+"""The chat's activities: a turn opens with the message matched to SKILL.md playbooks, and
+the Agent loop may call the management tools as well as the MCP servers' tools.
+
+The management tools are the same ones ``skills mcp`` serves (starter.management):
+calls of the Temporal client that start RegisterSkill or ChangeSkill, so what a model
+sends in a chat takes the registration road of every other client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+from temporalio import activity
+
+from activities.store import Store
+from skills.agent import chat_opening
+from skills.catalog import ToolInfo, ToolResult
+from skills.settings import Settings
+from skills.skillmd import disclose, discover
+from starter.management import SCHEMAS, TOOLS, ManagementTools, answering
+
+CHANGING_TOOLS = {"memory_store_skill": "created", "memory_update_skill": "updated", "memory_delete_skill": "deleted"}
+
+
+class ToolRouter:
+    """The tools an Agent loop can be given: every MCP server's, and the management tools.
+
+    Which of them a run may use is its sandbox (a skill's required_tools; a chat's
+    management tools), enforced by the agent_tool activity."""
+
+    def __init__(self, catalog: Callable[[], list[ToolInfo]],
+                 call: Callable[[str, dict[str, Any]], Awaitable[ToolResult]], management: ManagementTools) -> None:
+        self._catalog = catalog
+        self._call = call
+        self._management = management
+        self._own = [ToolInfo(name=name, server="skills", tool=name, description=description,
+                              input_schema=SCHEMAS[name]) for name, (_, description, _) in TOOLS.items()]
+
+    def catalog(self) -> list[ToolInfo]:
+        return [*self._catalog(), *self._own]
+
+    async def send(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        if name not in TOOLS:
+            return await self._call(name, arguments)
+        result = await answering(name, getattr(self._management, name))(arguments)
+        text = "\n".join(block.text for block in result.content if getattr(block, "text", None))
+        structured = result.structured_content
+        return ToolResult(ok=not result.is_error, text=text, structured=structured,
+                          change=_change(name, structured) if not result.is_error else None)
+
+
+def _change(tool: str, structured: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The key facts of a skill a management tool changed: bounded, for the chat's reply."""
+    if tool not in CHANGING_TOOLS or not structured:
+        return None
+    skill = structured.get("skill") or structured.get("deleted") or {}
+    trigger = skill.get("trigger_config") or {}
+    return {"action": CHANGING_TOOLS[tool], "id": skill.get("id"), "name": skill.get("name"),
+            "tier": skill.get("tier"), "trigger": trigger, "next_fire": structured.get("next_fire"),
+            "enabled": skill.get("enabled"), "disabled_reason": skill.get("disabled_reason")}
+
+
+class ChatPrepare(BaseModel):
+    conversation_id: str
+    message: str
+    now: datetime
+
+
+class ChatSession(BaseModel):
+    model: str
+    tools: list[str]
+    matched: list[str] = Field(default_factory=list)
+    """The SKILL.md skills the message triggered (their instructions are in the prompt)."""
+    max_steps: int
+    token_cap: int
+    malformed_limit: int
+    llm_timeout_seconds: float
+    tool_timeout_seconds: float
+
+
+class ChatActivities:
+    def __init__(self, store: Store, settings: Settings) -> None:
+        self.store = store
+        self.settings = settings
+
+    @activity.defn(name="prepare_chat")
+    def prepare(self, request: ChatPrepare) -> ChatSession:
+        """Match the message to the SKILL.md skills, and open the turn: a fresh system prompt
+        (the time, the tools, the matched playbooks) and the user's message, appended to the
+        session's conversation (idempotent: a retry does not append twice)."""
+        disclosure = disclose(request.message, discover(**self.settings.skill_folders()))
+        tools = list(TOOLS)
+        messages = self.store.load_messages(request.conversation_id)
+        if not (messages and messages[-1].role == "user" and messages[-1].content == request.message):
+            opening = chat_opening(request.message, request.now, self.settings.timezone, disclosure.text, tools)
+            self.store.append_messages(request.conversation_id, opening, request.now)
+        return ChatSession(
+            model=self.settings.llm_model, tools=tools, matched=[m.name for m in disclosure.matches],
+            max_steps=self.settings.chat_max_steps, token_cap=self.settings.run_token_cap,
+            malformed_limit=self.settings.malformed_call_limit,
+            llm_timeout_seconds=self.settings.llm_timeout.total_seconds(),
+            tool_timeout_seconds=self.settings.tool_call_timeout.total_seconds(),
+        )
+
+

@@ -1,0 +1,463 @@
+"""The management tools: what a model calls to create and manage skills.
+
+``get_tool_catalog``, ``memory_store_skill``, ``memory_update_skill``,
+``memory_list_skills``, ``memory_get_skill`` and ``memory_delete_skill`` (the names the
+reference's playbooks use), each a thin call of the :class:`SkillsClient` and an
+answer a model can relay. Two roads lead here: ``skills mcp`` serves them to any MCP
+client, and the chat's Agent loop (``ChatTurn``) offers them to its model. Either way a
+change takes the registration road (RegisterSkill or ChangeSkill: normalizer,
+validation, store, schedule).
+
+Arguments reach the engine exactly as the model sent them: a root-level ``cron``,
+``toolName`` in a plan or tool names as a JSON string are the normalizer's to fix. A
+refusal is an error result listing every field problem as ``field: message``, so the
+model can correct itself in its next call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from temporalio.service import RPCError
+
+from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
+from skills.messages import RegistrationResult
+from skills.models import FIRED, MISSING_TOOLS, Skill
+from starter.client import SkillsClient
+
+TRIGGER_TYPES = ("cron", "event", "manual")
+
+# Keys a model uses to name the skill it means; the first one given wins.
+REF_KEYS = ("skill_id", "id", "skillId", "skill", "ref")
+AGENT_KEYS = ("agent_id", "agentId", "agent")
+# An update's fields, when a model wraps them instead of sending them at the root.
+PATCH_KEYS = ("updates", "fields", "changes", "patch")
+
+Handler = Callable[[dict[str, Any]], Awaitable[CallToolResult]]
+
+
+# --- what a model reads: the server's instructions, each tool's description and schema -----
+
+INSTRUCTIONS = """\
+Manage the skills of a durable skills engine: things the assistant does later, at a set time or \
+again and again (a reminder in 5 minutes, a summary every morning). To create one, call \
+get_tool_catalog for the exact tool names, then memory_store_skill. memory_list_skills and \
+memory_get_skill read skills, memory_update_skill changes them (enabled: false pauses one), \
+memory_delete_skill removes one for good. Every change is validated; a refusal names each bad \
+field so you can fix it and call again."""
+
+CATALOG_DESCRIPTION = """\
+List every tool the engine can call when a skill fires, grouped by MCP server, with a one-line \
+description each. Call it before memory_store_skill and use the names exactly as listed, in \
+required_tools and in each execution_plan step's toolName: a skill naming an unknown tool is refused. \
+If the tool a task needs is not listed, tell the user instead of creating the skill."""
+
+STORE_DESCRIPTION = """\
+Create a skill: something done later, at a set time or repeatedly. The engine fixes common shape \
+slips, validates, stores and schedules it; the answer says what was scheduled and when it fires next.
+
+WHEN: trigger_config holds exactly one of
+- {"in_minutes": N} or {"in_hours": N}: ONCE, N minutes/hours from now. "Remind me IN 5 minutes" \
+= {"in_minutes": 5}. Never compute the clock time yourself.
+- {"at": "YYYY-MM-DDTHH:MM:SS"}: ONCE at that local time ("at 3pm", "tomorrow at 9").
+- {"schedule": "<cron>"}: REPEATING, classic 5-field cron "minute hour day-of-month month \
+day-of-week" (day of week 0 = Sunday). "EVERY 5 minutes" = "*/5 * * * *"; every hour = "0 * * * *"; \
+daily at 9 = "0 9 * * *"; weekdays at 8:30 = "30 8 * * 1-5". Add "timezone" (an IANA name such as \
+"America/New_York") only when the user names a zone; the user's own zone is the default.
+- {"interval_minutes": N}: REPEATING every N minutes from now, for steps cron cannot express \
+("every 90 minutes").
+Leave trigger_config out for a skill that runs only on demand. trigger_type is inferred.
+
+HOW (the tier):
+- Direct tier, zero LLM tokens, for a fixed action (a reminder, a set message): give \
+execution_plan = [{"id": "step1", "toolName": "<exact name>", "parameters": {...}}]. Write message \
+text in full; nothing fills placeholders such as {{date}} or [name]. When the plan itself sends \
+the message, set notify_on_completion: false, or the user is told twice.
+- Agent tier, when something must be read, judged, summarized or written at fire time: give NO \
+execution_plan; write instructions as complete orders for a future run that has never seen this \
+conversation (what to read, how to decide, what to send, what to do when there is nothing), and \
+list every tool it will call in required_tools. max_steps bounds its reasoning steps (default 10).
+
+instructions is always required (one sentence for a Direct skill). Leave out agent_id unless told. \
+A refusal lists every problem as "field: message": fix those fields and call memory_store_skill \
+again. If the name is taken, change that skill with memory_update_skill or pick another name."""
+
+UPDATE_DESCRIPTION = """\
+Change an existing skill: pause or resume it (enabled: false / true), move its schedule \
+(trigger_config, same formats as memory_store_skill), or replace its instructions, \
+required_tools, execution_plan, name, description, max_steps or notification settings. \
+Name the skill with skill_id (its id, or its current name) and give only the fields to change; \
+the others keep their stored values, and the merged skill is validated again. To rename, give \
+skill_id and the new name. execution_plan: null turns it into an Agent-tier skill; trigger_type: \
+"manual" removes its schedule. A refusal lists every problem as "field: message" and leaves the \
+skill as it was."""
+
+LIST_DESCRIPTION = """\
+List the stored skills, each with its id, name, tier, trigger, state and last run. Optional \
+filters: enabled (true or false), trigger_type (cron, event or manual), agent_id."""
+
+GET_DESCRIPTION = """\
+Get one skill in full: its trigger, tier, tools, plan, instructions, state, last run and when it \
+fires next. Name it with skill_id (its id, or its name)."""
+
+DELETE_DESCRIPTION = """\
+Delete a skill and its schedule, for good: it will not fire again. Name it with skill_id (its \
+id, or its name). To stop a skill for a while, call memory_update_skill with enabled: false."""
+
+_REF = {"type": ["integer", "string"], "description": "The skill's id (a number), or its name."}
+_AGENT = {"type": "string", "description": "The agent that owns the skill; only needed when two agents "
+                                           "have skills of the same name."}
+
+# The canonical fields of a skill, as the reference's memory_store_skill examples send them.
+SKILL_PROPERTIES: dict[str, Any] = {
+    "name": {"type": "string", "description": "Short and human, unique among the user's skills: "
+                                              "'drink water', 'morning inbox summary'."},
+    "description": {"type": "string", "description": "One sentence on what the skill does."},
+    "instructions": {"type": "string", "description": "What the skill is for. Direct tier: one sentence. "
+                                                      "Agent tier: the full task, as orders to a future run."},
+    "trigger_type": {"type": "string", "enum": list(TRIGGER_TYPES),
+                     "description": "Usually left out: cron when trigger_config has a time, else manual."},
+    "trigger_config": {
+        "type": "object",
+        "description": "When it fires: exactly one of schedule (+ timezone), interval_minutes, at, "
+                       "in_minutes/in_hours.",
+        "properties": {
+            "schedule": {"type": "string", "description": "Classic 5-field cron, e.g. '0 9 * * 1-5'."},
+            "timezone": {"type": "string", "description": "IANA zone of schedule or at; only if the user "
+                                                          "names one."},
+            "interval_minutes": {"type": "integer", "minimum": 1, "description": "Every N minutes."},
+            "at": {"type": "string", "description": "Once, at this local time: 'YYYY-MM-DDTHH:MM:SS'."},
+            "in_minutes": {"type": "number", "exclusiveMinimum": 0, "description": "Once, N minutes from now."},
+            "in_hours": {"type": "number", "exclusiveMinimum": 0, "description": "Once, N hours from now."},
+        },
+        "additionalProperties": True,
+    },
+    "execution_plan": {
+        "type": "array",
+        "description": "Direct tier only: the tool calls to make at each fire, in order, with fixed "
+                       "arguments. Leave out for the Agent tier.",
+        "items": {
+            "type": "object",
+            "properties": {
+                "id": {"type": "string", "description": "A step id, e.g. 'step1'."},
+                "toolName": {"type": "string", "description": "Exact name from get_tool_catalog."},
+                "parameters": {"type": "object", "description": "The tool's arguments."},
+            },
+            "required": ["toolName"],
+            "additionalProperties": True,
+        },
+    },
+    "required_tools": {"type": "array", "items": {"type": "string"},
+                       "description": "Agent tier: every tool the run may call, exact names from "
+                                      "get_tool_catalog. Direct tier: may be left out (taken from the plan)."},
+    "max_steps": {"type": "integer", "minimum": 1, "maximum": 100,
+                  "description": "Agent tier: at most this many reasoning steps (default 10)."},
+    "notify_on_completion": {"type": "boolean", "description": "Send the run's summary to the user "
+                                                               "(default true; false when the plan sends "
+                                                               "the message itself)."},
+    "notify_interval_minutes": {"type": "integer", "minimum": 0,
+                                "description": "Minimum minutes between notifications (0: the default)."},
+    "agent_id": {"type": "string", "description": "The agent that owns the skill; leave out unless told."},
+    "enabled": {"type": "boolean", "description": "false stores the skill paused (default true)."},
+}
+
+
+def _schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    # additionalProperties: aliases and flattened fields are welcome; the normalizer reads them.
+    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": True}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "get_tool_catalog": _schema({}),
+    "memory_store_skill": _schema(SKILL_PROPERTIES, ["name", "instructions"]),
+    "memory_update_skill": _schema({"skill_id": _REF, **SKILL_PROPERTIES, "agent_id": _AGENT}, ["skill_id"]),
+    "memory_list_skills": _schema({
+        "enabled": {"type": "boolean", "description": "Only enabled (true) or only disabled (false) skills."},
+        "trigger_type": {"type": "string", "enum": list(TRIGGER_TYPES), "description": "Only this trigger type."},
+        "agent_id": {"type": "string", "description": "Only this agent's skills."},
+    }),
+    "memory_get_skill": _schema({"skill_id": _REF, "agent_id": _AGENT}, ["skill_id"]),
+    "memory_delete_skill": _schema({"skill_id": _REF, "agent_id": _AGENT}, ["skill_id"]),
+}
+
+
+# --- the tools ------------------------------------------------------------------------------
+
+
+class ManagementTools:
+    """The six tools, each a thin call of the SkillsClient and an answer a model can relay."""
+
+    def __init__(self, skills: SkillsClient) -> None:
+        self.skills = skills
+
+    async def get_tool_catalog(self, fields: dict[str, Any]) -> CallToolResult:
+        found = await self.skills.catalog()
+        lines = [f"{found.summary}. Use these names exactly, in required_tools and in execution_plan toolName."]
+        for server, entries in found.catalog.items():
+            lines += ["", f"{server}:", *(f"- {e.name}: {e.description}".rstrip(": ") for e in entries)]
+        if found.unavailable:
+            lines += ["", "Not connected now (their tools are missing above):",
+                      *(f"- {server}: {reason}" for server, reason in found.unavailable.items())]
+        structured = found.model_dump(mode="json", include={"summary", "catalog", "unavailable"})
+        return _answer("\n".join(lines), structured)
+
+    async def memory_store_skill(self, fields: dict[str, Any]) -> CallToolResult:
+        result = await self.skills.register(fields)
+        return _registered("Stored", result)
+
+    async def memory_update_skill(self, fields: dict[str, Any]) -> CallToolResult:
+        ref, agent_id, patch = _update_request(fields)
+        result = await self.skills.update(ref, patch, agent_id)
+        return _registered("Updated", result)
+
+    async def memory_list_skills(self, fields: dict[str, Any]) -> CallToolResult:
+        enabled = _optional_bool(fields.get("enabled"), "enabled")
+        trigger_type = fields.get("trigger_type") or fields.get("triggerType")
+        if trigger_type is not None and trigger_type not in TRIGGER_TYPES:
+            raise SkillValidationError.single("trigger_type", f"'{trigger_type}' is not one of "
+                                                              f"{', '.join(TRIGGER_TYPES)}")
+        found = await self.skills.list(agent_id=_agent(fields), enabled=enabled, trigger_type=trigger_type)
+        text = f"{len(found)} skill{'s' * (len(found) != 1)}" + (":" if found else ".")
+        lines = [text, *(f"- {_headline(skill)}" for skill in found)]
+        return _answer("\n".join(lines), {"count": len(found), "skills": [_skill_json(s) for s in found]})
+
+    async def memory_get_skill(self, fields: dict[str, Any]) -> CallToolResult:
+        skill = await self.skills.get(_required_ref(fields, "memory_get_skill"), _agent(fields))
+        next_fire = await self.skills.next_fire(skill)
+        return _answer(_details(skill, next_fire), {"skill": _skill_json(skill), "next_fire": _iso(next_fire)})
+
+    async def memory_delete_skill(self, fields: dict[str, Any]) -> CallToolResult:
+        skill = await self.skills.delete(_required_ref(fields, "memory_delete_skill"), _agent(fields))
+        schedule = " and its schedule" if skill.schedule_id else ""
+        text = f"Deleted skill {skill.id} '{skill.name}'{schedule}; it will not run again."
+        return _answer(text, {"ok": True, "deleted": _skill_json(skill)})
+
+
+TOOLS: dict[str, tuple[str, str, ToolAnnotations]] = {
+    # name: (title, description, annotations)
+    "get_tool_catalog": ("Tool catalog", CATALOG_DESCRIPTION,
+                         ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)),
+    "memory_store_skill": ("Create a skill", STORE_DESCRIPTION,
+                           ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                                           open_world_hint=False)),
+    "memory_update_skill": ("Change a skill", UPDATE_DESCRIPTION,
+                            ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+                                            open_world_hint=False)),
+    "memory_list_skills": ("List skills", LIST_DESCRIPTION,
+                           ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)),
+    "memory_get_skill": ("Get a skill", GET_DESCRIPTION,
+                         ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)),
+    "memory_delete_skill": ("Delete a skill", DELETE_DESCRIPTION,
+                            ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
+                                            open_world_hint=False)),
+}
+
+
+
+def answering(tool: str, handler: Handler) -> Handler:
+    """Turn the engine's errors into error results a model can act on (the SDK would hide their text)."""
+
+    async def answer(fields: dict[str, Any]) -> CallToolResult:
+        try:
+            return await handler(fields)
+        except SkillValidationError as e:
+            return _refused(tool, e.errors)
+        except SkillNotFoundError as e:
+            return _error(f"Not found: {e}. memory_list_skills lists the skills with their ids and names.",
+                          [FieldError(field="skill_id", message=str(e))])
+        except (SkillsError, RPCError) as e:
+            # Temporal or the worker is down: say so, or the model would go on fixing a good input.
+            return _error(f"The skills engine could not do it (not a problem with the input): {e}",
+                          [FieldError(field="", message=str(e))])
+
+    return answer
+
+
+# --- reading the arguments ------------------------------------------------------------------
+
+
+def _update_request(fields: dict[str, Any]) -> tuple[str, str | None, dict[str, Any]]:
+    """(the skill, its agent, the fields to change) of a memory_update_skill call."""
+    ref, agent_id = _first(fields, REF_KEYS), _agent(fields)
+    patch = {key: value for key, value in fields.items() if key not in (*REF_KEYS, *AGENT_KEYS)}
+    for key in PATCH_KEYS:
+        nested = _json_object(patch.get(key))
+        if nested is not None:
+            del patch[key]
+            patch.update(nested)
+    if ref is None:
+        # Without an id, `name` names the skill to change rather than a new name.
+        ref = patch.pop("name", None)
+    if ref is None or str(ref).strip() == "":
+        raise SkillValidationError.single("skill_id", "required: the id or the name of the skill to change "
+                                                      "(memory_list_skills lists them)")
+    if not patch:
+        raise SkillValidationError.single("", "nothing to change: give the fields to change beside skill_id")
+    return str(ref), agent_id, patch
+
+
+def _required_ref(fields: dict[str, Any], tool: str) -> str:
+    ref = _first(fields, (*REF_KEYS, "name"))
+    if ref is None or str(ref).strip() == "":
+        raise SkillValidationError.single("skill_id", f"required: the id or the name of the skill ({tool})")
+    return str(ref)
+
+
+def _agent(fields: dict[str, Any]) -> str | None:
+    agent = _first(fields, AGENT_KEYS)
+    return None if agent is None else str(agent)
+
+
+def _first(fields: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    return next((fields[key] for key in keys if fields.get(key) is not None), None)
+
+
+def _json_object(value: Any) -> dict[str, Any] | None:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    return value if isinstance(value, dict) else None
+
+
+def _optional_bool(value: Any, field: str) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no"):
+        return False
+    raise SkillValidationError.single(field, f"expected true or false, got {value!r}")
+
+
+# --- answers --------------------------------------------------------------------------------
+
+
+def _answer(text: str, structured: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+
+def _error(text: str, errors: list[FieldError]) -> CallToolResult:
+    structured = {"ok": False, "errors": [e.model_dump() for e in errors]}
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured,
+                          is_error=True)
+
+
+def _refused(tool: str, errors: list[FieldError]) -> CallToolResult:
+    lines = [f"Refused; nothing was changed. {len(errors)} problem{'s' * (len(errors) != 1)}:",
+             *(f"- {e}" for e in errors)]
+    messages = " ".join(e.message for e in errors)
+    if "unknown tool" in messages:
+        lines.append("Tool names must be exactly as get_tool_catalog lists them (take a suggested name).")
+    if "already has a skill named" in messages:
+        lines.append("To change that skill, call memory_update_skill with its name; or choose another name.")
+    lines.append(f"Fix these fields and call {tool} again.")
+    return _error("\n".join(lines), errors)
+
+
+def _registered(verb: str, result: RegistrationResult) -> CallToolResult:
+    skill = result.skill
+    assert skill is not None  # the client raises on a refusal
+    lines = [f"{verb} skill {skill.id} '{skill.name}' (agent {skill.agent_id}).", _tier(skill),
+             _when(skill, result.next_fire)]
+    if result.notes:
+        lines += ["The engine adjusted the input:", *(f"- {note}" for note in result.notes)]
+    structured = {"ok": True, "skill": _skill_json(skill), "next_fire": _iso(result.next_fire),
+                  "notes": result.notes, "errors": []}
+    return _answer("\n".join(lines), structured)
+
+
+def _tier(skill: Skill) -> str:
+    if skill.execution_plan:
+        calls = ", ".join(step.tool_name for step in skill.execution_plan)
+        return f"Direct tier: each fire calls {calls} with fixed arguments, no LLM (zero tokens)."
+    tools = ", ".join(skill.required_tools) or "no tools"
+    return (f"Agent tier: each fire, an LLM follows the instructions with only these tools: {tools} "
+            f"(at most {skill.max_steps} steps).")
+
+
+def _when(skill: Skill, next_fire: datetime | None) -> str:
+    trigger = skill.trigger_config
+    if not skill.enabled:
+        if skill.disabled_reason == MISSING_TOOLS:
+            return "It is disabled until every tool it needs is available, then it enables itself."
+        if skill.disabled_reason == FIRED:
+            return "It has fired: a one-shot runs once. Give it a new time to use it again."
+        return f"It is disabled ({skill.disabled_reason or 'by user'}): it does not fire until it is enabled."
+    if trigger is None or trigger.kind is None or not skill.is_scheduled:
+        return f"It has no schedule (trigger_type {skill.trigger_type}): it runs only when started on demand."
+    if trigger.kind == "at":
+        return f"It runs once, at {_moment(trigger.at, skill)}."
+    repeats = f"on cron '{trigger.schedule}' ({trigger.timezone})" if trigger.kind == "cron" \
+        else f"every {trigger.interval_minutes} minutes"
+    return f"It repeats {repeats}; next fire {_moment(next_fire, skill)}."
+
+
+def _headline(skill: Skill) -> str:
+    trigger = skill.trigger_config.describe() if skill.trigger_config else skill.trigger_type
+    state = "enabled" if skill.enabled else f"disabled ({skill.disabled_reason or 'by user'})"
+    last = f"last run {skill.last_run_status} at {_moment(skill.last_run_at, skill, relative=False)}" \
+        if skill.last_run_at else "never run"
+    return f"{skill.id} '{skill.name}' (agent {skill.agent_id}): {skill.tier} tier, {trigger}, {state}, {last}"
+
+
+def _details(skill: Skill, next_fire: datetime | None) -> str:
+    lines = [f"Skill {_headline(skill)}."]
+    if skill.description:
+        lines.append(f"Description: {skill.description}")
+    lines += [_tier(skill), _when(skill, next_fire)]
+    if skill.execution_plan:
+        lines.append("Plan:")
+        lines += [f"- {step.id}: {step.tool_name} {json.dumps(step.parameters, ensure_ascii=False)}"
+                  for step in skill.execution_plan]
+    lines.append(f"Instructions: {skill.instructions}")
+    if skill.consecutive_failures:
+        lines.append(f"Failures in a row: {skill.consecutive_failures}; last error: {(skill.last_error or '')[:300]}")
+    if skill.last_run_summary:
+        lines.append(f"Last run summary: {skill.last_run_summary[:500]}")
+    return "\n".join(lines)
+
+
+def _skill_json(skill: Skill) -> dict[str, Any]:
+    return {**skill.model_dump(mode="json", by_alias=True), "tier": skill.tier}
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment else None
+
+
+def _moment(moment: datetime | None, skill: Skill, relative: bool = True) -> str:
+    """A time in the skill's zone (else this machine's), and how far off, as a person would say it."""
+    if moment is None:
+        return "unknown"
+    zone = skill.trigger_config.timezone if skill.trigger_config else None
+    try:
+        local = moment.astimezone(ZoneInfo(zone)) if zone else moment.astimezone()
+    except (ZoneInfoNotFoundError, ValueError):
+        local = moment.astimezone()
+    text = f"{local:%Y-%m-%d %H:%M} {zone or local.tzname() or local.strftime('UTC%z')}"
+    return f"{text} ({_from_now(moment)})" if relative else text
+
+
+def _from_now(moment: datetime) -> str:
+    minutes = round((moment - datetime.now(UTC)).total_seconds() / 60)
+    if minutes < 0:
+        return "past"
+    if minutes < 1:
+        return "in less than a minute"
+    if minutes < 60:
+        return f"in {minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"in {hours} h {minutes} min" if minutes else f"in {hours} h"
+    return f"in {round(hours / 24)} days"

@@ -1,0 +1,345 @@
+"""`skills telegram`: talk to the assistant from Telegram.
+
+The adapter long-polls the Bot API (``getUpdates``), hands each text message from an
+allowed chat to the assistant (one ChatTurn workflow, exactly as ``skills chat`` runs it;
+the chat id is the session, so a conversation goes on from message to message), and
+answers in the same chat with ``sendMessage``. While the assistant thinks, the chat
+shows "typing".
+
+Environment, shared with the ``telegram`` MCP server:
+
+- ``TELEGRAM_BOT_TOKEN``: the bot's token from @BotFather (never logged);
+- ``TELEGRAM_API_BASE``: the Bot API's address, ``https://api.telegram.org`` by default;
+- ``SKILLS_TELEGRAM_CHATS``: the chat ids allowed to talk to the assistant (or ``--chat``).
+  A message from any other chat is ignored, and its chat id logged, so the owner can
+  find their own id by writing to the bot once.
+
+Delivery: messages are handled one at a time, in order, and acknowledged to Telegram
+only once answered. An adapter killed mid-message gets that message again when it
+starts; the chat turn is keyed by the update's id, so the assistant does not act twice,
+and the reply is sent again.
+
+Run it next to a worker: ``skills telegram`` or ``python -m starter.telegram_bot``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import httpx2
+from temporalio.service import RPCError
+
+from mcp_servers.telegram import API_BASE_ENV, DEFAULT_API_BASE, TOKEN_ENV, split_message
+from skills.errors import SkillsError
+from skills.messages import ChatReply
+from skills.settings import Settings
+from starter.client import SkillsClient, TemporalUnavailableError
+
+log = logging.getLogger("skills.telegram")
+
+POLL_SECONDS = 30
+"""How long one getUpdates waits for a message (Telegram's long polling)."""
+TYPING_EVERY = 4.0
+"""Telegram shows "typing" for 5 seconds after each sendChatAction."""
+RETRY_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
+"""Waits between attempts when the Bot API cannot be reached or fails."""
+HELP = (
+    "Hello! Tell me what to do and when, and I schedule it: \"remind me in 5 minutes to drink water\", "
+    "\"every morning at 7 send me the weather\", \"what skills do I have?\", \"delete the water reminder\"."
+)
+
+
+class TelegramError(Exception):
+    """The Bot API refused a call (``ok: false``), with Telegram's own words."""
+
+    def __init__(self, method: str, code: int, description: str, retry_after: float | None = None) -> None:
+        super().__init__(f"Telegram refused {method} ({code}): {description}")
+        self.code = code
+        self.retry_after = retry_after
+
+
+class FatalTelegramError(TelegramError):
+    """A refusal that waiting will not fix: a bad token, or another consumer of the updates."""
+
+
+class Chats(Protocol):
+    async def chat(self, message: str, session_id: str | None = None, turn_id: str | None = None) -> ChatReply: ...
+
+
+class BotApi:
+    """The few Bot API methods the adapter needs, with errors that never quote the token."""
+
+    def __init__(self, token: str, base: str = DEFAULT_API_BASE) -> None:
+        self._token = token
+        self.bot_id = token.split(":", 1)[0]
+        """The bot's public id (the token's first part): update ids are unique per bot."""
+        self._base = f"{base.rstrip('/')}/bot{token}"
+        self._http = httpx2.AsyncClient(timeout=httpx2.Timeout(POLL_SECONDS + 15.0))
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def call(self, method: str, **params: Any) -> Any:
+        try:
+            response = await self._http.post(f"{self._base}/{method}", json=params)
+        except httpx2.HTTPError as exc:
+            reason = (str(exc) or type(exc).__name__).replace(self._token, "***")
+            raise ConnectionError(f"cannot reach the Telegram Bot API ({method}): {reason}") from None
+        try:
+            answer = response.json()
+        except ValueError:
+            answer = None
+        if not isinstance(answer, dict):
+            raise TelegramError(method, response.status_code, "an answer that is not Bot API JSON")
+        if answer.get("ok") is True:
+            return answer.get("result")
+        code = int(answer.get("error_code") or response.status_code)
+        description = str(answer.get("description") or "no description").replace(self._token, "***")
+        if code == 401:
+            raise FatalTelegramError(method, code, f"{description}; check {TOKEN_ENV}")
+        if code == 409:
+            raise FatalTelegramError(method, code, f"{description}; only one adapter may poll a bot, and a "
+                                     "bot with a webhook cannot be polled (deleteWebhook removes it)")
+        retry_after = (answer.get("parameters") or {}).get("retry_after")
+        raise TelegramError(method, code, description, float(retry_after) if retry_after is not None else None)
+
+
+@dataclass
+class Incoming:
+    update_id: int
+    chat_id: str
+    text: str | None
+    """None for a message without text (a photo, a sticker)."""
+
+
+def incoming(update: dict[str, Any]) -> Incoming | None:
+    """The message of an update, or None for updates that carry none."""
+    message = update.get("message")
+    if not isinstance(message, dict) or not isinstance(message.get("chat"), dict):
+        return None
+    return Incoming(update_id=int(update["update_id"]), chat_id=str(message["chat"].get("id")),
+                    text=message.get("text"))
+
+
+def reply_text(reply: ChatReply) -> str:
+    """The model's answer, then one line per skill it changed (with the next fire)."""
+    lines = reply.change_lines()
+    return "\n".join([reply.reply or "(no answer)", *(f"• {line}" for line in lines)])
+
+
+def is_command(text: str, name: str) -> bool:
+    """``/name``, or ``/name@botname`` as Telegram writes commands in groups."""
+    first = text.strip().split(maxsplit=1)[0] if text.strip() else ""
+    return first.split("@", 1)[0].lower() == f"/{name}"
+
+
+class TelegramBot:
+    def __init__(self, chats: Chats, api: BotApi, allowed: Iterable[str], poll_seconds: int = POLL_SECONDS) -> None:
+        self.chats = chats
+        self.api = api
+        self.allowed = frozenset(str(chat).strip() for chat in allowed)
+        self.poll_seconds = poll_seconds
+        self.offset: int | None = None
+        """The next update to ask for: everything before it is answered (Telegram forgets it)."""
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Poll and answer until ``stop`` is set; a fatal refusal (bad token, a second poller) raises."""
+        failures = 0
+        while not stop.is_set():
+            try:
+                updates = await _until(stop, self.api.call(
+                    "getUpdates", timeout=self.poll_seconds, allowed_updates=["message"],
+                    **({"offset": self.offset} if self.offset is not None else {})))
+            except FatalTelegramError:
+                raise
+            except (ConnectionError, TelegramError) as exc:
+                delay = RETRY_DELAYS[min(failures, len(RETRY_DELAYS) - 1)]
+                if isinstance(exc, TelegramError) and exc.retry_after:
+                    delay = exc.retry_after
+                failures += 1
+                log.warning("%s; polling again in %.0f s", exc, delay)
+                await _wait(stop, delay)
+                continue
+            if updates is None:  # stopped while waiting
+                break
+            failures = 0
+            for update in updates:
+                try:
+                    await _until(stop, self.handle(update))
+                except RPCError as exc:
+                    # Temporal is unreachable: keep the message (Telegram gives it again) and wait.
+                    log.warning("Temporal refused the chat turn (%s); trying again in %.0f s", exc, RETRY_DELAYS[2])
+                    await _wait(stop, RETRY_DELAYS[2])
+                    break
+                if stop.is_set():  # stopped mid-message: not acknowledged, so it comes again
+                    break
+                self.offset = int(update["update_id"]) + 1
+        await self.acknowledge()
+
+    async def acknowledge(self) -> None:
+        """Tell Telegram what was answered (it learns it from the next getUpdates' offset), so a
+        restart does not answer it twice. Best effort: at worst a reply is sent again."""
+        if self.offset is None:
+            return
+        with contextlib.suppress(ConnectionError, TelegramError):
+            await asyncio.wait_for(self.api.call("getUpdates", offset=self.offset, limit=1, timeout=0), 5.0)
+
+    async def handle(self, update: dict[str, Any]) -> None:
+        """Answer one update (never raises for a message the assistant could not handle)."""
+        message = incoming(update)
+        if message is None:
+            return
+        if message.chat_id not in self.allowed:
+            log.warning("ignored a message from chat %s: it is not in SKILLS_TELEGRAM_CHATS", message.chat_id)
+            return
+        if message.text is None or not message.text.strip():
+            await self.send(message.chat_id, "I can only read text messages.")
+            return
+        if is_command(message.text, "start") or is_command(message.text, "help"):
+            await self.send(message.chat_id, HELP)
+            return
+        log.info("chat %s: a message of %d characters", message.chat_id, len(message.text))
+        async with self.typing(message.chat_id):
+            try:
+                reply = await self.chats.chat(message.text, session_id=f"telegram-{message.chat_id}",
+                                              turn_id=f"bot{self.api.bot_id}-update{message.update_id}")
+                text = reply_text(reply)
+            except SkillsError as exc:
+                log.error("chat %s: %s", message.chat_id, exc)
+                text = f"Sorry, I could not handle that: {exc}"
+        await self.send(message.chat_id, text)
+
+    async def send(self, chat_id: str, text: str) -> None:
+        """The text in as many messages as Telegram's length limit needs; a refusal is logged, not raised."""
+        for part in split_message(text):
+            try:
+                await self.api.call("sendMessage", chat_id=chat_id, text=part)
+            except FatalTelegramError:
+                raise
+            except (ConnectionError, TelegramError) as exc:
+                log.error("could not answer chat %s: %s", chat_id, exc)
+                return
+
+    @contextlib.asynccontextmanager
+    async def typing(self, chat_id: str) -> AsyncIterator[None]:
+        """Show "typing" in the chat until the block ends (best effort)."""
+
+        async def keep_typing() -> None:
+            while True:
+                with contextlib.suppress(ConnectionError, TelegramError):
+                    await self.api.call("sendChatAction", chat_id=chat_id, action="typing")
+                await asyncio.sleep(TYPING_EVERY)
+
+        task = asyncio.create_task(keep_typing())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+async def _until(stop: asyncio.Event, call: Any) -> Any:
+    """``call``'s result, or None if ``stop`` is set first (the call is cancelled)."""
+    task = asyncio.ensure_future(call)
+    stopped = asyncio.create_task(stop.wait())
+    done, _ = await asyncio.wait({task, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    if task in done:
+        stopped.cancel()
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    return None
+
+
+async def _wait(stop: asyncio.Event, seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), seconds)
+
+
+# --- command line -------------------------------------------------------------------------
+
+
+def add_parsers(sub: Any) -> None:
+    """Add ``telegram`` to the ``skills`` sub-commands."""
+    _add_options(sub.add_parser("telegram", help="answer Telegram messages with the assistant (Bot API long polling)"))
+
+
+def _add_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--chat", action="append", default=None,
+                   help="a chat id allowed to talk to the assistant (repeat it; default: $SKILLS_TELEGRAM_CHATS)")
+
+
+def run_telegram(args: argparse.Namespace) -> int:
+    """Answer messages until SIGINT/SIGTERM; 2 on missing configuration, 1 if Telegram or Temporal refuses."""
+    settings = Settings.from_env()
+    token = os.environ.get(TOKEN_ENV, "").strip()
+    chats = args.chat or settings.telegram_chats
+    if not token:
+        print(f"error: {TOKEN_ENV} is not set: give the bot's token from @BotFather", file=sys.stderr)
+        return 2
+    if not chats:
+        print("error: no chat may talk to the assistant: set SKILLS_TELEGRAM_CHATS (comma-separated chat ids) "
+              "or give --chat; write to the bot once and its log names your chat id", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # Their INFO lines carry request URLs, and the Bot API's URL carries the token.
+    logging.getLogger("httpx2").setLevel(logging.WARNING)
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    try:
+        asyncio.run(_serve(args, settings, token, chats))
+    except (TemporalUnavailableError, TelegramError, ConnectionError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+async def _serve(args: argparse.Namespace, settings: Settings, token: str, chats: list[str]) -> None:
+    task_queue = getattr(args, "task_queue", None) or settings.task_queue
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+
+    async def connect() -> SkillsClient:
+        return await SkillsClient.connect(task_queue=task_queue, address=getattr(args, "address", None),
+                                          namespace=getattr(args, "namespace", None))
+
+    await serve(connect, token, chats, stop)
+    log.info("stopped")
+
+
+async def serve(connect: Callable[[], Awaitable[Chats]], token: str, chats: Iterable[str],
+                stop: asyncio.Event) -> None:
+    """Check the token (getMe), connect, and answer until ``stop`` is set (``skills dev`` runs this too)."""
+    api = BotApi(token, os.environ.get(API_BASE_ENV) or DEFAULT_API_BASE)
+    try:
+        me = await api.call("getMe")  # a bad token fails here, before anything else
+        bot = TelegramBot(await connect(), api, chats)
+        log.info("answering as @%s for chats %s", (me or {}).get("username"), ", ".join(sorted(bot.allowed)))
+        await bot.run(stop)
+    finally:
+        await api.aclose()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m starter.telegram_bot", description=__doc__.splitlines()[0])
+    _add_options(parser)
+    code = run_telegram(parser.parse_args(argv))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # as the CLI does: see starter.cli.main
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""`skills dev`, the main job of `make run`: its own Temporal dev server, the worker, the
+bundled skills, the Telegram adapter when configured, and a clean stop on Ctrl-C.
+
+It runs as a user runs it, from a profile like temporal-dev.yaml (on free ports, so it
+stands beside the test session's server), with the scripted LLM and a fake Bot API."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+import yaml
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+
+from starter.client import SkillsClient
+from starter.dev import port_open
+from tests.conftest import ROOT, eventually, free_port
+from tests.fakes.llm_server import ScriptedLLM, say
+from tests.fakes.telegram_api import FakeBotApi
+
+SKILLS = Path(sys.executable).with_name("skills")
+
+
+async def test_skills_dev_runs_everything_and_stops_cleanly(tmp_path: Path, llm: ScriptedLLM) -> None:
+    profile = yaml.safe_load((ROOT / "temporal-dev.yaml").read_text())
+    port = free_port()
+    profile["server"].update(port=port, ui_port=free_port())
+    profile.update(data_dir=str(tmp_path / "data"), db_filename=str(tmp_path / "data" / "temporal.db"))
+    config = tmp_path / "dev.yaml"
+    config.write_text(yaml.safe_dump(profile))
+    llm.script("chat", [say("Hello from the dev stack.")])
+
+    with FakeBotApi() as telegram:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "SKILLS_", "TELEGRAM_"))}
+        env.update(SKILLS_LLM_BASE_URL=llm.base_url, SKILLS_LLM_API_KEY="test", SKILLS_LLM_MODEL="chat",
+                   TELEGRAM_BOT_TOKEN=telegram.token, TELEGRAM_API_BASE=telegram.url, SKILLS_TELEGRAM_CHATS="42")
+        log = tmp_path / "dev.log"
+        with log.open("wb") as out:
+            process = await asyncio.create_subprocess_exec(str(SKILLS), "dev", "--config", str(config),
+                                                           cwd=tmp_path, env=env, stdout=out, stderr=out)
+        try:
+            await eventually(lambda: "Try:" in log.read_text() or process.returncode is not None, timeout=120)
+            assert process.returncode is None, log.read_text()
+            assert "Telegram   chats 42" in log.read_text()
+
+            client = await Client.connect(f"127.0.0.1:{port}", data_converter=pydantic_data_converter)
+            skills = SkillsClient(client, "skills")
+            names = {s.name for s in await skills.list()}
+            assert {"drink-water", "morning-briefing"} <= names, names  # the bundled file skills
+            assert (tmp_path / "data" / "skills.db").exists()
+
+            telegram.message(42, "hello")
+            assert await eventually(lambda: telegram.replies(42), timeout=60) == ["Hello from the dev stack."]
+        finally:
+            process.send_signal(signal.SIGINT)
+            code = await asyncio.wait_for(process.wait(), 60)
+    assert code == 0, log.read_text()
+    assert not port_open("127.0.0.1", port)  # the dev server went with it

@@ -1,0 +1,201 @@
+"""The Telegram adapter against a fake Bot API, a real worker, the scripted LLM and real schedules.
+
+`skills telegram` runs as a user runs it (a process, configured from the environment);
+the crash test runs the adapter in this process so it can stop it mid-message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.client import Client
+
+from skills.messages import ChatReply
+from starter.telegram_bot import HELP, BotApi, FatalTelegramError, TelegramBot, TelegramError
+from tests.conftest import ROOT, Engine, eventually, schedule_exists
+from tests.fakes.llm_server import ScriptedLLM, call, hang_until, long, say
+from tests.fakes.telegram_api import FakeBotApi
+
+SKILLS = Path(sys.executable).with_name("skills")
+OWNER, STRANGER = 42, 666
+
+
+@pytest.fixture
+def telegram() -> Iterator[FakeBotApi]:
+    with FakeBotApi() as api:
+        yield api
+
+
+def adapter_env(engine: Engine, telegram: FakeBotApi, chats: str) -> dict[str, str]:
+    client = engine.skills.client
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "SKILLS_", "TELEGRAM_"))}
+    return {**env, "TEMPORAL_ADDRESS": client.service_client.config.target_host,
+            "TEMPORAL_NAMESPACE": client.namespace, "SKILLS_TASK_QUEUE": engine.settings.task_queue,
+            "TELEGRAM_BOT_TOKEN": telegram.token, "TELEGRAM_API_BASE": telegram.url, "SKILLS_TELEGRAM_CHATS": chats}
+
+
+async def test_skills_telegram_answers_the_owner_and_ignores_strangers(
+        assistant: Engine, llm: ScriptedLLM, telegram: FakeBotApi, client: Client, tmp_path: Path) -> None:
+    llm.script("chat", [
+        call("memory_store_skill", {"name": "drink water", "instructions": "Remind the user to drink water",
+                                    "in_minutes": 5, "execution_plan": [
+                                        {"tool_name": "outbox_send_message",
+                                         "parameters": {"message": "Time to drink water!"}}]}),
+        say("Done: I'll remind you in 5 minutes."),
+        say("You have one skill: drink water."),
+    ])
+    ignored = telegram.message(STRANGER, "remind me every minute to send you money")
+    first = telegram.message(OWNER, "remind me in 5 minutes to drink water")
+
+    log = tmp_path / "telegram.log"
+    with log.open("wb") as stderr:
+        process = await asyncio.create_subprocess_exec(
+            str(SKILLS), "telegram", cwd=ROOT, env=adapter_env(assistant, telegram, f"{OWNER}, 7"), stderr=stderr)
+    try:
+        [answer] = await eventually(lambda: telegram.replies(OWNER), timeout=60)
+        assert answer.startswith("Done: I'll remind you in 5 minutes.")
+        assert "• created: skill" in answer and "'drink water' (direct tier, next fire" in answer
+        skill = await assistant.skills.get("drink water")
+        assert skill.trigger_config is not None and skill.trigger_config.at is not None
+        assert skill.schedule_id and await schedule_exists(client, skill.schedule_id)
+        assert {"chat_id": str(OWNER), "action": "typing"} in telegram.actions
+
+        # The session is the chat: the second message goes on with the first in the model's history.
+        telegram.message(OWNER, "what skills do I have?")
+        await eventually(lambda: len(telegram.replies(OWNER)) == 2, timeout=60)
+        assert telegram.replies(OWNER)[1] == "You have one skill: drink water."
+        history = llm.requests_for("chat")[-1].messages
+        asked = [m["content"] for m in history if m["role"] == "user"]
+        assert asked == ["remind me in 5 minutes to drink water", "what skills do I have?"]
+
+        assert telegram.replies(STRANGER) == []
+        assert all("money" not in json.dumps(r.messages) for r in llm.requests_for("chat"))
+        assert await eventually(lambda: telegram.confirmed(first) and telegram.confirmed(ignored))
+        assert f"ignored a message from chat {STRANGER}" in log.read_text()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        code = await asyncio.wait_for(process.wait(), 30)
+    assert code == 0, log.read_text()
+    assert telegram.token not in log.read_text()
+
+
+async def test_an_adapter_stopped_mid_message_answers_it_after_a_restart_without_asking_twice(
+        assistant: Engine, llm: ScriptedLLM, telegram: FakeBotApi) -> None:
+    release = threading.Event()
+    llm.script("chat", [hang_until(release, say("Noted."))])
+    update = telegram.message(OWNER, "what can you do?")
+    api = BotApi(telegram.token, telegram.url)
+    try:
+        stop = asyncio.Event()
+        first = asyncio.create_task(TelegramBot(assistant.skills, api, [str(OWNER)], poll_seconds=1).run(stop))
+        await llm.wait_for("chat", 1, timeout=30)  # the turn is in the model's hands
+        stop.set()
+        await asyncio.wait_for(first, 30)
+        assert not telegram.confirmed(update) and telegram.replies(OWNER) == []
+
+        stop = asyncio.Event()
+        second = asyncio.create_task(TelegramBot(assistant.skills, api, [str(OWNER)], poll_seconds=1).run(stop))
+        # Let the restarted adapter pick the message up again before the model answers.
+        await eventually(lambda: len([p for p in telegram.polls if not p.get("offset")]) >= 2)
+        release.set()
+        await eventually(lambda: telegram.replies(OWNER), timeout=30)
+        await eventually(lambda: telegram.confirmed(update))
+        stop.set()
+        await asyncio.wait_for(second, 30)
+    finally:
+        release.set()
+        await api.aclose()
+    assert telegram.replies(OWNER) == ["Noted."]
+    assert len(llm.requests_for("chat")) == 1  # the restarted adapter joined the turn; the model was asked once
+
+
+class NoChat:
+    """The assistant must not be asked: these messages are answered by the adapter itself."""
+
+    async def chat(self, message: str, session_id: str | None = None, turn_id: str | None = None) -> ChatReply:
+        raise AssertionError(f"the assistant was asked about {message!r}")
+
+
+async def handled(telegram: FakeBotApi, chats: Any, *messages: dict[str, Any]) -> None:
+    """Run an adapter over ``messages`` until all are confirmed."""
+    updates = [telegram.message(OWNER, **m) for m in messages]
+    api = BotApi(telegram.token, telegram.url)
+    stop = asyncio.Event()
+    task = asyncio.create_task(TelegramBot(chats, api, [str(OWNER)], poll_seconds=1).run(stop))
+    try:
+        await eventually(lambda: all(telegram.confirmed(u) for u in updates) or task.done(), timeout=30)
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 30)
+        await api.aclose()
+
+
+async def test_start_and_photos_are_answered_without_the_assistant(telegram: FakeBotApi) -> None:
+    await handled(telegram, NoChat(), {"text": "/start"}, {"text": "/help@skills_test_bot"}, {},
+                  {"text": "   "})
+    assert telegram.replies(OWNER) == [HELP, HELP, "I can only read text messages.",
+                                       "I can only read text messages."]
+
+
+async def test_a_long_answer_is_sent_in_parts(assistant: Engine, llm: ScriptedLLM, telegram: FakeBotApi) -> None:
+    llm.script("chat", [long(9000)])
+    await handled(telegram, assistant.skills, {"text": "tell me everything"})
+    parts = telegram.replies(OWNER)
+    assert len(parts) == 3 and all(len(p) <= 4096 for p in parts)
+    assert sum(len(p) for p in parts) >= 9000
+
+
+async def test_a_failed_turn_is_answered_with_the_reason(assistant: Engine, llm: ScriptedLLM,
+                                                         telegram: FakeBotApi) -> None:
+    # The model keeps calling tools: the turn ends at chat_max_steps, and the user hears why.
+    llm.script("chat", [call("memory_list_skills", {})] * assistant.settings.chat_max_steps)
+    await handled(telegram, assistant.skills, {"text": "list my skills, forever"})
+    [answer] = telegram.replies(OWNER)
+    assert str(assistant.settings.chat_max_steps) in answer and "step" in answer
+
+
+@pytest.mark.parametrize(("code", "description", "fatal"), [
+    (401, "Unauthorized", True),
+    (409, "Conflict: terminated by other getUpdates request", True),
+    (429, "Too Many Requests: retry after 3", False),
+])
+async def test_bot_api_refusals_say_what_to_do(telegram: FakeBotApi, code: int, description: str,
+                                               fatal: bool) -> None:
+    telegram.refuse["getUpdates"] = (code, description)
+    api = BotApi(telegram.token, telegram.url)
+    try:
+        with pytest.raises(TelegramError) as refused:
+            await api.call("getUpdates", timeout=0)
+    finally:
+        await api.aclose()
+    assert isinstance(refused.value, FatalTelegramError) is fatal
+    assert description in str(refused.value) and telegram.token not in str(refused.value)
+    if code == 401:
+        assert "TELEGRAM_BOT_TOKEN" in str(refused.value)
+    if code == 409:
+        assert "deleteWebhook" in str(refused.value)
+
+
+def test_skills_telegram_refuses_to_start_without_a_token_or_chats(telegram: FakeBotApi) -> None:
+    import subprocess
+
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLS_", "TELEGRAM_"))}
+    no_token = subprocess.run([str(SKILLS), "telegram"], env={**base, "SKILLS_TELEGRAM_CHATS": "1"},
+                              capture_output=True, text=True, timeout=60)
+    assert no_token.returncode == 2 and "TELEGRAM_BOT_TOKEN is not set" in no_token.stderr
+    no_chats = subprocess.run([str(SKILLS), "telegram"], env={**base, "TELEGRAM_BOT_TOKEN": "1:x"},
+                              capture_output=True, text=True, timeout=60)
+    assert no_chats.returncode == 2 and "SKILLS_TELEGRAM_CHATS" in no_chats.stderr
+    wrong_token = subprocess.run([str(SKILLS), "telegram", "--chat", "1"], capture_output=True, text=True, timeout=60,
+                                 env={**base, "TELEGRAM_BOT_TOKEN": "999:wrong", "TELEGRAM_API_BASE": telegram.url})
+    assert wrong_token.returncode == 1 and "Unauthorized; check TELEGRAM_BOT_TOKEN" in wrong_token.stderr
+    assert "999:wrong" not in wrong_token.stderr

@@ -1,0 +1,119 @@
+"""The Agent loop, shared by SkillRun (a skill's fire) and ChatTurn (one message of a chat).
+
+LLM turns and the tool calls they ask for, each an activity, until the model answers
+without a tool call, ``max_steps`` turns have passed, the token cap is crossed, or the
+model keeps sending malformed calls. The conversation stays in the store; the loop
+carries only references and counters, so its state fits a continue-as-new.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Literal, NoReturn
+
+from pydantic import BaseModel
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from activities.agent import FINAL_EXCERPT, AgentActivities, AgentToolCall, LlmTurn
+    from skills.messages import AgentLoopState
+    from skills.models import ToolCallRecord
+
+# Rate limits and server errors retry (after the endpoint's retry-after); a refused request
+# (bad key, unknown model) is raised as non-retryable by the activity.
+LLM_RETRY = RetryPolicy(initial_interval=timedelta(seconds=2), backoff_coefficient=2.0,
+                        maximum_interval=timedelta(minutes=1), maximum_attempts=6)
+# A tool call may have side effects (a message sent), so it is retried only a few times, and
+# only for failures that may be transient (unknown tools and bad arguments are non-retryable).
+TOOL_RETRY = RetryPolicy(initial_interval=timedelta(seconds=2), backoff_coefficient=2.0, maximum_attempts=3)
+# Slow calls heartbeat; a worker that died mid-call is noticed within this.
+HEARTBEAT = timedelta(seconds=10)
+
+
+class LoopLimits(BaseModel):
+    max_steps: int
+    token_cap: int
+    malformed_limit: int
+    llm_timeout_seconds: float
+    tool_timeout_seconds: float
+    answer_chars: int = FINAL_EXCERPT
+    """How much of the final answer the loop returns (a run's summary; a chat's whole reply)."""
+
+
+class LoopEnd(BaseModel):
+    status: Literal["success", "error"]
+    summary: str
+    state: AgentLoopState
+
+
+async def agent_loop(state: AgentLoopState, limits: LoopLimits,
+                     carry_over: Callable[[AgentLoopState], NoReturn] | None = None) -> LoopEnd:
+    """Run the loop from ``state`` (step 0 for a new conversation); ``carry_over`` continues the
+    workflow as new with the state when Temporal suggests the history is getting long."""
+    while state.step < limits.max_steps:
+        if carry_over is not None and workflow.info().is_continue_as_new_suggested():
+            carry_over(state)
+        step = state.step + 1
+        try:
+            turn = await workflow.execute_activity_method(
+                AgentActivities.turn,
+                LlmTurn(conversation_id=state.conversation_id, model=state.model, tools=state.tools, step=step,
+                        answer_chars=limits.answer_chars),
+                start_to_close_timeout=timedelta(seconds=limits.llm_timeout_seconds),
+                heartbeat_timeout=HEARTBEAT, retry_policy=LLM_RETRY,
+                summary=f"LLM turn {step} ({state.model})",
+            )
+        except ActivityError as e:
+            return _end(state, f"LLM turn {step} failed: {activity_cause(e)}")
+        state = state.model_copy(update={
+            "step": step,
+            "prompt_tokens": state.prompt_tokens + turn.prompt_tokens,
+            "completion_tokens": state.completion_tokens + turn.completion_tokens,
+        })
+        used = state.prompt_tokens + state.completion_tokens
+        if used > limits.token_cap:
+            return _end(state, f"stopped: the run used {used:,} tokens, over its cap of {limits.token_cap:,}")
+        if not turn.tool_calls:
+            return LoopEnd(status="success", summary=turn.final or "(the model gave no answer)", state=state)
+        calls, changes, malformed = list(state.calls), list(state.changes), False
+        for ref in turn.tool_calls:
+            # The sandbox: the activity executes nothing outside `allowed`, on every attempt.
+            try:
+                done = await workflow.execute_activity_method(
+                    AgentActivities.tool,
+                    AgentToolCall(conversation_id=state.conversation_id, message_seq=turn.message_seq,
+                                  call_id=ref.id, allowed=state.tools),
+                    start_to_close_timeout=timedelta(seconds=limits.tool_timeout_seconds),
+                    heartbeat_timeout=HEARTBEAT, retry_policy=TOOL_RETRY,
+                    summary=ref.name if ref.name in state.tools else f"refused: {ref.name}",
+                )
+            except ActivityError as e:
+                return _end(state.model_copy(update={"calls": calls, "changes": changes}),
+                            f"{ref.name} failed: {activity_cause(e)}")
+            calls.append(ToolCallRecord(step_id=f"turn-{step}", tool=ref.name, ok=done.ok,
+                                        duration_ms=done.duration_ms, result=done.excerpt,
+                                        adjusted=done.adjusted, refused=done.refused))
+            if done.change is not None:
+                changes.append(done.change)
+            malformed |= done.malformed
+        streak = state.malformed_streak + 1 if malformed else 0
+        state = state.model_copy(update={"calls": calls, "changes": changes, "malformed_streak": streak})
+        if streak >= limits.malformed_limit:
+            return _end(state, f"stopped: the model sent malformed tool calls {streak} turns in a row")
+    return _end(state, f"stopped: max_steps ({limits.max_steps}) reached without a final answer")
+
+
+def _end(state: AgentLoopState, reason: str) -> LoopEnd:
+    return LoopEnd(status="error", summary=reason, state=state)
+
+
+def activity_cause(error: ActivityError) -> str:
+    """The activity's own words: the first application error of the chain (what it raised,
+    not what it raised from)."""
+    cause = error.cause
+    while cause is not None and not isinstance(cause, ApplicationError) and cause.cause is not None:
+        cause = cause.cause
+    return str(getattr(cause, "message", None) or cause or error)

@@ -1,0 +1,45 @@
+"""ChatTurn: one message of a conversation with the assistant, as a workflow.
+
+The message is matched to the SKILL.md playbooks (the cron-scheduling one teaches the
+model to turn "remind me in 5 minutes" into a skill), and the Agent loop runs with
+the management tools: what the model sends takes the registration road of every
+other client, so its slips are normalized and its mistakes come back to it as errors
+it can fix in its next step. The conversation is kept in the store, by session.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+from workflows.agent_loop import LoopLimits, agent_loop
+
+with workflow.unsafe.imports_passed_through():
+    from activities.chat import ChatActivities, ChatPrepare
+    from skills.messages import AgentLoopState, ChatInput, ChatReply
+
+REPLY_CHARS = 16_000
+"""A chat's reply is the model's whole answer, up to four Telegram messages."""
+STORE = {"start_to_close_timeout": timedelta(seconds=30), "retry_policy": RetryPolicy(maximum_attempts=5)}
+
+
+@workflow.defn(name="ChatTurn")
+class ChatTurn:
+    @workflow.run
+    async def run(self, request: ChatInput) -> ChatReply:
+        conversation = f"chat:{request.session_id}"
+        session = await workflow.execute_activity_method(
+            ChatActivities.prepare, ChatPrepare(conversation_id=conversation, message=request.message,
+                                                now=workflow.now()), **STORE,
+        )
+        end = await agent_loop(
+            AgentLoopState(conversation_id=conversation, model=session.model, tools=session.tools),
+            LoopLimits(max_steps=session.max_steps, token_cap=session.token_cap,
+                       malformed_limit=session.malformed_limit, llm_timeout_seconds=session.llm_timeout_seconds,
+                       tool_timeout_seconds=session.tool_timeout_seconds, answer_chars=REPLY_CHARS),
+        )
+        return ChatReply(session_id=request.session_id, ok=end.status == "success", reply=end.summary,
+                         changes=end.state.changes, matched=session.matched,
+                         prompt_tokens=end.state.prompt_tokens, completion_tokens=end.state.completion_tokens)
