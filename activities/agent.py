@@ -30,9 +30,9 @@ from skills.agent import ChatMessage, ToolCallMessage, for_the_model, opening_me
 from skills.arguments import relax_schema
 from skills.catalog import ToolInfo, ToolResult
 from skills.errors import ToolCallError
+from skills.messages import FINAL_EXCERPT
 from skills.settings import Settings
 
-FINAL_EXCERPT = 2000
 TOOL_EXCERPT = 300
 HEALTH_TIMEOUT = 3.0
 ENDPOINT_STATE = "llm_endpoint"

@@ -160,6 +160,28 @@ class AgentLoopState(BaseModel):
     """What management tools changed (a chat's skills created, updated, deleted)."""
 
 
+FINAL_EXCERPT = 2000
+"""How much of an Agent run's final answer is its summary (the whole answer stays in the store)."""
+
+
+class LoopLimits(BaseModel):
+    """What bounds one Agent loop (a skill's fire or a chat turn)."""
+
+    max_steps: int
+    token_cap: int
+    malformed_limit: int
+    llm_timeout_seconds: float
+    tool_timeout_seconds: float
+    answer_chars: int = FINAL_EXCERPT
+    """How much of the final answer the loop returns (a run's summary; a chat's whole reply)."""
+
+
+class LoopEnd(BaseModel):
+    status: Literal["success", "error"]
+    summary: str
+    state: AgentLoopState
+
+
 class AgentResume(BaseModel):
     """An Agent-tier run carried over a continue-as-new."""
 

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Literal, NoReturn
+from typing import NoReturn
 
-from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.agent import FINAL_EXCERPT, AgentActivities, AgentToolCall, LlmTurn
-    from skills.messages import AgentLoopState
+    from activities.agent import AgentActivities, AgentToolCall, LlmTurn
+    from skills.messages import AgentLoopState, LoopEnd, LoopLimits
     from skills.models import ToolCallRecord
 
 # Rate limits and server errors retry (after the endpoint's retry-after); a refused request
@@ -31,22 +30,6 @@ LLM_RETRY = RetryPolicy(initial_interval=timedelta(seconds=2), backoff_coefficie
 TOOL_RETRY = RetryPolicy(initial_interval=timedelta(seconds=2), backoff_coefficient=2.0, maximum_attempts=3)
 # Slow calls heartbeat; a worker that died mid-call is noticed within this.
 HEARTBEAT = timedelta(seconds=10)
-
-
-class LoopLimits(BaseModel):
-    max_steps: int
-    token_cap: int
-    malformed_limit: int
-    llm_timeout_seconds: float
-    tool_timeout_seconds: float
-    answer_chars: int = FINAL_EXCERPT
-    """How much of the final answer the loop returns (a run's summary; a chat's whole reply)."""
-
-
-class LoopEnd(BaseModel):
-    status: Literal["success", "error"]
-    summary: str
-    state: AgentLoopState
 
 
 async def agent_loop(state: AgentLoopState, limits: LoopLimits,

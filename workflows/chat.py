@@ -14,11 +14,10 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 
-from workflows.agent_loop import LoopLimits, agent_loop
-
 with workflow.unsafe.imports_passed_through():
     from activities.chat import ChatActivities, ChatPrepare
-    from skills.messages import AgentLoopState, ChatInput, ChatReply
+    from skills.messages import AgentLoopState, ChatInput, ChatReply, LoopLimits
+    from workflows.agent_loop import agent_loop
 
 REPLY_CHARS = 16_000
 """A chat's reply is the model's whole answer, up to four Telegram messages."""

@@ -17,8 +17,8 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
-from workflows.agent_loop import HEARTBEAT, TOOL_RETRY, LoopLimits, activity_cause, agent_loop
-
+# All passed through, agent_loop too: imported once per worker, not again in every run's sandbox
+# (it keeps no state; its workflow calls find the running workflow from the context).
 with workflow.unsafe.imports_passed_through():
     from activities.agent import AgentActivities, AgentStart
     from activities.runs import RunActivities
@@ -29,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
         AgentLoopState,
         AgentResume,
         BeginRun,
+        LoopLimits,
         NotifyInput,
         RunOutcome,
         RunStart,
@@ -40,6 +41,7 @@ with workflow.unsafe.imports_passed_through():
     from skills.notify import completion_due, completion_message, disabled_message, failure_message
     from skills.plans import PlanError, StepOutput, resolve
     from skills.preflight import render_arguments, should_skip
+    from workflows.agent_loop import HEARTBEAT, TOOL_RETRY, activity_cause, agent_loop
 
 STORE = {"start_to_close_timeout": timedelta(seconds=30), "retry_policy": RetryPolicy(maximum_attempts=10)}
 SCHEDULE = {"start_to_close_timeout": timedelta(seconds=30), "retry_policy": RetryPolicy(maximum_attempts=5)}
