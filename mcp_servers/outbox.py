@@ -16,7 +16,6 @@ The engine names its tools ``outbox_send_message`` and ``outbox_list_messages``.
 
 from __future__ import annotations
 
-import argparse
 import fcntl
 import os
 import uuid
@@ -31,6 +30,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
+
+from mcp_servers import run_server
 
 OUTBOX_PATH_ENV = "SKILLS_OUTBOX_PATH"
 DEFAULT_OUTBOX_PATH = Path(".data/outbox.jsonl")
@@ -171,15 +172,7 @@ def list_messages(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m mcp_servers.outbox", description=__doc__.splitlines()[0])
-    parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
-    parser.add_argument("--host", default="127.0.0.1", help="streamable-http only")
-    parser.add_argument("--port", type=int, default=8765, help="streamable-http only")
-    args = parser.parse_args(argv)
-    if args.transport == "stdio":
-        server.run("stdio")
-    else:
-        server.run("streamable-http", host=args.host, port=args.port)
+    run_server(server, "mcp_servers.outbox", __doc__, 8765, argv)
 
 
 if __name__ == "__main__":

@@ -20,8 +20,6 @@ Run it with ``python -m mcp_servers.telegram`` (stdio). The engine names its too
 
 from __future__ import annotations
 
-import argparse
-import logging
 import os
 from typing import Annotated, Any, Literal
 
@@ -30,6 +28,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
+
+from mcp_servers import run_server
 
 TOKEN_ENV = "TELEGRAM_BOT_TOKEN"
 API_BASE_ENV = "TELEGRAM_API_BASE"
@@ -142,17 +142,7 @@ async def _send(http: httpx2.AsyncClient, url: str, body: dict[str, Any], token:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m mcp_servers.telegram", description=__doc__.splitlines()[0])
-    parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
-    parser.add_argument("--host", default="127.0.0.1", help="streamable-http only")
-    parser.add_argument("--port", type=int, default=8766, help="streamable-http only")
-    args = parser.parse_args(argv)
-    # Its INFO lines carry request URLs, and the Bot API's URL carries the token.
-    logging.getLogger("httpx2").setLevel(logging.WARNING)
-    if args.transport == "stdio":
-        server.run("stdio")
-    else:
-        server.run("streamable-http", host=args.host, port=args.port)
+    run_server(server, "mcp_servers.telegram", __doc__, 8766, argv)
 
 
 if __name__ == "__main__":

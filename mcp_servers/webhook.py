@@ -21,8 +21,6 @@ Run it with ``python -m mcp_servers.webhook`` (stdio). The engine names its tool
 
 from __future__ import annotations
 
-import argparse
-import logging
 import os
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
@@ -33,6 +31,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
+from mcp_servers import run_server
 from mcp_servers.telegram import split_message
 
 URL_ENV = "WEBHOOK_URL"
@@ -116,17 +115,7 @@ async def _post(http: httpx2.AsyncClient, url: str, body: dict[str, str], host: 
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m mcp_servers.webhook", description=__doc__.splitlines()[0])
-    parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
-    parser.add_argument("--host", default="127.0.0.1", help="streamable-http only")
-    parser.add_argument("--port", type=int, default=8767, help="streamable-http only")
-    args = parser.parse_args(argv)
-    # Its INFO lines carry request URLs, and a webhook's URL is its secret.
-    logging.getLogger("httpx2").setLevel(logging.WARNING)
-    if args.transport == "stdio":
-        server.run("stdio")
-    else:
-        server.run("streamable-http", host=args.host, port=args.port)
+    run_server(server, "mcp_servers.webhook", __doc__, 8767, argv)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from collections.abc import Awaitable, Callable
 from datetime import datetime
@@ -35,20 +34,14 @@ from pydantic import BaseModel
 from skills.errors import SkillNotFoundError, SkillsError, SkillValidationError
 from skills.messages import ChatReply
 from skills.models import RunRecord, Skill
-from starter import files_cli, mcp_server, telegram_bot, tools_cli
+from starter import exit_process, files_cli, mcp_server, telegram_bot, tools_cli
 from starter.client import SkillsClient
 
 Handler = Callable[[argparse.Namespace, SkillsClient], Awaitable[Any]]
 
 
 def main(argv: list[str] | None = None) -> None:
-    code = run(argv)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    # Skip interpreter teardown: the Temporal client's core threads can outlive the
-    # event loop and abort a finished command while Python finalizes
-    # (temporalio/sdk-python#300). Everything worth keeping is flushed above.
-    os._exit(code)
+    exit_process(run(argv))
 
 
 def run(argv: list[str] | None = None) -> int:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +38,7 @@ from skills.skillmd import (
     read_body,
     validate_path,
 )
+from starter import exit_process
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -308,11 +308,7 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-    code = run(argv)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    # As in starter.cli: skip interpreter teardown, which the Temporal client's threads can abort.
-    os._exit(code)
+    exit_process(run(argv))
 
 
 if __name__ == "__main__":

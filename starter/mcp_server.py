@@ -37,6 +37,7 @@ from pydantic import ConfigDict
 
 from skills.errors import SkillsError
 from skills.settings import Settings
+from starter import exit_process
 from starter.client import SkillsClient, TemporalUnavailableError
 from starter.management import INSTRUCTIONS, SCHEMAS, TOOLS, Handler, ManagementTools, answering
 
@@ -209,11 +210,7 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-    code = run(argv)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    # As in starter.cli: skip interpreter teardown, which the Temporal client's threads can abort.
-    os._exit(code)
+    exit_process(run(argv))
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ from mcp_servers.telegram import API_BASE_ENV, DEFAULT_API_BASE, TOKEN_ENV, spli
 from skills.errors import SkillsError
 from skills.messages import ChatReply
 from skills.settings import Settings
+from starter import exit_process
 from starter.client import SkillsClient, TemporalUnavailableError
 
 log = logging.getLogger("skills.telegram")
@@ -335,10 +336,7 @@ async def serve(connect: Callable[[], Awaitable[Chats]], token: str, chats: Iter
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m starter.telegram_bot", description=__doc__.splitlines()[0])
     _add_options(parser)
-    code = run_telegram(parser.parse_args(argv))
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)  # as the CLI does: see starter.cli.main
+    exit_process(run_telegram(parser.parse_args(argv)))
 
 
 if __name__ == "__main__":
