@@ -140,13 +140,10 @@ class SkillsClient:
         (Telegram redelivers what was not acknowledged) gets the first turn's reply, and the
         model is not asked twice."""
         session = session_id or uuid.uuid4().hex[:12]
-        arg = ChatInput(session_id=session, message=message)
-        summary = f"chat: {message[:80]}"
-        if turn_id is None:
-            return await self._workflow("ChatTurn", arg, ChatReply, f"chat-{slug(session)}", summary,
-                                        timeout=CHAT_TIMEOUT)
-        return await self._workflow("ChatTurn", arg, ChatReply, f"chat-{slug(session)}", summary,
-                                    timeout=CHAT_TIMEOUT, workflow_id=f"chat-{slug(session)}-{slug(turn_id)}")
+        prefix = f"chat-{slug(session)}"
+        return await self._workflow("ChatTurn", ChatInput(session_id=session, message=message), ChatReply, prefix,
+                                    f"chat: {message[:80]}", timeout=CHAT_TIMEOUT,
+                                    workflow_id=f"{prefix}-{slug(turn_id)}" if turn_id is not None else None)
 
     # --- reads ------------------------------------------------------------------------------
 
