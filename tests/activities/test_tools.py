@@ -38,8 +38,10 @@ from activities.tools import (
     outbox_server,
 )
 from skills.arguments import ArgumentRules, ParameterDefault
+from skills.catalog import ToolCatalog
 from starter import tools_cli
 from starter.client import SkillsClient
+from tests.conftest import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 SECURED_SERVER = ROOT / "tests" / "mcp_servers" / "secured_http_server.py"
@@ -524,12 +526,6 @@ def write_config(path: Path, servers: dict[str, McpServerConfig | dict]) -> None
     os.utime(path, ns=(stamp, stamp))
 
 
-async def eventually(condition: Callable[[], bool], within: float = 15.0) -> None:
-    async with asyncio.timeout(within):
-        while not condition():  # noqa: ASYNC110 - the hub's background task changes this state
-            await asyncio.sleep(0.02)
-
-
 async def test_a_changed_config_file_connects_closes_and_reconnects_servers(tmp_path: Path) -> None:
     config, first, second = tmp_path / "mcp.json", tmp_path / "first.jsonl", tmp_path / "second.jsonl"
     write_config(config, {"one": outbox_config(first)})
@@ -591,11 +587,16 @@ async def test_the_ttl_relists_tools_and_retries_failed_servers(tmp_path: Path) 
         await hub.call("changing_add_tool_quietly", {"name": "found_by_ttl"})
         flag.touch()
 
-        await eventually(lambda: "changing_found_by_ttl" in hub.tool_names())
-        await eventually(lambda: "late_send_message" in hub.tool_names())
-        catalog = hub.tool_catalog()
+        def refreshed_with_both() -> ToolCatalog | None:
+            # A refresh publishes its tools server by server and stamps the catalog once all are done.
+            catalog = hub.tool_catalog()
+            done = catalog.refreshed_at is not None and {"changing_found_by_ttl", "late_send_message"} <= (
+                catalog.tool_names()
+            )
+            return catalog if done else None
 
-    assert catalog.refreshed_at is not None
+        catalog = await eventually(refreshed_with_both)
+
     assert catalog.unavailable == {}
 
 
