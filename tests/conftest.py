@@ -14,11 +14,12 @@ import socket
 import sys
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from temporalio.client import Client
+from temporalio.client import Client, ScheduleInfo
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
@@ -160,6 +161,26 @@ async def schedule_exists(client: Client, schedule_id: str) -> bool:
             return False
         raise
     return True
+
+
+async def trigger_schedule(client: Client, schedule_id: str) -> None:
+    """Fire a schedule now, and make sure the fire happens.
+
+    Two things would swallow it: the overlap policy (skip) drops a trigger while the previous
+    fire's workflow is still open (a run is recorded before its notification is sent), and a
+    fire's workflow id carries the second it is due, so two triggers in one second are one run.
+    So wait until the schedule is idle and the clock is past its last action's second."""
+    handle = client.get_schedule_handle(schedule_id)
+
+    async def idle() -> ScheduleInfo | None:
+        info = (await handle.describe()).info
+        return None if info.running_actions else info
+
+    info = await eventually(idle, timeout=30)
+    if info.recent_actions:
+        last = max(action.scheduled_at for action in info.recent_actions)
+        await eventually(lambda: datetime.now(UTC).replace(microsecond=0) > last, timeout=5, interval=0.05)
+    await handle.trigger()
 
 
 PYTHON = sys.executable

@@ -23,7 +23,7 @@ from skills.settings import Settings
 from skills.triggers import trigger_next_times
 from starter.client import SkillsClient, connect
 from starter.dev import temporal_binary
-from tests.conftest import ROOT, Engine, eventually, schedule_exists, write_mcp_config
+from tests.conftest import ROOT, Engine, eventually, schedule_exists, trigger_schedule, write_mcp_config
 
 pytestmark = pytest.mark.slow
 
@@ -133,14 +133,13 @@ async def test_an_mcp_server_that_dies_fails_runs_into_backoff_then_recovers(
         stored = await engine.skills.get("ping")
         assert stored.consecutive_failures == 1 and stored.backoff_until is not None
 
-        handle = client.get_schedule_handle(skill.schedule_id)
-        await handle.trigger()
+        await trigger_schedule(client, skill.schedule_id)
         skipped = await eventually(lambda: _newest_scheduled(engine), timeout=30)
         assert skipped.status == "skipped" and skipped.summary.startswith("backoff")
 
         down.unlink()
         await eventually(lambda: datetime.now(UTC) > stored.backoff_until, timeout=10)
-        await handle.trigger()
+        await trigger_schedule(client, skill.schedule_id)
         recovered = await eventually(lambda: _newest_scheduled(engine, "success"), timeout=60)
         assert recovered.status == "success"
         assert (await engine.skills.get("ping")).consecutive_failures == 0
@@ -258,7 +257,7 @@ async def test_the_server_killed_and_restarted_on_its_db(dev_server: DevServer, 
         await eventually(lambda: _outbox_has(settings, "just in time"), timeout=10)
 
         # The engine's maintenance round (every minute) records it; trigger it rather than wait.
-        await client.get_schedule_handle(f"{settings.task_queue}-maintenance").trigger()
+        await trigger_schedule(client, f"{settings.task_queue}-maintenance")
         late = await eventually(lambda: _disabled(skills, "too late"), timeout=60)
         assert late.disabled_reason == "missed" and late.schedule_id is None
         assert [(r.status, r.scheduled_at) for r in await skills.runs("too late")] == [("missed", missed_at)]

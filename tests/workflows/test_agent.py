@@ -13,7 +13,7 @@ from temporalio.worker import Replayer
 
 from activities.store import Store
 from skills.settings import Settings
-from tests.conftest import Engine, eventually, schedule_exists
+from tests.conftest import Engine, eventually, schedule_exists, trigger_schedule
 from tests.fakes.llm_server import ScriptedLLM, call, calls, error, long, say, scripted_llm_fixture
 from workflows.run import SkillRun
 
@@ -194,7 +194,7 @@ async def test_past_the_global_budget_agent_fires_are_skipped(client: Client, ag
         await engine.skills.run("briefing")
         other = (await engine.skills.get("other")).schedule_id
         assert skill is not None and other
-        await client.get_schedule_handle(other).trigger()
+        await trigger_schedule(client, other)
         runs = await eventually(lambda: _finished(engine, "other"), timeout=30)
         assert runs[0].status == "skipped" and runs[0].summary.startswith("budget: all skills used 201 tokens")
         assert len(llm.requests_for("default")) == 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from temporalio.client import Client, ScheduleOverlapPolicy
+from temporalio.client import Client, ScheduleOverlapPolicy, WorkflowExecution
 
 from skills.errors import SkillNotFoundError, SkillValidationError
 from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_TIER
@@ -42,7 +42,10 @@ async def test_a_registered_one_shot_fires_through_its_schedule(engine: Engine, 
 
     # The run is visible the way a user would look for it.
     query = f"SkillName = 'drink water' AND TaskQueue = '{engine.settings.task_queue}'"
-    listed = [w async for w in client.list_workflows(query)]
+    async def listed_runs() -> list[WorkflowExecution]:  # visibility lags a moment behind the run
+        return [w async for w in client.list_workflows(query)]
+
+    listed = await eventually(listed_runs, timeout=10)
     assert len(listed) == 1 and listed[0].id.startswith(skill.schedule_id)
     assert listed[0].typed_search_attributes.get(SKILL_TIER) == "direct"
 
@@ -172,3 +175,4 @@ async def test_a_plan_pipes_an_earlier_result_into_a_later_step(engine: Engine) 
     failed = await engine.skills.run("echo last")
     assert failed.status == "error" and "step send could not be prepared" in failed.summary
     assert "has no 'nothing.here'" in failed.summary
+

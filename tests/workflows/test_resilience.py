@@ -13,7 +13,7 @@ from temporalio.client import Client
 from skills.errors import SkillValidationError
 from skills.models import RunRecord
 from skills.settings import Settings
-from tests.conftest import ROOT, Engine, eventually, schedule_exists, write_mcp_config
+from tests.conftest import ROOT, Engine, eventually, schedule_exists, trigger_schedule, write_mcp_config
 
 FAKES = ROOT / "tests" / "fakes"
 
@@ -25,15 +25,9 @@ def broken(name: str = "broken", **extra: object) -> dict[str, object]:
 
 
 async def fire(client: Client, engine: Engine, schedule_id: str) -> RunRecord:
-    """Trigger the skill's schedule (a real scheduled fire) and return that fire's run.
-
-    A schedule names its runs after the second they are due, so two triggers within one
-    second would be one run: wait for the clock to reach a fresh second first."""
+    """Trigger the skill's schedule (a real scheduled fire) and return that fire's run."""
     previous = {r.run_id for r in await engine.skills.runs(limit=100)}
-    if previous:
-        newest = max(r.started_at for r in await engine.skills.runs(limit=100))
-        await eventually(lambda: datetime.now(UTC).replace(microsecond=0) > newest, timeout=5, interval=0.05)
-    await client.get_schedule_handle(schedule_id).trigger()
+    await trigger_schedule(client, schedule_id)
     return await eventually(lambda: _new_scheduled_run(engine, previous), timeout=30)
 
 
@@ -200,9 +194,15 @@ async def test_a_fired_one_shot_is_retired_and_kept(engine: Engine, client: Clie
 
     retired = await eventually(lambda: _retired(engine), timeout=30)
     assert (retired.enabled, retired.disabled_reason, retired.schedule_id) == (False, "fired", None)
-    assert not await schedule_exists(client, skill.schedule_id)
+    # The store first, then the schedule follows (deleted by the same run, a moment later).
+    schedule_id = skill.schedule_id
+    await eventually(lambda: _gone(client, schedule_id), timeout=30)
     runs = await engine.skills.runs("once")
     assert [r.status for r in runs] == ["success"] and [m["message"] for m in engine.outbox()] == ["once"]
+
+
+async def _gone(client: Client, schedule_id: str) -> bool:
+    return not await schedule_exists(client, schedule_id)
 
 
 async def _retired(engine: Engine):  # noqa: ANN202
@@ -232,7 +232,7 @@ async def test_a_skill_waiting_for_its_tools_is_enabled_when_they_arrive(client:
         await engine.skills.register({**waiting, "name": "mine"})
         await engine.skills.pause("mine")
 
-        await client.get_schedule_handle(f"{settings.task_queue}-maintenance").trigger()
+        await trigger_schedule(client, f"{settings.task_queue}-maintenance")
         enabled = await eventually(lambda: _enabled(engine, "utc time"), timeout=30)
         assert enabled.disabled_reason is None
         # The store first, then the schedule follows.

@@ -30,7 +30,7 @@ from skills.skillmd.sync import (
     SyncResult,
 )
 from starter.sync import sync_files
-from tests.conftest import Engine, eventually
+from tests.conftest import Engine, eventually, trigger_schedule
 from tests.skills.skillmd.skill_files import skill_text
 
 AGENT = "files"
@@ -285,7 +285,7 @@ async def test_the_sync_schedule_is_created_idempotently_and_its_fire_syncs(
     assert schedule.state.paused and schedule.state.note == "paused by an operator"
 
     write(folders.project_skills_dir, "wake-up")
-    await handle.trigger()
+    await trigger_schedule(client, handle.id)
     skills = await eventually(lambda: engine.skills.list(agent_id=AGENT), timeout=30)
     assert [s.name for s in skills] == ["wake-up"]
     # The fire's sync is done (its registration included) before the worker is stopped.
