@@ -11,10 +11,14 @@ Temporal connection can manage skills, and every call is visible in Temporal.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import ActivityFailureError, Client, WorkflowFailureError
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -43,6 +47,8 @@ READ_TIMEOUT = timedelta(seconds=30)
 CHANGE_TIMEOUT = timedelta(minutes=2)
 CHAT_TIMEOUT = timedelta(minutes=15)
 """A chat turn may take several LLM turns of up to `llm_timeout` each."""
+WORKER_GRACE = timedelta(seconds=30)
+"""How long a chat turn waits for a worker to poll its task queue before saying there is none."""
 
 T = TypeVar("T")
 
@@ -117,7 +123,7 @@ class SkillsClient:
 
     async def run(self, ref: str | int, agent_id: str | None = None, wait: bool = True) -> RunRecord | str:
         """Run a skill now, whatever its trigger; return the run, or its workflow id if not waiting."""
-        skill = await self.get(ref, agent_id)
+        skill = await self.get(ref, agent_id)  # answered by a worker, or WorkerUnavailableError
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         handle = await self.client.start_workflow(
             "SkillRun",
@@ -139,6 +145,7 @@ class SkillsClient:
         ``turn_id`` makes the turn idempotent: a channel that is handed the same message again
         (Telegram redelivers what was not acknowledged) gets the first turn's reply, and the
         model is not asked twice."""
+        await self._require_worker()  # or a turn with no worker would wait out CHAT_TIMEOUT
         session = session_id or uuid.uuid4().hex[:12]
         prefix = f"chat-{slug(session)}"
         return await self._workflow("ChatTurn", ChatInput(session_id=session, message=message), ChatReply, prefix,
@@ -222,6 +229,26 @@ class SkillsClient:
                     f"{workflow} did not finish within {int(timeout.total_seconds())}s: is a worker running on "
                     f"task queue '{self.task_queue}' (`skills worker` or `make run`)?") from e
             raise SkillsError(f"{workflow} failed: {_root_message(e)}") from e
+
+    async def _require_worker(self) -> None:
+        """Say soon, not after CHAT_TIMEOUT, that no worker serves the task queue.
+
+        The server lists a worker's pollers for a few minutes after its last poll,
+        so this catches the worker that was never started (the common slip); one that died a
+        moment ago is still caught, later, by the workflow's timeout. A worker that is
+        starting has ``WORKER_GRACE`` to begin polling."""
+        request = DescribeTaskQueueRequest(
+            namespace=self.client.namespace,
+            task_queue=TaskQueue(name=self.task_queue),
+            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+        )
+        deadline = asyncio.get_running_loop().time() + WORKER_GRACE.total_seconds()
+        while not (await self.client.workflow_service.describe_task_queue(request)).pollers:
+            if asyncio.get_running_loop().time() > deadline:
+                raise WorkerUnavailableError(
+                    f"no worker is polling task queue '{self.task_queue}' on namespace "
+                    f"'{self.client.namespace}': start one with `skills worker` (or `make run`)")
+            await asyncio.sleep(0.25)
 
     async def _read(self, name: str, arg: Any, result_type: Any) -> Any:
         try:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from temporalio.client import Client, ScheduleOverlapPolicy, WorkflowExecution
 
 from skills.errors import SkillNotFoundError, SkillValidationError
 from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_TIER
+from starter.client import SkillsClient, WorkerUnavailableError
 from tests.conftest import Engine, eventually, schedule_exists
 
 
@@ -176,3 +179,11 @@ async def test_a_plan_pipes_an_earlier_result_into_a_later_step(engine: Engine) 
     assert failed.status == "error" and "step send could not be prepared" in failed.summary
     assert "has no 'nothing.here'" in failed.summary
 
+
+async def test_with_no_worker_a_chat_turn_says_so_soon(client: Client) -> None:
+    """Within WORKER_GRACE, not after the chat turn's 15-minute timeout."""
+    queue = f"nobody-{uuid.uuid4().hex[:8]}"
+    with pytest.raises(WorkerUnavailableError) as refused:
+        await SkillsClient(client, queue).chat("remind me in 5 minutes to stretch")
+    assert f"no worker is polling task queue '{queue}'" in str(refused.value)
+    assert "`skills worker`" in str(refused.value)
