@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from typing import NoReturn
@@ -14,3 +15,16 @@ def exit_process(code: int) -> NoReturn:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+def print_failure(as_json: bool, what: str, errors: list[dict[str, str]]) -> int:
+    """A command's refusal, the one way every ``skills`` command gives it; returns the exit status 1.
+
+    ``{"ok": false, "error": what, "errors": [{field, message}]}`` with ``--json``, else
+    ``error: what`` on stderr and one indented line per problem (``field: message``)."""
+    if as_json:
+        print(json.dumps({"ok": False, "error": what, "errors": errors}, indent=2, ensure_ascii=False))
+    else:
+        lines = (f"{e['field']}: {e['message']}" if e.get("field") else e["message"] for e in errors)
+        print(f"error: {what}\n" + "\n".join(f"  {line}" for line in lines), file=sys.stderr)
+    return 1

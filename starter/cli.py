@@ -34,7 +34,7 @@ from pydantic import BaseModel
 from skills.errors import SkillNotFoundError, SkillsError, SkillValidationError
 from skills.messages import ChatReply
 from skills.models import RunRecord, Skill
-from starter import exit_process, files_cli, mcp_server, telegram_bot, tools_cli
+from starter import exit_process, files_cli, mcp_server, print_failure, telegram_bot, tools_cli
 from starter.client import SkillsClient
 
 Handler = Callable[[argparse.Namespace, SkillsClient], Awaitable[Any]]
@@ -58,15 +58,11 @@ def run(argv: list[str] | None = None) -> int:
     try:
         return asyncio.run(_client_command(args))
     except SkillValidationError as e:
-        return _fail(args, "refused", [err.model_dump() for err in e.errors],
-                     "\n".join(f"  {err}" for err in e.errors))
+        return print_failure(getattr(args, "json", False), "refused", [err.model_dump() for err in e.errors])
     except SkillNotFoundError as e:
-        return _fail(args, "not found", [{"field": "ref", "message": str(e)}], f"  {e}")
-    except SkillsError as e:
-        return _fail(args, "failed", [{"field": "", "message": str(e)}], f"  {e}")
-    except (OSError, ValueError, yaml.YAMLError) as e:
-        return _fail(args, "failed", [{"field": "", "message": str(e)}], f"  {e}")
-
+        return print_failure(getattr(args, "json", False), "not found", [{"field": "ref", "message": str(e)}])
+    except (SkillsError, OSError, ValueError, yaml.YAMLError) as e:
+        return print_failure(getattr(args, "json", False), "failed", [{"field": "", "message": str(e)}])
 
 def _local_command(args: argparse.Namespace) -> int:
     if args.command == "dev":
@@ -204,14 +200,6 @@ def _jsonable(data: Any) -> Any:
     if isinstance(data, list):
         return [_jsonable(d) for d in data]
     return data
-
-
-def _fail(args: argparse.Namespace, what: str, errors: list[dict[str, str]], text: str) -> int:
-    if getattr(args, "json", False):
-        print(json.dumps({"ok": False, "error": what, "errors": errors}, indent=2))
-    else:
-        print(f"error: {what}\n{text}", file=sys.stderr)
-    return 1
 
 
 def _registered(skill: Skill | None, notes: list[str], next_fire: datetime | None, verb: str) -> None:

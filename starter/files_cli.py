@@ -38,7 +38,7 @@ from skills.skillmd import (
     read_body,
     validate_path,
 )
-from starter import exit_process
+from starter import exit_process, print_failure
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -181,12 +181,7 @@ def _not_found(args: argparse.Namespace, catalog: Catalog) -> int:
 
     close = difflib.get_close_matches(args.name, [*catalog.skills, *catalog.disabled], n=3)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
-    message = f"no skill named '{args.name}'{hint}"
-    if args.json:
-        _print_json({"ok": False, "error": "not found", "errors": [{"field": "name", "message": message}]})
-    else:
-        print(f"error: {message}", file=sys.stderr)
-    return 1
+    return print_failure(args.json, "not found", [{"field": "name", "message": f"no skill named '{args.name}'{hint}"}])
 
 
 # --- sync ---------------------------------------------------------------------------------
@@ -233,11 +228,7 @@ def sync(args: argparse.Namespace) -> int:
 
 
 def _sync_failed(args: argparse.Namespace, message: str) -> int:
-    if args.json:
-        _print_json({"ok": False, "error": "failed", "errors": [{"field": "", "message": message}]})
-    else:
-        print(f"error: failed\n  {message}", file=sys.stderr)
-    return 1
+    return print_failure(args.json, "failed", [{"field": "", "message": message}])
 
 
 def _task_queue(args: argparse.Namespace) -> str:
