@@ -25,17 +25,19 @@ from pydantic import BaseModel, Field
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.failures import application_error
 from activities.store import Store
 from skills.agent import ChatMessage, ToolCallMessage, for_the_model, opening_messages, tool_result_text
 from skills.arguments import relax_schema
 from skills.catalog import ToolInfo, ToolResult
-from skills.errors import ToolCallError
+from skills.errors import ConversationError, LlmRefusedError, LlmUnavailableError, ToolCallError
 from skills.messages import FINAL_EXCERPT
 from skills.settings import Settings
 
 TOOL_EXCERPT = 300
 HEALTH_TIMEOUT = 3.0
 ENDPOINT_STATE = "llm_endpoint"
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
 
 
 class AgentStart(BaseModel):
@@ -147,7 +149,7 @@ class AgentActivities:
         except openai.APIStatusError as e:
             raise _status_error(e, request.model) from e
         except (openai.APIConnectionError, openai.APITimeoutError) as e:
-            raise ApplicationError(f"the LLM endpoint could not be reached: {e}", type="LlmUnavailable") from e
+            raise application_error(LlmUnavailableError(f"the LLM endpoint could not be reached: {e}")) from e
         choice = completion.choices[0].message
         usage = completion.usage
         message = ChatMessage(
@@ -193,8 +195,8 @@ class AgentActivities:
         message = await asyncio.to_thread(self.store.get_message, request.conversation_id, request.message_seq)
         call = next((c for c in (message.tool_calls if message else []) if c.id == request.call_id), None)
         if call is None:
-            raise ApplicationError(f"no tool call {request.call_id} in message {request.message_seq}",
-                                   type="ConversationError", non_retryable=True)
+            raise application_error(ConversationError(
+                f"no tool call {request.call_id} in message {request.message_seq}"))
         if await asyncio.to_thread(self.store.has_tool_result, request.conversation_id, call.id):
             return AgentToolResult(tool=call.name, ok=True, excerpt="(already answered)")
         started = time.monotonic()
@@ -280,15 +282,16 @@ def _tool_schemas(catalog: list[ToolInfo], names: list[str]) -> list[dict[str, A
 def _status_error(error: openai.APIStatusError, model: str) -> ApplicationError:
     status = error.status_code
     detail = _error_detail(error)
-    if status == 429 or status >= 500:
-        return ApplicationError(f"the LLM endpoint answered {status}: {detail}", type="LlmUnavailable",
-                                next_retry_delay=_retry_after(error))
+    # The statuses the OpenAI SDK itself would retry: timeout, conflict (lock), rate limit, server error.
+    if status in RETRYABLE_STATUSES or status >= 500:
+        return application_error(LlmUnavailableError(f"the LLM endpoint answered {status}: {detail}"),
+                                 next_retry_delay=_retry_after(error))
     hint = {
         401: "the endpoint refused the API key: set SKILLS_LLM_API_KEY",
         403: "the API key may not use this endpoint or model",
         404: f"the endpoint does not know the model '{model}': set the skill's model or SKILLS_LLM_MODEL",
     }.get(status, "the request was refused")
-    return ApplicationError(f"{hint} ({status}: {detail})", type="LlmRefused", non_retryable=True)
+    return application_error(LlmRefusedError(f"{hint} ({status}: {detail})"))
 
 
 def _error_detail(error: openai.APIStatusError) -> str:

@@ -12,7 +12,8 @@ from datetime import UTC, datetime
 
 from temporalio import activity
 
-from activities.store import Store, as_application_errors
+from activities.failures import as_application_errors
+from activities.store import Store
 from skills.errors import FieldError, SkillNotFoundError, SkillValidationError
 from skills.messages import ChangeInput, EnableInput, Prepared, RegisterInput, Saved, SaveInput
 from skills.models import BY_USER, MISSING_TOOLS, Skill, SkillSpec

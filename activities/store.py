@@ -23,8 +23,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, Session, SQLModel, create_engine, select
 from temporalio import activity
-from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
+from activities.failures import as_application_errors
 from skills.agent import ChatMessage
 from skills.backoff import BackoffPolicy
 from skills.budget import DAY, BudgetPolicy, Usage, over_budget
@@ -524,19 +524,3 @@ class StoreActivities:
         with as_application_errors():
             skill_id = self.store.find_skill(query.skill.ref, query.skill.agent_id).id if query.skill else None
             return self.store.list_runs(skill_id, query.limit)
-
-
-@contextmanager
-def as_application_errors() -> Iterator[None]:
-    """Deterministic store errors become non-retryable failures the client can map back."""
-    try:
-        yield
-    except SkillNotFoundError as e:
-        # Benign: an answer for the caller, not a fault of the worker (logged at debug, not as an error).
-        raise ApplicationError(str(e), type="SkillNotFoundError", non_retryable=True,
-                               category=ApplicationErrorCategory.BENIGN) from e
-    except SkillValidationError as e:
-        raise ApplicationError(
-            str(e), [err.model_dump() for err in e.errors], type="SkillValidationError", non_retryable=True,
-            category=ApplicationErrorCategory.BENIGN,
-        ) from e

@@ -46,7 +46,7 @@ from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import httpx2
 import mcp.types as mcp_types
@@ -60,12 +60,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic import ValidationError as PydanticValidationError
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
-# ToolArgumentsError and check_arguments live with the pipeline now; re-exported for callers of this module.
+from activities.failures import application_error
 from skills.arguments import ArgumentRules, ParameterDefault, compile_schema, prepare_arguments
-from skills.arguments import ToolArgumentsError as ToolArgumentsError
-from skills.arguments import check_arguments as check_arguments
 from skills.catalog import (
     CatalogEntry,
     CatalogRequest,
@@ -77,7 +74,14 @@ from skills.catalog import (
     ToolInfo,
     ToolResult,
 )
-from skills.errors import SkillsError, ToolCallError
+from skills.errors import (
+    McpConfigError,
+    ToolArgumentsError,
+    ToolCallError,
+    ToolServerError,
+    ToolTimeoutError,
+    UnknownToolError,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -86,36 +90,6 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 # ---------------------------------------------------------------------------
 # Errors
-
-
-class McpConfigError(SkillsError):
-    """The ``mcpServers`` file (or a value it refers to) is unusable."""
-
-
-class UnknownToolError(ToolCallError):
-    """No connected server offers a tool of that name. Retrying cannot help."""
-
-    retryable: ClassVar[bool] = False
-
-    def __init__(self, tool: str, suggestions: list[str], down: list[str] | None = None) -> None:
-        self.tool = tool
-        self.suggestions = suggestions
-        message = f"unknown tool {tool!r}"
-        if suggestions:
-            message += "; did you mean " + " or ".join(repr(s) for s in suggestions) + "?"
-        if down:
-            message += " (servers not connected: " + ", ".join(down) + ")"
-        super().__init__(message)
-
-
-class ToolServerError(ToolCallError):
-    """The tool's server could not be reached or failed at the protocol level; a retry may work."""
-
-    retryable: ClassVar[bool] = True
-
-
-class ToolTimeoutError(ToolServerError):
-    """The tool did not answer in time."""
 
 
 class _SessionLost(Exception):
@@ -1180,9 +1154,7 @@ class ToolActivities:
             result = await self._hub.call(call.tool, call.arguments, timeout=self._timeout())
         except ToolCallError as exc:
             activity.logger.warning("tool %s (step %s) failed: %s", call.tool, call.step_id, exc)
-            raise ApplicationError(
-                str(exc), type=type(exc).__name__, non_retryable=not getattr(exc, "retryable", True)
-            ) from exc
+            raise application_error(exc) from exc
         finally:
             heartbeat.cancel()
             with suppress(asyncio.CancelledError):

@@ -29,7 +29,7 @@ import copy
 import json
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from jsonschema import SchemaError, ValidationError
 from jsonschema.exceptions import best_match
@@ -37,16 +37,10 @@ from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from skills.errors import ToolCallError
+from skills.errors import ToolArgumentsError
 
 MAX_DEPTH = 64
 """Deeper values or schemas are passed on unchanged (the check still judges them)."""
-
-
-class ToolArgumentsError(ToolCallError):
-    """The arguments do not fit the tool's input schema. Retrying cannot help."""
-
-    retryable: ClassVar[bool] = False
 
 
 # ---------------------------------------------------------------------------

@@ -1,13 +1,44 @@
-"""The engine's errors: a short tree under one base class.
+"""The engine's errors: one short tree under one base class, in one module.
 
-Validation errors are deterministic (retrying cannot fix them), so the activities
-that raise them turn them into non-retryable Temporal failures, and the client
-turns those back into these classes.
+Every error the engine raises on purpose is a :class:`SkillsError`. Each class says
+whether retrying can help (``retryable``), and its name is the ``ApplicationError.type``
+a failed activity carries (:meth:`SkillsError.failure_type`), so the worker that raises
+an error and the client that reads it back use the same constant and cannot drift:
+
+    raise application_error(UnknownToolError(...))        # the worker (activities.failures)
+    error_for(failure) -> UnknownToolError                  # the client, from the failure's type
+
+    SkillsError
+    ├── SkillValidationError        an input was refused; nothing was stored
+    ├── SkillNotFoundError          no skill by that id or name
+    ├── PlanError                   a plan placeholder cannot be filled at run time
+    ├── ToolCallError               a tool could not be called
+    │   ├── UnknownToolError
+    │   ├── ToolArgumentsError
+    │   └── ToolServerError         (retryable)
+    │       └── ToolTimeoutError    (retryable)
+    ├── McpConfigError              the mcpServers file is unusable
+    ├── LlmUnavailableError         the LLM endpoint is down or rate-limited (retryable)
+    ├── LlmRefusedError             the LLM endpoint refused the request (bad key, model...)
+    ├── ConversationError           a stored conversation lacks what a step refers to
+    ├── SkillFileError              a SKILL.md or AGENT.md could not be read
+    │   ├── FrontmatterError
+    │   ├── TooLargeError
+    │   ├── ResourceError
+    │   └── AgentDefinitionError
+    ├── TemporalUnavailableError    the client cannot reach Temporal (retryable)
+    ├── WorkerUnavailableError      no worker answered on the task queue (retryable)
+    └── UsageError                  command-line options that cannot work
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, ClassVar
+
 from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from skills.skillmd.problems import Problem
 
 
 class FieldError(BaseModel):
@@ -22,6 +53,14 @@ class FieldError(BaseModel):
 
 class SkillsError(Exception):
     """Base of every error the engine raises on purpose."""
+
+    retryable: ClassVar[bool] = False
+    """Whether the activity that raised it may succeed if Temporal tries again."""
+
+    @classmethod
+    def failure_type(cls) -> str:
+        """The ``ApplicationError.type`` of a failure caused by this error: the class name."""
+        return cls.__name__
 
 
 class SkillValidationError(SkillsError):
@@ -40,5 +79,120 @@ class SkillNotFoundError(SkillsError):
     """No skill has that id, or that name for that agent."""
 
 
+class PlanError(SkillsError):
+    """A placeholder that cannot be filled at run time (the earlier step returned no such field)."""
+
+
+# --- tools ----------------------------------------------------------------------------------
+
+
 class ToolCallError(SkillsError):
     """A tool could not be called, or its result was an error."""
+
+
+class UnknownToolError(ToolCallError):
+    """No connected server offers a tool of that name. Retrying cannot help."""
+
+    def __init__(self, tool: str, suggestions: list[str], down: list[str] | None = None) -> None:
+        self.tool = tool
+        self.suggestions = suggestions
+        message = f"unknown tool {tool!r}"
+        if suggestions:
+            message += "; did you mean " + " or ".join(repr(s) for s in suggestions) + "?"
+        if down:
+            message += " (servers not connected: " + ", ".join(down) + ")"
+        super().__init__(message)
+
+
+class ToolArgumentsError(ToolCallError):
+    """The arguments do not fit the tool's input schema. Retrying cannot help."""
+
+
+class ToolServerError(ToolCallError):
+    """The tool's server could not be reached or failed at the protocol level; a retry may work."""
+
+    retryable: ClassVar[bool] = True
+
+
+class ToolTimeoutError(ToolServerError):
+    """The tool did not answer in time."""
+
+
+class McpConfigError(SkillsError):
+    """The ``mcpServers`` file (or a value it refers to) is unusable."""
+
+
+# --- the LLM --------------------------------------------------------------------------------
+
+
+class LlmUnavailableError(SkillsError):
+    """The LLM endpoint could not be reached, timed out, is rate-limiting or failing; a retry may work."""
+
+    retryable: ClassVar[bool] = True
+
+
+class LlmRefusedError(SkillsError):
+    """The LLM endpoint refused the request (bad key, unknown model, bad request): fix, then retry."""
+
+
+class ConversationError(SkillsError):
+    """A stored conversation lacks the message or tool call a step refers to."""
+
+
+# --- SKILL.md files -------------------------------------------------------------------------
+
+
+class SkillFileError(SkillsError):
+    """A SKILL.md or AGENT.md file could not be read or parsed."""
+
+
+class FrontmatterError(SkillFileError):
+    """The file's YAML frontmatter is missing, unclosed, not a mapping or not safe YAML."""
+
+
+class TooLargeError(SkillFileError):
+    """A file is bigger than the limit set for its kind (frontmatter, body, resource)."""
+
+
+class ResourceError(SkillFileError):
+    """A resource path was refused (absolute, ``..``, a symlink out) or does not exist."""
+
+
+class AgentDefinitionError(SkillFileError):
+    """An AGENT.md was refused; ``problems`` lists every reason."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(str(p) for p in problems))
+
+
+# --- the client side ------------------------------------------------------------------------
+
+
+class TemporalUnavailableError(SkillsError):
+    """The Temporal frontend could not be reached."""
+
+    retryable: ClassVar[bool] = True
+
+
+class WorkerUnavailableError(SkillsError):
+    """No worker answered on the task queue in time."""
+
+    retryable: ClassVar[bool] = True
+
+
+class UsageError(SkillsError):
+    """Command-line options that do not make something that can start."""
+
+
+def error_class(failure_type: str | None) -> type[SkillsError] | None:
+    """The class whose :meth:`~SkillsError.failure_type` is ``failure_type``, if it is one of ours."""
+    if not failure_type:
+        return None
+    pending: list[type[SkillsError]] = [SkillsError]
+    while pending:
+        cls = pending.pop()
+        if cls.failure_type() == failure_type:
+            return cls
+        pending.extend(cls.__subclasses__())
+    return None

@@ -24,16 +24,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from skills.errors import PlanError
 from skills.models import PlanStep
 from skills.preflight import render_arguments
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(.*?)\s*\}\}")
 _TIME = re.compile(r"(now|today)(\s*[+-]\s*\d+\s*[mhdw])?")
 _PATH = re.compile(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*")
-
-
-class PlanError(Exception):
-    """A placeholder that cannot be filled at run time (the earlier step returned no such field)."""
 
 
 @dataclass(frozen=True)

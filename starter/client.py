@@ -26,7 +26,15 @@ from temporalio.envconfig import ClientConfig
 from temporalio.exceptions import ApplicationError, TimeoutError, WorkflowAlreadyStartedError
 
 from skills.catalog import CatalogRequest, ToolCatalog
-from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
+from skills.errors import (
+    FieldError,
+    SkillNotFoundError,
+    SkillsError,
+    SkillValidationError,
+    TemporalUnavailableError,
+    WorkerUnavailableError,
+    error_class,
+)
 from skills.messages import (
     ChangeInput,
     ChangeResult,
@@ -51,14 +59,6 @@ WORKER_GRACE = timedelta(seconds=30)
 """How long a chat turn waits for a worker to poll its task queue before saying there is none."""
 
 T = TypeVar("T")
-
-
-class TemporalUnavailableError(SkillsError):
-    """The Temporal frontend could not be reached."""
-
-
-class WorkerUnavailableError(SkillsError):
-    """No worker answered on the task queue in time."""
 
 
 async def connect(address: str | None = None, namespace: str | None = None) -> Client:
@@ -262,7 +262,7 @@ class SkillsClient:
             )
         except ActivityFailureError as e:
             cause = e.cause
-            if isinstance(cause, ApplicationError) and cause.type == "SkillNotFoundError":
+            if isinstance(cause, ApplicationError) and error_class(cause.type) is SkillNotFoundError:
                 raise SkillNotFoundError(cause.message) from e
             if isinstance(cause, TimeoutError):
                 raise WorkerUnavailableError(

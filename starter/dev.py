@@ -181,7 +181,8 @@ def _telegram(settings: Settings, client: Client, stop: asyncio.Event) -> asynci
 
 
 async def _wait_for_server(profile: DevProfile, server: subprocess.Popen[bytes] | None) -> Client:
-    from starter.client import TemporalUnavailableError, connect
+    from skills.errors import TemporalUnavailableError
+    from starter.client import connect
 
     deadline = asyncio.get_running_loop().time() + STARTUP_TIMEOUT
     while True:

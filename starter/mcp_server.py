@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ConfigDict
 
-from skills.errors import SkillsError
+from skills.errors import TemporalUnavailableError, UsageError
 from skills.settings import Settings
 from starter import exit_process
-from starter.client import SkillsClient, TemporalUnavailableError
+from starter.client import SkillsClient
 from starter.management import INSTRUCTIONS, SCHEMAS, TOOLS, Handler, ManagementTools, answering
 
 if TYPE_CHECKING:
@@ -118,10 +118,6 @@ def _bearer_auth(token: str | None) -> dict[str, Any]:
 
 
 # --- the command ----------------------------------------------------------------------------
-
-
-class UsageError(SkillsError):
-    """The options do not make a server that may start."""
 
 
 def add_parsers(sub: Any) -> None:

@@ -39,11 +39,11 @@ import httpx2
 from temporalio.service import RPCError
 
 from mcp_servers.telegram import API_BASE_ENV, DEFAULT_API_BASE, TOKEN_ENV, split_message
-from skills.errors import SkillsError
+from skills.errors import SkillsError, TemporalUnavailableError
 from skills.messages import ChatReply
 from skills.settings import Settings
 from starter import exit_process
-from starter.client import SkillsClient, TemporalUnavailableError
+from starter.client import SkillsClient
 
 log = logging.getLogger("skills.telegram")
 

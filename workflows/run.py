@@ -25,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.schedules import ScheduleActivities
     from activities.tools import ToolActivities
     from skills.catalog import ToolCallInput, ToolCallOutput
+    from skills.errors import PlanError
     from skills.messages import (
         AgentLoopState,
         AgentResume,
@@ -39,7 +40,7 @@ with workflow.unsafe.imports_passed_through():
     from skills.models import BUDGET, FAILURES, RunRecord, Skill, ToolCallRecord
     from skills.naming import SCHEDULED_START_TIME
     from skills.notify import completion_due, completion_message, disabled_message, failure_message
-    from skills.plans import PlanError, StepOutput, resolve
+    from skills.plans import StepOutput, resolve
     from skills.preflight import render_arguments, should_skip
     from workflows.agent_loop import HEARTBEAT, TOOL_RETRY, activity_cause, agent_loop
 

@@ -5,6 +5,13 @@ registration request of file skills that carry a schedule.
 Pure apart from reading skill folders, which only ``files`` does; no network, no database, no clock.
 """
 
+from skills.errors import (
+    AgentDefinitionError,
+    FrontmatterError,
+    ResourceError,
+    SkillFileError,
+    TooLargeError,
+)
 from skills.skillmd.agents import AgentDefinition, check_agent_text, load_agent
 from skills.skillmd.disclosure import (
     Disclosure,
@@ -13,13 +20,6 @@ from skills.skillmd.disclosure import (
     render_available_skills,
     render_instructions,
     with_dependencies,
-)
-from skills.skillmd.errors import (
-    AgentDefinitionError,
-    FrontmatterError,
-    ResourceError,
-    SkillFileError,
-    TooLargeError,
 )
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile, SkillManifest, SkillMetadata, SourceName, Triggers

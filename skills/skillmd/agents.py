@@ -14,8 +14,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
+from skills.errors import AgentDefinitionError, FrontmatterError
 from skills.skillmd import files
-from skills.skillmd.errors import AgentDefinitionError, FrontmatterError
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.parsing import parse_frontmatter
 from skills.skillmd.problems import Problem

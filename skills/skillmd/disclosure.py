@@ -18,7 +18,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from pydantic import BaseModel, ConfigDict
 
-from skills.skillmd.errors import SkillFileError
+from skills.errors import SkillFileError
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile
 from skills.skillmd.matching import DEFAULT_LIMIT, SkillMatch

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from skills.skillmd.errors import ResourceError, SkillFileError, TooLargeError
+from skills.errors import ResourceError, SkillFileError, TooLargeError
 from skills.skillmd.parsing import is_boundary
 
 # utf-8-sig drops a byte-order mark that some editors write at the start of the file.

@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 from frontmatter.default_handlers import YAMLHandler
 
-from skills.skillmd.errors import FrontmatterError
+from skills.errors import FrontmatterError
 
 # The C loader when libyaml is present (discovery parses thousands of files); both
 # build only plain YAML types, so a tag like !!python/object is refused, never run.

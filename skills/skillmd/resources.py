@@ -12,8 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from skills.errors import TooLargeError
 from skills.skillmd import files
-from skills.skillmd.errors import TooLargeError
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile
 from skills.skillmd.parsing import split_frontmatter

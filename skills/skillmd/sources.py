@@ -13,8 +13,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from skills.errors import SkillFileError
 from skills.skillmd import files
-from skills.skillmd.errors import SkillFileError
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile, SourceName
 from skills.skillmd.matching import SkillIndex

@@ -23,10 +23,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 from pydantic_core import to_jsonable_python
 
-from skills.errors import SkillValidationError
+from skills.errors import SkillFileError, SkillValidationError
 from skills.models import Skill, SkillSpec
 from skills.normalize import NormalizeContext, normalize
-from skills.skillmd.errors import SkillFileError
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile, SourceName
 from skills.skillmd.problems import Problem

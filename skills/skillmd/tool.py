@@ -11,8 +11,8 @@ import difflib
 from collections.abc import Iterable
 from typing import Any
 
+from skills.errors import SkillFileError
 from skills.skillmd.disclosure import xml_attribute, xml_text
-from skills.skillmd.errors import SkillFileError
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile
 from skills.skillmd.resources import read_body

@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from skills.errors import FrontmatterError, SkillFileError
 from skills.skillmd import files
-from skills.skillmd.errors import FrontmatterError, SkillFileError
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillManifest
 from skills.skillmd.parsing import parse_frontmatter

@@ -22,15 +22,10 @@ from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Worker
 
 from activities.tools import (
-    McpConfigError,
     McpServerConfig,
     ToolActivities,
-    ToolArgumentsError,
     ToolCallInput,
     ToolHub,
-    ToolServerError,
-    ToolTimeoutError,
-    UnknownToolError,
     build_catalog,
     first_sentence,
     load_argument_rules,
@@ -39,6 +34,13 @@ from activities.tools import (
 )
 from skills.arguments import ArgumentRules, ParameterDefault
 from skills.catalog import ToolCatalog
+from skills.errors import (
+    McpConfigError,
+    ToolArgumentsError,
+    ToolServerError,
+    ToolTimeoutError,
+    UnknownToolError,
+)
 from starter import tools_cli
 from starter.client import SkillsClient
 from tests.conftest import eventually

@@ -16,10 +16,10 @@ from skills.arguments import (
     ArgumentRules,
     ParameterDefault,
     PreparedArguments,
-    ToolArgumentsError,
     prepare_arguments,
     relax_schema,
 )
+from skills.errors import ToolArgumentsError
 
 TELEGRAM = {
     "type": "object",
