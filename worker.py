@@ -50,7 +50,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
     activities = [
         RegistrationActivities(store, settings, hub.tool_names),
         MaintenanceActivities(store, settings, hub.tool_names),
-        ScheduleActivities(client, settings),
+        ScheduleActivities(client, settings, store),
         StoreActivities(store, settings.backoff),
         RunActivities(store, settings, hub.call),
         ToolActivities(hub, call_timeout=settings.tool_call_timeout),

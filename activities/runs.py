@@ -51,7 +51,8 @@ class RunActivities:
                         workflow_id=request.workflow_id, trigger=request.trigger,
                         scheduled_at=request.scheduled_at, started_at=request.started_at, tier=skill.tier)
         gaps = self._gaps(skill, run) if request.trigger == "schedule" else []
-        return RunStart(skill=skill, run=self.store.start_run(run, gaps), skip=self._skip(skill, run),
+        return RunStart(skill=skill.without_instructions(), run=self.store.start_run(run, gaps),
+                        skip=self._skip(skill, run),
                         tool_timeout_seconds=self.settings.tool_call_timeout.total_seconds(),
                         notify_interval_seconds=self.settings.notify_interval.total_seconds(),
                         llm_timeout_seconds=self.settings.llm_timeout.total_seconds(),
@@ -60,7 +61,10 @@ class RunActivities:
 
     @activity.defn(name="finish_run")
     def finish(self, run: RunRecord) -> RunOutcome:
-        return self.store.record_outcome(run, self.settings.backoff, self.settings.budget)
+        outcome = self.store.record_outcome(run, self.settings.backoff, self.settings.budget)
+        if outcome.skill is not None:
+            outcome.skill = outcome.skill.without_instructions()
+        return outcome
 
     @activity.defn(name="notify_user")
     async def notify(self, request: NotifyInput) -> None:

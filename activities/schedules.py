@@ -6,6 +6,7 @@ skill, never patched field by field, so calling `sync` again is always safe.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime, timedelta
 
 from temporalio import activity
@@ -24,12 +25,14 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
+from activities.schedule_spec import schedule_spec
+from activities.store import Store
+from skills.errors import SkillNotFoundError
 from skills.messages import ScheduleSync, ScheduleSynced, SkillRunInput
 from skills.models import BY_USER, FAILURES, Skill
 from skills.naming import engine_job_id, run_summary, search_attributes
 from skills.settings import Settings
 from skills.skillmd.sync import SYNC_JOB, SYNC_WORKFLOW, SyncInput
-from skills.triggers import schedule_spec
 
 SKILL_RUN_WORKFLOW = "SkillRun"
 
@@ -120,18 +123,23 @@ async def ensure_engine_schedules(client: Client, settings: Settings) -> None:
 
 
 class ScheduleActivities:
-    def __init__(self, client: Client, settings: Settings) -> None:
+    def __init__(self, client: Client, settings: Settings, store: Store) -> None:
         self.client = client
         self.settings = settings
+        self.store = store
 
     @activity.defn(name="sync_schedule")
     async def sync(self, request: ScheduleSync) -> ScheduleSynced:
         """Create, replace, update or remove the skill's schedule so it matches the store."""
-        skill, previous = request.skill, request.previous
+        previous = request.previous
+        try:
+            skill: Skill | None = await asyncio.to_thread(self.store.get_skill, request.skill_id)
+        except SkillNotFoundError:
+            skill = None  # deleted since: its schedule goes too
         old_id = previous.schedule_id if previous else None
-        if old_id and old_id != skill.schedule_id:
+        if old_id and (skill is None or old_id != skill.schedule_id):
             await self._delete(old_id)
-        if skill.schedule_id is None:
+        if skill is None or skill.schedule_id is None:
             return ScheduleSynced()
         schedule = build_schedule(skill, self.settings)
         # The schedule memo keeps the trigger as written, and a memo can only be set at

@@ -12,6 +12,7 @@ an error and the client that reads it back use the same constant and cannot drif
     ├── SkillValidationError        an input was refused; nothing was stored
     ├── SkillNotFoundError          no skill by that id or name
     ├── PlanError                   a plan placeholder cannot be filled at run time
+    ├── WorkflowInputError          a workflow was started with an input it cannot run
     ├── ToolCallError               a tool could not be called
     │   ├── UnknownToolError
     │   ├── ToolArgumentsError
@@ -81,6 +82,10 @@ class SkillNotFoundError(SkillsError):
 
 class PlanError(SkillsError):
     """A placeholder that cannot be filled at run time (the earlier step returned no such field)."""
+
+
+class WorkflowInputError(SkillsError):
+    """A workflow was started with an input it cannot run (a bug or a hand-made start, not a fault to retry)."""
 
 
 # --- tools ----------------------------------------------------------------------------------

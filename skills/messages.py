@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, Field
 
 from skills.errors import FieldError
-from skills.models import BY_USER, Normalized, RunRecord, Skill, ToolCallRecord
+from skills.models import BY_USER, Normalized, RunRecord, Skill, ToolCallRecord, TriggerConfig
 
 
 class SkillRef(BaseModel):
@@ -75,11 +75,27 @@ class RegistrationResult(BaseModel):
     next_fire: datetime | None = None
 
 
-class ScheduleSync(BaseModel):
-    """Make the skill's schedule match the stored skill (create, update, pause or delete)."""
+class PreviousSchedule(BaseModel):
+    """What a skill's schedule was built from before a change: enough to tell whether the old
+    schedule must go (a new id) or be recreated (a new trigger: the memo is set only at creation)."""
 
-    skill: Skill
-    previous: Skill | None = None
+    schedule_id: str | None = None
+    trigger_config: TriggerConfig | None = None
+    trigger_as_written: dict[str, Any] | None = None
+
+    @classmethod
+    def of(cls, skill: Skill) -> PreviousSchedule:
+        return cls(schedule_id=skill.schedule_id, trigger_config=skill.trigger_config,
+                   trigger_as_written=skill.trigger_as_written)
+
+
+class ScheduleSync(BaseModel):
+    """Make the skill's schedule match the stored skill (create, update, pause or delete).
+
+    The skill is named by id and loaded by the activity: payloads never carry two bodies."""
+
+    skill_id: int
+    previous: PreviousSchedule | None = None
 
 
 class ScheduleSynced(BaseModel):
@@ -133,6 +149,7 @@ class RunStart(BaseModel):
     """The skill as it is at this fire, the run row opened for it, and what the fire should do."""
 
     skill: Skill | None
+    """Without its instructions (:meth:`Skill.without_instructions`): the Agent tier loads them by id."""
     run: RunRecord | None
     skip: str | None = None
     """Why this fire must not run the skill (disabled, backoff), decided from the stored state."""
@@ -195,6 +212,7 @@ class RunOutcome(BaseModel):
 
     run: RunRecord
     skill: Skill | None
+    """The skill after the run, without its instructions."""
     disabled: str | None = None
     """The reason the skill was disabled by this run ("failures", "fired"), if it was."""
     retired_schedule: str | None = None
@@ -256,15 +274,23 @@ def _local(iso: str, trigger: dict[str, Any] | None) -> str:
 # --- maintenance --------------------------------------------------------------------------
 
 
+class SkillBrief(BaseModel):
+    """A skill named in a payload that may list many: its id, for the activities, and its name, for people."""
+
+    id: int
+    name: str
+    schedule_id: str | None = None
+
+
 class MaintenanceScan(BaseModel):
-    ready: list[Skill] = Field(default_factory=list)
+    ready: list[SkillBrief] = Field(default_factory=list)
     """Disabled for missing tools, and every tool is available now."""
-    missed: list[Skill] = Field(default_factory=list)
+    missed: list[SkillBrief] = Field(default_factory=list)
     """Enabled one-shots that never fired and are now beyond the catch-up window."""
 
 
 class MissedOneShot(BaseModel):
-    skill: Skill
+    skill_id: int
     workflow_id: str
 
 

@@ -134,6 +134,13 @@ class Skill(SkillSpec):
     def is_one_shot(self) -> bool:
         return self.trigger_config is not None and self.trigger_config.kind == "at"
 
+    def without_instructions(self) -> Skill:
+        """This skill for a workflow payload: everything a fire decides on, without the instructions.
+
+        Instructions may be up to a megabyte (a SKILL.md body) and Temporal caps a payload at
+        2 MB, so workflows carry this and the activities that need the text load it by id."""
+        return self.model_copy(update={"instructions": ""})
+
 
 class Normalized(BaseModel):
     """The normalizer's answer: the spec, what it changed, and the trigger as written."""

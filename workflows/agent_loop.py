@@ -9,27 +9,17 @@ carries only references and counters, so its state fits a continue-as-new.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import timedelta
 from typing import NoReturn
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from activities.agent import AgentActivities, AgentToolCall, LlmTurn
     from skills.messages import AgentLoopState, LoopEnd, LoopLimits
     from skills.models import ToolCallRecord
-
-# Rate limits and server errors retry (after the endpoint's retry-after); a refused request
-# (bad key, unknown model) is raised as non-retryable by the activity.
-LLM_RETRY = RetryPolicy(initial_interval=timedelta(seconds=2), backoff_coefficient=2.0,
-                        maximum_interval=timedelta(minutes=1), maximum_attempts=6)
-# A tool call may have side effects (a message sent), so it is retried only a few times, and
-# only for failures that may be transient (unknown tools and bad arguments are non-retryable).
-TOOL_RETRY = RetryPolicy(initial_interval=timedelta(seconds=2), backoff_coefficient=2.0, maximum_attempts=3)
-# Slow calls heartbeat; a worker that died mid-call is noticed within this.
-HEARTBEAT = timedelta(seconds=10)
+    from workflows.failures import activity_cause
+    from workflows.options import llm_options, tool_options
 
 
 async def agent_loop(state: AgentLoopState, limits: LoopLimits,
@@ -45,8 +35,7 @@ async def agent_loop(state: AgentLoopState, limits: LoopLimits,
                 AgentActivities.turn,
                 LlmTurn(conversation_id=state.conversation_id, model=state.model, tools=state.tools, step=step,
                         answer_chars=limits.answer_chars),
-                start_to_close_timeout=timedelta(seconds=limits.llm_timeout_seconds),
-                heartbeat_timeout=HEARTBEAT, retry_policy=LLM_RETRY,
+                **llm_options(limits.llm_timeout_seconds),
                 summary=f"LLM turn {step} ({state.model})",
             )
         except ActivityError as e:
@@ -69,8 +58,7 @@ async def agent_loop(state: AgentLoopState, limits: LoopLimits,
                     AgentActivities.tool,
                     AgentToolCall(conversation_id=state.conversation_id, message_seq=turn.message_seq,
                                   call_id=ref.id, allowed=state.tools),
-                    start_to_close_timeout=timedelta(seconds=limits.tool_timeout_seconds),
-                    heartbeat_timeout=HEARTBEAT, retry_policy=TOOL_RETRY,
+                    **tool_options(limits.tool_timeout_seconds),
                     summary=ref.name if ref.name in state.tools else f"refused: {ref.name}",
                 )
             except ActivityError as e:
@@ -91,12 +79,3 @@ async def agent_loop(state: AgentLoopState, limits: LoopLimits,
 
 def _end(state: AgentLoopState, reason: str) -> LoopEnd:
     return LoopEnd(status="error", summary=reason, state=state)
-
-
-def activity_cause(error: ActivityError) -> str:
-    """The activity's own words: the first application error of the chain (what it raised,
-    not what it raised from)."""
-    cause = error.cause
-    while cause is not None and not isinstance(cause, ApplicationError) and cause.cause is not None:
-        cause = cause.cause
-    return str(getattr(cause, "message", None) or cause or error)

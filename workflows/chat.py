@@ -9,19 +9,16 @@ it can fix in its next step. The conversation is kept in the store, by session.
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
     from activities.chat import ChatActivities, ChatPrepare
     from skills.messages import AgentLoopState, ChatInput, ChatReply, LoopLimits
     from workflows.agent_loop import agent_loop
+    from workflows.options import STORE
 
 REPLY_CHARS = 16_000
 """A chat's reply is the model's whole answer, up to four Telegram messages."""
-STORE = {"start_to_close_timeout": timedelta(seconds=30), "retry_policy": RetryPolicy(maximum_attempts=5)}
 
 
 @workflow.defn(name="ChatTurn")

@@ -5,14 +5,12 @@
 - Missed one-shots: a one-shot whose time passed while the engine was down for
   longer than the catch-up window never fires; its fire is recorded as missed and
   the skill retired.
+- The LLM endpoint: one alert when it goes down, one when it is back.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
     from activities.agent import AgentActivities
@@ -21,10 +19,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.runs import RunActivities
     from activities.schedules import ScheduleActivities
     from skills.messages import EnableInput, MaintenanceReport, MissedOneShot, NotifyInput, ScheduleSync
-
-STORE = {"start_to_close_timeout": timedelta(seconds=60), "retry_policy": RetryPolicy(maximum_attempts=5)}
-NOTIFY = {"start_to_close_timeout": timedelta(seconds=30), "retry_policy": RetryPolicy(maximum_attempts=3)}
-
+    from workflows.options import NOTIFY, SCHEDULE, STORE
 
 @workflow.defn(name="Maintenance")
 class Maintenance:
@@ -33,21 +28,20 @@ class Maintenance:
         scan = await workflow.execute_activity_method(MaintenanceActivities.scan, **STORE)
         report = MaintenanceReport()
         for skill in scan.ready:
-            enabled = await workflow.execute_activity_method(
+            await workflow.execute_activity_method(
                 RegistrationActivities.set_enabled,
                 EnableInput(skill_id=skill.id, enabled=True, now=workflow.now()), **STORE,
             )
-            await workflow.execute_activity_method(
-                ScheduleActivities.sync, ScheduleSync(skill=enabled, previous=skill), **STORE
-            )
+            await workflow.execute_activity_method(ScheduleActivities.sync, ScheduleSync(skill_id=skill.id),
+                                                   **SCHEDULE)
             report.enabled.append(skill.name)
         for skill in scan.missed:
             await workflow.execute_activity_method(
                 MaintenanceActivities.record_missed,
-                MissedOneShot(skill=skill, workflow_id=workflow.info().workflow_id), **STORE,
+                MissedOneShot(skill_id=skill.id, workflow_id=workflow.info().workflow_id), **STORE,
             )
             if skill.schedule_id:
-                await workflow.execute_activity_method(ScheduleActivities.delete, skill.schedule_id, **STORE)
+                await workflow.execute_activity_method(ScheduleActivities.delete, skill.schedule_id, **SCHEDULE)
             report.missed.append(skill.name)
         change = await workflow.execute_activity_method(AgentActivities.check_endpoint, **STORE)
         if change is not None:
@@ -55,7 +49,8 @@ class Maintenance:
             message = ("✅ The LLM endpoint is reachable again." if change.up else
                        f"⚠️ The LLM endpoint is {change.reason}. Agent-tier skills fail until it is back.")
             await workflow.execute_activity_method(
-                RunActivities.notify, NotifyInput(skill_id=None, message=message, at=workflow.now()), **NOTIFY
+                RunActivities.notify, NotifyInput(skill_id=None, message=message, at=workflow.now()),
+                **NOTIFY,
             )
         if report.enabled or report.missed:
             workflow.logger.info("maintenance: enabled %s, missed one-shots %s", report.enabled, report.missed)

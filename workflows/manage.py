@@ -7,10 +7,7 @@ half-written.
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
@@ -22,18 +19,16 @@ with workflow.unsafe.imports_passed_through():
         ChangeInput,
         ChangeResult,
         EnableInput,
+        PreviousSchedule,
         RegisterInput,
         RegistrationResult,
         SaveInput,
         ScheduleSync,
+        ScheduleSynced,
     )
     from skills.models import Skill
-
-STORE = {"start_to_close_timeout": timedelta(seconds=30), "retry_policy": RetryPolicy(maximum_attempts=5)}
-SCHEDULE = {
-    "start_to_close_timeout": timedelta(seconds=30),
-    "retry_policy": RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=5),
-}
+    from workflows.failures import activity_cause
+    from workflows.options import SCHEDULE, STORE
 
 
 @workflow.defn(name="RegisterSkill")
@@ -53,13 +48,11 @@ class RegisterSkill:
             return RegistrationResult(ok=False, errors=saved.errors, notes=notes)
 
         try:
-            synced = await workflow.execute_activity_method(
-                ScheduleActivities.sync, ScheduleSync(skill=saved.skill, previous=prepared.existing), **SCHEDULE
-            )
+            synced = await _sync(saved.skill, previous=prepared.existing)
         except ActivityError as e:
             await workflow.execute_activity_method(RegistrationActivities.undo, change, **STORE)
             if prepared.existing is not None:
-                await _resync(prepared.existing, saved.skill)
+                await _sync(prepared.existing, previous=saved.skill)
             return RegistrationResult(ok=False, notes=notes, errors=[_schedule_error(e)])
         return RegistrationResult(ok=True, skill=saved.skill, notes=notes, next_fire=synced.next_fire)
 
@@ -73,7 +66,7 @@ class ChangeSkill:
         try:
             skill = await workflow.execute_activity_method(StoreActivities.get_skill, request.target, **STORE)
         except ActivityError as e:
-            return ChangeResult(ok=False, errors=[FieldError(field="target", message=_message(e))])
+            return ChangeResult(ok=False, errors=[FieldError(field="target", message=activity_cause(e))])
 
         if request.action == "delete":
             deleted = await workflow.execute_activity_method(RegistrationActivities.delete, request, **STORE)
@@ -89,7 +82,7 @@ class ChangeSkill:
             **STORE,
         )
         try:
-            await _resync(changed, skill)
+            await _sync(changed, previous=skill)
         except ActivityError as e:
             await workflow.execute_activity_method(
                 RegistrationActivities.set_enabled,
@@ -101,16 +94,11 @@ class ChangeSkill:
         return ChangeResult(ok=True, skill=changed)
 
 
-async def _resync(skill: Skill, previous: Skill) -> None:
-    await workflow.execute_activity_method(
-        ScheduleActivities.sync, ScheduleSync(skill=skill, previous=previous), **SCHEDULE
-    )
-
-
-def _message(error: ActivityError) -> str:
-    cause = error.cause
-    return str(cause.message if cause is not None and hasattr(cause, "message") else error)
+async def _sync(skill: Skill, *, previous: Skill | None) -> ScheduleSynced:
+    """Bring the stored skill's schedule in line; ``previous`` is the skill as its schedule was built."""
+    request = ScheduleSync(skill_id=skill.id, previous=PreviousSchedule.of(previous) if previous else None)
+    return await workflow.execute_activity_method(ScheduleActivities.sync, request, **SCHEDULE)
 
 
 def _schedule_error(error: ActivityError) -> FieldError:
-    return FieldError(field="schedule", message=f"the schedule could not be updated: {_message(error)}")
+    return FieldError(field="schedule", message=f"the schedule could not be updated: {activity_cause(error)}")

@@ -14,8 +14,7 @@ from datetime import timedelta
 from typing import NoReturn
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 # All passed through, agent_loop too: imported once per worker, not again in every run's sandbox
 # (it keeps no state; its workflow calls find the running workflow from the context).
@@ -25,13 +24,14 @@ with workflow.unsafe.imports_passed_through():
     from activities.schedules import ScheduleActivities
     from activities.tools import ToolActivities
     from skills.catalog import ToolCallInput, ToolCallOutput
-    from skills.errors import PlanError
+    from skills.errors import PlanError, WorkflowInputError
     from skills.messages import (
         AgentLoopState,
         AgentResume,
         BeginRun,
         LoopLimits,
         NotifyInput,
+        PreviousSchedule,
         RunOutcome,
         RunStart,
         ScheduleSync,
@@ -42,12 +42,10 @@ with workflow.unsafe.imports_passed_through():
     from skills.notify import completion_due, completion_message, disabled_message, failure_message
     from skills.plans import StepOutput, resolve
     from skills.preflight import render_arguments, should_skip
-    from workflows.agent_loop import HEARTBEAT, TOOL_RETRY, activity_cause, agent_loop
+    from workflows.agent_loop import agent_loop
+    from workflows.failures import activity_cause
+    from workflows.options import NOTIFY, SCHEDULE, STORE, tool_options
 
-STORE = {"start_to_close_timeout": timedelta(seconds=30), "retry_policy": RetryPolicy(maximum_attempts=10)}
-SCHEDULE = {"start_to_close_timeout": timedelta(seconds=30), "retry_policy": RetryPolicy(maximum_attempts=5)}
-NOTIFY = {"start_to_close_timeout": timedelta(seconds=30), "heartbeat_timeout": HEARTBEAT,
-          "retry_policy": RetryPolicy(maximum_attempts=3)}
 RESULT_EXCERPT = 2000
 
 
@@ -57,7 +55,10 @@ class SkillRun:
     async def run(self, request: SkillRunInput) -> RunRecord | None:
         if request.resume is not None:
             resume = request.resume
-            assert resume.start.skill is not None
+            if resume.start.skill is None:
+                # A bad input is not a bug to retry: fail the run, not the workflow task (retried forever).
+                raise ApplicationError("a resumed run must carry its skill", non_retryable=True,
+                                       type=WorkflowInputError.failure_type())
             run = await self._agent_loop(resume.start.skill, resume.run, resume.start, request, resume.loop)
             return await self._close(resume.start.skill, run, resume.start)
         info = workflow.info()
@@ -139,9 +140,7 @@ class SkillRun:
             out = await workflow.execute_activity_method(
                 ToolActivities.call_tool,
                 ToolCallInput(tool=tool, arguments=arguments, step_id=step_id),
-                start_to_close_timeout=timedelta(seconds=start.tool_timeout_seconds),
-                heartbeat_timeout=HEARTBEAT,
-                retry_policy=TOOL_RETRY,
+                **tool_options(start.tool_timeout_seconds),
                 summary=f"{label}{tool}",
             )
             ok, text, elapsed, adjusted = out.ok, out.text, out.duration_ms, out.adjusted
@@ -158,9 +157,10 @@ class SkillRun:
             await workflow.execute_activity_method(ScheduleActivities.delete, outcome.retired_schedule, **SCHEDULE)
         if outcome.disabled in (FAILURES, BUDGET) and outcome.skill is not None:
             await workflow.execute_activity_method(
-                ScheduleActivities.sync, ScheduleSync(skill=outcome.skill, previous=skill), **SCHEDULE
+                ScheduleActivities.sync,
+                ScheduleSync(skill_id=skill.id, previous=PreviousSchedule.of(skill)), **SCHEDULE,
             )
-        message = self._message(skill, outcome, start)
+        message = self._notice(skill, outcome, start)
         if message is None:
             return
         try:
@@ -172,7 +172,8 @@ class SkillRun:
             workflow.logger.warning("notification for skill %s not sent: %s", skill.id, activity_cause(e))
 
     @staticmethod
-    def _message(skill: Skill, outcome: RunOutcome, start: RunStart) -> str | None:
+    def _notice(skill: Skill, outcome: RunOutcome, start: RunStart) -> str | None:
+        """What to tell the user about this run, if anything."""
         run, after = outcome.run, outcome.skill or skill
         if outcome.disabled == FAILURES:
             return disabled_message(skill, f"{after.consecutive_failures} consecutive failures",

@@ -10,29 +10,19 @@ is reported in the result and the others still go through.
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
     from activities.skillfiles import SkillFileActivities
     from skills.skillmd.sync import SyncInput, SyncResult
-
-SCAN = {"start_to_close_timeout": timedelta(minutes=2), "retry_policy": RetryPolicy(maximum_attempts=3)}
-# An apply waits for a whole registration (normalize, store, schedule: well under a second,
-# longer while the store or the frontend retries); a retry joins the registration it started.
-APPLY = {
-    "start_to_close_timeout": timedelta(minutes=2),
-    "retry_policy": RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=3),
-}
+    from workflows.options import FILE_SCAN, REGISTRATION
 
 
 @workflow.defn(name="SyncSkillFiles")
 class SyncSkillFiles:
     @workflow.run
     async def run(self, request: SyncInput) -> SyncResult:
-        plan = await workflow.execute_activity_method(SkillFileActivities.scan, request, **SCAN)
+        plan = await workflow.execute_activity_method(SkillFileActivities.scan, request, **FILE_SCAN)
         result = SyncResult(refused=plan.refused, unchanged=plan.unchanged, shadowed=plan.shadowed,
                             dry_run=request.dry_run)
         if request.dry_run:
@@ -40,7 +30,7 @@ class SyncSkillFiles:
             return result
         for change in plan.changes:
             done = await workflow.execute_activity_method(
-                SkillFileActivities.apply, change, summary=f"{change.action} {change.name}", **APPLY
+                SkillFileActivities.apply, change, summary=f"{change.action} {change.name}", **REGISTRATION
             )
             result.record(done)
         workflow.logger.info(

@@ -20,9 +20,10 @@ import pytest
 from temporalio.client import Client, Schedule, ScheduleActionStartWorkflow, ScheduleSpec, ScheduleState
 from temporalio.testing import WorkflowEnvironment
 
+from activities.schedule_spec import schedule_spec
 from skills.models import TriggerConfig
-from skills.triggers import MACROS, cron_next_times, schedule_spec, trigger_next_times
-from tests.skills.test_triggers import TemporalSimulator, is_repeated_wall_time, utc, wall_clock
+from skills.triggers import MACROS, cron_next_times, trigger_next_times
+from tests.activities.test_schedule_spec import TemporalSimulator, is_repeated_wall_time, utc, wall_clock
 
 # The instants (UTC) the clocks change in 2027.
 NEW_YORK_SPRING = datetime(2027, 3, 14, 7, 0, tzinfo=UTC)  # 02:00 EST -> 03:00 EDT
@@ -149,7 +150,7 @@ async def test_around_clock_changes(server: Client, tz: str, change: datetime, e
 async def test_the_simulator_agrees_with_the_server(
     server: Client, tz: str, change: datetime, expr: str
 ) -> None:
-    # The property tests in tests/skills/test_triggers.py trust the simulator; this is why.
+    # The property tests in tests/activities/test_schedule_spec.py trust the simulator; this is why.
     start = change - timedelta(minutes=90)
     for spec in (cron_spec(expr, tz), raw_spec(cron_spec(expr, tz))):
         fired = await next_fires(server, spec, start_at=start)

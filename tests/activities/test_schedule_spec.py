@@ -1,4 +1,5 @@
-"""skills.triggers: cron checking, croniter's fire times, and the Temporal spec that reproduces them.
+"""activities.schedule_spec and skills.triggers: cron checking, croniter's fire times, and the
+Temporal spec that reproduces them.
 
 The property tests run the spec through ``TemporalSimulator``, a line-by-line port of the
 Temporal server's schedule arithmetic (service/worker/scheduler/calendar.go and spec.go,
@@ -18,13 +19,13 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from temporalio.client import ScheduleCalendarSpec, ScheduleIntervalSpec, ScheduleRange, ScheduleSpec
 
+from activities.schedule_spec import schedule_spec
 from skills.models import TriggerConfig
 from skills.triggers import (
     MACROS,
     NOT_CLASSIC,
     check_cron,
     cron_next_times,
-    schedule_spec,
     trigger_next_times,
 )
 
