@@ -82,15 +82,18 @@ def engine_schedules(settings: Settings) -> dict[str, Schedule]:
     maintenance = engine_job_id(settings.task_queue, "maintenance")
     sync = engine_job_id(settings.task_queue, SYNC_JOB)
     return {
-        maintenance: _round(maintenance, MAINTENANCE_WORKFLOW, None, settings.maintenance_interval, settings,
-                            "maintenance: auto-enable skills whose tools came back, retire missed one-shots"),
-        sync: _round(sync, SYNC_WORKFLOW, SyncInput(), settings.skill_sync_interval, settings,
-                     "sync the skills of SKILL.md files that carry a schedule"),
+        maintenance: _interval_schedule(
+            maintenance, MAINTENANCE_WORKFLOW, None, settings.maintenance_interval, settings,
+            "maintenance: auto-enable skills whose tools came back, retire missed one-shots"),
+        sync: _interval_schedule(
+            sync, SYNC_WORKFLOW, SyncInput(), settings.skill_sync_interval, settings,
+            "sync the skills of SKILL.md files that carry a schedule"),
     }
 
 
-def _round(schedule_id: str, workflow: str, arg: object, every: timedelta, settings: Settings,
-           summary: str) -> Schedule:
+def _interval_schedule(schedule_id: str, workflow: str, arg: object, every: timedelta, settings: Settings,
+                       summary: str) -> Schedule:
+    """An engine job that runs every ``every`` (a maintenance or sync round)."""
     args = [] if arg is None else [arg]
     return Schedule(
         action=ScheduleActionStartWorkflow(workflow, args=args, id=schedule_id, task_queue=settings.task_queue,

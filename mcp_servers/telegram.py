@@ -12,7 +12,7 @@ breaks where possible. Telegram's refusals (unknown chat, bad token, flood contr
 come back as tool errors that say what Telegram said.
 
 Run it with ``python -m mcp_servers.telegram`` (stdio). The engine names its tool
-``telegram_send_message``, as the reference's skills call it; in an ``mcpServers`` file::
+``telegram_send_message`` (the name plans and notifications use); in an ``mcpServers`` file::
 
     "telegram": {"command": "/path/to/.venv/bin/python", "args": ["-m", "mcp_servers.telegram"],
                  "env": {"TELEGRAM_BOT_TOKEN": "${TELEGRAM_BOT_TOKEN}"}}

@@ -1,7 +1,7 @@
 """Token budgets: a cap per run, a daily budget per skill and for everything, and a spike rule.
 
-Like the reference's cost monitor, a skill that goes over pauses (reason "budget") and
-the user is told the counts and the thresholds. Days are rolling 24-hour windows.
+A skill that goes over pauses (reason "budget") and the user is told the counts and the
+thresholds. Days are rolling 24-hour windows.
 """
 
 from __future__ import annotations

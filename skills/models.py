@@ -32,7 +32,7 @@ BUDGET = "budget"
 
 
 class PlanStep(BaseModel):
-    """One fixed tool call of a Direct-tier plan (the reference's ``{id, toolName, parameters}``)."""
+    """One fixed tool call of a Direct-tier plan (``{id, toolName, parameters}``; ``toolName`` as model-written JSON spells it)."""
 
     model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
 

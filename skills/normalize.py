@@ -1,6 +1,6 @@
 """The registration normalizer: what an LLM (or a person) sends becomes a valid SkillSpec.
 
-It does every fix of the reference normalizer (re-nest flattened trigger fields,
+It fixes what models commonly get wrong (re-nest flattened trigger fields,
 aliases, relative to absolute time, inferred trigger type, string arrays and
 numbers, default agent, time zone injection, the multi-step safety net) and then
 validates, collecting every problem so one answer names them all. It is pure:

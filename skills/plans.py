@@ -2,7 +2,7 @@
 
 A parameter may hold placeholders:
 
-- ``{{steps.fetch.result}}`` (or ``{{fetch.result}}``, the reference's style): the
+- ``{{steps.fetch.result}}`` (or the short ``{{fetch.result}}``): the
   text result of the earlier step ``fetch``;
 - ``{{steps.fetch.items.0.title}}`` (or ``{{fetch.structured.items.0.title}}``): a field
   of its structured content;

@@ -1,7 +1,7 @@
 """Pre-flight checks: a tool call and a condition, run before the tier; a skip costs no tokens.
 
-A skill declares them (``preflight: [{tool, arguments, skip_if, path}]``), and the
-reference's two automatic checks (meeting skills look at the calendar for the
+A skill declares them (``preflight: [{tool, arguments, skip_if, path}]``), and two
+automatic checks (meeting skills look at the calendar for the
 next two hours, email skills look for new emails) are expressed as the same
 declarations, added at registration by the rules in ``AUTOMATIC_CHECKS``: the
 workflow knows no special cases.

@@ -60,7 +60,7 @@ class Settings(BaseModel):
 
     default_chat_id: str | None = None
     """Chat that `telegram_send_message` reaches when a call gives none, a non-string one, or one
-    longer than 20 characters (the reference's chat_id rule)."""
+    longer than 20 characters (real chat ids are short; invented ones are not)."""
 
     argument_rules: Path | None = None
     """A JSON or YAML file with more tool-argument rules: `hallucinated` parameters per tool-name

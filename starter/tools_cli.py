@@ -2,7 +2,7 @@
 
     skills catalog               servers with their state, tools grouped by server (first sentence each)
     skills catalog --refresh     refresh first: config file, tool lists, failed servers retried
-    skills catalog --json        reference 000's shape plus the servers' states
+    skills catalog --json        the tools grouped by server, plus the servers' states
 
 It reads through Temporal like every other read (a standalone ``get_tool_catalog`` or
 ``refresh_tool_catalog`` activity on the worker's task queue): the catalog is the

@@ -1,9 +1,9 @@
-"""Progressive disclosure (reference 003): what an LLM is told about skills for one message.
+"""Progressive disclosure: what an LLM is told about skills for one message.
 
 Tier 0, nothing: there are no skills.
 Tier 1, a breadcrumb ``[N skills available]``: skills exist, but none fits the message.
 Tier 2, the registry: names and brief descriptions as the ``<available_skills>`` block
-(reference 000), for every skill when the user asks what the assistant can do, and
+(the block Agent Skills clients put in a system prompt), for every skill when the user asks what the assistant can do, and
 always for skills that have no triggers (they can never match, so this is how they are found).
 Tier 3, the full instructions of the matched skills (and of the skills they depend on).
 """

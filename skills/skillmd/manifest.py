@@ -60,7 +60,7 @@ Pattern = Annotated[re.Pattern[str], BeforeValidator(_compile)]
 
 
 class Triggers(BaseModel):
-    """When a user's message should bring the skill in (reference 003)."""
+    """When a user's message should bring the skill in: keywords, verbs and regex patterns."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
@@ -73,7 +73,7 @@ class Triggers(BaseModel):
 
 
 class PlanStepSpec(BaseModel):
-    """One step of ``metadata.execution_plan``: a fixed tool call (the reference's ``{id, toolName, parameters}``)."""
+    """One step of ``metadata.execution_plan``: a fixed tool call (``{id, toolName, parameters}``, as in a registration)."""
 
     # extra="forbid": a misspelt key (``paramters``) would otherwise make the step silently call with no arguments.
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True)
@@ -92,7 +92,7 @@ class SkillMetadata(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True, use_attribute_docstrings=True)
 
     keywords: Names = Field(default_factory=list)
-    """More trigger keywords (reference 000's form)."""
+    """More trigger keywords, in the metadata mapping (for clients that keep frontmatter flat)."""
     priority: int = 0
     """Breaks ties between skills that match a message equally well; higher wins."""
     required_tools: Names = Field(default_factory=list)

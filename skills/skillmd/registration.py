@@ -1,4 +1,4 @@
-"""File skills that schedule themselves (reference 000): a SKILL.md whose ``metadata`` carries a
+"""File skills that schedule themselves: a SKILL.md whose ``metadata`` carries a
 ``trigger_config`` registers through the same registration workflow as any other skill.
 
 This module only builds the request; the sync that sends it lives with the workflows.

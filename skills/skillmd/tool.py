@@ -1,4 +1,4 @@
-"""The ``skill`` tool of reference 002: the LLM loads a skill's instructions by name.
+"""The ``skill`` tool: the LLM loads a skill's instructions by name.
 
 One parameter, ``skill_name``, whose JSON Schema ``enum`` is the skill names; the
 description lists the skills as XML. Unknown names and unreadable files come back

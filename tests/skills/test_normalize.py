@@ -1,4 +1,4 @@
-"""Every row of the reference normalizer tables, every validation rule, and properties."""
+"""Every fix the normalizer makes, every validation rule, and properties."""
 
 from __future__ import annotations
 

@@ -207,16 +207,16 @@ async def test_the_endpoint_going_down_and_back_alerts_once_each(agent: Engine, 
     maintenance = client.get_schedule_handle(f"{agent.settings.task_queue}-maintenance")
     alerts = lambda: [m["message"] for m in agent.outbox() if "LLM endpoint" in m["message"]]  # noqa: E731
     llm.down()
-    await _round(client, agent)
+    await _maintenance_now(client, agent)
     await eventually(lambda: len(alerts()) == 1, timeout=30)
     assert alerts()[0].startswith("⚠️ The LLM endpoint is unreachable")
-    await _round(client, agent)
+    await _maintenance_now(client, agent)
     await agent.stop()
     await agent.start()  # a restart neither repeats nor forgets the alert
-    await _round(client, agent)
+    await _maintenance_now(client, agent)
     assert len(alerts()) == 1
     llm.up()
-    await _round(client, agent)
+    await _maintenance_now(client, agent)
     await eventually(lambda: len(alerts()) == 2, timeout=30)
     assert alerts()[1] == "✅ The LLM endpoint is reachable again."
     assert await schedule_exists(client, maintenance.id)
@@ -242,7 +242,7 @@ async def test_the_sandbox_holds_across_a_worker_restart_and_replay(agent: Engin
     await Replayer(workflows=[SkillRun], data_converter=pydantic_data_converter).replay_workflow(history)
 
 
-async def _round(client: Client, engine: Engine) -> None:
+async def _maintenance_now(client: Client, engine: Engine) -> None:
     """One maintenance round, run now and waited for."""
     await client.execute_workflow("Maintenance", id=f"maintenance-{_seq()}", task_queue=engine.settings.task_queue)
 
