@@ -24,9 +24,9 @@ from temporalio.testing import WorkflowEnvironment
 
 import worker
 from activities.store import Store
+from client import SkillsClient
 from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_TIER
 from skills.settings import Settings
-from starter.client import SkillsClient
 from starter.dev import temporal_binary
 from tests.fakes.llm_server import ScriptedLLM, call, say
 

@@ -125,7 +125,7 @@ def run_dev(config: Path) -> int:
 
 async def _serve(profile: DevProfile, settings: Settings, server: subprocess.Popen[bytes] | None) -> None:
     import worker
-    from starter.client import SkillsClient
+    from client import SkillsClient
 
     client = await _wait_for_server(profile, server)
     stop = asyncio.Event()
@@ -134,7 +134,7 @@ async def _serve(profile: DevProfile, settings: Settings, server: subprocess.Pop
         loop.add_signal_handler(sig, stop.set)
 
     async def bundled() -> None:
-        from starter.sync import register_bundled
+        from client.files import register_bundled
 
         await register_bundled(SkillsClient(client, settings.task_queue))
 
@@ -161,7 +161,7 @@ async def _serve(profile: DevProfile, settings: Settings, server: subprocess.Pop
 
 def _telegram(settings: Settings, client: Client, stop: asyncio.Event) -> asyncio.Task[None] | None:
     """The Telegram adapter next to the worker, when a bot token and allowed chats are configured."""
-    from starter.client import SkillsClient
+    from client import SkillsClient
     from starter.telegram_bot import TOKEN_ENV, serve
 
     token = os.environ.get(TOKEN_ENV, "").strip()
@@ -181,8 +181,8 @@ def _telegram(settings: Settings, client: Client, stop: asyncio.Event) -> asynci
 
 
 async def _wait_for_server(profile: DevProfile, server: subprocess.Popen[bytes] | None) -> Client:
+    from client import connect
     from skills.errors import TemporalUnavailableError
-    from starter.client import connect
 
     deadline = asyncio.get_running_loop().time() + STARTUP_TIMEOUT
     while True:

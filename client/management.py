@@ -25,10 +25,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from temporalio.service import RPCError
 
+from client.skills_client import SkillsClient
 from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
 from skills.messages import RegistrationResult
 from skills.models import FIRED, MISSING_TOOLS, Skill
-from starter.client import SkillsClient
 
 TRIGGER_TYPES = ("cron", "event", "manual")
 
