@@ -6,6 +6,7 @@ server (``skills mcp``), the Telegram adapter and the worker's chat tools (the m
 
 - :mod:`client.skills_client`: :class:`SkillsClient` and :func:`connect`
 - :mod:`client.management`: the six management tools a model calls
+- :mod:`client.schedules`: when a skill's schedule fires next, as Temporal says (the worker reads it too)
 - :mod:`client.files`: syncing the file skills now (``skills sync``, ``skills dev``)
 - :mod:`client.temporal_cli`: where the ``temporal`` CLI is, to start a dev server
 
