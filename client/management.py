@@ -29,6 +29,7 @@ from client.skills_client import SkillsClient
 from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
 from skills.messages import RegistrationResult
 from skills.models import FIRED, MISSING_TOOLS, Skill
+from skills.normalize import parse_bool
 
 TRIGGER_TYPES = ("cron", "event", "manual")
 
@@ -330,14 +331,12 @@ def _json_object(value: Any) -> dict[str, Any] | None:
 
 
 def _optional_bool(value: Any, field: str) -> bool | None:
-    if value is None or isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("true", "1", "yes"):
-        return True
-    if text in ("false", "0", "no"):
-        return False
-    raise SkillValidationError.single(field, f"expected true or false, got {value!r}")
+    if value is None:
+        return None
+    try:
+        return parse_bool(value, on_off=False)
+    except ValueError:
+        raise SkillValidationError.single(field, f"expected true or false, got {value!r}") from None
 
 
 # --- answers --------------------------------------------------------------------------------
