@@ -25,9 +25,9 @@ from activities.schedules import ScheduleActivities, ensure_engine_schedules
 from activities.skillfiles import SkillFileActivities
 from activities.store import Store, StoreActivities
 from activities.tools import ToolActivities, ToolHub, load_argument_rules, outbox_server
+from client import SkillsClient, connect
+from client.management import ManagementTools
 from skills.settings import Settings
-from starter.client import SkillsClient, connect
-from starter.management import ManagementTools
 from workflows.chat import ChatTurn
 from workflows.maintenance import Maintenance
 from workflows.manage import ChangeSkill, RegisterSkill

@@ -1,7 +1,7 @@
 """The chat's activities: a turn opens with the message matched to SKILL.md playbooks, and
 the Agent loop may call the management tools as well as the MCP servers' tools.
 
-The management tools are the same ones ``skills mcp`` serves (starter.management):
+The management tools are the same ones ``skills mcp`` serves (client.management):
 calls of the Temporal client that start RegisterSkill or ChangeSkill, so what a model
 sends in a chat takes the registration road of every other client.
 """
@@ -16,11 +16,11 @@ from pydantic import BaseModel, Field
 from temporalio import activity
 
 from activities.store import Store
+from client.management import SCHEMAS, TOOLS, ManagementTools, answering
 from skills.agent import chat_opening
 from skills.catalog import ToolInfo, ToolResult
 from skills.settings import Settings
 from skills.skillmd import disclose, discover
-from starter.management import SCHEMAS, TOOLS, ManagementTools, answering
 
 CHANGING_TOOLS = {"memory_store_skill": "created", "memory_update_skill": "updated", "memory_delete_skill": "deleted"}
 

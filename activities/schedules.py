@@ -160,11 +160,9 @@ class ScheduleActivities:
         await self._delete(schedule_id)
 
     async def next_fire(self, schedule_id: str) -> datetime | None:
-        description = await self.client.get_schedule_handle(schedule_id).describe()
-        if description.schedule.state.paused:
-            return None
-        times = description.info.next_action_times
-        return times[0] if times else None
+        from client import schedules
+
+        return await schedules.next_fire(self.client, schedule_id)
 
     async def _create_or_update(self, skill: Skill, schedule: Schedule) -> None:
         assert skill.schedule_id is not None

@@ -24,10 +24,10 @@ from temporalio.testing import WorkflowEnvironment
 
 import worker
 from activities.store import Store
+from client import SkillsClient
+from client.temporal_cli import temporal_binary
 from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_TIER
 from skills.settings import Settings
-from starter.client import SkillsClient
-from starter.dev import temporal_binary
 from tests.fakes.llm_server import ScriptedLLM, call, say
 
 ARGUMENT = "x" * 200

@@ -48,11 +48,11 @@ from temporalio.worker import Worker
 
 import worker
 from bench.raw import RawOneActivity, noop
+from client import SkillsClient
+from client.temporal_cli import temporal_binary
 from skills.messages import SkillRunInput
 from skills.naming import SCHEDULED_START_TIME, SKILL_AGENT, SKILL_NAME, SKILL_TIER
 from skills.settings import Settings
-from starter.client import SkillsClient
-from starter.dev import temporal_binary
 
 RAW_QUEUE = "bench-raw"
 

@@ -261,12 +261,20 @@ class ChatReply(BaseModel):
         return lines
 
 
+def zone_time(moment: datetime, zone: str | None) -> str:
+    """A time as a clock in ``zone`` (an IANA name) shows it: ``2026-11-22 09:05 Europe/Paris``.
+
+    With no zone, as this machine's clock shows it, named by its abbreviation
+    (``2026-11-22 09:05 CET``). A zone this machine does not know raises
+    ZoneInfoNotFoundError (ValueError for a malformed name): each caller has its own way out."""
+    local = moment.astimezone(ZoneInfo(zone)) if zone else moment.astimezone()
+    return f"{local:%Y-%m-%d %H:%M} {zone or local.tzname() or local.strftime('UTC%z')}"
+
+
 def _local(iso: str, trigger: dict[str, Any] | None) -> str:
-    """An ISO time as the skill's zone shows it (``2026-11-22 09:05 Europe/Paris``)."""
+    """An ISO time as the skill's zone (UTC if it has none) shows it; the ISO text if it cannot."""
     try:
-        moment = datetime.fromisoformat(iso)
-        zone = (trigger or {}).get("timezone") or "UTC"
-        return f"{moment.astimezone(ZoneInfo(zone)):%Y-%m-%d %H:%M} {zone}"
+        return zone_time(datetime.fromisoformat(iso), (trigger or {}).get("timezone") or "UTC")
     except (ValueError, TypeError, ZoneInfoNotFoundError):
         return iso
 

@@ -541,19 +541,34 @@ def _required_text(value: Any, field: str, problems: _Problems, limit: int | Non
     return text or ""
 
 
+YES_NO_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+ON_OFF_WORDS = {"on": True, "off": False}
+
+
+def parse_bool(value: Any, *, on_off: bool = True) -> bool:
+    """A boolean as JSON or a person writes one: true or false, 1 or 0, or a word in any case
+    (true/false, yes/no, 1/0, and with ``on_off`` on/off). Raise ValueError for anything else."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in YES_NO_WORDS:
+            return YES_NO_WORDS[word]
+        if on_off and word in ON_OFF_WORDS:
+            return ON_OFF_WORDS[word]
+    raise ValueError(f"not true or false: {value!r}")
+
+
 def _boolean(value: Any, field: str, default: bool, problems: _Problems) -> bool:
     if value is None:
         return default
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "yes", "1", "on"):
-        return True
-    if isinstance(value, str) and value.strip().lower() in ("false", "no", "0", "off"):
-        return False
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    problems.add(field, f"must be true or false, got {value!r}")
-    return default
+    try:
+        return parse_bool(value)
+    except ValueError:
+        problems.add(field, f"must be true or false, got {value!r}")
+        return default
 
 
 def _number(value: Any, field: str, problems: _Problems, *, positive: bool = False) -> float:

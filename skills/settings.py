@@ -4,7 +4,7 @@ Every field can be set from the environment as ``SKILLS_<FIELD>`` (upper case).
 Durations accept seconds (``90``) or ISO 8601 (``PT90S``). The Temporal connection
 itself is not here: it follows Temporal's own environment configuration
 (``TEMPORAL_ADDRESS``, ``TEMPORAL_NAMESPACE``, ``TEMPORAL_API_KEY``, TLS settings,
-``TEMPORAL_PROFILE`` and the TOML config file), see ``starter.connect``.
+``TEMPORAL_PROFILE`` and the TOML config file), see ``client.connect``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""The client side: the Python client, the `skills` CLI, the dev launcher, adapters."""
+"""The entry points: the `skills` CLI, the dev launcher, the MCP server, the Telegram adapter.
+
+The library they share (SkillsClient, the management tools, the file sync) is the
+``client`` package; what is here is only how a process starts, reads its arguments and ends."""
 
 from __future__ import annotations
 

@@ -31,11 +31,11 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
+from client import SkillsClient
 from skills.errors import SkillNotFoundError, SkillsError, SkillValidationError
 from skills.messages import ChatReply
 from skills.models import RunRecord, Skill
 from starter import exit_process, files_cli, mcp_server, print_failure, telegram_bot, tools_cli
-from starter.client import SkillsClient
 
 Handler = Callable[[argparse.Namespace, SkillsClient], Awaitable[Any]]
 

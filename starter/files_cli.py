@@ -192,9 +192,9 @@ def sync(args: argparse.Namespace) -> int:
     # Imported here: the local commands above must not need (or wait for) a Temporal client.
     from temporalio.client import WorkflowFailureError
 
+    from client import SkillsClient
+    from client.files import sync_files
     from skills.errors import SkillsError
-    from starter.client import SkillsClient
-    from starter.sync import sync_files
 
     async def run() -> Any:
         skills = await SkillsClient.connect(task_queue=_task_queue(args), address=getattr(args, "address", None),

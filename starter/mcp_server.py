@@ -35,11 +35,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ConfigDict
 
+from client import SkillsClient
+from client.management import INSTRUCTIONS, SCHEMAS, TOOLS, Handler, ManagementTools, answering
 from skills.errors import TemporalUnavailableError, UsageError
 from skills.settings import Settings
 from starter import exit_process
-from starter.client import SkillsClient
-from starter.management import INSTRUCTIONS, SCHEMAS, TOOLS, Handler, ManagementTools, answering
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import AccessToken

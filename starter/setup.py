@@ -11,8 +11,8 @@ from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSearchAttributesRequest
 from temporalio.client import Client
 
+from client import connect
 from skills.naming import SEARCH_ATTRIBUTES
-from starter.client import connect
 
 KINDS = {"Keyword": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD}
 

@@ -38,12 +38,12 @@ from typing import Any, Protocol
 import httpx2
 from temporalio.service import RPCError
 
+from client import SkillsClient
 from mcp_servers.telegram import API_BASE_ENV, DEFAULT_API_BASE, TOKEN_ENV, split_message
 from skills.errors import SkillsError, TemporalUnavailableError
 from skills.messages import ChatReply
 from skills.settings import Settings
 from starter import exit_process
-from starter.client import SkillsClient
 
 log = logging.getLogger("skills.telegram")
 

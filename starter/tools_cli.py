@@ -17,9 +17,9 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
+from client import SkillsClient
 from skills.catalog import ServerState, ToolCatalog
 from skills.errors import SkillsError
-from starter.client import SkillsClient
 
 Handler = Callable[[argparse.Namespace, SkillsClient], Awaitable[Any]]
 

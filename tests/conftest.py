@@ -24,11 +24,11 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
 
+from client import SkillsClient
+from client.temporal_cli import temporal_binary
 from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_TIER
 from skills.settings import Settings
 from skills.skillmd import BUNDLED_DIR
-from starter.client import SkillsClient
-from starter.dev import temporal_binary
 from tests.fakes.llm_server import ScriptedLLM, scripted_llm_fixture
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -32,6 +32,7 @@ from activities.tools import (
     load_mcp_config,
     outbox_server,
 )
+from client import SkillsClient
 from skills.arguments import ArgumentRules, ParameterDefault
 from skills.catalog import ToolCatalog
 from skills.errors import (
@@ -42,7 +43,6 @@ from skills.errors import (
     UnknownToolError,
 )
 from starter import tools_cli
-from starter.client import SkillsClient
 from tests.conftest import eventually
 
 ROOT = Path(__file__).resolve().parents[2]

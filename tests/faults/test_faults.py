@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
+from client import SkillsClient, connect
+from client.temporal_cli import temporal_binary
 from skills.naming import SEARCH_ATTRIBUTES
 from skills.settings import Settings
 from skills.triggers import trigger_next_times
-from starter.client import SkillsClient, connect
-from starter.dev import temporal_binary
 from tests.conftest import ROOT, Engine, eventually, schedule_exists, trigger_schedule, write_mcp_config
 
 pytestmark = pytest.mark.slow

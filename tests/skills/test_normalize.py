@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from skills.errors import SkillValidationError
 from skills.models import SkillSpec
-from skills.normalize import NormalizeContext, normalize
+from skills.normalize import NormalizeContext, normalize, parse_bool
 from skills.plans import analyse_plan
 from skills.triggers import check_cron
 
@@ -93,6 +93,27 @@ def test_camel_case_fields_are_read() -> None:
 def test_trigger_config_given_as_json_string() -> None:
     trigger = ok(trigger_config='{"schedule": "0 9 * * 1-5"}').spec.trigger_config
     assert trigger is not None and trigger.schedule == "0 9 * * 1-5"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(True, True), (False, False), (1, True), (0, False), ("TRUE", True), (" no ", False), ("Yes", True),
+     ("1", True), ("0", False), ("on", True), ("OFF", False)],
+)
+def test_booleans_as_json_or_a_person_writes_them(value: object, expected: bool) -> None:
+    assert parse_bool(value) is expected
+
+
+@pytest.mark.parametrize("value", [2, 1.0, "maybe", "", [True], "on", "off"])
+def test_what_is_not_a_boolean_without_on_off(value: object) -> None:
+    # The management tools' filters take yes/no words but not on/off.
+    with pytest.raises(ValueError):
+        parse_bool(value, on_off=False)
+
+
+def test_a_boolean_field_that_is_not_one_is_named() -> None:
+    assert refused({"name": "water", "instructions": "drink", "enabled": "maybe"}) == {
+        "enabled": "must be true or false, got 'maybe'"}
 
 
 # --- relative times, inference, defaults ----------------------------------------------------

@@ -16,7 +16,7 @@ import yaml
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from starter.client import SkillsClient
+from client import SkillsClient
 from starter.dev import port_open
 from tests.conftest import ROOT, eventually, free_port
 from tests.fakes.llm_server import ScriptedLLM, say

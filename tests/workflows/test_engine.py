@@ -7,9 +7,9 @@ import uuid
 import pytest
 from temporalio.client import Client, ScheduleOverlapPolicy, WorkflowExecution
 
+from client import SkillsClient
 from skills.errors import SkillNotFoundError, SkillValidationError, WorkerUnavailableError
 from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_TIER
-from starter.client import SkillsClient
 from tests.conftest import Engine, eventually, schedule_exists
 
 

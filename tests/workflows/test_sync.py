@@ -20,6 +20,7 @@ import pytest
 from temporalio.client import Client, ScheduleActionStartWorkflow, ScheduleHandle, ScheduleOverlapPolicy
 
 from activities.schedules import ensure_engine_schedules
+from client.files import sync_files
 from skills.models import Skill
 from skills.settings import Settings
 from skills.skillmd import BUNDLED_DIR
@@ -29,7 +30,6 @@ from skills.skillmd.sync import (
     UNSCHEDULED_IN_FILE,
     SyncResult,
 )
-from starter.sync import sync_files
 from tests.conftest import Engine, eventually, trigger_schedule
 from tests.skills.skillmd.skill_files import skill_text
 

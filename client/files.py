@@ -11,9 +11,9 @@ from datetime import timedelta
 
 from temporalio.common import WorkflowIDConflictPolicy
 
+from client.skills_client import SkillsClient
 from skills.naming import engine_job_id
 from skills.skillmd.sync import SYNC_JOB, SYNC_WORKFLOW, SyncInput, SyncResult
-from starter.client import SkillsClient
 
 log = logging.getLogger("skills.sync")
 

@@ -20,15 +20,16 @@ import json
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfoNotFoundError
 
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from temporalio.service import RPCError
 
+from client.skills_client import SkillsClient
 from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
-from skills.messages import RegistrationResult
+from skills.messages import RegistrationResult, zone_time
 from skills.models import FIRED, MISSING_TOOLS, Skill
-from starter.client import SkillsClient
+from skills.normalize import parse_bool
 
 TRIGGER_TYPES = ("cron", "event", "manual")
 
@@ -330,14 +331,12 @@ def _json_object(value: Any) -> dict[str, Any] | None:
 
 
 def _optional_bool(value: Any, field: str) -> bool | None:
-    if value is None or isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("true", "1", "yes"):
-        return True
-    if text in ("false", "0", "no"):
-        return False
-    raise SkillValidationError.single(field, f"expected true or false, got {value!r}")
+    if value is None:
+        return None
+    try:
+        return parse_bool(value, on_off=False)
+    except ValueError:
+        raise SkillValidationError.single(field, f"expected true or false, got {value!r}") from None
 
 
 # --- answers --------------------------------------------------------------------------------
@@ -442,10 +441,10 @@ def _moment(moment: datetime | None, skill: Skill, relative: bool = True) -> str
         return "unknown"
     zone = skill.trigger_config.timezone if skill.trigger_config else None
     try:
-        local = moment.astimezone(ZoneInfo(zone)) if zone else moment.astimezone()
+        text = zone_time(moment, zone)
     except (ZoneInfoNotFoundError, ValueError):
-        local = moment.astimezone()
-    text = f"{local:%Y-%m-%d %H:%M} {zone or local.tzname() or local.strftime('UTC%z')}"
+        # A zone this machine does not know: its own clock, still named by the skill's zone.
+        text = f"{moment.astimezone():%Y-%m-%d %H:%M} {zone}"
     return f"{text} ({_from_now(moment)})" if relative else text
 
 

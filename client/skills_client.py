@@ -25,6 +25,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.envconfig import ClientConfig
 from temporalio.exceptions import ApplicationError, TimeoutError, WorkflowAlreadyStartedError
 
+from client import schedules
 from skills.catalog import CatalogRequest, ToolCatalog
 from skills.errors import (
     FieldError,
@@ -184,9 +185,7 @@ class SkillsClient:
         """When the skill's schedule fires next, as Temporal computes it (None if paused or unscheduled)."""
         if not skill.schedule_id or not skill.enabled:
             return None
-        description = await self.client.get_schedule_handle(skill.schedule_id).describe()
-        times = description.info.next_action_times
-        return times[0] if times else None
+        return await schedules.next_fire(self.client, skill.schedule_id)
 
     # --- plumbing ---------------------------------------------------------------------------
 

@@ -1,0 +1,19 @@
+"""The Python client of the engine: everything a program needs to manage skills, over Temporal only.
+
+It never opens the database and never imports the worker: changes run as workflows, reads as
+activities on the worker's task queue. Programs use it, and so do the ``skills`` CLI, the MCP
+server (``skills mcp``), the Telegram adapter and the worker's chat tools (the management tools).
+
+- :mod:`client.skills_client`: :class:`SkillsClient` and :func:`connect`
+- :mod:`client.management`: the six management tools a model calls
+- :mod:`client.schedules`: when a skill's schedule fires next, as Temporal says (the worker reads it too)
+- :mod:`client.files`: syncing the file skills now (``skills sync``, ``skills dev``)
+- :mod:`client.temporal_cli`: where the ``temporal`` CLI is, to start a dev server
+
+It depends on ``skills`` (what a skill is) only, never on ``starter``, ``activities``,
+``workflows`` or ``worker``.
+"""
+
+from client.skills_client import SkillsClient, connect
+
+__all__ = ["SkillsClient", "connect"]
