@@ -27,7 +27,7 @@ from activities.store import Store, StoreActivities
 from activities.tools import ToolActivities, ToolHub, load_argument_rules, outbox_server
 from client import SkillsClient, connect
 from client.management import ManagementTools
-from skills.settings import Settings
+from config.settings import Settings
 from workflows.chat import ChatTurn
 from workflows.maintenance import Maintenance
 from workflows.manage import ChangeSkill, RegisterSkill

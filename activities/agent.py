@@ -27,12 +27,12 @@ from temporalio.exceptions import ApplicationError
 
 from activities.failures import application_error
 from activities.store import Store
+from config.settings import Settings
 from skills.agent import ChatMessage, ToolCallMessage, for_the_model, opening_messages, tool_result_text
 from skills.arguments import relax_schema
 from skills.catalog import ToolInfo, ToolResult
 from skills.errors import ConversationError, LlmRefusedError, LlmUnavailableError, ToolCallError
 from skills.messages import FINAL_EXCERPT
-from skills.settings import Settings
 
 TOOL_EXCERPT = 300
 HEALTH_TIMEOUT = 3.0

@@ -17,9 +17,9 @@ from temporalio import activity
 
 from activities.store import Store
 from client.management import SCHEMAS, TOOLS, ManagementTools, answering
+from config.settings import Settings
 from skills.agent import chat_opening
 from skills.catalog import ToolInfo, ToolResult
-from skills.settings import Settings
 from skills.skillmd import disclose, discover
 
 CHANGING_TOOLS = {"memory_store_skill": "created", "memory_update_skill": "updated", "memory_delete_skill": "deleted"}

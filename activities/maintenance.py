@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 from temporalio import activity
 
 from activities.store import Store
+from config.settings import Settings
 from skills.errors import SkillNotFoundError
 from skills.messages import MaintenanceScan, MissedOneShot, SkillBrief, SkillFilter
 from skills.models import MISSED, MISSING_TOOLS, RunRecord, Skill
-from skills.settings import Settings
 
 
 class MaintenanceActivities:

@@ -14,11 +14,11 @@ from temporalio import activity
 
 from activities.failures import as_application_errors
 from activities.store import Store
+from config.settings import Settings
 from skills.errors import FieldError, SkillNotFoundError, SkillValidationError
 from skills.messages import ChangeInput, EnableInput, Prepared, RegisterInput, Saved, SaveInput
 from skills.models import BY_USER, MISSING_TOOLS, Skill, SkillSpec
 from skills.normalize import NormalizeContext, normalize
-from skills.settings import Settings
 
 
 class RegistrationActivities:

@@ -16,13 +16,13 @@ from typing import Any
 from temporalio import activity
 
 from activities.store import Store
+from config.settings import Settings
 from skills.budget import DAY
 from skills.catalog import ToolResult
 from skills.errors import SkillNotFoundError
 from skills.fires import MAX_ACCOUNTED, PreviousFire, account_gap
 from skills.messages import BeginRun, NotifyInput, RunOutcome, RunStart
 from skills.models import RunRecord, Skill
-from skills.settings import Settings
 from skills.triggers import trigger_next_times
 
 LATE = timedelta(seconds=15)

@@ -27,11 +27,11 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from activities.schedule_spec import schedule_spec
 from activities.store import Store
+from config.settings import Settings
 from skills.errors import SkillNotFoundError
 from skills.messages import ScheduleSync, ScheduleSynced, SkillRunInput
 from skills.models import BY_USER, FAILURES, Skill
 from skills.naming import engine_job_id, run_summary, search_attributes
-from skills.settings import Settings
 from skills.skillmd.sync import SYNC_JOB, SYNC_WORKFLOW, SyncInput
 
 SKILL_RUN_WORKFLOW = "SkillRun"

@@ -25,6 +25,7 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from activities.store import Store
+from config.settings import Settings
 from skills.errors import SkillFileError
 from skills.messages import (
     ChangeInput,
@@ -35,7 +36,6 @@ from skills.messages import (
     SkillRef,
 )
 from skills.normalize import NormalizeContext
-from skills.settings import Settings
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.sources import discover, load_skill_file
 from skills.skillmd.sync import FileChange, SyncedSkill, SyncInput, SyncPlan, file_request, plan_sync

@@ -50,9 +50,9 @@ import worker
 from bench.raw import RawOneActivity, noop
 from client import SkillsClient
 from client.temporal_cli import temporal_binary
+from config.settings import Settings
 from skills.messages import SkillRunInput
 from skills.naming import SCHEDULED_START_TIME, SKILL_AGENT, SKILL_NAME, SKILL_TIER
-from skills.settings import Settings
 
 RAW_QUEUE = "bench-raw"
 

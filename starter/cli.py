@@ -335,7 +335,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _task_queue_default(args: argparse.Namespace) -> None:
-    from skills.settings import Settings
+    from config.settings import Settings
 
     if args.task_queue is None:
         args.task_queue = Settings.from_env().task_queue

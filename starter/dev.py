@@ -22,7 +22,7 @@ import yaml
 from pydantic import BaseModel, Field
 
 from client.temporal_cli import temporal_binary
-from skills.settings import Settings
+from config.settings import Settings
 
 if TYPE_CHECKING:
     from temporalio.client import Client

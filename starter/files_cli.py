@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from skills.settings import Settings
+from config.settings import Settings
 from skills.skillmd import (
     Catalog,
     Problem,
@@ -232,7 +232,7 @@ def _sync_failed(args: argparse.Namespace, message: str) -> int:
 
 
 def _task_queue(args: argparse.Namespace) -> str:
-    from skills.settings import Settings
+    from config.settings import Settings
 
     return getattr(args, "task_queue", None) or Settings.from_env().task_queue
 

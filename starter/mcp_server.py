@@ -37,8 +37,8 @@ from pydantic import ConfigDict
 
 from client import SkillsClient
 from client.management import INSTRUCTIONS, SCHEMAS, TOOLS, Handler, ManagementTools, answering
+from config.settings import Settings
 from skills.errors import TemporalUnavailableError, UsageError
-from skills.settings import Settings
 from starter import exit_process
 
 if TYPE_CHECKING:

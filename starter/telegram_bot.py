@@ -39,10 +39,10 @@ import httpx2
 from temporalio.service import RPCError
 
 from client import SkillsClient
+from config.settings import Settings
 from mcp_servers.telegram import API_BASE_ENV, DEFAULT_API_BASE, TOKEN_ENV, split_message
 from skills.errors import SkillsError, TemporalUnavailableError
 from skills.messages import ChatReply
-from skills.settings import Settings
 from starter import exit_process
 
 log = logging.getLogger("skills.telegram")

@@ -26,8 +26,8 @@ from temporalio.testing import WorkflowEnvironment
 
 from client import SkillsClient
 from client.temporal_cli import temporal_binary
+from config.settings import Settings
 from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_TIER
-from skills.settings import Settings
 from skills.skillmd import BUNDLED_DIR
 from tests.fakes.llm_server import ScriptedLLM, scripted_llm_fixture
 

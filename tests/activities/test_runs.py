@@ -10,10 +10,10 @@ import pytest
 
 from activities.runs import RunActivities
 from activities.store import Store
+from config.settings import Settings
 from skills.fires import PreviousFire, account_gap
 from skills.messages import BeginRun
 from skills.models import SkillSpec, TriggerConfig
-from skills.settings import Settings
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 MINUTE = timedelta(minutes=1)

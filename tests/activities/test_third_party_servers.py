@@ -36,7 +36,7 @@ from temporalio.client import Client
 from temporalio.testing import ActivityEnvironment
 
 from activities.tools import ToolActivities, ToolCallInput, ToolHub
-from skills.settings import Settings
+from config.settings import Settings
 from tests.conftest import Engine, eventually
 
 logger = logging.getLogger(__name__)

@@ -20,8 +20,8 @@ from temporalio.client import Client
 
 from client import SkillsClient, connect
 from client.temporal_cli import temporal_binary
+from config.settings import Settings
 from skills.naming import SEARCH_ATTRIBUTES
-from skills.settings import Settings
 from skills.triggers import trigger_next_times
 from tests.conftest import ROOT, Engine, eventually, schedule_exists, trigger_schedule, write_mcp_config
 

@@ -12,7 +12,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
 from activities.store import Store
-from skills.settings import Settings
+from config.settings import Settings
 from tests.conftest import Engine, eventually, schedule_exists, trigger_schedule
 from tests.fakes.llm_server import ScriptedLLM, call, calls, error, long, say, scripted_llm_fixture
 from workflows.run import SkillRun

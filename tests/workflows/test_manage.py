@@ -22,10 +22,10 @@ from temporalio.worker import Worker
 from activities.registration import RegistrationActivities
 from activities.schedules import ScheduleActivities
 from activities.store import Store, StoreActivities
+from client import SkillsClient
+from config.settings import Settings
 from skills.errors import SkillValidationError
 from skills.messages import ScheduleSync, ScheduleSynced
-from skills.settings import Settings
-from starter.client import SkillsClient
 from tests.conftest import schedule_exists
 from workflows.manage import ChangeSkill, RegisterSkill
 

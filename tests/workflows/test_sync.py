@@ -21,8 +21,8 @@ from temporalio.client import Client, ScheduleActionStartWorkflow, ScheduleHandl
 
 from activities.schedules import ensure_engine_schedules
 from client.files import sync_files
+from config.settings import Settings
 from skills.models import Skill
-from skills.settings import Settings
 from skills.skillmd import BUNDLED_DIR
 from skills.skillmd.sync import (
     DISABLED_IN_FILE,
