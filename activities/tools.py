@@ -62,6 +62,7 @@ from pydantic import ValidationError as PydanticValidationError
 from temporalio import activity
 
 from activities.failures import application_error
+from activities.heartbeat import heartbeating
 from skills.arguments import ArgumentRules, ParameterDefault, compile_schema, prepare_arguments
 from skills.catalog import (
     CatalogEntry,
@@ -1149,16 +1150,14 @@ class ToolActivities:
     async def call_tool(self, call: ToolCallInput) -> ToolCallOutput:
         """Call one MCP tool. An error result comes back as ``ok=False``; the workflow decides what it means."""
         started = time.monotonic()
-        heartbeat = asyncio.create_task(_heartbeat_while_running(call.step_id, call.tool))
         try:
-            result = await self._hub.call(call.tool, call.arguments, timeout=self._timeout())
+            # Long tool calls must heartbeat, or a heartbeat timeout would fail them and
+            # cancellation would never reach them.
+            async with heartbeating(call.step_id, call.tool):
+                result = await self._hub.call(call.tool, call.arguments, timeout=self._timeout())
         except ToolCallError as exc:
             activity.logger.warning("tool %s (step %s) failed: %s", call.tool, call.step_id, exc)
             raise application_error(exc) from exc
-        finally:
-            heartbeat.cancel()
-            with suppress(asyncio.CancelledError):
-                await heartbeat
         duration_ms = round((time.monotonic() - started) * 1000)
         if result.adjusted:
             activity.logger.info("tool %s (step %s): arguments adjusted: %s", call.tool, call.step_id,
@@ -1201,16 +1200,6 @@ class ToolActivities:
             cap = start_to_close.total_seconds() * 0.9
             timeout = cap if timeout is None else min(timeout, cap)
         return timeout
-
-
-async def _heartbeat_while_running(step_id: str, tool: str) -> None:
-    # Long tool calls must heartbeat, or a heartbeat timeout would fail them and
-    # cancellation would never reach them.
-    configured = activity.info().heartbeat_timeout
-    interval = min(configured.total_seconds() / 3, 10.0) if configured else 10.0
-    while True:
-        await asyncio.sleep(interval)
-        activity.heartbeat(step_id, tool)
 
 
 def _bounded(result: ToolResult) -> ToolResult:
