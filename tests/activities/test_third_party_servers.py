@@ -35,7 +35,9 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import ActivityEnvironment
 
-from activities.tools import ToolActivities, ToolCallInput, ToolHub
+from activities.mcp import ToolHub
+from activities.tools import ToolActivities
+from skills.catalog import ToolCallInput
 from skills.settings import Settings
 from tests.conftest import Engine, eventually
 
