@@ -130,27 +130,27 @@ def prepare_arguments(
         raise ToolArgumentsError(f"{tool}: arguments must be an object, got {_json_type(arguments) or type(arguments).__name__}")
     args = dict(arguments)
     changes: list[str] = []
-    shape = _Shape(schema if isinstance(schema, Mapping) else {})
-    root = shape.root
+    lenient = _LenientSchema(schema if isinstance(schema, Mapping) else {})
+    root = lenient.root
 
     if rules.coerce_string_booleans:
         for name, value in list(args.items()):
-            sub = shape.property_schema(root, name)
+            sub = lenient.property_schema(root, name)
             if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-                allowed = shape.types(sub) if sub is not None else None
+                allowed = lenient.types(sub) if sub is not None else None
                 if sub is None or (allowed is not None and "string" not in allowed):
                     args[name] = value.strip().lower() == "true"
                     changes.append(f"{name!r}: {value!r} → {json.dumps(args[name])}")
 
     if rules.strip_nulls:
         for name, value in list(args.items()):
-            sub = shape.property_schema(root, name)
+            sub = lenient.property_schema(root, name)
             # As the reference does, unless the tool's schema explicitly allows null there.
-            if value is None and (sub is None or not shape.allows_null(sub)):
+            if value is None and (sub is None or not lenient.allows_null(sub)):
                 del args[name]
                 changes.append(f"{name!r}: null removed")
 
-    declared = shape.declared(root)
+    declared = lenient.declared(root)
     for prefix, names in rules.hallucinated.items():
         if tool.startswith(prefix):
             for name in names:
@@ -169,7 +169,7 @@ def prepare_arguments(
     # Most calls need no coercion: one validation pass then, not a walk and a second pass.
     if not _is_valid(validator, args):
         if rules.coerce_types and schema:
-            args = shape.coerce_object(args, root, (), changes, 0, strip_nulls=rules.strip_nulls)
+            args = lenient.coerce_object(args, root, (), changes, 0, strip_nulls=rules.strip_nulls)
         check_arguments(tool, validator, args)
     return PreparedArguments(arguments=args, changes=changes)
 
@@ -265,14 +265,14 @@ def _fits(value: Any, types: frozenset[str] | None) -> bool:
     return kind in types or (kind == "integer" and "number" in types)
 
 
-_ALL_TYPES = frozenset({"null", "boolean", "object", "array", "number", "integer", "string"})
 _INTEGER = re.compile(r"[+-]?\d+")
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 _FAIL = object()
 
 
-class _Shape:
-    """One tool's schema, read leniently: local ``$ref``s followed, unknown keywords ignored."""
+class _LenientSchema:
+    """One tool's schema, read leniently (local ``$ref``s followed, unknown keywords ignored):
+    the types it admits where, the properties it declares, and values coerced to it."""
 
     def __init__(self, root: Mapping[str, Any]) -> None:
         self.root = root
