@@ -1,8 +1,8 @@
 """Tool-call arguments: the normalization pipeline every call goes through, and relaxed schemas.
 
-Reference 000 ("Tool Argument Normalization") runs every tool call an LLM makes
-through ``coerceStringBooleans → stripNullValues → stripHallucinatedParams →
-injectChatId``. Here every call, from either tier, runs::
+LLMs answer tool calls loosely: ``"true"`` for a boolean, ``null`` for "nothing",
+parameters the tool does not have, a made-up chat id. Every call, from either tier
+(Direct plans and LLMs alike), runs::
 
     string booleans → nulls removed → hallucinated parameters stripped
       → defaults injected → coerced to the tool's JSON Schema → checked
@@ -11,9 +11,9 @@ injectChatId``. Here every call, from either tier, runs::
   as it is (``"true"`` stays a string where the schema asks for a string; ``null``
   stays where the schema allows it; a "hallucinated" parameter the tool really
   declares is kept);
-- the default-injection rule of the reference (``telegram_send_message.chat_id``
-  replaced when missing, not a string or longer than 20 characters) is one
-  instance of :class:`ParameterDefault`, configured per tool;
+- the chat_id rule (``telegram_send_message.chat_id`` replaced when missing, not a
+  string or longer than 20 characters: real ids are short) is one instance of
+  :class:`ParameterDefault`, configured per tool;
 - the coercion turns what an LLM answers against a :func:`relax_schema` schema
   (numbers and booleans as strings, ``null`` for optional properties, arrays and
   objects as JSON text) back into the strict types, at any depth;
@@ -48,7 +48,7 @@ MAX_DEPTH = 64
 
 
 class ParameterDefault(BaseModel):
-    """A value filled into one parameter of one tool, the reference's ``injectChatId`` generalised.
+    """A value filled into one parameter of one tool, e.g. the primary chat's id into ``chat_id``.
 
     The parameter is filled when it is missing (or ``null``), when its value has
     another JSON type than :attr:`value` (an LLM's number where an id string
@@ -145,7 +145,7 @@ def prepare_arguments(
     if rules.strip_nulls:
         for name, value in list(args.items()):
             sub = lenient.property_schema(root, name)
-            # As the reference does, unless the tool's schema explicitly allows null there.
+            # A null means "nothing": drop it, unless the tool's schema explicitly allows null there.
             if value is None and (sub is None or not lenient.allows_null(sub)):
                 del args[name]
                 changes.append(f"{name!r}: null removed")
@@ -572,8 +572,8 @@ _SUBSCHEMAS = ("items", "additionalProperties", "additionalItems", "contains", "
 def relax_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """The tool's input schema as offered to an LLM, which often answers loosely.
 
-    As reference 000's ``relaxSchemaTypes``: numbers, integers and booleans also
-    accept strings, and optional properties also accept ``null``; at every depth.
+    Numbers, integers and booleans also accept strings, and optional properties also
+    accept ``null``; at every depth.
     ``oneOf`` becomes ``anyOf`` (relaxed branches may overlap). :func:`prepare_arguments`
     turns such answers back into the strict types. The input is not changed.
     """

@@ -68,7 +68,7 @@ class CatalogEntry(BaseModel):
 
 
 class ToolCatalog(BaseModel):
-    """What ``get_tool_catalog`` returns: reference 000's shape, plus how every server is doing."""
+    """What ``get_tool_catalog`` returns: a summary line, tools grouped by server, and how every server is doing."""
 
     summary: str
     """For example ``"142 tools across 8 MCP servers"``."""

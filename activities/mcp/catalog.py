@@ -15,7 +15,8 @@ def build_catalog(
     refreshed_at: datetime | None = None,
     config_error: str | None = None,
 ) -> ToolCatalog:
-    """Group ``tools`` by server as reference 000 shows them."""
+    """Group ``tools`` by server, each with the first sentence of its description, under a
+    one-line summary (``"15 tools across 2 MCP servers"``); servers not connected are listed with why."""
     grouped: dict[str, list[CatalogEntry]] = {}
     for tool in tools:
         grouped.setdefault(tool.server, []).append(

@@ -143,7 +143,8 @@ class McpConfigSource:
 
 
 TELEGRAM_CHAT_ID_LIMIT = 20
-"""Reference 000 replaces a ``chat_id`` longer than this: real ids are short, invented ones are not."""
+"""The chat_id rule: a ``chat_id`` longer than this is replaced by the default chat; real ids are short,
+invented ones (``"user_primary_chat_12345"``) are not."""
 
 
 def load_argument_rules(
@@ -152,7 +153,7 @@ def load_argument_rules(
     """The argument pipeline's rules: the built-in ones, overlaid by the JSON or YAML file at ``path``.
 
     Built in: with ``default_chat_id``, ``telegram_send_message.chat_id`` is filled in when it
-    is missing, not a string or longer than 20 characters (reference 000's ``injectChatId``).
+    is missing, not a string or longer than 20 characters (an id an LLM invented).
     String ``value``s in the file may use ``${VAR}``, read from ``environ`` now.
     """
     rules = ArgumentRules()

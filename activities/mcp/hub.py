@@ -11,8 +11,9 @@ file (checked every ``config_poll`` seconds and on each catalog request) connect
 new servers, closes removed ones and reconnects changed ones; and
 ``refresh_tool_catalog`` does all of it on demand.
 
-Every call's arguments go through :func:`skills.arguments.prepare_arguments` (the
-normalization pipeline of reference 000, then the tool's JSON Schema).
+Every call's arguments go through :func:`skills.arguments.prepare_arguments` (string
+booleans, nulls, invented parameters and defaults fixed, then coerced to and checked
+against the tool's JSON Schema).
 """
 
 from __future__ import annotations
@@ -189,7 +190,7 @@ class ToolHub:
         return [session.state() for session in self._sessions.values()]
 
     def tool_catalog(self) -> ToolCatalog:
-        """The catalog in reference 000's shape, with every server's state."""
+        """The catalog grouped by server (see :func:`build_catalog`), with every server's state."""
         return build_catalog(
             self.catalog(), self.server_states(), refreshed_at=self._refreshed_at, config_error=self._config_error
         )
