@@ -19,12 +19,13 @@ from temporalio.worker import Worker
 from activities.agent import AgentActivities
 from activities.chat import ChatActivities, ToolRouter
 from activities.maintenance import MaintenanceActivities
+from activities.mcp import ToolHub, load_argument_rules, outbox_server
 from activities.registration import RegistrationActivities
 from activities.runs import RunActivities
 from activities.schedules import ScheduleActivities, ensure_engine_schedules
 from activities.skillfiles import SkillFileActivities
 from activities.store import Store, StoreActivities
-from activities.tools import ToolActivities, ToolHub, load_argument_rules, outbox_server
+from activities.tools import ToolActivities
 from client import SkillsClient, connect
 from client.management import ManagementTools
 from config.settings import Settings

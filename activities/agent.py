@@ -15,8 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection
-from contextlib import asynccontextmanager, suppress
+from collections.abc import Awaitable, Callable, Collection
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -26,6 +25,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.failures import application_error
+from activities.heartbeat import heartbeating
 from activities.store import Store
 from config.settings import Settings
 from skills.agent import ChatMessage, ToolCallMessage, for_the_model, opening_messages, tool_result_text
@@ -140,7 +140,7 @@ class AgentActivities:
             return _result(messages[-1], len(messages), request.answer_chars)
         tools = _tool_schemas(self.catalog(), request.tools)
         try:
-            async with _heartbeating(f"turn {request.step}"):
+            async with heartbeating(f"turn {request.step}"):
                 completion = await self.client.chat.completions.create(
                     model=request.model,
                     messages=[m.to_openai() for m in for_the_model(messages, self.settings.chat_history_turns)],
@@ -231,27 +231,6 @@ class AgentActivities:
     async def _answer(self, conversation_id: str, call: ToolCallMessage, text: str) -> None:
         message = ChatMessage(role="tool", tool_call_id=call.id, content=tool_result_text(text))
         await asyncio.to_thread(self.store.append_messages, conversation_id, [message], datetime.now(UTC))
-
-
-@asynccontextmanager
-async def _heartbeating(detail: str) -> AsyncIterator[None]:
-    """Heartbeat while a slow call is in flight, so a worker that died mid-turn is noticed in
-    seconds (the heartbeat timeout), not after the whole start-to-close timeout."""
-
-    async def beat() -> None:
-        timeout = activity.info().heartbeat_timeout
-        interval = min(timeout.total_seconds() / 3, 10.0) if timeout else 10.0
-        while True:
-            activity.heartbeat(detail)
-            await asyncio.sleep(interval)
-
-    task = asyncio.create_task(beat())
-    try:
-        yield
-    finally:
-        task.cancel()
-        with suppress(asyncio.CancelledError):
-            await task
 
 
 def _result(message: ChatMessage, seq: int, answer_chars: int) -> LlmTurnResult:

@@ -219,7 +219,7 @@ async def registration_rate(client: Client, skills: SkillsClient, n: int, figure
 
 
 async def tool_latency(client: Client, settings: Settings, calls: int, figures: Figures) -> None:
-    from activities.tools import ToolHub, outbox_server
+    from activities.mcp import ToolHub, outbox_server
 
     async with ToolHub({"outbox": outbox_server(settings.outbox_path)}) as hub:
         await hub.call("outbox_send_message", {"message": "warm-up"}, timeout=30)

@@ -1,8 +1,8 @@
 """Tool-call arguments: the normalization pipeline every call goes through, and relaxed schemas.
 
-Reference 000 ("Tool Argument Normalization") runs every tool call an LLM makes
-through ``coerceStringBooleans → stripNullValues → stripHallucinatedParams →
-injectChatId``. Here every call, from either tier, runs::
+LLMs answer tool calls loosely: ``"true"`` for a boolean, ``null`` for "nothing",
+parameters the tool does not have, a made-up chat id. Every call, from either tier
+(Direct plans and LLMs alike), runs::
 
     string booleans → nulls removed → hallucinated parameters stripped
       → defaults injected → coerced to the tool's JSON Schema → checked
@@ -11,9 +11,9 @@ injectChatId``. Here every call, from either tier, runs::
   as it is (``"true"`` stays a string where the schema asks for a string; ``null``
   stays where the schema allows it; a "hallucinated" parameter the tool really
   declares is kept);
-- the default-injection rule of the reference (``telegram_send_message.chat_id``
-  replaced when missing, not a string or longer than 20 characters) is one
-  instance of :class:`ParameterDefault`, configured per tool;
+- the chat_id rule (``telegram_send_message.chat_id`` replaced when missing, not a
+  string or longer than 20 characters: real ids are short) is one instance of
+  :class:`ParameterDefault`, configured per tool;
 - the coercion turns what an LLM answers against a :func:`relax_schema` schema
   (numbers and booleans as strings, ``null`` for optional properties, arrays and
   objects as JSON text) back into the strict types, at any depth;
@@ -48,7 +48,7 @@ MAX_DEPTH = 64
 
 
 class ParameterDefault(BaseModel):
-    """A value filled into one parameter of one tool, the reference's ``injectChatId`` generalised.
+    """A value filled into one parameter of one tool, e.g. the primary chat's id into ``chat_id``.
 
     The parameter is filled when it is missing (or ``null``), when its value has
     another JSON type than :attr:`value` (an LLM's number where an id string
@@ -130,27 +130,27 @@ def prepare_arguments(
         raise ToolArgumentsError(f"{tool}: arguments must be an object, got {_json_type(arguments) or type(arguments).__name__}")
     args = dict(arguments)
     changes: list[str] = []
-    shape = _Shape(schema if isinstance(schema, Mapping) else {})
-    root = shape.root
+    lenient = _LenientSchema(schema if isinstance(schema, Mapping) else {})
+    root = lenient.root
 
     if rules.coerce_string_booleans:
         for name, value in list(args.items()):
-            sub = shape.property_schema(root, name)
+            sub = lenient.property_schema(root, name)
             if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-                allowed = shape.types(sub) if sub is not None else None
+                allowed = lenient.types(sub) if sub is not None else None
                 if sub is None or (allowed is not None and "string" not in allowed):
                     args[name] = value.strip().lower() == "true"
                     changes.append(f"{name!r}: {value!r} → {json.dumps(args[name])}")
 
     if rules.strip_nulls:
         for name, value in list(args.items()):
-            sub = shape.property_schema(root, name)
-            # As the reference does, unless the tool's schema explicitly allows null there.
-            if value is None and (sub is None or not shape.allows_null(sub)):
+            sub = lenient.property_schema(root, name)
+            # A null means "nothing": drop it, unless the tool's schema explicitly allows null there.
+            if value is None and (sub is None or not lenient.allows_null(sub)):
                 del args[name]
                 changes.append(f"{name!r}: null removed")
 
-    declared = shape.declared(root)
+    declared = lenient.declared(root)
     for prefix, names in rules.hallucinated.items():
         if tool.startswith(prefix):
             for name in names:
@@ -169,7 +169,7 @@ def prepare_arguments(
     # Most calls need no coercion: one validation pass then, not a walk and a second pass.
     if not _is_valid(validator, args):
         if rules.coerce_types and schema:
-            args = shape.coerce_object(args, root, (), changes, 0, strip_nulls=rules.strip_nulls)
+            args = lenient.coerce_object(args, root, (), changes, 0, strip_nulls=rules.strip_nulls)
         check_arguments(tool, validator, args)
     return PreparedArguments(arguments=args, changes=changes)
 
@@ -265,14 +265,14 @@ def _fits(value: Any, types: frozenset[str] | None) -> bool:
     return kind in types or (kind == "integer" and "number" in types)
 
 
-_ALL_TYPES = frozenset({"null", "boolean", "object", "array", "number", "integer", "string"})
 _INTEGER = re.compile(r"[+-]?\d+")
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 _FAIL = object()
 
 
-class _Shape:
-    """One tool's schema, read leniently: local ``$ref``s followed, unknown keywords ignored."""
+class _LenientSchema:
+    """One tool's schema, read leniently (local ``$ref``s followed, unknown keywords ignored):
+    the types it admits where, the properties it declares, and values coerced to it."""
 
     def __init__(self, root: Mapping[str, Any]) -> None:
         self.root = root
@@ -572,8 +572,8 @@ _SUBSCHEMAS = ("items", "additionalProperties", "additionalItems", "contains", "
 def relax_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """The tool's input schema as offered to an LLM, which often answers loosely.
 
-    As reference 000's ``relaxSchemaTypes``: numbers, integers and booleans also
-    accept strings, and optional properties also accept ``null``; at every depth.
+    Numbers, integers and booleans also accept strings, and optional properties also
+    accept ``null``; at every depth.
     ``oneOf`` becomes ``anyOf`` (relaxed branches may overlap). :func:`prepare_arguments`
     turns such answers back into the strict types. The input is not changed.
     """

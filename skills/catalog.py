@@ -1,6 +1,6 @@
 """What the tool side says across workflow and activity boundaries: tool calls, results, the catalog.
 
-Plain pydantic models, apart from the MCP machinery in ``activities.tools``, so a
+Plain pydantic models, apart from the MCP machinery in ``activities.mcp``, so a
 client (the CLI, ``skills mcp``) and workflows can use them without importing it.
 """
 
@@ -68,7 +68,7 @@ class CatalogEntry(BaseModel):
 
 
 class ToolCatalog(BaseModel):
-    """What ``get_tool_catalog`` returns: reference 000's shape, plus how every server is doing."""
+    """What ``get_tool_catalog`` returns: a summary line, tools grouped by server, and how every server is doing."""
 
     summary: str
     """For example ``"142 tools across 8 MCP servers"``."""

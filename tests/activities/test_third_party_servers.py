@@ -35,8 +35,10 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import ActivityEnvironment
 
-from activities.tools import ToolActivities, ToolCallInput, ToolHub
+from activities.mcp import ToolHub
+from activities.tools import ToolActivities
 from config.settings import Settings
+from skills.catalog import ToolCallInput
 from tests.conftest import Engine, eventually
 
 logger = logging.getLogger(__name__)

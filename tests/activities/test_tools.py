@@ -21,10 +21,8 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Worker
 
-from activities.tools import (
+from activities.mcp import (
     McpServerConfig,
-    ToolActivities,
-    ToolCallInput,
     ToolHub,
     build_catalog,
     first_sentence,
@@ -32,9 +30,10 @@ from activities.tools import (
     load_mcp_config,
     outbox_server,
 )
+from activities.tools import ToolActivities
 from client import SkillsClient
 from skills.arguments import ArgumentRules, ParameterDefault
-from skills.catalog import ToolCatalog
+from skills.catalog import ToolCallInput, ToolCatalog
 from skills.errors import (
     McpConfigError,
     ToolArgumentsError,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from activities.tools import McpServerConfig, ToolHub
+from activities.mcp import McpServerConfig, ToolHub
 from mcp_servers.webhook import webhook_format
 from tests.mcp_servers.http_fake import Answer, FakeApi, Request, fake_api
 

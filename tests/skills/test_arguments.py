@@ -1,4 +1,4 @@
-"""The argument pipeline: every step of reference 000's table, schema coercion, relaxed schemas, and properties."""
+"""The argument pipeline: each fixing step, schema coercion, relaxed schemas, and properties."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def prepared(
     return prepare_arguments(tool, arguments, schema, rules)
 
 
-# --- reference 000, step by step ----------------------------------------------------------
+# --- the fixing steps, one by one: string booleans, nulls, invented parameters, defaults --
 
 
 def test_string_booleans_become_booleans() -> None:
@@ -57,7 +57,7 @@ def test_string_booleans_stay_strings_where_the_tool_wants_a_string() -> None:
     assert prepared({"chat_id": "1", "message": "true"}).arguments["message"] == "true"
 
 
-def test_string_booleans_of_parameters_without_a_schema_are_converted_as_the_reference_does() -> None:
+def test_string_booleans_of_parameters_without_a_schema_are_converted() -> None:
     result = prepare_arguments("legacy_tool", {"force": "FALSE", "name": "x"}, None)
     assert result.arguments == {"force": False, "name": "x"}
 
@@ -220,7 +220,7 @@ def test_a_broken_schema_skips_the_check_and_the_server_judges() -> None:
 # --- relaxed schemas ----------------------------------------------------------------------
 
 
-def test_relax_schema_as_reference_000_describes() -> None:
+def test_relax_schema_accepts_strings_for_scalars_and_null_for_optional_properties() -> None:
     relaxed = relax_schema(NESTED)
 
     props = relaxed["properties"]

@@ -1,0 +1,224 @@
+"""The MCP servers' config: the ``mcpServers`` file, ``${VAR}`` expansion, the argument rules.
+
+Tools come from MCP servers listed in an ``mcpServers`` JSON file (the format MCP
+desktop clients use). Values may hold ``${VAR}`` references; they are expanded (by
+:class:`EnvExpander`) only when a server is connected, so secrets never reach
+Temporal payloads or logs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ValidationError as PydanticValidationError
+
+from skills.arguments import ArgumentRules, ParameterDefault
+from skills.errors import McpConfigError
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+_SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class McpServerConfig(BaseModel):
+    """One entry of ``mcpServers``: a stdio command or a streamable-HTTP URL.
+
+    Values may contain ``${VAR}`` (or ``${VAR:-default}``) in ``args``, ``env``, ``url``
+    and ``headers``. They stay unexpanded here, so tokens never reach Temporal payloads
+    or logs; they are read from the environment each time the server is connected.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    type: Literal["stdio", "http", "streamable-http", "streamableHttp"] | None = None
+    """The transport, as some desktop clients write it; otherwise inferred from ``command`` or ``url``."""
+    command: str | None = None
+    """Executable that starts a stdio server."""
+    args: list[str] = Field(default_factory=list)
+    """Arguments of ``command``."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Extra environment of the stdio server (PATH, HOME and the like are inherited)."""
+    cwd: Path | None = None
+    """Working directory of the stdio server."""
+    url: str | None = None
+    """Endpoint of a streamable-HTTP server, e.g. ``http://127.0.0.1:8000/mcp``."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """HTTP headers sent with every request, e.g. ``{"Authorization": "Bearer ${API_TOKEN}"}``."""
+    timeout: float | None = Field(default=None, gt=0)
+    """Seconds one call of this server's tools may take; the hub's ``call_timeout`` by default.
+    A call is also bounded by its activity's start-to-close timeout (``SKILLS_TOOL_CALL_TIMEOUT``)."""
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerConfig:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give either `command` (a stdio server) or `url` (a streamable-HTTP server)")
+        if self.command is not None and (self.headers or self.type not in (None, "stdio")):
+            raise ValueError("`headers` and an HTTP `type` need `url`, not `command`")
+        if self.url is not None and (self.args or self.env or self.cwd or self.type == "stdio"):
+            raise ValueError("`args`, `env`, `cwd` and type 'stdio' need `command`, not `url`")
+        return self
+
+    @property
+    def transport(self) -> Literal["stdio", "http"]:
+        return "stdio" if self.command is not None else "http"
+
+
+def load_mcp_config(
+    path: Path | None, *, defaults: Mapping[str, McpServerConfig]
+) -> dict[str, McpServerConfig]:
+    """The servers to connect: ``defaults`` overlaid by the ``mcpServers`` of the file at ``path``.
+
+    A server in the file replaces a default of the same name. Raises
+    :class:`McpConfigError` naming the file, the server and the field at fault.
+    """
+    servers = dict(defaults)
+    if path is None:
+        return servers
+    try:
+        document = json.loads(path.read_text())
+    except OSError as exc:
+        raise McpConfigError(f"{path}: cannot read the MCP config: {exc.strerror or exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise McpConfigError(
+            f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from exc
+    entries = document.get("mcpServers") if isinstance(document, dict) else None
+    if not isinstance(entries, dict):
+        raise McpConfigError(f'{path}: expected an object {{"mcpServers": {{"<name>": {{...}}}}}}')
+    for name, entry in entries.items():
+        servers[name] = _parse_server(path, name, entry)
+    return servers
+
+
+def _parse_server(path: Path, name: str, entry: Any) -> McpServerConfig:
+    where = f"{path}: server {name!r}"
+    if not _SERVER_NAME.match(name):
+        raise McpConfigError(f"{where}: a server name may hold only letters, digits, '_' and '-'")
+    try:
+        return McpServerConfig.model_validate(entry)
+    except PydanticValidationError as exc:
+        raise McpConfigError(
+            f"{where}: " + "; ".join(_describe_field_error(e) for e in exc.errors())
+        ) from exc
+
+
+def _describe_field_error(error: Any) -> str:
+    field = ".".join(str(part) for part in error["loc"])
+    if error["type"] == "extra_forbidden":
+        known = ", ".join(McpServerConfig.model_fields)
+        return f"field {field!r}: unknown field (known: {known})"
+    message = error["msg"].removeprefix("Value error, ")
+    return f"field {field!r}: {message}" if field else message
+
+
+@dataclass(frozen=True)
+class McpConfigSource:
+    """Where the hub's servers come from, so that it can read them again when the file changes."""
+
+    path: Path | None
+    defaults: Mapping[str, McpServerConfig] = field(default_factory=dict)
+
+    def load(self) -> dict[str, McpServerConfig]:
+        return load_mcp_config(self.path, defaults=self.defaults)
+
+    def stamp(self) -> tuple[int, int, int] | None:
+        """Changes whenever the file is written, replaced (a Kubernetes ConfigMap swap) or removed."""
+        if self.path is None:
+            return None
+        try:
+            stat = self.path.stat()
+        except OSError:
+            return None
+        return stat.st_mtime_ns, stat.st_size, stat.st_ino
+
+
+TELEGRAM_CHAT_ID_LIMIT = 20
+"""The chat_id rule: a ``chat_id`` longer than this is replaced by the default chat; real ids are short,
+invented ones (``"user_primary_chat_12345"``) are not."""
+
+
+def load_argument_rules(
+    path: Path | None, *, default_chat_id: str | None = None, environ: Mapping[str, str] | None = None
+) -> ArgumentRules:
+    """The argument pipeline's rules: the built-in ones, overlaid by the JSON or YAML file at ``path``.
+
+    Built in: with ``default_chat_id``, ``telegram_send_message.chat_id`` is filled in when it
+    is missing, not a string or longer than 20 characters (an id an LLM invented).
+    String ``value``s in the file may use ``${VAR}``, read from ``environ`` now.
+    """
+    rules = ArgumentRules()
+    if default_chat_id:
+        chat = ParameterDefault(value=default_chat_id, max_length=TELEGRAM_CHAT_ID_LIMIT)
+        rules = ArgumentRules(defaults={"telegram_send_message": {"chat_id": chat}})
+    if path is None:
+        return rules
+    try:
+        document = yaml.safe_load(path.read_text()) or {}
+        extra = ArgumentRules.model_validate(document)
+    except OSError as exc:
+        raise McpConfigError(f"{path}: cannot read the argument rules: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise McpConfigError(f"{path}: not valid JSON or YAML: {exc}") from exc
+    except PydanticValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'rules'}: {e['msg']}" for e in exc.errors())
+        raise McpConfigError(f"{path}: {problems}") from exc
+    expand = EnvExpander(os.environ if environ is None else environ)
+    try:
+        defaults = {
+            tool: {
+                name: d.model_copy(update={"value": expand(d.value)}) if isinstance(d.value, str) else d
+                for name, d in params.items()
+            }
+            for tool, params in extra.defaults.items()
+        }
+    except McpConfigError as exc:
+        raise McpConfigError(f"{path}: {exc}") from exc
+    return rules.merged(extra.model_copy(update={"defaults": defaults}))
+
+
+def outbox_server(outbox_path: Path) -> McpServerConfig:
+    """The bundled outbox server, writing to ``outbox_path``, run with this interpreter."""
+    return McpServerConfig(
+        command=sys.executable,
+        args=["-m", "mcp_servers.outbox"],
+        env={"SKILLS_OUTBOX_PATH": str(outbox_path)},
+        # The package may not be installed (a checkout run in place): start where it can be imported.
+        cwd=PROJECT_ROOT,
+    )
+
+
+class EnvExpander:
+    """Expands ``${VAR}`` at connect time and remembers the values, so they can be hidden in error texts."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        self.secrets: set[str] = set()
+
+    def __call__(self, value: str) -> str:
+        return _ENV_REFERENCE.sub(self._substitute, value)
+
+    def _substitute(self, match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        value = self._environ.get(name)
+        if value is None:
+            if default is None:
+                raise McpConfigError(f"environment variable {name} is not set (used as ${{{name}}})")
+            return default
+        if len(value) >= 4:  # shorter values would blot out ordinary words in messages
+            self.secrets.add(value)
+        return value
+
+    def redact(self, text: str) -> str:
+        for secret in sorted(self.secrets, key=len, reverse=True):
+            text = text.replace(secret, "***")
+        return text

@@ -1,0 +1,386 @@
+"""The tool hub: warm MCP sessions for every configured server, calls routed by ``<server>_<tool>``.
+
+The worker keeps one session per server open for its whole life in a :class:`ToolHub`.
+A session that breaks (process died, transport closed) is reopened by the next call,
+which then retries once.
+
+The catalog stays live without a restart: every ``catalog_ttl`` the hub re-lists the
+tools of its connected servers and retries the failed ones; a server's
+``notifications/tools/list_changed`` re-lists that server at once; a changed config
+file (checked every ``config_poll`` seconds and on each catalog request) connects
+new servers, closes removed ones and reconnects changed ones; and
+``refresh_tool_catalog`` does all of it on demand.
+
+Every call's arguments go through :func:`skills.arguments.prepare_arguments` (string
+booleans, nulls, invented parameters and defaults fixed, then coerced to and checked
+against the tool's JSON Schema).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import logging
+import time
+from collections.abc import Awaitable, Mapping
+from contextlib import suppress
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import mcp.types as mcp_types
+
+from activities.mcp.catalog import build_catalog
+from activities.mcp.config import McpConfigSource, McpServerConfig
+from activities.mcp.session import ServerSession, SessionLost, to_result
+from skills.arguments import ArgumentRules, prepare_arguments
+from skills.catalog import ServerState, ToolCatalog, ToolInfo, ToolResult
+from skills.errors import McpConfigError, ToolServerError, ToolTimeoutError, UnknownToolError
+
+logger = logging.getLogger(__name__)
+
+
+class ToolHub:
+    """Warm MCP sessions for every configured server, and calls routed by ``<server>_<tool>``.
+
+    Use it from one event loop (the worker's, or a benchmark's)::
+
+        async with ToolHub.from_config(path, defaults={"outbox": outbox_server(outbox)}) as hub:
+            result = await hub.call("outbox_send_message", {"message": "hi"})
+    """
+
+    def __init__(
+        self,
+        servers: Mapping[str, McpServerConfig],
+        *,
+        source: McpConfigSource | None = None,
+        connect_timeout: float = 30.0,
+        call_timeout: float = 60.0,
+        catalog_ttl: float | None = 600.0,
+        config_poll: float = 2.0,
+        rules: ArgumentRules | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        """Connect ``servers``; with ``source``, follow changes of its file.
+
+        ``call_timeout`` bounds a call of a server without its own ``timeout``. Every
+        ``catalog_ttl`` seconds (None: never) the tools are listed again and failed servers
+        retried; the config file is checked every ``config_poll`` seconds. ``rules``
+        configure the argument pipeline. ``environ`` is where ``${VAR}`` is looked up, at
+        each connect; the process environment by default.
+        """
+        self._connect_timeout = connect_timeout
+        self._call_timeout = call_timeout
+        self._environ = environ
+        self._source = source
+        self._source_stamp = source.stamp() if source is not None else None
+        self._catalog_ttl = catalog_ttl
+        self._config_poll = config_poll
+        self.rules = rules or ArgumentRules()
+        # Replaced, never changed in place: the registration activity reads it from a thread.
+        self._sessions: dict[str, ServerSession] = {
+            name: self._new_session(name, config) for name, config in servers.items()
+        }
+        self._closed = False
+        self._config_error: str | None = None
+        self._refreshed_at: datetime | None = None
+        self._refreshed_mono = time.monotonic()
+        self._refreshing: asyncio.Task[None] | None = None
+        self._reloading: asyncio.Task[bool] | None = None
+        self._maintainer: asyncio.Task[None] | None = None
+        self._catalog_key: tuple[object, ...] = ()
+        self._catalog: list[ToolInfo] = []
+        self._names: frozenset[str] = frozenset()
+
+    @classmethod
+    def from_config(
+        cls, path: Path | None, *, defaults: Mapping[str, McpServerConfig], **options: Any
+    ) -> ToolHub:
+        """A hub for the ``mcpServers`` file at ``path`` over ``defaults``, following the file's changes.
+
+        Raises :class:`McpConfigError` when the file is unusable now (later changes that break
+        it are reported in the catalog's ``config_error`` and leave the running servers alone).
+        """
+        source = McpConfigSource(path, defaults)
+        stamp = source.stamp()  # before reading: a write during the read is then seen as a change
+        hub = cls(source.load(), source=source, **options)
+        hub._source_stamp = stamp
+        return hub
+
+    def _new_session(self, name: str, config: McpServerConfig) -> ServerSession:
+        return ServerSession(
+            name, config, connect_timeout=self._connect_timeout, call_timeout=self._call_timeout,
+            environ=self._environ,
+        )
+
+    async def __aenter__(self) -> ToolHub:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        """Connect every server at once. A server that fails is recorded as failed; the others still work."""
+        await asyncio.gather(*(self._connect_quietly(s) for s in self._sessions.values()))
+        self._refreshed_mono = time.monotonic()
+        if self._maintainer is None and (self._catalog_ttl or self._source is not None):
+            self._maintainer = asyncio.create_task(self._maintain(), name="mcp-catalog-maintainer")
+
+    @staticmethod
+    async def _connect_quietly(session: ServerSession) -> None:
+        if session.status == "connected":
+            return
+        with suppress(ToolServerError):  # already recorded in the session's status and reason
+            await session.reconnect(session.generation)
+
+    async def close(self) -> None:
+        self._closed = True
+        for task in (self._maintainer, self._refreshing, self._reloading):
+            if task is not None:
+                task.cancel()
+                with suppress(asyncio.CancelledError, Exception):
+                    await task
+        await asyncio.gather(*(s.close() for s in self._sessions.values()))
+
+    # -- the catalog -----------------------------------------------------
+
+    def catalog(self) -> list[ToolInfo]:
+        """Tools of the connected servers, in config order, each named ``<server>_<tool>``.
+
+        Rebuilt only when a server's status or tools changed, so it is cheap to call often.
+        """
+        self._rebuild_if_changed()
+        return list(self._catalog)
+
+    def tool_names(self) -> frozenset[str]:
+        """The live tool names; cheap, and safe to call from another thread (the registration activity)."""
+        self._rebuild_if_changed()
+        return self._names
+
+    def _rebuild_if_changed(self) -> None:
+        sessions = list(self._sessions.values())
+        key = tuple((id(s), s.revision) for s in sessions)
+        if key == self._catalog_key:
+            return
+        seen: set[str] = set()
+        tools: list[ToolInfo] = []
+        for session in sessions:
+            if session.status != "connected":
+                continue
+            for tool in list(session.tools.values()):
+                name = f"{session.name}_{tool.name}"
+                if name in seen:  # server "a_b" tool "c" against server "a" tool "b_c": the first one wins
+                    logger.warning("tool name %s is offered twice; keeping the first", name)
+                    continue
+                seen.add(name)
+                tools.append(
+                    ToolInfo(
+                        name=name,
+                        server=session.name,
+                        tool=tool.name,
+                        description=tool.description or "",
+                        input_schema=tool.input_schema,
+                    )
+                )
+        # Several threads may rebuild at once; each publishes a complete, consistent result.
+        self._catalog, self._names, self._catalog_key = tools, frozenset(seen), key
+
+    def server_states(self) -> list[ServerState]:
+        return [session.state() for session in self._sessions.values()]
+
+    def tool_catalog(self) -> ToolCatalog:
+        """The catalog grouped by server (see :func:`build_catalog`), with every server's state."""
+        return build_catalog(
+            self.catalog(), self.server_states(), refreshed_at=self._refreshed_at, config_error=self._config_error
+        )
+
+    @property
+    def config_error(self) -> str | None:
+        return self._config_error
+
+    async def refresh(self, *, wait: float | None = None) -> bool:
+        """Apply a changed config file, list every connected server's tools again, retry failed servers.
+
+        Concurrent callers share one refresh. With ``wait``, return after at most that many
+        seconds (the refresh goes on); True when it finished.
+        """
+        if self._refreshing is None or self._refreshing.done():
+            self._refreshing = asyncio.create_task(self._refresh(), name="mcp-catalog-refresh")
+        return await _within(self._refreshing, wait)
+
+    async def _refresh(self) -> None:
+        await self.reload_config()
+        await asyncio.gather(*(s.refresh() for s in list(self._sessions.values())))
+        self._refreshed_at = datetime.now(UTC)
+        self._refreshed_mono = time.monotonic()
+        logger.info("MCP tool catalog refreshed: %s", self.tool_catalog().summary)
+
+    async def reload_config(self, *, wait: float | None = None) -> bool:
+        """If the config file changed: connect new servers, close removed ones, reconnect changed ones.
+
+        Cheap when nothing changed (one ``stat``). With ``wait``, return after at most that many
+        seconds (the reload goes on). True when a reload ran to its end, or none was needed.
+        """
+        if self._source is None or self._closed:
+            return True
+        if self._reloading is None or self._reloading.done():
+            if self._source.stamp() == self._source_stamp:
+                return True
+            self._reloading = asyncio.create_task(self._reload(), name="mcp-config-reload")
+        return await _within(self._reloading, wait)
+
+    async def _reload(self) -> bool:
+        assert self._source is not None
+        self._source_stamp = self._source.stamp()
+        try:
+            servers = self._source.load()
+        except McpConfigError as exc:
+            self._config_error = str(exc)
+            logger.warning("MCP config not applied, the running servers stay as they are: %s", exc)
+            return False
+        self._config_error = None
+        return await self._apply(servers)
+
+    async def _apply(self, servers: Mapping[str, McpServerConfig]) -> bool:
+        current = self._sessions
+        sessions: dict[str, ServerSession] = {}
+        started: list[ServerSession] = []
+        retired = [session for name, session in current.items() if name not in servers]
+        for name, config in servers.items():
+            session = current.get(name)
+            if session is not None and session.config == config:
+                sessions[name] = session
+                continue
+            if session is not None:
+                retired.append(session)
+            sessions[name] = self._new_session(name, config)
+            started.append(sessions[name])
+        if not started and not retired and list(sessions) == list(current):
+            return True
+        self._sessions = sessions
+        logger.info(
+            "MCP config changed: connecting %s, closing %s",
+            [s.name for s in started] or "-", [s.name for s in retired] or "-",
+        )
+        await asyncio.gather(*(s.close() for s in retired), *(self._connect_quietly(s) for s in started))
+        return True
+
+    async def _maintain(self) -> None:
+        """The background task: pick up config changes, and refresh the whole catalog every TTL."""
+        while not self._closed:
+            due = (
+                self._refreshed_mono + self._catalog_ttl - time.monotonic()
+                if self._catalog_ttl
+                else float("inf")
+            )
+            poll = self._config_poll if self._source is not None else float("inf")
+            await asyncio.sleep(max(0.0, min(poll, due)))
+            try:
+                if self._catalog_ttl and time.monotonic() >= self._refreshed_mono + self._catalog_ttl:
+                    await self.refresh()
+                else:
+                    await self.reload_config()
+            except Exception:  # a bad moment must not end the upkeep for the worker's whole life
+                logger.exception("keeping the MCP tool catalog fresh failed; trying again later")
+
+    # -- calls -----------------------------------------------------------
+
+    async def call(  # noqa: ASYNC109 - also sent to the server as the request's read timeout
+        self, tool_name: str, arguments: dict[str, Any], *, timeout: float | None = None
+    ) -> ToolResult:
+        """Call ``<server>_<tool>`` with arguments put through the pipeline; reconnect once if the session broke.
+
+        The call may take the server's ``timeout`` (the hub's ``call_timeout`` by default),
+        and at most ``timeout`` seconds when given. Raises :class:`UnknownToolError` and
+        :class:`ToolArgumentsError` (retrying cannot help), :class:`ToolServerError` /
+        :class:`ToolTimeoutError` (the server is down or slow). A result the server flags
+        as an error is returned with ``ok=False``.
+        """
+        if self._closed:
+            raise ToolServerError(f"cannot call {tool_name}: the tool hub is closed")
+        owner = self._owner_of(tool_name)
+        limit = owner.call_timeout if owner is not None else self._call_timeout
+        if timeout is not None:
+            limit = min(limit, timeout)
+        try:
+            async with asyncio.timeout(limit):
+                session, tool = await self._resolve(tool_name)
+                prepared = prepare_arguments(
+                    tool_name, arguments, tool.input_schema, self.rules, validator=session.validator(tool)
+                )
+                raw = await self._call_with_reconnect(session, tool.name, prepared.arguments, limit)
+        except TimeoutError as exc:
+            raise ToolTimeoutError(f"{tool_name} did not answer within {limit:g} s") from exc
+        return to_result(raw).model_copy(update={"adjusted": prepared.changes})
+
+    def _owner_of(self, tool_name: str) -> ServerSession | None:
+        found = self._route(tool_name)
+        if found is not None:
+            return found[0]
+        return next((s for s in self._sessions.values() if tool_name.startswith(s.name + "_")), None)
+
+    async def _call_with_reconnect(
+        self, session: ServerSession, tool: str, arguments: dict[str, Any], read_timeout: float
+    ) -> mcp_types.CallToolResult:
+        try:
+            return await session.call(tool, arguments, read_timeout)
+        except SessionLost as lost:
+            if self._closed:
+                raise ToolServerError(f"MCP server {session.name!r}: the tool hub is closed") from lost
+            if session.closed:
+                # The config file changed under this call: go on with the server's new session, if any.
+                replacement = self._sessions.get(session.name)
+                if replacement is None:
+                    raise ToolServerError(
+                        f"MCP server {session.name!r} was removed from the config during the call"
+                    ) from lost
+                session = replacement
+                if session.status != "connected":
+                    await session.reconnect(session.generation)
+            else:
+                logger.warning("MCP server %s: session lost (%s); reconnecting", session.name, lost)
+                await session.reconnect(lost.generation)
+        # The retry may repeat a call whose request reached the server before the session broke:
+        # tool calls are at-least-once, like any Temporal activity.
+        try:
+            return await session.call(tool, arguments, read_timeout)
+        except SessionLost as again:
+            raise ToolServerError(
+                f"MCP server {session.name!r} lost the session again after reconnecting: {again}"
+            ) from again
+
+    async def _resolve(self, tool_name: str) -> tuple[ServerSession, mcp_types.Tool]:
+        found = self._route(tool_name)
+        if found is not None:
+            return found
+        # The tool may belong to a server that never connected: try to bring it up once.
+        for session in list(self._sessions.values()):
+            if (
+                session.status != "connected"
+                and tool_name.startswith(session.name + "_")
+                and not self._closed
+            ):
+                await session.reconnect(session.generation)
+                found = self._route(tool_name)
+                if found is not None:
+                    return found
+        known = [tool.name for tool in self.catalog()]
+        down = [s.name for s in self._sessions.values() if s.status != "connected"]
+        raise UnknownToolError(tool_name, difflib.get_close_matches(tool_name, known, n=3, cutoff=0.6), down)
+
+    def _route(self, tool_name: str) -> tuple[ServerSession, mcp_types.Tool] | None:
+        for session in self._sessions.values():
+            prefix = session.name + "_"
+            if tool_name.startswith(prefix) and (tool := session.tools.get(tool_name[len(prefix) :])):
+                return session, tool
+        return None
+
+
+async def _within(task: Awaitable[Any], wait: float | None) -> bool:
+    """Wait for a shared task, at most ``wait`` seconds; the caller giving up never cancels it."""
+    try:
+        await asyncio.wait_for(asyncio.shield(task), wait)
+    except TimeoutError:
+        return False
+    return True
