@@ -15,6 +15,7 @@ from typing import Any
 
 from temporalio import activity
 
+from activities.heartbeat import heartbeating
 from activities.store import Store
 from config.settings import Settings
 from skills.budget import DAY
@@ -68,8 +69,11 @@ class RunActivities:
 
     @activity.defn(name="notify_user")
     async def notify(self, request: NotifyInput) -> None:
-        """Send a message through the notifier tool and remember when (for throttling)."""
-        result = await self.send(self.settings.notifier_tool, {"message": request.message})
+        """Send a message through the notifier tool and remember when (for throttling).
+
+        A notifier may be slow (a chat API, a webhook): the activity heartbeats while it waits."""
+        async with heartbeating("notify", self.settings.notifier_tool):
+            result = await self.send(self.settings.notifier_tool, {"message": request.message})
         if not result.ok:
             raise RuntimeError(f"{self.settings.notifier_tool} refused the notification: {result.text}")
         if request.skill_id is not None:

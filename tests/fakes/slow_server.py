@@ -1,7 +1,8 @@
-"""A tool that takes its time, for killing a worker in the middle of a call.
+"""Tools that take their time: for killing a worker in the middle of a call, and a slow notifier.
 
 `slow(seconds, message)` appends "start <message>" then, after `seconds`, "done <message>"
-to $FAKE_SLOW_LOG.
+to $FAKE_SLOW_LOG. `notify(message)` does the same after $FAKE_SLOW_NOTIFY_SECONDS (12 by
+default): a notifier slower than an activity's 10 s heartbeat timeout.
 """
 
 import asyncio
@@ -24,6 +25,12 @@ async def slow(seconds: float, message: str) -> str:
     await asyncio.sleep(seconds)
     _log(f"done {message}")
     return f"slept {seconds}s for {message}"
+
+
+@server.tool()
+async def notify(message: str) -> str:
+    """Deliver a notification, slowly."""
+    return await slow(float(os.environ.get("FAKE_SLOW_NOTIFY_SECONDS", "12")), message)
 
 
 if __name__ == "__main__":

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
+from config.settings import Settings
 from skills.errors import SkillValidationError
-from skills.models import RunRecord
-from skills.settings import Settings
+from skills.models import RunRecord, Skill
 from tests.conftest import ROOT, Engine, eventually, schedule_exists, trigger_schedule, write_mcp_config
 
 FAKES = ROOT / "tests" / "fakes"
@@ -255,3 +255,31 @@ async def _unpaused(client: Client, schedule_id: str) -> bool:
 async def _enabled(engine: Engine, name: str):  # noqa: ANN202
     skill = await engine.skills.get(name)
     return skill if skill.enabled else None
+
+
+async def test_a_notifier_slower_than_the_heartbeat_timeout_still_delivers(client: Client, settings: Settings,
+                                                                          tmp_path: Path) -> None:
+    slow_log = tmp_path / "slow.log"
+    settings = settings.model_copy(update={"notifier_tool": "slow_notify", "mcp_config": write_mcp_config(
+        tmp_path / "mcp.json", {"slow": {"command": sys.executable, "args": [str(FAKES / "slow_server.py")],
+                                         "env": {"FAKE_SLOW_LOG": str(slow_log)}}})})
+    engine = await Engine(settings, client).start()
+    try:
+        await engine.skills.register({"name": "hello", "instructions": "x", "execution_plan": [
+            {"toolName": "outbox_send_message", "parameters": {"message": "hello"}}]})
+        run = await engine.skills.run("hello")
+        assert run.status == "success"
+        # The notice takes 12 s, past notify_user's 10 s heartbeat timeout: it heartbeats, so it is
+        # delivered once and recorded (last_notified_at is set only after the notifier said ok).
+        notified = await eventually(lambda: _notified(engine), timeout=60)
+        assert notified.last_notified_at is not None
+        lines = slow_log.read_text().splitlines()
+        assert [line for line in lines if line.startswith("start")] == ["start ✅ hello: outbox_send_message: " +
+                                                                         run.tool_calls[0].result]
+    finally:
+        await engine.stop()
+
+
+async def _notified(engine: Engine) -> Skill | None:
+    skill = await engine.skills.get("hello")
+    return skill if skill.last_notified_at is not None else None
