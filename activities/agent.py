@@ -29,10 +29,10 @@ from activities.heartbeat import heartbeating
 from activities.store import Store
 from config.settings import Settings
 from skills.agent import ChatMessage, ToolCallMessage, for_the_model, opening_messages, tool_result_text
-from skills.arguments import relax_schema
 from skills.catalog import ToolInfo, ToolResult
 from skills.errors import ConversationError, LlmRefusedError, LlmUnavailableError, ToolCallError
 from skills.messages import FINAL_EXCERPT
+from skills.schemas import relax_schema
 
 TOOL_EXCERPT = 300
 HEALTH_TIMEOUT = 3.0

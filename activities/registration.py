@@ -8,6 +8,7 @@ workflow stays deterministic.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from contextlib import suppress
 from datetime import UTC, datetime
 
 from temporalio import activity
@@ -16,7 +17,7 @@ from activities.failures import as_application_errors
 from activities.store import Store
 from config.settings import Settings
 from skills.errors import FieldError, SkillNotFoundError, SkillValidationError
-from skills.messages import ChangeInput, EnableInput, Prepared, RegisterInput, Saved, SaveInput
+from skills.messages import ChangeInput, EnableInput, Prepared, RegisterInput, Saved, SaveInput, UndoSave
 from skills.models import BY_USER, MISSING_TOOLS, Skill, SkillSpec
 from skills.normalize import NormalizeContext, normalize
 
@@ -31,9 +32,11 @@ class RegistrationActivities:
     def prepare(self, request: RegisterInput) -> Prepared:
         """Normalize and validate; an update is merged over the stored skill first."""
         existing: Skill | None = None
+        existing_id: int | None = None
         try:
             if request.target is not None:
                 existing = self.store.find_skill(request.target.ref, request.target.agent_id)
+                existing_id = existing.id
             ctx = NormalizeContext(
                 now=datetime.now(UTC),
                 default_timezone=self.settings.timezone,
@@ -42,39 +45,40 @@ class RegistrationActivities:
             )
             normalized = normalize(request.data, ctx, existing=_spec(existing) if existing else None)
         except SkillValidationError as e:
-            return Prepared(existing=existing, errors=e.errors)
+            return Prepared(existing_id=existing_id, errors=e.errors)
         except SkillNotFoundError as e:
             return Prepared(errors=[FieldError(field="target", message=str(e))])
-        return Prepared(normalized=normalized, existing=existing)
+        return Prepared(normalized=normalized, existing_id=existing_id)
 
     @activity.defn(name="save_skill")
     def save(self, request: SaveInput) -> Saved:
         """Insert or replace the skill row (and nothing else) in one transaction."""
         normalized, now = request.normalized, datetime.now(UTC)
-        reason = _disabled_reason(normalized.spec, normalized.missing_tools, request.existing)
         try:
-            if request.existing is None:
+            existing = self.store.get_skill(request.existing_id) if request.existing_id is not None else None
+        except SkillNotFoundError as e:  # deleted since it was prepared
+            return Saved(errors=[FieldError(field="target", message=str(e))])
+        reason = _disabled_reason(normalized.spec, normalized.missing_tools, existing)
+        try:
+            if existing is None:
                 skill = self.store.create_skill(normalized.spec, trigger_as_written=normalized.trigger_as_written,
                                                 disabled_reason=reason, now=now)
             else:
-                skill = self.store.replace_skill(request.existing.id, normalized.spec,
+                skill = self.store.replace_skill(existing.id, normalized.spec,
                                                  trigger_as_written=normalized.trigger_as_written,
                                                  disabled_reason=reason, now=now)
         except SkillValidationError as e:
             return Saved(errors=e.errors)
-        return Saved(skill=skill)
+        return Saved(skill=skill.without_instructions(), previous=existing)
 
     @activity.defn(name="undo_save")
-    def undo(self, request: SaveInput) -> None:
+    def undo(self, request: UndoSave) -> None:
         """Compensation when the schedule could not follow: put the store back as it was."""
-        if request.existing is not None:
-            self.store.restore_skill(request.existing)
+        if request.previous is not None:
+            self.store.restore_skill(request.previous)
             return
-        try:
-            created = self.store.find_skill(request.normalized.spec.name, request.normalized.spec.agent_id)
-        except SkillNotFoundError:
-            return
-        self.store.delete_skill(created.id)
+        with suppress(SkillNotFoundError):  # a retry after the delete went through
+            self.store.delete_skill(request.skill_id)
 
     @activity.defn(name="set_skill_enabled")
     def set_enabled(self, request: EnableInput) -> Skill:

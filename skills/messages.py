@@ -47,21 +47,35 @@ class RegisterInput(BaseModel):
 
 
 class Prepared(BaseModel):
-    """The normalizer's verdict, and the skill being replaced if this is an update."""
+    """The normalizer's verdict, and which skill an update replaces."""
 
     normalized: Normalized | None = None
-    existing: Skill | None = None
+    existing_id: int | None = None
+    """The skill an update replaces; the save loads it again, in its own transaction."""
     errors: list[FieldError] = Field(default_factory=list)
 
 
 class SaveInput(BaseModel):
     normalized: Normalized
-    existing: Skill | None = None
+    existing_id: int | None = None
 
 
 class Saved(BaseModel):
+    """What a save wrote. Payloads hold one skill body at most: the stored skill comes back without
+    its instructions (the workflow has them, in the normalized input), the replaced one whole."""
+
     skill: Skill | None = None
+    previous: Skill | None = None
+    """An update's skill as it was: what ``undo_save`` puts back."""
     errors: list[FieldError] = Field(default_factory=list)
+
+
+class UndoSave(BaseModel):
+    """Put the store back as it was before a save whose schedule could not follow."""
+
+    skill_id: int
+    previous: Skill | None = None
+    """The skill an update replaced; none for a new skill, which is removed."""
 
 
 class RegistrationResult(BaseModel):

@@ -25,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
         SaveInput,
         ScheduleSync,
         ScheduleSynced,
+        UndoSave,
     )
     from skills.models import Skill
     from workflows.failures import activity_cause
@@ -42,19 +43,22 @@ class RegisterSkill:
             return RegistrationResult(ok=False, errors=prepared.errors)
         notes = prepared.normalized.notes
 
-        change = SaveInput(normalized=prepared.normalized, existing=prepared.existing)
+        change = SaveInput(normalized=prepared.normalized, existing_id=prepared.existing_id)
         saved = await workflow.execute_activity_method(RegistrationActivities.save, change, **STORE)
         if saved.skill is None:
             return RegistrationResult(ok=False, errors=saved.errors, notes=notes)
+        # The stored instructions are the normalized ones: the save did not send them back.
+        skill = saved.skill.model_copy(update={"instructions": prepared.normalized.spec.instructions})
 
         try:
-            synced = await _sync(saved.skill, previous=prepared.existing)
+            synced = await _sync(skill, previous=saved.previous)
         except ActivityError as e:
-            await workflow.execute_activity_method(RegistrationActivities.undo, change, **STORE)
-            if prepared.existing is not None:
-                await _sync(prepared.existing, previous=saved.skill)
+            undo = UndoSave(skill_id=skill.id, previous=saved.previous)
+            await workflow.execute_activity_method(RegistrationActivities.undo, undo, **STORE)
+            if saved.previous is not None:
+                await _sync(saved.previous, previous=skill)
             return RegistrationResult(ok=False, notes=notes, errors=[_schedule_error(e)])
-        return RegistrationResult(ok=True, skill=saved.skill, notes=notes, next_fire=synced.next_fire)
+        return RegistrationResult(ok=True, skill=skill, notes=notes, next_fire=synced.next_fire)
 
 
 @workflow.defn(name="ChangeSkill")

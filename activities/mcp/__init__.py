@@ -6,7 +6,8 @@
 - :mod:`activities.mcp.catalog`: the catalog as people and models read it
   (:func:`build_catalog`, :func:`first_sentence`).
 - :mod:`activities.mcp.session`: one server's session, owned by its own task, and
-  how its failures are described.
+  how its failures are described; :mod:`activities.mcp.stderr`, a stdio server's stderr
+  in the log.
 - :mod:`activities.mcp.hub`: :class:`ToolHub`, every server's session, calls routed
   by ``<server>_<tool>``, and the catalog kept current.
 

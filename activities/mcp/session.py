@@ -15,7 +15,7 @@ import logging
 import os
 import sys
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from contextlib import AsyncExitStack, suppress
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -30,6 +30,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from activities.mcp.config import EnvExpander, McpServerConfig
+from activities.mcp.stderr import StderrTail
 from skills.arguments import compile_schema
 from skills.catalog import ServerState, ServerStatus, ToolResult
 from skills.errors import ToolArgumentsError, ToolServerError, ToolTimeoutError
@@ -43,54 +44,6 @@ class SessionLost(Exception):
     def __init__(self, reason: str, generation: int) -> None:
         super().__init__(reason)
         self.generation = generation
-
-
-class _StderrTail:
-    """A stdio server's stderr: each line goes to the log, the last few explain a failed start."""
-
-    def __init__(self, server: str, redact: Callable[[str], str]) -> None:
-        self._server = server
-        self._redact = redact
-        self.lines: deque[str] = deque(maxlen=12)
-        read_fd, write_fd = os.pipe()
-        self.sink = os.fdopen(write_fd, "w")
-        """Handed to the child as its stderr."""
-        self._source = os.fdopen(read_fd, "rb")
-        self._pump: asyncio.Task[None] | None = None
-        self._transport: asyncio.ReadTransport | None = None
-
-    async def start(self) -> None:
-        reader = asyncio.StreamReader()
-        loop = asyncio.get_running_loop()
-        self._transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), self._source
-        )
-        self._pump = asyncio.create_task(self._read(reader), name=f"mcp-stderr-{self._server}")
-
-    async def _read(self, reader: asyncio.StreamReader) -> None:
-        while line := await reader.readline():
-            text = self._redact(line.decode(errors="replace").rstrip())
-            if text:
-                self.lines.append(text)
-                logger.info("[%s] %s", self._server, text)
-
-    def child_started(self) -> None:
-        # The child holds its own copy now; closing ours lets the reader see EOF when the child exits.
-        if not self.sink.closed:
-            self.sink.close()
-
-    async def finish(self, wait: float) -> None:
-        """Read what the (now stopped) child left, at most ``wait`` seconds, then release the pipe."""
-        self.child_started()
-        if self._pump is not None:
-            with suppress(TimeoutError, asyncio.CancelledError):
-                await asyncio.wait_for(asyncio.shield(self._pump), wait)
-            self._pump.cancel()
-        if self._transport is not None:
-            self._transport.close()
-
-    def tail(self) -> str:
-        return " | ".join(list(self.lines)[-3:])
 
 
 class ServerSession:
@@ -211,12 +164,12 @@ class ServerSession:
     async def _hold_session(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
         """The owner task: enter the client, publish it, wait for stop, leave the client (all in this task)."""
         expand = EnvExpander(os.environ if self._environ is None else self._environ)
-        stderr: _StderrTail | None = None
+        stderr: StderrTail | None = None
         http_errors: deque[str] = deque(maxlen=3)
         try:
             async with AsyncExitStack() as stack:
                 if self.config.transport == "stdio":
-                    stderr = _StderrTail(self.name, expand.redact)
+                    stderr = StderrTail(self.name, expand.redact)
                     await stderr.start()
                 transport = await self._open_transport(stack, expand, stderr, http_errors)
                 client = await stack.enter_async_context(Client(transport, message_handler=self._on_message))
@@ -306,7 +259,7 @@ class ServerSession:
             self._relisting = None
 
     async def _open_transport(
-        self, stack: AsyncExitStack, expand: EnvExpander, stderr: _StderrTail | None, http_errors: deque[str]
+        self, stack: AsyncExitStack, expand: EnvExpander, stderr: StderrTail | None, http_errors: deque[str]
     ) -> Any:
         config = self.config
         if config.command is not None:
@@ -430,7 +383,7 @@ def _is_session_loss(exc: MCPError) -> bool:
     )
 
 
-def _describe_failure(exc: BaseException, stderr: _StderrTail | None, http_errors: deque[str]) -> str:
+def _describe_failure(exc: BaseException, stderr: StderrTail | None, http_errors: deque[str]) -> str:
     leaf = _leaf_exception(exc)
     text = str(leaf) or type(leaf).__name__
     if isinstance(leaf, MCPError) and leaf.code == mcp_types.CONNECTION_CLOSED:

@@ -17,9 +17,9 @@ from skills.arguments import (
     ParameterDefault,
     PreparedArguments,
     prepare_arguments,
-    relax_schema,
 )
 from skills.errors import ToolArgumentsError
+from skills.schemas import relax_schema
 
 TELEGRAM = {
     "type": "object",

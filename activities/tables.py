@@ -1,0 +1,133 @@
+"""The store's tables: SQLModel rows, and the engine that opens them (SQLite or PostgreSQL).
+
+Only ``activities.store`` reads and writes them; everything else sees the plain pydantic
+models of ``skills.models`` (a ``table=True`` model would lose its datetime types through
+Temporal's data converter). Times are kept aware, in UTC, whatever the backend.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column, DateTime, Text, UniqueConstraint, event
+from sqlalchemy.engine import Engine
+from sqlalchemy.types import TypeDecorator
+from sqlmodel import Field, SQLModel, create_engine
+
+
+class UTCDateTime(TypeDecorator):
+    """Aware UTC datetimes in and out, whatever the backend keeps (SQLite keeps no zone)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to the store")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _utc_column(nullable: bool = True) -> Any:
+    return Field(default=None, sa_column=Column(UTCDateTime(), nullable=nullable))
+
+
+class SkillRow(SQLModel, table=True):
+    __tablename__ = "skills"
+    __table_args__ = (UniqueConstraint("agent_id", "name", name="uq_skill_agent_name"), {"sqlite_autoincrement": True})
+
+    id: int | None = Field(default=None, primary_key=True)
+    agent_id: str = Field(index=True)
+    name: str
+    description: str = ""
+    enabled: bool = True
+    disabled_reason: str | None = None
+    trigger_type: str
+    trigger_config: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    trigger_as_written: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    instructions: str = Field(sa_column=Column(Text, nullable=False))
+    required_tools: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    execution_plan: list[dict[str, Any]] | None = Field(default=None, sa_column=Column(JSON))
+    max_steps: int = 10
+    notify_on_completion: bool = True
+    notify_interval_minutes: int = 0
+    preflight: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    model: str | None = None
+    schedule_id: str | None = None
+    consecutive_failures: int = 0
+    last_failure_at: datetime | None = _utc_column()
+    last_error: str | None = Field(default=None, sa_column=Column(Text))
+    last_notified_at: datetime | None = _utc_column()
+    created_at: datetime = _utc_column(nullable=False)
+    updated_at: datetime = _utc_column(nullable=False)
+
+
+class RunRow(SQLModel, table=True):
+    __tablename__ = "runs"
+
+    run_id: str = Field(primary_key=True)
+    skill_id: int = Field(index=True)
+    skill_name: str
+    workflow_id: str
+    trigger: str = "schedule"
+    scheduled_at: datetime | None = _utc_column()
+    started_at: datetime = _utc_column(nullable=False)
+    finished_at: datetime | None = _utc_column()
+    status: str = "running"
+    summary: str = Field(default="", sa_column=Column(Text, nullable=False))
+    tier: str
+    tool_calls: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class MessageRow(SQLModel, table=True):
+    """One message of an Agent-tier conversation (or a chat session): appended, never rewritten."""
+
+    __tablename__ = "messages"
+    __table_args__ = (UniqueConstraint("conversation_id", "seq", name="uq_message_seq"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    conversation_id: str = Field(index=True)
+    seq: int
+    role: str
+    content: str | None = Field(default=None, sa_column=Column(Text))
+    tool_calls: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    tool_call_id: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    created_at: datetime = _utc_column(nullable=False)
+
+
+class StateRow(SQLModel, table=True):
+    """The engine's own durable state (the LLM endpoint's health, ...), by key."""
+
+    __tablename__ = "engine_state"
+
+    key: str = Field(primary_key=True)
+    value: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    updated_at: datetime = _utc_column(nullable=False)
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for ``url`` with the settings SQLite needs for a multi-threaded worker."""
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+
+        @event.listens_for(engine, "connect")
+        def _pragmas(dbapi_connection: Any, _record: Any) -> None:
+            cursor = dbapi_connection.cursor()
+            # WAL lets the CLI-driven activities read while a run is being recorded.
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.close()
+
+        return engine
+    return create_engine(url, pool_pre_ping=True)
