@@ -8,7 +8,7 @@ SIGINT, then drain: in-flight activities get `graceful_shutdown_timeout` to fini
 from __future__ import annotations
 
 import asyncio
-import logging
+import os
 import signal
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -18,6 +18,7 @@ from temporalio.worker import Worker
 
 from activities.agent import AgentActivities
 from activities.chat import ChatActivities, ToolRouter
+from activities.failures import RedactingInterceptor
 from activities.maintenance import MaintenanceActivities
 from activities.mcp import ToolHub, load_argument_rules, outbox_server
 from activities.registration import RegistrationActivities
@@ -28,6 +29,8 @@ from activities.store import Store, StoreActivities
 from activities.tools import ToolActivities
 from client import SkillsClient, connect
 from client.management import ManagementTools
+from config.logs import configure_logging
+from config.secrets import add_secrets, process_secrets
 from config.settings import Settings
 from workflows.chat import ChatTurn
 from workflows.maintenance import Maintenance
@@ -38,6 +41,7 @@ from workflows.sync import SyncSkillFiles
 
 async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
                      ready: asyncio.Event | None = None) -> None:
+    add_secrets(process_secrets(settings.llm_api_key, settings.database_url, os.environ))
     store = Store.open(settings.store_url, schedule_prefix=settings.task_queue)
     hub = ToolHub.from_config(
         settings.mcp_config,
@@ -68,6 +72,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
                 activities=[method for obj in activities for method in activity_methods(obj)],
                 activity_executor=executor,
                 graceful_shutdown_timeout=timedelta(seconds=20),
+                interceptors=[RedactingInterceptor()],
             )
             async with worker:
                 await ensure_engine_schedules(client, settings)
@@ -84,23 +89,17 @@ def activity_methods(obj: object) -> list[object]:
             if hasattr(getattr(type(obj), name, None), "__temporal_activity_definition")]
 
 
-async def _main() -> None:
-    settings = Settings.from_env()
+async def _main(settings: Settings) -> None:
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         asyncio.get_running_loop().add_signal_handler(sig, stop.set)
     await run_worker(settings, await connect(), stop)
 
 
-def configure_logging() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    # It logs every request's full URL at INFO, and an MCP server's URL may carry a secret.
-    logging.getLogger("httpx2").setLevel(logging.WARNING)
-
-
 def main() -> None:
-    configure_logging()
-    asyncio.run(_main())
+    settings = Settings.from_env()
+    configure_logging(settings.log_level, settings.log_format)
+    asyncio.run(_main(settings))
 
 
 if __name__ == "__main__":

@@ -27,10 +27,17 @@ from temporalio.exceptions import ApplicationError
 from activities.failures import application_error
 from activities.heartbeat import heartbeating
 from activities.store import Store
-from config.settings import Settings
+from config.secrets import redact
+from config.settings import LLM_SETTINGS, Settings
 from skills.agent import ChatMessage, ToolCallMessage, for_the_model, opening_messages, tool_result_text
 from skills.catalog import ToolInfo, ToolResult
-from skills.errors import ConversationError, LlmRefusedError, LlmUnavailableError, ToolCallError
+from skills.errors import (
+    ConversationError,
+    LlmNotConfiguredError,
+    LlmRefusedError,
+    LlmUnavailableError,
+    ToolCallError,
+)
 from skills.messages import FINAL_EXCERPT
 from skills.schemas import relax_schema
 
@@ -38,6 +45,8 @@ TOOL_EXCERPT = 300
 HEALTH_TIMEOUT = 3.0
 ENDPOINT_STATE = "llm_endpoint"
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
+OPENAI_ENDPOINT = "https://api.openai.com/v1"
+"""Where the OpenAI client goes when no base URL is set."""
 
 
 class AgentStart(BaseModel):
@@ -115,6 +124,7 @@ class AgentActivities:
         self.settings = settings
         self.catalog = catalog
         self.send = send
+        self.endpoint = settings.llm_base_url or OPENAI_ENDPOINT
         # Temporal retries the activity; retries inside the SDK as well would multiply them.
         self.client = client or openai.AsyncOpenAI(
             base_url=settings.llm_base_url, api_key=settings.llm_api_key or "none", max_retries=0,
@@ -138,6 +148,10 @@ class AgentActivities:
         if messages and messages[-1].role == "assistant":
             # A retry after the answer was stored: do not ask (and pay) twice.
             return _result(messages[-1], len(messages), request.answer_chars)
+        if not self.settings.llm_configured:
+            # Without an endpoint or a key the SDK would try the OpenAI API keyless, and every retry
+            # would say "Connection error." a minute later: say what to set, now.
+            raise application_error(LlmNotConfiguredError(f"no LLM is configured: {LLM_SETTINGS}"))
         tools = _tool_schemas(self.catalog(), request.tools)
         try:
             async with heartbeating(f"turn {request.step}"):
@@ -147,9 +161,11 @@ class AgentActivities:
                     **({"tools": tools} if tools else {}),
                 )
         except openai.APIStatusError as e:
-            raise _status_error(e, request.model) from e
+            raise _status_error(e, request.model, self.endpoint) from e
         except (openai.APIConnectionError, openai.APITimeoutError) as e:
-            raise application_error(LlmUnavailableError(f"the LLM endpoint could not be reached: {e}")) from e
+            raise application_error(LlmUnavailableError(
+                f"the LLM endpoint {self.endpoint} could not be reached ({_sentence(str(e))}); is it running? "
+                "(SKILLS_LLM_BASE_URL)")) from e
         choice = completion.choices[0].message
         usage = completion.usage
         message = ChatMessage(
@@ -169,7 +185,7 @@ class AgentActivities:
 
         The state is kept in the store, so a restart neither repeats an alert nor forgets one.
         """
-        if not (self.settings.llm_base_url or self.settings.llm_api_key):
+        if not self.settings.llm_configured:
             return None  # no endpoint configured: nothing to watch
         up, reason = True, None
         try:
@@ -229,7 +245,7 @@ class AgentActivities:
         return AgentToolResult(tool=call.name, ok=ok, excerpt=text[:TOOL_EXCERPT], adjusted=adjusted, change=change)
 
     async def _answer(self, conversation_id: str, call: ToolCallMessage, text: str) -> None:
-        message = ChatMessage(role="tool", tool_call_id=call.id, content=tool_result_text(text))
+        message = ChatMessage(role="tool", tool_call_id=call.id, content=tool_result_text(redact(text)))
         await asyncio.to_thread(self.store.append_messages, conversation_id, [message], datetime.now(UTC))
 
 
@@ -258,12 +274,12 @@ def _tool_schemas(catalog: list[ToolInfo], names: list[str]) -> list[dict[str, A
     ]
 
 
-def _status_error(error: openai.APIStatusError, model: str) -> ApplicationError:
+def _status_error(error: openai.APIStatusError, model: str, endpoint: str) -> ApplicationError:
     status = error.status_code
     detail = _error_detail(error)
     # The statuses the OpenAI SDK itself would retry: timeout, conflict (lock), rate limit, server error.
     if status in RETRYABLE_STATUSES or status >= 500:
-        return application_error(LlmUnavailableError(f"the LLM endpoint answered {status}: {detail}"),
+        return application_error(LlmUnavailableError(f"the LLM endpoint {endpoint} answered {status}: {detail}"),
                                  next_retry_delay=_retry_after(error))
     hint = {
         401: "the endpoint refused the API key: set SKILLS_LLM_API_KEY",
@@ -271,6 +287,11 @@ def _status_error(error: openai.APIStatusError, model: str) -> ApplicationError:
         404: f"the endpoint does not know the model '{model}': set the skill's model or SKILLS_LLM_MODEL",
     }.get(status, "the request was refused")
     return application_error(LlmRefusedError(f"{hint} ({status}: {detail})"))
+
+
+def _sentence(text: str) -> str:
+    """A message to embed in another sentence: without its final period."""
+    return text.rstrip().rstrip(".")
 
 
 def _error_detail(error: openai.APIStatusError) -> str:

@@ -12,7 +12,7 @@ from activities.store import Store
 from config.settings import Settings
 from skills.errors import SkillNotFoundError
 from skills.messages import MaintenanceScan, MissedOneShot, SkillBrief, SkillFilter
-from skills.models import MISSED, MISSING_TOOLS, RunRecord, Skill
+from skills.models import MISSED, MISSING_TOOLS, NO_LLM, RunRecord, Skill
 
 
 class MaintenanceActivities:
@@ -27,10 +27,12 @@ class MaintenanceActivities:
         now = datetime.now(UTC)
         scan = MaintenanceScan()
         for skill in self.store.list_skills(SkillFilter(enabled=False)):
-            # Only a skill waiting for its tools comes back by itself: one the user disabled
+            # Only a skill waiting for its tools or for an LLM comes back by itself: one the user disabled
             # stays disabled, and a one-shot is never re-enabled.
             needed = {*skill.required_tools, *(check.tool for check in skill.preflight)}
-            if skill.disabled_reason == MISSING_TOOLS and not skill.is_one_shot and needed <= available:
+            waiting = skill.disabled_reason == MISSING_TOOLS or (
+                skill.disabled_reason == NO_LLM and self.settings.llm_configured)
+            if waiting and not skill.is_one_shot and needed <= available:
                 scan.ready.append(_brief(skill))
         for skill in self.store.list_skills(SkillFilter(enabled=True, trigger_type="cron")):
             at = skill.trigger_config.at if skill.trigger_config else None

@@ -15,10 +15,10 @@ from temporalio import activity
 
 from activities.failures import as_application_errors
 from activities.store import Store
-from config.settings import Settings
+from config.settings import LLM_SETTINGS, Settings
 from skills.errors import FieldError, SkillNotFoundError, SkillValidationError
 from skills.messages import ChangeInput, EnableInput, Prepared, RegisterInput, Saved, SaveInput, UndoSave
-from skills.models import BY_USER, MISSING_TOOLS, Skill, SkillSpec
+from skills.models import BY_USER, MISSING_TOOLS, NO_LLM, Normalized, Skill, SkillSpec
 from skills.normalize import NormalizeContext, normalize
 
 
@@ -43,7 +43,8 @@ class RegistrationActivities:
                 default_agent_id=self.settings.default_agent_id,
                 tool_catalog=set(self.tool_names()),
             )
-            normalized = normalize(request.data, ctx, existing=_spec(existing) if existing else None)
+            normalized = _without_llm(normalize(request.data, ctx, existing=_spec(existing) if existing else None),
+                                      self.settings)
         except SkillValidationError as e:
             return Prepared(existing_id=existing_id, errors=e.errors)
         except SkillNotFoundError as e:
@@ -58,7 +59,7 @@ class RegistrationActivities:
             existing = self.store.get_skill(request.existing_id) if request.existing_id is not None else None
         except SkillNotFoundError as e:  # deleted since it was prepared
             return Saved(errors=[FieldError(field="target", message=str(e))])
-        reason = _disabled_reason(normalized.spec, normalized.missing_tools, existing)
+        reason = normalized.disabled_reason or _disabled_reason(normalized.spec, normalized.missing_tools, existing)
         try:
             if existing is None:
                 skill = self.store.create_skill(normalized.spec, trigger_as_written=normalized.trigger_as_written,
@@ -90,6 +91,17 @@ class RegistrationActivities:
         with as_application_errors():
             skill = self.store.find_skill(request.target.ref, request.target.agent_id)
             return self.store.delete_skill(skill.id)
+
+
+def _without_llm(normalized: Normalized, settings: Settings) -> Normalized:
+    """A scheduled Agent-tier skill on a worker with no LLM is stored disabled, not left to fail every fire."""
+    spec = normalized.spec
+    if settings.llm_configured or spec.tier != "agent" or not spec.is_scheduled or not spec.enabled:
+        return normalized
+    note = (f"stored disabled: no LLM is configured ({LLM_SETTINGS}); it enables itself once the worker "
+            "has one")
+    return normalized.model_copy(update={"spec": spec.model_copy(update={"enabled": False}),
+                                         "notes": [*normalized.notes, note], "disabled_reason": NO_LLM})
 
 
 def _spec(skill: Skill) -> SkillSpec:

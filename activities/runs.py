@@ -17,6 +17,7 @@ from temporalio import activity
 
 from activities.heartbeat import heartbeating
 from activities.store import Store
+from config.secrets import redact
 from config.settings import Settings
 from skills.budget import DAY
 from skills.catalog import ToolResult
@@ -62,7 +63,7 @@ class RunActivities:
 
     @activity.defn(name="finish_run")
     def finish(self, run: RunRecord) -> RunOutcome:
-        outcome = self.store.record_outcome(run, self.settings.backoff, self.settings.budget)
+        outcome = self.store.record_outcome(_redacted(run), self.settings.backoff, self.settings.budget)
         if outcome.skill is not None:
             outcome.skill = outcome.skill.without_instructions()
         return outcome
@@ -73,7 +74,7 @@ class RunActivities:
 
         A notifier may be slow (a chat API, a webhook): the activity heartbeats while it waits."""
         async with heartbeating("notify", self.settings.notifier_tool):
-            result = await self.send(self.settings.notifier_tool, {"message": request.message})
+            result = await self.send(self.settings.notifier_tool, {"message": redact(request.message)})
         if not result.ok:
             raise RuntimeError(f"{self.settings.notifier_tool} refused the notification: {result.text}")
         if request.skill_id is not None:
@@ -116,3 +117,8 @@ class RunActivities:
             for i, gap in enumerate(account_gap(expected, before, late))
         ]
 
+
+def _redacted(run: RunRecord) -> RunRecord:
+    """The run as it may be stored: no configured secret in its summary or its tool results."""
+    calls = [call.model_copy(update={"result": redact(call.result)}) for call in run.tool_calls]
+    return run.model_copy(update={"summary": redact(run.summary), "tool_calls": calls})

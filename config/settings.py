@@ -13,6 +13,7 @@ import os
 from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
+from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -23,6 +24,9 @@ from skills.skillmd.manifest import SourceName
 from skills.skillmd.sources import BUNDLED_DIR
 
 ENV_PREFIX = "SKILLS_"
+LLM_SETTINGS = ("set SKILLS_LLM_BASE_URL to an OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 "
+                "for Ollama, or SKILLS_LLM_API_KEY (or OPENAI_API_KEY) for OpenAI")
+"""What to set for the Agent tier to have an LLM, as every message that misses one says it."""
 
 
 class Settings(BaseModel):
@@ -142,6 +146,12 @@ class Settings(BaseModel):
     """The agent that owns skills registered from files. The sync only ever touches this agent's
     skills, so a skill created through the API is never changed or disabled by it."""
 
+    log_level: str = "INFO"
+    """Lowest level logged (DEBUG, INFO, WARNING...)."""
+
+    log_format: Literal["text", "json"] = "text"
+    """``text``: one readable line per event; ``json``: one JSON object per line, for log collectors."""
+
     @field_validator("backoff_steps", mode="before")
     @classmethod
     def _steps_from_text(cls, value: object) -> object:
@@ -174,6 +184,11 @@ class Settings(BaseModel):
             "user": self.user_skills_dir.expanduser().absolute(),
             "bundled": self.bundled_skills_dir.expanduser().absolute(),
         }
+
+    @property
+    def llm_configured(self) -> bool:
+        """An endpoint or a key was given: without either, the Agent tier has no LLM to ask."""
+        return bool(self.llm_base_url or self.llm_api_key)
 
     @property
     def budget(self) -> BudgetPolicy:

@@ -21,6 +21,7 @@ an error and the client that reads it back use the same constant and cannot drif
     ├── McpConfigError              the mcpServers file is unusable
     ├── LlmUnavailableError         the LLM endpoint is down or rate-limited (retryable)
     ├── LlmRefusedError             the LLM endpoint refused the request (bad key, model...)
+    ├── LlmNotConfiguredError       the worker has no LLM endpoint or key at all
     ├── ConversationError           a stored conversation lacks what a step refers to
     ├── SkillFileError              a SKILL.md or AGENT.md could not be read
     │   ├── FrontmatterError
@@ -138,6 +139,10 @@ class LlmUnavailableError(SkillsError):
 
 class LlmRefusedError(SkillsError):
     """The LLM endpoint refused the request (bad key, unknown model, bad request): fix, then retry."""
+
+
+class LlmNotConfiguredError(SkillsError):
+    """The worker has neither an LLM endpoint nor a key: an Agent-tier run or a chat turn cannot start."""
 
 
 class ConversationError(SkillsError):

@@ -22,13 +22,15 @@ RunStatus = Literal["running", "success", "error", "skipped", "missed"]
 
 DEFAULT_MAX_STEPS = 10
 
-# Why a skill is disabled (Skill.disabled_reason). Only MISSING_TOOLS comes back by itself.
+# Why a skill is disabled (Skill.disabled_reason). Only MISSING_TOOLS and NO_LLM come back by themselves.
 BY_USER = "by user"
 FAILURES = "failures"
 MISSING_TOOLS = "missing tools"
 FIRED = "fired"
 MISSED = "missed"
 BUDGET = "budget"
+NO_LLM = "no LLM"
+"""An Agent-tier skill registered on a worker with no LLM configured: every fire would fail."""
 
 
 class PlanStep(BaseModel):
@@ -149,6 +151,8 @@ class Normalized(BaseModel):
     notes: list[str] = Field(default_factory=list)
     trigger_as_written: dict[str, Any] | None = None
     missing_tools: list[str] = Field(default_factory=list)
+    disabled_reason: str | None = None
+    """Why the registration stores the skill disabled although it was not asked to be (no LLM)."""
     """Tools not in the catalog; only a skill registered disabled may have them."""
 
 

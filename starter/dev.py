@@ -85,9 +85,8 @@ def port_open(ip: str, port: int) -> bool:
 
 
 def run_dev(config: Path) -> int:
-    import worker
+    from config.logs import configure_logging
 
-    worker.configure_logging()
     profile = DevProfile.load(config)
     profile.data_dir.mkdir(parents=True, exist_ok=True)
     profile.db_filename.parent.mkdir(parents=True, exist_ok=True)
@@ -95,6 +94,7 @@ def run_dev(config: Path) -> int:
     os.environ.setdefault("TEMPORAL_ADDRESS", profile.address)
     os.environ.setdefault("TEMPORAL_NAMESPACE", profile.server.namespace)
     settings = Settings.from_env()
+    configure_logging(settings.log_level, settings.log_format)
 
     server: subprocess.Popen[bytes] | None = None
     if port_open(profile.server.ip, profile.server.port):

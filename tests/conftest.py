@@ -9,11 +9,15 @@ outbox) and worker, and leaves no schedule behind.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
 import socket
+import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -184,3 +188,49 @@ async def trigger_schedule(client: Client, schedule_id: str) -> None:
 
 
 PYTHON = sys.executable
+
+
+class WorkerProcess:
+    """`python -m worker` in its own process, configured through the environment like in production."""
+
+    def __init__(self, settings: Settings, address: str, **env: str) -> None:
+        self.env = {
+            **os.environ,
+            "TEMPORAL_ADDRESS": address,
+            "SKILLS_TASK_QUEUE": settings.task_queue,
+            "SKILLS_DATA_DIR": str(settings.data_dir),
+            "SKILLS_TIMEZONE": settings.timezone,
+            "SKILLS_CATCHUP_WINDOW": str(settings.catchup_window.total_seconds()),
+            **({"SKILLS_MCP_CONFIG": str(settings.mcp_config)} if settings.mcp_config else {}),
+            **env,
+        }
+        self.log = settings.data_dir / "worker.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> WorkerProcess:
+        with open(self.log, "ab") as log:
+            self.process = subprocess.Popen([sys.executable, "-m", "worker"], cwd=ROOT, env=self.env,
+                                            stdout=log, stderr=log)
+        return self
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+@contextlib.contextmanager
+def worker_process(settings: Settings, address: str, **env: str) -> Iterator[WorkerProcess]:
+    worker = WorkerProcess(settings, address, **env).start()
+    try:
+        yield worker
+    finally:
+        worker.stop()

@@ -21,6 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
+from config.secrets import add_secrets
 from skills.arguments import ArgumentRules, ParameterDefault
 from skills.errors import McpConfigError
 
@@ -216,6 +217,7 @@ class EnvExpander:
             return default
         if len(value) >= 4:  # shorter values would blot out ordinary words in messages
             self.secrets.add(value)
+            add_secrets([value])  # and out of every log line, failure and notice of this process
         return value
 
     def redact(self, text: str) -> str:

@@ -11,7 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -23,56 +23,20 @@ from client.temporal_cli import temporal_binary
 from config.settings import Settings
 from skills.naming import SEARCH_ATTRIBUTES
 from skills.triggers import trigger_next_times
-from tests.conftest import ROOT, Engine, eventually, schedule_exists, trigger_schedule, write_mcp_config
+from tests.conftest import (
+    ROOT,
+    Engine,
+    WorkerProcess,
+    eventually,
+    schedule_exists,
+    trigger_schedule,
+    worker_process,
+    write_mcp_config,
+)
 
 pytestmark = pytest.mark.slow
 
 FAKES = ROOT / "tests" / "fakes"
-
-
-class WorkerProcess:
-    """`python -m worker` in its own process, configured through the environment like in production."""
-
-    def __init__(self, settings: Settings, address: str) -> None:
-        self.env = {
-            **os.environ,
-            "TEMPORAL_ADDRESS": address,
-            "SKILLS_TASK_QUEUE": settings.task_queue,
-            "SKILLS_DATA_DIR": str(settings.data_dir),
-            "SKILLS_TIMEZONE": settings.timezone,
-            "SKILLS_CATCHUP_WINDOW": str(settings.catchup_window.total_seconds()),
-            **({"SKILLS_MCP_CONFIG": str(settings.mcp_config)} if settings.mcp_config else {}),
-        }
-        self.log = settings.data_dir / "worker.log"
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> WorkerProcess:
-        with open(self.log, "ab") as log:
-            self.process = subprocess.Popen([sys.executable, "-m", "worker"], cwd=ROOT, env=self.env,
-                                            stdout=log, stderr=log)
-        return self
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait()
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-
-@contextlib.contextmanager
-def worker_process(settings: Settings, address: str) -> Iterator[WorkerProcess]:
-    worker = WorkerProcess(settings, address).start()
-    try:
-        yield worker
-    finally:
-        worker.stop()
 
 
 def address_of(client: Client) -> str:

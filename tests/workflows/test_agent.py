@@ -258,6 +258,41 @@ async def _paused(client: Client, schedule_id: str) -> bool:
     return (await client.get_schedule_handle(schedule_id).describe()).schedule.state.paused
 
 
+async def test_with_no_llm_agent_skills_wait_disabled_and_runs_say_what_to_set(
+        client: Client, settings: Settings, agent_settings: Settings, llm: ScriptedLLM) -> None:
+    """No endpoint and no key: a scheduled Agent-tier skill is stored disabled (not left to fail
+    every fire), a run and a chat turn fail at once naming the settings, and the skill enables
+    itself on the first maintenance round of a worker that has an LLM."""
+    engine = await Engine(settings, client).start()  # the test settings configure no LLM
+    try:
+        result = await engine.skills.register(briefing(schedule="0 7 * * *"))
+        assert result.skill is not None and not result.skill.enabled and result.skill.disabled_reason == "no LLM"
+        assert any("no LLM is configured" in note for note in result.notes)
+        assert result.skill.schedule_id and await _paused(client, result.skill.schedule_id)
+
+        run = await engine.skills.run("briefing")  # a manual run is never skipped
+        assert run.status == "error" and "no LLM is configured: set SKILLS_LLM_BASE_URL" in run.summary
+        history = await client.get_workflow_handle(run.workflow_id).fetch_history()
+        attempts = [e.activity_task_started_event_attributes.attempt for e in history.events
+                    if e.HasField("activity_task_started_event_attributes")]
+        assert max(attempts) == 1  # not retried: nothing will change until the worker is configured
+
+        reply = await engine.skills.chat("hello")
+        assert not reply.ok and "SKILLS_LLM_BASE_URL" in reply.reply
+    finally:
+        await engine.stop()
+
+    engine = await Engine(agent_settings, client).start()
+    try:
+        await _maintenance_now(client, engine)
+        skill = await engine.skills.get("briefing")
+        assert skill.enabled and skill.disabled_reason is None
+        assert skill.schedule_id and not await _paused(client, skill.schedule_id)
+        assert llm.requests_for("default") == []  # enabling asks the model nothing
+    finally:
+        await engine.stop()
+
+
 async def _finished(engine: Engine, name: str):  # noqa: ANN202
     runs = await engine.skills.runs(name)
     return runs if runs and all(r.status != "running" for r in runs) else None

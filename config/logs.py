@@ -1,0 +1,85 @@
+"""Logging, configured once by each process's entry point: readable lines, or JSON for Kubernetes.
+
+- Every line is redacted (:func:`config.secrets.redact`) after it is formatted, tracebacks
+  included.
+- An expected failure of an activity (an engine error: the LLM endpoint down, a tool
+  refused, an unknown tool) is one WARNING line naming the activity, the run and the
+  cause. Tracebacks are kept for what the engine did not expect: bugs.
+- ``force=True``: importing the MCP server stack calls ``logging.basicConfig(WARNING)``
+  first, which would otherwise make every later configuration a no-op.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from temporalio.exceptions import ApplicationError
+
+from config.secrets import redact
+from skills.errors import error_class
+
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+QUIET = ("httpx2", "httpx")
+"""They log every request's full URL at INFO, and an MCP server's URL may carry a secret."""
+
+
+class RedactingFormatter(logging.Formatter):
+    """The usual text line, with every known secret blotted out."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message, the Temporal context, any traceback."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        for key in ("temporal_activity", "temporal_workflow"):
+            if isinstance(getattr(record, key, None), dict):
+                entry[key] = getattr(record, key)
+        if record.exc_info:
+            entry["traceback"] = self.formatException(record.exc_info)
+        return redact(json.dumps(entry, ensure_ascii=False, default=str))
+
+
+class ExpectedFailures(logging.Filter):
+    """Turn the SDK's "Completing activity as failed" for an engine error into one line.
+
+    The activity raised an ``ApplicationError`` whose type is one of the engine's errors
+    (``skills.errors``): the failure is an answer (endpoint down, tool refused), not a bug,
+    and its chained traceback (dozens of lines per retry) tells an operator nothing more.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, ApplicationError) and error_class(error.type) is not None:
+            info = getattr(record, "temporal_activity", None) or {}
+            record.msg = "%s failed (attempt %s) in %s %s: %s: %s"
+            record.args = (info.get("activity_type", "activity"), info.get("attempt", "?"),
+                           info.get("workflow_type", "workflow"), info.get("workflow_id", "?"),
+                           error.type, error.message)
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+def configure_logging(level: str = "INFO", fmt: Literal["text", "json"] = "text") -> None:
+    """Log to stderr at ``level``, as text lines or JSON objects, secrets redacted."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter() if fmt == "json" else RedactingFormatter(TEXT_FORMAT))
+    logging.basicConfig(level=level.upper(), handlers=[handler], force=True)
+    for name in QUIET:
+        logging.getLogger(name).setLevel(logging.WARNING)
+    activity_logger = logging.getLogger("temporalio.activity")
+    if not any(isinstance(f, ExpectedFailures) for f in activity_logger.filters):
+        activity_logger.addFilter(ExpectedFailures())

@@ -1,0 +1,64 @@
+"""The worker's logs, read from a real `python -m worker` process as an operator would read them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from temporalio.client import Client
+
+from client import SkillsClient
+from config.settings import Settings
+from tests.conftest import eventually, worker_process
+from tests.fakes.llm_server import ScriptedLLM, error, say, scripted_llm_fixture
+
+KEY = "sk-log-test-key-0123456789"
+
+llm = scripted_llm_fixture(api_key=KEY)
+
+
+def _env(llm: ScriptedLLM, **extra: str) -> dict[str, str]:
+    return {"SKILLS_LLM_BASE_URL": llm.base_url, "SKILLS_LLM_API_KEY": KEY, "SKILLS_LLM_MODEL": "logs", **extra}
+
+
+def _address(client: Client) -> str:
+    return client.service_client.config.target_host
+
+
+def _log_lines(settings: Settings) -> Iterator[str]:
+    yield from (settings.data_dir / "worker.log").read_text(errors="replace").splitlines()
+
+
+async def test_info_lines_show_and_an_expected_failure_is_one_line(client: Client, settings: Settings,
+                                                                   llm: ScriptedLLM) -> None:
+    """The MCP server stack calls basicConfig(WARNING) on import; the worker's INFO lines show anyway,
+    and an LLM endpoint answering 503 twice is two WARNING lines, not two chained tracebacks."""
+    llm.script("logs", [error(503, retry_after=0.2), error(503, retry_after=0.2), say("all done")])
+    skills = SkillsClient(client, settings.task_queue)
+    with worker_process(settings, _address(client), **_env(llm)):
+        await skills.register({"name": "note", "instructions": "Say hello.", "notify_on_completion": False})
+        run = await skills.run("note")
+        assert run.status == "success" and run.summary == "all done"
+        log = list(_log_lines(settings))
+    assert any("MCP server outbox connected" in line and " INFO " in line for line in log)
+    failed = [line for line in log if "llm_turn failed" in line]
+    assert len(failed) == 2, failed
+    assert all(" WARNING " in line and "LlmUnavailableError" in line and "answered 503" in line for line in failed)
+    assert not any("Traceback" in line for line in log)
+
+
+@pytest.mark.parametrize("fmt", ["json"])
+async def test_json_logs_for_log_collectors(client: Client, settings: Settings, llm: ScriptedLLM, fmt: str) -> None:
+    skills = SkillsClient(client, settings.task_queue)
+    with worker_process(settings, _address(client), **_env(llm, SKILLS_LOG_FORMAT=fmt)):
+        await skills.list()  # answered by the worker: it is up, its servers connected
+        entries = await eventually(lambda: _json_entries(settings), timeout=30)
+    connected = [e for e in entries if e["message"].startswith("MCP server outbox connected")]
+    assert connected and connected[0]["level"] == "INFO" and connected[0]["logger"].startswith("activities.mcp")
+    assert all({"time", "level", "logger", "message"} <= e.keys() for e in entries)
+
+
+def _json_entries(settings: Settings) -> list[dict[str, object]]:
+    entries = [json.loads(line) for line in _log_lines(settings) if line.startswith("{")]
+    return entries if any(str(e["message"]).startswith("MCP server outbox connected") for e in entries) else []
