@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime, timedelta
 
 import pytest
-from temporalio.client import Client, ScheduleOverlapPolicy, WorkflowExecution
+from temporalio.client import Client, ScheduleOverlapPolicy, WorkflowExecution, WorkflowFailureError
+from temporalio.exceptions import ApplicationError
 
 from client import SkillsClient
-from skills.errors import SkillNotFoundError, SkillValidationError, WorkerUnavailableError
+from skills.errors import SkillNotFoundError, SkillValidationError, WorkerUnavailableError, WorkflowInputError
+from skills.messages import AgentLoopState, AgentResume, RunStart, SkillRunInput
+from skills.models import RunRecord
 from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_TIER
 from tests.conftest import Engine, eventually, schedule_exists
 
@@ -187,3 +191,20 @@ async def test_with_no_worker_a_chat_turn_says_so_soon(client: Client) -> None:
         await SkillsClient(client, queue).chat("remind me in 5 minutes to stretch")
     assert f"no worker is polling task queue '{queue}'" in str(refused.value)
     assert "`skills worker`" in str(refused.value)
+
+
+async def test_a_run_started_with_an_input_it_cannot_run_fails_instead_of_retrying(engine: Engine,
+                                                                                    client: Client) -> None:
+    """A bad input is not a fault a retry fixes: the run fails at once, non-retryable, with the
+    engine's own failure type and a message that says what is wrong (not a bare assert)."""
+    now = datetime.now(UTC)
+    bad = SkillRunInput(skill_id=1, resume=AgentResume(
+        start=RunStart(skill=None, run=None),
+        run=RunRecord(run_id="r", skill_id=1, skill_name="x", workflow_id="w", started_at=now, tier="agent"),
+        loop=AgentLoopState(conversation_id="c", model="m", tools=[])))
+    with pytest.raises(WorkflowFailureError) as failed:
+        await client.execute_workflow("SkillRun", bad, id=f"bad-input-{uuid.uuid4().hex[:8]}",
+                                      task_queue=engine.settings.task_queue, execution_timeout=timedelta(seconds=60))
+    cause = failed.value.cause
+    assert isinstance(cause, ApplicationError) and cause.type == WorkflowInputError.failure_type()
+    assert cause.non_retryable and "must carry its skill" in cause.message
