@@ -262,6 +262,10 @@ async def _bundled(engine: Engine) -> None:
     assert briefing.tier == "agent" and briefing.max_steps == 5
     assert briefing.required_tools == ["outbox_list_messages", "outbox_send_message"]
     assert briefing.trigger_config is not None and briefing.trigger_config.schedule == "0 7 * * *"
+    # This worker has no LLM: the Agent-tier briefing waits, disabled, instead of failing every morning.
+    assert not briefing.enabled and briefing.disabled_reason == "no LLM"
+    again = await Sync(engine)()  # and the next round leaves it so: no flapping between file and worker
+    assert (again.created, again.updated, again.disabled) == ([], [], [])
 
     run = await engine.skills.run("drink-water", AGENT)
     assert run.status == "success" and run.tool_calls[0].tool == "outbox_send_message"
