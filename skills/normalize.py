@@ -11,18 +11,19 @@ that calls it owns the clock and the catalog.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from pydantic import ValidationError
 
 from skills.errors import FieldError, SkillValidationError
-from skills.models import Normalized, PlanStep, SkillSpec, TriggerConfig
+from skills.models import Normalized, PlanStep, Skill, SkillSpec, TriggerConfig
 from skills.plans import analyse_plan
 from skills.preflight import PreflightCheck, automatic_checks
 from skills.triggers import check_cron
@@ -85,6 +86,12 @@ CHECK_ALIASES = {"toolName": "tool", "tool_name": "tool", "name": "tool", "args"
                  "parameters": "arguments", "skipIf": "skip_if", "skip_when": "skip_if", "condition": "skip_if"}
 
 SPEC_FIELDS = set(SkillSpec.model_fields)
+ENGINE_FIELDS = (set(Skill.model_fields) - SPEC_FIELDS) | {"tier", "file_path", "file_mtime"}
+"""Fields a stored skill (``skills get --json``) or a SKILL.md registration request carries that the
+engine keeps itself: read back in, they are ignored with a note, not refused as unknown."""
+CANONICAL_FIELDS = SPEC_FIELDS | TRIGGER_KEYS
+KNOWN_FIELDS = CANONICAL_FIELDS | FIELD_ALIASES.keys() | TRIGGER_ALIASES.keys()
+"""What a skill input may say at its root: the canonical names and every alias the normalizer reads."""
 TRIGGER_TYPES = ("cron", "event", "manual")
 
 
@@ -121,7 +128,7 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
 
     notes: list[str] = []
     problems = _Problems()
-    data = _canonical_fields(dict(raw), notes)
+    data = _canonical_fields(dict(raw), notes, problems)
     trigger_as_written = _nest_trigger(data, notes, problems)
     if existing is not None:
         data = _merge_update(existing, data)
@@ -187,7 +194,7 @@ def spec_as_input(spec: SkillSpec) -> dict[str, Any]:
 # --- fields -------------------------------------------------------------------------------
 
 
-def _canonical_fields(data: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+def _canonical_fields(data: dict[str, Any], notes: list[str], problems: _Problems) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in data.items():
         canonical = FIELD_ALIASES.get(key) or TRIGGER_ALIASES.get(key) or key
@@ -196,11 +203,25 @@ def _canonical_fields(data: dict[str, Any], notes: list[str]) -> dict[str, Any]:
                 notes.append(f"ignored '{key}': '{canonical}' was also given")
                 continue
             notes.append(f"'{key}' read as '{canonical}'")
+        if canonical in ENGINE_FIELDS:
+            notes.append(f"ignored '{key}': it is kept by the engine, not given")
+            continue
         if canonical not in SPEC_FIELDS and canonical not in TRIGGER_KEYS:
-            notes.append(f"ignored unknown field '{key}'")
+            # A misspelt field would otherwise be dropped and the skill silently never fire as meant.
+            problems.add(str(key), "unknown field" + did_you_mean(str(key), KNOWN_FIELDS, CANONICAL_FIELDS))
             continue
         out[canonical] = value
     return out
+
+
+def did_you_mean(word: str, candidates: Collection[str], listed: Collection[str] = ()) -> str:
+    """``"; did you mean 'x'?"`` for the candidate closest to ``word`` (case ignored); when none is
+    close, ``" (expected one of ...)"`` with the ``listed`` names, or nothing."""
+    by_lower = {name.lower(): name for name in sorted(candidates, reverse=True)}
+    close = [by_lower[c] for c in difflib.get_close_matches(word.lower(), list(by_lower), n=1, cutoff=0.6)]
+    if close:
+        return f"; did you mean {' or '.join(repr(c) for c in close)}?"
+    return f" (expected one of {', '.join(sorted(listed))})" if listed else ""
 
 
 def _nest_trigger(data: dict[str, Any], notes: list[str], problems: _Problems) -> dict[str, Any] | None:
@@ -221,7 +242,8 @@ def _nest_trigger(data: dict[str, Any], notes: list[str], problems: _Problems) -
         if canonical != key:
             notes.append(f"trigger_config.{key} read as trigger_config.{canonical}")
         if canonical not in TRIGGER_KEYS:
-            problems.add(f"trigger_config.{key}", f"unknown trigger field (expected one of {', '.join(sorted(TRIGGER_KEYS))})")
+            problems.add(f"trigger_config.{key}", "unknown trigger field"
+                         + did_you_mean(str(key), TRIGGER_KEYS | TRIGGER_ALIASES.keys(), TRIGGER_KEYS))
             continue
         nested[canonical] = value
     for key in sorted(TRIGGER_KEYS & data.keys()):
@@ -359,9 +381,16 @@ def _timezone(value: Any, problems: _Problems) -> str | None:
     try:
         ZoneInfo(value.strip())
     except (ZoneInfoNotFoundError, ValueError):
-        problems.add("trigger_config.timezone", f"unknown time zone '{value}' (use an IANA name such as 'America/New_York')")
+        hint = did_you_mean(value.strip(), _zone_names())
+        problems.add("trigger_config.timezone",
+                     f"unknown time zone '{value}'{hint or ' (use an IANA name such as America/New_York)'}")
         return None
     return value.strip()
+
+
+@functools.cache
+def _zone_names() -> frozenset[str]:
+    return frozenset(available_timezones())
 
 
 def _instant(value: Any, zone: str, problems: _Problems) -> datetime | None:

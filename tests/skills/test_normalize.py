@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from skills.errors import SkillValidationError
 from skills.models import SkillSpec
-from skills.normalize import NormalizeContext, normalize, parse_bool
+from skills.normalize import FIELD_ALIASES, TRIGGER_ALIASES, NormalizeContext, normalize, parse_bool
 from skills.plans import analyse_plan
 from skills.triggers import check_cron
 
@@ -286,6 +286,67 @@ def test_every_problem_is_reported_at_once() -> None:
     errors = refused({"name": "", "instructions": "y", "schedule": "99 * * * *", "max_steps": "many",
                       "notify_interval_minutes": -1, "required_tools": ["zzz"]})
     assert set(errors) == {"name", "trigger_config.schedule", "max_steps", "notify_interval_minutes", "required_tools"}
+
+
+@pytest.mark.parametrize(
+    ("data", "field", "message"),
+    [
+        ({"shedule": "0 9 * * *"}, "shedule", "unknown field; did you mean 'schedule'?"),
+        ({"nmae": "x"}, "nmae", "unknown field; did you mean 'name'?"),
+        ({"requiredTool": ["outbox_send_message"]}, "requiredTool", "unknown field; did you mean 'requiredTools'?"),
+        ({"trigger_config": {"shedule": "0 9 * * *"}}, "trigger_config.shedule",
+         "unknown trigger field; did you mean 'schedule'?"),
+    ],
+)
+def test_an_unknown_field_is_refused_with_the_close_name(data: dict[str, object], field: str, message: str) -> None:
+    assert refused({"name": "x", "instructions": "y", **data}) == {field: message}
+
+
+def test_an_unknown_field_with_no_close_name_lists_the_fields() -> None:
+    message = refused({"name": "x", "instructions": "y", "colour": "blue"})["colour"]
+    assert message.startswith("unknown field (expected one of agent_id, at, description, enabled, execution_plan")
+
+
+def test_an_update_with_an_unknown_field_is_refused() -> None:
+    existing = ok(schedule="0 9 * * *").spec
+    with pytest.raises(SkillValidationError) as info:
+        normalize({"nmae": "renamed"}, CTX, existing=existing)
+    assert [str(e) for e in info.value.errors] == ["nmae: unknown field; did you mean 'name'?"]
+
+
+@pytest.mark.parametrize("alias", sorted(FIELD_ALIASES.keys() | TRIGGER_ALIASES.keys()))
+def test_every_alias_the_normalizer_reads_is_still_accepted(alias: str) -> None:
+    values = {"trigger_config": {"schedule": "0 9 * * *"}, "trigger": {"schedule": "0 9 * * *"},
+              "triggerConfig": {"schedule": "0 9 * * *"}, "prompt": "y", "agent": "main", "agentId": "main",
+              "type": "manual", "triggerType": "manual", "requiredTools": ["outbox_send_message"],
+              "tools": ["outbox_send_message"], "maxSteps": 3, "notify": False, "notifyOnCompletion": False,
+              "notifyIntervalMinutes": 5, "executionPlan": [], "plan": [], "pre_flight": [], "preFlight": [],
+              "preflight_checks": [], "preflightChecks": []}
+    trigger_value = {"schedule": "0 9 * * *", "interval_minutes": 5, "at": "2026-03-01T09:00:00", "in_minutes": 5,
+                     "in_hours": 1, "timezone": "Asia/Tokyo"}
+    canonical = FIELD_ALIASES.get(alias) or TRIGGER_ALIASES[alias]
+    value = values.get(alias, trigger_value.get(canonical))
+    data = {key: v for key, v in {"name": "x", "instructions": "y"}.items() if key != canonical}
+    data[alias] = value
+    if canonical == "timezone":
+        data["schedule"] = "0 9 * * *"
+    result = normalize(data, CTX)
+    assert any(f"'{alias}' read as '{canonical}'" in n for n in result.notes)
+
+
+def test_what_the_engine_keeps_is_ignored_with_a_note_not_refused() -> None:
+    # A stored skill read back in (`skills get --json`), or a SKILL.md's registration request.
+    result = ok(id=7, schedule_id="skills-7-water", last_run_status="success", file_path="/x/SKILL.md",
+                file_mtime="2026-01-01T00:00:00Z")
+    assert any("ignored 'schedule_id': it is kept by the engine" in n for n in result.notes)
+    assert any("ignored 'file_path'" in n for n in result.notes)
+
+
+def test_an_unknown_time_zone_gets_the_close_name() -> None:
+    errors = refused({"name": "x", "instructions": "y", "schedule": "0 9 * * *", "timezone": "Europe/Pari"})
+    assert errors == {"trigger_config.timezone": "unknown time zone 'Europe/Pari'; did you mean 'Europe/Paris'?"}
+    errors = refused({"name": "x", "instructions": "y", "schedule": "0 9 * * *", "timezone": "europe/paris"})
+    assert errors["trigger_config.timezone"].endswith("did you mean 'Europe/Paris'?")
 
 
 def test_not_an_object() -> None:
