@@ -53,7 +53,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
     await hub.start()
     tools = ToolRouter(hub.catalog, hub.call, ManagementTools(SkillsClient(client, settings.task_queue)))
     activities = [
-        RegistrationActivities(store, settings, hub.tool_names),
+        RegistrationActivities(store, settings, hub.tool_names, catalog=hub.catalog, rules=hub.rules),
         MaintenanceActivities(store, settings, hub.tool_names),
         ScheduleActivities(client, settings, store),
         StoreActivities(store, settings.backoff),

@@ -1,8 +1,9 @@
 """Registration activities: normalize and validate, then store, in one transaction each.
 
 The normalizer needs two things from the world, the clock and the live tool
-catalog; this activity supplies both, so the normalizer itself stays pure and the
-workflow stays deterministic.
+catalog (the names, and each tool's input schema for the plan's parameters); this
+activity supplies both, so the normalizer itself stays pure and the workflow stays
+deterministic.
 """
 
 from __future__ import annotations
@@ -10,12 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from contextlib import suppress
 from datetime import UTC, datetime
+from typing import Any
 
 from temporalio import activity
 
 from activities.failures import as_application_errors
 from activities.store import Store
 from config.settings import LLM_SETTINGS, Settings
+from skills.arguments import ArgumentRules
+from skills.catalog import ToolInfo
 from skills.errors import FieldError, SkillNotFoundError, SkillValidationError
 from skills.messages import ChangeInput, EnableInput, Prepared, RegisterInput, Saved, SaveInput, UndoSave
 from skills.models import BY_USER, MISSING_TOOLS, NO_LLM, Normalized, Skill, SkillSpec
@@ -23,10 +27,16 @@ from skills.normalize import NormalizeContext, normalize
 
 
 class RegistrationActivities:
-    def __init__(self, store: Store, settings: Settings, tool_names: Callable[[], Collection[str]]) -> None:
+    def __init__(self, store: Store, settings: Settings, tool_names: Callable[[], Collection[str]], *,
+                 catalog: Callable[[], list[ToolInfo]] | None = None, rules: ArgumentRules | None = None) -> None:
+        """``catalog`` (the live tools with their input schemas) lets plan steps and pre-flight checks be
+        checked against each tool's schema, judged with the argument pipeline's ``rules``; without it
+        only the tool names are checked."""
         self.store = store
         self.settings = settings
         self.tool_names = tool_names
+        self.catalog = catalog
+        self.rules = rules
 
     @activity.defn(name="prepare_skill")
     def prepare(self, request: RegisterInput) -> Prepared:
@@ -37,12 +47,7 @@ class RegistrationActivities:
             if request.target is not None:
                 existing = self.store.find_skill(request.target.ref, request.target.agent_id)
                 existing_id = existing.id
-            ctx = NormalizeContext(
-                now=datetime.now(UTC),
-                default_timezone=self.settings.timezone,
-                default_agent_id=self.settings.default_agent_id,
-                tool_catalog=set(self.tool_names()),
-            )
+            ctx = self._context()
             normalized = _without_llm(normalize(request.data, ctx, existing=_spec(existing) if existing else None),
                                       self.settings)
         except SkillValidationError as e:
@@ -50,6 +55,24 @@ class RegistrationActivities:
         except SkillNotFoundError as e:
             return Prepared(errors=[FieldError(field="target", message=str(e))])
         return Prepared(normalized=normalized, existing_id=existing_id)
+
+    def _context(self) -> NormalizeContext:
+        names: Collection[str]
+        schemas: dict[str, Any] | None = None
+        if self.catalog is not None:
+            tools = self.catalog()
+            names = {tool.name for tool in tools}
+            schemas = {tool.name: tool.input_schema for tool in tools}
+        else:
+            names = set(self.tool_names())
+        return NormalizeContext(
+            now=datetime.now(UTC),
+            default_timezone=self.settings.timezone,
+            default_agent_id=self.settings.default_agent_id,
+            tool_catalog=names,
+            tool_schemas=schemas,
+            argument_rules=self.rules,
+        )
 
     @activity.defn(name="save_skill")
     def save(self, request: SaveInput) -> Saved:

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 from jsonschema import SchemaError, ValidationError
 from jsonschema.exceptions import best_match
@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from skills.errors import ToolArgumentsError
 from skills.schemas import LenientSchema, json_type
+from skills.suggest import did_you_mean
 
 # ---------------------------------------------------------------------------
 # Configuration
@@ -121,6 +122,20 @@ def prepare_arguments(
     callers that cache it; without one it is compiled here. Raises
     :class:`ToolArgumentsError` naming the parameter when the result breaks the schema.
     """
+    args, changes, validator, valid = _pipeline(tool, arguments, schema, rules, validator)
+    if not valid:
+        check_arguments(tool, validator, args)
+    return PreparedArguments(arguments=args, changes=changes)
+
+
+def _pipeline(
+    tool: str,
+    arguments: Any,
+    schema: Mapping[str, Any] | None,
+    rules: ArgumentRules | None,
+    validator: Validator | None,
+) -> tuple[dict[str, Any], list[str], Validator | None, bool]:
+    """Every step but the check: (the arguments, the changes, the validator, whether they are valid)."""
     rules = rules or _DEFAULT_RULES
     if not isinstance(arguments, Mapping):
         raise ToolArgumentsError(f"{tool}: arguments must be an object, got {json_type(arguments) or type(arguments).__name__}")
@@ -163,11 +178,90 @@ def prepare_arguments(
     if validator is None and schema:
         validator = compile_schema(schema)
     # Most calls need no coercion: one validation pass then, not a walk and a second pass.
-    if not _is_valid(validator, args):
-        if rules.coerce_types and schema:
-            args = lenient.coerce_object(args, root, (), changes, 0, strip_nulls=rules.strip_nulls)
-        check_arguments(tool, validator, args)
-    return PreparedArguments(arguments=args, changes=changes)
+    valid = _is_valid(validator, args)
+    if not valid and rules.coerce_types and schema:
+        args = lenient.coerce_object(args, root, (), changes, 0, strip_nulls=rules.strip_nulls)
+    return args, changes, validator, valid
+
+
+class ArgumentProblem(NamedTuple):
+    """One reason a tool would refuse a call, found before the call is made."""
+
+    parameter: str
+    """The parameter at fault, dotted for nested ones (``options.limit``); "" for the arguments as a whole."""
+    message: str
+
+
+def argument_problems(
+    tool: str,
+    arguments: Any,
+    schema: Mapping[str, Any] | None,
+    rules: ArgumentRules | None = None,
+    *,
+    any_value: Callable[[Any], bool] = lambda _value: False,
+) -> list[ArgumentProblem]:
+    """Every reason a call of ``tool`` with ``arguments`` would be refused, judged as a call would
+    be: after the pipeline (string booleans, nulls, invented parameters, defaults, coercion).
+
+    Required parameters that are missing, parameters the tool does not declare (with the
+    closest declared name), and values the schema refuses. A value for which ``any_value``
+    is true (a placeholder filled at run time) stands for any value. An invalid schema
+    judges nothing, as at call time (the server judges then).
+    """
+    if not isinstance(schema, Mapping) or not schema:
+        return []
+    try:
+        args, _changes, validator, valid = _pipeline(tool, arguments, schema, rules, None)
+    except ToolArgumentsError as e:
+        return [ArgumentProblem("", str(e).removeprefix(f"{tool}: "))]
+    if validator is None:
+        return []
+    problems: list[ArgumentProblem] = []
+    lenient = LenientSchema(schema)
+    declared = lenient.declared(lenient.root)
+    if declared and not lenient.welcomes_undeclared(lenient.root):
+        for name in args:
+            if name not in declared and lenient.property_schema(lenient.root, name) is None:
+                problems.append(ArgumentProblem(name, "unknown parameter" + did_you_mean(name, declared, declared)))
+    if valid:
+        return problems
+    try:
+        errors = sorted(validator.iter_errors(args), key=lambda e: [str(p) for p in e.absolute_path])
+    except Exception:  # noqa: BLE001 - e.g. a remote $ref or a broken regex: the server judges instead
+        return problems
+    for error in errors:
+        path = ".".join(str(part) for part in error.absolute_path)
+        if _stands_for_anything(error, any_value):
+            continue
+        if error.validator == "required" and isinstance(error.instance, dict):
+            where = f"{path}." if path else ""
+            problems += [ArgumentProblem(path, f"missing required parameter {where + name!r}")
+                         for name in error.validator_value if name not in error.instance]
+        elif error.validator == "additionalProperties" and not path:
+            continue  # each one is reported above, with the closest declared name
+        else:
+            problems.append(ArgumentProblem(path, error.message))
+    return problems
+
+
+_COMBINATORS = frozenset({"anyOf", "oneOf", "allOf", "not", "if", "then", "else", "dependentSchemas"})
+
+
+def _stands_for_anything(error: ValidationError, any_value: Callable[[Any], bool]) -> bool:
+    """Whether the error is about a value filled at run time (or, for a combinator, one inside it)."""
+    if any_value(error.instance):
+        return True
+    return error.validator in _COMBINATORS and _contains(error.instance, any_value)
+
+
+def _contains(value: Any, predicate: Callable[[Any], bool]) -> bool:
+    if predicate(value):
+        return True
+    if isinstance(value, dict):
+        return any(_contains(v, predicate) for v in value.values())
+    if isinstance(value, list):
+        return any(_contains(v, predicate) for v in value)
+    return False
 
 
 def _is_valid(validator: Validator | None, arguments: dict[str, Any]) -> bool:

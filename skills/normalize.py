@@ -22,10 +22,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from pydantic import ValidationError
 
+from skills.arguments import ArgumentRules, argument_problems
 from skills.errors import FieldError, SkillValidationError
 from skills.models import Normalized, PlanStep, Skill, SkillSpec, TriggerConfig
 from skills.plans import analyse_plan
 from skills.preflight import PreflightCheck, automatic_checks
+from skills.suggest import did_you_mean
 from skills.triggers import check_cron
 
 MAX_NAME_LENGTH = 200
@@ -105,6 +107,10 @@ class NormalizeContext:
     default_agent_id: str
     tool_catalog: Collection[str] | None = None
     """Names of the tools available now; None skips the tool check."""
+    tool_schemas: Mapping[str, Mapping[str, Any]] | None = None
+    """Each available tool's input JSON Schema, by name; None skips the parameter check."""
+    argument_rules: ArgumentRules | None = None
+    """The argument pipeline's rules, so a parameter is judged as a call would judge it."""
 
 
 class _Problems:
@@ -134,9 +140,9 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
         data = _merge_update(existing, data)
 
     trigger = _normalize_trigger(data, ctx, notes, problems)
-    plan = _normalize_plan(data.get("execution_plan"), problems)
+    plan, plan_positions = _normalize_plan(data.get("execution_plan"), problems)
     tools = _string_list(data.get("required_tools"), "required_tools", problems)
-    preflight = _normalize_preflight(data.get("preflight"), problems)
+    preflight, preflight_positions = _normalize_preflight(data.get("preflight"), problems)
 
     if plan:
         tools = _union(tools, [s.tool_name for s in plan])
@@ -149,6 +155,11 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
             plan = None
         elif len(plan) > 1:
             notes.append(f"execution_plan of {len(plan)} steps runs Direct, at zero tokens: {verdict.reason}")
+    if ctx.tool_schemas is not None:
+        for i, step in zip(plan_positions, plan or [], strict=False):
+            _check_parameters(f"execution_plan[{i}]", "parameters", step.tool_name, step.parameters, ctx, problems)
+        for i, check in zip(preflight_positions, preflight, strict=True):
+            _check_parameters(f"preflight[{i}]", "arguments", check.tool, check.arguments, ctx, problems)
 
     name = _required_text(data.get("name"), "name", problems, limit=MAX_NAME_LENGTH)
     added = automatic_checks(name, tools, preflight)
@@ -212,16 +223,6 @@ def _canonical_fields(data: dict[str, Any], notes: list[str], problems: _Problem
             continue
         out[canonical] = value
     return out
-
-
-def did_you_mean(word: str, candidates: Collection[str], listed: Collection[str] = ()) -> str:
-    """``"; did you mean 'x'?"`` for the candidate closest to ``word`` (case ignored); when none is
-    close, ``" (expected one of ...)"`` with the ``listed`` names, or nothing."""
-    by_lower = {name.lower(): name for name in sorted(candidates, reverse=True)}
-    close = [by_lower[c] for c in difflib.get_close_matches(word.lower(), list(by_lower), n=1, cutoff=0.6)]
-    if close:
-        return f"; did you mean {' or '.join(repr(c) for c in close)}?"
-    return f" (expected one of {', '.join(sorted(listed))})" if listed else ""
 
 
 def _nest_trigger(data: dict[str, Any], notes: list[str], problems: _Problems) -> dict[str, Any] | None:
@@ -420,19 +421,21 @@ def _instant(value: Any, zone: str, problems: _Problems) -> datetime | None:
 # --- plan and tools -----------------------------------------------------------------------
 
 
-def _normalize_plan(value: Any, problems: _Problems) -> list[PlanStep] | None:
+def _normalize_plan(value: Any, problems: _Problems) -> tuple[list[PlanStep] | None, list[int]]:
+    """The steps, and the position of each in the list as given (for messages)."""
     if value is None or value == "" or value == []:
-        return None
+        return None, []
     if isinstance(value, str):
         value = _parse_json(value, "execution_plan", problems)
         if value is None:
-            return None
+            return None, []
     if isinstance(value, Mapping):
         value = [value]
     if not isinstance(value, list):
         problems.add("execution_plan", "must be a list of steps {id, toolName, parameters}")
-        return None
+        return None, []
     steps: list[PlanStep] = []
+    positions: list[int] = []
     for i, raw in enumerate(value):
         where = f"execution_plan[{i}]"
         if not isinstance(raw, Mapping):
@@ -451,6 +454,7 @@ def _normalize_plan(value: Any, problems: _Problems) -> list[PlanStep] | None:
             problems.add(f"{where}.parameters", "must be an object of tool arguments")
             continue
         step_id = raw.get("id")
+        positions.append(i)
         steps.append(
             PlanStep(id=str(step_id) if step_id not in (None, "") else f"step{i + 1}", tool_name=tool.strip(),
                      parameters=dict(params))
@@ -458,20 +462,22 @@ def _normalize_plan(value: Any, problems: _Problems) -> list[PlanStep] | None:
     ids = [s.id for s in steps]
     for dup in sorted({i for i in ids if ids.count(i) > 1}):
         problems.add("execution_plan", f"step id '{dup}' is used more than once")
-    return steps or None
+    return steps or None, positions
 
 
-def _normalize_preflight(value: Any, problems: _Problems) -> list[PreflightCheck]:
+def _normalize_preflight(value: Any, problems: _Problems) -> tuple[list[PreflightCheck], list[int]]:
+    """The checks, and the position of each in the list as given (for messages)."""
     if value is None or value == "" or value == []:
-        return []
+        return [], []
     if isinstance(value, str):
         value = _parse_json(value, "preflight", problems)
     if isinstance(value, Mapping):
         value = [value]
     if not isinstance(value, list):
         problems.add("preflight", "must be a list of checks {tool, arguments, skip_if, path}")
-        return []
+        return [], []
     checks: list[PreflightCheck] = []
+    positions: list[int] = []
     for i, raw in enumerate(value):
         where = f"preflight[{i}]"
         if not isinstance(raw, Mapping):
@@ -486,11 +492,35 @@ def _normalize_preflight(value: Any, problems: _Problems) -> list[PreflightCheck
         fields.pop("automatic", None)
         try:
             checks.append(PreflightCheck.model_validate(fields))
+            positions.append(i)
         except ValidationError as e:
             for err in e.errors():
                 field = ".".join(str(p) for p in err["loc"])
                 problems.add(f"{where}.{field}" if field else where, _pydantic_message(err))
-    return checks
+    return checks, positions
+
+
+def _check_parameters(where: str, key: str, tool: str, arguments: dict[str, Any], ctx: NormalizeContext,
+                      problems: _Problems) -> None:
+    """A step's (or a check's) arguments against its tool's schema, as the call would judge them.
+
+    A tool missing from the catalog is the tool check's to report (or to wait for, disabled)."""
+    schema = (ctx.tool_schemas or {}).get(tool)
+    if schema is None:
+        return
+    for problem in argument_problems(tool, arguments, schema, ctx.argument_rules, any_value=_has_placeholder):
+        if problem.parameter:
+            problems.add(f"{where} ({tool}).{key}.{problem.parameter}", problem.message)
+        else:
+            problems.add(f"{where} ({tool})", problem.message)
+
+
+_PLACEHOLDER = re.compile(r"\{\{.*?\}\}")
+
+
+def _has_placeholder(value: Any) -> bool:
+    """Text holding a placeholder (``{{fetch.result}}``, ``{{now}}``): filled at run time, so of any type then."""
+    return isinstance(value, str) and _PLACEHOLDER.search(value) is not None
 
 
 def _pydantic_message(error: Any) -> str:

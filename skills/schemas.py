@@ -146,6 +146,12 @@ class LenientSchema:
                 names.update(part["properties"])
         return names
 
+    def welcomes_undeclared(self, schema: Any) -> bool:
+        """Whether an object schema that declares properties says outright that others are welcome too
+        (``additionalProperties: true``). Left unsaid, a name it does not declare is taken for a slip:
+        servers built from function signatures (FastMCP) declare every parameter and drop the rest."""
+        return any(part.get("additionalProperties") is True for part in self._object_parts(schema))
+
     def required(self, schema: Any) -> set[str]:
         names: set[str] = set()
         for part in self._object_parts(schema):

@@ -16,6 +16,7 @@ from skills.arguments import (
     ArgumentRules,
     ParameterDefault,
     PreparedArguments,
+    argument_problems,
     prepare_arguments,
 )
 from skills.errors import ToolArgumentsError
@@ -495,3 +496,61 @@ def test_any_answer_gives_valid_arguments_or_a_clear_error(
     except referencing.exceptions.Unresolvable:
         return  # a $ref to nowhere: no one can judge; the pipeline leaves it to the server
     assert valid
+
+
+# --- judged before the call: what registration refuses ------------------------------------
+
+OUTBOX_SEND = {
+    "type": "object",
+    "properties": {"message": {"type": "string"}, "chat_id": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
+    "required": ["message"],
+}
+
+
+def problems_of(arguments: Any, schema: dict[str, Any] = OUTBOX_SEND, rules: ArgumentRules | None = None,
+                tool: str = "outbox_send_message") -> list[tuple[str, str]]:
+    return [tuple(p) for p in argument_problems(tool, arguments, schema, rules,
+                                                any_value=lambda v: isinstance(v, str) and "{{" in v)]
+
+
+def test_a_missing_required_parameter_and_an_unknown_one_are_both_named() -> None:
+    assert problems_of({"msg": "hi"}) == [
+        ("msg", "unknown parameter; did you mean 'message'?"),
+        ("", "missing required parameter 'message'"),
+    ]
+
+
+def test_an_unknown_parameter_without_a_close_name_lists_the_declared_ones() -> None:
+    assert problems_of({"message": "hi", "colour": "red"}) == [
+        ("colour", "unknown parameter (expected one of chat_id, message)")]
+
+
+def test_types_are_judged_after_the_pipeline_coerces_them() -> None:
+    schema = {"type": "object", "properties": {"limit": {"type": "integer"}, "urgent": {"type": "boolean"}}}
+    assert problems_of({"limit": "10", "urgent": "true"}, schema) == []
+    assert problems_of({"limit": "ten"}, schema) == [("limit", "'ten' is not of type 'integer'")]
+
+
+def test_what_the_pipeline_fixes_is_not_a_problem() -> None:
+    # A null for an optional parameter is dropped; an invented parameter is stripped; a default fills a gap.
+    rules = ArgumentRules(hallucinated={"telegram_": ["teamId"]},
+                          defaults={"telegram_send_message": {"chat_id": ParameterDefault(value="1")}})
+    assert problems_of({"message": "hi", "silent": None, "teamId": "x"}, TELEGRAM, rules,
+                       "telegram_send_message") == []
+
+
+def test_a_placeholder_stands_for_any_value() -> None:
+    schema = {"type": "object", "properties": {"limit": {"type": "integer", "maximum": 5},
+                                               "tags": {"type": "array", "items": {"enum": ["a"]}}},
+              "required": ["limit"]}
+    assert problems_of({"limit": "{{fetch.count}}", "tags": ["{{fetch.tag}}"]}, schema) == []
+    assert problems_of({"limit": 9}, schema) == [("limit", "9 is greater than the maximum of 5")]
+
+
+def test_a_tool_that_welcomes_other_parameters_or_declares_none_takes_any() -> None:
+    assert problems_of({"anything": 1}, {"type": "object"}) == []
+    assert problems_of({"message": "hi", "x": 1}, {**OUTBOX_SEND, "additionalProperties": True}) == []
+
+
+def test_an_invalid_schema_judges_nothing() -> None:
+    assert problems_of({"x": 1}, {"type": "object", "properties": {"x": {"type": 12}}}) == []

@@ -225,6 +225,60 @@ def test_a_plan_that_needs_reasoning_becomes_agent_tier(message: str) -> None:
     assert any("converted to Agent tier: step 'send' uses" in n and "needs reasoning" in n for n in result.notes)
 
 
+# --- plan parameters against the tools' schemas ------------------------------------------
+
+SCHEMAS = {
+    "outbox_send_message": {
+        "type": "object",
+        "properties": {"message": {"type": "string"}, "chat_id": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
+        "required": ["message"],
+    },
+    "gmail_list_messages": {"type": "object", "properties": {"max": {"type": "integer"}}},
+}
+SCHEMA_CTX = NormalizeContext(now=NOW, default_timezone="Europe/Paris", default_agent_id="thinker",
+                              tool_catalog=CATALOG, tool_schemas=SCHEMAS)
+
+
+def test_a_plan_step_is_checked_against_its_tools_schema() -> None:
+    errors = refused({"name": "x", "instructions": "y",
+                      "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"msg": "hi"}}]}, SCHEMA_CTX)
+    assert errors == {
+        "execution_plan[0] (outbox_send_message).parameters.msg": "unknown parameter; did you mean 'message'?",
+        "execution_plan[0] (outbox_send_message)": "missing required parameter 'message'",
+    }
+
+
+def test_a_parameter_of_the_wrong_type_after_coercion_names_step_and_parameter() -> None:
+    plan = [{"toolName": "outbox_send_message", "parameters": {"message": "hi"}},
+            {"toolName": "gmail_list_messages", "parameters": {"max": "five"}}]
+    assert refused({"name": "x", "instructions": "y", "execution_plan": plan}, SCHEMA_CTX) == {
+        "execution_plan[1] (gmail_list_messages).parameters.max": "'five' is not of type 'integer'"}
+    plan[1]["parameters"] = {"max": "5"}  # what a call coerces is fine
+    assert normalize({"name": "x", "instructions": "y", "execution_plan": plan}, SCHEMA_CTX).spec.tier == "direct"
+
+
+def test_a_piped_placeholder_stands_for_any_type() -> None:
+    plan = [{"id": "fetch", "toolName": "gmail_list_messages", "parameters": {"max": "{{now}}"}},
+            {"id": "send", "toolName": "outbox_send_message",
+             "parameters": {"message": "{{fetch.messages}}", "chat_id": "{{fetch.messages.0.chat}}"}}]
+    assert normalize({"name": "x", "instructions": "y", "execution_plan": plan}, SCHEMA_CTX).spec.tier == "direct"
+
+
+def test_declared_preflight_arguments_are_checked_too() -> None:
+    errors = refused({"name": "x", "instructions": "y",
+                      "preflight": [{"tool": "gmail_list_messages", "arguments": {"maximum": 3}}]}, SCHEMA_CTX)
+    assert errors == {"preflight[0] (gmail_list_messages).arguments.maximum": "unknown parameter; did you mean 'max'?"}
+
+
+def test_a_tool_without_a_schema_and_a_plan_made_agent_tier_are_not_checked() -> None:
+    # telegram_send_message is in the catalog but its schema is not known: today's behaviour.
+    ok_plan = [{"toolName": "telegram_send_message", "parameters": {"anything": 1}}]
+    assert normalize({"name": "x", "instructions": "y", "execution_plan": ok_plan}, SCHEMA_CTX).spec.tier == "direct"
+    # A plan that needs reasoning is removed: the model calls the tools with its own arguments.
+    agent = [{"toolName": "outbox_send_message", "parameters": {"msg": "{{a summary}}"}}]
+    assert normalize({"name": "x", "instructions": "y", "execution_plan": agent}, SCHEMA_CTX).spec.tier == "agent"
+
+
 # --- validation ---------------------------------------------------------------------------
 
 
@@ -431,13 +485,15 @@ def assert_storable(spec: SkillSpec, ctx: NormalizeContext) -> None:
 
 
 @settings(max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", "400")), suppress_health_check=[HealthCheck.too_slow], deadline=None)
-@given(st.dictionaries(KEYS, VALUES, max_size=8), st.booleans())
-def test_random_inputs_never_crash_and_never_yield_an_invalid_skill(data: dict[str, object], base: bool) -> None:
+@given(st.dictionaries(KEYS, VALUES, max_size=8), st.booleans(), st.booleans())
+def test_random_inputs_never_crash_and_never_yield_an_invalid_skill(data: dict[str, object], base: bool,
+                                                                    schemas: bool) -> None:
     if base:
         data = {"name": "n", "instructions": "i", **data}
+    ctx = SCHEMA_CTX if schemas else CTX
     try:
-        result = normalize(data, CTX)
+        result = normalize(data, ctx)
     except SkillValidationError as e:
         assert e.errors and all(err.message for err in e.errors)
         return
-    assert_storable(result.spec, CTX)
+    assert_storable(result.spec, ctx)
