@@ -275,11 +275,21 @@ def answering(tool: str, handler: Handler) -> Handler:
             return _error(f"Not found: {e}. memory_list_skills lists the skills with their ids and names.",
                           [FieldError(field="skill_id", message=str(e))])
         except (SkillsError, RPCError) as e:
+            if isinstance(e, RPCError) and _too_large(e):
+                # The client refuses oversize input before Temporal sees it (a SkillValidationError,
+                # above); anything else Temporal finds too big is still a problem with the input.
+                return _refused(tool, [FieldError(field="", message=f"the input is too large: {e}")])
             # Temporal or the worker is down: say so, or the model would go on fixing a good input.
             return _error(f"The skills engine could not do it (not a problem with the input): {e}",
                           [FieldError(field="", message=str(e))])
 
     return answer
+
+
+def _too_large(e: RPCError) -> bool:
+    """Temporal's refusals of a payload (2 MB) or a gRPC message (4 MB) over its limits."""
+    text = str(e).lower()
+    return "size exceeds limit" in text or "larger than max" in text
 
 
 # --- reading the arguments ------------------------------------------------------------------

@@ -24,6 +24,7 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.envconfig import ClientConfig
 from temporalio.exceptions import ApplicationError, TimeoutError, WorkflowAlreadyStartedError
+from temporalio.service import PayloadLimitsConfig
 
 from client import schedules
 from skills.catalog import CatalogRequest, ToolCatalog
@@ -36,6 +37,7 @@ from skills.errors import (
     WorkerUnavailableError,
     error_class,
 )
+from skills.limits import TEMPORAL_PAYLOAD_WARNING_BYTES, body_too_large
 from skills.messages import (
     ChangeInput,
     ChangeResult,
@@ -75,6 +77,9 @@ async def connect(address: str | None = None, namespace: str | None = None) -> C
         config["target_host"] = address
     if namespace:
         config["namespace"] = namespace
+    # The SDK's own warning (512 KiB by default) is printed by its core on stdout, where it breaks
+    # `--json`; a skill may be bigger than that (skills/limits.py), and an oversize one is refused here.
+    config.setdefault("payload_limits", PayloadLimitsConfig(payloads_warn_size=TEMPORAL_PAYLOAD_WARNING_BYTES))
     try:
         return await Client.connect(**config, data_converter=pydantic_data_converter)
     except RuntimeError as e:
@@ -103,12 +108,14 @@ class SkillsClient:
 
     async def register(self, data: dict[str, Any]) -> RegistrationResult:
         """Register a new skill; raise SkillValidationError naming every problem."""
+        _refuse_oversize(data)
         name = str(data.get("name") or "unnamed") if isinstance(data, dict) else "unnamed"
         return _ok(await self._workflow("RegisterSkill", RegisterInput(data=data), RegistrationResult,
                                         f"register-{slug(name)}", f"register '{name}'"))
 
     async def update(self, ref: str | int, patch: dict[str, Any], agent_id: str | None = None) -> RegistrationResult:
         """Change some fields of a skill; the merged skill is validated again."""
+        _refuse_oversize(patch)
         target = SkillRef(ref=str(ref), agent_id=agent_id)
         return _ok(await self._workflow("RegisterSkill", RegisterInput(data=patch, target=target),
                                         RegistrationResult, f"update-{slug(str(ref))}", f"update '{ref}'"))
@@ -269,6 +276,14 @@ class SkillsClient:
                     "is `skills worker` (or `make run`) running?"
                 ) from e
             raise SkillsError(f"{name} failed: {_root_message(e)}") from e
+
+
+def _refuse_oversize(body: Any) -> None:
+    """Refuse a body too big for a workflow payload here, naming the limit: Temporal would refuse it
+    with a raw RPC error (or a warning on stdout), saying neither what is too big nor by how much."""
+    oversize = body_too_large(body)
+    if oversize is not None:
+        raise SkillValidationError([oversize])
 
 
 def _ok(result: RegistrationResult) -> RegistrationResult:

@@ -24,6 +24,14 @@ from pydantic import ValidationError
 
 from skills.arguments import ArgumentRules, argument_problems
 from skills.errors import FieldError, SkillValidationError
+from skills.limits import (
+    MAX_INSTRUCTIONS_BYTES,
+    MAX_PLAN_BYTES,
+    MAX_SKILL_BYTES,
+    body_too_large,
+    json_size,
+    too_large,
+)
 from skills.models import Normalized, PlanStep, Skill, SkillSpec, TriggerConfig
 from skills.plans import analyse_plan
 from skills.preflight import PreflightCheck, automatic_checks
@@ -127,6 +135,11 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
     With ``existing`` the input is a partial update: its fields replace the
     existing ones, and the merged whole is validated again.
     """
+    # Measured first: an oversize input is refused before any work is spent on it.
+    oversize = (too_large("", len(raw.encode(errors="replace")), MAX_SKILL_BYTES)
+                if isinstance(raw, str) else body_too_large(raw))
+    if oversize is not None:
+        raise SkillValidationError([oversize])
     if isinstance(raw, str):
         raw = _parse_json(raw, "skill", _Problems())
     if not isinstance(raw, Mapping):
@@ -140,7 +153,7 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
         data = _merge_update(existing, data)
 
     trigger = _normalize_trigger(data, ctx, notes, problems)
-    plan, plan_positions = _normalize_plan(data.get("execution_plan"), problems)
+    plan, plan_positions = _normalize_plan(_within(data, "execution_plan", MAX_PLAN_BYTES, problems), problems)
     tools = _string_list(data.get("required_tools"), "required_tools", problems)
     preflight, preflight_positions = _normalize_preflight(data.get("preflight"), problems)
 
@@ -174,7 +187,8 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
         "enabled": _boolean(data.get("enabled"), "enabled", True, problems),
         "trigger_type": _trigger_type(data, bool(WHEN_KEYS & data.get("trigger_config", {}).keys()), notes, problems),
         "trigger_config": trigger,
-        "instructions": _required_text(data.get("instructions"), "instructions", problems),
+        "instructions": _required_text(data.get("instructions"), "instructions", problems,
+                                       max_bytes=MAX_INSTRUCTIONS_BYTES),
         "required_tools": tools,
         "execution_plan": plan,
         "max_steps": _integer(data.get("max_steps"), "max_steps", 10, problems, low=1, high=MAX_STEPS_LIMIT),
@@ -194,6 +208,10 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
     if problems.errors:
         raise SkillValidationError(problems.errors)
     spec = SkillSpec.model_validate(fields)
+    # Each field is within its limit, but an update's merged whole must fit a payload too.
+    oversize = too_large("", json_size(spec), MAX_SKILL_BYTES)
+    if oversize is not None:
+        raise SkillValidationError([oversize])
     return Normalized(spec=spec, notes=notes, trigger_as_written=trigger_as_written, missing_tools=missing)
 
 
@@ -590,14 +608,32 @@ def _text(value: Any, field: str, problems: _Problems) -> str | None:
     return value.strip()
 
 
-def _required_text(value: Any, field: str, problems: _Problems, limit: int | None = None) -> str:
+def _required_text(value: Any, field: str, problems: _Problems, limit: int | None = None,
+                   max_bytes: int | None = None) -> str:
     text = _text(value, field, problems)
     if value is None or (text is not None and not text):
         problems.add(field, "is required and must not be empty")
         return ""
     if text and limit and len(text) > limit:
         problems.add(field, f"is {len(text)} characters long; the limit is {limit}")
+    if text and max_bytes:
+        oversize = too_large(field, len(text.encode(errors="replace")), max_bytes, "in UTF-8")
+        if oversize is not None:
+            problems.add(oversize.field, oversize.message)
     return text or ""
+
+
+def _within(data: Mapping[str, Any], field: str, limit: int, problems: _Problems) -> Any:
+    """``data[field]``, or None (and a problem) when it is over ``limit`` bytes as JSON."""
+    value = data.get(field)
+    if value is None:
+        return None
+    oversize = too_large(field, len(value.encode(errors="replace")) if isinstance(value, str) else json_size(value),
+                         limit)
+    if oversize is not None:
+        problems.add(oversize.field, oversize.message)
+        return None
+    return value
 
 
 YES_NO_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}

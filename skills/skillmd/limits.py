@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-KIB = 1024
+from skills.limits import KIB, MAX_INSTRUCTIONS_BYTES
 
 
 class Limits(BaseModel):
@@ -12,8 +12,8 @@ class Limits(BaseModel):
 
     max_frontmatter_bytes: int = 64 * KIB
     """Frontmatter of a SKILL.md or AGENT.md (the spec's fields fit in a few KiB)."""
-    max_body_bytes: int = 1024 * KIB
-    """Body (instructions) of a SKILL.md, read only when asked for."""
+    max_body_bytes: int = MAX_INSTRUCTIONS_BYTES
+    """Body (instructions) of a SKILL.md, read only when asked for; a registration's instructions have the same limit."""
     max_resource_bytes: int = 256 * KIB
     """One file under ``references/``, ``assets/``, ``scripts/`` (or elsewhere in the skill folder)."""
 

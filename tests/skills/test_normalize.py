@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skills.errors import SkillValidationError
+from skills.limits import MAX_INSTRUCTIONS_BYTES, MAX_PLAN_BYTES, MAX_SKILL_BYTES
 from skills.models import SkillSpec
 from skills.normalize import FIELD_ALIASES, TRIGGER_ALIASES, NormalizeContext, normalize, parse_bool
 from skills.plans import analyse_plan
@@ -406,6 +407,38 @@ def test_an_unknown_time_zone_gets_the_close_name() -> None:
 def test_not_an_object() -> None:
     with pytest.raises(SkillValidationError, match="must be an object"):
         normalize(["name"], CTX)
+
+
+# --- size limits --------------------------------------------------------------------------
+
+
+def test_instructions_over_the_limit_are_refused_naming_it() -> None:
+    errors = refused({"name": "x", "instructions": "é" * (MAX_INSTRUCTIONS_BYTES // 2 + 1)})
+    assert errors == {"instructions": f"is {MAX_INSTRUCTIONS_BYTES + 2:,} bytes in UTF-8; the limit is 1 MiB "
+                                      "(1,048,576 bytes)"}
+    assert ok(instructions="a" * MAX_INSTRUCTIONS_BYTES).spec.instructions  # at the limit is fine
+
+
+def test_a_plan_over_the_limit_is_refused_naming_it() -> None:
+    plan = [{"toolName": "outbox_send_message", "parameters": {"message": "a" * MAX_PLAN_BYTES}}]
+    errors = refused({"name": "x", "instructions": "y", "execution_plan": plan})
+    assert list(errors) == ["execution_plan"]
+    assert errors["execution_plan"].endswith("bytes as JSON; the limit is 256 KiB (262,144 bytes)")
+
+
+def test_a_whole_body_over_the_limit_is_refused_before_anything_else() -> None:
+    # Two fields each within their limits, and a description that has none: the whole is too big.
+    errors = refused({"nmae": "x", "instructions": "a" * MAX_INSTRUCTIONS_BYTES, "description": "d" * 600_000})
+    assert list(errors) == [""] and errors[""].startswith("the skill is ")
+    assert errors[""].endswith("bytes as JSON; the limit is 1.5 MiB (1,572,864 bytes)")
+
+
+def test_an_update_whose_merged_skill_is_too_big_is_refused() -> None:
+    existing = ok(instructions="a" * MAX_INSTRUCTIONS_BYTES).spec
+    with pytest.raises(SkillValidationError) as info:
+        normalize({"description": "d" * 600_000}, CTX, existing=existing)
+    assert info.value.errors[0].field == "" and "the limit is 1.5 MiB" in info.value.errors[0].message
+    assert MAX_SKILL_BYTES == 1536 * 1024
 
 
 # --- updates ------------------------------------------------------------------------------

@@ -3,11 +3,17 @@ real MCP servers (the outbox), with nothing stored."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+from pathlib import Path
+
 import pytest
 from temporalio.client import Client
 
+from client.management import ManagementTools, answering
 from skills.errors import SkillValidationError
-from tests.conftest import Engine, schedule_exists
+from skills.limits import MIB
+from tests.conftest import PYTHON, ROOT, Engine, eventually, schedule_exists
 
 
 def reminder(**fields: object) -> dict[str, object]:
@@ -72,3 +78,65 @@ async def test_a_tool_not_in_the_catalog_keeps_waiting_disabled(engine: Engine) 
     plan = [{"toolName": "weather_forecast", "parameters": {"anything": 1}}]
     result = await engine.skills.register(reminder(execution_plan=plan, enabled=False))
     assert result.skill is not None and result.skill.disabled_reason == "missing tools"
+
+
+# --- limits ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("megabytes", [3, 10])
+async def test_an_oversize_body_is_refused_before_it_reaches_temporal(engine: Engine, client: Client,
+                                                                      megabytes: int) -> None:
+    # Before: "Blob data size exceeds limit" (2-3 MB) or a raw RPCError "larger than max 4194304" (10 MB).
+    big = "a" * megabytes * MIB
+    for attempt in (lambda: engine.skills.register(reminder(instructions=big)),
+                    lambda: engine.skills.update("drink water", {"description": big})):
+        with pytest.raises(SkillValidationError) as refused:
+            await attempt()
+        [error] = refused.value.errors
+        assert error.field == "" and error.message.startswith("the skill is ")
+        assert error.message.endswith("bytes as JSON; the limit is 1.5 MiB (1,572,864 bytes)")
+
+    # Nothing was started: once a later registration is visible, it is the only one.
+    await engine.skills.register(reminder())
+    query = f"WorkflowType = 'RegisterSkill' AND TaskQueue = '{engine.settings.task_queue}'"
+
+    async def started() -> list[str]:
+        return [w.id async for w in client.list_workflows(query)]
+
+    assert len(await eventually(started, timeout=10)) == 1
+
+
+async def test_instructions_over_their_limit_are_refused_by_the_registration(engine: Engine) -> None:
+    # Within the whole body's limit, so it reaches the worker, whose normalizer names the field.
+    assert await refusal(engine, reminder(instructions="a" * (MIB + 1))) == [
+        "instructions: is 1,048,577 bytes in UTF-8; the limit is 1 MiB (1,048,576 bytes)"]
+    assert await engine.skills.list() == []
+
+
+async def test_oversize_input_over_mcp_is_a_refusal_of_the_input(engine: Engine) -> None:
+    store = answering("memory_store_skill", ManagementTools(engine.skills).memory_store_skill)
+    result = await store(reminder(instructions="a" * 3 * MIB))
+    said = "\n".join(block.text for block in result.content if block.type == "text")
+    assert result.is_error and said.startswith("Refused; nothing was changed.")
+    assert "the limit is 1.5 MiB" in said and "not a problem with the input" not in said
+
+
+async def test_a_big_skill_within_the_limits_leaves_stdout_to_the_answer(engine: Engine, tmp_path: Path) -> None:
+    # Over the SDK's 512 KiB warning size: its core printed [TMPRL1103] on stdout, breaking `--json`.
+    script = tmp_path / "register.py"
+    script.write_text(
+        "import asyncio, sys\n"
+        "from client import SkillsClient, connect\n"
+        "async def main():\n"
+        "    skills = SkillsClient(await connect(sys.argv[1], sys.argv[2]), sys.argv[3])\n"
+        "    result = await skills.register({'name': 'big', 'instructions': 'a' * 700_000})\n"
+        "    print(result.model_dump_json(include={'ok'}))\n"
+        "asyncio.run(main())\n"
+    )
+    temporal = engine.skills.client
+    done = await asyncio.create_subprocess_exec(
+        PYTHON, str(script), temporal.service_client.config.target_host, temporal.namespace,
+        engine.settings.task_queue, cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(done.communicate(), timeout=120)
+    assert done.returncode == 0, err.decode()
+    assert json.loads(out) == {"ok": True}, out.decode()
