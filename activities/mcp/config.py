@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from config.secrets import add_secrets
+from skills import yamlsafe
 from skills.arguments import ArgumentRules, ParameterDefault
 from skills.errors import McpConfigError
 
@@ -164,10 +165,12 @@ def load_argument_rules(
     if path is None:
         return rules
     try:
-        document = yaml.safe_load(path.read_text()) or {}
+        document = yamlsafe.load(path.read_text(), source=str(path)) or {}
         extra = ArgumentRules.model_validate(document)
     except OSError as exc:
         raise McpConfigError(f"{path}: cannot read the argument rules: {exc.strerror or exc}") from exc
+    except yamlsafe.YamlRefusedError as exc:
+        raise McpConfigError(str(exc)) from exc
     except yaml.YAMLError as exc:
         raise McpConfigError(f"{path}: not valid JSON or YAML: {exc}") from exc
     except PydanticValidationError as exc:

@@ -1,4 +1,5 @@
-"""Frontmatter parsing on strings: python-frontmatter for the split, safe YAML for the data.
+"""Frontmatter parsing on strings: python-frontmatter for the split, the engine's safe YAML
+(``skills.yamlsafe``: plain types, no alias bombs) for the data.
 
 Error messages follow the reference validator skills-ref, so a user sees the same
 words whichever tool checked the file.
@@ -11,18 +12,16 @@ from typing import Any
 import yaml
 from frontmatter.default_handlers import YAMLHandler
 
+from skills import yamlsafe
 from skills.errors import FrontmatterError
-
-# The C loader when libyaml is present (discovery parses thousands of files); both
-# build only plain YAML types, so a tag like !!python/object is refused, never run.
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _SafeYAMLHandler(YAMLHandler):
-    """python-frontmatter's YAML handler pinned to the safe loader, whatever its defaults become."""
+    """python-frontmatter's YAML handler pinned to the engine's safe loader, whatever its defaults become:
+    a tag like !!python/object is refused, never run, and so is an alias bomb."""
 
-    def load(self, fm: str, **kwargs: object) -> Any:
-        return yaml.load(fm, Loader=_SAFE_LOADER)
+    def load(self, fm: str, source: str = "frontmatter", **kwargs: object) -> Any:
+        return yamlsafe.load(fm, source=source)
 
 
 _HANDLER = _SafeYAMLHandler()
@@ -49,9 +48,11 @@ def parse_frontmatter(text: str, filename: str = "SKILL.md") -> tuple[dict[str, 
     """The frontmatter as a mapping, and the body. Raises ``FrontmatterError``."""
     fm, body = split_frontmatter(text, filename)
     try:
-        data = _HANDLER.load(fm)
+        data = _HANDLER.load(fm, source=filename)
     except yaml.constructor.ConstructorError as exc:
         raise FrontmatterError(f"Invalid YAML in frontmatter: {_describe_constructor_error(exc)}") from None
+    except yamlsafe.YamlRefusedError as exc:
+        raise FrontmatterError(f"Refused YAML in frontmatter: {exc}") from None
     except yaml.YAMLError as exc:
         raise FrontmatterError(f"Invalid YAML in frontmatter: {exc}") from None
     if data is None:

@@ -11,7 +11,8 @@ import pytest
 from temporalio.client import Client
 
 from client.management import ManagementTools, answering
-from skills.errors import SkillValidationError
+from config.settings import Settings
+from skills.errors import McpConfigError, SkillValidationError
 from skills.limits import MIB
 from tests.conftest import PYTHON, ROOT, Engine, eventually, schedule_exists
 
@@ -140,3 +141,17 @@ async def test_a_big_skill_within_the_limits_leaves_stdout_to_the_answer(engine:
     out, err = await asyncio.wait_for(done.communicate(), timeout=120)
     assert done.returncode == 0, err.decode()
     assert json.loads(out) == {"ok": True}, out.decode()
+
+
+# --- YAML the worker reads -------------------------------------------------------------------
+
+
+async def test_a_worker_refuses_an_argument_rules_file_that_is_an_alias_bomb(client: Client, settings: Settings,
+                                                                            tmp_path: Path) -> None:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("hallucinated:\n" + "".join(
+        f"  {name}: &{name} [{', '.join([f'*{prev}'] * 9) if prev else ', '.join(['lol'] * 9)}]\n"
+        for prev, name in zip(["", *"abcdefgh"], "abcdefghi", strict=True)))
+    with pytest.raises(McpConfigError) as refused:
+        await Engine(settings.model_copy(update={"argument_rules": rules}), client).start()
+    assert str(refused.value).startswith(f"{rules}: YAML aliases (*name) would expand the document by ")

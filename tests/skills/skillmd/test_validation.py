@@ -9,7 +9,9 @@ import pytest
 from skills.skillmd import (
     FrontmatterError,
     Problem,
+    check_agent_text,
     check_frontmatter,
+    discover,
     has_errors,
     parse_frontmatter,
     validate_path,
@@ -310,3 +312,31 @@ def test_problems_serialise_for_json_output(tmp_path: Path, write_skill) -> None
             "path": str(path),
         }
     ]
+
+
+def laughs_frontmatter(name: str) -> str:
+    """A SKILL.md frontmatter of about 400 bytes whose metadata expands to 9^9 strings."""
+    lists = "".join(
+        f"  {key}: &{key} [{', '.join([f'*{prev}'] * 9) if prev else ', '.join(['lol'] * 9)}]\n"
+        for prev, key in zip(["", *"abcdefgh"], "abcdefghi", strict=True)
+    )
+    return f"name: {name}\ndescription: Laughs.\nmetadata:\n{lists}"
+
+
+def test_an_alias_bomb_in_frontmatter_is_refused_by_validation_and_loading(tmp_path: Path) -> None:
+    # Before, it passed `skills validate`; `skills show --json` then took 10 s, 1.7 GB and printed 345 MB.
+    path = tmp_path / "laughs" / "SKILL.md"
+    path.parent.mkdir()
+    path.write_text(skill_text(laughs_frontmatter("laughs")))
+    assert len(path.read_bytes()) < 500
+
+    [problem] = validate_path(path.parent)
+    assert problem.severity == "error" and problem.message.startswith(
+        "Refused YAML in frontmatter: SKILL.md: YAML aliases (*name) would expand the document by ")
+    catalog = discover(user=tmp_path)
+    assert catalog.skills == {} and catalog.problems[0].message.startswith("Skipped: Refused YAML in frontmatter")
+
+
+def test_an_alias_bomb_in_an_agent_definition_is_refused() -> None:
+    _, problems = check_agent_text(f"---\n{laughs_frontmatter('analyst')}---\nYou analyse.\n", set())
+    assert problems[0].message.startswith("Refused YAML in frontmatter: AGENT.md: YAML aliases")
