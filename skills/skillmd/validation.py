@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from pydantic import ValidationError
@@ -53,6 +53,7 @@ def check_frontmatter(
         *_check_license(data),
         *_check_allowed_tools(data),
         *_check_metadata(data),
+        *_check_scripts(data),
     ]
     if not (_non_empty_str(data.get("name")) and _non_empty_str(data.get("description"))):
         return None, problems
@@ -189,6 +190,38 @@ def _check_metadata(data: Mapping[str, Any]) -> list[Problem]:
     if "metadata" in data and not isinstance(data["metadata"], dict):
         return [Problem.error("Field 'metadata' must be a mapping", "metadata")]
     return []
+
+
+def _check_scripts(data: Mapping[str, Any]) -> list[Problem]:
+    """A script path that leaves the skill's folder: a warning (an error with ``--strict``).
+
+    Scripts are listed, never run, by this layer; whatever runs them later must not be sent
+    outside the folder, so an absolute path or a ``..`` is pointed out now."""
+    scripts = data.get("scripts")
+    if not isinstance(scripts, list):
+        return []
+    problems = []
+    for i, entry in enumerate(scripts):
+        path = entry.get("path") if isinstance(entry, Mapping) else entry
+        if not isinstance(path, str):
+            continue
+        where = f"scripts.{i}.path" if isinstance(entry, Mapping) else f"scripts.{i}"
+        reason = _outside_folder(path)
+        if reason:
+            problems.append(Problem.warning(f"Field '{where}': script path '{path}' {reason}; give a path "
+                                            "inside the skill folder, such as scripts/run.py", where))
+    return problems
+
+
+def _outside_folder(path: str) -> str | None:
+    text = path.strip()
+    if PurePosixPath(text).is_absolute() or PureWindowsPath(text).is_absolute() or PureWindowsPath(text).drive:
+        return "is absolute"
+    if text.startswith("~"):
+        return "starts in a home folder"
+    if ".." in PureWindowsPath(text).parts:  # splits on both / and \
+        return "contains '..' (it would leave the skill folder)"
+    return None
 
 
 def _check_body(body: str) -> list[Problem]:

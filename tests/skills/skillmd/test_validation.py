@@ -340,3 +340,26 @@ def test_an_alias_bomb_in_frontmatter_is_refused_by_validation_and_loading(tmp_p
 def test_an_alias_bomb_in_an_agent_definition_is_refused() -> None:
     _, problems = check_agent_text(f"---\n{laughs_frontmatter('analyst')}---\nYou analyse.\n", set())
     assert problems[0].message.startswith("Refused YAML in frontmatter: AGENT.md: YAML aliases")
+
+
+@pytest.mark.parametrize(
+    ("script", "field", "reason"),
+    [
+        ("../shared/run.sh", "scripts.0", "contains '..' (it would leave the skill folder)"),
+        ("scripts/../../run.sh", "scripts.0", "contains '..' (it would leave the skill folder)"),
+        ("/usr/bin/env", "scripts.0", "is absolute"),
+        ("C:\\tools\\run.bat", "scripts.0", "is absolute"),
+        ({"path": "/etc/cron.daily/x"}, "scripts.0.path", "is absolute"),
+    ],
+)
+def test_a_script_path_outside_the_folder_is_a_warning_and_an_error_when_strict(
+        script: object, field: str, reason: str, tmp_path: Path, write_skill) -> None:
+    path = write_skill(tmp_path, "lint", scripts=["scripts/lint.py", script])
+    problems = validate_path(path.parent)
+    shown = script["path"] if isinstance(script, dict) else script
+    assert [(p.severity, p.field, p.message) for p in problems] == [
+        ("warning", field.replace("0", "1", 1),
+         f"Field '{field.replace('0', '1', 1)}': script path '{shown}' {reason}; give a path inside the skill "
+         "folder, such as scripts/run.py")]
+    assert not has_errors(problems) and has_errors(problems, strict=True)
+    assert "lint" in discover(user=tmp_path).skills  # still loads: the scripts are listed, never run
