@@ -128,13 +128,14 @@ async def test_a_manual_skill_has_no_schedule_and_runs_on_demand(engine: Engine,
 
 
 async def test_a_tool_error_fails_the_run(engine: Engine) -> None:
+    # Arguments the schema accepts (a missing one is refused at registration), that the tool refuses.
     await engine.skills.register(
         {"name": "broken", "instructions": "x",
-         "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"chat_id": "c1"}}]}
+         "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": "  ", "chat_id": "c1"}}]}
     )
     run = await engine.skills.run("broken")
     assert run.status == "error" and "outbox_send_message failed" in run.summary
-    assert "missing required argument 'message'" in run.summary
+    assert "message is empty" in run.summary
     # Failures always notify, through the notifier (the outbox by default).
     assert [m["message"] for m in engine.outbox()] == [f"❌ broken: {run.summary}."]
 

@@ -21,7 +21,8 @@ FAKES = ROOT / "tests" / "fakes"
 def broken(name: str = "broken", **extra: object) -> dict[str, object]:
     """A Direct skill whose only call always fails (the outbox refuses a message without text)."""
     return {"name": name, "instructions": "x", "schedule": "0 0 1 1 *", "notify_on_completion": False,
-            "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"chat_id": "c"}}], **extra}
+            "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": " ", "chat_id": "c"}}],
+            **extra}
 
 
 async def fire(client: Client, engine: Engine, schedule_id: str) -> RunRecord:
