@@ -391,8 +391,8 @@ def test_every_alias_the_normalizer_reads_is_still_accepted(alias: str) -> None:
 
 def test_what_the_engine_keeps_is_ignored_with_a_note_not_refused() -> None:
     # A stored skill read back in (`skills get --json`), or a SKILL.md's registration request.
-    result = ok(id=7, schedule_id="skills-7-water", last_run_status="success", file_path="/x/SKILL.md",
-                file_mtime="2026-01-01T00:00:00Z")
+    result = ok(id=7, schedule_id="skills-7-water", last_run_status="success", tier="direct", next_fire=None,
+                file_path="/x/SKILL.md", file_mtime="2026-01-01T00:00:00Z")
     assert any("ignored 'schedule_id': it is kept by the engine" in n for n in result.notes)
     assert any("ignored 'file_path'" in n for n in result.notes)
 

@@ -48,6 +48,15 @@ async def test_an_update_with_a_misspelt_field_changes_nothing(engine: Engine) -
     assert [s.name for s in await engine.skills.list()] == ["drink water"]
 
 
+async def test_a_skill_read_back_as_skills_get_shows_it_can_be_sent_again(engine: Engine) -> None:
+    await engine.skills.register(reminder(schedule="0 9 * * *"))
+    skill = await engine.skills.get("drink water")
+    shown = {**skill.model_dump(mode="json", by_alias=True), "tier": skill.tier, "next_fire": None}
+    result = await engine.skills.update("drink water", shown)
+    assert any(note == "ignored 'schedule_id': it is kept by the engine, not given" for note in result.notes)
+    assert result.skill is not None and result.skill.id == skill.id
+
+
 async def test_a_misspelt_time_zone_gets_the_close_name(engine: Engine) -> None:
     assert await refusal(engine, reminder(schedule="0 9 * * *", timezone="Europe/Pari")) == [
         "trigger_config.timezone: unknown time zone 'Europe/Pari'; did you mean 'Europe/Paris'?"]
