@@ -3,8 +3,10 @@
 It fixes what models commonly get wrong (re-nest flattened trigger fields,
 aliases, relative to absolute time, inferred trigger type, string arrays and
 numbers, default agent, time zone injection, the multi-step safety net) and then
-validates, collecting every problem so one answer names them all. It is pure:
-``now``, the default zone and the tool catalog are parameters, so the activity
+validates, collecting every problem so one answer names them all: unknown fields
+(with the closest name), sizes (``skills.limits``), tools, and each Direct step's
+parameters against its tool's schema. It is pure: ``now``, the default zone and the
+tool catalog (names, input schemas, argument rules) are parameters, so the activity
 that calls it owns the clock and the catalog.
 """
 
