@@ -7,12 +7,21 @@ Temporal connection can manage skills, and every call is visible in Temporal.
 
     async with await SkillsClient.connect() as skills:
         result = await skills.register({"name": "water", "in_minutes": 5, ...})
+
+Leaving the ``async with`` (or ``await skills.close()``) releases the Temporal connection and
+the threads of its runtime while the event loop still runs. A script that skips it may abort
+at interpreter exit (``Fatal Python error: PyGILState_Release``, temporalio/sdk-python#300):
+the SDK's default runtime lives in a module global, so its Rust threads are still running, and
+calling into Python, while the interpreter tears itself down.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
+import logging
 import uuid
+import weakref
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -24,6 +33,7 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.envconfig import ClientConfig
 from temporalio.exceptions import ApplicationError, TimeoutError, WorkflowAlreadyStartedError
+from temporalio.runtime import Runtime, TelemetryConfig
 
 from client import schedules
 from skills.catalog import CatalogRequest, ToolCatalog
@@ -60,14 +70,16 @@ WORKER_GRACE = timedelta(seconds=30)
 """How long a chat turn waits for a worker to poll its task queue before saying there is none."""
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 
-async def connect(address: str | None = None, namespace: str | None = None) -> Client:
+async def connect(address: str | None = None, namespace: str | None = None, runtime: Runtime | None = None) -> Client:
     """A Temporal client configured the way Temporal's own tools are.
 
     Address, namespace, TLS and API key come from ``TEMPORAL_*`` environment
     variables, ``TEMPORAL_PROFILE`` and the ``temporal.toml`` config file
-    (Temporal's environment configuration); explicit arguments win.
+    (Temporal's environment configuration); explicit arguments win. Without
+    ``runtime``, the client runs on the SDK's default (process-wide) runtime.
     """
     config: dict[str, Any] = dict(ClientConfig.load_client_connect_config())
     config.setdefault("target_host", DEFAULT_ADDRESS)
@@ -76,7 +88,7 @@ async def connect(address: str | None = None, namespace: str | None = None) -> C
     if namespace:
         config["namespace"] = namespace
     try:
-        return await Client.connect(**config, data_converter=pydantic_data_converter)
+        return await Client.connect(**config, data_converter=pydantic_data_converter, runtime=runtime)
     except RuntimeError as e:
         raise TemporalUnavailableError(
             f"cannot reach Temporal at {config['target_host']}: is the server running (`make run`)? ({e})"
@@ -84,20 +96,47 @@ async def connect(address: str | None = None, namespace: str | None = None) -> C
 
 
 class SkillsClient:
-    def __init__(self, client: Client, task_queue: str = "skills") -> None:
+    def __init__(self, client: Client, task_queue: str = "skills", *, runtime: Runtime | None = None) -> None:
+        """``runtime``: the client's own runtime, which :meth:`close` releases with it. A client
+        built on a runtime the caller keeps (the SDK's default one) is the caller's to keep."""
         self.client = client
         self.task_queue = task_queue
+        self._runtime = runtime
 
     @classmethod
     async def connect(cls, task_queue: str = "skills", address: str | None = None,
                       namespace: str | None = None) -> SkillsClient:
-        return cls(await connect(address, namespace), task_queue)
+        """Connect on a runtime of the client's own, so that :meth:`close` (or leaving ``async
+        with``) can stop its threads before the interpreter exits."""
+        runtime = Runtime(telemetry=TelemetryConfig())
+        try:
+            return cls(await connect(address, namespace, runtime), task_queue, runtime=runtime)
+        except TemporalUnavailableError as e:
+            # The failed attempt's frames hold the runtime: raise a fresh error and let them go.
+            refused = TemporalUnavailableError(str(e))
+        del runtime
+        gc.collect()
+        raise refused
+
+    async def close(self) -> None:
+        """Release the Temporal connection and stop its runtime's threads (a client from
+        :meth:`connect` only; idempotent). The client cannot be used afterwards."""
+        if self._runtime is None:
+            return
+        runtime, self._runtime = weakref.ref(self._runtime), None
+        del self.client
+        # The SDK's client objects hold each other in cycles: collect them now, while Python is
+        # whole. The last reference to the runtime stops its threads, with the GIL released.
+        gc.collect()
+        if runtime() is not None:
+            logger.warning("the Temporal client is still referenced elsewhere (a workflow handle?): its "
+                           "threads stop only at interpreter exit, which may then abort")
 
     async def __aenter__(self) -> SkillsClient:
         return self
 
     async def __aexit__(self, *_: object) -> None:
-        return None
+        await self.close()
 
     # --- changes ----------------------------------------------------------------------------
 
