@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
-from temporalio.client import ActivityFailureError, Client, WorkflowFailureError
+from temporalio.client import ActivityFailureError, Client, WorkflowFailureError, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.envconfig import ClientConfig
@@ -40,6 +40,7 @@ from skills.catalog import CatalogRequest, ToolCatalog
 from skills.errors import (
     FieldError,
     SkillNotFoundError,
+    SkillRunFailed,
     SkillsError,
     SkillValidationError,
     TemporalUnavailableError,
@@ -176,7 +177,7 @@ class SkillsClient:
         )
         if not wait:
             return handle.id
-        return await handle.result()
+        return await run_result(handle)
 
     async def chat(self, message: str, session_id: str | None = None, turn_id: str | None = None) -> ChatReply:
         """One turn of a conversation with the assistant (a ChatTurn workflow); the session's
@@ -308,6 +309,18 @@ class SkillsClient:
                     "is `skills worker` (or `make run`) running?"
                 ) from e
             raise SkillsError(f"{name} failed: {_root_message(e)}") from e
+
+
+async def run_result(handle: WorkflowHandle[Any, RunRecord]) -> RunRecord:
+    """The run a SkillRun recorded, whether it completed or failed: a run in error fails its
+    workflow (SkillRunFailed) with the recorded run as the failure's details."""
+    try:
+        return await handle.result()
+    except WorkflowFailureError as e:
+        cause = e.cause
+        if isinstance(cause, ApplicationError) and error_class(cause.type) is SkillRunFailed and cause.details:
+            return RunRecord.model_validate(cause.details[0])
+        raise SkillsError(f"SkillRun failed: {_root_message(e)}") from e
 
 
 def _ok(result: RegistrationResult) -> RegistrationResult:

@@ -6,6 +6,11 @@ schedule, and payloads stay small.
 
     begin_run -> skip? (disabled, backoff) -> pre-flight checks -> tier -> finish_run
               -> retire a fired one-shot / pause a skill that failed too often -> notify
+              -> a run in error fails the workflow (SkillRunFailed, the recorded run as details)
+
+A failed run is a Failed workflow, so `ExecutionStatus='Failed'` finds it and the Web UI counts
+it; a skipped or successful run completes. The failure is non-retryable (the schedule's next
+fire is the retry, with backoff) and does not stop the schedule.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.schedules import ScheduleActivities
     from activities.tools import ToolActivities
     from skills.catalog import ToolCallInput, ToolCallOutput
-    from skills.errors import PlanError, WorkflowInputError
+    from skills.errors import PlanError, SkillRunFailed, WorkflowInputError
     from skills.messages import (
         AgentLoopState,
         AgentResume,
@@ -75,10 +80,15 @@ class SkillRun:
         return await self._close(start.skill, run, start)
 
     async def _close(self, skill: Skill, run: RunRecord, start: RunStart) -> RunRecord:
+        """Record the run, see to what it means (retire, pause, notify), then end the workflow:
+        completed with the run, or, for a run in error, failed with it."""
         outcome = await workflow.execute_activity_method(
             RunActivities.finish, run.model_copy(update={"finished_at": workflow.now()}), **STORE
         )
         await self._aftermath(skill, outcome, start)
+        if outcome.run.status == "error":
+            raise ApplicationError(outcome.run.summary or "the run failed", outcome.run.model_dump(mode="json"),
+                                   type=SkillRunFailed.failure_type(), non_retryable=True)
         return outcome.run
 
     async def _execute(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput) -> RunRecord:
