@@ -44,7 +44,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from skills.models import BUDGET, FAILURES, RunRecord, Skill, ToolCallRecord
     from skills.naming import SCHEDULED_START_TIME
-    from skills.notify import completion_due, completion_message, disabled_message, failure_message
+    from skills.notify import completion_due, completion_message, disabled_message, failure_message, sentence
     from skills.plans import StepOutput, resolve
     from skills.preflight import render_arguments, should_skip
     from workflows.agent_loop import agent_loop
@@ -187,15 +187,16 @@ class SkillRun:
         run, after = outcome.run, outcome.skill or skill
         if outcome.disabled == FAILURES:
             return disabled_message(skill, f"{after.consecutive_failures} consecutive failures",
-                                    f"Last error: {run.summary}. Resume it with `skills resume {skill.id}`.")
+                                    f"Last error: {sentence(run.summary)} Resume it with `skills resume {skill.id}`.")
         if outcome.disabled == BUDGET:
             return disabled_message(skill, "budget", f"{outcome.budget}. This run: {run.prompt_tokens:,} prompt + "
                                     f"{run.completion_tokens:,} completion tokens. Resume it with "
                                     f"`skills resume {skill.id}`.")
         if run.status == "error":
             return failure_message(skill, run, after.consecutive_failures, outcome.retry_after)
-        if run.status == "success" and completion_due(skill, workflow.now(),
-                                                      timedelta(seconds=start.notify_interval_seconds)):
+        if run.status == "success" and completion_due(skill, run, workflow.now(),
+                                                      timedelta(seconds=start.notify_interval_seconds),
+                                                      start.notifier_tool):
             return completion_message(skill, run)
         return None
 
