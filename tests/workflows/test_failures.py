@@ -16,6 +16,7 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Replayer
 
 from client.temporal_cli import temporal_binary
 from config.settings import Settings
@@ -25,6 +26,7 @@ from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_TIER
 from tests.conftest import Engine, eventually, trigger_schedule
 from tests.fakes.llm_server import ScriptedLLM, call
 from tests.workflows.test_resilience import broken, fire
+from workflows.run import SkillRun
 
 FAILED = "WORKFLOW_EXECUTION_STATUS_FAILED"
 COMPLETED = "WORKFLOW_EXECUTION_STATUS_COMPLETED"
@@ -85,6 +87,9 @@ async def test_a_failed_run_is_a_failed_workflow_and_the_schedule_fires_on(clien
         assert len(notices) == 1 and notices[0].startswith(f"❌ broken: {failed.summary}. Scheduled fires resume after ")
         stored = await engine.skills.get("broken")
         assert stored.consecutive_failures == 1 and stored.backoff_until is not None
+        # Failing is deterministic: the history replays.
+        history = await client.get_workflow_handle(failed.workflow_id, run_id=failed.run_id).fetch_history()
+        await Replayer(workflows=[SkillRun], data_converter=pydantic_data_converter).replay_workflow(history)
 
         # The schedule goes on firing after a failed run: this fire is skipped (backoff), and
         # a skipped run is a Completed workflow.
