@@ -57,6 +57,7 @@ class RunActivities:
                         skip=self._skip(skill, run),
                         tool_timeout_seconds=self.settings.tool_call_timeout.total_seconds(),
                         notify_interval_seconds=self.settings.notify_interval.total_seconds(),
+                        notifier_tool=self.settings.notifier_tool,
                         llm_timeout_seconds=self.settings.llm_timeout.total_seconds(),
                         run_token_cap=self.settings.run_token_cap,
                         malformed_call_limit=self.settings.malformed_call_limit)

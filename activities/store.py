@@ -24,7 +24,7 @@ from sqlmodel import Session, SQLModel, select
 from temporalio import activity
 
 from activities.failures import as_application_errors
-from activities.tables import MessageRow, RunRow, SkillRow, StateRow, make_engine
+from activities.tables import MessageRow, RunRow, SkillRow, StateRow, make_engine, upgrade_schema
 from skills.agent import ChatMessage
 from skills.backoff import BackoffPolicy
 from skills.budget import DAY, BudgetPolicy, Usage, over_budget
@@ -50,6 +50,7 @@ class Store:
             Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
         store = cls(make_engine(url), schedule_prefix)
         SQLModel.metadata.create_all(store.engine)
+        upgrade_schema(store.engine)
         return store
 
     @contextmanager

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, Text, UniqueConstraint, event
+from sqlalchemy import JSON, Column, DateTime, MetaData, Text, UniqueConstraint, event, inspect, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel, create_engine
@@ -56,7 +56,8 @@ class SkillRow(SQLModel, table=True):
     required_tools: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     execution_plan: list[dict[str, Any]] | None = Field(default=None, sa_column=Column(JSON))
     max_steps: int = 10
-    notify_on_completion: bool = True
+    notify_on_completion: bool | None = Field(default=None, nullable=True)
+    """None: automatic (skills.notify). Stores made before it could be None: see upgrade_schema."""
     notify_interval_minutes: int = 0
     preflight: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     model: str | None = None
@@ -114,6 +115,39 @@ class StateRow(SQLModel, table=True):
     key: str = Field(primary_key=True)
     value: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     updated_at: datetime = _utc_column(nullable=False)
+
+
+def upgrade_schema(engine: Engine) -> None:
+    """Bring a store created by an earlier version to the current tables (after ``create_all``,
+    which creates missing tables but never changes one). Idempotent; a no-op on a new store.
+
+    - ``skills.notify_on_completion`` became nullable (None: automatic). Stored values keep
+      their meaning (true: always, false: never).
+    """
+    column = next(c for c in inspect(engine).get_columns("skills") if c["name"] == "notify_on_completion")
+    if column["nullable"]:
+        return
+    with engine.begin() as conn:
+        if engine.dialect.name != "sqlite":
+            conn.execute(text("ALTER TABLE skills ALTER COLUMN notify_on_completion DROP NOT NULL"))
+            return
+        # SQLite cannot drop a NOT NULL: rebuild the table (sqlite.org/lang_altertable.html, "other
+        # kinds of table schema changes"), keeping its rows, its indexes and its id counter.
+        table = SkillRow.__table__
+        rebuilt = table.to_metadata(MetaData(), name="skills_upgrade")
+        rebuilt.indexes.clear()  # index names are global in SQLite: made again after the rename
+        counter = conn.execute(text("SELECT seq FROM sqlite_sequence WHERE name = 'skills'")).scalar()
+        conn.execute(text("DROP TABLE IF EXISTS skills_upgrade"))
+        rebuilt.create(conn)
+        columns = ", ".join(f'"{c.name}"' for c in table.columns)
+        conn.execute(text(f"INSERT INTO skills_upgrade ({columns}) SELECT {columns} FROM skills"))
+        conn.execute(text("DROP TABLE skills"))
+        conn.execute(text("ALTER TABLE skills_upgrade RENAME TO skills"))
+        for index in table.indexes:
+            index.create(conn)
+        if counter is not None:
+            conn.execute(text("UPDATE sqlite_sequence SET seq = MAX(seq, :counter) WHERE name = 'skills'"),
+                         {"counter": counter})
 
 
 def make_engine(url: str) -> Engine:

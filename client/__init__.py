@@ -12,6 +12,10 @@ server (``skills mcp``), the Telegram adapter and the worker's chat tools (the m
 
 It depends on ``skills`` (what a skill is) only, never on ``starter``, ``activities``,
 ``workflows`` or ``worker``.
+
+A program opens the client with ``async with await SkillsClient.connect() as skills:``;
+leaving the block stops the Temporal client's threads, so the program exits cleanly
+(see :mod:`client.skills_client`).
 """
 
 from client.skills_client import SkillsClient, connect

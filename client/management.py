@@ -77,8 +77,8 @@ Leave trigger_config out for a skill that runs only on demand. trigger_type is i
 HOW (the tier):
 - Direct tier, zero LLM tokens, for a fixed action (a reminder, a set message): give \
 execution_plan = [{"id": "step1", "toolName": "<exact name>", "parameters": {...}}]. Write message \
-text in full; nothing fills placeholders such as {{date}} or [name]. When the plan itself sends \
-the message, set notify_on_completion: false, or the user is told twice.
+text in full; nothing fills placeholders such as {{date}} or [name]. Leave notify_on_completion \
+out: a run that itself messages the user sends no second completion notice.
 - Agent tier, when something must be read, judged, summarized or written at fire time: give NO \
 execution_plan; write instructions as complete orders for a future run that has never seen this \
 conversation (what to read, how to decide, what to send, what to do when there is nothing), and \

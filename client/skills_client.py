@@ -7,23 +7,33 @@ Temporal connection can manage skills, and every call is visible in Temporal.
 
     async with await SkillsClient.connect() as skills:
         result = await skills.register({"name": "water", "in_minutes": 5, ...})
+
+Leaving the ``async with`` (or ``await skills.close()``) releases the Temporal connection and
+the threads of its runtime while the event loop still runs. A script that skips it may abort
+at interpreter exit (``Fatal Python error: PyGILState_Release``, temporalio/sdk-python#300):
+the SDK's default runtime lives in a module global, so its Rust threads are still running, and
+calling into Python, while the interpreter tears itself down.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
+import logging
 import uuid
+import weakref
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
-from temporalio.client import ActivityFailureError, Client, WorkflowFailureError
+from temporalio.client import ActivityFailureError, Client, WorkflowFailureError, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.envconfig import ClientConfig
 from temporalio.exceptions import ApplicationError, TimeoutError, WorkflowAlreadyStartedError
+from temporalio.runtime import Runtime, TelemetryConfig
 from temporalio.service import PayloadLimitsConfig
 
 from client import schedules
@@ -31,6 +41,7 @@ from skills.catalog import CatalogRequest, ToolCatalog
 from skills.errors import (
     FieldError,
     SkillNotFoundError,
+    SkillRunFailed,
     SkillsError,
     SkillValidationError,
     TemporalUnavailableError,
@@ -62,14 +73,16 @@ WORKER_GRACE = timedelta(seconds=30)
 """How long a chat turn waits for a worker to poll its task queue before saying there is none."""
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 
-async def connect(address: str | None = None, namespace: str | None = None) -> Client:
+async def connect(address: str | None = None, namespace: str | None = None, runtime: Runtime | None = None) -> Client:
     """A Temporal client configured the way Temporal's own tools are.
 
     Address, namespace, TLS and API key come from ``TEMPORAL_*`` environment
     variables, ``TEMPORAL_PROFILE`` and the ``temporal.toml`` config file
-    (Temporal's environment configuration); explicit arguments win.
+    (Temporal's environment configuration); explicit arguments win. Without
+    ``runtime``, the client runs on the SDK's default (process-wide) runtime.
     """
     config: dict[str, Any] = dict(ClientConfig.load_client_connect_config())
     config.setdefault("target_host", DEFAULT_ADDRESS)
@@ -81,7 +94,7 @@ async def connect(address: str | None = None, namespace: str | None = None) -> C
     # `--json`; a skill may be bigger than that (skills/limits.py), and an oversize one is refused here.
     config.setdefault("payload_limits", PayloadLimitsConfig(payloads_warn_size=TEMPORAL_PAYLOAD_WARNING_BYTES))
     try:
-        return await Client.connect(**config, data_converter=pydantic_data_converter)
+        return await Client.connect(**config, data_converter=pydantic_data_converter, runtime=runtime)
     except RuntimeError as e:
         raise TemporalUnavailableError(
             f"cannot reach Temporal at {config['target_host']}: is the server running (`make run`)? ({e})"
@@ -89,20 +102,47 @@ async def connect(address: str | None = None, namespace: str | None = None) -> C
 
 
 class SkillsClient:
-    def __init__(self, client: Client, task_queue: str = "skills") -> None:
+    def __init__(self, client: Client, task_queue: str = "skills", *, runtime: Runtime | None = None) -> None:
+        """``runtime``: the client's own runtime, which :meth:`close` releases with it. A client
+        built on a runtime the caller keeps (the SDK's default one) is the caller's to keep."""
         self.client = client
         self.task_queue = task_queue
+        self._runtime = runtime
 
     @classmethod
     async def connect(cls, task_queue: str = "skills", address: str | None = None,
                       namespace: str | None = None) -> SkillsClient:
-        return cls(await connect(address, namespace), task_queue)
+        """Connect on a runtime of the client's own, so that :meth:`close` (or leaving ``async
+        with``) can stop its threads before the interpreter exits."""
+        runtime = Runtime(telemetry=TelemetryConfig())
+        try:
+            return cls(await connect(address, namespace, runtime), task_queue, runtime=runtime)
+        except TemporalUnavailableError as e:
+            # The failed attempt's frames hold the runtime: raise a fresh error and let them go.
+            refused = TemporalUnavailableError(str(e))
+        del runtime
+        gc.collect()
+        raise refused
+
+    async def close(self) -> None:
+        """Release the Temporal connection and stop its runtime's threads (a client from
+        :meth:`connect` only; idempotent). The client cannot be used afterwards."""
+        if self._runtime is None:
+            return
+        runtime, self._runtime = weakref.ref(self._runtime), None
+        del self.client
+        # The SDK's client objects hold each other in cycles: collect them now, while Python is
+        # whole. The last reference to the runtime stops its threads, with the GIL released.
+        gc.collect()
+        if runtime() is not None:
+            logger.warning("the Temporal client is still referenced elsewhere (a workflow handle?): its "
+                           "threads stop only at interpreter exit, which may then abort")
 
     async def __aenter__(self) -> SkillsClient:
         return self
 
     async def __aexit__(self, *_: object) -> None:
-        return None
+        await self.close()
 
     # --- changes ----------------------------------------------------------------------------
 
@@ -144,7 +184,7 @@ class SkillsClient:
         )
         if not wait:
             return handle.id
-        return await handle.result()
+        return await run_result(handle)
 
     async def chat(self, message: str, session_id: str | None = None, turn_id: str | None = None) -> ChatReply:
         """One turn of a conversation with the assistant (a ChatTurn workflow); the session's
@@ -284,6 +324,18 @@ def _refuse_oversize(body: Any) -> None:
     oversize = body_too_large(body)
     if oversize is not None:
         raise SkillValidationError([oversize])
+
+
+async def run_result(handle: WorkflowHandle[Any, RunRecord]) -> RunRecord:
+    """The run a SkillRun recorded, whether it completed or failed: a run in error fails its
+    workflow (SkillRunFailed) with the recorded run as the failure's details."""
+    try:
+        return await handle.result()
+    except WorkflowFailureError as e:
+        cause = e.cause
+        if isinstance(cause, ApplicationError) and error_class(cause.type) is SkillRunFailed and cause.details:
+            return RunRecord.model_validate(cause.details[0])
+        raise SkillsError(f"SkillRun failed: {_root_message(e)}") from e
 
 
 def _ok(result: RegistrationResult) -> RegistrationResult:

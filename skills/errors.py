@@ -13,6 +13,7 @@ an error and the client that reads it back use the same constant and cannot drif
     ├── SkillNotFoundError          no skill by that id or name
     ├── PlanError                   a plan placeholder cannot be filled at run time
     ├── WorkflowInputError          a workflow was started with an input it cannot run
+    ├── SkillRunFailed              a skill's run ended in error (recorded; the failure carries the run)
     ├── ToolCallError               a tool could not be called
     │   ├── UnknownToolError
     │   ├── ToolArgumentsError
@@ -87,6 +88,12 @@ class PlanError(SkillsError):
 
 class WorkflowInputError(SkillsError):
     """A workflow was started with an input it cannot run (a bug or a hand-made start, not a fault to retry)."""
+
+
+class SkillRunFailed(SkillsError):
+    """A skill's run ended in error: the SkillRun workflow fails with this type, the run's summary
+    as its message and the recorded run (a RunRecord as JSON) as its details, once the run is
+    recorded, its notice sent and its backoff stored. Never retried: the next fire is the retry."""
 
 
 # --- tools ----------------------------------------------------------------------------------

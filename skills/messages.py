@@ -170,6 +170,8 @@ class RunStart(BaseModel):
     tool_timeout_seconds: float = 60.0
     notify_interval_seconds: float = 600.0
     """The global minimum between completion notifications (a skill's notify_interval_minutes: 0)."""
+    notifier_tool: str = "outbox_send_message"
+    """The tool notices go through: a run that called it messaged the user itself (skills.notify)."""
     llm_timeout_seconds: float = 120.0
     run_token_cap: int = 50_000
     malformed_call_limit: int = 3

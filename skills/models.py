@@ -91,7 +91,9 @@ class SkillSpec(BaseModel):
     required_tools: list[str] = Field(default_factory=list)
     execution_plan: list[PlanStep] | None = None
     max_steps: int = DEFAULT_MAX_STEPS
-    notify_on_completion: bool = True
+    notify_on_completion: bool | None = None
+    """The completion notice: None (unset) = automatic, sent unless the run itself messaged the user
+    (see ``skills.notify``); True = always; False = never. Failures notify whatever this says."""
     notify_interval_minutes: int = 0
     preflight: list[PreflightCheck] = Field(default_factory=list)
     """Checks run before the tier; one that finds nothing to do skips the run at zero cost."""

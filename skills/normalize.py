@@ -194,7 +194,7 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
         "required_tools": tools,
         "execution_plan": plan,
         "max_steps": _integer(data.get("max_steps"), "max_steps", 10, problems, low=1, high=MAX_STEPS_LIMIT),
-        "notify_on_completion": _boolean(data.get("notify_on_completion"), "notify_on_completion", True, problems),
+        "notify_on_completion": _notify_on_completion(data.get("notify_on_completion"), problems),
         "notify_interval_minutes": _integer(
             data.get("notify_interval_minutes"), "notify_interval_minutes", 0, problems, low=0
         ),
@@ -666,6 +666,13 @@ def _boolean(value: Any, field: str, default: bool, problems: _Problems) -> bool
     except ValueError:
         problems.add(field, f"must be true or false, got {value!r}")
         return default
+
+
+def _notify_on_completion(value: Any, problems: _Problems) -> bool | None:
+    """Unset, null or "auto": automatic (None, see skills.notify); otherwise always or never."""
+    if value is None or (isinstance(value, str) and value.strip().lower() == "auto"):
+        return None
+    return _boolean(value, "notify_on_completion", False, problems)
 
 
 def _number(value: Any, field: str, problems: _Problems, *, positive: bool = False) -> float:

@@ -1,8 +1,14 @@
 """When a run tells the user about itself, and what it says.
 
-Completions notify only when the skill asks (``notify_on_completion``) and at
-most once per ``notify_interval_minutes`` (0 = the global default); failures and
-auto-disables always notify.
+A completion notice is for a run that did not itself message the user. Whether it did is
+read from the run's tool calls: a successful call (not a pre-flight check) of the notifier
+tool or of a messaging tool (``*_send_message``, ``*_post_message``: the bundled
+``outbox_send_message``, ``telegram_send_message``, ``webhook_send_message``). For a
+Direct-tier skill those are its plan's steps; for an Agent-tier skill, what the model called.
+
+``notify_on_completion`` decides: unset (None) = automatic, a notice unless the run messaged
+the user; ``true`` = always; ``false`` = never. A notice goes out at most once per
+``notify_interval_minutes`` (0 = the global default). Failures and auto-disables always notify.
 """
 
 from __future__ import annotations
@@ -12,10 +18,30 @@ from datetime import datetime, timedelta
 from skills.models import RunRecord, Skill
 
 MAX_MESSAGE = 1500
+MESSAGING_SUFFIXES = ("_send_message", "_post_message")
+"""Tools named like this deliver a message to the user (besides the configured notifier)."""
 
 
-def completion_due(skill: Skill, now: datetime, default_interval: timedelta) -> bool:
-    if not skill.notify_on_completion:
+def is_messaging_tool(tool: str, notifier_tool: str) -> bool:
+    return tool == notifier_tool or tool.endswith(MESSAGING_SUFFIXES)
+
+
+def messaged_user(run: RunRecord, notifier_tool: str) -> bool:
+    """Whether the run itself delivered a message to the user."""
+    return any(call.ok and not call.refused and not call.step_id.startswith("preflight")
+               and is_messaging_tool(call.tool, notifier_tool) for call in run.tool_calls)
+
+
+def completion_policy(skill: Skill) -> str:
+    """``notify_on_completion`` as a person reads it: "auto", "always" or "never"."""
+    return {None: "auto", True: "always", False: "never"}[skill.notify_on_completion]
+
+
+def completion_due(skill: Skill, run: RunRecord, now: datetime, default_interval: timedelta,
+                   notifier_tool: str) -> bool:
+    if skill.notify_on_completion is False:
+        return False
+    if skill.notify_on_completion is None and messaged_user(run, notifier_tool):
         return False
     interval = timedelta(minutes=skill.notify_interval_minutes) if skill.notify_interval_minutes else default_interval
     return skill.last_notified_at is None or now - skill.last_notified_at >= interval
@@ -26,15 +52,22 @@ def completion_message(skill: Skill, run: RunRecord) -> str:
 
 
 def failure_message(skill: Skill, run: RunRecord, failures: int, retry_after: datetime | None) -> str:
+    """What failed; for a recurring schedule, when its fires resume (a one-shot has no next fire)."""
     retry = ""
-    if retry_after is not None and skill.is_scheduled:
+    if retry_after is not None and skill.is_scheduled and not skill.is_one_shot:
         retry = f" Scheduled fires resume after {retry_after.isoformat(timespec='seconds')}."
     count = f" (failure {failures} in a row)" if failures > 1 else ""
-    return _cut(f"❌ {skill.name}{count}: {run.summary}.{retry}")
+    return _cut(f"❌ {skill.name}{count}: {sentence(run.summary)}{retry}")
 
 
 def disabled_message(skill: Skill, reason: str, detail: str) -> str:
     return _cut(f"⛔ {skill.name} was disabled ({reason}). {detail}")
+
+
+def sentence(text: str) -> str:
+    """``text`` ending with one full stop: "Connection error." stays, "timed out" gets one."""
+    text = text.rstrip()
+    return text if text.endswith((".", "!", "?", "…")) else f"{text}."
 
 
 def _cut(text: str) -> str:

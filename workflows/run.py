@@ -6,6 +6,11 @@ schedule, and payloads stay small.
 
     begin_run -> skip? (disabled, backoff) -> pre-flight checks -> tier -> finish_run
               -> retire a fired one-shot / pause a skill that failed too often -> notify
+              -> a run in error fails the workflow (SkillRunFailed, the recorded run as details)
+
+A failed run is a Failed workflow, so `ExecutionStatus='Failed'` finds it and the Web UI counts
+it; a skipped or successful run completes. The failure is non-retryable (the schedule's next
+fire is the retry, with backoff) and does not stop the schedule.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.schedules import ScheduleActivities
     from activities.tools import ToolActivities
     from skills.catalog import ToolCallInput, ToolCallOutput
-    from skills.errors import PlanError, WorkflowInputError
+    from skills.errors import PlanError, SkillRunFailed, WorkflowInputError
     from skills.messages import (
         AgentLoopState,
         AgentResume,
@@ -39,7 +44,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from skills.models import BUDGET, FAILURES, RunRecord, Skill, ToolCallRecord
     from skills.naming import SCHEDULED_START_TIME
-    from skills.notify import completion_due, completion_message, disabled_message, failure_message
+    from skills.notify import completion_due, completion_message, disabled_message, failure_message, sentence
     from skills.plans import StepOutput, resolve
     from skills.preflight import render_arguments, should_skip
     from workflows.agent_loop import agent_loop
@@ -75,10 +80,15 @@ class SkillRun:
         return await self._close(start.skill, run, start)
 
     async def _close(self, skill: Skill, run: RunRecord, start: RunStart) -> RunRecord:
+        """Record the run, see to what it means (retire, pause, notify), then end the workflow:
+        completed with the run, or, for a run in error, failed with it."""
         outcome = await workflow.execute_activity_method(
             RunActivities.finish, run.model_copy(update={"finished_at": workflow.now()}), **STORE
         )
         await self._aftermath(skill, outcome, start)
+        if outcome.run.status == "error":
+            raise ApplicationError(outcome.run.summary or "the run failed", outcome.run.model_dump(mode="json"),
+                                   type=SkillRunFailed.failure_type(), non_retryable=True)
         return outcome.run
 
     async def _execute(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput) -> RunRecord:
@@ -177,15 +187,16 @@ class SkillRun:
         run, after = outcome.run, outcome.skill or skill
         if outcome.disabled == FAILURES:
             return disabled_message(skill, f"{after.consecutive_failures} consecutive failures",
-                                    f"Last error: {run.summary}. Resume it with `skills resume {skill.id}`.")
+                                    f"Last error: {sentence(run.summary)} Resume it with `skills resume {skill.id}`.")
         if outcome.disabled == BUDGET:
             return disabled_message(skill, "budget", f"{outcome.budget}. This run: {run.prompt_tokens:,} prompt + "
                                     f"{run.completion_tokens:,} completion tokens. Resume it with "
                                     f"`skills resume {skill.id}`.")
         if run.status == "error":
             return failure_message(skill, run, after.consecutive_failures, outcome.retry_after)
-        if run.status == "success" and completion_due(skill, workflow.now(),
-                                                      timedelta(seconds=start.notify_interval_seconds)):
+        if run.status == "success" and completion_due(skill, run, workflow.now(),
+                                                      timedelta(seconds=start.notify_interval_seconds),
+                                                      start.notifier_tool):
             return completion_message(skill, run)
         return None
 

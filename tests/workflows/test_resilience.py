@@ -14,6 +14,7 @@ from config.settings import Settings
 from skills.errors import SkillValidationError
 from skills.models import RunRecord, Skill
 from tests.conftest import ROOT, Engine, eventually, schedule_exists, trigger_schedule, write_mcp_config
+from tests.fakes.llm_server import ScriptedLLM, call, say
 
 FAKES = ROOT / "tests" / "fakes"
 
@@ -266,7 +267,8 @@ async def test_a_notifier_slower_than_the_heartbeat_timeout_still_delivers(clien
                                          "env": {"FAKE_SLOW_LOG": str(slow_log)}}})})
     engine = await Engine(settings, client).start()
     try:
-        await engine.skills.register({"name": "hello", "instructions": "x", "execution_plan": [
+        await engine.skills.register({"name": "hello", "instructions": "x", "notify_on_completion": True,
+                                      "execution_plan": [
             {"toolName": "outbox_send_message", "parameters": {"message": "hello"}}]})
         run = await engine.skills.run("hello")
         assert run.status == "success"
@@ -284,3 +286,57 @@ async def test_a_notifier_slower_than_the_heartbeat_timeout_still_delivers(clien
 async def _notified(engine: Engine) -> Skill | None:
     skill = await engine.skills.get("hello")
     return skill if skill.last_notified_at is not None else None
+
+
+async def test_a_completion_notice_only_when_the_run_did_not_message_the_user(engine: Engine) -> None:
+    """notify_on_completion unset: a notice unless the run itself sent the user a message;
+    true: always; false: never."""
+    def plan(tool: str, **parameters: object) -> list[dict[str, object]]:
+        return [{"toolName": tool, "parameters": parameters}]
+
+    await engine.skills.register({"name": "drink water", "instructions": "x",
+                                  "execution_plan": plan("outbox_send_message", message="Drink water!")})
+    await engine.skills.register({"name": "count", "instructions": "x",
+                                  "execution_plan": plan("outbox_list_messages", limit=1)})
+    await engine.skills.register({"name": "quiet", "instructions": "x", "notify_on_completion": False,
+                                  "execution_plan": plan("outbox_list_messages", limit=1)})
+    await engine.skills.register({"name": "loud", "instructions": "x", "notify_on_completion": True,
+                                  "execution_plan": plan("outbox_send_message", message="Loud!")})
+    assert (await engine.skills.get("drink water")).notify_on_completion is None  # unset stays automatic
+
+    for name in ("drink water", "count", "quiet", "loud"):
+        assert (await engine.skills.run(name)).status == "success"
+    # A run's notice is sent before its workflow ends: the outbox is complete now.
+    messages = [m["message"] for m in engine.outbox()]
+    assert messages[0] == "Drink water!" and messages[2] == "Loud!"
+    assert messages[1].startswith("✅ count: outbox_list_messages: ")
+    assert messages[3].startswith("✅ loud: outbox_send_message: Message ")
+    assert len(messages) == 4
+
+
+async def test_an_agent_run_that_sent_a_message_gets_no_completion_notice(client: Client, settings: Settings,
+                                                                          llm: ScriptedLLM) -> None:
+    engine = await Engine(settings.model_copy(update={"llm_base_url": llm.base_url, "llm_api_key": "test",
+                                                      "llm_model": "default"}), client).start()
+    try:
+        llm.script("default", [call("outbox_send_message", {"message": "Good morning!"}), say("Sent.")])
+        llm.script("quiet", [say("Nothing new today.")])
+        for name, model in (("sender", "default"), ("answerer", "quiet")):
+            await engine.skills.register({"name": name, "instructions": "Good morning", "model": model,
+                                          "required_tools": ["outbox_send_message"]})
+            assert (await engine.skills.run(name)).status == "success"
+        assert [m["message"] for m in engine.outbox()] == ["Good morning!", "✅ answerer: Nothing new today."]
+    finally:
+        await engine.stop()
+
+
+async def test_a_failed_one_shot_says_so_without_a_next_fire(engine: Engine, client: Client) -> None:
+    skill = (await engine.skills.register(broken("once", schedule=None, in_minutes=0.05))).skill
+    assert skill is not None and skill.schedule_id
+    retired = await eventually(lambda: _retired(engine), timeout=30)
+    assert retired.disabled_reason == "fired" and retired.last_run_status == "error"
+    run = (await engine.skills.runs("once"))[0]
+    # A one-shot has no later fire to resume after; the summary gets one full stop.
+    await eventually(engine.outbox, timeout=30)
+    assert [m["message"] for m in engine.outbox()] == [f"❌ once: {run.summary}."]
+    assert "Scheduled fires resume" not in engine.outbox()[0]["message"]

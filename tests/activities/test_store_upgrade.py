@@ -1,0 +1,62 @@
+"""A store made by an earlier version opens with the current tables, its skills intact."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+from activities.store import Store
+from skills.models import SkillSpec
+
+# The skills table as versions with a boolean notify_on_completion (NOT NULL) created it.
+OLD_SKILLS = """
+CREATE TABLE skills (
+    id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT, agent_id VARCHAR NOT NULL, name VARCHAR NOT NULL,
+    description VARCHAR NOT NULL, enabled BOOLEAN NOT NULL, disabled_reason VARCHAR,
+    trigger_type VARCHAR NOT NULL, trigger_config JSON, trigger_as_written JSON, instructions TEXT NOT NULL,
+    required_tools JSON NOT NULL, execution_plan JSON, max_steps INTEGER NOT NULL,
+    notify_on_completion BOOLEAN NOT NULL, notify_interval_minutes INTEGER NOT NULL, preflight JSON NOT NULL,
+    model VARCHAR, schedule_id VARCHAR, consecutive_failures INTEGER NOT NULL, last_failure_at DATETIME,
+    last_error TEXT, last_notified_at DATETIME, created_at DATETIME NOT NULL, updated_at DATETIME NOT NULL,
+    CONSTRAINT uq_skill_agent_name UNIQUE (agent_id, name)
+);
+CREATE INDEX ix_skills_agent_id ON skills (agent_id);
+"""
+
+
+def old_row(id: int, name: str, notify: int) -> str:
+    return (f"INSERT INTO skills VALUES ({id}, 'main', '{name}', '', 1, NULL, 'manual', NULL, NULL, 'x', '[]', "
+            f"NULL, 10, {notify}, 0, '[]', NULL, NULL, 0, NULL, NULL, NULL, "
+            "'2025-01-01 00:00:00.000000', '2025-01-01 00:00:00.000000')")
+
+
+def spec(name: str, notify: bool | None) -> SkillSpec:
+    return SkillSpec(agent_id="main", name=name, trigger_type="manual", instructions="x",
+                     notify_on_completion=notify)
+
+
+def test_an_old_store_keeps_its_skills_and_takes_an_automatic_notice(tmp_path: Path) -> None:
+    path = tmp_path / "skills.db"
+    with sqlite3.connect(path) as db:
+        db.executescript(OLD_SKILLS)
+        db.execute(old_row(1, "always", 1))
+        db.execute(old_row(2, "never", 0))
+        db.execute(old_row(3, "deleted", 1))
+        db.execute("DELETE FROM skills WHERE id = 3")
+
+    store = Store.open(f"sqlite:///{path}")
+    # Stored choices keep their meaning; nothing else changed.
+    assert sorted((s.id, s.name, s.notify_on_completion) for s in store.list_skills()) == [
+        (1, "always", True), (2, "never", False)]
+    now = datetime.now(UTC)
+    auto = store.create_skill(spec("auto", None), trigger_as_written=None, disabled_reason=None, now=now)
+    assert auto.notify_on_completion is None
+    assert auto.id == 4  # ids are never reused (schedule ids derive from them)
+    with sqlite3.connect(path) as db:
+        indexes = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert "ix_skills_agent_id" in indexes
+
+    # Opening it again changes nothing.
+    again = Store.open(f"sqlite:///{path}")
+    assert sorted((s.id, s.notify_on_completion) for s in again.list_skills()) == [(1, True), (2, False), (4, None)]

@@ -1,0 +1,73 @@
+"""A script that uses the Python client exits cleanly, every time.
+
+The Temporal SDK's client runs on Rust threads; left running while the interpreter tears
+itself down, they abort it (``Fatal Python error: PyGILState_Release``, or a segfault:
+temporalio/sdk-python#300) in a fair share of runs. ``SkillsClient`` stops them when it is
+closed (leaving ``async with``), and the README's snippet does so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import re
+import weakref
+from pathlib import Path
+
+from temporalio.client import Client
+
+from client import SkillsClient
+from config.settings import Settings
+from tests.conftest import PYTHON, ROOT, Engine
+
+RUNS = 20
+
+
+def readme_snippet() -> str:
+    """The Python example of the README, exactly as a user would copy it into a file."""
+    readme = (ROOT / "README.md").read_text()
+    found = re.search(r"## Using it from Python\n+```python\n(.*?)```", readme, re.S)
+    assert found, "the README has no Python example"
+    return found.group(1)
+
+
+async def test_the_readme_snippet_exits_0_every_time(client: Client, settings: Settings, tmp_path: Path) -> None:
+    # The snippet uses the default task queue, "skills": this test's worker serves it (on this
+    # test session's own dev server).
+    engine = await Engine(settings.model_copy(update={"task_queue": "skills"}), client).start()
+    script = tmp_path / "water.py"
+    script.write_text(readme_snippet())
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "SKILLS_"))}
+    env["TEMPORAL_ADDRESS"] = client.service_client.config.target_host
+    try:
+        for attempt in range(RUNS):
+            # Not subprocess.run: the worker runs on this event loop and must keep serving.
+            process = await asyncio.create_subprocess_exec(
+                PYTHON, str(script), cwd=ROOT, env=env,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            out, err = await asyncio.wait_for(process.communicate(), timeout=60)
+            stderr = err.decode(errors="replace")
+            assert process.returncode == 0 and "Fatal Python error" not in stderr, (
+                f"run {attempt + 1} of {RUNS}: exit {process.returncode}\n{stderr}")
+            assert "inferred as 'cron'" in out.decode()  # the registration's notes, printed
+            await engine.skills.delete("water")  # so the next run registers it again
+    finally:
+        await engine.stop()
+
+
+async def test_closing_the_client_stops_its_runtime(engine: Engine, client: Client) -> None:
+    address = client.service_client.config.target_host
+    async with await SkillsClient.connect(task_queue=engine.settings.task_queue, address=address) as skills:
+        assert await skills.list() == []
+        runtime = skills.client.service_client.config.runtime
+        assert runtime is not None and runtime is not engine.skills.client.service_client.config.runtime
+        released = weakref.ref(runtime)
+        del runtime
+    gc.collect()
+    assert released() is None  # its threads were stopped, while the loop and Python still ran
+
+    # A client built around someone else's Temporal client leaves it alone.
+    async with SkillsClient(client, engine.settings.task_queue) as borrowed:
+        await borrowed.list()
+    assert await engine.skills.list() == []
