@@ -222,3 +222,10 @@ async def test_a_refusal_with_json_is_parseable_and_exits_1(engine: Engine, tmp_
     assert done.returncode == 1
     assert json.loads(done.stdout) == {"ok": False, "error": "refused", "errors": [
         {"field": "trigger_config.schedule", "message": "'0 25 * * *': hour 25 is out of range (0-23)"}]}
+
+
+async def test_a_namespace_temporal_does_not_know_is_one_line(client: Client) -> None:
+    namespace = f"missing-{uuid.uuid4().hex[:8]}"
+    done = await asyncio.to_thread(run_skills, "list", "--namespace", namespace, "--address", address_of(client))
+    assert done.returncode == 1
+    assert done.stderr == f"error: failed\n  Temporal refused: Namespace {namespace} is not found.\n"
