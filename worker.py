@@ -89,17 +89,19 @@ def activity_methods(obj: object) -> list[object]:
             if hasattr(getattr(type(obj), name, None), "__temporal_activity_definition")]
 
 
-async def _main(settings: Settings) -> None:
+async def _main(settings: Settings, address: str | None, namespace: str | None) -> None:
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         asyncio.get_running_loop().add_signal_handler(sig, stop.set)
-    await run_worker(settings, await connect(), stop)
+    await run_worker(settings, await connect(address, namespace), stop)
 
 
-def main() -> None:
-    settings = Settings.from_env()
+def main(settings: Settings | None = None, address: str | None = None, namespace: str | None = None) -> None:
+    """Run until SIGTERM or SIGINT. ``settings`` default to the environment's; ``address`` and
+    ``namespace`` (``skills worker --address/--namespace``) win over Temporal's env config."""
+    settings = settings or Settings.from_env()
     configure_logging(settings.log_level, settings.log_format)
-    asyncio.run(_main(settings))
+    asyncio.run(_main(settings, address, namespace))
 
 
 if __name__ == "__main__":

@@ -1,22 +1,40 @@
 """Settings of the engine, read once by each entry point (worker, CLI, dev launcher).
 
-Every field can be set from the environment as ``SKILLS_<FIELD>`` (upper case).
-Durations accept seconds (``90``) or ISO 8601 (``PT90S``). The Temporal connection
-itself is not here: it follows Temporal's own environment configuration
-(``TEMPORAL_ADDRESS``, ``TEMPORAL_NAMESPACE``, ``TEMPORAL_API_KEY``, TLS settings,
-``TEMPORAL_PROFILE`` and the TOML config file), see ``client.connect``.
+Every field can be set from the environment as ``SKILLS_<FIELD>`` (upper case), read by
+pydantic-settings when an entry point calls :meth:`Settings.from_env`. Durations accept
+seconds (``90``) or ISO 8601 (``PT90S``); lists are comma-separated. The LLM's key and
+endpoint fall back to the OpenAI SDK's own ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL``.
+
+``Settings(...)`` built in code (tests, benchmarks, embedding programs) is exactly what it
+is given plus the defaults: it never reads the environment, so a key exported in a
+developer's shell cannot change what a test runs.
+
+The Temporal connection itself is not here: it follows Temporal's own environment
+configuration (``TEMPORAL_ADDRESS``, ``TEMPORAL_NAMESPACE``, ``TEMPORAL_API_KEY``, TLS
+settings, ``TEMPORAL_PROFILE`` and the TOML config file), see ``client.connect``.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import timedelta
 from pathlib import Path
-from typing import Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, Field, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+from pydantic_settings import SettingsError as SourceError
 
 from skills.backoff import BackoffPolicy
 from skills.budget import BudgetPolicy
@@ -24,13 +42,47 @@ from skills.skillmd.manifest import SourceName
 from skills.skillmd.sources import BUNDLED_DIR
 
 ENV_PREFIX = "SKILLS_"
+OPENAI_API_URL = "https://api.openai.com/v1"
+"""Where an OpenAI client goes when no base URL is given."""
 LLM_SETTINGS = ("set SKILLS_LLM_BASE_URL to an OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 "
                 "for Ollama, or SKILLS_LLM_API_KEY (or OPENAI_API_KEY) for OpenAI")
 """What to set for the Agent tier to have an LLM, as every message that misses one says it."""
 
 
-class Settings(BaseModel):
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+class SettingsError(ValueError):
+    """Settings that cannot be used: one ``{field, message}`` per problem, the field named as
+    it was given (``SKILLS_FAILURE_LIMIT`` for a variable, ``failure_limit`` for an override)."""
+
+    def __init__(self, errors: list[dict[str, str]]) -> None:
+        self.errors = errors
+        super().__init__("; ".join(f"{e['field']}: {e['message']}" for e in errors))
+
+
+_environ: ContextVar[Mapping[str, str] | None] = ContextVar("skills_settings_environ", default=None)
+"""The environment :meth:`Settings.from_env` reads; None (the default) reads none."""
+
+
+class _EnvironSource(EnvSettingsSource):
+    """pydantic-settings' environment source over a given mapping rather than ``os.environ``."""
+
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        super().__init__(settings_cls)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return {(k if self.case_sensitive else k.lower()): v for k, v in self._environ.items()
+                if not (self.env_ignore_empty and v == "")}
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        frozen=True,
+        use_attribute_docstrings=True,
+        env_prefix=ENV_PREFIX,
+        env_ignore_empty=True,  # SKILLS_X= (empty) means "not set", as it always has
+        validate_by_name=True,  # Settings(llm_api_key=...) although the variables are aliases
+        extra="ignore",
+    )
 
     task_queue: str = "skills"
     """Task queue of the worker; schedules start their runs on it."""
@@ -70,7 +122,7 @@ class Settings(BaseModel):
     """A JSON or YAML file with more tool-argument rules: `hallucinated` parameters per tool-name
     prefix, `defaults` per tool and parameter (see docs/tools.md)."""
 
-    backoff_steps: list[timedelta] = Field(
+    backoff_steps: Annotated[list[timedelta], NoDecode] = Field(
         default_factory=lambda: [timedelta(minutes=m) for m in (1, 5, 15, 60)]
     )
     """After the n-th consecutive failure, scheduled fires within the n-th step are skipped
@@ -88,12 +140,15 @@ class Settings(BaseModel):
     maintenance_interval: timedelta = timedelta(minutes=1)
     """How often the maintenance workflow runs (auto-enable, missed one-shots)."""
 
-    llm_base_url: str | None = None
+    llm_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("SKILLS_LLM_BASE_URL", "OPENAI_BASE_URL"))
     """The OpenAI-compatible endpoint of the Agent tier, e.g. ``http://localhost:11434/v1`` (Ollama);
-    none means the OpenAI API itself."""
+    none means the OpenAI API itself. ``OPENAI_BASE_URL`` when ``SKILLS_LLM_BASE_URL`` is not set."""
 
-    llm_api_key: str | None = None
-    """Its API key (read by the worker only; never in a payload or a log)."""
+    llm_api_key: str | None = Field(
+        default=None, validation_alias=AliasChoices("SKILLS_LLM_API_KEY", "OPENAI_API_KEY"))
+    """Its API key (read by the worker only; never in a payload or a log). ``OPENAI_API_KEY`` when
+    ``SKILLS_LLM_API_KEY`` is not set."""
 
     llm_model: str = "gpt-4o-mini"
     """The model of Agent-tier runs whose skill names none."""
@@ -123,7 +178,7 @@ class Settings(BaseModel):
     """The last this many messages of a chat session (with the answers and tool calls that followed
     them) go to the model; older ones stay in the store."""
 
-    telegram_chats: list[str] = Field(default_factory=list)
+    telegram_chats: Annotated[list[str], NoDecode] = Field(default_factory=list)
     """Telegram chat ids that may talk to the assistant through `skills telegram` (comma-separated
     in the environment); messages from any other chat are ignored, and their chat id logged."""
 
@@ -150,7 +205,8 @@ class Settings(BaseModel):
     """Lowest level logged (DEBUG, INFO, WARNING...)."""
 
     log_format: Literal["text", "json"] = "text"
-    """``text``: one readable line per event; ``json``: one JSON object per line, for log collectors."""
+    """``text``: one readable line per event; ``json``: one JSON object per line, for log collectors
+    such as Kubernetes'."""
 
     @field_validator("backoff_steps", mode="before")
     @classmethod
@@ -191,6 +247,14 @@ class Settings(BaseModel):
         return bool(self.llm_base_url or self.llm_api_key)
 
     @property
+    def llm_description(self) -> str:
+        """One line saying which LLM the Agent tier asks: the endpoint and the model, never the key."""
+        if not self.llm_configured:
+            return f"none: Agent-tier skills wait disabled until one is configured ({LLM_SETTINGS})"
+        endpoint = _mask_url_password(self.llm_base_url) if self.llm_base_url else f"the OpenAI API ({OPENAI_API_URL})"
+        return f"{endpoint}, model {self.llm_model}"
+
+    @property
     def budget(self) -> BudgetPolicy:
         return BudgetPolicy(run_cap=self.run_token_cap, skill_daily=self.skill_daily_tokens,
                             daily=self.daily_tokens, spike_factor=self.spike_factor, spike_floor=self.spike_floor)
@@ -204,39 +268,83 @@ class Settings(BaseModel):
         return self.database_url or f"sqlite:///{(self.data_dir / 'skills.db').resolve()}"
 
     @property
+    def masked_database_url(self) -> str:
+        """The store's URL fit to show (banner, logs, errors): its password replaced by ``***``."""
+        from config.secrets import mask_url  # SQLAlchemy's URL parser: only when something is shown
+
+        return mask_url(self.store_url)
+
+    @property
     def outbox_path(self) -> Path:
         return (self.data_dir / "outbox.jsonl").resolve()
 
     @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Explicit values, then (inside :meth:`from_env` only) the environment, then the defaults."""
+        environ = _environ.get()
+        if environ is None:
+            return (init_settings,)
+        return (init_settings, _EnvironSource(settings_cls, environ))
+
+    @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:
-        """Settings from ``SKILLS_*`` variables; explicit ``overrides`` win."""
-        environ = os.environ if environ is None else environ
-        values: dict[str, object] = {}
-        for name in cls.model_fields:
-            raw = environ.get(ENV_PREFIX + name.upper())
-            if raw not in (None, ""):
-                values[name] = raw
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls.model_validate(values)
+        """Settings from ``SKILLS_*`` variables (``os.environ`` unless ``environ`` is given);
+        ``overrides`` that are not None win. Raises :class:`SettingsError` naming each bad variable."""
+        given = {k: v for k, v in overrides.items() if v is not None}
+        with _reading(os.environ if environ is None else environ):
+            try:
+                return cls(**given)
+            except ValidationError as e:
+                raise SettingsError([_problem(error, given) for error in e.errors()]) from None
+            except SourceError as e:  # a value the environment source itself could not parse
+                raise SettingsError([{"field": "environment", "message": str(e)}]) from None
+
+
+@contextmanager
+def _reading(environ: Mapping[str, str]) -> Iterator[None]:
+    token = _environ.set(environ)
+    try:
+        yield
+    finally:
+        _environ.reset(token)
+
+
+def _problem(error: Any, given: Mapping[str, object]) -> dict[str, str]:
+    """One validation error as ``{field, message}``, the field named as the user gave it."""
+    name = str(error["loc"][0]) if error["loc"] else ""
+    field = name if name in given or name.isupper() else (ENV_PREFIX + name.upper() if name else "")
+    message = error["msg"]
+    if error.get("input") is not None and not isinstance(error["input"], dict):
+        message += f" (got {error['input']!r})"
+    return {"field": field, "message": message}
+
+
+def _mask_url_password(url: str) -> str:
+    """``url`` with any password in it replaced by ``***`` (an endpoint may carry credentials)."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
 
 
 def system_timezone() -> str:
-    """The IANA name of the machine's time zone (``TZ``, then /etc/localtime), else UTC."""
-    candidates = [os.environ.get("TZ", "").lstrip(":")]
+    """The IANA name of the machine's time zone (``TZ``, then the system's configuration, as
+    tzlocal reads it), else UTC."""
+    import tzlocal
+
     try:
-        candidates.append(str(Path("/etc/localtime").resolve()).split("zoneinfo/", 1)[1])
-    except (OSError, IndexError):
-        pass
-    try:
-        candidates.append(Path("/etc/timezone").read_text().strip())
-    except OSError:
-        pass
-    for name in candidates:
-        if not name:
-            continue
-        try:
+        name = tzlocal.get_localzone_name()
+        if name:
             ZoneInfo(name)
-        except (ZoneInfoNotFoundError, ValueError):
-            continue
-        return name
+            return name
+    except Exception:  # tzlocal raises for a TZ or a system configuration it cannot use
+        pass
     return "UTC"

@@ -24,7 +24,11 @@ def print_failure(as_json: bool, what: str, errors: list[dict[str, str]]) -> int
     """A command's refusal, the one way every ``skills`` command gives it; returns the exit status 1.
 
     ``{"ok": false, "error": what, "errors": [{field, message}]}`` with ``--json``, else
-    ``error: what`` on stderr and one indented line per problem (``field: message``)."""
+    ``error: what`` on stderr and one indented line per problem (``field: message``). A known
+    secret in a message (an endpoint that echoed its key, a database URL) is shown as ``***``."""
+    from config.secrets import redact
+
+    errors = [{**e, "message": redact(e["message"])} for e in errors]
     if as_json:
         print(json.dumps({"ok": False, "error": what, "errors": errors}, indent=2, ensure_ascii=False))
     else:

@@ -1,4 +1,4 @@
-"""`skills`: the command line of the engine.
+"""`skills`: the command line of the engine (click, with rich for tables).
 
     skills dev                      local Temporal dev server + worker + bundled skills
     skills worker                   the worker alone (what runs in Kubernetes)
@@ -13,31 +13,40 @@
     skills mcp [--http]             the management tools as an MCP server (see docs/mcp-server.md)
     skills telegram [--chat ID]     answer Telegram messages with the assistant (see docs/chat.md)
 
-REF is a skill id or name. Every command takes --json. A refused input exits 1
-and prints the normalizer's message, one line per problem.
+REF is a skill id or name. --address, --namespace and --task-queue go before or after the
+command, and every command honours them; every command that prints data takes --json. A
+refused input exits 1 and prints the normalizer's message, one line per problem.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
-import sys
-from collections.abc import Awaitable, Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
-from pydantic import BaseModel
+import click
 
-from client import SkillsClient
-from skills.errors import SkillNotFoundError, SkillsError, SkillValidationError
-from skills.messages import ChatReply
-from skills.models import RunRecord, Skill
-from starter import exit_process, files_cli, mcp_server, print_failure, telegram_bot, tools_cli
+from starter import exit_process, files_cli, mcp_server, telegram_bot, tools_cli
+from starter.command import (
+    CONTEXT_SETTINGS,
+    OrderedGroup,
+    answer,
+    current,
+    data_command,
+    prepare_process,
+    process_command,
+    refuse_json,
+    run_command,
+    with_client,
+)
+from starter.output import fields, shorten, table, when
 
-Handler = Callable[[argparse.Namespace, SkillsClient], Awaitable[Any]]
+if TYPE_CHECKING:
+    from client import SkillsClient
+    from skills.messages import ChatReply
+    from skills.models import RunRecord, Skill
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -45,112 +54,265 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def run(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    _task_queue_default(args)
-    if args.command in files_cli.HANDLERS:
-        return files_cli.HANDLERS[args.command](args)
-    if args.command == "mcp":
-        return mcp_server.run_mcp(args)
-    if args.command == "telegram":
-        return telegram_bot.run_telegram(args)
-    if args.command in ("dev", "worker", "setup"):
-        return _local_command(args)
-    try:
-        return asyncio.run(_client_command(args))
-    except SkillValidationError as e:
-        return print_failure(getattr(args, "json", False), "refused", [err.model_dump() for err in e.errors])
-    except SkillNotFoundError as e:
-        return print_failure(getattr(args, "json", False), "not found", [{"field": "ref", "message": str(e)}])
-    except (SkillsError, OSError, ValueError, yaml.YAMLError) as e:
-        return print_failure(getattr(args, "json", False), "failed", [{"field": "", "message": str(e)}])
-
-def _local_command(args: argparse.Namespace) -> int:
-    if args.command == "dev":
-        from starter.dev import run_dev
-
-        return run_dev(Path(args.config))
-    if args.command == "worker":
-        import worker
-
-        worker.main()
-        return 0
-    from starter.setup import run_setup
-
-    return asyncio.run(run_setup())
+    """Run ``skills ARGV`` in this process; return its exit status."""
+    return run_command(cli, argv, "skills")
 
 
-async def _client_command(args: argparse.Namespace) -> int:
-    skills = await SkillsClient.connect(task_queue=args.task_queue, address=args.address, namespace=args.namespace)
-    handler: Handler = COMMANDS[args.command]
-    await handler(args, skills)
+@click.group(cls=OrderedGroup, context_settings=CONTEXT_SETTINGS)
+@click.version_option(package_name="skills-engine", prog_name="skills", message="%(prog)s %(version)s",
+                      help="Show the version and exit.")
+@data_command
+def cli() -> None:
+    """A durable skills engine for AI assistants, on Temporal.
+
+    Skills are stored, validated, and become Temporal Schedules; each fire is a workflow. The
+    options above can also be given after the command. Docs: docs/cli.md.
+    """
+
+
+# --- processes ----------------------------------------------------------------------------
+
+
+@cli.command(short_help="The dev server, the worker and the bundled skills (make run).")
+@click.option("--config", "config", default="temporal-dev.yaml", show_default=True, type=click.Path(path_type=Path),
+              help="The dev server profile: ports, db file, namespace, search attributes.")
+@process_command
+def dev(config: Path) -> int:
+    """The local dev server, the worker and the bundled skills (what `make run` runs).
+
+    --address and --namespace choose where the dev server listens and its namespace,
+    over the profile's; --task-queue the worker's queue.
+    """
+    refuse_json("dev")
+    from starter.dev import run_dev
+
+    options = current()
+    return run_dev(config, task_queue=options.task_queue, address=options.address, namespace=options.namespace)
+
+
+@cli.command(short_help="The worker alone (what runs in Kubernetes).")
+@process_command
+def worker() -> int:
+    """The worker alone (what runs in Kubernetes): connects with Temporal's env config."""
+    refuse_json("worker")
+    import worker as worker_process
+
+    options = current()
+    settings = options.settings()
+    prepare_process(settings, long_running=True)
+    worker_process.main(settings, address=options.address, namespace=options.namespace)
     return 0
 
 
-# --- commands -----------------------------------------------------------------------------
+@cli.command(short_help="Register the search attributes on the namespace.")
+@process_command
+def setup() -> int:
+    """Register the engine's search attributes on the namespace (safe to repeat)."""
+    refuse_json("setup")
+    from starter.setup import run_setup
+
+    options = current()
+    prepare_process(options.settings())
+    return asyncio.run(run_setup(address=options.address, namespace=options.namespace))
 
 
-async def _register(args: argparse.Namespace, skills: SkillsClient) -> None:
-    result = await skills.register(_read_input(args.file))
-    _show(args, result, lambda: _registered(result.skill, result.notes, result.next_fire, "registered"))
+# --- skills -------------------------------------------------------------------------------
+
+REF = click.argument("ref", metavar="REF")
+AGENT = click.option("--agent", metavar="AGENT", help="The agent that owns the skill (when two agents have one "
+                                                      "of that name; file skills belong to `files`).")
 
 
-async def _update(args: argparse.Namespace, skills: SkillsClient) -> None:
-    result = await skills.update(args.ref, _read_input(args.file), args.agent)
-    _show(args, result, lambda: _registered(result.skill, result.notes, result.next_fire, "updated"))
+@cli.command(short_help="Register a skill from a JSON or YAML file (- for stdin).")
+@click.argument("file", metavar="FILE|-")
+@data_command
+def register(file: str) -> int:
+    """Register a skill from a JSON or YAML file (- for stdin): what an LLM sends to memory_store_skill."""
+    from starter.inputs import load_input
+
+    data = load_input(file)
+
+    async def work(skills: SkillsClient) -> None:
+        result = await skills.register(data)
+        answer(result, lambda: _registered(result.skill, result.notes, result.next_fire, "registered"))
+
+    return with_client(work)
 
 
-async def _get(args: argparse.Namespace, skills: SkillsClient) -> None:
-    skill = await skills.get(args.ref, args.agent)
-    next_fire = await skills.next_fire(skill)
-    data = {**skill.model_dump(mode="json", by_alias=True), "tier": skill.tier,
-            "next_fire": next_fire.isoformat() if next_fire else None}
-    _show(args, data, lambda: _describe(skill, next_fire))
+@cli.command(short_help="Change some fields of a skill.")
+@REF
+@click.argument("file", metavar="FILE|-")
+@AGENT
+@data_command
+def update(ref: str, file: str, agent: str | None) -> int:
+    """Change some fields of a skill; the merged skill is validated again."""
+    from starter.inputs import load_input
+
+    patch = load_input(file)
+
+    async def work(skills: SkillsClient) -> None:
+        result = await skills.update(ref, patch, agent)
+        answer(result, lambda: _registered(result.skill, result.notes, result.next_fire, "updated"))
+
+    return with_client(work)
 
 
-async def _list(args: argparse.Namespace, skills: SkillsClient) -> None:
-    found = await skills.list(agent_id=args.agent)
-    _show(args, found, lambda: _table(
-        ["ID", "AGENT", "NAME", "TIER", "TRIGGER", "STATE", "LAST RUN"],
-        [[str(s.id), s.agent_id, s.name, s.tier, _trigger(s), _state(s), _last_run(s)] for s in found],
-    ))
+@cli.command()
+@REF
+@AGENT
+@data_command
+def get(ref: str, agent: str | None) -> int:
+    """One skill, with its state, disabled reason and next fire."""
+
+    async def work(skills: SkillsClient) -> None:
+        skill = await skills.get(ref, agent)
+        next_fire = await skills.next_fire(skill)
+        data = {**skill.model_dump(mode="json", by_alias=True), "tier": skill.tier,
+                "next_fire": next_fire.isoformat() if next_fire else None}
+        answer(data, lambda: _describe(skill, next_fire))
+
+    return with_client(work)
 
 
-async def _delete(args: argparse.Namespace, skills: SkillsClient) -> None:
-    skill = await skills.delete(args.ref, args.agent)
-    _show(args, skill, lambda: print(f"deleted skill {skill.id} '{skill.name}' and its schedule"))
+@cli.command("list")
+@AGENT
+@data_command
+def list_(agent: str | None) -> int:
+    """Every skill: trigger, state and last run."""
+
+    async def work(skills: SkillsClient) -> None:
+        found = await skills.list(agent_id=agent)
+        answer(found, lambda: table(
+            ["ID", "AGENT", "NAME", "TIER", "TRIGGER", "STATE", "LAST RUN"],
+            [[s.id, s.agent_id, s.name, s.tier, _trigger(s), _state(s), _last_run(s)] for s in found],
+            cut={"NAME": 40, "TRIGGER": 50, "STATE": 50, "LAST RUN": 40},
+        ))
+
+    return with_client(work)
 
 
-async def _pause(args: argparse.Namespace, skills: SkillsClient) -> None:
-    skill = await skills.pause(args.ref, args.agent)
-    _show(args, skill, lambda: print(f"paused skill {skill.id} '{skill.name}' ({skill.disabled_reason})"))
+@cli.command()
+@REF
+@AGENT
+@data_command
+def delete(ref: str, agent: str | None) -> int:
+    """Delete a skill, its schedule and its runs."""
+
+    async def work(skills: SkillsClient) -> None:
+        skill = await skills.delete(ref, agent)
+        answer(skill, lambda: print(f"deleted skill {skill.id} '{skill.name}' and its schedule"))
+
+    return with_client(work)
 
 
-async def _resume(args: argparse.Namespace, skills: SkillsClient) -> None:
-    skill = await skills.resume(args.ref, args.agent)
-    next_fire = await skills.next_fire(skill)
-    _show(args, skill, lambda: print(f"resumed skill {skill.id} '{skill.name}'; next fire {_when(next_fire)}"))
+@cli.command()
+@REF
+@AGENT
+@data_command
+def pause(ref: str, agent: str | None) -> int:
+    """Disable a skill: its schedule is paused, with the reason."""
+
+    async def work(skills: SkillsClient) -> None:
+        skill = await skills.pause(ref, agent)
+        answer(skill, lambda: print(f"paused skill {skill.id} '{skill.name}' ({skill.disabled_reason})"))
+
+    return with_client(work)
 
 
-async def _run(args: argparse.Namespace, skills: SkillsClient) -> None:
-    result = await skills.run(args.ref, args.agent, wait=not args.no_wait)
-    if isinstance(result, str):
-        _show(args, {"workflow_id": result}, lambda: print(f"started {result}"))
-        return
-    _show(args, result, lambda: _runs_table([result]))
-    if result.status == "error":
-        raise SkillsError(f"the run failed: {result.summary}")
+@cli.command()
+@REF
+@AGENT
+@data_command
+def resume(ref: str, agent: str | None) -> int:
+    """Enable a skill again."""
+
+    async def work(skills: SkillsClient) -> None:
+        skill = await skills.resume(ref, agent)
+        next_fire = await skills.next_fire(skill)
+        answer(skill, lambda: print(f"resumed skill {skill.id} '{skill.name}'; next fire {when(next_fire)}"))
+
+    return with_client(work)
 
 
-async def _runs(args: argparse.Namespace, skills: SkillsClient) -> None:
-    found = await skills.runs(args.ref, args.agent, limit=args.limit)
-    _show(args, found, lambda: _runs_table(found))
+@cli.command("run", short_help="Run a skill now, whatever its trigger.")
+@REF
+@click.option("--no-wait", is_flag=True, help="Start the run and print its workflow id; do not wait for it.")
+@AGENT
+@data_command
+def run_(ref: str, no_wait: bool, agent: str | None) -> int:
+    """Run a skill now, whatever its trigger; exit 1 if the run failed."""
+    from skills.errors import SkillsError
+
+    async def work(skills: SkillsClient) -> None:
+        result = await skills.run(ref, agent, wait=not no_wait)
+        if isinstance(result, str):
+            answer({"workflow_id": result}, lambda: print(f"started {result}"))
+            return
+        answer(result, lambda: _runs_table([result]))
+        if result.status == "error":
+            raise SkillsError(f"the run failed: {result.summary}")
+
+    return with_client(work)
 
 
-async def _chat(args: argparse.Namespace, skills: SkillsClient) -> None:
-    reply = await skills.chat(" ".join(args.message), session_id=args.session)
-    _show(args, reply, lambda: _chatted(reply))
-    if not reply.ok:
-        raise SkillsError(reply.reply)
+@cli.command()
+@click.argument("ref", metavar="[REF]", required=False)
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, help="At most this many runs.")
+@AGENT
+@data_command
+def runs(ref: str | None, limit: int, agent: str | None) -> int:
+    """Recent runs, of one skill or of all, newest first."""
+
+    async def work(skills: SkillsClient) -> None:
+        found = await skills.runs(ref, agent, limit=limit)
+        answer(found, lambda: _runs_table(found))
+
+    return with_client(work)
+
+
+@cli.command()
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True,
+              help="At most this many messages.")
+@click.option("--chat", metavar="ID", help="Only the messages to this chat id.")
+@data_command
+def outbox(limit: int, chat: str | None) -> int:
+    """The messages the outbox MCP server holds, newest first."""
+
+    async def work(skills: SkillsClient) -> None:
+        messages = await skills.outbox(limit=limit, chat_id=chat)
+        answer(messages, lambda: table(
+            ["AT", "CHAT", "MESSAGE"],
+            [[when(datetime.fromisoformat(m["at"])), m.get("chat_id") or "-", m["message"]] for m in messages],
+            cut={"CHAT": 24, "MESSAGE": 100},
+        ))
+
+    return with_client(work)
+
+
+@cli.command(short_help="One message to the assistant: it can schedule skills for you.")
+@click.argument("message", nargs=-1, required=True)
+@click.option("--session", metavar="S", help="Go on with this conversation (the reply says its session id).")
+@data_command
+def chat(message: tuple[str, ...], session: str | None) -> int:
+    """One message to the assistant, e.g. "remind me in 5 minutes to drink water": it can create,
+    change and delete skills. Exit 1 if the turn did not finish."""
+    from skills.errors import SkillsError
+
+    async def work(skills: SkillsClient) -> None:
+        reply = await skills.chat(" ".join(message), session_id=session)
+        answer(reply, lambda: _chatted(reply))
+        if not reply.ok:
+            raise SkillsError(reply.reply)
+
+    return with_client(work)
+
+
+for _command in (tools_cli.catalog_command, *files_cli.COMMANDS, mcp_server.mcp_command,
+                 telegram_bot.telegram_command):
+    cli.add_command(_command)
+
+
+# --- text ---------------------------------------------------------------------------------
 
 
 def _chatted(reply: ChatReply) -> None:
@@ -160,74 +322,30 @@ def _chatted(reply: ChatReply) -> None:
     print(f"  (session {reply.session_id}; {reply.prompt_tokens + reply.completion_tokens} tokens)")
 
 
-async def _outbox(args: argparse.Namespace, skills: SkillsClient) -> None:
-    messages = await skills.outbox(limit=args.limit, chat_id=args.chat)
-    _show(args, messages, lambda: _table(
-        ["AT", "CHAT", "MESSAGE"],
-        [[_when(datetime.fromisoformat(m["at"])), m.get("chat_id") or "-", m["message"]] for m in messages],
-    ))
-
-
-COMMANDS: dict[str, Handler] = {
-    "register": _register,
-    "update": _update,
-    "get": _get,
-    "list": _list,
-    "delete": _delete,
-    "pause": _pause,
-    "resume": _resume,
-    "run": _run,
-    "runs": _runs,
-    "outbox": _outbox,
-    "chat": _chat,
-    **tools_cli.COMMANDS,
-}
-
-
-# --- output -------------------------------------------------------------------------------
-
-
-def _show(args: argparse.Namespace, data: Any, human: Callable[[], None]) -> None:
-    if args.json:
-        print(json.dumps(_jsonable(data), indent=2, ensure_ascii=False))
-    else:
-        human()
-
-
-def _jsonable(data: Any) -> Any:
-    if isinstance(data, BaseModel):
-        return data.model_dump(mode="json", by_alias=True)
-    if isinstance(data, list):
-        return [_jsonable(d) for d in data]
-    return data
-
-
 def _registered(skill: Skill | None, notes: list[str], next_fire: datetime | None, verb: str) -> None:
     assert skill is not None
     print(f"{verb} skill {skill.id} '{skill.name}' (agent {skill.agent_id}, {skill.tier} tier)")
+    rows: list[tuple[str, Any]] = []
     if skill.schedule_id:
-        print(f"  schedule   {skill.schedule_id}: {_trigger(skill)}")
-        print(f"  next fire  {_when(next_fire)}")
+        rows += [("schedule", f"{skill.schedule_id}: {_trigger(skill)}"), ("next fire", when(next_fire))]
     if not skill.enabled:
-        print(f"  disabled   {skill.disabled_reason}")
-    for note in notes:
-        print(f"  note       {note}")
+        rows.append(("disabled", skill.disabled_reason))
+    rows += [("note", note) for note in notes]
+    fields(rows, key_width=10, indent=2)
 
 
 def _describe(skill: Skill, next_fire: datetime | None) -> None:
-    rows = [
+    rows: list[tuple[str, Any]] = [
         ("id", skill.id), ("agent", skill.agent_id), ("name", skill.name), ("description", skill.description),
         ("tier", skill.tier), ("state", _state(skill)), ("trigger", _trigger(skill)),
-        ("schedule", skill.schedule_id or "-"), ("next fire", _when(next_fire)),
+        ("schedule", skill.schedule_id or "-"), ("next fire", when(next_fire)),
         ("required tools", ", ".join(skill.required_tools) or "-"), ("max steps", skill.max_steps),
-        ("notify", f"{skill.notify_on_completion} (every {skill.notify_interval_minutes or 'default'} min)"),
-        ("failures", _failures(skill)),
-        ("last run", _last_run(skill)), ("created", _when(skill.created_at)), ("updated", _when(skill.updated_at)),
+        ("notify", _notify(skill)), ("failures", _failures(skill)),
+        ("last run", _last_run(skill)), ("created", when(skill.created_at)), ("updated", when(skill.updated_at)),
     ]
-    for key, value in rows:
-        print(f"{key:<15} {value}")
-    for check in skill.preflight:
-        print(f"pre-flight      {check.tool} {json.dumps(check.arguments)}: skip when {check.reason()}")
+    rows += [("pre-flight", f"{check.tool} {json.dumps(check.arguments)}: skip when {check.reason()}")
+             for check in skill.preflight]
+    fields(rows)
     if skill.execution_plan:
         print("plan")
         for step in skill.execution_plan:
@@ -237,21 +355,34 @@ def _describe(skill: Skill, next_fire: datetime | None) -> None:
         print(f"  {line}")
 
 
-def _runs_table(runs: list[RunRecord]) -> None:
-    _table(
+def _notify(skill: Skill) -> str:
+    """When the user hears about a run, as a person says it."""
+    if not skill.notify_on_completion:
+        return "on failure only"
+    if skill.notify_interval_minutes:
+        return f"after each run, at most every {_minutes(skill.notify_interval_minutes)}; failures always"
+    default = current().settings().notify_interval
+    return (f"after each run, at most every {_minutes(default / timedelta(minutes=1))} "
+            "(the default, SKILLS_NOTIFY_INTERVAL); failures always")
+
+
+def _minutes(minutes: float) -> str:
+    if minutes >= 60 and minutes % 60 == 0:
+        hours = int(minutes // 60)
+        return "hour" if hours == 1 else f"{hours} hours"
+    if minutes == 1:
+        return "minute"
+    return f"{minutes:g} minutes"
+
+
+def _runs_table(found: list[RunRecord]) -> None:
+    table(
         ["STARTED", "SKILL", "TRIGGER", "STATUS", "TIER", "TOOLS", "TOKENS", "SUMMARY"],
-        [[_when(r.started_at), r.skill_name, r.trigger, r.status, r.tier, str(len(r.tool_calls)),
-          str(r.prompt_tokens + r.completion_tokens), r.summary[:60]] for r in runs],
+        [[when(r.started_at), r.skill_name, r.trigger, r.status, r.tier, len(r.tool_calls),
+          r.prompt_tokens + r.completion_tokens, r.summary] for r in found],
+        cut={"SKILL": 40, "TRIGGER": 20, "SUMMARY": 60},
+        styles={"STATUS": {"success": "green", "error": "red", "skipped": "yellow", "missed": "yellow"}},
     )
-
-
-def _table(header: list[str], rows: list[list[str]]) -> None:
-    if not rows:
-        print("(none)")
-        return
-    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
-    for row in [header, *rows]:
-        print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
 
 
 def _trigger(skill: Skill) -> str:
@@ -265,77 +396,13 @@ def _state(skill: Skill) -> str:
 def _failures(skill: Skill) -> str:
     if not skill.consecutive_failures:
         return "none"
-    text = f"{skill.consecutive_failures} in a row, last at {_when(skill.last_failure_at)}"
+    text = f"{skill.consecutive_failures} in a row, last at {when(skill.last_failure_at)}"
     if skill.backoff_until:
-        text += f"; backing off until {_when(skill.backoff_until)}"
-    return f"{text}; last error: {(skill.last_error or '')[:200]}"
+        text += f"; backing off until {when(skill.backoff_until)}"
+    return f"{text}; last error: {shorten(skill.last_error or '', 200)}"
 
 
 def _last_run(skill: Skill) -> str:
     if skill.last_run_at is None:
         return "-"
-    return f"{skill.last_run_status} at {_when(skill.last_run_at)}"
-
-
-def _when(moment: datetime | None) -> str:
-    return moment.astimezone().isoformat(timespec="seconds") if moment else "-"
-
-
-def _read_input(path: str) -> dict[str, Any]:
-    text = sys.stdin.read() if path == "-" else Path(path).read_text()
-    data = yaml.safe_load(text)
-    if not isinstance(data, dict):
-        raise ValueError(f"{'stdin' if path == '-' else path}: expected a JSON or YAML object with the skill's fields")
-    return data
-
-
-# --- arguments ----------------------------------------------------------------------------
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="skills", description="A durable skills engine on Temporal.")
-    parser.add_argument("--address", help="Temporal address (default: TEMPORAL_ADDRESS or localhost:7233)")
-    parser.add_argument("--namespace", help="Temporal namespace (default: TEMPORAL_NAMESPACE or default)")
-    parser.add_argument("--task-queue", default=None, help="the worker's task queue (default: SKILLS_TASK_QUEUE or skills)")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    dev = sub.add_parser("dev", help="run the local dev server, the worker and the bundled skills")
-    dev.add_argument("--config", default="temporal-dev.yaml", help="the dev server profile")
-    sub.add_parser("worker", help="run the worker (connects with Temporal's env config)")
-    sub.add_parser("setup", help="register the engine's search attributes on the namespace")
-
-    def command(name: str, help: str, ref: bool | str = False) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help)
-        if ref:
-            p.add_argument("ref", nargs="?" if ref == "optional" else None, help="skill id or name")
-        p.add_argument("--agent", help="the agent that owns the skill (when names clash)")
-        p.add_argument("--json", action="store_true", help="print JSON")
-        return p
-
-    command("register", "register a skill from a JSON or YAML file (- for stdin)").add_argument("file")
-    command("update", "update some fields of a skill", ref=True).add_argument("file")
-    command("get", "show one skill", ref=True)
-    command("list", "list skills")
-    command("delete", "delete a skill and its schedule", ref=True)
-    command("pause", "disable a skill (its schedule is paused)", ref=True)
-    command("resume", "enable a skill again", ref=True)
-    command("run", "run a skill now", ref=True).add_argument("--no-wait", action="store_true")
-    command("runs", "recent runs, of one skill or of all", ref="optional").add_argument("--limit", type=int, default=20)
-    chat = command("chat", "one message to the assistant: it can schedule skills for you")
-    chat.add_argument("message", nargs="+", help='e.g. "remind me in 5 minutes to drink water"')
-    chat.add_argument("--session", help="go on with this conversation (the reply says its session id)")
-    files_cli.add_parsers(sub)
-    tools_cli.add_parsers(sub)
-    mcp_server.add_parsers(sub)
-    telegram_bot.add_parsers(sub)
-    outbox = command("outbox", "the messages the outbox MCP server holds, newest first")
-    outbox.add_argument("--limit", type=int, default=20)
-    outbox.add_argument("--chat", help="only this chat id")
-    return parser
-
-
-def _task_queue_default(args: argparse.Namespace) -> None:
-    from config.settings import Settings
-
-    if args.task_queue is None:
-        args.task_queue = Settings.from_env().task_queue
+    return f"{skill.last_run_status} at {when(skill.last_run_at)}"

@@ -18,11 +18,11 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import yaml
 from pydantic import BaseModel, Field
 
 from client.temporal_cli import temporal_binary
 from config.settings import Settings
+from starter.output import fields
 
 if TYPE_CHECKING:
     from temporalio.client import Client
@@ -51,11 +51,30 @@ class DevProfile(BaseModel):
 
     @property
     def address(self) -> str:
-        return f"{self.server.ip}:{self.server.port}"
+        host = f"[{self.server.ip}]" if ":" in self.server.ip else self.server.ip
+        return f"{host}:{self.server.port}"
 
     @classmethod
     def load(cls, path: Path) -> DevProfile:
-        return cls.model_validate(yaml.safe_load(path.read_text()) or {})
+        from starter.inputs import load_document
+
+        return cls.model_validate(load_document(path) or {})
+
+    def at(self, address: str | None = None, namespace: str | None = None) -> DevProfile:
+        """This profile with the server at ``address`` (``HOST:PORT``) and on ``namespace``, when given."""
+        server = self.server.model_copy(update={
+            **(dict(zip(("ip", "port"), split_address(address), strict=True)) if address else {}),
+            **({"namespace": namespace} if namespace else {}),
+        })
+        return self.model_copy(update={"server": server})
+
+
+def split_address(address: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:7233`` for IPv6) as its host and port."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"--address: expected HOST:PORT, e.g. 127.0.0.1:7233, not {address!r}")
+    return host.strip("[]"), int(port)
 
 
 def server_command(profile: DevProfile, binary: str) -> list[str]:
@@ -84,17 +103,20 @@ def port_open(ip: str, port: int) -> bool:
         return s.connect_ex((ip, port)) == 0
 
 
-def run_dev(config: Path) -> int:
-    from config.logs import configure_logging
+def run_dev(config: Path, *, task_queue: str | None = None, address: str | None = None,
+            namespace: str | None = None) -> int:
+    """Serve until Ctrl-C. ``address`` (``HOST:PORT``) and ``namespace`` override the profile's
+    server, ``task_queue`` the ``SKILLS_TASK_QUEUE`` setting."""
+    from starter.command import prepare_process
 
-    profile = DevProfile.load(config)
+    profile = DevProfile.load(config).at(address, namespace)
     profile.data_dir.mkdir(parents=True, exist_ok=True)
     profile.db_filename.parent.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("SKILLS_DATA_DIR", str(profile.data_dir))
     os.environ.setdefault("TEMPORAL_ADDRESS", profile.address)
     os.environ.setdefault("TEMPORAL_NAMESPACE", profile.server.namespace)
-    settings = Settings.from_env()
-    configure_logging(settings.log_level, settings.log_format)
+    settings = Settings.from_env(task_queue=task_queue)
+    prepare_process(settings, long_running=True)
 
     server: subprocess.Popen[bytes] | None = None
     if port_open(profile.server.ip, profile.server.port):
@@ -134,19 +156,29 @@ async def _serve(profile: DevProfile, settings: Settings, server: subprocess.Pop
     with contextlib.suppress(Exception):
         await bundled()
     telegram = _telegram(settings, client, stop)
+    print(flush=True)
+    fields(banner(profile, settings, telegram=telegram is not None), key_width=10, indent=2)
     print(
-        f"\n  Temporal   {profile.address} (namespace {profile.server.namespace})"
-        f"\n  Web UI     http://{profile.server.ip}:{profile.server.ui_port}"
-        f"\n  Store      {settings.store_url}"
-        f"\n  Outbox     {settings.outbox_path}"
-        f"\n  Telegram   {'chats ' + ', '.join(settings.telegram_chats) if telegram else 'off (see docs/chat.md)'}"
-        '\n\n  Try:  .venv/bin/skills chat "remind me in 5 minutes to drink water"   |   .venv/bin/skills list'
+        '\n  Try:  .venv/bin/skills chat "remind me in 5 minutes to drink water"   |   .venv/bin/skills list'
         "\n        .venv/bin/temporal schedule list   |   Ctrl-C to stop\n",
         flush=True,
     )
     await worker_task
     if telegram is not None:
         await telegram
+
+
+def banner(profile: DevProfile, settings: Settings, *, telegram: bool) -> list[tuple[str, str]]:
+    """Where everything is, as ``skills dev`` prints it once the worker is up: no secret in it."""
+    return [
+        ("Temporal", f"{profile.address} (namespace {profile.server.namespace})"),
+        ("Web UI", f"http://{profile.server.ip}:{profile.server.ui_port}"),
+        ("Task queue", settings.task_queue),
+        ("Store", settings.masked_database_url),
+        ("Outbox", str(settings.outbox_path)),
+        ("LLM", settings.llm_description),
+        ("Telegram", f"chats {', '.join(settings.telegram_chats)}" if telegram else "off (see docs/chat.md)"),
+    ]
 
 
 def _telegram(settings: Settings, client: Client, stop: asyncio.Event) -> asyncio.Task[None] | None:

@@ -17,15 +17,16 @@ failed sync), 2 on a usage error. `python -m starter.files_cli` runs these comma
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from config.settings import Settings
+import click
+from rich.table import Table
+from rich.text import Text
+
 from skills.skillmd import (
     Catalog,
     Problem,
@@ -39,32 +40,52 @@ from skills.skillmd import (
     validate_path,
 )
 from starter import exit_process, print_failure
+from starter.command import (
+    CONTEXT_SETTINGS,
+    OrderedGroup,
+    current,
+    data_command,
+    prepare_process,
+    run_command,
+)
+from starter.output import fields, print_json, show
+from starter.output import table as _table
 
-Handler = Callable[[argparse.Namespace], int]
+SEVERITY_STYLES = {"ok": "green", "error": "red", "warning": "yellow"}
 
 
 # --- validate -----------------------------------------------------------------------------
 
 
-def validate(args: argparse.Namespace) -> int:
-    """Every problem of every file; non-zero on an error, or on a warning with --strict."""
-    checked = [(path, validate_path(path)) for given in args.paths for path in _skill_paths(Path(given))]
-    failed = any(has_errors(problems, strict=args.strict) for _, problems in checked)
-    if args.json:
-        _print_json({
+@click.command("validate", short_help="Check SKILL.md files against the Agent Skills spec.")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.option("--strict", is_flag=True, help="Fail on warnings too.")
+@data_command
+def validate(paths: tuple[str, ...], strict: bool) -> int:
+    """Check SKILL.md files against the Agent Skills spec: a skill folder, a SKILL.md, or a folder
+    of skills. Exit 1 on any error (with --strict, on warnings too)."""
+    checked = [(path, validate_path(path)) for given in paths for path in _skill_paths(Path(given))]
+    failed = any(has_errors(problems, strict=strict) for _, problems in checked)
+    if current().json:
+        print_json({
             "ok": not failed,
-            "files": [{"path": str(path), "ok": not has_errors(problems, strict=args.strict),
+            "files": [{"path": str(path), "ok": not has_errors(problems, strict=strict),
                        "problems": [p.model_dump(mode="json") for p in problems]} for path, problems in checked],
             "errors": _count(checked, "error"),
             "warnings": _count(checked, "warning"),
         })
         return int(failed)
+    lines = Table.grid(padding=(0, 1, 0, 0))
+    lines.add_column(min_width=8, no_wrap=True)
+    lines.add_column()
     for path, problems in checked:
         if not problems:
-            print(f"ok       {path}")
+            lines.add_row(Text("ok", style=SEVERITY_STYLES["ok"]), Text(str(path)))
         for problem in problems:
             where = f" [{problem.field}]" if problem.field else ""
-            print(f"{problem.severity:<8} {problem.path or path}: {problem.message}{where}")
+            lines.add_row(Text(problem.severity, style=SEVERITY_STYLES.get(problem.severity, "")),
+                          Text(f"{problem.path or path}: {problem.message}{where}"))
+    show(lines)
     errors, warnings = _count(checked, "error"), _count(checked, "warning")
     print(f"\n{len(checked)} checked, {errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}")
     return int(failed)
@@ -86,11 +107,20 @@ def _count(checked: list[tuple[Path, list[Problem]]], severity: str) -> int:
 # --- match, prompt ------------------------------------------------------------------------
 
 
-def match(args: argparse.Namespace) -> int:
+LIMIT = click.option("--limit", type=click.IntRange(min=1), default=3, show_default=True,
+                     help="At most this many skills.")
+
+
+@click.command("match", short_help="Which SKILL.md skills a message triggers, and why.")
+@click.argument("message")
+@LIMIT
+@data_command
+def match(message: str, limit: int) -> int:
+    """Which SKILL.md skills a message brings in, ranked, with the reasons."""
     catalog = _catalog()
-    matches = catalog.index.match(args.message, limit=args.limit)
-    if args.json:
-        _print_json([{**m.model_dump(mode="json"), "source": catalog.skills[m.name].source,
+    matches = catalog.index.match(message, limit=limit)
+    if current().json:
+        print_json([{**m.model_dump(mode="json"), "source": catalog.skills[m.name].source,
                       "path": str(catalog.skills[m.name].path)} for m in matches])
         return 0
     _warn_about(catalog)
@@ -104,11 +134,16 @@ def match(args: argparse.Namespace) -> int:
     return 0
 
 
-def prompt(args: argparse.Namespace) -> int:
+@click.command("prompt", short_help="The skills block an LLM would get for a message.")
+@click.argument("message")
+@LIMIT
+@data_command
+def prompt(message: str, limit: int) -> int:
+    """The disclosure block an LLM would get for a message (the skills' instructions, at most --limit)."""
     catalog = _catalog()
-    disclosure = disclose(args.message, catalog, limit=args.limit)
-    if args.json:
-        _print_json(disclosure.model_dump(mode="json"))
+    disclosure = disclose(message, catalog, limit=limit)
+    if current().json:
+        print_json(disclosure.model_dump(mode="json"))
         return 0
     _warn_about(catalog)
     print(f"(tier {disclosure.tier})", file=sys.stderr)
@@ -120,12 +155,16 @@ def prompt(args: argparse.Namespace) -> int:
 # --- show ---------------------------------------------------------------------------------
 
 
-def show(args: argparse.Namespace) -> int:
+@click.command("show")
+@click.argument("name")
+@data_command
+def show_skill(name: str) -> int:
+    """One SKILL.md skill: frontmatter, body and resources."""
     # Enabled by name, so a skill with default_enabled: false can be shown too.
-    catalog = _catalog(enable=[args.name])
-    skill = catalog.get(args.name)
+    catalog = _catalog(enable=[name])
+    skill = catalog.get(name)
     if skill is None:
-        return _not_found(args, catalog)
+        return _not_found(name, catalog)
     try:
         body = read_body(skill)
     except SkillFileError as exc:
@@ -133,8 +172,8 @@ def show(args: argparse.Namespace) -> int:
     resources = list_resources(skill)
     shadowed = [s for s in catalog.shadowed if s.name == skill.name]
     problems = [p for p in catalog.problems if p.path == skill.path]
-    if args.json:
-        _print_json({
+    if current().json:
+        print_json({
             "name": skill.name, "source": skill.source, "path": str(skill.path),
             "modified": skill.mtime.isoformat(),
             "frontmatter": skill.manifest.model_dump(mode="json", by_alias=True, exclude_defaults=True),
@@ -144,15 +183,15 @@ def show(args: argparse.Namespace) -> int:
             "problems": [p.model_dump(mode="json") for p in problems],
         })
         return 0
-    for key, value in _summary(skill):
-        print(f"{key:<15} {value}")
-    for s in shadowed:
-        print(f"{'shadows':<15} {s.path} ({s.source})")
-    for p in problems:
-        print(f"{'problem':<15} {p.severity}: {p.message}")
-    print("resources" if resources else "resources      -")
-    for r in resources:
-        print(f"  {r.path}  ({r.kind}, {r.size} bytes)")
+    rows = [*_summary(skill), *(("shadows", f"{s.path} ({s.source})") for s in shadowed),
+            *(("problem", f"{p.severity}: {p.message}") for p in problems)]
+    if not resources:
+        rows.append(("resources", "-"))
+    fields(rows)
+    if resources:
+        print("resources")
+        for r in resources:
+            print(f"  {r.path}  ({r.kind}, {r.size} bytes)")
     print("\n" + body)
     return 0
 
@@ -176,19 +215,23 @@ def _summary(skill: SkillFile) -> list[tuple[str, str]]:
     return rows + [(key, str(value)) for key, value in optional if value]
 
 
-def _not_found(args: argparse.Namespace, catalog: Catalog) -> int:
+def _not_found(name: str, catalog: Catalog) -> int:
     import difflib
 
-    close = difflib.get_close_matches(args.name, [*catalog.skills, *catalog.disabled], n=3)
+    close = difflib.get_close_matches(name, [*catalog.skills, *catalog.disabled], n=3)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
-    return print_failure(args.json, "not found", [{"field": "name", "message": f"no skill named '{args.name}'{hint}"}])
+    return print_failure(current().json, "not found", [{"field": "name", "message": f"no skill named '{name}'{hint}"}])
 
 
 # --- sync ---------------------------------------------------------------------------------
 
 
-def sync(args: argparse.Namespace) -> int:
-    """Run the sync workflow now; non-zero when a file was refused or a change failed."""
+@click.command("sync", short_help="Sync the SKILL.md skills that carry a schedule, now.")
+@click.option("--dry-run", is_flag=True, help="Only say what would change.")
+@data_command
+def sync(dry_run: bool) -> int:
+    """Sync the skills of SKILL.md files that carry a schedule, now (on the worker, through Temporal).
+    Exit 1 when a file was refused or a change failed."""
     # Imported here: the local commands above must not need (or wait for) a Temporal client.
     from temporalio.client import WorkflowFailureError
 
@@ -196,52 +239,48 @@ def sync(args: argparse.Namespace) -> int:
     from client.files import sync_files
     from skills.errors import SkillsError
 
+    options = current()
+    prepare_process(options.settings())
+
     async def run() -> Any:
-        skills = await SkillsClient.connect(task_queue=_task_queue(args), address=getattr(args, "address", None),
-                                            namespace=getattr(args, "namespace", None))
-        return await sync_files(skills, dry_run=args.dry_run)
+        skills = await SkillsClient.connect(task_queue=options.queue, address=options.address,
+                                            namespace=options.namespace)
+        return await sync_files(skills, dry_run=dry_run)
 
     try:
         result = asyncio.run(run())
     except SkillsError as exc:
-        return _sync_failed(args, str(exc))
+        return _sync_failed(str(exc))
     except WorkflowFailureError as exc:
-        return _sync_failed(args, f"the sync did not finish ({exc.cause or exc}): is the worker running, "
-                                  "with SyncSkillFiles registered?")
-    if args.json:
-        _print_json(result.model_dump(mode="json"))
+        return _sync_failed(f"the sync did not finish ({exc.cause or exc}): is the worker running, "
+                            "with SyncSkillFiles registered?")
+    if options.json:
+        print_json(result.model_dump(mode="json"))
         return int(bool(result.refused))
-    for change in result.planned:
-        print(f"would {change.action:<8} {change.name:<28} {change.reason}")
+    rows: list[list[str]] = [[f"would {change.action}", change.name, change.reason] for change in result.planned]
     for verb, items in (("created", result.created), ("updated", result.updated), ("disabled", result.disabled)):
         for item in items:
-            when = f"  next fire {item.next_fire.astimezone().isoformat(timespec='seconds')}" if item.next_fire else ""
-            print(f"{verb:<9} {item.change.name:<28} {item.change.reason}{when}")
+            next_fire = f"; next fire {item.next_fire.astimezone().isoformat(timespec='seconds')}" \
+                if item.next_fire else ""
+            rows.append([verb, item.change.name, item.change.reason + next_fire])
     for refused in result.refused:
-        print(f"{'refused':<9} {refused.path or refused.name}")
-        for error in refused.errors:
-            print(f"            {error}")
+        rows.append(["refused", refused.path or refused.name, "; ".join(str(e) for e in refused.errors)])
     for note in result.shadowed:
-        print(f"{'shadowed':<9} {note}")
-    print(f"{'unchanged':<9} {len(result.unchanged)} file skill{'s' * (len(result.unchanged) != 1)}")
+        rows.append(["shadowed", "", note])
+    rows.append(["unchanged", f"{len(result.unchanged)} file skill{'s' * (len(result.unchanged) != 1)}", ""])
+    _table(["CHANGE", "SKILL", "WHY"], rows, styles={"CHANGE": {"refused": "red", "created": "green"}})
     return int(bool(result.refused))
 
 
-def _sync_failed(args: argparse.Namespace, message: str) -> int:
-    return print_failure(args.json, "failed", [{"field": "", "message": message}])
-
-
-def _task_queue(args: argparse.Namespace) -> str:
-    from config.settings import Settings
-
-    return getattr(args, "task_queue", None) or Settings.from_env().task_queue
+def _sync_failed(message: str) -> int:
+    return print_failure(current().json, "failed", [{"field": "", "message": message}])
 
 
 # --- plumbing -----------------------------------------------------------------------------
 
 
 def _catalog(enable: list[str] | None = None) -> Catalog:
-    return discover(**Settings.from_env().skill_folders(), enable=enable or ())
+    return discover(**current().settings().skill_folders(), enable=enable or ())
 
 
 def _warn_about(catalog: Catalog) -> None:
@@ -251,51 +290,22 @@ def _warn_about(catalog: Catalog) -> None:
               file=sys.stderr)
 
 
-def _print_json(data: Any) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False))
+COMMANDS = (validate, match, prompt, show_skill, sync)
+"""The file-skill commands, as ``skills`` adds them."""
 
 
-HANDLERS: dict[str, Handler] = {"validate": validate, "match": match, "prompt": prompt, "show": show, "sync": sync}
+@click.group(cls=OrderedGroup, context_settings=CONTEXT_SETTINGS)
+@data_command
+def files_cli() -> None:
+    """The commands of SKILL.md skills: validate, match, prompt, show, sync."""
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:
-    """Add the file-skill commands to the `skills` command's subparsers."""
-    p = sub.add_parser("validate", help="check SKILL.md files against the Agent Skills specification")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="a skill folder, a SKILL.md, or a folder of skills")
-    p.add_argument("--strict", action="store_true", help="fail on warnings too")
-    p.add_argument("--json", action="store_true", help="print JSON")
-
-    p = sub.add_parser("match", help="which skills a message brings in, ranked, with the reasons")
-    p.add_argument("message")
-    p.add_argument("--limit", type=int, default=3, help="at most this many (default 3)")
-    p.add_argument("--json", action="store_true", help="print JSON")
-
-    p = sub.add_parser("prompt", help="the skills block an LLM would get for a message")
-    p.add_argument("message")
-    p.add_argument("--limit", type=int, default=3, help="at most this many skills' instructions (default 3)")
-    p.add_argument("--json", action="store_true", help="print JSON (tier, matches, text)")
-
-    p = sub.add_parser("show", help="one skill file: frontmatter, body and resources")
-    p.add_argument("name")
-    p.add_argument("--json", action="store_true", help="print JSON")
-
-    p = sub.add_parser("sync", help="sync the skills of SKILL.md files that carry a schedule, now")
-    p.add_argument("--dry-run", action="store_true", help="only say what would change")
-    p.add_argument("--json", action="store_true", help="print JSON")
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m starter.files_cli", description=__doc__.splitlines()[0])
-    parser.add_argument("--address", help="Temporal address (default: TEMPORAL_ADDRESS or localhost:7233)")
-    parser.add_argument("--namespace", help="Temporal namespace (default: TEMPORAL_NAMESPACE or default)")
-    parser.add_argument("--task-queue", default=None, help="the worker's task queue (default: SKILLS_TASK_QUEUE)")
-    add_parsers(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
-    return parser
+for _command in COMMANDS:
+    files_cli.add_command(_command)
 
 
 def run(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    return HANDLERS[args.command](args)
+    return run_command(files_cli, argv, "python -m starter.files_cli")
 
 
 def main(argv: list[str] | None = None) -> None:

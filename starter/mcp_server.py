@@ -19,27 +19,36 @@ to fix, and its notes say what it did. A refusal is an error result that lists e
 field problem as ``field: message``, so the model can correct itself in its next call.
 
 The MCP server stack (``mcp.server``, uvicorn) is imported inside the functions that
-use it: it takes about half a second to import, and ``skills`` builds its parser from
+use it: it takes about half a second to import, and ``skills`` builds its commands from
 this module for every command.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import hmac
 import logging
 import os
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import click
 from pydantic import ConfigDict
 
 from client import SkillsClient
 from client.management import INSTRUCTIONS, SCHEMAS, TOOLS, Handler, ManagementTools, answering
-from config.settings import Settings
 from skills.errors import TemporalUnavailableError, UsageError
 from starter import exit_process
+from starter.command import (
+    CONTEXT_SETTINGS,
+    Globals,
+    current,
+    prepare_process,
+    process_command,
+    refuse_json,
+    run_command,
+)
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import AccessToken
@@ -52,6 +61,8 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8770
 TOKEN_ENV = "SKILLS_MCP_TOKEN"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
 def build_server(skills: SkillsClient, *, token: str | None = None) -> MCPServer:
     """The management tools as an MCP server; with ``token``, streamable HTTP wants it as a bearer token."""
     from mcp.server.mcpserver import MCPServer
@@ -120,32 +131,29 @@ def _bearer_auth(token: str | None) -> dict[str, Any]:
 # --- the command ----------------------------------------------------------------------------
 
 
-def add_parsers(sub: Any) -> None:
-    """Add ``mcp`` to the ``skills`` sub-commands."""
-    _add_options(sub.add_parser("mcp", help="serve the management tools as an MCP server (stdio, or streamable HTTP)"))
-
-
-def _add_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
-    p.add_argument("--host", default=DEFAULT_HOST, help=f"HTTP host to listen on (default {DEFAULT_HOST})")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
-    auth = p.add_mutually_exclusive_group()
-    auth.add_argument("--token", help=f"the bearer token HTTP clients must send (default: ${TOKEN_ENV})")
-    auth.add_argument("--no-auth", action="store_true", help="serve HTTP without a token (loopback hosts only)")
-
-
-def run_mcp(args: argparse.Namespace) -> int:
-    """Serve until the client hangs up (stdio) or SIGINT/SIGTERM (HTTP); 1 if Temporal is down, 2 on bad options."""
+@click.command("mcp", context_settings=CONTEXT_SETTINGS,
+               short_help="The management tools as an MCP server (stdio or HTTP).")
+@click.option("--http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
+@click.option("--host", metavar="HOST", default=DEFAULT_HOST, show_default=True, help="The HTTP host to listen on.")
+@click.option("--port", metavar="PORT", type=click.IntRange(1, 65535), default=DEFAULT_PORT, show_default=True,
+              help="The HTTP port.")
+@click.option("--token", metavar="TOKEN", help=f"The bearer token HTTP clients must send (default: ${TOKEN_ENV}).")
+@click.option("--no-auth", is_flag=True, help="Serve HTTP without a token (loopback hosts only).")
+@process_command
+def mcp_command(http: bool, host: str, port: int, token: str | None, no_auth: bool) -> int:
+    """The management tools (memory_store_skill, ...) as an MCP server, over stdio or streamable
+    HTTP with a bearer token. Exit 1 if Temporal is down, 2 on options that cannot work."""
+    refuse_json("mcp")
+    options = ServeOptions(http=http, host=host, port=port, token=token, no_auth=no_auth)
     try:
-        token = _http_token(args)
+        bearer = _http_token(options)
     except UsageError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    # stderr only: on stdio, stdout is the protocol.
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("httpx2").setLevel(logging.WARNING)
+        raise click.UsageError(str(e)) from None
+    globals_ = current()
+    # stderr only (and the SDK's own log lines too): on stdio, stdout is the protocol.
+    prepare_process(globals_.settings(), long_running=True)
     try:
-        asyncio.run(_serve(args, token))
+        asyncio.run(_serve(options, bearer, globals_))
     except TemporalUnavailableError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -154,8 +162,19 @@ def run_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
-def _http_token(args: argparse.Namespace) -> str | None:
+@dataclass
+class ServeOptions:
+    http: bool = False
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    token: str | None = None
+    no_auth: bool = False
+
+
+def _http_token(args: ServeOptions) -> str | None:
     """The token HTTP requires; refuse options that would serve HTTP unprotected off loopback."""
+    if args.token and args.no_auth:
+        raise UsageError("--token and --no-auth exclude each other")
     if not args.http:
         if args.token or args.no_auth:
             raise UsageError("--token and --no-auth apply to --http only")
@@ -172,10 +191,10 @@ def _http_token(args: argparse.Namespace) -> str | None:
     return token
 
 
-async def _serve(args: argparse.Namespace, token: str | None) -> None:
-    task_queue = getattr(args, "task_queue", None) or Settings.from_env().task_queue
-    skills = await SkillsClient.connect(task_queue=task_queue, address=getattr(args, "address", None),
-                                        namespace=getattr(args, "namespace", None))
+async def _serve(args: ServeOptions, token: str | None, globals_: Globals) -> None:
+    task_queue = globals_.queue
+    skills = await SkillsClient.connect(task_queue=task_queue, address=globals_.address,
+                                        namespace=globals_.namespace)
     server = build_server(skills, token=token)
     if not args.http:
         log.info("serving the skills management tools on stdio (task queue %s)", task_queue)
@@ -192,17 +211,8 @@ async def _serve(args: argparse.Namespace, token: str | None) -> None:
     await uvicorn.Server(config).serve()
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m starter.mcp_server", description=__doc__.splitlines()[0])
-    parser.add_argument("--address", help="Temporal address (default: TEMPORAL_ADDRESS or localhost:7233)")
-    parser.add_argument("--namespace", help="Temporal namespace (default: TEMPORAL_NAMESPACE or default)")
-    parser.add_argument("--task-queue", default=None, help="the worker's task queue (default: SKILLS_TASK_QUEUE)")
-    _add_options(parser)
-    return parser
-
-
 def run(argv: list[str] | None = None) -> int:
-    return run_mcp(_parser().parse_args(argv))
+    return run_command(mcp_command, argv, "python -m starter.mcp_server")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -31,8 +31,9 @@ async def ensure_search_attributes(client: Client) -> list[str]:
     return sorted(missing)
 
 
-async def run_setup() -> int:
-    client = await connect()
+async def run_setup(address: str | None = None, namespace: str | None = None) -> int:
+    """Connect (``--address``/``--namespace`` over Temporal's env config) and add what is missing."""
+    client = await connect(address, namespace)
     added = await ensure_search_attributes(client)
     print(f"search attributes added: {', '.join(added)}" if added else "search attributes already registered")
     return 0

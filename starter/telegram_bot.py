@@ -24,7 +24,6 @@ Run it next to a worker: ``skills telegram`` or ``python -m starter.telegram_bot
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import logging
@@ -35,15 +34,24 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import click
 import httpx2
 from temporalio.service import RPCError
 
 from client import SkillsClient
-from config.settings import Settings
 from mcp_servers.telegram import API_BASE_ENV, DEFAULT_API_BASE, TOKEN_ENV, split_message
 from skills.errors import SkillsError, TemporalUnavailableError
 from skills.messages import ChatReply
 from starter import exit_process
+from starter.command import (
+    CONTEXT_SETTINGS,
+    Globals,
+    current,
+    prepare_process,
+    process_command,
+    refuse_json,
+    run_command,
+)
 
 log = logging.getLogger("skills.telegram")
 
@@ -271,50 +279,45 @@ async def _wait(stop: asyncio.Event, seconds: float) -> None:
 # --- command line -------------------------------------------------------------------------
 
 
-def add_parsers(sub: Any) -> None:
-    """Add ``telegram`` to the ``skills`` sub-commands."""
-    _add_options(sub.add_parser("telegram", help="answer Telegram messages with the assistant (Bot API long polling)"))
-
-
-def _add_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--chat", action="append", default=None,
-                   help="a chat id allowed to talk to the assistant (repeat it; default: $SKILLS_TELEGRAM_CHATS)")
-
-
-def run_telegram(args: argparse.Namespace) -> int:
-    """Answer messages until SIGINT/SIGTERM; 2 on missing configuration, 1 if Telegram or Temporal refuses."""
-    settings = Settings.from_env()
+@click.command("telegram", context_settings=CONTEXT_SETTINGS,
+               short_help="Answer Telegram messages with the assistant.")
+@click.option("--chat", "chats", multiple=True, metavar="ID",
+              help="A chat id allowed to talk to the assistant; repeat it (default: $SKILLS_TELEGRAM_CHATS).")
+@process_command
+def telegram_command(chats: tuple[str, ...]) -> int:
+    """Answer Telegram messages from the allowed chats with the assistant (Bot API long polling;
+    needs TELEGRAM_BOT_TOKEN). Exit 2 on missing configuration, 1 if Telegram or Temporal refuses."""
+    refuse_json("telegram")
+    options = current()
+    settings = options.settings()
     token = os.environ.get(TOKEN_ENV, "").strip()
-    chats = args.chat or settings.telegram_chats
+    allowed = list(chats) or settings.telegram_chats
     if not token:
         print(f"error: {TOKEN_ENV} is not set: give the bot's token from @BotFather", file=sys.stderr)
         return 2
-    if not chats:
+    if not allowed:
         print("error: no chat may talk to the assistant: set SKILLS_TELEGRAM_CHATS (comma-separated chat ids) "
               "or give --chat; write to the bot once and its log names your chat id", file=sys.stderr)
         return 2
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    # Their INFO lines carry request URLs, and the Bot API's URL carries the token.
-    logging.getLogger("httpx2").setLevel(logging.WARNING)
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    # Logs on stderr, redacted; httpx's INFO lines (request URLs, which carry the token) stay quiet.
+    prepare_process(settings, long_running=True)
     try:
-        asyncio.run(_serve(args, settings, token, chats))
+        asyncio.run(_serve(options, token, allowed))
     except (TemporalUnavailableError, TelegramError, ConnectionError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     return 0
 
 
-async def _serve(args: argparse.Namespace, settings: Settings, token: str, chats: list[str]) -> None:
-    task_queue = getattr(args, "task_queue", None) or settings.task_queue
+async def _serve(options: Globals, token: str, chats: list[str]) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
 
     async def connect() -> SkillsClient:
-        return await SkillsClient.connect(task_queue=task_queue, address=getattr(args, "address", None),
-                                          namespace=getattr(args, "namespace", None))
+        return await SkillsClient.connect(task_queue=options.queue, address=options.address,
+                                          namespace=options.namespace)
 
     await serve(connect, token, chats, stop)
     log.info("stopped")
@@ -334,9 +337,7 @@ async def serve(connect: Callable[[], Awaitable[Chats]], token: str, chats: Iter
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m starter.telegram_bot", description=__doc__.splitlines()[0])
-    _add_options(parser)
-    exit_process(run_telegram(parser.parse_args(argv)))
+    exit_process(run_command(telegram_command, argv, "python -m starter.telegram_bot"))
 
 
 if __name__ == "__main__":

@@ -6,78 +6,103 @@
 
 It reads through Temporal like every other read (a standalone ``get_tool_catalog`` or
 ``refresh_tool_catalog`` activity on the worker's task queue): the catalog is the
-worker's, the servers run there. ``add_parsers`` and ``COMMANDS`` plug it into ``skills``.
+worker's, the servers run there. ``catalog_command`` is the ``skills catalog`` command.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-from collections.abc import Awaitable, Callable
-from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from client import SkillsClient
+import click
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
 from skills.catalog import ServerState, ToolCatalog
 from skills.errors import SkillsError
+from starter.command import current, data_command, with_client
+from starter.output import print_json, show, when
 
-Handler = Callable[[argparse.Namespace, SkillsClient], Awaitable[Any]]
-
-
-def add_parsers(sub: Any) -> None:
-    """Add ``catalog`` to the ``skills`` sub-commands."""
-    catalog_parser = sub.add_parser("catalog", help="the worker's tools, grouped by MCP server, with each server's state")
-    catalog_parser.add_argument("--refresh", action="store_true",
-                                help="refresh first: re-read the config file, list tools again, retry failed servers")
-    catalog_parser.add_argument("--json", action="store_true", help="print JSON")
+if TYPE_CHECKING:
+    from client import SkillsClient
 
 
-async def catalog(args: argparse.Namespace, skills: SkillsClient) -> ToolCatalog:
-    """Print the live catalog; return it (for callers and tests)."""
+@click.command("catalog", short_help="The worker's tools by MCP server, with their state.")
+@click.option("--refresh", is_flag=True,
+              help="Refresh first: re-read the config file, list tools again, retry failed servers.")
+@data_command
+def catalog_command(refresh: bool) -> int:
+    """The worker's tools, grouped by MCP server, with each server's state."""
+    options = current()
+
+    async def work(skills: SkillsClient) -> None:
+        await catalog(_Args(json=options.json, refresh=refresh), skills)
+
+    return with_client(work)
+
+
+class _Args:
+    def __init__(self, json: bool, refresh: bool) -> None:
+        self.json = json
+        self.refresh = refresh
+
+
+async def catalog(args: Any, skills: SkillsClient) -> ToolCatalog:
+    """Print the live catalog (``args.json``, ``args.refresh``); return it (for callers and tests)."""
     found = await skills.catalog(refresh=args.refresh)
     if not isinstance(found, ToolCatalog):  # a worker older than this client answers differently
         raise SkillsError(f"the catalog answered {type(found).__name__}, not a tool catalog")
     if args.json:
-        print(json.dumps(found.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        print_json(found.model_dump(mode="json"))
     else:
         print_catalog(found)
     return found
 
 
 def print_catalog(found: ToolCatalog) -> None:
-    refreshed = f"; refreshed {_when(found.refreshed_at)}" if found.refreshed_at else ""
+    refreshed = f"; refreshed {when(found.refreshed_at)}" if found.refreshed_at else ""
     print(f"{found.summary}{refreshed}")
     if found.config_error:
         print(f"config not applied (the servers of the last good one keep running): {found.config_error}")
     servers = found.servers or []
     width = max((len(s.name) for s in servers), default=0)
     name_width = max((len(e.name) for entries in found.catalog.values() for e in entries), default=0)
-    for state in servers:
-        print()
-        print(f"{state.name:<{width}}  {_state_line(state)}")
-        for entry in found.catalog.get(state.name, []):
-            print(f"  {entry.name:<{name_width}}  {entry.description}".rstrip())
-    # Servers a worker older than this client does not report in `servers`.
-    for name in found.catalog.keys() - {s.name for s in servers}:
-        print(f"\n{name}")
-        for entry in found.catalog[name]:
-            print(f"  {entry.name:<{name_width}}  {entry.description}".rstrip())
+    # Servers a worker older than this client does not report in `servers` come last, bare.
+    unreported = sorted(found.catalog.keys() - {s.name for s in servers})
+    for state in [*servers, *unreported]:
+        print(flush=True)
+        if isinstance(state, ServerState):
+            line = Table.grid(padding=(0, 2, 0, 0))
+            line.add_column(min_width=width, style="bold")
+            line.add_column(min_width=10, style=_STATUS_STYLES.get(state.status, ""))
+            line.add_column(min_width=5)
+            line.add_column()
+            line.add_row(state.name, state.status, state.transport, "  ".join(_state_parts(state)))
+            show(line)
+            if state.reason:
+                show(Padding(Text(state.reason), (0, 0, 0, 4)))
+            name = state.name
+        else:
+            print(state)
+            name = state
+        tools = Table.grid(padding=(0, 2, 0, 0))
+        tools.add_column(min_width=name_width, no_wrap=True)
+        tools.add_column()
+        for entry in found.catalog.get(name, []):
+            tools.add_row(Text(entry.name), Text(entry.description))
+        if tools.row_count:
+            show(Padding(tools, (0, 0, 0, 2)))
 
 
-def _state_line(state: ServerState) -> str:
-    parts = [f"{state.status:<10}", f"{state.transport:<5}"]
+_STATUS_STYLES = {"connected": "green", "failed": "red"}
+
+
+def _state_parts(state: ServerState) -> list[str]:
+    parts = []
     if state.status == "connected":
         parts.append(f"{state.tools} tool{'s' * (state.tools != 1)}")
         if state.timeout is not None:
             parts.append(f"timeout {state.timeout:g} s")
     if state.since is not None:
-        parts.append(f"since {_when(state.since)}")
-    line = "  ".join(parts)
-    return f"{line}\n    {state.reason}" if state.reason else line
-
-
-def _when(moment: datetime | None) -> str:
-    return moment.astimezone().isoformat(timespec="seconds") if moment else "-"
-
-
-COMMANDS: dict[str, Handler] = {"catalog": catalog}
+        parts.append(f"since {when(state.since)}")
+    return parts

@@ -17,7 +17,8 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
 from client import SkillsClient
-from starter.dev import port_open
+from config.settings import Settings
+from starter.dev import DevProfile, banner, port_open
 from tests.conftest import ROOT, eventually, free_port
 from tests.fakes.llm_server import ScriptedLLM, say
 from tests.fakes.telegram_api import FakeBotApi
@@ -28,7 +29,8 @@ SKILLS = Path(sys.executable).with_name("skills")
 async def test_skills_dev_runs_everything_and_stops_cleanly(tmp_path: Path, llm: ScriptedLLM) -> None:
     profile = yaml.safe_load((ROOT / "temporal-dev.yaml").read_text())
     port = free_port()
-    profile["server"].update(port=port, ui_port=free_port())
+    # The profile names another port: the server must listen where --address says.
+    profile["server"].update(port=free_port(), ui_port=free_port())
     profile.update(data_dir=str(tmp_path / "data"), db_filename=str(tmp_path / "data" / "temporal.db"))
     config = tmp_path / "dev.yaml"
     config.write_text(yaml.safe_dump(profile))
@@ -40,15 +42,20 @@ async def test_skills_dev_runs_everything_and_stops_cleanly(tmp_path: Path, llm:
                    TELEGRAM_BOT_TOKEN=telegram.token, TELEGRAM_API_BASE=telegram.url, SKILLS_TELEGRAM_CHATS="42")
         log = tmp_path / "dev.log"
         with log.open("wb") as out:
-            process = await asyncio.create_subprocess_exec(str(SKILLS), "dev", "--config", str(config),
-                                                           cwd=tmp_path, env=env, stdout=out, stderr=out)
+            process = await asyncio.create_subprocess_exec(
+                str(SKILLS), "--task-queue", "dev-queue", "dev", "--config", str(config),
+                "--address", f"127.0.0.1:{port}", cwd=tmp_path, env=env, stdout=out, stderr=out)
         try:
             await eventually(lambda: "Try:" in log.read_text() or process.returncode is not None, timeout=120)
             assert process.returncode is None, log.read_text()
-            assert "Telegram   chats 42" in log.read_text()
+            banner = log.read_text().splitlines()
+            assert f"  Temporal   127.0.0.1:{port} (namespace default)" in banner
+            assert "  Task queue dev-queue" in banner
+            assert f"  LLM        {llm.base_url}, model chat" in banner
+            assert "  Telegram   chats 42" in banner
 
             client = await Client.connect(f"127.0.0.1:{port}", data_converter=pydantic_data_converter)
-            skills = SkillsClient(client, "skills")
+            skills = SkillsClient(client, "dev-queue")
             names = {s.name for s in await skills.list()}
             assert {"drink-water", "morning-briefing"} <= names, names  # the bundled file skills
             assert (tmp_path / "data" / "skills.db").exists()
@@ -60,3 +67,16 @@ async def test_skills_dev_runs_everything_and_stops_cleanly(tmp_path: Path, llm:
             code = await asyncio.wait_for(process.wait(), 60)
     assert code == 0, log.read_text()
     assert not port_open("127.0.0.1", port)  # the dev server went with it
+
+
+def test_the_banner_shows_no_secret(tmp_path: Path) -> None:
+    settings = Settings.from_env({"SKILLS_DATABASE_URL": "postgresql+psycopg://skills:pg-s3cret@db/skills",
+                                  "OPENAI_API_KEY": "sk-very-secret", "SKILLS_TASK_QUEUE": "q"})
+    shown = dict(banner(DevProfile(), settings, telegram=False))
+    assert shown["Store"] == "postgresql+psycopg://skills:***@db/skills"
+    assert shown["LLM"] == "the OpenAI API (https://api.openai.com/v1), model gpt-4o-mini"
+    assert shown["Task queue"] == "q" and shown["Telegram"] == "off (see docs/chat.md)"
+    assert not any("s3cret" in value or "sk-very" in value for value in shown.values())
+
+    no_llm = banner(DevProfile(), Settings.from_env({}), telegram=False)
+    assert dict(no_llm)["LLM"].startswith("none: Agent-tier skills wait disabled")

@@ -1,13 +1,13 @@
 """The file-skill commands as a user runs them: validate, match, prompt, show and sync.
 
 Exit codes and the module entry point are checked in a subprocess
-(`python -m starter.files_cli`); the rest runs the handlers in-process, parsed by
-`add_parsers` as `skills` parses them. Folders come from the `SKILLS_*` settings.
+(`python -m starter.files_cli`), and so is `skills sync`, which talks to Temporal; the
+local commands run in-process, as `skills` runs them. Folders come from the `SKILLS_*`
+settings.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from starter.files_cli import HANDLERS, add_parsers
+from starter.cli import run as skills
 from tests.conftest import PYTHON, ROOT, Engine
 from tests.skills.skillmd.skill_files import skill_text
 
@@ -40,13 +40,8 @@ def write(
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    """Parse as `skills` does (its global options, then the subcommands of add_parsers) and run the handler."""
-    parser = argparse.ArgumentParser(prog="skills")
-    for option in ("--address", "--namespace", "--task-queue"):
-        parser.add_argument(option)
-    add_parsers(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    code = HANDLERS[args.command](args)
+    """`skills ARGV` in this process: exit status, stdout, stderr."""
+    code = skills(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -246,14 +241,17 @@ async def test_sync_prints_what_changed(
     )
     write(folders.project_skills_dir, "bad-cron", metadata={"trigger_config": {"schedule": "0 25 * * *"}})
     address = engine.skills.client.service_client.config.target_host
-    options = ("--address", address, "--task-queue", engine.settings.task_queue)
-    # In a thread: the handler runs its own event loop, as the console script does.
-    code, out, _ = await asyncio.to_thread(run, capsys, *options, "sync", "--json")
-    assert code == 1  # a file was refused
-    result = json.loads(out)
+    # The global options before the command and after it, as a user may write them.
+    done = await asyncio.to_thread(cli, "--address", address, "sync", "--json", "--task-queue",
+                                   engine.settings.task_queue)
+    assert done.returncode == 1, done.stderr  # a file was refused
+    result = json.loads(done.stdout)
     assert [c["change"]["name"] for c in result["created"]] == ["wake-up"]
     assert [r["name"] for r in result["refused"]] == ["bad-cron"]
 
-    code, out, _ = await asyncio.to_thread(run, capsys, *options, "sync")
-    assert code == 1
-    assert "refused   " in out and "hour 25 is out of range" in out and "unchanged 1 file skill" in out
+    done = await asyncio.to_thread(cli, "sync", "--address", address, "--task-queue", engine.settings.task_queue)
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert lines[0].split() == ["CHANGE", "SKILL", "WHY"]
+    assert any(line.startswith("refused    ") and "hour 25 is out of range" in line for line in lines)
+    assert any(line.split()[:4] == ["unchanged", "1", "file", "skill"] for line in lines)

@@ -1,0 +1,211 @@
+"""What every ``skills`` command shares: the global options, the settings, the process setup and
+the one way a command's error becomes its exit status.
+
+Global options (``--address``, ``--namespace``, ``--task-queue``, and ``--json`` for commands
+that print data) are accepted before the subcommand and after it, and the one given last wins:
+``skills --address A setup`` and ``skills setup --address A`` are the same command. They land
+in one :class:`Globals` object, ``ctx.obj``, which every subcommand reads.
+
+Exit status: 0 when all is well, 1 when an input was refused or the work failed, 2 on a usage
+error (click's) or on settings that cannot be used, 130 on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from config.settings import Settings, SettingsError
+from starter import print_failure
+from starter.output import print_json
+
+if TYPE_CHECKING:
+    from client import SkillsClient
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+@dataclass
+class Globals:
+    """The global options as finally given, and the settings they select."""
+
+    address: str | None = None
+    namespace: str | None = None
+    task_queue: str | None = None
+    json: bool = False
+    _settings: Settings | None = field(default=None, repr=False)
+
+    def settings(self) -> Settings:
+        """``SKILLS_*`` settings, ``--task-queue`` winning over ``SKILLS_TASK_QUEUE``; read once."""
+        if self._settings is None:
+            self._settings = Settings.from_env(task_queue=self.task_queue)
+        return self._settings
+
+    @property
+    def queue(self) -> str:
+        return self.settings().task_queue
+
+
+def current() -> Globals:
+    """The running command's global options."""
+    ctx = click.get_current_context()
+    if not isinstance(ctx.obj, Globals):
+        ctx.obj = Globals()
+    return ctx.obj
+
+
+def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Keep a global option's value; one given after the subcommand overrides one given before."""
+    if value is None or value is False:
+        return value
+    if not isinstance(ctx.obj, Globals):
+        ctx.obj = Globals()
+    setattr(ctx.obj, param.name or "", value)
+    return value
+
+
+def connection_options(f: F) -> F:
+    """``--address``, ``--namespace``, ``--task-queue``: which Temporal, and which worker on it."""
+    for option in reversed([
+        click.option("--address", metavar="HOST:PORT", expose_value=False, callback=_remember,
+                     help="Temporal's address (default: TEMPORAL_ADDRESS, the temporal.toml profile, "
+                          "or localhost:7233)."),
+        click.option("--namespace", metavar="NS", expose_value=False, callback=_remember,
+                     help="Temporal namespace (default: TEMPORAL_NAMESPACE or default)."),
+        click.option("--task-queue", metavar="QUEUE", expose_value=False, callback=_remember,
+                     help="The worker's task queue (default: SKILLS_TASK_QUEUE or skills)."),
+    ]):
+        f = option(f)
+    return f
+
+
+def json_option(f: F) -> F:
+    """``--json``: print the answer as JSON (for commands that print data)."""
+    return click.option("--json", "json", is_flag=True, default=False, expose_value=False, callback=_remember,
+                        help="Print JSON instead of text (stable, for scripts).")(f)
+
+
+def data_command(f: F) -> F:
+    """A command that prints data: the connection options and ``--json``."""
+    return json_option(connection_options(f))
+
+
+def process_command(f: F) -> F:
+    """A command that runs a process (worker, dev, mcp, telegram, setup): the connection options."""
+    return connection_options(f)
+
+
+def refuse_json(command: str) -> None:
+    """``--json`` given before a command that prints no data: say so rather than ignore it."""
+    if current().json:
+        raise click.UsageError(f"--json: `skills {command}` prints no data")
+
+
+class OrderedGroup(click.Group):
+    """Commands listed in the order they were added (the order of the docs), not alphabetically."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)
+
+
+# --- the process ---------------------------------------------------------------------------
+
+_runtime_installed = False
+
+
+def prepare_process(settings: Settings, *, long_running: bool = False) -> None:
+    """What a command that talks to Temporal needs before it connects.
+
+    - Logs go to stderr (``SKILLS_LOG_LEVEL``, ``SKILLS_LOG_FORMAT``), secrets redacted; a one-shot
+      command logs warnings and worse only, its answer being its output.
+    - The Temporal SDK core's own log lines (e.g. ``[TMPRL1103]`` about a large payload), which it
+      writes to stdout by default, are forwarded to that logging, so stdout carries the answer alone.
+    - The configured secrets (LLM key, database password, tokens) are known to the redactor, so no
+      error or log line this process prints shows one.
+    """
+    global _runtime_installed
+    from config.logs import configure_logging
+    from config.secrets import add_secrets, process_secrets
+
+    add_secrets(process_secrets(settings.llm_api_key, settings.database_url, os.environ))
+    level = settings.log_level if long_running else _at_least_warning(settings.log_level)
+    configure_logging(level, settings.log_format)
+    if not _runtime_installed:
+        from temporalio.runtime import LogForwardingConfig, LoggingConfig, Runtime, TelemetryConfig
+
+        logging_config = LoggingConfig(filter=LoggingConfig.default.filter,
+                                       forwarding=LogForwardingConfig(logger=logging.getLogger("temporalio.core"),
+                                                                      append_target_to_name=False,
+                                                                      prepend_target_on_message=False))
+        Runtime.set_default(Runtime(telemetry=TelemetryConfig(logging=logging_config)), error_if_already_set=False)
+        _runtime_installed = True
+
+
+def _at_least_warning(level: str) -> str:
+    number = logging.getLevelName(level.upper())
+    return level if isinstance(number, int) and number >= logging.WARNING else "WARNING"
+
+
+def with_client(work: Callable[[SkillsClient], Awaitable[None]]) -> int:
+    """Connect as the global options say, run ``work``, return 0 (errors are run_command's)."""
+    from client import SkillsClient
+
+    options = current()
+    prepare_process(options.settings())
+
+    async def go() -> None:
+        skills = await SkillsClient.connect(task_queue=options.queue, address=options.address,
+                                            namespace=options.namespace)
+        await work(skills)
+
+    asyncio.run(go())
+    return 0
+
+
+def answer(data: Any, human: Callable[[], None]) -> None:
+    """The command's answer: ``data`` as JSON with --json, else what ``human`` prints."""
+    if current().json:
+        print_json(data)
+    else:
+        human()
+
+
+# --- running a command ---------------------------------------------------------------------
+
+
+def run_command(command: click.Command, argv: Sequence[str] | None, prog_name: str) -> int:
+    """Run a click command (or group) to its exit status, every failure mapped to one:
+    refusals and failures print as :func:`starter.print_failure` does (JSON with ``--json``)."""
+    from temporalio.service import RPCError
+
+    from skills.errors import SkillNotFoundError, SkillsError, SkillValidationError
+
+    options = Globals()
+    try:
+        result = command.main(args=list(argv) if argv is not None else None, prog_name=prog_name,
+                              standalone_mode=False, obj=options)
+    except click.ClickException as e:
+        e.show()
+        return e.exit_code
+    except click.Abort:
+        return 130
+    except SettingsError as e:
+        print_failure(options.json, "invalid settings", e.errors)
+        return 2
+    except SkillValidationError as e:
+        return print_failure(options.json, "refused", [err.model_dump() for err in e.errors])
+    except SkillNotFoundError as e:
+        return print_failure(options.json, "not found", [{"field": "ref", "message": str(e)}])
+    except RPCError as e:
+        return print_failure(options.json, "failed", [{"field": "", "message": f"Temporal refused: {e.message}"}])
+    except (SkillsError, OSError, ValueError) as e:
+        return print_failure(options.json, "failed", [{"field": "", "message": str(e)}])
+    return result if isinstance(result, int) else 0

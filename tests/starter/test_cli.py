@@ -1,0 +1,231 @@
+"""The `skills` command as a user runs it: the console script in its own process, against the
+session's Temporal server and a real worker (the local checks run in this process).
+
+Each process gets an environment without the developer's TEMPORAL_*, SKILLS_* and OPENAI_*
+variables, and with TEMPORAL_ADDRESS pointing where nothing listens: a command reaches the
+test server only if it honours --address.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.client import Client
+
+from client import SkillsClient
+from starter.cli import cli
+from starter.cli import run as skills
+from tests.conftest import ROOT, Engine, eventually, free_port
+
+SKILLS = Path(sys.executable).with_name("skills")
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "SKILLS_", "OPENAI_"))}
+    return {**env, "TEMPORAL_ADDRESS": f"127.0.0.1:{free_port()}", **extra}
+
+
+def run_skills(*argv: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """`skills ARGV` in a fresh process (not a terminal: its stdout is a pipe)."""
+    return subprocess.run([str(SKILLS), *argv], cwd=ROOT, env=clean_env(**env), capture_output=True, text=True,
+                          timeout=120)
+
+
+def address_of(client: Client) -> str:
+    return client.service_client.config.target_host
+
+
+def water(name: str = "drink water", **fields: Any) -> dict[str, Any]:
+    return {"name": name, "instructions": "Remind me to drink water", "schedule": "0 9 * * *",
+            "execution_plan": [{"toolName": "outbox_send_message",
+                                "parameters": {"message": "Drink a glass of water! " * 5}}], **fields}
+
+
+# --- options ------------------------------------------------------------------------------
+
+
+def test_every_option_has_help_text() -> None:
+    def commands(group: click.Group) -> list[click.Command]:
+        found: list[click.Command] = [group]
+        for command in group.commands.values():
+            found += commands(command) if isinstance(command, click.Group) else [command]
+        return found
+
+    missing = [f"skills {command.name} {option.opts[0]}" for command in commands(cli)
+               for option in command.params if isinstance(option, click.Option) and not option.help]
+    assert missing == []
+    assert all(command.help for command in commands(cli))
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert skills(["--version"]) == 0
+    assert capsys.readouterr().out == f"skills {version('skills-engine')}\n"
+
+
+def test_json_for_a_command_that_prints_no_data_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert skills(["--json", "worker"]) == 2
+    assert "--json: `skills worker` prints no data" in capsys.readouterr().err
+
+
+def test_settings_that_cannot_be_used_name_the_variable(monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("SKILLS_FAILURE_LIMIT", "many")
+    assert skills(["--json", "match", "hello"]) == 2
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["ok"] is False and answer["error"] == "invalid settings"
+    [problem] = answer["errors"]
+    assert problem["field"] == "SKILLS_FAILURE_LIMIT" and "(got 'many')" in problem["message"]
+
+
+async def test_setup_honours_the_address_before_and_after_the_command(client: Client) -> None:
+    nowhere = f"127.0.0.1:{free_port()}"
+    before, after, real = await asyncio.gather(
+        asyncio.to_thread(run_skills, "--address", nowhere, "setup"),
+        asyncio.to_thread(run_skills, "setup", "--address", nowhere),
+        asyncio.to_thread(run_skills, "setup", "--address", address_of(client)),
+    )
+    for refused in (before, after):
+        assert refused.returncode == 1
+        assert f"cannot reach Temporal at {nowhere}" in refused.stderr and refused.stdout == ""
+    assert real.returncode == 0, real.stderr
+    assert real.stdout == "search attributes already registered\n"
+
+
+async def test_the_worker_honours_the_address_and_the_task_queue(client: Client, tmp_path: Path) -> None:
+    queue = f"test-cli-{uuid.uuid4().hex[:8]}"
+    log = tmp_path / "worker.log"
+    with log.open("wb") as out:
+        worker = subprocess.Popen([str(SKILLS), "--task-queue", queue, "worker", "--address", address_of(client)],
+                                  cwd=ROOT, env=clean_env(SKILLS_DATA_DIR=str(tmp_path)), stdout=out, stderr=out)
+    try:
+        request = DescribeTaskQueueRequest(namespace=client.namespace, task_queue=TaskQueue(name=queue),
+                                           task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW)
+
+        async def polling() -> bool:
+            assert worker.poll() is None, log.read_text()
+            return bool((await client.workflow_service.describe_task_queue(request)).pollers)
+
+        await eventually(polling, timeout=60)
+        result = await SkillsClient(client, queue).register(water())
+        assert result.skill is not None and result.skill.schedule_id == f"{queue}-1-drink-water"
+        assert (tmp_path / "skills.db").exists()  # the worker's store: SKILLS_DATA_DIR
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        code = await asyncio.to_thread(worker.wait, 60)
+    assert code == 0, log.read_text()
+
+
+# --- reading skill files ------------------------------------------------------------------
+
+
+def test_a_missing_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "water.yaml"
+    assert skills(["register", str(path)]) == 1
+    assert capsys.readouterr().err == f"error: failed\n  {path}: no such file\n"
+
+
+def test_a_yaml_error_names_the_file_line_and_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "water.yaml"
+    path.write_text('name: water\ninstructions: drink\n  schedule: "0 9 * * *"\n')
+    assert skills(["register", str(path)]) == 1
+    assert capsys.readouterr().err == (f"error: failed\n  {path}: line 3, column 11: "
+                                       "mapping values are not allowed here\n")
+
+    assert skills(["update", "water", str(path), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out) == {"ok": False, "error": "failed", "errors": [
+        {"field": "", "message": f"{path}: line 3, column 11: mapping values are not allowed here"}]}
+
+    broken = tmp_path / "water.json"
+    broken.write_text('{"name": "water",\n "instructions": }')
+    assert skills(["register", str(broken)]) == 1
+    assert f"{broken}: line 2, column 18: Expecting value" in capsys.readouterr().err
+
+
+def test_standard_input_must_hold_an_object(monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("- name: water\n- name: tea\n"))
+    assert skills(["register", "-"]) == 1
+    assert "stdin: expected a JSON or YAML object with the skill's fields, found a list" in capsys.readouterr().err
+
+
+# --- against a worker ---------------------------------------------------------------------
+
+
+def options(engine: Engine) -> tuple[str, ...]:
+    return ("--address", address_of(engine.skills.client), "--task-queue", engine.settings.task_queue)
+
+
+async def test_a_large_registration_keeps_stdout_for_the_json(engine: Engine, tmp_path: Path) -> None:
+    # Past 512 KiB the SDK warns (TMPRL1103); its core wrote that to stdout, before the JSON.
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(water("big", instructions="Drink water. " * 50_000)))
+    done = await asyncio.to_thread(run_skills, "register", str(path), "--json", *options(engine))
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["ok"] is True and answer["skill"]["name"] == "big"
+    assert "TMPRL1103" in done.stderr
+
+
+async def test_get_list_and_runs_read_as_a_person_reads_them(engine: Engine) -> None:
+    await engine.skills.register(water())
+    await engine.skills.register(water("quiet", notify_on_completion=False))
+    await engine.skills.register(water("hourly", notify_interval_minutes=60))
+    ran = await engine.skills.run("drink water")
+    assert not isinstance(ran, str) and len(ran.summary) > 60
+
+    got, quiet, hourly, listed, runs, runs_json = await asyncio.gather(*(
+        asyncio.to_thread(run_skills, *argv, *options(engine)) for argv in (
+            ("get", "drink water"), ("get", "quiet"), ("get", "hourly"), ("list",), ("runs",), ("runs", "--json"))))
+    for done in (got, quiet, hourly, listed, runs, runs_json):
+        assert done.returncode == 0, done.stderr
+
+    assert ("notify          after each run, at most every 10 minutes (the default, SKILLS_NOTIFY_INTERVAL); "
+            "failures always") in got.stdout.splitlines()
+    assert "notify          on failure only" in quiet.stdout.splitlines()
+    assert "notify          after each run, at most every hour; failures always" in hourly.stdout.splitlines()
+
+    lines = listed.stdout.splitlines()
+    assert lines[0].split() == ["ID", "AGENT", "NAME", "TIER", "TRIGGER", "STATE", "LAST", "RUN"]
+    assert any(line.split()[:4] == ["1", "thinker", "drink", "water"] for line in lines)
+
+    header, row = runs.stdout.splitlines()
+    assert header.split()[-1] == "SUMMARY"
+    summary = row[header.index("SUMMARY"):]
+    assert len(summary) == 60 and summary.endswith("…") and ran.summary.startswith(summary[:-1])
+    assert [r["summary"] for r in json.loads(runs_json.stdout)] == [ran.summary]  # whole, in JSON
+
+    # Not a terminal: no colour codes, no trailing blanks.
+    for done in (got, listed, runs):
+        assert "\x1b[" not in done.stdout
+        assert all(line == line.rstrip() for line in done.stdout.splitlines())
+
+
+async def test_a_refusal_with_json_is_parseable_and_exits_1(engine: Engine, tmp_path: Path) -> None:
+    path = tmp_path / "tea.json"
+    path.write_text(json.dumps({"name": "tea", "instructions": "tea", "cron": "0 25 * * *"}))
+    done = await asyncio.to_thread(run_skills, "--json", "register", str(path), *options(engine))
+    assert done.returncode == 1
+    assert json.loads(done.stdout) == {"ok": False, "error": "refused", "errors": [
+        {"field": "trigger_config.schedule", "message": "'0 25 * * *': hour 25 is out of range (0-23)"}]}
+
+
+async def test_a_namespace_temporal_does_not_know_is_one_line(client: Client) -> None:
+    namespace = f"missing-{uuid.uuid4().hex[:8]}"
+    done = await asyncio.to_thread(run_skills, "list", "--namespace", namespace, "--address", address_of(client))
+    assert done.returncode == 1
+    assert done.stderr == f"error: failed\n  Temporal refused: Namespace {namespace} is not found.\n"
