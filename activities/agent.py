@@ -28,7 +28,7 @@ from activities.failures import application_error
 from activities.heartbeat import heartbeating
 from activities.store import Store
 from config.secrets import redact
-from config.settings import LLM_SETTINGS, Settings
+from config.settings import LLM_SETTINGS, OPENAI_API_URL, Settings
 from skills.agent import ChatMessage, ToolCallMessage, for_the_model, opening_messages, tool_result_text
 from skills.catalog import ToolInfo, ToolResult
 from skills.errors import (
@@ -45,8 +45,6 @@ TOOL_EXCERPT = 300
 HEALTH_TIMEOUT = 3.0
 ENDPOINT_STATE = "llm_endpoint"
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
-OPENAI_ENDPOINT = "https://api.openai.com/v1"
-"""Where the OpenAI client goes when no base URL is set."""
 
 
 class AgentStart(BaseModel):
@@ -124,7 +122,7 @@ class AgentActivities:
         self.settings = settings
         self.catalog = catalog
         self.send = send
-        self.endpoint = settings.llm_base_url or OPENAI_ENDPOINT
+        self.endpoint = settings.llm_base_url or OPENAI_API_URL
         # Temporal retries the activity; retries inside the SDK as well would multiply them.
         self.client = client or openai.AsyncOpenAI(
             base_url=settings.llm_base_url, api_key=settings.llm_api_key or "none", max_retries=0,

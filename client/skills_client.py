@@ -33,10 +33,11 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.envconfig import ClientConfig
 from temporalio.exceptions import ApplicationError, TimeoutError, WorkflowAlreadyStartedError
-from temporalio.runtime import Runtime, TelemetryConfig
+from temporalio.runtime import Runtime
 from temporalio.service import PayloadLimitsConfig
 
 from client import schedules
+from config.logs import sdk_telemetry
 from skills.catalog import CatalogRequest, ToolCatalog
 from skills.errors import (
     FieldError,
@@ -114,7 +115,7 @@ class SkillsClient:
                       namespace: str | None = None) -> SkillsClient:
         """Connect on a runtime of the client's own, so that :meth:`close` (or leaving ``async
         with``) can stop its threads before the interpreter exits."""
-        runtime = Runtime(telemetry=TelemetryConfig())
+        runtime = Runtime(telemetry=sdk_telemetry())
         try:
             return cls(await connect(address, namespace, runtime), task_queue, runtime=runtime)
         except TemporalUnavailableError as e:

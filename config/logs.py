@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from temporalio.exceptions import ApplicationError
+from temporalio.runtime import LogForwardingConfig, LoggingConfig, Runtime, TelemetryConfig
 
 from config.secrets import redact
 from skills.errors import error_class
@@ -73,8 +74,20 @@ class ExpectedFailures(logging.Filter):
         return True
 
 
+def sdk_telemetry() -> TelemetryConfig:
+    """The Temporal SDK core's telemetry with its log lines forwarded to Python logging (logger
+    ``temporalio.core``): by default the core writes them, ``[TMPRL1103]`` large-payload warnings
+    among them, to stdout, where they would break a command's ``--json`` answer."""
+    return TelemetryConfig(logging=LoggingConfig(
+        filter=LoggingConfig.default.filter,
+        forwarding=LogForwardingConfig(logger=logging.getLogger("temporalio.core"), append_target_to_name=False,
+                                       prepend_target_on_message=False)))
+
+
 def configure_logging(level: str = "INFO", fmt: Literal["text", "json"] = "text") -> None:
-    """Log to stderr at ``level``, as text lines or JSON objects, secrets redacted."""
+    """Log to stderr at ``level``, as text lines or JSON objects, secrets redacted, the SDK core's
+    lines included (through a default runtime that forwards them, set before any client connects)."""
+    Runtime.set_default(Runtime(telemetry=sdk_telemetry()), error_if_already_set=False)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == "json" else RedactingFormatter(TEXT_FORMAT))
     logging.basicConfig(level=level.upper(), handlers=[handler], force=True)

@@ -137,8 +137,10 @@ class Settings(BaseSettings):
     notify_interval: timedelta = timedelta(minutes=10)
     """Minimum time between completion notifications of a skill whose notify_interval_minutes is 0."""
 
-    maintenance_interval: timedelta = timedelta(minutes=1)
-    """How often the maintenance workflow runs (auto-enable, missed one-shots)."""
+    maintenance_interval: timedelta = timedelta(minutes=5)
+    """How often the maintenance workflow runs (auto-enable, missed one-shots, LLM endpoint alerts).
+    Five minutes: a missed one-shot only matters an hour (the catch-up window) late, and tools that
+    come back show in the catalog on its own refresh; more often would only fill the workflow list."""
 
     llm_base_url: str | None = Field(
         default=None, validation_alias=AliasChoices("SKILLS_LLM_BASE_URL", "OPENAI_BASE_URL"))

@@ -357,12 +357,14 @@ def _describe(skill: Skill, next_fire: datetime | None) -> None:
 
 def _notify(skill: Skill) -> str:
     """When the user hears about a run, as a person says it."""
-    if not skill.notify_on_completion:
+    if skill.notify_on_completion is False:
         return "on failure only"
+    automatic = ", unless the run messaged the user itself" if skill.notify_on_completion is None else ""
     if skill.notify_interval_minutes:
-        return f"after each run, at most every {_minutes(skill.notify_interval_minutes)}; failures always"
+        return (f"after each run{automatic}, at most every {_minutes(skill.notify_interval_minutes)}; "
+                "failures always")
     default = current().settings().notify_interval
-    return (f"after each run, at most every {_minutes(default / timedelta(minutes=1))} "
+    return (f"after each run{automatic}, at most every {_minutes(default / timedelta(minutes=1))} "
             "(the default, SKILLS_NOTIFY_INTERVAL); failures always")
 
 

@@ -118,35 +118,23 @@ class OrderedGroup(click.Group):
 
 # --- the process ---------------------------------------------------------------------------
 
-_runtime_installed = False
-
-
 def prepare_process(settings: Settings, *, long_running: bool = False) -> None:
     """What a command that talks to Temporal needs before it connects.
 
     - Logs go to stderr (``SKILLS_LOG_LEVEL``, ``SKILLS_LOG_FORMAT``), secrets redacted; a one-shot
       command logs warnings and worse only, its answer being its output.
     - The Temporal SDK core's own log lines (e.g. ``[TMPRL1103]`` about a large payload), which it
-      writes to stdout by default, are forwarded to that logging, so stdout carries the answer alone.
+      writes to stdout by default, are forwarded to that logging (``config.logs``), so stdout
+      carries the answer alone.
     - The configured secrets (LLM key, database password, tokens) are known to the redactor, so no
       error or log line this process prints shows one.
     """
-    global _runtime_installed
     from config.logs import configure_logging
     from config.secrets import add_secrets, process_secrets
 
     add_secrets(process_secrets(settings.llm_api_key, settings.database_url, os.environ))
     level = settings.log_level if long_running else _at_least_warning(settings.log_level)
     configure_logging(level, settings.log_format)
-    if not _runtime_installed:
-        from temporalio.runtime import LogForwardingConfig, LoggingConfig, Runtime, TelemetryConfig
-
-        logging_config = LoggingConfig(filter=LoggingConfig.default.filter,
-                                       forwarding=LogForwardingConfig(logger=logging.getLogger("temporalio.core"),
-                                                                      append_target_to_name=False,
-                                                                      prepend_target_on_message=False))
-        Runtime.set_default(Runtime(telemetry=TelemetryConfig(logging=logging_config)), error_if_already_set=False)
-        _runtime_installed = True
 
 
 def _at_least_warning(level: str) -> str:

@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from skills import yamlsafe
+
 STDIN = "-"
 
 
@@ -67,7 +69,7 @@ def parse_document(text: str, name: str) -> Any:
                 raise InputError(f"{name}: line {e.lineno}, column {e.colno}: {e.msg}") from None
             # Not JSON: YAML's flow style ({name: tea}) starts the same way.
     try:
-        return yaml.safe_load(text)
+        return yamlsafe.load(text, source=name)
     except yaml.MarkedYAMLError as e:
         raise InputError(f"{name}: {_yaml_problem(e)}") from None
     except yaml.YAMLError as e:

@@ -220,7 +220,7 @@ async def test_the_server_killed_and_restarted_on_its_db(dev_server: DevServer, 
         assert fired.disabled_reason == "fired" and fired.schedule_id is None
         await eventually(lambda: _outbox_has(settings, "just in time"), timeout=10)
 
-        # The engine's maintenance round (every minute) records it; trigger it rather than wait.
+        # The engine's maintenance round (every five minutes) records it; trigger it rather than wait.
         await trigger_schedule(client, f"{settings.task_queue}-maintenance")
         late = await eventually(lambda: _disabled(skills, "too late"), timeout=60)
         assert late.disabled_reason == "missed" and late.schedule_id is None

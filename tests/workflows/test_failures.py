@@ -173,7 +173,7 @@ async def test_the_documented_queries_leave_the_engine_rounds_out(engine: Engine
     await trigger_schedule(client, f"{queue}-maintenance")
     await trigger_schedule(client, f"{queue}-sync-files")
     scope = f"TaskQueue='{queue}'"
-    # A round may also fire by itself (every minute): at least one of each.
+    # A round may also fire by itself: at least one of each.
     rounds = await listed(client, f"{scope} AND WorkflowType IN ('Maintenance', 'SyncSkillFiles')", until=lambda
                           found: {e["type"]["name"] for e in found} == {"Maintenance", "SyncSkillFiles"})
 
