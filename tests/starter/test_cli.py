@@ -144,11 +144,11 @@ def test_a_yaml_error_names_the_file_line_and_column(tmp_path: Path, capsys: pyt
     path.write_text('name: water\ninstructions: drink\n  schedule: "0 9 * * *"\n')
     assert skills(["register", str(path)]) == 1
     assert capsys.readouterr().err == (f"error: failed\n  {path}: line 3, column 11: "
-                                       "mapping values are not allowed here\n")
+                                       "mapping values are not allowed in this context\n")
 
     assert skills(["update", "water", str(path), "--json"]) == 1
     assert json.loads(capsys.readouterr().out) == {"ok": False, "error": "failed", "errors": [
-        {"field": "", "message": f"{path}: line 3, column 11: mapping values are not allowed here"}]}
+        {"field": "", "message": f"{path}: line 3, column 11: mapping values are not allowed in this context"}]}
 
     broken = tmp_path / "water.json"
     broken.write_text('{"name": "water",\n "instructions": }')
@@ -171,14 +171,16 @@ def options(engine: Engine) -> tuple[str, ...]:
 
 
 async def test_a_large_registration_keeps_stdout_for_the_json(engine: Engine, tmp_path: Path) -> None:
-    # Past 512 KiB the SDK warns (TMPRL1103); its core wrote that to stdout, before the JSON.
+    # Past 512 KiB the SDK used to warn (TMPRL1103), and its core wrote that to stdout, before the JSON.
+    # The client now raises that threshold above the engine's own body limit, and the core's lines
+    # that remain go to the log on stderr.
     path = tmp_path / "big.json"
     path.write_text(json.dumps(water("big", instructions="Drink water. " * 50_000)))
     done = await asyncio.to_thread(run_skills, "register", str(path), "--json", *options(engine))
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)
     assert answer["ok"] is True and answer["skill"]["name"] == "big"
-    assert "TMPRL1103" in done.stderr
+    assert "TMPRL1103" not in done.stdout
 
 
 async def test_get_list_and_runs_read_as_a_person_reads_them(engine: Engine) -> None:
@@ -194,10 +196,11 @@ async def test_get_list_and_runs_read_as_a_person_reads_them(engine: Engine) -> 
     for done in (got, quiet, hourly, listed, runs, runs_json):
         assert done.returncode == 0, done.stderr
 
-    assert ("notify          after each run, at most every 10 minutes (the default, SKILLS_NOTIFY_INTERVAL); "
-            "failures always") in got.stdout.splitlines()
+    assert ("notify          after each run, unless the run messaged the user itself, at most every 10 minutes "
+            "(the default, SKILLS_NOTIFY_INTERVAL); failures always") in got.stdout.splitlines()
     assert "notify          on failure only" in quiet.stdout.splitlines()
-    assert "notify          after each run, at most every hour; failures always" in hourly.stdout.splitlines()
+    assert ("notify          after each run, unless the run messaged the user itself, at most every hour; "
+            "failures always") in hourly.stdout.splitlines()
 
     lines = listed.stdout.splitlines()
     assert lines[0].split() == ["ID", "AGENT", "NAME", "TIER", "TRIGGER", "STATE", "LAST", "RUN"]
