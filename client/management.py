@@ -27,9 +27,9 @@ from temporalio.service import RPCError
 
 from client.skills_client import SkillsClient
 from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
+from skills.fields import parse_bool
 from skills.messages import RegistrationResult, zone_time
 from skills.models import FIRED, MISSING_TOOLS, Skill
-from skills.normalize import parse_bool
 
 TRIGGER_TYPES = ("cron", "event", "manual")
 

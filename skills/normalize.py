@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import json
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -25,7 +24,20 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 from pydantic import ValidationError
 
 from skills.arguments import ArgumentRules, argument_problems
-from skills.errors import FieldError, SkillValidationError
+from skills.errors import SkillValidationError
+from skills.fields import (
+    Problems,
+    boolean,
+    integer,
+    notify_on_completion,
+    number,
+    optional_text,
+    parse_json,
+    required_text,
+    string_list,
+    union,
+    within_limit,
+)
 from skills.limits import (
     MAX_INSTRUCTIONS_BYTES,
     MAX_PLAN_BYTES,
@@ -123,14 +135,6 @@ class NormalizeContext:
     """The argument pipeline's rules, so a parameter is judged as a call would judge it."""
 
 
-class _Problems:
-    def __init__(self) -> None:
-        self.errors: list[FieldError] = []
-
-    def add(self, field: str, message: str) -> None:
-        self.errors.append(FieldError(field=field, message=message))
-
-
 def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = None) -> Normalized:
     """Normalize and validate one skill input; raise SkillValidationError naming every problem.
 
@@ -143,24 +147,24 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
     if oversize is not None:
         raise SkillValidationError([oversize])
     if isinstance(raw, str):
-        raw = _parse_json(raw, "skill", _Problems())
+        raw = parse_json(raw, "skill", Problems())
     if not isinstance(raw, Mapping):
         raise SkillValidationError.single("", f"a skill must be an object, got {type(raw).__name__}")
 
     notes: list[str] = []
-    problems = _Problems()
+    problems = Problems()
     data = _canonical_fields(dict(raw), notes, problems)
     trigger_as_written = _nest_trigger(data, notes, problems)
     if existing is not None:
         data = _merge_update(existing, data)
 
     trigger = _normalize_trigger(data, ctx, notes, problems)
-    plan, plan_positions = _normalize_plan(_within(data, "execution_plan", MAX_PLAN_BYTES, problems), problems)
-    tools = _string_list(data.get("required_tools"), "required_tools", problems)
+    plan, plan_positions = _normalize_plan(within_limit(data, "execution_plan", MAX_PLAN_BYTES, problems), problems)
+    tools = string_list(data.get("required_tools"), "required_tools", problems)
     preflight, preflight_positions = _normalize_preflight(data.get("preflight"), problems)
 
     if plan:
-        tools = _union(tools, [s.tool_name for s in plan])
+        tools = union(tools, [s.tool_name for s in plan])
         verdict = analyse_plan(plan)
         if not verdict.direct:
             # The safety net: a placeholder only reasoning can fill would be sent literally
@@ -176,34 +180,34 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
         for i, check in zip(preflight_positions, preflight, strict=True):
             _check_parameters(f"preflight[{i}]", "arguments", check.tool, check.arguments, ctx, problems)
 
-    name = _required_text(data.get("name"), "name", problems, limit=MAX_NAME_LENGTH)
+    name = required_text(data.get("name"), "name", problems, limit=MAX_NAME_LENGTH)
     added = automatic_checks(name, tools, preflight)
     for check in added:
         notes.append(f"pre-flight check added: skip when {check.reason()}")
     preflight = [*preflight, *added]
 
     fields: dict[str, Any] = {
-        "agent_id": _text(data.get("agent_id"), "agent_id", problems) or ctx.default_agent_id,
+        "agent_id": optional_text(data.get("agent_id"), "agent_id", problems) or ctx.default_agent_id,
         "name": name,
-        "description": _text(data.get("description"), "description", problems) or "",
-        "enabled": _boolean(data.get("enabled"), "enabled", True, problems),
+        "description": optional_text(data.get("description"), "description", problems) or "",
+        "enabled": boolean(data.get("enabled"), "enabled", True, problems),
         "trigger_type": _trigger_type(data, bool(WHEN_KEYS & data.get("trigger_config", {}).keys()), notes, problems),
         "trigger_config": trigger,
-        "instructions": _required_text(data.get("instructions"), "instructions", problems,
+        "instructions": required_text(data.get("instructions"), "instructions", problems,
                                        max_bytes=MAX_INSTRUCTIONS_BYTES),
         "required_tools": tools,
         "execution_plan": plan,
-        "max_steps": _integer(data.get("max_steps"), "max_steps", 10, problems, low=1, high=MAX_STEPS_LIMIT),
-        "notify_on_completion": _notify_on_completion(data.get("notify_on_completion"), problems),
-        "notify_interval_minutes": _integer(
+        "max_steps": integer(data.get("max_steps"), "max_steps", 10, problems, low=1, high=MAX_STEPS_LIMIT),
+        "notify_on_completion": notify_on_completion(data.get("notify_on_completion"), problems),
+        "notify_interval_minutes": integer(
             data.get("notify_interval_minutes"), "notify_interval_minutes", 0, problems, low=0
         ),
         "preflight": preflight,
-        "model": _text(data.get("model"), "model", problems) or None,
+        "model": optional_text(data.get("model"), "model", problems) or None,
     }
     if "agent_id" not in data:
         notes.append(f"agent_id defaulted to '{ctx.default_agent_id}'")
-    missing = _check_tools(_union(tools, [c.tool for c in preflight]), ctx.tool_catalog, fields["enabled"], problems)
+    missing = _check_tools(union(tools, [c.tool for c in preflight]), ctx.tool_catalog, fields["enabled"], problems)
     if missing:
         notes.append(f"registered disabled until these tools are available: {', '.join(missing)}")
 
@@ -225,7 +229,7 @@ def spec_as_input(spec: SkillSpec) -> dict[str, Any]:
 # --- fields -------------------------------------------------------------------------------
 
 
-def _canonical_fields(data: dict[str, Any], notes: list[str], problems: _Problems) -> dict[str, Any]:
+def _canonical_fields(data: dict[str, Any], notes: list[str], problems: Problems) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in data.items():
         canonical = FIELD_ALIASES.get(key) or TRIGGER_ALIASES.get(key) or key
@@ -245,11 +249,11 @@ def _canonical_fields(data: dict[str, Any], notes: list[str], problems: _Problem
     return out
 
 
-def _nest_trigger(data: dict[str, Any], notes: list[str], problems: _Problems) -> dict[str, Any] | None:
+def _nest_trigger(data: dict[str, Any], notes: list[str], problems: Problems) -> dict[str, Any] | None:
     """Move trigger fields given at the root into trigger_config; return the trigger as written."""
     config = data.get("trigger_config")
     if isinstance(config, str):
-        config = _parse_json(config, "trigger_config", problems)
+        config = parse_json(config, "trigger_config", problems)
     if config is None:
         config = {}
     if not isinstance(config, Mapping):
@@ -300,7 +304,7 @@ def _merge_update(existing: SkillSpec, patch: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _trigger_type(data: dict[str, Any], has_schedule: bool, notes: list[str], problems: _Problems) -> str:
+def _trigger_type(data: dict[str, Any], has_schedule: bool, notes: list[str], problems: Problems) -> str:
     given = data.get("trigger_type")
     if given is not None and not isinstance(given, str):
         problems.add("trigger_type", f"must be one of {', '.join(TRIGGER_TYPES)}")
@@ -330,7 +334,7 @@ def _trigger_type(data: dict[str, Any], has_schedule: bool, notes: list[str], pr
 
 
 def _normalize_trigger(
-    data: dict[str, Any], ctx: NormalizeContext, notes: list[str], problems: _Problems
+    data: dict[str, Any], ctx: NormalizeContext, notes: list[str], problems: Problems
 ) -> TriggerConfig | None:
     config = data.get("trigger_config")
     if not config or not WHEN_KEYS & config.keys():
@@ -344,7 +348,7 @@ def _normalize_trigger(
     relative = {k: config[k] for k in ("in_minutes", "in_hours") if config.get(k) is not None}
     if relative:
         minutes = sum(
-            _number(v, f"trigger_config.{k}", problems, positive=True) * (60 if k == "in_hours" else 1)
+            number(v, f"trigger_config.{k}", problems, positive=True) * (60 if k == "in_hours" else 1)
             for k, v in relative.items()
         )
         if minutes > MAX_RELATIVE_MINUTES:
@@ -380,7 +384,7 @@ def _normalize_trigger(
 
     interval = config.get("interval_minutes")
     if interval is not None:
-        interval = _integer(interval, "trigger_config.interval_minutes", None, problems, low=1)
+        interval = integer(interval, "trigger_config.interval_minutes", None, problems, low=1)
 
     given = [k for k in ("schedule", "interval_minutes", "at") if config.get(k) is not None]
     if relative and "at" not in given:
@@ -395,7 +399,7 @@ def _normalize_trigger(
     return TriggerConfig(schedule=schedule, timezone=zone, interval_minutes=interval, at=at)
 
 
-def _timezone(value: Any, problems: _Problems) -> str | None:
+def _timezone(value: Any, problems: Problems) -> str | None:
     if not isinstance(value, str) or not value.strip():
         problems.add("trigger_config.timezone", "must be an IANA time zone name such as 'Europe/Paris'")
         return None
@@ -414,7 +418,7 @@ def _zone_names() -> frozenset[str]:
     return frozenset(available_timezones())
 
 
-def _instant(value: Any, zone: str, problems: _Problems) -> datetime | None:
+def _instant(value: Any, zone: str, problems: Problems) -> datetime | None:
     field = "trigger_config.at"
     if isinstance(value, datetime):
         moment = value
@@ -441,12 +445,12 @@ def _instant(value: Any, zone: str, problems: _Problems) -> datetime | None:
 # --- plan and tools -----------------------------------------------------------------------
 
 
-def _normalize_plan(value: Any, problems: _Problems) -> tuple[list[PlanStep] | None, list[int]]:
+def _normalize_plan(value: Any, problems: Problems) -> tuple[list[PlanStep] | None, list[int]]:
     """The steps, and the position of each in the list as given (for messages)."""
     if value is None or value == "" or value == []:
         return None, []
     if isinstance(value, str):
-        value = _parse_json(value, "execution_plan", problems)
+        value = parse_json(value, "execution_plan", problems)
         if value is None:
             return None, []
     if isinstance(value, Mapping):
@@ -467,7 +471,7 @@ def _normalize_plan(value: Any, problems: _Problems) -> tuple[list[PlanStep] | N
             continue
         params = next((raw[k] for k in STEP_PARAM_ALIASES if k in raw), {})
         if isinstance(params, str):
-            params = _parse_json(params, f"{where}.parameters", problems)
+            params = parse_json(params, f"{where}.parameters", problems)
         if params is None:
             params = {}
         if not isinstance(params, Mapping):
@@ -485,12 +489,12 @@ def _normalize_plan(value: Any, problems: _Problems) -> tuple[list[PlanStep] | N
     return steps or None, positions
 
 
-def _normalize_preflight(value: Any, problems: _Problems) -> tuple[list[PreflightCheck], list[int]]:
+def _normalize_preflight(value: Any, problems: Problems) -> tuple[list[PreflightCheck], list[int]]:
     """The checks, and the position of each in the list as given (for messages)."""
     if value is None or value == "" or value == []:
         return [], []
     if isinstance(value, str):
-        value = _parse_json(value, "preflight", problems)
+        value = parse_json(value, "preflight", problems)
     if isinstance(value, Mapping):
         value = [value]
     if not isinstance(value, list):
@@ -505,7 +509,7 @@ def _normalize_preflight(value: Any, problems: _Problems) -> tuple[list[Prefligh
             continue
         fields = {CHECK_ALIASES.get(k, k): v for k, v in raw.items()}
         if isinstance(fields.get("arguments"), str):
-            fields["arguments"] = _parse_json(fields["arguments"], f"{where}.arguments", problems) or {}
+            fields["arguments"] = parse_json(fields["arguments"], f"{where}.arguments", problems) or {}
         if isinstance(fields.get("skip_if"), str):
             fields["skip_if"] = {"nonempty": "not_empty", "not empty": "not_empty"}.get(
                 fields["skip_if"].strip().lower(), fields["skip_if"].strip().lower())
@@ -521,7 +525,7 @@ def _normalize_preflight(value: Any, problems: _Problems) -> tuple[list[Prefligh
 
 
 def _check_parameters(where: str, key: str, tool: str, arguments: dict[str, Any], ctx: NormalizeContext,
-                      problems: _Problems) -> None:
+                      problems: Problems) -> None:
     """A step's (or a check's) arguments against its tool's schema, as the call would judge them.
 
     A tool missing from the catalog is the tool check's to report (or to wait for, disabled)."""
@@ -552,7 +556,7 @@ def _pydantic_message(error: Any) -> str:
 
 
 def _check_tools(
-    tools: list[str], catalog: Collection[str] | None, enabled: bool, problems: _Problems
+    tools: list[str], catalog: Collection[str] | None, enabled: bool, problems: Problems
 ) -> list[str]:
     """Check tools against the live catalog; a disabled skill may wait for missing tools."""
     if catalog is None:
@@ -566,155 +570,3 @@ def _check_tools(
             problems.add("required_tools", f"unknown tool '{tool}'{hint}")
         return []
     return missing
-
-
-# --- scalars ------------------------------------------------------------------------------
-
-
-def _parse_json(text: str, field: str, problems: _Problems) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        problems.add(field, f"is a string that is not valid JSON ({e.msg} at position {e.pos})")
-        return None
-
-
-def _string_list(value: Any, field: str, problems: _Problems) -> list[str]:
-    if value is None or value == "":
-        return []
-    if isinstance(value, str):
-        text = value.strip()
-        if text.startswith("["):
-            value = _parse_json(text, field, problems)
-            if value is None:
-                return []
-        else:
-            # Tool names never contain commas or spaces, so a plain string is a list of one or more names.
-            value = [part for part in re.split(r"[,\s]+", text) if part]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        problems.add(field, "must be a list of tool names")
-        return []
-    return _union([v.strip() for v in value if v.strip()], [])
-
-
-def _union(first: list[str], second: list[str]) -> list[str]:
-    return list(dict.fromkeys([*first, *second]))
-
-
-def _text(value: Any, field: str, problems: _Problems) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        problems.add(field, f"must be a string, got {type(value).__name__}")
-        return None
-    return value.strip()
-
-
-def _required_text(value: Any, field: str, problems: _Problems, limit: int | None = None,
-                   max_bytes: int | None = None) -> str:
-    text = _text(value, field, problems)
-    if value is None or (text is not None and not text):
-        problems.add(field, "is required and must not be empty")
-        return ""
-    if text and limit and len(text) > limit:
-        problems.add(field, f"is {len(text)} characters long; the limit is {limit}")
-    if text and max_bytes:
-        oversize = too_large(field, len(text.encode(errors="replace")), max_bytes, "in UTF-8")
-        if oversize is not None:
-            problems.add(oversize.field, oversize.message)
-    return text or ""
-
-
-def _within(data: Mapping[str, Any], field: str, limit: int, problems: _Problems) -> Any:
-    """``data[field]``, or None (and a problem) when it is over ``limit`` bytes as JSON."""
-    value = data.get(field)
-    if value is None:
-        return None
-    oversize = too_large(field, len(value.encode(errors="replace")) if isinstance(value, str) else json_size(value),
-                         limit)
-    if oversize is not None:
-        problems.add(oversize.field, oversize.message)
-        return None
-    return value
-
-
-YES_NO_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
-ON_OFF_WORDS = {"on": True, "off": False}
-
-
-def parse_bool(value: Any, *, on_off: bool = True) -> bool:
-    """A boolean as JSON or a person writes one: true or false, 1 or 0, or a word in any case
-    (true/false, yes/no, 1/0, and with ``on_off`` on/off). Raise ValueError for anything else."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str):
-        word = value.strip().lower()
-        if word in YES_NO_WORDS:
-            return YES_NO_WORDS[word]
-        if on_off and word in ON_OFF_WORDS:
-            return ON_OFF_WORDS[word]
-    raise ValueError(f"not true or false: {value!r}")
-
-
-def _boolean(value: Any, field: str, default: bool, problems: _Problems) -> bool:
-    if value is None:
-        return default
-    try:
-        return parse_bool(value)
-    except ValueError:
-        problems.add(field, f"must be true or false, got {value!r}")
-        return default
-
-
-def _notify_on_completion(value: Any, problems: _Problems) -> bool | None:
-    """Unset, null or "auto": automatic (None, see skills.notify); otherwise always or never."""
-    if value is None or (isinstance(value, str) and value.strip().lower() == "auto"):
-        return None
-    return _boolean(value, "notify_on_completion", False, problems)
-
-
-def _number(value: Any, field: str, problems: _Problems, *, positive: bool = False) -> float:
-    number: float | None = None
-    if isinstance(value, bool):
-        number = None
-    elif isinstance(value, int | float):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            number = None
-    if number is None or number != number or number in (float("inf"), float("-inf")):
-        problems.add(field, f"must be a number, got {value!r}")
-        return 0.0
-    if positive and number <= 0:
-        problems.add(field, f"must be greater than 0, got {value!r}")
-        return 0.0
-    return number
-
-
-def _integer(value: Any, field: str, default: int | None, problems: _Problems, *, low: int | None = None,
-             high: int | None = None) -> Any:
-    if value is None:
-        return default
-    number: int | None = None
-    if isinstance(value, bool):
-        number = None
-    elif isinstance(value, int):
-        number = value
-    elif isinstance(value, float) and value.is_integer():
-        number = int(value)
-    elif isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
-        number = int(value)
-    if number is None:
-        problems.add(field, f"must be a whole number, got {value!r}")
-        return default
-    if low is not None and number < low:
-        problems.add(field, f"must be at least {low}, got {number}")
-        return default
-    if high is not None and number > high:
-        problems.add(field, f"must be at most {high}, got {number}")
-        return default
-    return number

@@ -11,9 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skills.errors import SkillValidationError
+from skills.fields import parse_bool
 from skills.limits import MAX_INSTRUCTIONS_BYTES, MAX_PLAN_BYTES, MAX_SKILL_BYTES
 from skills.models import SkillSpec
-from skills.normalize import FIELD_ALIASES, TRIGGER_ALIASES, NormalizeContext, normalize, parse_bool
+from skills.normalize import FIELD_ALIASES, TRIGGER_ALIASES, NormalizeContext, normalize
 from skills.plans import analyse_plan
 from skills.triggers import check_cron
 
