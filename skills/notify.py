@@ -32,11 +32,6 @@ def messaged_user(run: RunRecord, notifier_tool: str) -> bool:
                and is_messaging_tool(call.tool, notifier_tool) for call in run.tool_calls)
 
 
-def completion_policy(skill: Skill) -> str:
-    """``notify_on_completion`` as a person reads it: "auto", "always" or "never"."""
-    return {None: "auto", True: "always", False: "never"}[skill.notify_on_completion]
-
-
 def completion_due(skill: Skill, run: RunRecord, now: datetime, default_interval: timedelta,
                    notifier_tool: str) -> bool:
     if skill.notify_on_completion is False:

@@ -61,7 +61,7 @@ class SkillRun:
         if request.resume is not None:
             resume = request.resume
             if resume.start.skill is None:
-                # A bad input is not a bug to retry: fail the run, not the workflow task (retried forever).
+                # A bad input is not a fault a retry fixes: fail the run, typed and non-retryable.
                 raise ApplicationError("a resumed run must carry its skill", non_retryable=True,
                                        type=WorkflowInputError.failure_type())
             run = await self._agent_loop(resume.start.skill, resume.run, resume.start, request, resume.loop)
