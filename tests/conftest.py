@@ -201,6 +201,10 @@ class WorkerProcess:
             "SKILLS_DATA_DIR": str(settings.data_dir),
             "SKILLS_TIMEZONE": settings.timezone,
             "SKILLS_CATCHUP_WINDOW": str(settings.catchup_window.total_seconds()),
+            # The test's own SKILL.md folders: a worker left to the defaults would register the bundled skills.
+            "SKILLS_BUNDLED_SKILLS_DIR": str(settings.bundled_skills_dir),
+            "SKILLS_USER_SKILLS_DIR": str(settings.user_skills_dir),
+            "SKILLS_PROJECT_SKILLS_DIR": str(settings.project_skills_dir),
             **({"SKILLS_MCP_CONFIG": str(settings.mcp_config)} if settings.mcp_config else {}),
             **env,
         }
