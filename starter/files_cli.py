@@ -32,12 +32,15 @@ from skills.skillmd import (
     Problem,
     SkillFile,
     SkillFileError,
+    dependency_problems,
     disclose,
     discover,
     has_errors,
     list_resources,
+    load_skill_file,
     read_body,
     validate_path,
+    with_dependencies,
 )
 from starter import exit_process, print_failure
 from starter.command import (
@@ -65,6 +68,7 @@ def validate(paths: tuple[str, ...], strict: bool) -> int:
     """Check SKILL.md files against the Agent Skills spec: a skill folder, a SKILL.md, or a folder
     of skills. Exit 1 on any error (with --strict, on warnings too)."""
     checked = [(path, validate_path(path)) for given in paths for path in _skill_paths(Path(given))]
+    checked = _with_dependency_problems(checked)
     failed = any(has_errors(problems, strict=strict) for _, problems in checked)
     if current().json:
         print_json({
@@ -98,6 +102,32 @@ def _skill_paths(path: Path) -> list[Path]:
         if children:
             return children
     return [path]
+
+
+def _with_dependency_problems(checked: list[tuple[Path, list[Problem]]]) -> list[tuple[Path, list[Problem]]]:
+    """Each checked skill's missing dependencies and cycles, as errors: the skills it may depend on are
+    the ones checked together and those of this machine's folders (the checked ones win)."""
+    loaded: dict[Path, SkillFile] = {}
+    for path, _ in checked:
+        skill_md = path / "SKILL.md" if path.is_dir() else path
+        if skill_md.name == "SKILL.md" and skill_md.is_file():
+            skill, _problems = load_skill_file(skill_md, "project")
+            if skill is not None:
+                loaded[path] = skill
+    if not any(skill.manifest.depends for skill in loaded.values()):
+        # Nothing to resolve: the folders are not read at all.
+        return checked
+    catalog = _catalog()
+    if catalog.disabled:
+        catalog = _catalog(enable=catalog.disabled)
+    graph = {**catalog.dependencies, **{s.name: list(s.manifest.depends) for s in loaded.values()}}
+    found = dependency_problems([s.name for s in loaded.values()], graph)
+    result = []
+    for path, problems in checked:
+        skill = loaded.get(path)
+        extra = [p.at(skill.path) for p in found.get(skill.name, [])] if skill is not None else []
+        result.append((path, [*problems, *extra]))
+    return result
 
 
 def _count(checked: list[tuple[Path, list[Problem]]], severity: str) -> int:
@@ -172,6 +202,7 @@ def show_skill(name: str) -> int:
     resources = list_resources(skill)
     shadowed = [s for s in catalog.shadowed if s.name == skill.name]
     problems = [p for p in catalog.problems if p.path == skill.path]
+    brings = with_dependencies([skill.name], catalog)[1:]
     if current().json:
         print_json({
             "name": skill.name, "source": skill.source, "path": str(skill.path),
@@ -179,11 +210,16 @@ def show_skill(name: str) -> int:
             "frontmatter": skill.manifest.model_dump(mode="json", by_alias=True, exclude_defaults=True),
             "body": body,
             "resources": [r.model_dump(mode="json") for r in resources],
+            "depends": [{"name": dep, "source": catalog.skills[dep].source if dep in catalog.skills else None,
+                         "path": str(catalog.skills[dep].path) if dep in catalog.skills else None}
+                        for dep in skill.manifest.depends],
+            "brings": brings,
             "shadows": [{"path": str(s.path), "source": s.source} for s in shadowed],
             "problems": [p.model_dump(mode="json") for p in problems],
         })
         return 0
-    rows = [*_summary(skill), *(("shadows", f"{s.path} ({s.source})") for s in shadowed),
+    rows = [*_summary(skill, catalog), *([("brings along", ", ".join(brings))] if brings else []),
+            *(("shadows", f"{s.path} ({s.source})") for s in shadowed),
             *(("problem", f"{p.severity}: {p.message}") for p in problems)]
     if not resources:
         rows.append(("resources", "-"))
@@ -196,7 +232,7 @@ def show_skill(name: str) -> int:
     return 0
 
 
-def _summary(skill: SkillFile) -> list[tuple[str, str]]:
+def _summary(skill: SkillFile, catalog: Catalog) -> list[tuple[str, str]]:
     m = skill.manifest
     meta = m.metadata
     rows = [("name", m.name), ("source", f"{skill.source}  {skill.path}"), ("description", m.description),
@@ -205,7 +241,7 @@ def _summary(skill: SkillFile) -> list[tuple[str, str]]:
         ("version", m.version), ("license", m.license), ("compatibility", m.compatibility),
         ("allowed tools", ", ".join(m.allowed_tools)), ("keywords", ", ".join(m.keywords)),
         ("verbs", ", ".join(m.triggers.verbs)), ("patterns", "  ".join(p.pattern for p in m.triggers.patterns)),
-        ("priority", meta.priority or None), ("depends", ", ".join(m.depends)),
+        ("priority", meta.priority or None), ("depends", ", ".join(_dependency(dep, catalog) for dep in m.depends)),
         ("required tools", ", ".join(meta.required_tools)),
         ("schedule", json.dumps(meta.trigger_config) if meta.trigger_config else None),
         ("plan", "; ".join(f"{s.tool_name} {json.dumps(s.parameters, ensure_ascii=False)}"
@@ -213,6 +249,11 @@ def _summary(skill: SkillFile) -> list[tuple[str, str]]:
         ("max steps", meta.max_steps), ("default enabled", None if m.default_enabled else "false"),
     ]
     return rows + [(key, str(value)) for key, value in optional if value]
+
+
+def _dependency(name: str, catalog: Catalog) -> str:
+    found = catalog.get(name)
+    return f"{name} ({found.source})" if found is not None else f"{name} (missing)"
 
 
 def _not_found(name: str, catalog: Catalog) -> int:

@@ -13,6 +13,7 @@ from skills.errors import (
     TooLargeError,
 )
 from skills.skillmd.agents import AgentDefinition, check_agent_text, load_agent
+from skills.skillmd.depends import dependency_problems, find_cycle, missing_dependencies
 from skills.skillmd.disclosure import (
     Disclosure,
     asks_for_registry,
@@ -65,12 +66,15 @@ __all__ = [
     "asks_for_registry",
     "check_agent_text",
     "check_frontmatter",
+    "dependency_problems",
     "disclose",
     "discover",
+    "find_cycle",
     "has_errors",
     "list_resources",
     "load_agent",
     "load_skill_file",
+    "missing_dependencies",
     "parse_frontmatter",
     "project_skills_dir",
     "read_body",

@@ -19,6 +19,7 @@ from xml.sax.saxutils import escape, quoteattr
 from pydantic import BaseModel, ConfigDict
 
 from skills.errors import SkillFileError
+from skills.skillmd.depends import with_dependencies as dependency_order
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile
 from skills.skillmd.matching import DEFAULT_LIMIT, SkillMatch
@@ -99,21 +100,10 @@ def disclose(
     )
 
 
-def with_dependencies(names: Iterable[str], catalog: Catalog) -> list[str]:
-    """Each named skill followed by what it depends on (transitively), once each, unknown names left out."""
-    ordered: list[str] = []
-
-    def visit(name: str) -> None:
-        skill = catalog.get(name)
-        if skill is None or name in ordered:
-            return
-        ordered.append(name)
-        for dependency in skill.manifest.depends:
-            visit(dependency)
-
-    for name in names:
-        visit(name)
-    return ordered
+def with_dependencies(names: Iterable[str], catalog: Catalog, *, exclude: Iterable[str] = ()) -> list[str]:
+    """Each named skill followed by what it depends on (transitively), once each, unknown names left out;
+    the names of ``exclude`` (already given) and what only they bring are left out too."""
+    return dependency_order(names, catalog.dependencies, exclude=exclude)
 
 
 def xml_text(text: str) -> str:

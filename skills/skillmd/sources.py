@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skills.errors import SkillFileError
 from skills.skillmd import files
+from skills.skillmd.depends import dependency_problems
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile, SourceName
 from skills.skillmd.matching import SkillIndex
@@ -71,6 +72,11 @@ class Catalog(BaseModel):
     def untriggered(self) -> list[SkillFile]:
         """Skills without triggers (never matched, so always listed), found once rather than per message."""
         return [skill for skill in self.skills.values() if not skill.manifest.has_triggers]
+
+    @cached_property
+    def dependencies(self) -> dict[str, list[str]]:
+        """The dependency graph of the active skills: name -> the names its ``depends`` lists."""
+        return {name: list(skill.manifest.depends) for name, skill in self.skills.items()}
 
 
 def load_skill_file(
@@ -171,9 +177,11 @@ def _scan(root: Path, source: SourceName, limits: Limits) -> tuple[list[SkillFil
 
 
 def _check_depends(skills: dict[str, SkillFile]) -> list[Problem]:
+    """Missing dependencies and cycles, as warnings: lenient loading keeps the skills (each
+    dependency is brought once, so a cycle cannot loop); ``skills validate`` refuses them."""
+    graph = {name: list(skill.manifest.depends) for name, skill in skills.items()}
     return [
-        Problem.warning(f"Skill '{skill.name}' depends on unknown skill '{dep}'", "depends").at(skill.path)
-        for skill in skills.values()
-        for dep in skill.manifest.depends
-        if dep not in skills
+        problem.as_warning().at(skills[name].path)
+        for name, problems in dependency_problems(skills, graph).items()
+        for problem in problems
     ]

@@ -8,11 +8,11 @@ as error text for the LLM, never as exceptions, so a conversation goes on.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from skills.errors import SkillFileError
-from skills.skillmd.disclosure import xml_attribute, xml_text
+from skills.skillmd.disclosure import render_instructions, with_dependencies, xml_attribute, xml_text
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile
 from skills.skillmd.resources import read_body
@@ -54,15 +54,24 @@ def skill_tool_definition(skills: Iterable[SkillFile]) -> dict[str, Any] | None:
     }
 
 
-def run_skill_tool(catalog: Catalog, skill_name: str, limits: Limits = DEFAULT_LIMITS) -> str:
-    """The tool's result: the skill's body, or an error text that helps the LLM pick again."""
+def run_skill_tool(
+    catalog: Catalog, skill_name: str, limits: Limits = DEFAULT_LIMITS, *, loaded: Collection[str] = ()
+) -> str:
+    """The tool's result: the skill's body, or an error text that helps the LLM pick again.
+
+    The skills it ``depends`` on follow its body, each in a ``<skill_instructions>`` block, once
+    each; those named in ``loaded`` (already given in the conversation) are not repeated.
+    Resources stay unread: the bodies say which files to ask for.
+    """
     skill = catalog.get(skill_name)
     if skill is None:
         return _not_found(skill_name, list(catalog.skills))
     try:
-        return read_body(skill, limits)
+        body = read_body(skill, limits)
     except SkillFileError as exc:
         return f"Error loading skill '{skill_name}': {exc}"
+    dependencies = with_dependencies([skill_name], catalog, exclude=[n for n in loaded if n != skill_name])[1:]
+    return "\n\n".join([body, *(render_instructions(catalog.skills[name], limits) for name in dependencies)])
 
 
 def _not_found(skill_name: str, names: list[str]) -> str:

@@ -255,3 +255,49 @@ async def test_sync_prints_what_changed(
     assert lines[0].split() == ["CHANGE", "SKILL", "WHY"]
     assert any(line.startswith("refused    ") and "hour 25 is out of range" in line for line in lines)
     assert any(line.split()[:4] == ["unchanged", "1", "file", "skill"] for line in lines)
+
+
+# --- depends ------------------------------------------------------------------------------
+
+
+def test_validate_names_a_missing_dependency_and_prints_a_cycle(
+    dirs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(dirs["user"], "style")
+    needy = write(dirs["project"], "needy", depends=["style", "ghost"])
+    write(dirs["project"], "ping", depends=["pong"])
+    write(dirs["project"], "pong", depends=["ping"])
+
+    code, out, _ = run(capsys, "validate", "--json", str(needy.parent))
+    report = json.loads(out)
+    assert code == 1
+    assert [p["message"] for p in report["files"][0]["problems"]] == ["Skill 'needy' depends on unknown skill 'ghost'"]
+
+    code, out, _ = run(capsys, "validate", str(dirs["project"] / "ping"))
+    assert code == 1 and "Skill dependencies form a cycle: ping → pong → ping" in out
+
+    # A dependency checked together with the skill counts, even outside the folders.
+    elsewhere = dirs["project"].parent / "elsewhere"
+    write(elsewhere, "lead", depends=["helper"])
+    write(elsewhere, "helper")
+    code, out, _ = run(capsys, "validate", str(elsewhere))
+    assert code == 0, out
+
+
+def test_show_lists_the_dependencies(dirs: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    write(dirs["user"], "style")
+    write(dirs["project"], "tables", depends=["style"])
+    write(dirs["project"], "report", depends=["tables", "ghost"])
+
+    code, out, _ = run(capsys, "show", "report")
+    assert code == 0
+    assert "tables (project), ghost (missing)" in out
+    assert "tables, style" in out  # everything it brings, transitively
+
+    code, out, _ = run(capsys, "show", "--json", "report")
+    shown = json.loads(out)
+    assert shown["depends"] == [
+        {"name": "tables", "source": "project", "path": str(dirs["project"] / "tables" / "SKILL.md")},
+        {"name": "ghost", "source": None, "path": None},
+    ]
+    assert shown["brings"] == ["tables", "style"]
