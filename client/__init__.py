@@ -8,6 +8,8 @@ server (``skills mcp``), the Telegram adapter and the worker's chat tools (the m
 - :mod:`client.management`: the six management tools a model calls
 - :mod:`client.schedules`: when a skill's schedule fires next, as Temporal says (the worker reads it too)
 - :mod:`client.files`: syncing the file skills now (``skills sync``, ``skills dev``)
+- :mod:`client.install`: installing SKILL.md skills into the user folder, and removing them
+  (``skills install``, ``skills uninstall``); local, no Temporal
 - :mod:`client.temporal_cli`: where the ``temporal`` CLI is, to start a dev server
 
 It depends on ``skills`` (what a skill is) only, never on ``starter``, ``activities``,

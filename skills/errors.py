@@ -28,6 +28,7 @@ an error and the client that reads it back use the same constant and cannot drif
     │   ├── FrontmatterError
     │   ├── TooLargeError
     │   ├── ResourceError
+    │   ├── InstallRefusedError      a skill to install was refused (every reason); nothing was written
     │   └── AgentDefinitionError
     ├── TemporalUnavailableError    the client cannot reach Temporal (retryable)
     ├── WorkerUnavailableError      no worker answered on the task queue (retryable)
@@ -173,6 +174,14 @@ class TooLargeError(SkillFileError):
 
 class ResourceError(SkillFileError):
     """A resource path was refused (absolute, ``..``, a symlink out) or does not exist."""
+
+
+class InstallRefusedError(SkillFileError):
+    """``skills install`` (or ``uninstall``) refused; ``reasons`` lists every one. Nothing was written."""
+
+    def __init__(self, reasons: list[str]) -> None:
+        self.reasons = reasons
+        super().__init__("; ".join(reasons))
 
 
 class AgentDefinitionError(SkillFileError):

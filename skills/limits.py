@@ -31,6 +31,12 @@ MAX_PLAN_BYTES = 256 * KIB
 """``execution_plan`` as JSON."""
 MAX_SKILL_BYTES = 1536 * KIB
 """A whole registration (or update) body as JSON, and a whole normalized skill."""
+MAX_INSTALL_FILE_BYTES = 10 * MIB
+"""One file of a skill being installed (``skills install``): scripts and assets can be bigger than a resource an LLM reads."""
+MAX_INSTALL_BYTES = 50 * MIB
+"""Everything one ``skills install`` unpacks, all skills together (what an archive says it holds is checked first)."""
+MAX_INSTALL_FILES = 2000
+"""Files and folders one ``skills install`` may unpack."""
 TEMPORAL_PAYLOAD_WARNING_BYTES = 2 * MIB
 """Where the Temporal SDK's own payload warning is set for our clients: past anything we send
 (the SDK's default, 512 KiB, is below a legitimate skill and prints on stdout)."""

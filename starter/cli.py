@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from starter import exit_process, files_cli, mcp_server, telegram_bot, tools_cli
+from starter import exit_process, files_cli, install_cli, mcp_server, telegram_bot, tools_cli
 from starter.command import (
     CONTEXT_SETTINGS,
     OrderedGroup,
@@ -176,9 +176,13 @@ def get(ref: str, agent: str | None) -> int:
 
 @cli.command("list")
 @AGENT
+@click.option("--files", "file_skills", is_flag=True,
+              help="The SKILL.md skills of this machine's folders instead, with where each came from.")
 @data_command
-def list_(agent: str | None) -> int:
-    """Every skill: trigger, state and last run."""
+def list_(agent: str | None, file_skills: bool) -> int:
+    """Every skill: trigger, state and last run (with --files: every SKILL.md skill, its source and origin)."""
+    if file_skills:
+        return install_cli.list_files()
 
     async def work(skills: SkillsClient) -> None:
         found = await skills.list(agent_id=agent)
@@ -307,7 +311,7 @@ def chat(message: tuple[str, ...], session: str | None) -> int:
     return with_client(work)
 
 
-for _command in (tools_cli.catalog_command, *files_cli.COMMANDS, mcp_server.mcp_command,
+for _command in (tools_cli.catalog_command, *files_cli.COMMANDS, *install_cli.COMMANDS, mcp_server.mcp_command,
                  telegram_bot.telegram_command):
     cli.add_command(_command)
 

@@ -1,0 +1,651 @@
+"""Installing SKILL.md skills into the user folder (reference 004, "Phase 4"): `skills install`, `uninstall`.
+
+A source is a local folder, a ``.tar``/``.tar.gz``/``.tgz``/``.zip`` archive, or a git
+repository (a URL, or a local repository with ``ref``), with an optional sub-path. It holds one
+skill (a folder with a ``SKILL.md``) or a folder of skills.
+
+Nothing from the source is ever executed, and nothing reaches the user folder unless all of it
+passed:
+
+1. the source is read into a hidden staging folder inside the user folder (so the last step is
+   a rename on one file system); an archive's members are checked from its index *before*
+   anything is unpacked: no absolute path or ``..``, no link leading out, no device, FIFO or
+   socket, sizes and counts under the limits of :mod:`skills.limits`; a folder is walked without
+   following links, with the same rules; a git repository is cloned with hooks off
+   (``core.hooksPath=/dev/null``), no submodules and no prompt, then exported with ``git archive``
+   and checked as an archive;
+2. every skill is validated as ``skills validate`` does (the Agent Skills specification, strictly),
+   plus its ``depends`` (against the skills installed and those installed with it), and a name
+   taken in the user folder is refused unless ``force``;
+3. each skill folder gets an ``.install.json`` (where it came from) and is renamed into place.
+
+A refusal names every reason (:class:`InstallRefusedError`) and removes the staging folder.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import tarfile
+import tempfile
+import uuid
+import zipfile
+from contextlib import suppress
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from skills.errors import InstallRefusedError, SkillFileError
+from skills.limits import MAX_INSTALL_BYTES, MAX_INSTALL_FILE_BYTES, MAX_INSTALL_FILES, describe
+from skills.skillmd import Catalog, dependency_problems, discover, load_skill_file, validate_text
+from skills.skillmd.files import read_text
+from skills.skillmd.limits import DEFAULT_LIMITS
+from skills.skillmd.manifest import SourceName
+
+SourceKind = Literal["folder", "archive", "git"]
+
+RECORD = ".install.json"
+"""The file in an installed skill's folder that says where it came from."""
+
+GIT_TIMEOUT = 120.0
+"""Seconds a clone (or an archive export) may take."""
+
+ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".zip")
+
+
+@dataclass(frozen=True)
+class InstallLimits:
+    """How much one install may unpack; the defaults are those of :mod:`skills.limits`."""
+
+    max_file_bytes: int = MAX_INSTALL_FILE_BYTES
+    max_total_bytes: int = MAX_INSTALL_BYTES
+    max_files: int = MAX_INSTALL_FILES
+
+
+class InstallRecord(BaseModel):
+    """What ``.install.json`` holds: where the skill came from, and when it was installed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    source: str
+    kind: SourceKind
+    path: str | None = None
+    ref: str | None = None
+    commit: str | None = None
+    installed_at: datetime
+
+
+class InstalledSkill(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    path: Path
+    """The installed skill's folder."""
+    replaced: bool = False
+    """Whether an installed skill of that name was replaced (``force``)."""
+    scheduled: bool = False
+    """Whether it carries a ``trigger_config``: the next sync registers it."""
+    warnings: list[str] = []
+    notes: list[str] = []
+
+
+class InstallResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    installed: list[InstalledSkill]
+    record: InstallRecord
+
+
+class UninstallResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    path: Path
+    scheduled: bool = False
+    """Whether it carried a schedule: the next sync disables its stored skill (``file removed``)."""
+    revealed: str | None = None
+    """The skill of the same name that shows again now, if any (``bundled /path``)."""
+
+
+# --- the public functions ---------------------------------------------------------------------
+
+
+def install(
+    source: str,
+    *,
+    folders: dict[SourceName, Path],
+    path: str | None = None,
+    ref: str | None = None,
+    force: bool = False,
+    limits: InstallLimits = InstallLimits(),  # noqa: B008 - frozen
+) -> InstallResult:
+    """Install the skill (or skills) of ``source`` into ``folders["user"]``; see the module's docstring."""
+    user_dir = Path(folders["user"]).expanduser().absolute()
+    kind = source_kind(source, ref)
+    reasons: list[str] = []
+    if path is not None:
+        reasons += _subpath_problems(path)
+    if reasons:
+        raise InstallRefusedError(reasons)
+    created = _make_dirs(user_dir)
+    stage = user_dir / f".install-{uuid.uuid4().hex[:12]}"
+    try:
+        stage.mkdir()
+        unpacked = stage / "source"
+        commit = _unpack(kind, source, unpacked, path=path, ref=ref, limits=limits)
+        root = unpacked / path if path else unpacked
+        if not root.is_dir():
+            raise InstallRefusedError([f"'{path}' is not a folder in {source}"])
+        record = InstallRecord(source=_display_source(kind, source), kind=kind, path=path, ref=ref, commit=commit,
+                               installed_at=datetime.now(UTC))
+        plans = _check_skills(root, user_dir, folders, force=force)
+        installed = [_place(plan, stage, user_dir, record) for plan in plans]
+    except OSError as exc:
+        _clean_up(stage, created)
+        raise InstallRefusedError([f"could not install from {source}: {exc}"]) from exc
+    except BaseException:
+        _clean_up(stage, created)
+        raise
+    _remove_tree(stage)
+    return InstallResult(installed=installed, record=record)
+
+
+def uninstall(name: str, *, folders: dict[SourceName, Path]) -> UninstallResult:
+    """Remove the user-folder skill ``name``; a bundled or project skill is refused with the reason."""
+    catalog = _all_skills(folders)
+    user_dir = Path(folders["user"]).expanduser().absolute()
+    found = _user_skill(name, user_dir)
+    if found is None:
+        owner = catalog.get(name)
+        if owner is not None:
+            where = {"bundled": "it ships with the engine (disable it with default_enabled, or shadow it)",
+                     "project": "it belongs to the project: remove it from the project's folder"}
+            raise InstallRefusedError([f"'{name}' is a {owner.source} skill ({owner.folder}), not one in the user "
+                                       f"folder {user_dir}: {where.get(owner.source, '')}"])
+        raise InstallRefusedError([f"no skill named '{name}' in the user folder {user_dir}"])
+    skill, _ = load_skill_file(found / "SKILL.md", "user")
+    scheduled = bool(skill and skill.manifest.metadata.trigger_config)
+    # Renamed away first, then removed: a half-removed folder never looks like a skill.
+    trash = user_dir / f".uninstall-{uuid.uuid4().hex[:12]}"
+    os.rename(found, trash)
+    _remove_tree(trash)
+    after = _all_skills(folders).get(name)
+    revealed = f"{after.source} {after.folder}" if after is not None else None
+    return UninstallResult(name=name, path=found, scheduled=scheduled, revealed=revealed)
+
+
+def read_record(folder: Path) -> InstallRecord | None:
+    """Where an installed skill came from (its ``.install.json``); None for a skill put there by hand."""
+    try:
+        return InstallRecord.model_validate_json((Path(folder) / RECORD).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def describe_record(record: InstallRecord | None) -> str:
+    """One line: ``git https://host/repo.git (skills/x @ v1, commit 1a2b3c4)``, or ``-``."""
+    if record is None:
+        return "-"
+    details = [d for d in (record.path, f"@ {record.ref}" if record.ref else None,
+                           f"commit {record.commit[:10]}" if record.commit else None) if d]
+    return f"{record.kind} {record.source}" + (f" ({', '.join(details)})" if details else "")
+
+
+def source_kind(source: str, ref: str | None = None) -> SourceKind:
+    """What ``source`` is: a git URL (or a local repository with ``ref``), an archive, or a folder."""
+    lowered = source.lower()
+    if lowered.startswith(("file://", "http://", "https://", "ssh://", "git://", "git@")) or lowered.endswith(".git"):
+        if lowered.startswith(("http://", "https://")) and lowered.endswith(ARCHIVE_SUFFIXES):
+            raise InstallRefusedError([f"{source}: archives are installed from a local file; download it first"])
+        return "git"
+    local = Path(source).expanduser()
+    if local.is_dir():
+        return "git" if ref is not None else "folder"
+    if local.is_file() and lowered.endswith(ARCHIVE_SUFFIXES):
+        return "archive"
+    if local.exists():
+        raise InstallRefusedError([f"{source}: not a folder, a .tar/.tar.gz/.tgz/.zip archive or a git URL"])
+    raise InstallRefusedError([f"{source}: no such folder or archive (and not a git URL)"])
+
+
+# --- unpacking, with every check before a byte is written ---------------------------------------
+
+
+@dataclass
+class _Budget:
+    limits: InstallLimits
+    files: int = 0
+    total: int = 0
+    reasons: list[str] = field(default_factory=list)
+
+    def add(self, name: str, size: int) -> None:
+        self.files += 1
+        self.total += size
+        if size > self.limits.max_file_bytes:
+            self.reasons.append(f"{name} is {size:,} bytes; the limit for one file is "
+                                f"{describe(self.limits.max_file_bytes)}")
+
+    def close(self) -> None:
+        if self.files > self.limits.max_files:
+            self.reasons.append(f"the source holds {self.files:,} entries; the limit is {self.limits.max_files:,}")
+        if self.total > self.limits.max_total_bytes:
+            self.reasons.append(f"the source unpacks to {self.total:,} bytes; the limit is "
+                                f"{describe(self.limits.max_total_bytes)}")
+
+
+def _unpack(kind: SourceKind, source: str, target: Path, *, path: str | None, ref: str | None,
+            limits: InstallLimits) -> str | None:
+    if kind == "folder":
+        _copy_folder(Path(source).expanduser(), target, limits)
+        return None
+    if kind == "archive":
+        _extract_archive(Path(source).expanduser(), target, limits)
+        return None
+    return _export_git(source, target, path=path, ref=ref, limits=limits)
+
+
+def _copy_folder(source: Path, target: Path, limits: InstallLimits) -> None:
+    root = source.resolve()
+    budget = _Budget(limits)
+    entries: list[tuple[str, Path, bool]] = []  # (relative path, real file, is a folder)
+    for dirpath, dirnames, filenames in os.walk(root):  # links are never followed into
+        here = Path(dirpath)
+        if here == root and ".git" in dirnames:
+            dirnames.remove(".git")  # a working copy's repository is not part of the skill
+        for name in sorted(dirnames) + sorted(filenames):
+            full = here / name
+            relative = full.relative_to(root).as_posix()
+            info = full.lstat()
+            if stat.S_ISLNK(info.st_mode):
+                real = full.resolve()
+                if not real.is_relative_to(root):
+                    budget.reasons.append(f"{relative} is a link that points outside the skill (to {os.readlink(full)})")
+                elif real.is_dir():
+                    budget.reasons.append(f"{relative} is a link to a folder; copy the folder instead")
+                    dirnames[:] = [d for d in dirnames if d != name]
+                else:
+                    budget.add(relative, real.stat().st_size)
+                    entries.append((relative, real, False))
+            elif stat.S_ISDIR(info.st_mode):
+                budget.files += 1
+                entries.append((relative, full, True))
+            elif stat.S_ISREG(info.st_mode):
+                budget.add(relative, info.st_size)
+                entries.append((relative, full, False))
+            else:
+                budget.reasons.append(f"{relative} is {_kind_of(info.st_mode)}, not a file or a folder")
+    budget.close()
+    if budget.reasons:
+        raise InstallRefusedError(budget.reasons)
+    target.mkdir()
+    for relative, real, is_dir in entries:
+        destination = target / relative
+        if is_dir:
+            destination.mkdir(exist_ok=True)
+        else:
+            with real.open("rb") as reader:
+                _write_capped(reader, destination, limits.max_file_bytes, relative)
+
+
+def _extract_archive(archive: Path, target: Path, limits: InstallLimits) -> None:
+    if archive.name.lower().endswith(".zip"):
+        _extract_zip(archive, target, limits)
+    else:
+        _extract_tar(archive, target, limits)
+
+
+def _extract_tar(archive: Path, target: Path, limits: InstallLimits) -> None:
+    try:
+        with tarfile.open(archive, "r:*") as tar:
+            members = tar.getmembers()
+            budget = _Budget(limits)
+            names: dict[str, tarfile.TarInfo] = {}
+            for member in members:
+                name = _member_name(member.name, budget)
+                if name is None:
+                    continue
+                if member.issym() or member.islnk():
+                    link = member.linkname
+                    base = PurePosixPath(name).parent if member.issym() else PurePosixPath()
+                    if not _stays_inside(base, link):
+                        budget.reasons.append(f"{member.name} is a link that points outside the skill (to {link})")
+                    else:
+                        budget.files += 1
+                elif member.isdir():
+                    budget.files += 1
+                elif member.isfile():
+                    budget.add(member.name, member.size)
+                else:
+                    budget.reasons.append(f"{member.name} is {_tar_kind(member)}, not a file or a folder")
+                names[name] = member
+            budget.close()
+            if budget.reasons:
+                raise InstallRefusedError(budget.reasons)
+            target.mkdir()
+            links: list[tuple[str, tarfile.TarInfo]] = []
+            for name, member in names.items():
+                destination = target / name
+                if member.isdir():
+                    destination.mkdir(parents=True, exist_ok=True)
+                elif member.isfile():
+                    destination.parent.mkdir(parents=True, exist_ok=True)
+                    reader = tar.extractfile(member)
+                    assert reader is not None
+                    with reader:
+                        _write_capped(reader, destination, limits.max_file_bytes, member.name)
+                else:
+                    links.append((name, member))
+            # Links last, as copies of what they point to (checked above to stay inside): no link is installed.
+            for name, member in links:
+                base = PurePosixPath(name).parent if member.issym() else PurePosixPath()
+                pointed = target / (base / member.linkname)
+                if pointed.resolve().is_relative_to(target.resolve()) and pointed.is_file():
+                    shutil.copyfile(pointed, target / name)
+    except tarfile.TarError as exc:
+        raise InstallRefusedError([f"{archive}: not a readable tar archive ({exc})"]) from None
+
+
+def _extract_zip(archive: Path, target: Path, limits: InstallLimits) -> None:
+    try:
+        with zipfile.ZipFile(archive) as zipped:
+            budget = _Budget(limits)
+            names: dict[str, zipfile.ZipInfo] = {}
+            for info in zipped.infolist():
+                name = _member_name(info.filename, budget)
+                if name is None:
+                    continue
+                mode = info.external_attr >> 16
+                if stat.S_ISLNK(mode):
+                    budget.reasons.append(f"{info.filename} is a link; links are not installed from a zip archive")
+                elif info.is_dir():
+                    budget.files += 1
+                elif stat.S_IFMT(mode) not in (0, stat.S_IFREG):  # 0: no type recorded, a plain file
+                    budget.reasons.append(f"{info.filename} is {_kind_of(mode)}, not a file or a folder")
+                else:
+                    budget.add(info.filename, info.file_size)
+                names[name] = info
+            budget.close()
+            if budget.reasons:
+                raise InstallRefusedError(budget.reasons)
+            target.mkdir()
+            for name, info in names.items():
+                destination = target / name
+                if info.is_dir():
+                    destination.mkdir(parents=True, exist_ok=True)
+                    continue
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                with zipped.open(info) as reader:
+                    # Capped while writing too: the sizes in a zip's index are the archive's own claim.
+                    _write_capped(reader, destination, limits.max_file_bytes, info.filename)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile) as exc:
+        raise InstallRefusedError([f"{archive}: not a readable zip archive ({exc})"]) from None
+
+
+def _export_git(url: str, target: Path, *, path: str | None, ref: str | None, limits: InstallLimits) -> str:
+    """Clone (hooks off, no submodules, no prompt), export the tree with ``git archive``, check it as an archive."""
+    with tempfile.TemporaryDirectory(prefix="skills-install-git-") as scratch:
+        clone = Path(scratch) / "repo"
+        base = ["clone", "--quiet", "--no-checkout", "--no-recurse-submodules", "--depth", "1"]
+        if ref is not None:
+            attempt = _git([*base, "--branch", ref, "--", url, str(clone)], check=False)
+            if attempt.returncode != 0:
+                # A commit id is not a branch or tag: fetch the history and ask for it.
+                shutil.rmtree(clone, ignore_errors=True)
+                _git(["clone", "--quiet", "--no-checkout", "--no-recurse-submodules", "--", url, str(clone)])
+        else:
+            _git([*base, "--", url, str(clone)])
+        revision = ref or "HEAD"
+        commit = _git(["-C", str(clone), "rev-parse", "--verify", "--end-of-options", f"{revision}^{{commit}}"],
+                      what=f"ref '{revision}'").stdout.strip()
+        tree = Path(scratch) / "tree.tar"
+        arguments = ["-C", str(clone), "archive", "--format=tar", f"--output={tree}", commit]
+        if path:
+            arguments += ["--", path]
+        _git(arguments, what=f"path '{path}'" if path else None)
+        _extract_tar(tree, target, limits)
+        return commit
+
+
+def _git(arguments: list[str], *, check: bool = True, what: str | None = None) -> subprocess.CompletedProcess[str]:
+    environment = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
+        "GIT_TERMINAL_PROMPT": "0",  # never wait for a password
+        "GIT_ASKPASS": "true",
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    command = ["git", "-c", "core.hooksPath=/dev/null", "-c", "submodule.recurse=false",
+               "-c", "core.fsmonitor=false", "-c", "protocol.file.allow=always", *arguments]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=GIT_TIMEOUT, env=environment,
+                              stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        raise InstallRefusedError(["git is not installed: it is needed to install from a git repository"]) from None
+    except subprocess.TimeoutExpired:
+        raise InstallRefusedError([f"git {arguments[0]} did not finish within {GIT_TIMEOUT:g} s"]) from None
+    if check and done.returncode != 0:
+        detail = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit status {done.returncode}"
+        subject = f"{what}: " if what else ""
+        raise InstallRefusedError([f"git {arguments[0] if arguments[0] != '-C' else arguments[2]} failed: "
+                                   f"{subject}{detail}"])
+    return done
+
+
+def _member_name(name: str, budget: _Budget) -> str | None:
+    """An archive member's path, normalised, or None (with the reason) when it could leave the folder."""
+    cleaned = name.replace("\\", "/")
+    posix = PurePosixPath(cleaned)
+    if posix.is_absolute() or (len(cleaned) > 1 and cleaned[1] == ":"):
+        budget.reasons.append(f"{name} has an absolute path")
+        return None
+    if ".." in posix.parts:
+        budget.reasons.append(f"{name} contains '..' (it would be written outside the skill)")
+        return None
+    parts = [p for p in posix.parts if p not in ("", ".")]
+    if not parts:
+        return None  # the archive's root itself
+    return "/".join(parts)
+
+
+def _stays_inside(base: PurePosixPath, link: str) -> bool:
+    if not link or PurePosixPath(link).is_absolute():
+        return False
+    depth = len(base.parts)
+    for part in PurePosixPath(link).parts:
+        if part == "..":
+            depth -= 1
+            if depth < 0:
+                return False
+        elif part != ".":
+            depth += 1
+    return True
+
+
+def _write_capped(reader: Any, destination: Path, limit: int, name: str) -> None:
+    written = 0
+    with destination.open("xb") as writer:
+        while chunk := reader.read(64 * 1024):
+            written += len(chunk)
+            if written > limit:
+                raise InstallRefusedError([f"{name} is over {describe(limit)}, the limit for one file"])
+            writer.write(chunk)
+
+
+def _kind_of(mode: int) -> str:
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device file"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a special file"
+
+
+def _tar_kind(member: tarfile.TarInfo) -> str:
+    if member.ischr() or member.isblk():
+        return "a device file"
+    if member.isfifo():
+        return "a FIFO"
+    return "a special file"
+
+
+def _subpath_problems(path: str) -> list[str]:
+    posix = PurePosixPath(path.replace("\\", "/"))
+    if posix.is_absolute():
+        return [f"--path '{path}' must be relative to the source"]
+    if ".." in posix.parts:
+        return [f"--path '{path}' must not contain '..'"]
+    return []
+
+
+# --- what is installed, checked as `skills validate` does ---------------------------------------
+
+
+@dataclass(frozen=True)
+class _Plan:
+    name: str
+    folder: Path
+    """The staged skill folder."""
+    replaces: Path | None
+    scheduled: bool
+    warnings: list[str]
+    notes: list[str]
+
+
+def _check_skills(root: Path, user_dir: Path, folders: dict[SourceName, Path], *, force: bool) -> list[_Plan]:
+    if (root / "SKILL.md").is_file():
+        candidates = [(root, False)]  # one skill: installed under its own name
+    else:
+        candidates = [(child, True) for child in sorted(root.iterdir())
+                      if child.is_dir() and (child / "SKILL.md").is_file()]
+        if not candidates:
+            raise InstallRefusedError(["no SKILL.md found: give a skill folder, or a folder of skill folders"])
+    reasons: list[str] = []
+    found: list[tuple[Path, str, Any]] = []
+    for folder, named_by_folder in candidates:
+        label = folder.relative_to(root).as_posix() if folder != root else "SKILL.md"
+        try:
+            text = read_text(folder / "SKILL.md", DEFAULT_LIMITS.max_file_bytes)
+        except SkillFileError as exc:
+            reasons.append(f"{label}: {exc}")
+            continue
+        skill, _ = load_skill_file(folder / "SKILL.md", "user")
+        dir_name = folder.name if named_by_folder else (skill.name if skill else None)
+        problems = validate_text(text, dir_name)
+        reasons += [f"{label}: {p.message}" for p in problems if p.severity == "error"]
+        if skill is not None:
+            warnings = [p.message for p in problems if p.severity == "warning"]
+            found.append((folder, skill.name, (skill, warnings)))
+    names = [name for _, name, _ in found]
+    for name in {n for n in names if names.count(n) > 1}:
+        reasons.append(f"two skills in the source are named '{name}'")
+    catalog = _all_skills(folders)
+    graph = {**catalog.dependencies, **{name: list(data[0].manifest.depends) for _, name, data in found}}
+    for name, problems in dependency_problems(names, graph).items():
+        reasons += [f"{name}: {p.message}" for p in problems]
+    plans: list[_Plan] = []
+    for folder, name, (skill, warnings) in found:
+        existing = _user_skill(name, user_dir) or (user_dir / name if (user_dir / name).exists() else None)
+        if existing is not None and not force:
+            reasons.append(f"{name}: a skill of that name is already installed ({existing}); "
+                           "give --force to replace it")
+        notes = []
+        owner = catalog.get(name)
+        if owner is not None and owner.source == "project":
+            notes.append(f"the project's skill of the same name ({owner.folder}) takes precedence over it")
+        elif owner is not None and owner.source == "bundled":
+            notes.append(f"it shadows the bundled skill of the same name ({owner.folder})")
+        plans.append(_Plan(name=name, folder=folder, replaces=existing, warnings=warnings, notes=notes,
+                           scheduled=bool(skill.manifest.metadata.trigger_config)))
+    if reasons:
+        raise InstallRefusedError(reasons)
+    return plans
+
+
+def _place(plan: _Plan, stage: Path, user_dir: Path, record: InstallRecord) -> InstalledSkill:
+    (plan.folder / RECORD).write_text(record.model_dump_json(indent=2) + "\n")
+    destination = user_dir / plan.name
+    old = None
+    if plan.replaces is not None:
+        old = stage / f"replaced-{plan.name}"
+        os.rename(plan.replaces, old)
+    try:
+        os.rename(plan.folder, destination)
+    except OSError:
+        if old is not None:
+            os.rename(old, plan.replaces)  # put the previous one back
+        raise
+    return InstalledSkill(name=plan.name, path=destination, replaced=old is not None, scheduled=plan.scheduled,
+                          warnings=plan.warnings, notes=plan.notes)
+
+
+# --- plumbing -----------------------------------------------------------------------------------
+
+
+def _all_skills(folders: dict[SourceName, Path]) -> Catalog:
+    catalog = discover(**folders)
+    return discover(**folders, enable=catalog.disabled) if catalog.disabled else catalog
+
+
+def _user_skill(name: str, user_dir: Path) -> Path | None:
+    """The user-folder skill named ``name`` (normally the folder of that name), if there is one."""
+    folder = user_dir / name
+    if (folder / "SKILL.md").is_file():
+        return folder
+    if user_dir.is_dir():
+        for child in sorted(user_dir.iterdir()):
+            if child.name.startswith(".") or not (child / "SKILL.md").is_file():
+                continue
+            skill, _ = load_skill_file(child / "SKILL.md", "user")
+            if skill is not None and skill.name == name:
+                return child
+    return None
+
+
+def _make_dirs(folder: Path) -> list[Path]:
+    """Create ``folder`` and missing parents; the ones created, deepest first (to remove them after a refusal)."""
+    missing = []
+    current = folder
+    while not current.exists():
+        missing.append(current)
+        current = current.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    return missing
+
+
+def _clean_up(stage: Path, created: list[Path]) -> None:
+    """After a refusal: the staging folder goes, and so do the folders the install created."""
+    _remove_tree(stage)
+    with suppress(OSError):
+        for folder in created:
+            folder.rmdir()
+
+
+def _remove_tree(folder: Path) -> None:
+    if folder.exists():
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _display_source(kind: SourceKind, source: str) -> str:
+    if kind == "git" and ("://" in source or source.startswith("git@")):
+        return source
+    return str(Path(source).expanduser().absolute())
+
+
+__all__ = [
+    "RECORD",
+    "InstallLimits",
+    "InstallRecord",
+    "InstallResult",
+    "InstalledSkill",
+    "UninstallResult",
+    "describe_record",
+    "install",
+    "read_record",
+    "source_kind",
+    "uninstall",
+]

@@ -1,0 +1,305 @@
+"""Installing skills from folders, archives and real git repositories; malicious sources write nothing."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import tarfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from client.install import InstallLimits, install, read_record, uninstall
+from skills.errors import InstallRefusedError
+from tests.skills.skillmd.skill_files import skill_text
+
+
+@pytest.fixture
+def folders(tmp_path: Path) -> dict[str, Path]:
+    found = {kind: tmp_path / kind for kind in ("project", "user", "bundled")}
+    found["bundled"].mkdir()
+    return found
+
+
+def write(root: Path, name: str, body: str = "Follow these steps.", folder: str | None = None, **fields: Any) -> Path:
+    path = root / (folder or name) / "SKILL.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(skill_text({"name": name, "description": f"The {name} skill. It helps.", **fields}, body))
+    return path.parent
+
+
+def snapshot(root: Path) -> list[str]:
+    """Every path under root (hidden ones too), to prove a refusal wrote nothing."""
+    if not root.exists():
+        return ["<absent>"]
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def refused(folders: dict[str, Path], source: str | Path, **options: Any) -> list[str]:
+    before = snapshot(folders["user"])
+    with pytest.raises(InstallRefusedError) as caught:
+        install(str(source), folders=folders, **options)
+    assert snapshot(folders["user"]) == before, "a refused install wrote something"
+    return caught.value.reasons
+
+
+# --- folders ------------------------------------------------------------------------------------
+
+
+def test_a_folder_is_installed_with_its_resources_and_its_origin(tmp_path: Path, folders: dict[str, Path]) -> None:
+    source = write(tmp_path / "src", "pdf-tools", body="Use references/forms.md.")
+    (source / "references").mkdir()
+    (source / "references" / "forms.md").write_text("Forms.")
+
+    result = install(str(source), folders=folders)
+
+    [skill] = result.installed
+    target = folders["user"] / "pdf-tools"
+    assert skill.path == target and not skill.replaced and not skill.scheduled
+    assert (target / "references" / "forms.md").read_text() == "Forms."
+    record = read_record(target)
+    assert record is not None and record.kind == "folder" and record.source == str(source)
+    assert [p.name for p in folders["user"].iterdir()] == ["pdf-tools"]  # no staging folder left behind
+
+
+def test_a_folder_of_skills_installs_each_and_a_schedule_is_said(tmp_path: Path, folders: dict[str, Path]) -> None:
+    write(tmp_path / "pack", "alpha", depends=["beta"])
+    write(tmp_path / "pack", "beta", metadata={"trigger_config": {"schedule": "0 9 * * *"}})
+
+    result = install(str(tmp_path / "pack"), folders=folders)
+
+    assert {s.name: s.scheduled for s in result.installed} == {"alpha": False, "beta": True}
+    assert sorted(p.name for p in folders["user"].iterdir()) == ["alpha", "beta"]
+
+
+def test_an_invalid_skill_is_refused_with_every_reason(tmp_path: Path, folders: dict[str, Path]) -> None:
+    write(tmp_path / "pack", "good")
+    write(tmp_path / "pack", "Bad--Name", folder="bad", compatibility="x" * 501)
+    write(tmp_path / "pack", "needy", depends=["ghost"])
+
+    reasons = refused(folders, tmp_path / "pack")
+
+    assert "bad: Skill name 'Bad--Name' must be lowercase" in reasons
+    assert "bad: Compatibility exceeds 500 character limit (501 chars)" in reasons
+    assert "bad: Directory name 'bad' must match skill name 'Bad--Name'" in reasons
+    assert "needy: Skill 'needy' depends on unknown skill 'ghost'" in reasons
+    assert not folders["user"].exists()  # not even the user folder was created
+
+
+def test_a_cycle_is_refused_and_a_name_clash_needs_force(tmp_path: Path, folders: dict[str, Path]) -> None:
+    write(tmp_path / "cycle", "ping", depends=["pong"])
+    write(tmp_path / "cycle", "pong", depends=["ping"])
+    assert "ping: Skill dependencies form a cycle: ping → pong → ping" in refused(folders, tmp_path / "cycle")
+
+    install(str(write(tmp_path / "v1", "notes", body="Version one.")), folders=folders)
+    v2 = write(tmp_path / "v2", "notes", body="Version two.")
+    [reason] = refused(folders, v2)
+    assert reason.startswith("notes: a skill of that name is already installed") and "--force" in reason
+
+    [skill] = install(str(v2), folders=folders, force=True).installed
+    assert skill.replaced
+    assert "Version two." in (folders["user"] / "notes" / "SKILL.md").read_text()
+    assert sorted(p.name for p in folders["user"].iterdir()) == ["notes"]
+
+
+def test_a_folder_with_a_link_out_or_a_fifo_is_refused(tmp_path: Path, folders: dict[str, Path]) -> None:
+    (tmp_path / "secret.txt").write_text("s3cret")
+    source = write(tmp_path / "src", "linky")
+    (source / "leak.md").symlink_to(tmp_path / "secret.txt")
+    os.mkfifo(source / "pipe")
+
+    reasons = refused(folders, source)
+
+    assert any(r.startswith("leak.md is a link that points outside the skill") for r in reasons)
+    assert "pipe is a FIFO, not a file or a folder" in reasons
+
+
+# --- archives -----------------------------------------------------------------------------------
+
+
+def skill_bytes(name: str, **fields: Any) -> bytes:
+    return skill_text({"name": name, "description": f"The {name} skill. It helps.", **fields}).encode()
+
+
+def make_tar(path: Path, members: list[tarfile.TarInfo | tuple[str, bytes]]) -> Path:
+    with tarfile.open(path, "w:gz" if path.name.endswith("gz") else "w") as tar:
+        for member in members:
+            if isinstance(member, tarfile.TarInfo):
+                tar.addfile(member)
+            else:
+                name, data = member
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def special(name: str, kind: bytes, link: str = "") -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.linkname = link
+    return info
+
+
+def test_a_tar_gz_with_a_wrapping_folder_installs(tmp_path: Path, folders: dict[str, Path]) -> None:
+    archive = make_tar(tmp_path / "skills.tar.gz", [
+        ("pack-1.0/report/SKILL.md", skill_bytes("report")),
+        ("pack-1.0/report/assets/logo.txt", b"LOGO"),
+        special("pack-1.0/report/assets/alias.txt", tarfile.SYMTYPE, "logo.txt"),
+    ])
+
+    [skill] = install(str(archive), folders=folders, path="pack-1.0").installed
+
+    assert (skill.path / "assets" / "logo.txt").read_bytes() == b"LOGO"
+    alias = skill.path / "assets" / "alias.txt"
+    assert not alias.is_symlink() and alias.read_bytes() == b"LOGO"  # a link inside becomes a copy
+    record = read_record(skill.path)
+    assert record is not None and record.kind == "archive" and record.path == "pack-1.0"
+
+
+def test_malicious_tars_are_refused_before_anything_is_written(tmp_path: Path, folders: dict[str, Path]) -> None:
+    evil = make_tar(tmp_path / "evil.tar", [
+        ("evil/SKILL.md", skill_bytes("evil")),
+        ("../escaped.txt", b"x"),
+        ("/tmp/absolute.txt", b"x"),
+        special("evil/passwd", tarfile.SYMTYPE, "../../../../etc/passwd"),
+        special("evil/hard", tarfile.LNKTYPE, "/etc/shadow"),
+        special("evil/null", tarfile.CHRTYPE),
+        special("evil/pipe", tarfile.FIFOTYPE),
+    ])
+
+    reasons = refused(folders, evil)
+
+    assert "../escaped.txt contains '..' (it would be written outside the skill)" in reasons
+    assert "/tmp/absolute.txt has an absolute path" in reasons
+    assert "evil/passwd is a link that points outside the skill (to ../../../../etc/passwd)" in reasons
+    assert "evil/hard is a link that points outside the skill (to /etc/shadow)" in reasons
+    assert "evil/null is a device file, not a file or a folder" in reasons
+    assert "evil/pipe is a FIFO, not a file or a folder" in reasons
+    assert not (tmp_path / "escaped.txt").exists()
+
+
+def test_an_oversize_archive_is_refused(tmp_path: Path, folders: dict[str, Path]) -> None:
+    big = make_tar(tmp_path / "big.tar.gz", [("big/SKILL.md", skill_bytes("big")), ("big/blob.bin", b"\0" * 3000)])
+    limits = InstallLimits(max_file_bytes=2000, max_total_bytes=10_000, max_files=10)
+    [reason] = refused(folders, big, limits=limits)
+    assert reason == "big/blob.bin is 3,000 bytes; the limit for one file is 1.95 KiB (2,000 bytes)"
+
+    many = make_tar(tmp_path / "many.tar", [("many/SKILL.md", skill_bytes("many")),
+                                            *((f"many/f{i}", b"12345") for i in range(12))])
+    assert refused(folders, many, limits=limits) == ["the source holds 13 entries; the limit is 10"]
+
+
+def test_a_zip_bomb_that_lies_about_its_size_is_stopped(tmp_path: Path, folders: dict[str, Path]) -> None:
+    archive = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:
+        zipped.writestr("bomb/SKILL.md", skill_bytes("bomb"))
+        zipped.writestr("bomb/zeros.bin", b"\0" * 50_000)
+    # Rewrite the index to claim a tiny size: unpacking must not believe it and write 50 kB.
+    data = archive.read_bytes()
+    size = (50_000).to_bytes(4, "little")
+    data = data.replace(size, (10).to_bytes(4, "little"))
+    archive.write_bytes(data)
+
+    reasons = refused(folders, archive, limits=InstallLimits(max_file_bytes=1000))
+
+    # zipfile reads no more than the index claims, so the lie ends as a bad checksum: refused all the same.
+    [reason] = reasons
+    assert reason.endswith("not a readable zip archive (Bad CRC-32 for file 'bomb/zeros.bin')")
+
+
+def test_a_zip_installs_and_an_invalid_skill_md_in_it_is_refused(tmp_path: Path, folders: dict[str, Path]) -> None:
+    good = tmp_path / "good.zip"
+    with zipfile.ZipFile(good, "w") as zipped:
+        zipped.writestr("zipped/SKILL.md", skill_bytes("zipped"))
+    assert [s.name for s in install(str(good), folders=folders).installed] == ["zipped"]
+
+    bad = tmp_path / "bad.zip"
+    with zipfile.ZipFile(bad, "w") as zipped:
+        zipped.writestr("broken/SKILL.md", b"---\nname: broken\n---\nno description\n")
+    assert refused(folders, bad) == ["broken: Missing required field in frontmatter: description"]
+
+
+# --- git ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo / "skills", "changelog", body="Version one.")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "one")
+    git(repo, "tag", "v1")
+    write(repo / "skills", "changelog", body="Version two.")
+    # A hook in the source must never run: it would leave a file behind.
+    hook = repo / "skills" / "changelog" / "scripts" / "post-checkout"
+    hook.parent.mkdir()
+    hook.write_text(f"#!/bin/sh\ntouch {tmp_path / 'HOOK-RAN'}\n")
+    hook.chmod(0o755)
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "two")
+    return repo
+
+
+def test_a_git_repository_installs_at_a_path_and_a_ref(repo: Path, tmp_path: Path, folders: dict[str, Path]) -> None:
+    url = repo.as_uri()
+
+    [latest] = install(url, folders=folders, path="skills/changelog").installed
+    assert "Version two." in (latest.path / "SKILL.md").read_text()
+    record = read_record(latest.path)
+    assert record is not None and record.kind == "git" and record.source == url
+    assert record.commit == git(repo, "rev-parse", "HEAD")
+
+    first_commit = git(repo, "rev-parse", "v1")
+    for ref in ("v1", first_commit):
+        [old] = install(url, folders=folders, path="skills/changelog", ref=ref, force=True).installed
+        assert "Version one." in (old.path / "SKILL.md").read_text()
+        assert read_record(old.path).commit == first_commit  # type: ignore[union-attr]
+    assert not (tmp_path / "HOOK-RAN").exists()
+
+
+def test_git_refusals_say_why_and_write_nothing(repo: Path, tmp_path: Path, folders: dict[str, Path]) -> None:
+    url = repo.as_uri()
+    assert any("no-such-ref" in r for r in refused(folders, url, ref="no-such-ref"))
+    assert any("git clone failed" in r for r in refused(folders, (tmp_path / "nowhere.git").as_uri()))
+    assert refused(folders, url, path="../outside") == ["--path '../outside' must not contain '..'"]
+    # A repository whose tree links out is checked as any archive is.
+    (repo / "skills" / "changelog" / "leak").symlink_to("/etc/passwd")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "leak")
+    assert refused(folders, url, path="skills/changelog") == [
+        "skills/changelog/leak is a link that points outside the skill (to /etc/passwd)"
+    ]
+
+
+# --- uninstall ----------------------------------------------------------------------------------
+
+
+def test_uninstall_removes_a_user_skill_and_refuses_the_others(tmp_path: Path, folders: dict[str, Path]) -> None:
+    write(folders["bundled"], "shipped")
+    write(folders["project"], "local")
+    write(folders["bundled"], "notes")
+    install(str(write(tmp_path / "src", "notes", metadata={"trigger_config": {"in_minutes": 5}})), folders=folders)
+
+    result = uninstall("notes", folders=folders)
+    assert result.scheduled and result.revealed == f"bundled {folders['bundled'] / 'notes'}"
+    assert not (folders["user"] / "notes").exists()
+
+    with pytest.raises(InstallRefusedError, match="'shipped' is a bundled skill"):
+        uninstall("shipped", folders=folders)
+    with pytest.raises(InstallRefusedError, match="'local' is a project skill .* remove it from the project"):
+        uninstall("local", folders=folders)
+    with pytest.raises(InstallRefusedError, match="no skill named 'ghost'"):
+        uninstall("ghost", folders=folders)
+    assert (folders["project"] / "local" / "SKILL.md").exists()

@@ -1,0 +1,60 @@
+"""`skills install`, `skills uninstall` and `skills list --files` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from tests.starter.test_files_cli import dirs, run, write  # noqa: F401 - dirs is a fixture
+
+
+def test_install_list_and_uninstall(dirs: dict[str, Path], tmp_path: Path,  # noqa: F811
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    source = write(tmp_path / "src", "digest", metadata={"trigger_config": {"schedule": "0 9 * * *"}})
+    write(dirs["bundled"], "shipped")
+
+    code, out, _ = run(capsys, "install", str(source.parent))
+    assert code == 0
+    assert f"installed digest in {dirs['user'] / 'digest'}" in out
+    assert "it carries a schedule: the next sync registers it" in out
+
+    code, out, _ = run(capsys, "list", "--files")
+    assert code == 0
+    lines = {line.split()[0]: line for line in out.splitlines()[1:] if line.strip()}
+    assert "user     folder /" in lines["digest"]  # the table may shorten the path
+    assert "bundled" in lines["shipped"] and " - " in lines["shipped"]
+
+    code, out, _ = run(capsys, "list", "--files", "--json")
+    listed = {s["name"]: s for s in json.loads(out)["skills"]}
+    assert listed["digest"]["installed_from"]["kind"] == "folder" and listed["digest"]["scheduled"] is True
+    assert listed["shipped"]["installed_from"] is None
+
+    code, _, err = run(capsys, "install", str(source.parent))
+    assert code == 1 and "a skill of that name is already installed" in err
+
+    code, _, err = run(capsys, "uninstall", "shipped")
+    assert code == 1 and "'shipped' is a bundled skill" in err
+
+    code, out, _ = run(capsys, "uninstall", "digest")
+    assert code == 0 and "the next sync disables its stored skill" in out
+    assert not (dirs["user"] / "digest").exists()
+
+
+def test_a_refused_archive_prints_every_reason_as_json(dirs: dict[str, Path], tmp_path: Path,  # noqa: F811
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    archive = tmp_path / "evil.tar"
+    with tarfile.open(archive, "w") as tar:
+        for name in ("../up.txt", "/abs.txt"):
+            tar.addfile(tarfile.TarInfo(name))
+
+    code, out, _ = run(capsys, "install", "--json", str(archive))
+
+    assert code == 1
+    assert json.loads(out) == {"ok": False, "error": "refused", "errors": [
+        {"field": "", "message": "../up.txt contains '..' (it would be written outside the skill)"},
+        {"field": "", "message": "/abs.txt has an absolute path"},
+    ]}
+    assert not dirs["user"].exists()
