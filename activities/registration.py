@@ -16,6 +16,7 @@ from typing import Any
 from temporalio import activity
 
 from activities.failures import as_application_errors
+from activities.skillfiles import file_skill
 from activities.store import Store
 from config.settings import LLM_SETTINGS, Settings
 from skills.arguments import ArgumentRules
@@ -24,6 +25,7 @@ from skills.errors import FieldError, SkillNotFoundError, SkillValidationError
 from skills.messages import ChangeInput, EnableInput, Prepared, RegisterInput, Saved, SaveInput, UndoSave
 from skills.models import BY_USER, MISSING_TOOLS, NO_LLM, Normalized, Skill, SkillSpec
 from skills.normalize import NormalizeContext, normalize
+from skills.skillmd.sync import with_toolset_tools
 
 
 class RegistrationActivities:
@@ -47,7 +49,7 @@ class RegistrationActivities:
             if request.target is not None:
                 existing = self.store.find_skill(request.target.ref, request.target.agent_id)
                 existing_id = existing.id
-            ctx = self._context()
+            ctx = self._with_file_toolsets(self._context(), request.data)
             normalized = _without_llm(normalize(request.data, ctx, existing=_spec(existing) if existing else None),
                                       self.settings)
         except SkillValidationError as e:
@@ -73,6 +75,14 @@ class RegistrationActivities:
             tool_schemas=schemas,
             argument_rules=self.rules,
         )
+
+    def _with_file_toolsets(self, ctx: NormalizeContext, data: Any) -> NormalizeContext:
+        """For a file skill (the files agent's), its SKILL.md toolsets' tools count as known (``with_toolset_tools``)."""
+        if not isinstance(data, dict) or data.get("agent_id") != self.settings.file_skills_agent:
+            return ctx
+        name = data.get("name")
+        skill = file_skill(self.settings, name) if isinstance(name, str) and name else None
+        return with_toolset_tools(ctx, skill.manifest, data) if skill is not None else ctx
 
     @activity.defn(name="save_skill")
     def save(self, request: SaveInput) -> Saved:

@@ -16,6 +16,7 @@ from typing import Any
 from temporalio import activity
 
 from activities.heartbeat import heartbeating
+from activities.skillfiles import file_skill
 from activities.store import Store
 from config.secrets import redact
 from config.settings import Settings
@@ -60,7 +61,16 @@ class RunActivities:
                         notifier_tool=self.settings.notifier_tool,
                         llm_timeout_seconds=self.settings.llm_timeout.total_seconds(),
                         run_token_cap=self.settings.run_token_cap,
-                        malformed_call_limit=self.settings.malformed_call_limit)
+                        malformed_call_limit=self.settings.malformed_call_limit,
+                        **self._toolsets(skill))
+
+    def _toolsets(self, skill: Skill) -> dict[str, Any]:
+        """A file skill's SKILL.md ``toolsets`` (read now, so an edit counts at the next fire), and its folder."""
+        found = file_skill(self.settings, skill.name) if skill.agent_id == self.settings.file_skills_agent else None
+        if found is None or not found.manifest.toolsets:
+            return {}
+        toolsets = {name: server.model_dump(exclude_defaults=True) for name, server in found.manifest.toolsets.items()}
+        return {"toolsets": toolsets, "skill_folder": str(found.folder)}
 
     @activity.defn(name="finish_run")
     def finish(self, run: RunRecord) -> RunOutcome:

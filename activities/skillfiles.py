@@ -37,6 +37,7 @@ from skills.messages import (
 )
 from skills.normalize import NormalizeContext
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
+from skills.skillmd.manifest import SkillFile
 from skills.skillmd.sources import discover, load_skill_file
 from skills.skillmd.sync import FileChange, SyncedSkill, SyncInput, SyncPlan, file_request, plan_sync
 
@@ -131,3 +132,14 @@ class SkillFileActivities:
             return await handle.result()
         except WorkflowFailureError as exc:
             return f"{workflow} failed: {exc.cause or exc}"
+
+
+def file_skill(settings: Settings, name: str) -> SkillFile | None:
+    """The SKILL.md of the files agent's skill ``name`` as the worker's folders hold it now (project, user,
+    bundled: the sync's precedence; names equal folder names), or None."""
+    for root in settings.skill_folders().values():
+        skill_md = root / name / "SKILL.md"
+        if skill_md.is_file():
+            found, _ = load_skill_file(skill_md, "user")
+            return found if found is not None and found.name == name else None
+    return None

@@ -20,12 +20,14 @@ from __future__ import annotations
 import json
 import time
 from datetime import timedelta
+from pathlib import Path
 
 from temporalio import activity
 
 from activities.failures import application_error
 from activities.heartbeat import heartbeating
 from activities.mcp import ToolHub
+from activities.mcp.toolsets import SkillToolsets, owns
 from skills.catalog import (
     CatalogRequest,
     ServerState,
@@ -43,10 +45,14 @@ MAX_RESULT_CHARS = 64_000
 class ToolActivities:
     """The tool activities, bound to a started :class:`ToolHub`."""
 
-    def __init__(self, hub: ToolHub, *, call_timeout: timedelta | None = None) -> None:
-        """``call_timeout`` caps every call, on top of each server's own timeout."""
+    def __init__(self, hub: ToolHub, *, call_timeout: timedelta | None = None,
+                 toolsets: SkillToolsets | None = None) -> None:
+        """``call_timeout`` caps every call, on top of each server's own timeout. ``toolsets`` holds the
+        sessions of skills' own MCP servers (SKILL.md ``toolsets``); one is made when not given."""
         self._hub = hub
         self._call_timeout = call_timeout
+        self.toolsets = toolsets or SkillToolsets(
+            call_timeout=call_timeout.total_seconds() if call_timeout else 60.0)
 
     @activity.defn(name="call_tool")
     async def call_tool(self, call: ToolCallInput) -> ToolCallOutput:
@@ -56,7 +62,12 @@ class ToolActivities:
             # Long tool calls must heartbeat, or a heartbeat timeout would fail them and
             # cancellation would never reach them.
             async with heartbeating(call.step_id, call.tool):
-                result = await self._hub.call(call.tool, call.arguments, timeout=self._timeout())
+                if owns(call.toolsets, call.tool) is not None:
+                    result = await self.toolsets.call(
+                        call.skill or "?", call.toolsets, call.tool, call.arguments, timeout=self._timeout(),
+                        folder=Path(call.skill_folder) if call.skill_folder else None)
+                else:
+                    result = await self._hub.call(call.tool, call.arguments, timeout=self._timeout())
         except ToolCallError as exc:
             activity.logger.warning("tool %s (step %s) failed: %s", call.tool, call.step_id, exc)
             raise application_error(exc) from exc

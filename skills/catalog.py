@@ -95,6 +95,13 @@ class ToolCallInput(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
     step_id: str = ""
     """The plan step (or LLM tool-call id) this call belongs to; for logs and heartbeats."""
+    skill: str | None = None
+    """The skill whose run makes the call: its toolsets' sessions are its own."""
+    toolsets: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """The skill's SKILL.md ``toolsets`` (``mcpServers`` entries, ``${VAR}`` unexpanded): a tool named
+    ``<toolset>_<tool>`` is called on that server, connected for this skill; empty for most skills."""
+    skill_folder: str | None = None
+    """The skill's folder, where a toolset server's relative ``cwd`` starts."""
 
 
 class ToolCallOutput(ToolResult):

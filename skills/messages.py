@@ -167,6 +167,9 @@ class RunStart(BaseModel):
     run: RunRecord | None
     skip: str | None = None
     """Why this fire must not run the skill (disabled, backoff), decided from the stored state."""
+    toolsets: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """A file skill's SKILL.md ``toolsets``: MCP servers connected for this run only (``ToolCallInput.toolsets``)."""
+    skill_folder: str | None = None
     tool_timeout_seconds: float = 60.0
     notify_interval_seconds: float = 600.0
     """The global minimum between completion notifications (a skill's notify_interval_minutes: 0)."""

@@ -149,7 +149,8 @@ class SkillRun:
         try:
             out = await workflow.execute_activity_method(
                 ToolActivities.call_tool,
-                ToolCallInput(tool=tool, arguments=arguments, step_id=step_id),
+                ToolCallInput(tool=tool, arguments=arguments, step_id=step_id, skill=start.run.skill_name if
+                              start.run else None, toolsets=start.toolsets, skill_folder=start.skill_folder),
                 **tool_options(start.tool_timeout_seconds),
                 summary=f"{label}{tool}",
             )

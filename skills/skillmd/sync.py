@@ -27,7 +27,7 @@ from skills.errors import SkillFileError, SkillValidationError
 from skills.models import Skill, SkillSpec
 from skills.normalize import NormalizeContext, normalize
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
-from skills.skillmd.manifest import SkillFile, SourceName
+from skills.skillmd.manifest import SkillFile, SkillManifest, SourceName
 from skills.skillmd.problems import Problem
 from skills.skillmd.registration import registration_request
 from skills.skillmd.sources import Catalog, is_skipped
@@ -209,7 +209,7 @@ def _plan_file(
         reason = _why_update(skill, request, stored, context)
         if reason is None:
             return None, None
-    errors = _registration_errors(request, stored, context)
+    errors = _registration_errors(request, stored, with_toolset_tools(context, skill.manifest, request))
     if errors:
         return RefusedFile(name=skill.name, path=path, errors=errors), None
     return None, FileChange(
@@ -244,6 +244,17 @@ def _differs(request: dict[str, Any], stored: Skill, context: NormalizeContext) 
     if any(getattr(spec, name) != getattr(stored, name) for name in _COMPARED):
         return True
     return normalized.trigger_as_written != stored.trigger_as_written
+
+
+def with_toolset_tools(context: NormalizeContext, manifest: SkillManifest, request: dict[str, Any]) -> NormalizeContext:
+    """The context with the tools a registration names from the skill's own toolsets taken as known: those
+    servers are connected only when the skill runs, so the worker's catalog cannot list them."""
+    if context.tool_catalog is None or not manifest.toolsets:
+        return context
+    named = [*(request.get("required_tools") or []),
+             *(step.get("toolName") or step.get("tool_name") or "" for step in request.get("execution_plan") or [])]
+    own = {t for t in named if isinstance(t, str) and any(t.startswith(s + "_") for s in manifest.toolsets)}
+    return dataclasses.replace(context, tool_catalog={*context.tool_catalog, *own}) if own else context
 
 
 def _registration_errors(request: dict[str, Any], stored: Skill | None, context: NormalizeContext) -> list[str]:

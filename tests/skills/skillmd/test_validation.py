@@ -138,7 +138,7 @@ def test_our_extension_fields_are_not_unexpected() -> None:
         "name": "ext",
         "description": "Uses every extension.",
         "version": "1.0.0",
-        "toolsets": ["toolsets/index:Hello"],
+        "toolsets": {"hello": {"command": "hello-server", "args": ["--stdio"]}},
         "scripts": ["scripts/run.py"],
         "default_enabled": False,
         "brief_description": "Short.",
