@@ -363,3 +363,26 @@ def test_a_script_path_outside_the_folder_is_a_warning_and_an_error_when_strict(
          "folder, such as scripts/run.py")]
     assert not has_errors(problems) and has_errors(problems, strict=True)
     assert "lint" in discover(user=tmp_path).skills  # still loads: the scripts are listed, never run
+
+
+def test_toolsets_are_mcp_server_entries_with_clear_errors() -> None:
+    def messages(toolsets: object) -> list[str]:
+        _, problems = check_frontmatter({"name": "n", "description": "d", "toolsets": toolsets})
+        return [p.message for p in problems]
+
+    manifest, problems = check_frontmatter(
+        {"name": "n", "description": "d", "toolsets": {"lint": {"command": "lint-mcp", "env": {"T": "${TOKEN}"}}}}
+    )
+    assert problems == [] and manifest is not None
+    assert manifest.toolsets["lint"].env == {"T": "${TOKEN}"}  # kept unexpanded
+    assert messages(["toolsets/index:Hello"]) == [
+        "Field 'toolsets': toolsets are MCP servers: a mapping of server name to an mcpServers entry "
+        "({command, args, env} or {url, headers}), not a list"
+    ]
+    assert messages({"x": {"args": []}}) == [
+        "Field 'toolsets.x': Value error, give either `command` (a stdio server) or `url` (a streamable-HTTP server)"
+    ]
+    assert messages({"a_b": {"command": "x"}}) == [
+        "Field 'toolsets': toolset server name 'a_b' must be letters, digits and hyphens (its tools are called "
+        "<name>_<tool>)"
+    ]
