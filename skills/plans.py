@@ -92,7 +92,7 @@ def _fill(value: Any, outputs: dict[str, StepOutput], event: dict[str, Any] | No
     if not isinstance(value, str) or "{{" not in value:
         return value
     whole = _PLACEHOLDER.fullmatch(value.strip())
-    if whole:
+    if whole and "{{" not in whole.group(1):  # "{{a}} and {{b}}" fullmatches too, as "a}} and {{b"
         return _lookup(whole.group(1), outputs, event)
     return _PLACEHOLDER.sub(lambda m: _as_text(_lookup(m.group(1), outputs, event)), value)
 
