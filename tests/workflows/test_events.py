@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.worker import Replayer
 
 from client.files import sync_files
 from config.settings import Settings
@@ -20,6 +22,7 @@ from tests.conftest import Engine, eventually, schedule_exists
 from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
 from tests.workflows.test_failures import ids, listed
 from tests.workflows.test_sync import write
+from workflows.events import EmitEvent
 
 llm = scripted_llm_fixture(api_key="sk-events")
 
@@ -201,3 +204,22 @@ async def test_a_skill_md_file_can_subscribe_to_an_event(engine: Engine, client:
     emitted = await engine.skills.emit("door.opened", {"who": "the cat"})
     assert [r.name for r in emitted.started] == ["door-watch"]
     assert await eventually(lambda: [m["message"] for m in engine.outbox()] == ["door: the cat"])
+
+
+async def test_event_runs_back_off_after_a_failure_like_scheduled_fires(engine: Engine, client: Client) -> None:
+    await engine.skills.register(on_event("strict", "form.sent", "from {{event.email}}"))
+    failed = await engine.skills.emit("form.sent", {"name": "no email"}, event_id="f-1")
+    [run] = await eventually(lambda: finished(engine, "strict"))
+    assert run.status == "error" and "has no 'data.email'" in run.summary
+    skill = await engine.skills.get("strict")
+    assert skill.consecutive_failures == 1 and skill.backoff_until is not None
+
+    skipped = await engine.skills.emit("form.sent", {"email": "a@b.c"}, event_id="f-2")
+    assert [r.name for r in skipped.started] == ["strict"]  # started: the run itself decides to skip
+    runs = await eventually(lambda: finished(engine, "strict", 2))
+    assert (runs[0].status, runs[0].trigger) == ("skipped", "event") and runs[0].summary.startswith("backoff: 1")
+    assert "from a@b.c" not in [m["message"] for m in engine.outbox()]
+
+    # The emit's own history replays: the workflow is deterministic.
+    history = await client.get_workflow_handle(failed.workflow_id).fetch_history()
+    await Replayer(workflows=[EmitEvent], data_converter=pydantic_data_converter).replay_workflow(history)
