@@ -83,7 +83,7 @@ class EmitEvent:
                 # After the dedupe window the same id may run the skill again.
                 id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
                 search_attributes=skill_attributes(subscriber.name, subscriber.agent_id, subscriber.tier),
-                static_summary=f"event {request.event.name} · {subscriber.summary}",
+                static_summary=f"event id {request.event.id} · {subscriber.summary}",
             )
         except WorkflowAlreadyStartedError:
             return f"its run for this event id ({run_id}) is still running"
