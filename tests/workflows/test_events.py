@@ -222,3 +222,13 @@ async def test_event_runs_back_off_after_a_failure_like_scheduled_fires(engine: 
     # The emit's own history replays: the workflow is deterministic.
     history = await client.get_workflow_handle(failed.workflow_id).fetch_history()
     await Replayer(workflows=[EmitEvent], data_converter=pydantic_data_converter).replay_workflow(history)
+
+
+async def test_a_scheduled_skill_moved_to_an_event_loses_its_schedule(engine: Engine, client: Client) -> None:
+    cron = (await engine.skills.register(on_event("daily", "x", "hi", trigger_type="cron",
+                                                  trigger_config={"schedule": "0 9 * * *"}))).skill
+    assert cron is not None and cron.schedule_id is not None and await schedule_exists(client, cron.schedule_id)
+    moved = await engine.skills.update("daily", {"trigger_config": {"event": "morning"}})
+    assert moved.skill is not None and moved.skill.trigger_type == "event" and moved.skill.schedule_id is None
+    assert moved.next_fire is None and not await schedule_exists(client, cron.schedule_id)
+    assert [r.name for r in (await engine.skills.emit("morning")).started] == ["daily"]
