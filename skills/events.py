@@ -70,9 +70,6 @@ class EventInfo(BaseModel):
     time: datetime
     """When it was emitted."""
 
-    def as_placeholder_value(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
-
 
 def event_workflow_id(task_queue: str, name: str, event_id: str) -> str:
     """The EmitEvent workflow of one event: the same name and id are the same workflow.
