@@ -18,6 +18,7 @@ from temporalio.worker import Worker
 
 from activities.agent import AgentActivities
 from activities.chat import ChatActivities, ToolRouter
+from activities.events import EventActivities
 from activities.failures import RedactingInterceptor
 from activities.maintenance import MaintenanceActivities
 from activities.mcp import ToolHub, load_argument_rules, outbox_server
@@ -33,6 +34,7 @@ from config.logs import configure_logging
 from config.secrets import add_secrets, process_secrets
 from config.settings import Settings
 from workflows.chat import ChatTurn
+from workflows.events import EmitEvent
 from workflows.maintenance import Maintenance
 from workflows.manage import ChangeSkill, RegisterSkill
 from workflows.run import SkillRun
@@ -62,13 +64,14 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
         SkillFileActivities(store, client, settings, hub.tool_names),
         AgentActivities(store, settings, tools.catalog, tools.send),
         ChatActivities(store, settings),
+        EventActivities(store, settings),
     ]
     try:
         with ThreadPoolExecutor(max_workers=16) as executor:
             worker = Worker(
                 client,
                 task_queue=settings.task_queue,
-                workflows=[RegisterSkill, ChangeSkill, SkillRun, Maintenance, SyncSkillFiles, ChatTurn],
+                workflows=[RegisterSkill, ChangeSkill, SkillRun, Maintenance, SyncSkillFiles, ChatTurn, EmitEvent],
                 activities=[method for obj in activities for method in activity_methods(obj)],
                 activity_executor=executor,
                 graceful_shutdown_timeout=timedelta(seconds=20),

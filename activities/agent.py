@@ -38,6 +38,7 @@ from skills.errors import (
     LlmUnavailableError,
     ToolCallError,
 )
+from skills.events import EventInfo
 from skills.messages import FINAL_EXCERPT
 from skills.schemas import relax_schema
 
@@ -51,6 +52,8 @@ class AgentStart(BaseModel):
     conversation_id: str
     skill_id: int
     now: datetime
+    event: EventInfo | None = None
+    """The event that started the run: it follows the task in the first user message."""
 
 
 class AgentSession(BaseModel):
@@ -135,7 +138,7 @@ class AgentActivities:
         skill = self.store.get_skill(request.skill_id)
         tools = list(skill.required_tools)
         if self.store.get_message(request.conversation_id, 1) is None:
-            self.store.append_messages(request.conversation_id, opening_messages(skill, request.now, tools),
+            self.store.append_messages(request.conversation_id, opening_messages(skill, request.now, tools, request.event),
                                        request.now)
         return AgentSession(model=skill.model or self.settings.llm_model, tools=tools)
 

@@ -92,8 +92,9 @@ class RunActivities:
             await asyncio.to_thread(self.store.mark_notified, request.skill_id, request.at)
 
     def _skip(self, skill: Skill, run: RunRecord) -> str | None:
-        if run.trigger != "schedule":
+        if run.trigger == "manual":
             return None  # a manual run is what the user asked for, now: never skipped
+        # A scheduled fire and an event's run alike: disabled, over budget or backing off is skipped.
         if not skill.enabled:
             return f"disabled: {skill.disabled_reason or 'by user'}"
         if skill.tier == "agent":

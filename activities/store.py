@@ -14,17 +14,25 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func
+from sqlalchemy import delete, func
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, SQLModel, select
 from temporalio import activity
 
 from activities.failures import as_application_errors
-from activities.tables import MessageRow, RunRow, SkillRow, StateRow, make_engine, upgrade_schema
+from activities.tables import (
+    MessageRow,
+    RunRow,
+    SeenEventRow,
+    SkillRow,
+    StateRow,
+    make_engine,
+    upgrade_schema,
+)
 from skills.agent import ChatMessage
 from skills.backoff import BackoffPolicy
 from skills.budget import DAY, BudgetPolicy, Usage, over_budget
@@ -166,6 +174,40 @@ class Store:
             rows = session.exec(query).all()
             last = self._last_runs(session, [r.id for r in rows if r.id is not None])
             return [_skill_model(row, last.get(row.id)) for row in rows]
+
+    def event_subscribers(self, name: str) -> list[Skill]:
+        """The event-type skills subscribed to the event ``name`` (exact match), enabled or not."""
+        with self.session() as session:
+            query = (select(SkillRow).where(SkillRow.trigger_type == "event")
+                     .order_by(SkillRow.agent_id, SkillRow.name))
+            return [_skill_model(row, None) for row in session.exec(query)
+                    if (row.trigger_config or {}).get("event") == name]
+
+    # --- events ---------------------------------------------------------------------------
+
+    def claim_event(self, name: str, event_id: str, claimer: str, now: datetime,
+                    window: timedelta) -> SeenEventRow | None:
+        """Claim an event id for ``claimer``: None when it is now (or already was) the claimer's,
+        else the earlier claim still within ``window``. Claims past the window are forgotten."""
+        with self.session() as session:
+            session.exec(delete(SeenEventRow).where(SeenEventRow.seen_at < now - window))  # type: ignore[call-overload,arg-type]
+            row = session.get(SeenEventRow, (name, event_id))
+            if row is not None and row.claimer != claimer:
+                session.commit()
+                return row
+            if row is None:
+                session.add(SeenEventRow(name=name, event_id=event_id, seen_at=now, claimer=claimer))
+            session.commit()
+            return None
+
+    def record_event(self, name: str, event_id: str, claimer: str, result: dict[str, Any]) -> None:
+        """Keep what the claimer's emit did, for a duplicate's answer."""
+        with self.session() as session:
+            row = session.get(SeenEventRow, (name, event_id))
+            if row is not None and row.claimer == claimer:
+                row.result = result
+                session.add(row)
+                session.commit()
 
     # --- runs -----------------------------------------------------------------------------
 

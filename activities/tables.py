@@ -117,6 +117,21 @@ class StateRow(SQLModel, table=True):
     updated_at: datetime = _utc_column(nullable=False)
 
 
+class SeenEventRow(SQLModel, table=True):
+    """An emitted event id, remembered for the dedupe window (``event_dedupe_window``): the same
+    id emitted again within it starts nothing. Rows older than the window are pruned by the next claim."""
+
+    __tablename__ = "seen_events"
+
+    name: str = Field(primary_key=True)
+    event_id: str = Field(primary_key=True)
+    seen_at: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False, index=True))
+    claimer: str
+    """The EmitEvent run that claimed it (a retried claim by the same run is still its own)."""
+    result: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    """What that emit started and skipped (``skills.events.EmitResult``), once it is done."""
+
+
 def upgrade_schema(engine: Engine) -> None:
     """Bring a store created by an earlier version to the current tables (after ``create_all``,
     which creates missing tables but never changes one). Idempotent; a no-op on a new store.

@@ -2,7 +2,7 @@
 
 ``get_tool_catalog``, ``memory_store_skill``, ``memory_update_skill``,
 ``memory_list_skills``, ``memory_get_skill`` and ``memory_delete_skill`` (the names the
-reference's playbooks use), each a thin call of the :class:`SkillsClient` and an
+reference's playbooks use), and ``emit_event``, each a thin call of the :class:`SkillsClient` and an
 answer a model can relay. Two roads lead here: ``skills mcp`` serves them to any MCP
 client, and the chat's Agent loop (``ChatTurn``) offers them to its model. Either way a
 change takes the registration road (RegisterSkill or ChangeSkill: normalizer,
@@ -36,6 +36,10 @@ TRIGGER_TYPES = ("cron", "event", "manual")
 # Keys a model uses to name the skill it means; the first one given wins.
 REF_KEYS = ("skill_id", "id", "skillId", "skill", "ref")
 AGENT_KEYS = ("agent_id", "agentId", "agent")
+# The fields of emit_event, as models name them.
+EVENT_KEYS = ("event", "name", "event_name", "eventName", "type")
+DATA_KEYS = ("data", "payload", "body")
+EVENT_ID_KEYS = ("id", "event_id", "eventId")
 # An update's fields, when a model wraps them instead of sending them at the root.
 PATCH_KEYS = ("updates", "fields", "changes", "patch")
 
@@ -49,7 +53,8 @@ Manage the skills of a durable skills engine: things the assistant does later, a
 again and again (a reminder in 5 minutes, a summary every morning). To create one, call \
 get_tool_catalog for the exact tool names, then memory_store_skill. memory_list_skills and \
 memory_get_skill read skills, memory_update_skill changes them (enabled: false pauses one), \
-memory_delete_skill removes one for good. Every change is validated; a refusal names each bad \
+memory_delete_skill removes one for good. A skill may instead run on an event \
+(trigger_config {"event": "NAME"}): emit_event starts every skill subscribed to NAME. Every change is validated; a refusal names each bad \
 field so you can fix it and call again."""
 
 CATALOG_DESCRIPTION = """\
@@ -72,6 +77,9 @@ daily at 9 = "0 9 * * *"; weekdays at 8:30 = "30 8 * * 1-5". Add "timezone" (an 
 "America/New_York") only when the user names a zone; the user's own zone is the default.
 - {"interval_minutes": N}: REPEATING every N minutes from now, for steps cron cannot express \
 ("every 90 minutes").
+- {"event": "NAME"}: no schedule; the skill runs each time the event NAME is emitted (emit_event), \
+e.g. "when a parcel arrives" = {"event": "parcel.arrived"}. A plan step's parameters may use \
+{{event.data.FIELD}}, {{event.name}}, {{event.id}}, {{event.time}}; an Agent-tier run gets the event.
 Leave trigger_config out for a skill that runs only on demand. trigger_type is inferred.
 
 HOW (the tier):
@@ -106,6 +114,13 @@ GET_DESCRIPTION = """\
 Get one skill in full: its trigger, tier, tools, plan, instructions, state, last run and when it \
 fires next. Name it with skill_id (its id, or its name)."""
 
+EMIT_DESCRIPTION = """\
+Emit an event: every enabled skill subscribed to it (trigger_config {"event": NAME}) starts a run \
+now, with the event's data as its input ({{event.data.FIELD}} in a plan). Give event (the name) \
+and optionally data (any JSON, usually an object) and id: the same id emitted again within the \
+dedupe window starts nothing. The answer lists the runs started (skill names and workflow ids) and \
+the subscribers skipped, and why (a paused skill); an event no skill subscribes to is not an error."""
+
 DELETE_DESCRIPTION = """\
 Delete a skill and its schedule, for good: it will not fire again. Name it with skill_id (its \
 id, or its name). To stop a skill for a while, call memory_update_skill with enabled: false."""
@@ -126,7 +141,7 @@ SKILL_PROPERTIES: dict[str, Any] = {
     "trigger_config": {
         "type": "object",
         "description": "When it fires: exactly one of schedule (+ timezone), interval_minutes, at, "
-                       "in_minutes/in_hours.",
+                       "in_minutes/in_hours; or event, for a skill run by emit_event.",
         "properties": {
             "schedule": {"type": "string", "description": "Classic 5-field cron, e.g. '0 9 * * 1-5'."},
             "timezone": {"type": "string", "description": "IANA zone of schedule or at; only if the user "
@@ -135,6 +150,8 @@ SKILL_PROPERTIES: dict[str, Any] = {
             "at": {"type": "string", "description": "Once, at this local time: 'YYYY-MM-DDTHH:MM:SS'."},
             "in_minutes": {"type": "number", "exclusiveMinimum": 0, "description": "Once, N minutes from now."},
             "in_hours": {"type": "number", "exclusiveMinimum": 0, "description": "Once, N hours from now."},
+            "event": {"type": "string", "description": "No schedule: run each time this event is emitted, "
+                                                       "e.g. 'parcel.arrived'."},
         },
         "additionalProperties": True,
     },
@@ -187,6 +204,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     }),
     "memory_get_skill": _schema({"skill_id": _REF, "agent_id": _AGENT}, ["skill_id"]),
     "memory_delete_skill": _schema({"skill_id": _REF, "agent_id": _AGENT}, ["skill_id"]),
+    "emit_event": _schema({
+        "event": {"type": "string", "description": "The event's name, as the skills' trigger_config.event "
+                                                   "says it (exact, case included), e.g. 'parcel.arrived'."},
+        "data": {"description": "The event's data, any JSON value (usually an object); a plan reads it as "
+                                "{{event.data.FIELD}}."},
+        "id": {"type": "string", "description": "The event's id, for dedupe: the same id again within the "
+                                                "window starts nothing. Leave out for a one-off event."},
+    }, ["event"]),
 }
 
 
@@ -235,6 +260,15 @@ class ManagementTools:
         next_fire = await self.skills.next_fire(skill)
         return _answer(_details(skill, next_fire), {"skill": _skill_json(skill), "next_fire": _iso(next_fire)})
 
+    async def emit_event(self, fields: dict[str, Any]) -> CallToolResult:
+        name = _first(fields, EVENT_KEYS)
+        data = _first(fields, DATA_KEYS)
+        if isinstance(data, str) and _json_object(data) is not None:
+            data = _json_object(data)  # an object sent as JSON text, as models do
+        event_id = _first(fields, EVENT_ID_KEYS)
+        result = await self.skills.emit(name, data, None if event_id is None else str(event_id))
+        return _answer(result.message, {"ok": True, **result.model_dump(mode="json")})
+
     async def memory_delete_skill(self, fields: dict[str, Any]) -> CallToolResult:
         skill = await self.skills.delete(_required_ref(fields, "memory_delete_skill"), _agent(fields))
         schedule = " and its schedule" if skill.schedule_id else ""
@@ -259,6 +293,9 @@ TOOLS: dict[str, tuple[str, str, ToolAnnotations]] = {
     "memory_delete_skill": ("Delete a skill", DELETE_DESCRIPTION,
                             ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
                                             open_world_hint=False)),
+    "emit_event": ("Emit an event", EMIT_DESCRIPTION,
+                   ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                                   open_world_hint=False)),
 }
 
 
@@ -403,6 +440,8 @@ def _when(skill: Skill, next_fire: datetime | None) -> str:
         if skill.disabled_reason == FIRED:
             return "It has fired: a one-shot runs once. Give it a new time to use it again."
         return f"It is disabled ({skill.disabled_reason or 'by user'}): it does not fire until it is enabled."
+    if skill.subscribed_event is not None:
+        return f"It runs each time the event '{skill.subscribed_event}' is emitted (emit_event); it has no schedule."
     if trigger is None or trigger.kind is None or not skill.is_scheduled:
         return f"It has no schedule (trigger_type {skill.trigger_type}): it runs only when started on demand."
     if trigger.kind == "at":

@@ -49,6 +49,7 @@ from skills.errors import (
     WorkerUnavailableError,
     error_class,
 )
+from skills.events import EmitInput, EmitResult, EventInfo, check_event, event_workflow_id
 from skills.limits import TEMPORAL_PAYLOAD_WARNING_BYTES, body_too_large
 from skills.messages import (
     ChangeInput,
@@ -186,6 +187,57 @@ class SkillsClient:
         if not wait:
             return handle.id
         return await run_result(handle)
+
+    async def emit(self, name: str, data: Any = None, event_id: str | None = None) -> EmitResult:
+        """Emit the event ``name``: every enabled skill subscribed to it (``trigger_type: event``,
+        ``trigger_config: {event: name}``) starts a run with the event in its input; the result
+        lists the runs started (names and workflow ids) and the subscribers skipped, and why.
+
+        ``data`` is any JSON value (a plan reads it as ``{{event.data.…}}``). With ``event_id``,
+        the same id emitted again within the worker's ``event_dedupe_window`` starts nothing and
+        answers with what the first emit started (``duplicate``); without one, an id is made up."""
+        problems = check_event(name, event_id, data)
+        if problems:
+            raise SkillValidationError(problems)
+        event = EventInfo(name=name.strip(), id=event_id or uuid.uuid4().hex, data=data, time=datetime.now(UTC))
+        request = EmitInput(event=event, dedupe=event_id is not None)
+        workflow_id = event_workflow_id(self.task_queue, event.name, event.id)
+        try:
+            try:
+                # One workflow per event id: a second emit while the first runs attaches to it, and
+                # one after it closed is answered by it (below) while the dedupe window lasts.
+                handle = await self._start_emit(request, workflow_id, WorkflowIDReusePolicy.REJECT_DUPLICATE)
+            except WorkflowAlreadyStartedError:
+                previous = await self._emitted(workflow_id)
+                if previous is not None and previous.dedupe_until and previous.dedupe_until > datetime.now(UTC):
+                    return previous.model_copy(update={
+                        "duplicate": True, "skipped": [],
+                        "first_seen_at": previous.first_seen_at or previous.emitted_at})
+                # Past the window (or the first emit failed): the store's claim decides again.
+                handle = await self._start_emit(request, workflow_id, WorkflowIDReusePolicy.ALLOW_DUPLICATE)
+            return await handle.result()
+        except WorkflowFailureError as e:
+            if isinstance(e.cause, TimeoutError):
+                raise WorkerUnavailableError(
+                    f"EmitEvent did not finish within {int(CHANGE_TIMEOUT.total_seconds())}s: is a worker running "
+                    f"on task queue '{self.task_queue}' (`skills worker` or `make run`)?") from e
+            raise SkillsError(f"EmitEvent failed: {_root_message(e)}") from e
+
+    async def _start_emit(self, request: EmitInput, workflow_id: str,
+                          reuse: WorkflowIDReusePolicy) -> WorkflowHandle[Any, EmitResult]:
+        return await self.client.start_workflow(
+            "EmitEvent", request, id=workflow_id, task_queue=self.task_queue, result_type=EmitResult,
+            static_summary=f"event {request.event.name} ({request.event.id})",
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING, id_reuse_policy=reuse,
+            execution_timeout=CHANGE_TIMEOUT,
+        )
+
+    async def _emitted(self, workflow_id: str) -> EmitResult | None:
+        """What the closed EmitEvent under ``workflow_id`` answered; None if it did not complete."""
+        try:
+            return await self.client.get_workflow_handle(workflow_id, result_type=EmitResult).result()
+        except WorkflowFailureError:
+            return None
 
     async def chat(self, message: str, session_id: str | None = None, turn_id: str | None = None) -> ChatReply:
         """One turn of a conversation with the assistant (a ChatTurn workflow); the session's

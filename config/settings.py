@@ -199,6 +199,10 @@ class Settings(BaseSettings):
     skill_sync_interval: timedelta = Field(default=timedelta(minutes=5), ge=timedelta(seconds=10))
     """How often the sync registers, updates or disables the skills of SKILL.md files that carry a schedule."""
 
+    event_dedupe_window: timedelta = Field(default=timedelta(hours=24), gt=timedelta(0))
+    """How long an emitted event id is remembered: the same id emitted again within it starts nothing
+    (``skills emit --id``). Kept in the store, so it may be longer than Temporal's retention."""
+
     file_skills_agent: str = Field(default="files", min_length=1)
     """The agent that owns skills registered from files. The sync only ever touches this agent's
     skills, so a skill created through the API is never changed or disabled by it."""
@@ -227,7 +231,7 @@ class Settings(BaseSettings):
         return value
 
     @field_validator("catchup_window", "tool_call_timeout", "tool_catalog_ttl", "notify_interval", "llm_timeout",
-                     "maintenance_interval", "skill_sync_interval", mode="before")
+                     "maintenance_interval", "skill_sync_interval", "event_dedupe_window", mode="before")
     @classmethod
     def _seconds_from_text(cls, value: object) -> object:
         # pydantic reads "90" as seconds but not "90.5"; the environment gives text either way.

@@ -15,7 +15,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, Field
 
 from skills.errors import FieldError
-from skills.models import BY_USER, Normalized, RunRecord, Skill, ToolCallRecord, TriggerConfig
+from skills.events import EventInfo
+from skills.models import BY_USER, Normalized, RunRecord, RunTrigger, Skill, ToolCallRecord, TriggerConfig
 
 
 class SkillRef(BaseModel):
@@ -145,7 +146,9 @@ class SkillRunInput(BaseModel):
     """Input of a SkillRun: the skill's id, never its body (the body may change between fires)."""
 
     skill_id: int
-    trigger: Literal["schedule", "manual"] = "schedule"
+    trigger: RunTrigger = "schedule"
+    event: EventInfo | None = None
+    """The event that started this run (trigger "event"): ``{{event.…}}`` in a plan, the agent's input."""
     resume: AgentResume | None = None
     """Set when a long Agent-tier run continued as new: where it was."""
 
@@ -154,7 +157,7 @@ class BeginRun(BaseModel):
     skill_id: int
     run_id: str
     workflow_id: str
-    trigger: Literal["schedule", "manual"]
+    trigger: RunTrigger
     scheduled_at: datetime | None
     started_at: datetime
 

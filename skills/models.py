@@ -19,6 +19,8 @@ from skills.preflight import PreflightCheck
 TriggerType = Literal["cron", "event", "manual"]
 Tier = Literal["direct", "agent"]
 RunStatus = Literal["running", "success", "error", "skipped", "missed"]
+RunTrigger = Literal["schedule", "manual", "event"]
+"""What started a run: its schedule, a person (``skills run``), or an event (``skills emit``)."""
 
 DEFAULT_MAX_STEPS = 10
 
@@ -44,7 +46,8 @@ class PlanStep(BaseModel):
 
 
 class TriggerConfig(BaseModel):
-    """When a cron-type skill fires: exactly one of ``schedule``, ``interval_minutes``, ``at``."""
+    """When a skill fires. A cron-type skill: exactly one of ``schedule``, ``interval_minutes``, ``at``.
+    An event-type skill: ``event`` alone (it has no schedule; ``skills emit`` starts its runs)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -56,6 +59,8 @@ class TriggerConfig(BaseModel):
     """Every N minutes, counted from when the trigger was set."""
     at: datetime | None = None
     """One shot, at this moment (always time-zone aware once normalized)."""
+    event: str | None = None
+    """The event an event-type skill is subscribed to (``skills.events.EVENT_NAME``)."""
 
     @property
     def kind(self) -> Literal["cron", "interval", "at"] | None:
@@ -75,6 +80,8 @@ class TriggerConfig(BaseModel):
                 return f"every {self.interval_minutes} min"
             case "at":
                 return f"once at {self.at.isoformat() if self.at else '?'}"
+        if self.event is not None:
+            return f"on event '{self.event}'"
         return "no schedule"
 
 
@@ -103,6 +110,13 @@ class SkillSpec(BaseModel):
     @property
     def tier(self) -> Tier:
         return "direct" if self.execution_plan else "agent"
+
+    @property
+    def subscribed_event(self) -> str | None:
+        """The event this skill is subscribed to, if it is an event-type skill."""
+        if self.trigger_type != "event" or self.trigger_config is None:
+            return None
+        return self.trigger_config.event
 
     @property
     def is_scheduled(self) -> bool:
@@ -180,7 +194,7 @@ class RunRecord(BaseModel):
     skill_id: int
     skill_name: str
     workflow_id: str
-    trigger: Literal["schedule", "manual"] = "schedule"
+    trigger: RunTrigger = "schedule"
     scheduled_at: datetime | None = None
     started_at: datetime
     finished_at: datetime | None = None

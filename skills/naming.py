@@ -45,11 +45,16 @@ def engine_job_id(task_queue: str, job: str) -> str:
 
 
 def search_attributes(spec: SkillSpec) -> TypedSearchAttributes:
+    return skill_attributes(spec.name, spec.agent_id, spec.tier)
+
+
+def skill_attributes(name: str, agent_id: str, tier: str) -> TypedSearchAttributes:
+    """``SkillName``, ``SkillAgent`` and ``SkillTier`` of a skill's runs."""
     return TypedSearchAttributes(
         [
-            SearchAttributePair(SKILL_NAME, spec.name),
-            SearchAttributePair(SKILL_AGENT, spec.agent_id),
-            SearchAttributePair(SKILL_TIER, spec.tier),
+            SearchAttributePair(SKILL_NAME, name),
+            SearchAttributePair(SKILL_AGENT, agent_id),
+            SearchAttributePair(SKILL_TIER, tier),
         ]
     )
 

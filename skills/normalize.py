@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from skills.arguments import ArgumentRules, argument_problems
 from skills.errors import SkillValidationError
+from skills.events import event_name_problem
 from skills.fields import (
     Problems,
     boolean,
@@ -47,7 +48,7 @@ from skills.limits import (
     too_large,
 )
 from skills.models import Normalized, PlanStep, Skill, SkillSpec, TriggerConfig
-from skills.plans import analyse_plan
+from skills.plans import analyse_plan, event_placeholders
 from skills.preflight import PreflightCheck, automatic_checks
 from skills.suggest import did_you_mean
 from skills.triggers import check_cron
@@ -99,10 +100,15 @@ TRIGGER_ALIASES = {
     "timeZone": "timezone",
     "time_zone": "timezone",
     "tz": "timezone",
+    "event_name": "event",
+    "eventName": "event",
+    "on_event": "event",
+    "onEvent": "event",
 }
 
-TRIGGER_KEYS = {"schedule", "timezone", "interval_minutes", "at", "in_minutes", "in_hours"}
-WHEN_KEYS = TRIGGER_KEYS - {"timezone"}
+TRIGGER_KEYS = {"schedule", "timezone", "interval_minutes", "at", "in_minutes", "in_hours", "event"}
+WHEN_KEYS = TRIGGER_KEYS - {"timezone", "event"}
+"""The keys that give a schedule (a cron-type skill); ``event`` makes an event-type skill."""
 
 STEP_TOOL_ALIASES = ("toolName", "tool_name", "tool", "name")
 STEP_PARAM_ALIASES = ("parameters", "params", "arguments", "args", "input")
@@ -191,7 +197,7 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
         "name": name,
         "description": optional_text(data.get("description"), "description", problems) or "",
         "enabled": boolean(data.get("enabled"), "enabled", True, problems),
-        "trigger_type": _trigger_type(data, bool(WHEN_KEYS & data.get("trigger_config", {}).keys()), notes, problems),
+        "trigger_type": _trigger_type(data, notes, problems),
         "trigger_config": trigger,
         "instructions": required_text(data.get("instructions"), "instructions", problems,
                                        max_bytes=MAX_INSTRUCTIONS_BYTES),
@@ -207,6 +213,12 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
     }
     if "agent_id" not in data:
         notes.append(f"agent_id defaulted to '{ctx.default_agent_id}'")
+    if fields["trigger_type"] != "event":
+        for i, step in zip(plan_positions, plan or [], strict=False):
+            for expression in event_placeholders(step.parameters):
+                problems.add(f"execution_plan[{i}].parameters",
+                             f"'{{{{{expression}}}}}' is filled from the event that starts a run, but this skill "
+                             "is not started by events (give trigger_type 'event' and trigger_config.event)")
     missing = _check_tools(union(tools, [c.tool for c in preflight]), ctx.tool_catalog, fields["enabled"], problems)
     if missing:
         notes.append(f"registered disabled until these tools are available: {', '.join(missing)}")
@@ -295,7 +307,9 @@ def _merge_update(existing: SkillSpec, patch: dict[str, Any]) -> dict[str, Any]:
         merged.pop("trigger_config", None)
     if new_trigger is not None:
         old = merged.get("trigger_config", {})
-        if WHEN_KEYS & new_trigger.keys():
+        if "event" in new_trigger:
+            old = {}  # an event replaces a schedule (and a former event) whole
+        elif WHEN_KEYS & new_trigger.keys():
             old = {k: v for k, v in old.items() if k == "timezone"}
         merged["trigger_config"] = {**old, **new_trigger}
         if "trigger_type" not in patch and merged.get("trigger_type") != "cron":
@@ -304,12 +318,25 @@ def _merge_update(existing: SkillSpec, patch: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _trigger_type(data: dict[str, Any], has_schedule: bool, notes: list[str], problems: Problems) -> str:
+def _trigger_type(data: dict[str, Any], notes: list[str], problems: Problems) -> str:
+    config = data.get("trigger_config", {})
+    has_schedule = bool(WHEN_KEYS & config.keys())
     given = data.get("trigger_type")
     if given is not None and not isinstance(given, str):
         problems.add("trigger_type", f"must be one of {', '.join(TRIGGER_TYPES)}")
         return "manual"
     given = given.strip().lower() if given else None
+    if "event" in config:
+        # Both at once is reported by _normalize_trigger; the event skill is what was asked for.
+        if given not in (None, "event"):
+            notes.append(f"trigger_type '{given}' changed to 'event' because trigger_config has an event")
+        elif given is None:
+            notes.append("trigger_type inferred as 'event' from trigger_config.event")
+        return "event"
+    if given == "event":
+        problems.add("trigger_config.event", "is required for trigger_type 'event': the name of the event "
+                                             "that starts the skill (e.g. 'email.received')")
+        return "event"
     if has_schedule:
         if given not in (None, "cron"):
             notes.append(f"trigger_type '{given}' changed to 'cron' because trigger_config has a schedule")
@@ -337,6 +364,8 @@ def _normalize_trigger(
     data: dict[str, Any], ctx: NormalizeContext, notes: list[str], problems: Problems
 ) -> TriggerConfig | None:
     config = data.get("trigger_config")
+    if config and "event" in config:
+        return _event_trigger(config, problems)
     if not config or not WHEN_KEYS & config.keys():
         # A cron trigger_type without any of these is reported by _trigger_type.
         return None
@@ -397,6 +426,21 @@ def _normalize_trigger(
     if zone is None and at is not None:
         zone = ctx.default_timezone
     return TriggerConfig(schedule=schedule, timezone=zone, interval_minutes=interval, at=at)
+
+
+def _event_trigger(config: Mapping[str, Any], problems: Problems) -> TriggerConfig | None:
+    """``{event: NAME}`` (and optionally a timezone): no schedule beside it."""
+    others = sorted(WHEN_KEYS & config.keys())
+    if others:
+        problems.add("trigger_config", f"give either event or a schedule, not both (got event and {', '.join(others)})")
+        return None
+    zone = _timezone(config["timezone"], problems) if config.get("timezone") is not None else None
+    problem = event_name_problem(config["event"])
+    if problem:
+        problems.add("trigger_config.event", problem)
+        return None
+    # A time zone may come along: the one {{now}} and {{today}} are read in by a run's plan.
+    return TriggerConfig(event=config["event"].strip(), timezone=zone)
 
 
 def _timezone(value: Any, problems: Problems) -> str | None:

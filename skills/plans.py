@@ -6,7 +6,10 @@ A parameter may hold placeholders:
   text result of the earlier step ``fetch``;
 - ``{{steps.fetch.items.0.title}}`` (or ``{{fetch.structured.items.0.title}}``): a field
   of its structured content;
-- ``{{now}}``, ``{{now+2h}}``, ``{{today}}``: the fire's time in the skill's zone.
+- ``{{now}}``, ``{{now+2h}}``, ``{{today}}``: the fire's time in the skill's zone;
+- ``{{event.data.sender}}`` (or the short ``{{event.sender}}``), ``{{event.name}}``,
+  ``{{event.id}}``, ``{{event.time}}``, ``{{event}}``: the event that started the run (an
+  event-type skill's; ``{{steps.event.result}}`` reaches a step whose id is ``event``).
 
 A parameter that is one placeholder and nothing else takes the value as it is (a
 list stays a list); inside longer text a value is written as text (JSON for
@@ -31,6 +34,8 @@ from skills.preflight import render_arguments
 _PLACEHOLDER = re.compile(r"\{\{\s*(.*?)\s*\}\}")
 _TIME = re.compile(r"(now|today)(\s*[+-]\s*\d+\s*[mhdw])?")
 _PATH = re.compile(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*")
+_EVENT = re.compile(r"event(\.[A-Za-z0-9_-]+)*")
+EVENT_FIELDS = ("name", "id", "time", "data")
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,7 @@ def analyse_plan(steps: list[PlanStep]) -> Verdict:
     piped = 0
     for step in steps:
         for expression in _expressions(step.parameters):
-            if _TIME.fullmatch(expression):
+            if _TIME.fullmatch(expression) or _EVENT.fullmatch(expression):
                 continue
             reference = _reference(expression, earlier)
             if reference is None:
@@ -66,26 +71,35 @@ def analyse_plan(steps: list[PlanStep]) -> Verdict:
     return Verdict(True, "the steps are independent")
 
 
-def resolve(parameters: dict[str, Any], outputs: dict[str, StepOutput], now: datetime, timezone: str) -> dict[str, Any]:
-    """The step's parameters with every placeholder filled from ``outputs`` and the clock."""
+def resolve(parameters: dict[str, Any], outputs: dict[str, StepOutput], now: datetime, timezone: str,
+            event: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The step's parameters with every placeholder filled from ``outputs``, the clock and the
+    event that started the run (``{name, id, time, data}``; None when no event did)."""
     timed = render_arguments(parameters, now, timezone)
-    return _fill(timed, outputs)
+    return _fill(timed, outputs, event)
 
 
-def _fill(value: Any, outputs: dict[str, StepOutput]) -> Any:
+def event_placeholders(parameters: Any) -> list[str]:
+    """The ``{{event…}}`` placeholders in ``parameters``."""
+    return [e for e in _expressions(parameters) if _EVENT.fullmatch(e)]
+
+
+def _fill(value: Any, outputs: dict[str, StepOutput], event: dict[str, Any] | None) -> Any:
     if isinstance(value, dict):
-        return {k: _fill(v, outputs) for k, v in value.items()}
+        return {k: _fill(v, outputs, event) for k, v in value.items()}
     if isinstance(value, list):
-        return [_fill(v, outputs) for v in value]
+        return [_fill(v, outputs, event) for v in value]
     if not isinstance(value, str) or "{{" not in value:
         return value
     whole = _PLACEHOLDER.fullmatch(value.strip())
-    if whole:
-        return _lookup(whole.group(1), outputs)
-    return _PLACEHOLDER.sub(lambda m: _as_text(_lookup(m.group(1), outputs)), value)
+    if whole and "{{" not in whole.group(1):  # "{{a}} and {{b}}" fullmatches too, as "a}} and {{b"
+        return _lookup(whole.group(1), outputs, event)
+    return _PLACEHOLDER.sub(lambda m: _as_text(_lookup(m.group(1), outputs, event)), value)
 
 
-def _lookup(expression: str, outputs: dict[str, StepOutput]) -> Any:
+def _lookup(expression: str, outputs: dict[str, StepOutput], event: dict[str, Any] | None) -> Any:
+    if _EVENT.fullmatch(expression):
+        return _event_value(expression, event)
     reference = _reference(expression, set(outputs))
     if reference is None:
         raise PlanError(f"'{{{{{expression}}}}}' is not the result of an earlier step")
@@ -106,6 +120,25 @@ def _lookup(expression: str, outputs: dict[str, StepOutput]) -> Any:
             value = value[int(key)]
         else:
             raise PlanError(f"the result of step '{step}' has no '{'.'.join(path)}'")
+    return value
+
+
+def _event_value(expression: str, event: dict[str, Any] | None) -> Any:
+    """``event``, ``event.name``, ``event.data.a.0.b``, or the short ``event.a.0.b`` (in the data)."""
+    if event is None:
+        raise PlanError(f"'{{{{{expression}}}}}' is filled from an event, and this run was not started by one")
+    path = expression.split(".")[1:]
+    if path and path[0] not in EVENT_FIELDS:
+        path = ["data", *path]
+    value: Any = event
+    for key in path:
+        if isinstance(value, dict) and key in value:
+            value = value[key]
+        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
+            value = value[int(key)]
+        else:
+            raise PlanError(f"the event '{event.get('name')}' has no '{'.'.join(path)}' "
+                            f"(for '{{{{{expression}}}}}')")
     return value
 
 

@@ -6,6 +6,7 @@
     skills register FILE|-          JSON or YAML, exactly what an LLM sends to memory_store_skill
     skills update REF FILE|-        change some fields
     skills get|delete|pause|resume|run REF
+    skills emit NAME [--data JSON] [--id ID]   run every skill subscribed to the event NAME
     skills list | runs [REF] | outbox
     skills chat "message" [--session S]   talk to the assistant (it schedules skills for you)
     skills catalog [--refresh]      the worker's tools, by MCP server, with each server's state
@@ -259,6 +260,33 @@ def run_(ref: str, no_wait: bool, agent: str | None) -> int:
     return with_client(work)
 
 
+@cli.command(short_help="Emit an event: every skill subscribed to it runs.")
+@click.argument("name", metavar="NAME")
+@click.option("--data", "data_text", metavar="JSON", help="The event's data: any JSON value (- reads stdin); "
+                                                         "a plan reads it as {{event.data.FIELD}}.")
+@click.option("--id", "event_id", metavar="ID", help="The event's id: the same id again within the dedupe window "
+                                                    "(SKILLS_EVENT_DEDUPE_WINDOW) starts nothing.")
+@data_command
+def emit(name: str, data_text: str | None, event_id: str | None) -> int:
+    """Emit the event NAME: every enabled skill whose trigger_config.event is NAME starts a run with
+    the event as its input. Prints the runs started (workflow ids) and the skills skipped, and why."""
+    import sys
+
+    data = None
+    if data_text is not None:
+        text = sys.stdin.read() if data_text == "-" else data_text
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise click.BadParameter(f"not valid JSON ({e.msg} at position {e.pos})", param_hint="--data") from None
+
+    async def work(skills: SkillsClient) -> None:
+        result = await skills.emit(name, data, event_id)
+        answer(result, lambda: print(result.message))
+
+    return with_client(work)
+
+
 @cli.command()
 @click.argument("ref", metavar="[REF]", required=False)
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, help="At most this many runs.")
@@ -332,6 +360,8 @@ def _registered(skill: Skill | None, notes: list[str], next_fire: datetime | Non
     rows: list[tuple[str, Any]] = []
     if skill.schedule_id:
         rows += [("schedule", f"{skill.schedule_id}: {_trigger(skill)}"), ("next fire", when(next_fire))]
+    if skill.subscribed_event:
+        rows.append(("trigger", f"{_trigger(skill)} (`skills emit {skill.subscribed_event}`)"))
     if not skill.enabled:
         rows.append(("disabled", skill.disabled_reason))
     rows += [("note", note) for note in notes]

@@ -107,7 +107,8 @@ class SkillRun:
         outputs: dict[str, StepOutput] = {}
         for step in skill.execution_plan or []:
             try:
-                arguments = resolve(step.parameters, outputs, workflow.now(), _zone(skill))
+                arguments = resolve(step.parameters, outputs, workflow.now(), _zone(skill),
+                                    request.event.model_dump(mode="json") if request.event else None)
             except PlanError as e:
                 return run.model_copy(update={"status": "error", "tool_calls": calls,
                                               "summary": f"step {step.id} could not be prepared: {e}"})
@@ -121,7 +122,8 @@ class SkillRun:
     async def _agent(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput) -> RunRecord:
         """Open the conversation (kept in the store, by run id), then run the loop."""
         session = await workflow.execute_activity_method(
-            AgentActivities.start, AgentStart(conversation_id=run.run_id, skill_id=skill.id, now=workflow.now()),
+            AgentActivities.start,
+            AgentStart(conversation_id=run.run_id, skill_id=skill.id, now=workflow.now(), event=request.event),
             **STORE,
         )
         loop = AgentLoopState(conversation_id=run.run_id, model=session.model, tools=session.tools,
@@ -131,7 +133,7 @@ class SkillRun:
     async def _agent_loop(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput,
                           loop: AgentLoopState) -> RunRecord:
         def carry_over(state: AgentLoopState) -> NoReturn:
-            workflow.continue_as_new(SkillRunInput(skill_id=skill.id, trigger=request.trigger,
+            workflow.continue_as_new(SkillRunInput(skill_id=skill.id, trigger=request.trigger, event=request.event,
                                                    resume=AgentResume(start=start, run=run, loop=state)))
 
         limits = LoopLimits(max_steps=skill.max_steps, token_cap=start.run_token_cap,

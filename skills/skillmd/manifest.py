@@ -144,7 +144,8 @@ class SkillMetadata(BaseModel):
     required_tools: Names = Field(default_factory=list)
     """The only tools the skill may use when it runs on the Agent tier."""
     trigger_config: dict[str, Any] | None = None
-    """A schedule (``schedule``/``interval_minutes``/``at``/``in_minutes``...); its presence makes the file register as a scheduled skill."""
+    """A schedule (``schedule``/``interval_minutes``/``at``/``in_minutes``...) or an event (``event: NAME``);
+    its presence makes the file register as a scheduled (or event-triggered) skill."""
     max_steps: PositiveInt | None = None
     """Bound on the Agent tier's loop when the skill runs on a schedule."""
     execution_plan: list[PlanStepSpec] | None = None

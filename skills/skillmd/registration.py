@@ -1,5 +1,6 @@
 """File skills that schedule themselves: a SKILL.md whose ``metadata`` carries a
 ``trigger_config`` registers through the same registration workflow as any other skill.
+A ``trigger_config`` of ``{event: NAME}`` makes it an event-type skill (run by ``skills emit``).
 
 This module only builds the request; the sync that sends it lives with the workflows.
 """
@@ -29,7 +30,7 @@ def registration_request(skill: SkillFile, limits: Limits = DEFAULT_LIMITS) -> d
         "name": skill.name,
         "description": skill.manifest.description,
         "instructions": read_body(skill, limits),
-        "trigger_type": "cron",
+        "trigger_type": "event" if "event" in metadata.trigger_config else "cron",
         "trigger_config": dict(metadata.trigger_config),
         "required_tools": list(metadata.required_tools),
         "max_steps": metadata.max_steps or DEFAULT_MAX_STEPS,

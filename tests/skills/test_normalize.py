@@ -141,7 +141,7 @@ def test_naive_at_is_read_in_the_trigger_zone_then_default_zone() -> None:
 def test_trigger_type_is_inferred() -> None:
     assert ok(schedule="0 * * * *").spec.trigger_type == "cron"
     assert ok().spec.trigger_type == "manual"
-    assert ok(trigger_type="EVENT").spec.trigger_type == "event"
+    assert ok(trigger_type="EVENT", event="mail.in").spec.trigger_type == "event"
     changed = ok(trigger_type="manual", interval_minutes=10)
     assert changed.spec.trigger_type == "cron"
     assert any("changed to 'cron'" in n for n in changed.notes)
@@ -360,7 +360,8 @@ def test_an_unknown_field_is_refused_with_the_close_name(data: dict[str, object]
 
 def test_an_unknown_field_with_no_close_name_lists_the_fields() -> None:
     message = refused({"name": "x", "instructions": "y", "colour": "blue"})["colour"]
-    assert message.startswith("unknown field (expected one of agent_id, at, description, enabled, execution_plan")
+    assert message.startswith("unknown field (expected one of agent_id, at, description, enabled, event, "
+                              "execution_plan")
 
 
 def test_an_update_with_an_unknown_field_is_refused() -> None:

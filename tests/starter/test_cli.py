@@ -232,3 +232,33 @@ async def test_a_namespace_temporal_does_not_know_is_one_line(client: Client) ->
     done = await asyncio.to_thread(run_skills, "list", "--namespace", namespace, "--address", address_of(client))
     assert done.returncode == 1
     assert done.stderr == f"error: failed\n  Temporal refused: Namespace {namespace} is not found.\n"
+
+
+async def test_emit_runs_the_subscribers_and_says_which(engine: Engine) -> None:
+    await engine.skills.register({"name": "greet", "instructions": "Greet the guest", "event": "guest.arrived",
+                                  "execution_plan": [{"toolName": "outbox_send_message",
+                                                      "parameters": {"message": "Hi {{event.guest}}!"}}]})
+    await engine.skills.register({"name": "log", "instructions": "Log the guest", "event": "guest.arrived",
+                                  "enabled": False, "execution_plan": [{"toolName": "outbox_send_message",
+                                                                        "parameters": {"message": "logged"}}]})
+    got = await asyncio.to_thread(run_skills, "get", "greet", *options(engine))
+    assert "trigger         on event 'guest.arrived'" in got.stdout.splitlines()
+
+    done = await asyncio.to_thread(run_skills, "emit", "guest.arrived", "--data", '{"guest": "Ada"}',
+                                   "--id", "v-1", *options(engine))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "Event 'guest.arrived' (id v-1): started 1 run:"
+    assert lines[1].startswith("- 'greet' (1): workflow ") and lines[1].endswith("-event-v-1")
+    assert lines[2:] == ["Skipped 1:", "- 'log' (2): disabled: by user"]
+    assert await eventually(lambda: [m["message"] for m in engine.outbox()] == ["Hi Ada!"])
+
+    again = await asyncio.to_thread(run_skills, "--json", "emit", "guest.arrived", "--id", "v-1", *options(engine))
+    assert again.returncode == 0, again.stderr
+    answer = json.loads(again.stdout)
+    assert answer["duplicate"] is True and [r["name"] for r in answer["started"]] == ["greet"]
+
+    bad = await asyncio.to_thread(run_skills, "emit", "guest.arrived", "--data", "{nope", *options(engine))
+    assert bad.returncode == 2 and "--data" in bad.stderr and "not valid JSON" in bad.stderr
+    refused = await asyncio.to_thread(run_skills, "emit", "guest arrived", *options(engine))
+    assert refused.returncode == 1 and "event: 'guest arrived' is not a valid event name" in refused.stderr

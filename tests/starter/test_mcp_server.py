@@ -26,7 +26,7 @@ from starter.mcp_server import build_server, run
 from tests.conftest import PYTHON, ROOT, Engine, eventually, free_port, schedule_exists
 
 TOOLS = {"get_tool_catalog", "memory_store_skill", "memory_update_skill", "memory_list_skills",
-         "memory_get_skill", "memory_delete_skill"}
+         "memory_get_skill", "memory_delete_skill", "emit_event"}
 TOKEN = "test-token-7f3a9c"
 
 
@@ -235,3 +235,36 @@ async def test_the_tool_catalog_lists_the_outbox_tools(engine: Engine) -> None:
         assert {"outbox_send_message", "outbox_list_messages"} <= names
         assert "- outbox_send_message:" in text(catalog)
         assert catalog.structured_content["summary"].endswith("across 1 MCP server")
+
+
+# --- events ---------------------------------------------------------------------------------
+
+
+async def test_a_client_emits_an_event_over_stdio(engine: Engine) -> None:
+    """A skill stored with an event trigger through the server, and run by emit_event through it."""
+    server = StdioServerParameters(command=PYTHON, args=["-m", "starter.mcp_server"], env=server_env(engine),
+                                   cwd=ROOT)
+    async with Client(server) as session:
+        tool = next(t for t in (await session.list_tools()).tools if t.name == "emit_event")
+        assert tool.input_schema["required"] == ["event"] and "data" in tool.input_schema["properties"]
+        stored = await session.call_tool("memory_store_skill", stretch(
+            name="greet", trigger_config={"event": "guest.arrived"},
+            execution_plan=[{"toolName": "outbox_send_message", "parameters": {"message": "Hi {{event.guest}}!"}}]))
+        assert not stored.is_error, text(stored)
+        assert "runs each time the event 'guest.arrived' is emitted" in text(stored)
+
+        emitted = await session.call_tool("emit_event", {"event": "guest.arrived", "data": '{"guest": "Ada"}',
+                                                         "id": "visit-1"})
+        assert not emitted.is_error, text(emitted)
+        assert emitted.structured_content is not None
+        [started] = emitted.structured_content["started"]
+        assert started["name"] == "greet" and started["workflow_id"].endswith("-event-visit-1")
+        assert "started 1 run" in text(emitted) and started["workflow_id"] in text(emitted)
+        assert await eventually(lambda: [m["message"] for m in engine.outbox()] == ["Hi Ada!"])
+
+        again = await session.call_tool("emit_event", {"event": "guest.arrived", "id": "visit-1"})
+        assert not again.is_error and again.structured_content is not None and again.structured_content["duplicate"]
+        assert "already emitted" in text(again)
+
+        refused = await session.call_tool("emit_event", {"event": "guest arrived"})
+        assert refused.is_error and "event: 'guest arrived' is not a valid event name" in text(refused)

@@ -51,3 +51,10 @@ def test_no_request_without_trigger_config(tmp_path: Path, write_skill) -> None:
     write_skill(tmp_path, "playbook", metadata={"keywords": ["remind me"]})
 
     assert registration_request(discover(user=tmp_path).skills["playbook"]) is None
+
+
+def test_a_skill_file_subscribes_with_an_event_trigger(tmp_path: Path, write_skill) -> None:
+    write_skill(tmp_path, "mail-watch", metadata={"trigger_config": {"event": "mail.in"}})
+    request = registration_request(discover(user=tmp_path).skills["mail-watch"])
+    assert request is not None and request["trigger_type"] == "event"
+    assert request["trigger_config"] == {"event": "mail.in"}
