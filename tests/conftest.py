@@ -127,7 +127,7 @@ async def assistant(client: Client, settings: Settings, llm: ScriptedLLM) -> Asy
     """A worker whose model is the scripted server's ``chat`` and whose SKILL.md skills are the
     bundled ones (the cron-scheduling playbook among them): what `skills chat` talks to."""
     running = await Engine(settings.model_copy(update={
-        "llm_base_url": llm.base_url, "llm_api_key": "test", "llm_model": "chat",
+        "llm_base_url": llm.base_url, "llm_api_key": "sk-fake-test-key", "llm_model": "chat",
         "bundled_skills_dir": BUNDLED_DIR,
     }), client).start()
     yield running

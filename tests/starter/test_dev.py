@@ -38,7 +38,7 @@ async def test_skills_dev_runs_everything_and_stops_cleanly(tmp_path: Path, llm:
 
     with FakeBotApi() as telegram:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "SKILLS_", "TELEGRAM_"))}
-        env.update(SKILLS_LLM_BASE_URL=llm.base_url, SKILLS_LLM_API_KEY="test", SKILLS_LLM_MODEL="chat",
+        env.update(SKILLS_LLM_BASE_URL=llm.base_url, SKILLS_LLM_API_KEY="sk-fake-test-key", SKILLS_LLM_MODEL="chat",
                    TELEGRAM_BOT_TOKEN=telegram.token, TELEGRAM_API_BASE=telegram.url, SKILLS_TELEGRAM_CHATS="42")
         log = tmp_path / "dev.log"
         with log.open("wb") as out:

@@ -138,7 +138,7 @@ async def test_an_agent_run_that_fails_after_continuing_as_new_is_a_failed_workf
         short_histories: WorkflowEnvironment, settings: Settings, llm: ScriptedLLM) -> None:
     client = short_histories.client
     llm.script("default", [call("outbox_list_messages", {})] * 4)
-    engine = await Engine(settings.model_copy(update={"llm_base_url": llm.base_url, "llm_api_key": "test",
+    engine = await Engine(settings.model_copy(update={"llm_base_url": llm.base_url, "llm_api_key": "sk-fake-test-key",
                                                       "llm_model": "default"}), client).start()
     try:
         await engine.skills.register({"name": "looper", "instructions": "Look at the outbox until told to stop.",

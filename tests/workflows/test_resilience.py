@@ -316,7 +316,7 @@ async def test_a_completion_notice_only_when_the_run_did_not_message_the_user(en
 
 async def test_an_agent_run_that_sent_a_message_gets_no_completion_notice(client: Client, settings: Settings,
                                                                           llm: ScriptedLLM) -> None:
-    engine = await Engine(settings.model_copy(update={"llm_base_url": llm.base_url, "llm_api_key": "test",
+    engine = await Engine(settings.model_copy(update={"llm_base_url": llm.base_url, "llm_api_key": "sk-fake-test-key",
                                                       "llm_model": "default"}), client).start()
     try:
         llm.script("default", [call("outbox_send_message", {"message": "Good morning!"}), say("Sent.")])
