@@ -69,7 +69,7 @@ class RunActivities:
         found = file_skill(self.settings, skill.name) if skill.agent_id == self.settings.file_skills_agent else None
         if found is None or not found.manifest.toolsets:
             return {}
-        toolsets = {name: server.model_dump(exclude_defaults=True) for name, server in found.manifest.toolsets.items()}
+        toolsets = {name: server.model_dump(mode="json", exclude_defaults=True) for name, server in found.manifest.toolsets.items()}
         return {"toolsets": toolsets, "skill_folder": str(found.folder)}
 
     @activity.defn(name="finish_run")

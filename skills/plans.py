@@ -113,14 +113,10 @@ def _lookup(expression: str, outputs: dict[str, StepOutput], event: dict[str, An
             value = json.loads(output.text)
         except json.JSONDecodeError as e:
             raise PlanError(f"step '{step}' returned text, not structured content: no '{'.'.join(path)}'") from e
-    for key in path:
-        if isinstance(value, dict) and key in value:
-            value = value[key]
-        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
-            value = value[int(key)]
-        else:
-            raise PlanError(f"the result of step '{step}' has no '{'.'.join(path)}'")
-    return value
+    try:
+        return _walk(value, path)
+    except LookupError:
+        raise PlanError(f"the result of step '{step}' has no '{'.'.join(path)}'") from None
 
 
 def _event_value(expression: str, event: dict[str, Any] | None) -> Any:
@@ -130,15 +126,22 @@ def _event_value(expression: str, event: dict[str, Any] | None) -> Any:
     path = expression.split(".")[1:]
     if path and path[0] not in EVENT_FIELDS:
         path = ["data", *path]
-    value: Any = event
+    try:
+        return _walk(event, path)
+    except LookupError:
+        raise PlanError(f"the event '{event.get('name')}' has no '{'.'.join(path)}' "
+                        f"(for '{{{{{expression}}}}}')") from None
+
+
+def _walk(value: Any, path: list[str]) -> Any:
+    """``value`` followed down ``path`` (dict keys, list indexes); LookupError where it ends."""
     for key in path:
         if isinstance(value, dict) and key in value:
             value = value[key]
         elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
             value = value[int(key)]
         else:
-            raise PlanError(f"the event '{event.get('name')}' has no '{'.'.join(path)}' "
-                            f"(for '{{{{{expression}}}}}')")
+            raise LookupError(key)
     return value
 
 

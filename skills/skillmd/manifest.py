@@ -11,8 +11,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PositiveInt, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PositiveInt
 from pydantic_core import PydanticCustomError
+
+from skills.mcpservers import McpServerConfig
 
 SourceName = Literal["project", "user", "bundled"]
 
@@ -86,30 +88,6 @@ class PlanStepSpec(BaseModel):
     """The tool's arguments, fixed when the skill is written."""
 
 
-class ToolsetServer(BaseModel):
-    """One MCP server of a skill's ``toolsets``: the shape of an ``mcpServers`` entry (a stdio ``command``
-    or a streamable-HTTP ``url``), connected only while the skill runs."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
-
-    type: Literal["stdio", "http", "streamable-http", "streamableHttp"] | None = None
-    command: str | None = None
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    """Values may hold ``${VAR}``: expanded by the worker when it connects, never stored expanded."""
-    cwd: str | None = None
-    """Relative to the skill's folder when relative."""
-    url: str | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
-    timeout: float | None = Field(default=None, gt=0)
-
-    @model_validator(mode="after")
-    def _one_transport(self) -> ToolsetServer:
-        if (self.command is None) == (self.url is None):
-            raise ValueError("give either `command` (a stdio server) or `url` (a streamable-HTTP server)")
-        return self
-
-
 _TOOLSET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*$")
 
 
@@ -172,7 +150,7 @@ class SkillManifest(BaseModel):
     metadata: SkillMetadata = Field(default_factory=SkillMetadata)
     triggers: Triggers = Field(default_factory=Triggers)
     version: Annotated[str | None, BeforeValidator(_number_to_str)] = None
-    toolsets: Annotated[dict[str, ToolsetServer], BeforeValidator(_toolsets)] = Field(default_factory=dict)
+    toolsets: Annotated[dict[str, McpServerConfig], BeforeValidator(_toolsets)] = Field(default_factory=dict)
     """MCP servers by name, connected while the skill runs; their tools (``<name>_<tool>``) join that run only."""
     scripts: list[str | dict[str, Any]] = Field(default_factory=list)
     """Scripts the skill declares; listed, never executed, by this layer."""
