@@ -29,6 +29,7 @@ from temporalio.testing import WorkflowEnvironment
 from client import connect
 from client.temporal_cli import temporal_binary
 from config.settings import Settings
+from skills.errors import SkillNotFoundError, SkillValidationError
 from skills.naming import SEARCH_ATTRIBUTES, engine_job_id
 from tests.conftest import Engine, eventually, schedule_exists, trigger_schedule
 
@@ -117,6 +118,22 @@ async def test_setup_prepares_a_new_namespace_named_by_the_environment(
 ) -> None:
     namespace = await new_namespace()
     assert not await custom_attributes(env.client, namespace) & set(ATTRIBUTES)
+    client = await namespace_client(namespace)
+    engine = await Engine(team_settings(tmp_path, "solo"), client).start()
+    try:
+        await _refused_then_set_up(env, namespace, engine, client)
+    finally:
+        await engine.stop()
+
+
+async def _refused_then_set_up(env: WorkflowEnvironment, namespace: str, engine: Engine, client: Client) -> None:
+    # Before setup: the worker starts, a registration is refused saying what to do, nothing is stored.
+    with pytest.raises(SkillValidationError) as refused:
+        await engine.skills.register(standup())
+    assert f"namespace '{namespace}' lacks the engine's search attributes" in str(refused.value)
+    assert "run `skills setup`" in str(refused.value)
+    with pytest.raises(SkillNotFoundError):
+        await engine.skills.get("standup", agent_id="team")
 
     # Configured as the Kubernetes Job is: Temporal's env config, no flags.
     environ = clean_environ(TEMPORAL_ADDRESS=address(env), TEMPORAL_NAMESPACE=namespace)
@@ -127,21 +144,16 @@ async def test_setup_prepares_a_new_namespace_named_by_the_environment(
     code, output = await run(SKILLS, "setup", env=environ)
     assert (code, output.strip()) == (0, "search attributes already registered")
 
-    # A skill registers and runs on that namespace, and its runs are found by SkillName.
-    client = await namespace_client(namespace)
-    engine = await Engine(team_settings(tmp_path, "solo"), client).start()
-    try:
-        skill = (await engine.skills.register(standup())).skill
-        assert skill is not None and skill.schedule_id
-        await trigger_schedule(client, skill.schedule_id)
-        await eventually(lambda: [m["message"] for m in engine.outbox()] == ["standup in 5"])
+    # Now the same skill registers and runs there, and its runs are found by SkillName.
+    skill = (await engine.skills.register(standup())).skill
+    assert skill is not None and skill.schedule_id
+    await trigger_schedule(client, skill.schedule_id)
+    await eventually(lambda: [m["message"] for m in engine.outbox()] == ["standup in 5"])
 
-        async def found() -> list[str]:
-            return [w.id async for w in client.list_workflows("SkillName='standup' AND SkillAgent='team'")]
+    async def found() -> list[str]:
+        return [w.id async for w in client.list_workflows("SkillName='standup' AND SkillAgent='team'")]
 
-        assert await eventually(found)
-    finally:
-        await engine.stop()
+    assert await eventually(found)
 
 
 async def test_setup_and_connect_follow_a_temporal_toml_profile(
