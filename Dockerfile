@@ -11,8 +11,8 @@ FROM ${PYTHON_IMAGE} AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PYTHONDONTWRITEBYTECODE=1
 RUN python3 -m venv /opt/skills
 WORKDIR /src
-# What .dockerignore lets through: the packages, worker.py, pyproject.toml, README.md (no tests,
-# benchmarks, docs or deploy files). A regular (not editable) install: /src is not in the image.
+# The build context without tests, benchmarks, docs, deploy files and local state (.dockerignore).
+# A regular (not editable) install: only the packages reach /opt/skills; /src is not in the image.
 COPY . .
 # The PostgreSQL driver comes with the install (the `postgres` extra), so SKILLS_DATABASE_URL may
 # name a postgresql+psycopg:// database. No dev dependencies.

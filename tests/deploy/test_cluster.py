@@ -43,10 +43,9 @@ def standup(message: str = "standup in 5") -> dict[str, Any]:
             "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": message}}]}
 
 
-def team_settings(tmp_path: Path, team: str) -> Settings:
-    return Settings(task_queue=f"{team}-{uuid.uuid4().hex[:8]}", data_dir=tmp_path / team, timezone="UTC",
-                    bundled_skills_dir=tmp_path / "none", user_skills_dir=tmp_path / "none",
-                    project_skills_dir=tmp_path / "none")
+def team_settings(settings: Settings, tmp_path: Path, team: str) -> Settings:
+    """The test's settings (conftest's `settings`) for one more engine: its own queue and store."""
+    return settings.model_copy(update={"task_queue": f"{team}-{uuid.uuid4().hex[:8]}", "data_dir": tmp_path / team})
 
 
 def address(env: WorkflowEnvironment) -> str:
@@ -114,12 +113,12 @@ async def namespace_client(env: WorkflowEnvironment) -> AsyncIterator[Callable[[
 
 async def test_setup_prepares_a_new_namespace_named_by_the_environment(
     env: WorkflowEnvironment, new_namespace: Callable[[], Awaitable[str]],
-    namespace_client: Callable[[str], Awaitable[Client]], tmp_path: Path,
+    namespace_client: Callable[[str], Awaitable[Client]], settings: Settings, tmp_path: Path,
 ) -> None:
     namespace = await new_namespace()
     assert not await custom_attributes(env.client, namespace) & set(ATTRIBUTES)
     client = await namespace_client(namespace)
-    engine = await Engine(team_settings(tmp_path, "solo"), client).start()
+    engine = await Engine(team_settings(settings, tmp_path, "solo"), client).start()
     try:
         await _refused_then_set_up(env, namespace, engine, client)
     finally:
@@ -190,9 +189,10 @@ async def test_setup_and_connect_follow_a_temporal_toml_profile(
         await connect()
 
 
-async def test_two_engines_share_a_namespace_without_clashing(client: Client, tmp_path: Path) -> None:
-    a = await Engine(team_settings(tmp_path, "team-a"), client).start()
-    b = await Engine(team_settings(tmp_path, "team-b"), client).start()
+async def test_two_engines_share_a_namespace_without_clashing(client: Client, settings: Settings,
+                                                              tmp_path: Path) -> None:
+    a = await Engine(team_settings(settings, tmp_path, "team-a"), client).start()
+    b = await Engine(team_settings(settings, tmp_path, "team-b"), client).start()
     try:
         skill_a = (await a.skills.register(standup("A: standup"))).skill
         skill_b = (await b.skills.register(standup("B: standup"))).skill
@@ -212,8 +212,11 @@ async def test_two_engines_share_a_namespace_without_clashing(client: Client, tm
         await trigger_schedule(client, skill_b.schedule_id)
         await eventually(lambda: [m["message"] for m in b.outbox()] == ["B: standup"])
         assert [m["message"] for m in a.outbox()] == ["A: standup"]
-        assert [r.status for r in await a.skills.runs("standup")] == ["success"]
-        assert [r.status for r in await b.skills.runs("standup")] == ["success"]
+        for engine in (a, b):  # the message is sent before the run is recorded: wait for the record
+            async def recorded(engine: Engine = engine) -> bool:
+                return [r.status for r in await engine.skills.runs("standup")] == ["success"]
+
+            await eventually(recorded)
 
         # Deleting one leaves the other, which still fires.
         await a.skills.delete("standup", agent_id="team")
