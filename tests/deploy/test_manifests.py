@@ -301,6 +301,11 @@ def test_references_resolve(example: list[dict[str, Any]]) -> None:
                 kind = "ConfigMap" if "configMapRef" in source else "Secret"
                 assert (kind, ref["name"]) in names or ref.get("optional")
             container_env(example, container)  # every secretKeyRef resolves, or is optional
+    for budget in (d for d in example if d["kind"] == "PodDisruptionBudget"):
+        selector = budget["spec"]["selector"]["matchLabels"]
+        covered = [d for d in workloads(example)
+                   if selector.items() <= d["spec"]["template"]["metadata"]["labels"].items()]
+        assert [d["metadata"]["name"] for d in covered] == ["skills-worker"], budget["metadata"]["name"]
 
 
 def mounted_at(pod: dict[str, Any], container: dict[str, Any], path: Path) -> dict[str, Any]:
