@@ -90,7 +90,9 @@ class ToolActivities:
 
         A config file changed since the last look is applied first (within ``wait_seconds``).
         """
-        await self._hub.reload_config(wait=(request or CatalogRequest()).wait_seconds)
+        wait, began = (request or CatalogRequest()).wait_seconds, time.monotonic()
+        await self._hub.settle(wait)  # servers still on their first connect: their tools are wanted
+        await self._hub.reload_config(wait=max(0.0, wait - (time.monotonic() - began)))
         return self._hub.tool_catalog()
 
     @activity.defn(name="refresh_tool_catalog")

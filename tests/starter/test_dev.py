@@ -39,7 +39,8 @@ async def test_skills_dev_runs_everything_and_stops_cleanly(tmp_path: Path, llm:
     with FakeBotApi() as telegram:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "SKILLS_", "TELEGRAM_"))}
         env.update(SKILLS_LLM_BASE_URL=llm.base_url, SKILLS_LLM_API_KEY="sk-fake-test-key", SKILLS_LLM_MODEL="chat",
-                   TELEGRAM_BOT_TOKEN=telegram.token, TELEGRAM_API_BASE=telegram.url, SKILLS_TELEGRAM_CHATS="42")
+                   TELEGRAM_BOT_TOKEN=telegram.token, TELEGRAM_API_BASE=telegram.url, SKILLS_TELEGRAM_CHATS="42",
+                   SKILLS_HEALTH_PORT="0")
         log = tmp_path / "dev.log"
         with log.open("wb") as out:
             process = await asyncio.create_subprocess_exec(
