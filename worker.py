@@ -38,7 +38,7 @@ from config.logs import configure_logging
 from config.secrets import add_secrets, process_secrets
 from config.settings import Settings, SettingsError
 from service.health import HealthServer, Readiness
-from service.telemetry import MetricsEndpoint, TracingUnavailable, metrics_address, tracing_interceptors
+from service.telemetry import MetricsEndpoint, Tracing, TracingUnavailable, metrics_address
 from workflows.chat import ChatTurn
 from workflows.events import EmitEvent
 from workflows.maintenance import Maintenance
@@ -54,7 +54,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
     """Serve until ``stop``. ``metrics_at``: where the client's runtime exports Prometheus metrics
     (:func:`main` sets it up), served at ``/metrics`` on the health port."""
     add_secrets(process_secrets(settings.llm_api_key, settings.database_url, os.environ))
-    interceptors = [RedactingInterceptor(), *tracing_interceptors(settings)]
+    tracing = Tracing(settings)
     store = Store.open(settings.store_url, schedule_prefix=settings.task_queue)
     metrics = EngineMetrics((client.service_client.config.runtime or Runtime.default()).metric_meter)
     hub = ToolHub.from_config(
@@ -103,7 +103,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
                 activities=[method for obj in activities for method in activity_methods(obj)],
                 activity_executor=executor,
                 graceful_shutdown_timeout=timedelta(seconds=20),
-                interceptors=interceptors,
+                interceptors=[RedactingInterceptor(), *tracing.interceptors],
             )
             async with worker:
                 readiness.polling = True
@@ -117,6 +117,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
         await hub.close()
         if health is not None:
             await health.close()
+        await asyncio.to_thread(tracing.close)
 
 
 async def _alive() -> tuple[int, str, str]:

@@ -225,8 +225,9 @@ class Settings(BaseSettings):
 
     otel_endpoint: str | None = Field(
         default=None, validation_alias=AliasChoices("SKILLS_OTEL_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"))
-    """An OTLP (gRPC) collector, e.g. ``http://otel-collector:4317``: workflows and activities are traced
-    there (needs the ``otel`` extra). ``OTEL_EXPORTER_OTLP_ENDPOINT`` when this is not set."""
+    """An OpenTelemetry collector's OTLP/HTTP address, e.g. ``http://otel-collector:4318``: workflows and
+    activities are traced there (needs the ``otel`` extra). ``OTEL_EXPORTER_OTLP_ENDPOINT`` when this is
+    not set; unset, nothing is traced."""
 
     @field_validator("backoff_steps", mode="before")
     @classmethod

@@ -8,7 +8,7 @@ port for probes and scrapes, one exposition for everything.
 
 Tracing. With ``otel_endpoint`` (``SKILLS_OTEL_ENDPOINT`` or ``OTEL_EXPORTER_OTLP_ENDPOINT``) the
 worker traces workflows and activities through ``temporalio.contrib.opentelemetry`` and sends the
-spans over OTLP/gRPC; it needs the ``otel`` extra (``pip install 'skills-engine[otel]'``).
+spans over OTLP/HTTP (protobuf); it needs the ``otel`` extra (``pip install 'skills-engine[otel]'``).
 """
 
 from __future__ import annotations
@@ -62,33 +62,41 @@ class MetricsEndpoint:
         return status, "text/plain; version=0.0.4; charset=utf-8", body.decode("utf-8", "replace")
 
 
-def tracing_interceptors(settings: Settings, *, exporter: Any = None) -> list[Any]:
-    """The worker's interceptors for tracing: none without an endpoint; else Temporal's
-    ``TracingInterceptor`` over a tracer provider that exports to ``settings.otel_endpoint``
-    (or to ``exporter``, a span exporter given by a test). Raises :class:`TracingUnavailable`
-    when the ``otel`` extra is missing."""
-    if not settings.otel_endpoint and exporter is None:
-        return []
-    try:
-        from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
-        from temporalio.contrib.opentelemetry import TracingInterceptor
-    except ImportError as exc:
-        raise TracingUnavailable(
-            f"SKILLS_OTEL_ENDPOINT (or OTEL_EXPORTER_OTLP_ENDPOINT) is set to {settings.otel_endpoint}, but the "
-            f"OpenTelemetry packages are not installed ({exc.name} is missing): pip install 'skills-engine[otel]', "
-            "or unset the endpoint") from None
-    provider = TracerProvider(resource=Resource.create({"service.name": "skills-worker",
-                                                        "skills.task_queue": settings.task_queue}))
-    if exporter is not None:
-        provider.add_span_processor(SimpleSpanProcessor(exporter))
-    else:
+class Tracing:
+    """Temporal's ``TracingInterceptor`` over a tracer provider that sends spans to the OTLP/HTTP
+    collector at ``settings.otel_endpoint``; nothing without an endpoint. :meth:`close` flushes."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.interceptors: list[Any] = []
+        self._provider: Any = None
+        if not settings.otel_endpoint:
+            return
         try:
-            from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+            from opentelemetry.sdk.resources import Resource
+            from opentelemetry.sdk.trace import TracerProvider
+            from opentelemetry.sdk.trace.export import BatchSpanProcessor
+            from temporalio.contrib.opentelemetry import TracingInterceptor
         except ImportError as exc:
             raise TracingUnavailable(
-                f"SKILLS_OTEL_ENDPOINT is set, but the OTLP exporter is not installed ({exc.name} is missing): "
-                "pip install 'skills-engine[otel]'") from None
-        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=settings.otel_endpoint)))
-    return [TracingInterceptor(provider.get_tracer("skills-engine"))]
+                f"SKILLS_OTEL_ENDPOINT (or OTEL_EXPORTER_OTLP_ENDPOINT) is {settings.otel_endpoint}, but the "
+                f"OpenTelemetry packages are not installed ({exc.name} is missing): pip install "
+                "'skills-engine[otel]', or unset the endpoint") from None
+        self._provider = TracerProvider(resource=Resource.create(
+            {"service.name": "skills-worker", "skills.task_queue": settings.task_queue}))
+        self._provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=traces_url(
+            settings.otel_endpoint))))
+        # Workflows started by schedules carry no parent span: trace them all the same.
+        self.interceptors = [TracingInterceptor(self._provider.get_tracer("skills-engine"), always_create_workflow_spans=True)]
+
+    def close(self) -> None:
+        """Send the spans still buffered (bounded by the exporter's own timeout)."""
+        if self._provider is not None:
+            self._provider.shutdown()
+            self._provider = None
+
+
+def traces_url(endpoint: str) -> str:
+    """OTLP/HTTP's convention: a bare collector address (``http://collector:4318``) gets ``/v1/traces``."""
+    base = endpoint.rstrip("/")
+    return base if base.endswith("/v1/traces") else base + "/v1/traces"

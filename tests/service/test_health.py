@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
+import socket
 import sys
 from pathlib import Path
 
@@ -88,3 +90,17 @@ async def test_sigterm_makes_the_worker_unready_before_it_drains(client: Client,
 
         assert worker.process.wait(timeout=30) == 0
         assert "done drain" in log.read_text()  # the drain let the call finish
+
+
+async def test_a_health_port_in_use_is_one_clear_line(client: Client, settings: Settings) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with worker_process(settings, client.service_client.config.target_host, SKILLS_HEALTH_PORT=str(port),
+                            SKILLS_HEALTH_HOST="127.0.0.1") as worker:
+            assert worker.process is not None
+            assert await asyncio.to_thread(worker.process.wait, 60) == 2
+    lines = worker.log.read_text().strip().splitlines()
+    assert "Traceback" not in worker.log.read_text()
+    assert lines[-1].startswith(f"error: SKILLS_HEALTH_PORT: cannot listen on 127.0.0.1:{port}"), lines[-1]
