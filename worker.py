@@ -56,7 +56,8 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
     add_secrets(process_secrets(settings.llm_api_key, settings.database_url, os.environ))
     tracing = Tracing(settings)
     store = Store.open(settings.store_url, schedule_prefix=settings.task_queue)
-    metrics = EngineMetrics((client.service_client.config.runtime or Runtime.default()).metric_meter)
+    meter = (client.service_client.config.runtime or Runtime.default()).metric_meter
+    metrics = EngineMetrics(meter.with_additional_attributes({"task_queue": settings.task_queue}))
     hub = ToolHub.from_config(
         settings.mcp_config,
         defaults={"outbox": outbox_server(settings.outbox_path)},

@@ -51,7 +51,7 @@ async def test_metrics_count_what_the_engine_did(client: Client, settings: Setti
         assert status == 200
 
     fires = "skills_fires"
-    assert value(text, fires, tier="direct", status="success", trigger="manual") == 1
+    assert value(text, fires, tier="direct", status="success", trigger="manual", task_queue=settings.task_queue) == 1
     assert value(text, fires, tier="direct", status="error", trigger="manual") == 2
     assert value(text, fires, tier="direct", status="skipped", trigger="schedule") == 1
     assert value(text, fires, tier="agent", status="success", trigger="manual") == 1
