@@ -110,6 +110,8 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
                 readiness.polling = True
                 await ensure_engine_schedules(client, settings)
                 if ready is not None:
+                    # For embedders (tests, `skills dev`): polling, and every server's first connect over.
+                    await hub.settle()
                     ready.set()
                 await stop.wait()
                 readiness.polling = False  # unready first; leaving the block drains
