@@ -91,7 +91,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
         RunActivities(store, settings, hub.call, metrics),
         ToolActivities(hub, call_timeout=settings.tool_call_timeout),
         SkillFileActivities(store, client, settings, hub.tool_names, await_connects=hub.waited_for_connects),
-        AgentActivities(store, settings, tools.catalog, tools.send),
+        AgentActivities(store, settings, tools.catalog, tools.send, settle=hub.settle),
         ChatActivities(store, settings),
         EventActivities(store, settings),
     ]

@@ -6,12 +6,18 @@ import asyncio
 import json
 from pathlib import Path
 
-from temporalio.client import Client
+from temporalio.api.enums.v1 import PendingActivityState
+from temporalio.client import Client, WorkflowHandle
 
 from client import SkillsClient
+from client.skills_client import run_result
 from config.settings import Settings
+from skills.models import RunRecord
 from tests.conftest import eventually, free_port, worker_process
+from tests.fakes.llm_server import ScriptedLLM, say
 from tests.service.http import answers, gated_config
+
+PENDING_ACTIVITY_STATE_STARTED = PendingActivityState.PENDING_ACTIVITY_STATE_STARTED
 
 
 def _note(name: str, tool: str) -> dict[str, object]:
@@ -57,3 +63,34 @@ async def _register_and_run(skills: SkillsClient):  # noqa: ANN202
 async def _ready(port: int) -> tuple[int, str] | None:
     answer = await answers(port, "/readyz")
     return answer if answer and answer[0] == 200 else None
+
+
+async def test_an_agent_turn_waits_for_the_server_of_its_tools(client: Client, settings: Settings, tmp_path: Path,
+                                                               llm: ScriptedLLM) -> None:
+    gate, log = tmp_path / "gate", tmp_path / "gated.log"
+    settings = gated_config(settings, gate, log)
+    skills = SkillsClient(client, settings.task_queue)
+    llm.script("agent", [say("Done.")])
+    env = {"SKILLS_LLM_BASE_URL": llm.base_url, "SKILLS_LLM_API_KEY": "sk-fake-test-key", "SKILLS_LLM_MODEL": "agent"}
+    address = client.service_client.config.target_host
+    gate.touch()
+    with worker_process(settings, address, **env):  # registered while the server is up
+        await skills.register({"name": "helper", "instructions": "Echo hi.", "required_tools": ["gated_echo"],
+                               "notify_on_completion": False})
+    gate.unlink()
+
+    with worker_process(settings, address, **env):  # restarted: the gated server is held back
+        workflow_id = await skills.run("helper", wait=False)
+        assert isinstance(workflow_id, str)
+        handle = client.get_workflow_handle(workflow_id, result_type=RunRecord)
+        await eventually(lambda: _running(handle, "llm_turn"), timeout=60)
+        assert llm.requests_for("agent") == []  # the turn waits for the server rather than ask without its tool
+        gate.touch()
+        run = await run_result(handle)
+    assert run.status == "success", run.summary
+    assert llm.requests_for("agent")[0].tool_names == ["gated_echo"]
+
+
+async def _running(handle: WorkflowHandle, activity_type: str) -> bool:
+    pending = (await handle.describe()).raw_description.pending_activities
+    return any(p.activity_type.name == activity_type and p.state == PENDING_ACTIVITY_STATE_STARTED for p in pending)
