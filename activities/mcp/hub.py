@@ -1,6 +1,9 @@
 """The tool hub: warm MCP sessions for every configured server, calls routed by ``<server>_<tool>``.
 
 The worker keeps one session per server open for its whole life in a :class:`ToolHub`.
+It starts them in the background (``start(wait=False)``) and polls at once: whatever
+needs a server still on its first connect waits for that server only (a call, through
+the session's connect lock; a registration, through :meth:`ToolHub.waited_for_connects`).
 A session that breaks (process died, transport closed) is reopened by the next call,
 which then retries once.
 
@@ -133,7 +136,7 @@ class ToolHub:
 
         ``wait=False`` returns at once and connects in the background (the worker polls its task
         queue meanwhile): a call of a server still connecting waits for it (within the call's
-        timeout), and :meth:`settle` / :meth:`wait_settled` wait for the first connects to end."""
+        timeout), and :meth:`settle` / :meth:`waited_for_connects` wait for the first connects to end."""
         if self._starting is None:
             self._starting = asyncio.create_task(self._start(), name="mcp-hub-start")
         if wait:
