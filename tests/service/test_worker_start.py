@@ -39,8 +39,9 @@ async def test_the_worker_serves_while_a_slow_server_connects(client: Client, se
         await skills.register(_note("quick", "outbox_send_message"))
         run = await skills.run("quick")
         assert run.status == "success", run.summary
-        # The run is over, and the slow server has not even started its handshake yet.
-        assert log.read_text().splitlines() == ["waiting"]
+        # The run is over, and the slow server is still held at its gate (its process may not even
+        # have started on a loaded machine: then there is no log yet).
+        assert "up" not in (log.read_text().splitlines() if log.exists() else [])
         # (The hub gives a server 30 s to connect: a machine so loaded that the run took longer fails here.)
         body = (await answers(port, "/readyz") or (0, "{}"))[1]
         assert json.loads(body)["mcp"]["gated"]["status"] == "connecting", body
