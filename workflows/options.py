@@ -89,3 +89,11 @@ REGISTRATION: dict[str, Any] = {
 """An activity that runs a whole registration workflow and waits for it (normalize, store,
 schedule: well under a second, longer while the store or the frontend retries); a retry joins
 the registration it started."""
+
+BULK_REGISTRATION: dict[str, Any] = {
+    "start_to_close_timeout": timedelta(minutes=10),
+    "heartbeat_timeout": timedelta(seconds=30),
+    "retry_policy": RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=3),
+}
+"""A batch of new skills registered in one activity (``register_skills``); it heartbeats the items
+done, so a retry after a dead worker goes on from there."""
