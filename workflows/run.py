@@ -165,7 +165,10 @@ class SkillRun:
     async def _aftermath(self, skill: Skill, outcome: RunOutcome, start: RunStart) -> None:
         """Retire a fired one-shot, pause a skill that failed too often, and tell the user."""
         if outcome.retired_schedule:
-            await workflow.execute_activity_method(ScheduleActivities.delete, outcome.retired_schedule, **SCHEDULE)
+            # Local: one server call, idempotent (a schedule already gone is fine); no task-queue round trip
+            # before a fired one-shot's run closes.
+            await workflow.execute_local_activity_method(ScheduleActivities.delete, outcome.retired_schedule,
+                                                         **SCHEDULE)
         if outcome.disabled in (FAILURES, BUDGET) and outcome.skill is not None:
             await workflow.execute_activity_method(
                 ScheduleActivities.sync,
