@@ -41,31 +41,24 @@ async def sleep_until(moment: datetime) -> None:
 
 
 async def listed(client: Client, query: str, times: list[datetime]) -> list[tuple[str, datetime, float, float]]:
-    """(workflow id, scheduled time, lag to start, lag to close) of each closed run in the window."""
+    """(workflow id, scheduled time, lag to start, lag to close) of each closed run of the window's minutes
+    (filtered here, not in the visibility query, so its time format cannot drop any)."""
     found = []
-    since, until = times[0].isoformat().replace("+00:00", "Z"), times[-1].isoformat().replace("+00:00", "Z")
-    q = f"{query} AND TemporalScheduledStartTime >= '{since}' AND TemporalScheduledStartTime <= '{until}'"
-    async for w in client.list_workflows(q):
+    wanted = set(times)
+    async for w in client.list_workflows(f"{query} AND ExecutionStatus != 'Running'"):
         scheduled = w.typed_search_attributes.get(SCHEDULED_START_TIME)
-        if scheduled is None or w.close_time is None:
+        if scheduled is None or w.close_time is None or scheduled.replace(microsecond=0) not in wanted:
             continue
         found.append((w.id, scheduled, (w.start_time - scheduled).total_seconds() * 1000,
                       (w.close_time - scheduled).total_seconds() * 1000))
     return found
 
 
-async def closed_count(client: Client, query: str, times: list[datetime]) -> int:
-    since, until = times[0].isoformat().replace("+00:00", "Z"), times[-1].isoformat().replace("+00:00", "Z")
-    q = (f"{query} AND ExecutionStatus != 'Running' AND TemporalScheduledStartTime >= '{since}' "
-         f"AND TemporalScheduledStartTime <= '{until}'")
-    return (await client.count_workflows(q)).count
-
-
 async def drain(client: Client, query: str, times: list[datetime], expected: int) -> None:
     await sleep_until(times[-1])
     deadline = time.monotonic() + DRAIN
     for _ in range(int(DRAIN)):
-        if time.monotonic() > deadline or await closed_count(client, query, times) >= expected:
+        if time.monotonic() > deadline or len(await listed(client, query, times)) >= expected:
             return
         await asyncio.sleep(2)
 
@@ -85,6 +78,7 @@ async def raw_side(client: Client, n: int, minutes: int) -> dict[str, float]:
     query = "WorkflowType = 'BenchRaw' AND WorkflowId STARTS_WITH 'bench-aligned-raw-'"
     await drain(client, query, times, n * minutes)
     runs = await listed(client, query, times)
+    print("raw runs by scheduled minute:", sorted(Counter(r[1] for r in runs).items()), "window", times, flush=True)
 
     async def delete(schedule_id: str) -> None:
         async with gate:
@@ -108,6 +102,7 @@ async def engine_side(client: Client, h: object, n: int, minutes: int) -> dict[s
     query = "WorkflowType = 'SkillRun' AND SkillName STARTS_WITH 'bench aligned'"
     await drain(client, query, times, n * minutes)
     runs = await listed(client, query, times)
+    print("engine runs by scheduled minute:", sorted(Counter(r[1] for r in runs).items()), flush=True)
     ids = {item.skill_id for item in result.items}
     store = Store.open(settings.store_url, schedule_prefix=settings.task_queue)
     records = Counter((r.skill_id, r.scheduled_at) for r in store.list_runs(limit=10 * n * minutes)
