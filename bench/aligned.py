@@ -78,7 +78,6 @@ async def raw_side(client: Client, n: int, minutes: int) -> dict[str, float]:
     query = "WorkflowType = 'BenchRaw' AND WorkflowId STARTS_WITH 'bench-aligned-raw-'"
     await drain(client, query, times, n * minutes)
     runs = await listed(client, query, times)
-    print("raw runs by scheduled minute:", sorted(Counter(r[1] for r in runs).items()), "window", times, flush=True)
 
     async def delete(schedule_id: str) -> None:
         async with gate:
@@ -102,7 +101,6 @@ async def engine_side(client: Client, h: object, n: int, minutes: int) -> dict[s
     query = "WorkflowType = 'SkillRun' AND SkillName STARTS_WITH 'bench aligned'"
     await drain(client, query, times, n * minutes)
     runs = await listed(client, query, times)
-    print("engine runs by scheduled minute:", sorted(Counter(r[1] for r in runs).items()), flush=True)
     ids = {item.skill_id for item in result.items}
     store = Store.open(settings.store_url, schedule_prefix=settings.task_queue)
     records = Counter((r.skill_id, r.scheduled_at) for r in store.list_runs(limit=10 * n * minutes)
