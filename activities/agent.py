@@ -17,9 +17,8 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Collection
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import openai
 from pydantic import BaseModel, Field
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -115,6 +114,9 @@ class AgentToolResult(BaseModel):
     """For a management tool that changed a skill: what it did (bounded: the skill's key facts)."""
 
 
+if TYPE_CHECKING:
+    import openai
+
 Send = Callable[[str, dict[str, Any]], Awaitable[ToolResult]]
 
 
@@ -130,11 +132,25 @@ class AgentActivities:
         self.send = send
         self.settle = settle
         self.endpoint = settings.llm_base_url or OPENAI_API_URL
-        # Temporal retries the activity; retries inside the SDK as well would multiply them.
-        self.client = client or openai.AsyncOpenAI(
-            base_url=settings.llm_base_url, api_key=settings.llm_api_key or "none", max_retries=0,
-            timeout=settings.llm_timeout.total_seconds(),
-        )
+        self._client = client
+
+    @property
+    def client(self) -> openai.AsyncOpenAI:
+        """The LLM endpoint's client, made at the first LLM call: the openai package (14 MB resident)
+        is not imported by a worker that runs no Agent-tier skill."""
+        if self._client is None:
+            import openai
+
+            # Temporal retries the activity; retries inside the SDK as well would multiply them.
+            self._client = openai.AsyncOpenAI(
+                base_url=self.settings.llm_base_url, api_key=self.settings.llm_api_key or "none", max_retries=0,
+                timeout=self.settings.llm_timeout.total_seconds(),
+            )
+        return self._client
+
+    @client.setter
+    def client(self, client: openai.AsyncOpenAI) -> None:
+        self._client = client
 
     @activity.defn(name="start_agent")
     def start(self, request: AgentStart) -> AgentSession:
@@ -149,6 +165,8 @@ class AgentActivities:
     @activity.defn(name="llm_turn")
     async def turn(self, request: LlmTurn) -> LlmTurnResult:
         """One chat completion over the stored conversation, offering only the sandbox's tools."""
+        import openai
+
         messages = await asyncio.to_thread(self.store.load_messages, request.conversation_id)
         if messages and messages[-1].role == "assistant":
             # A retry after the answer was stored: do not ask (and pay) twice.
@@ -195,6 +213,8 @@ class AgentActivities:
 
         The state is kept in the store, so a restart neither repeats an alert nor forgets one.
         """
+        import openai
+
         if not self.settings.llm_configured:
             return None  # no endpoint configured: nothing to watch
         up, reason = True, None

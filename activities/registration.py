@@ -8,6 +8,7 @@ deterministic.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Callable, Collection, Iterable
 from contextlib import suppress
@@ -17,13 +18,25 @@ from typing import Any
 from temporalio import activity
 
 from activities.failures import as_application_errors
+from activities.schedules import ScheduleActivities
 from activities.skillfiles import file_skill
 from activities.store import Store
 from config.settings import LLM_SETTINGS, Settings
 from skills.arguments import ArgumentRules
 from skills.catalog import ToolInfo
 from skills.errors import FieldError, SkillNotFoundError, SkillValidationError
-from skills.messages import ChangeInput, EnableInput, Prepared, RegisterInput, Saved, SaveInput, UndoSave
+from skills.messages import (
+    BulkRegistrationResult,
+    ChangeInput,
+    EnableInput,
+    ItemRegistration,
+    Prepared,
+    RegisterInput,
+    RegisterManyInput,
+    Saved,
+    SaveInput,
+    UndoSave,
+)
 from skills.models import BY_USER, MISSING_TOOLS, NO_LLM, Normalized, Skill, SkillSpec
 from skills.normalize import NormalizeContext, normalize
 from skills.skillmd.sync import with_toolset_tools
@@ -32,12 +45,15 @@ from skills.skillmd.sync import with_toolset_tools
 class RegistrationActivities:
     def __init__(self, store: Store, settings: Settings, tool_names: Callable[[], Collection[str]], *,
                  catalog: Callable[[], list[ToolInfo]] | None = None, rules: ArgumentRules | None = None,
-                 await_connects: Callable[[Collection[str]], bool] | None = None) -> None:
+                 await_connects: Callable[[Collection[str]], bool] | None = None,
+                 schedules: ScheduleActivities | None = None) -> None:
         """``catalog`` (the live tools with their input schemas) lets plan steps and pre-flight checks be
         checked against each tool's schema, judged with the argument pipeline's ``rules``; without it
         only the tool names are checked. ``await_connects(tools)`` waits for the MCP servers that could
         offer ``tools`` while they are still connecting (True if there were any): a skill naming a tool
-        not (yet) in the catalog is checked again then."""
+        not (yet) in the catalog is checked again then. ``schedules`` syncs the schedules of a bulk
+        registration."""
+        self.schedules = schedules
         self.store = store
         self.settings = settings
         self.tool_names = tool_names
@@ -126,6 +142,55 @@ class RegistrationActivities:
         with suppress(SkillNotFoundError):  # a retry after the delete went through
             self.store.delete_skill(request.skill_id)
 
+    @activity.defn(name="register_skills")
+    async def register_many(self, request: RegisterManyInput) -> BulkRegistrationResult:
+        """Register new skills in one activity, a few at a time: each item normalized, stored and given its
+        schedule on its own, its store write undone if its schedule fails, its refusal reported by index.
+
+        The activity heartbeats the items done; a retry (a worker that died) skips them."""
+        assert self.schedules is not None, "bulk registration needs the schedule activities"
+        done = {item.index: item for item in _heartbeat_items()}
+        gate = asyncio.Semaphore(BULK_CONCURRENCY)
+        # Items of the same name go in their order (the first one wins, the later ones are refused as
+        # taken); asyncio's locks are first come, first served, and the items come in order.
+        same_name: dict[str, asyncio.Lock] = {}
+
+        async def one(offset: int, data: Any) -> None:
+            index = request.first_index + offset
+            if index in done:
+                return
+            key = str(data.get("name") or "").strip().lower() if isinstance(data, dict) else ""
+            async with same_name.setdefault(key, asyncio.Lock()), gate:
+                done[index] = await self._register_one(index, data)
+            activity.heartbeat([item.model_dump(mode="json") for item in done.values()])
+
+        await asyncio.gather(*(one(i, data) for i, data in enumerate(request.items)))
+        return BulkRegistrationResult(items=sorted(done.values(), key=lambda item: item.index))
+
+    async def _register_one(self, index: int, data: Any) -> ItemRegistration:
+        assert self.schedules is not None
+        name = str(data.get("name") or "") if isinstance(data, dict) else ""
+        refused = ItemRegistration(index=index, name=name, ok=False)
+        if not isinstance(data, dict):
+            return refused.model_copy(update={"errors": [FieldError(field="item", message=(
+                f"each item must be a mapping of a skill's fields, not {type(data).__name__}"))]})
+        prepared = await asyncio.to_thread(self.prepare, RegisterInput(data=data))
+        if prepared.errors or prepared.normalized is None:
+            return refused.model_copy(update={"errors": prepared.errors})
+        notes = prepared.normalized.notes
+        saved = await asyncio.to_thread(self.save, SaveInput(normalized=prepared.normalized))
+        if saved.skill is None:
+            return refused.model_copy(update={"errors": saved.errors, "notes": notes})
+        skill = saved.skill
+        try:
+            synced = await self.schedules.create(skill)
+        except Exception as e:  # compensate: nothing half-stored
+            await asyncio.to_thread(self.undo, UndoSave(skill_id=skill.id))
+            return refused.model_copy(update={"notes": notes, "errors": [FieldError(
+                field="schedule", message=f"the schedule could not be created: {e}")]})
+        return ItemRegistration(index=index, name=skill.name, ok=True, skill_id=skill.id,
+                                schedule_id=synced.schedule_id, next_fire=synced.next_fire, notes=notes)
+
     @activity.defn(name="set_skill_enabled")
     def set_enabled(self, request: EnableInput) -> Skill:
         with as_application_errors():
@@ -157,6 +222,19 @@ def _recording(ctx: NormalizeContext, unknown: set[str]) -> NormalizeContext:
     if ctx.tool_catalog is None:
         return ctx
     return dataclasses.replace(ctx, tool_catalog=Catalog(ctx.tool_catalog, unknown))
+
+
+BULK_CONCURRENCY = 16
+"""Items of a bulk registration in flight at once: the store writes queue on one another, the
+schedule creates overlap their round trips to the frontend."""
+
+
+def _heartbeat_items() -> list[ItemRegistration]:
+    """The items a previous attempt of this activity finished, from its last heartbeat."""
+    details = activity.info().heartbeat_details
+    if not details:
+        return []
+    return [ItemRegistration.model_validate(item) for item in details[0]]
 
 
 def _without_llm(normalized: Normalized, settings: Settings) -> Normalized:

@@ -7,7 +7,7 @@ skill, never patched field by field, so calling `sync` again is always safe.
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from temporalio import activity
 from temporalio.client import (
@@ -34,6 +34,7 @@ from skills.messages import ScheduleSync, ScheduleSynced, SkillRunInput
 from skills.models import BY_USER, FAILURES, Skill
 from skills.naming import SEARCH_ATTRIBUTES, engine_job_id, run_summary, search_attributes
 from skills.skillmd.sync import SYNC_JOB, SYNC_WORKFLOW, SyncInput
+from skills.triggers import trigger_next_times
 
 SKILL_RUN_WORKFLOW = "SkillRun"
 
@@ -155,6 +156,17 @@ class ScheduleActivities:
             await self._delete(skill.schedule_id)
         await self._create_or_update(skill, schedule)
         return ScheduleSynced(schedule_id=skill.schedule_id, next_fire=await self.next_fire(skill.schedule_id))
+
+    async def create(self, skill: Skill) -> ScheduleSynced:
+        """The schedule of a skill just stored (a bulk registration's item): created from the skill in hand,
+        with no store read, and its next fire computed from the trigger rather than asked of the server,
+        so the create is the only server call."""
+        if skill.schedule_id is None or skill.trigger_config is None:
+            return ScheduleSynced()
+        await self._create_or_update(skill, build_schedule(skill, self.settings))
+        upcoming = trigger_next_times(skill.trigger_config, anchor=skill.created_at, after=datetime.now(UTC),
+                                      count=1) if skill.enabled else []
+        return ScheduleSynced(schedule_id=skill.schedule_id, next_fire=upcoming[0] if upcoming else None)
 
     @activity.defn(name="delete_schedule")
     async def delete(self, schedule_id: str) -> None:

@@ -25,6 +25,7 @@ from temporalio import activity
 
 from activities.failures import as_application_errors
 from activities.tables import (
+    LAST_RUN_COLUMNS,
     MessageRow,
     RunRow,
     SeenEventRow,
@@ -106,7 +107,8 @@ class Store:
             for key, value in _spec_columns(skill).items():
                 setattr(row, key, value)
             for key in ("disabled_reason", "trigger_as_written", "schedule_id", "last_notified_at",
-                        "consecutive_failures", "last_failure_at", "last_error", "created_at", "updated_at"):
+                        "consecutive_failures", "last_failure_at", "last_error", "created_at", "updated_at",
+                        *LAST_RUN_COLUMNS):
                 setattr(row, key, getattr(skill, key))
             session.add(row)
             session.commit()
@@ -171,16 +173,14 @@ class Store:
                 query = query.where(SkillRow.enabled == flt.enabled)
             if flt.trigger_type is not None:
                 query = query.where(SkillRow.trigger_type == flt.trigger_type)
-            rows = session.exec(query).all()
-            last = self._last_runs(session, [r.id for r in rows if r.id is not None])
-            return [_skill_model(row, last.get(row.id)) for row in rows]
+            return [_skill_model(row) for row in session.exec(query).all()]
 
     def event_subscribers(self, name: str) -> list[Skill]:
         """The event-type skills subscribed to the event ``name`` (exact match), enabled or not."""
         with self.session() as session:
             query = (select(SkillRow).where(SkillRow.trigger_type == "event")
                      .order_by(SkillRow.agent_id, SkillRow.name))
-            return [_skill_model(row, None) for row in session.exec(query)
+            return [_skill_model(row) for row in session.exec(query)
                     if (row.trigger_config or {}).get("event") == name]
 
     # --- events ---------------------------------------------------------------------------
@@ -227,13 +227,19 @@ class Store:
         scheduled fire of a one-shot, its retirement. Then, for a run that used tokens, the
         budgets: a skill over its day's budget, everyone's, or far above its usual use pauses."""
         with self.session() as session:
-            row = session.get(RunRow, run.run_id) or RunRow(run_id=run.run_id)
+            row = session.get(RunRow, run.run_id)
+            # A retried record (its first attempt committed, its answer lost) must not count twice.
+            repeated = row is not None and row.status != "running" and row.finished_at is not None
+            row = row or RunRow(run_id=run.run_id)
             for key, value in run.model_dump(mode="python").items():
                 setattr(row, key, value)
             session.add(row)
             skill = session.get(SkillRow, run.skill_id)
             disabled = retired = None
-            if skill is not None:
+            if skill is not None and not repeated:
+                if run.status not in ("running", "missed"):
+                    skill.last_run_at = run.finished_at or run.started_at
+                    skill.last_run_status, skill.last_run_summary = run.status, run.summary
                 if run.status == "success":
                     skill.consecutive_failures = 0
                 elif run.status == "error":
@@ -377,26 +383,9 @@ class Store:
             session.rollback()
             raise _name_taken(spec) from e
 
-    def _skill(self, session: Session, row: SkillRow) -> Skill:
-        assert row.id is not None
-        return _skill_model(row, self._last_runs(session, [row.id]).get(row.id))
-
     @staticmethod
-    def _last_runs(session: Session, skill_ids: list[int]) -> dict[int, RunRow]:
-        """The newest finished run of each skill: ``last_run_*`` is derived, never stored twice."""
-        if not skill_ids:
-            return {}
-        newest = (
-            select(RunRow.skill_id, func.max(RunRow.started_at).label("started"))
-            .where(RunRow.skill_id.in_(skill_ids),  # type: ignore[attr-defined]
-                   RunRow.status.not_in(("running", "missed")))  # type: ignore[attr-defined]
-            .group_by(RunRow.skill_id)
-            .subquery()
-        )
-        query = select(RunRow).join(
-            newest, (RunRow.skill_id == newest.c.skill_id) & (RunRow.started_at == newest.c.started)
-        )
-        return {row.skill_id: row for row in session.exec(query)}
+    def _skill(session: Session, row: SkillRow) -> Skill:
+        return _skill_model(row)
 
 
 _MESSAGE_FIELDS = set(ChatMessage.model_fields)
@@ -411,12 +400,8 @@ def _spec_columns(spec: SkillSpec) -> dict[str, Any]:
     return {key: data[key] for key in SkillSpec.model_fields}
 
 
-def _skill_model(row: SkillRow, last: RunRow | None) -> Skill:
-    data = row.model_dump()
-    if last is not None:
-        data.update(last_run_at=last.finished_at or last.started_at, last_run_status=last.status,
-                    last_run_summary=last.summary)
-    return Skill.model_validate(data)
+def _skill_model(row: SkillRow) -> Skill:
+    return Skill.model_validate(row.model_dump())
 
 
 def _run_model(row: RunRow) -> RunRecord:

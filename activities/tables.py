@@ -66,6 +66,11 @@ class SkillRow(SQLModel, table=True):
     last_failure_at: datetime | None = _utc_column()
     last_error: str | None = Field(default=None, sa_column=Column(Text))
     last_notified_at: datetime | None = _utc_column()
+    last_run_at: datetime | None = _utc_column()
+    """The newest finished run (``last_run_*``), written with the run's outcome in one transaction, so
+    loading a skill costs no query of the runs. Stores made before it are filled in by upgrade_schema."""
+    last_run_status: str | None = None
+    last_run_summary: str | None = Field(default=None, sa_column=Column(Text))
     created_at: datetime = _utc_column(nullable=False)
     updated_at: datetime = _utc_column(nullable=False)
 
@@ -136,11 +141,15 @@ def upgrade_schema(engine: Engine) -> None:
     """Bring a store created by an earlier version to the current tables (after ``create_all``,
     which creates missing tables but never changes one). Idempotent; a no-op on a new store.
 
+    - ``skills.last_run_at``, ``last_run_status``, ``last_run_summary`` were added (they were derived
+      from the runs by a query on every load): added, and filled in from each skill's newest finished run.
     - ``skills.notify_on_completion`` became nullable (None: automatic). Stored values keep
       their meaning (true: always, false: never).
     """
-    column = next(c for c in inspect(engine).get_columns("skills") if c["name"] == "notify_on_completion")
-    if column["nullable"]:
+    columns = {c["name"]: c for c in inspect(engine).get_columns("skills")}
+    if "last_run_at" not in columns:
+        _add_last_run(engine)
+    if columns["notify_on_completion"]["nullable"]:
         return
     with engine.begin() as conn:
         if engine.dialect.name != "sqlite":
@@ -163,6 +172,30 @@ def upgrade_schema(engine: Engine) -> None:
         if counter is not None:
             conn.execute(text("UPDATE sqlite_sequence SET seq = MAX(seq, :counter) WHERE name = 'skills'"),
                          {"counter": counter})
+
+
+LAST_RUN_COLUMNS = ("last_run_at", "last_run_status", "last_run_summary")
+
+
+def _add_last_run(engine: Engine) -> None:
+    """Add the ``last_run_*`` columns and fill them from the runs table, in one transaction."""
+    table = SkillRow.__table__
+    with engine.begin() as conn:
+        for name in LAST_RUN_COLUMNS:
+            column = table.columns[name]
+            kind = column.type.compile(dialect=engine.dialect)
+            conn.execute(text(f"ALTER TABLE skills ADD COLUMN {name} {kind}"))
+        # Each skill's newest finished run (the rule the derived value followed: by start, not
+        # running, not missed); the time shown is its end, else its start.
+        conn.execute(text("""
+            UPDATE skills SET
+              last_run_at = (SELECT COALESCE(r.finished_at, r.started_at) FROM runs r WHERE r.skill_id = skills.id
+                             AND r.status NOT IN ('running', 'missed') ORDER BY r.started_at DESC LIMIT 1),
+              last_run_status = (SELECT r.status FROM runs r WHERE r.skill_id = skills.id
+                                 AND r.status NOT IN ('running', 'missed') ORDER BY r.started_at DESC LIMIT 1),
+              last_run_summary = (SELECT r.summary FROM runs r WHERE r.skill_id = skills.id
+                                  AND r.status NOT IN ('running', 'missed') ORDER BY r.started_at DESC LIMIT 1)
+        """))
 
 
 def make_engine(url: str) -> Engine:

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from skills.skillmd import Catalog, SkillIndex, disclose, discover, validate_path
+from skills.skillmd import Catalog, SkillIndex, disclose, discover, sources, validate_path
 
 VERBS = ["review", "deploy", "triage", "summarize", "translate", "schedule", "audit", "draft", "classify",
          "archive", "refactor", "benchmark", "index", "search", "format", "migrate", "monitor", "notify"]
@@ -114,7 +114,13 @@ def per_call(action: Callable[[str], Any], inputs: list[str], repeats: int) -> d
             "max_ms": samples[-1], "calls": len(samples)}
 
 
+def forget_discoveries() -> None:
+    """Empty discovery's cache of unchanged files, so the next discovery reads and parses every file."""
+    sources._SEEN.clear()
+
+
 def traced_discovery(root: Path) -> dict[str, float]:
+    forget_discoveries()
     gc.collect()
     tracemalloc.start()
     catalog = discover(project=root)
@@ -132,7 +138,9 @@ def run(count: int, message_count: int, seed: int) -> dict[str, Any]:
         sample = messages(triggers, message_count, rng)
 
         discover(project=root)  # one untimed pass, so every run reads from the page cache
+        forget_discoveries()
         discover_s, catalog = timed(lambda: discover(project=root))
+        cached_s, _ = timed(lambda: discover(project=root))
         catalog_: Catalog = catalog
         assert len(catalog_.skills) == count and not catalog_.problems, catalog_.problems[:3]
         memory = traced_discovery(root)
@@ -150,6 +158,7 @@ def run(count: int, message_count: int, seed: int) -> dict[str, Any]:
         "generate_s": generate_s,
         "discover_s": discover_s,
         "discover_per_skill_us": discover_s / count * 1e6,
+        "discover_again_s": cached_s,
         **{f"discover_{k}": v for k, v in memory.items()},
         "index_build_s": index_s,
         "match": match,
@@ -165,7 +174,10 @@ def report(figures: dict[str, Any]) -> None:
     rows = [
         ("skills generated", f"{figures['skills']:,}", f"{figures['generate_s']:.2f} s to write"),
         ("discovery (frontmatter only)", f"{figures['discover_s']:.2f} s",
-         f"{figures['discover_per_skill_us']:.0f} µs per skill, warm page cache"),
+         f"{figures['discover_per_skill_us']:.0f} µs per skill, every file parsed, warm page cache; "
+         f"target 1 s for 10,000"),
+        ("discovery again, nothing changed", f"{figures['discover_again_s']:.2f} s",
+         "one stat a file; unchanged files not read again (cached by mtime, size, inode)"),
         ("discovery memory, peak", f"{figures['discover_peak_mib']:.1f} MiB", "tracemalloc"),
         ("catalog kept in memory", f"{figures['discover_retained_mib']:.1f} MiB", "tracemalloc, after discovery"),
         ("index build", f"{figures['index_build_s'] * 1000:.0f} ms", "keywords, verbs, names; patterns compiled at load"),

@@ -50,13 +50,16 @@ from skills.errors import (
     error_class,
 )
 from skills.events import EmitInput, EmitResult, EventInfo, check_event, event_workflow_id
-from skills.limits import TEMPORAL_PAYLOAD_WARNING_BYTES, body_too_large
+from skills.limits import TEMPORAL_PAYLOAD_WARNING_BYTES, body_too_large, json_size
 from skills.messages import (
+    BulkRegistrationResult,
     ChangeInput,
     ChangeResult,
     ChatInput,
     ChatReply,
+    ItemRegistration,
     RegisterInput,
+    RegisterManyInput,
     RegistrationResult,
     RunsQuery,
     SkillFilter,
@@ -69,6 +72,13 @@ from skills.naming import run_summary, schedule_id_for, search_attributes, slug
 DEFAULT_ADDRESS = "localhost:7233"
 READ_TIMEOUT = timedelta(seconds=30)
 CHANGE_TIMEOUT = timedelta(minutes=2)
+BULK_BATCH = 200
+BULK_BATCH_BYTES = 1024 * 1024
+"""A bulk registration is sent in batches of at most this many items and bytes (JSON): well within a
+Temporal payload."""
+BULK_WORKFLOWS = 2
+"""Batches registered at once."""
+BULK_TIMEOUT = timedelta(minutes=15)
 CHAT_TIMEOUT = timedelta(minutes=15)
 """A chat turn may take several LLM turns of up to `llm_timeout` each."""
 WORKER_GRACE = timedelta(seconds=30)
@@ -154,6 +164,48 @@ class SkillsClient:
         name = str(data.get("name") or "unnamed") if isinstance(data, dict) else "unnamed"
         return _ok(await self._workflow("RegisterSkill", RegisterInput(data=data), RegistrationResult,
                                         f"register-{slug(name)}", f"register '{name}'"))
+
+    async def register_many(self, items: list[Any]) -> BulkRegistrationResult:
+        """Register many new skills (a folder of files, a list): each is normalized, stored and scheduled on
+        its own, and refused on its own, by its index in ``items``; a refused one leaves nothing stored.
+
+        Sent in batches (at most ``BULK_BATCH`` items and ``BULK_BATCH_BYTES`` each), a RegisterSkills
+        workflow a batch, a few at a time; nothing is raised for a refused item."""
+        refused: list[ItemRegistration] = []
+        batches: list[tuple[int, list[Any]]] = []
+        batch: list[Any] = []
+        first = size = 0
+        for index, data in enumerate(items):
+            oversize = body_too_large(data)
+            if oversize is not None:
+                name = str(data.get("name") or "") if isinstance(data, dict) else ""
+                refused.append(ItemRegistration(index=index, name=name, ok=False, errors=[oversize]))
+                if batch:  # a batch holds consecutive items: its positions are first_index + offset
+                    batches.append((first, batch))
+                    batch, size = [], 0
+                continue
+            item_size = json_size(data)
+            if batch and (len(batch) >= BULK_BATCH or size + item_size > BULK_BATCH_BYTES):
+                batches.append((first, batch))
+                batch, size = [], 0
+            if not batch:
+                first = index
+            batch.append(data)
+            size += item_size
+        if batch:
+            batches.append((first, batch))
+        gate = asyncio.Semaphore(BULK_WORKFLOWS)
+
+        async def send(first_index: int, chunk: list[Any]) -> list[ItemRegistration]:
+            async with gate:
+                result = await self._workflow("RegisterSkills", _indexed(first_index, chunk), BulkRegistrationResult,
+                                              "register-many", f"register {len(chunk)} skills",
+                                              timeout=BULK_TIMEOUT)
+            return result.items
+
+        done = await asyncio.gather(*(send(first_index, chunk) for first_index, chunk in batches))
+        return BulkRegistrationResult(items=sorted([*refused, *(i for part in done for i in part)],
+                                                   key=lambda item: item.index))
 
     async def update(self, ref: str | int, patch: dict[str, Any], agent_id: str | None = None) -> RegistrationResult:
         """Change some fields of a skill; the merged skill is validated again."""
@@ -389,6 +441,11 @@ async def run_result(handle: WorkflowHandle[Any, RunRecord]) -> RunRecord:
         if isinstance(cause, ApplicationError) and error_class(cause.type) is SkillRunFailed and cause.details:
             return RunRecord.model_validate(cause.details[0])
         raise SkillsError(f"SkillRun failed: {_root_message(e)}") from e
+
+
+def _indexed(first_index: int, items: list[Any]) -> RegisterManyInput:
+    """A batch of consecutive items of the caller's list, from position ``first_index``."""
+    return RegisterManyInput(items=items, first_index=first_index)
 
 
 def _ok(result: RegistrationResult) -> RegistrationResult:

@@ -90,6 +90,42 @@ class RegistrationResult(BaseModel):
     next_fire: datetime | None = None
 
 
+class RegisterManyInput(BaseModel):
+    """Several new skills at once (``skills register`` of a folder or a list): each item is registered
+    on its own road (normalize, store, schedule), refused on its own, and never half-stored."""
+
+    items: list[Any]
+    """Each a mapping of a skill's fields; anything else is refused as that item."""
+    first_index: int = 0
+    """The position of ``items[0]`` in the caller's whole list (a big list is sent in batches)."""
+
+
+class ItemRegistration(BaseModel):
+    """What came of one item of a bulk registration."""
+
+    index: int
+    """Its position in the caller's list, from 0."""
+    name: str
+    ok: bool
+    skill_id: int | None = None
+    schedule_id: str | None = None
+    next_fire: datetime | None = None
+    notes: list[str] = Field(default_factory=list)
+    errors: list[FieldError] = Field(default_factory=list)
+
+
+class BulkRegistrationResult(BaseModel):
+    items: list[ItemRegistration] = Field(default_factory=list)
+
+    @property
+    def registered(self) -> list[ItemRegistration]:
+        return [item for item in self.items if item.ok]
+
+    @property
+    def refused(self) -> list[ItemRegistration]:
+        return [item for item in self.items if not item.ok]
+
+
 class PreviousSchedule(BaseModel):
     """What a skill's schedule was built from before a change: enough to tell whether the old
     schedule must go (a new id) or be recreated (a new trigger: the memo is set only at creation)."""

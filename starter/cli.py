@@ -124,20 +124,50 @@ AGENT = click.option("--agent", metavar="AGENT", help="The agent that owns the s
                                                       "of that name; file skills belong to `files`).")
 
 
-@cli.command(short_help="Register a skill from a JSON or YAML file (- for stdin).")
-@click.argument("file", metavar="FILE|-")
+@cli.command(short_help="Register a skill from a JSON or YAML file (- for stdin), or many from a list or folder.")
+@click.argument("file", metavar="FILE|FOLDER|-")
 @data_command
 def register(file: str) -> int:
-    """Register a skill from a JSON or YAML file (- for stdin): what an LLM sends to memory_store_skill."""
-    from starter.inputs import load_input
+    """Register a skill from a JSON or YAML file (- for stdin): what an LLM sends to memory_store_skill.
 
-    data = load_input(file)
+    A file holding a list, or a folder of such files, registers every skill in it at once: each is
+    refused on its own (by its position) and a refused one leaves nothing stored; the exit status is
+    1 when any was refused."""
+    from starter.inputs import load_skills_input
+
+    data = load_skills_input(file)
+    if isinstance(data, list):
+        return _register_many(data)
 
     async def work(skills: SkillsClient) -> None:
         result = await skills.register(data)
         answer(result, lambda: _registered(result.skill, result.notes, result.next_fire, "registered"))
 
     return with_client(work)
+
+
+def _register_many(items: list[Any]) -> int:
+    refused = 0
+
+    async def work(skills: SkillsClient) -> None:
+        nonlocal refused
+        result = await skills.register_many(items)
+        refused = len(result.refused)
+
+        def human() -> None:
+            for item in result.items:
+                if item.ok:
+                    print(f"registered #{item.index} skill {item.skill_id} '{item.name}' (next fire "
+                          f"{when(item.next_fire)})")
+                else:
+                    problems = "; ".join(f"{e.field}: {e.message}" for e in item.errors)
+                    print(f"refused #{item.index} '{item.name}': {problems}")
+            print(f"{len(result.registered)} registered, {refused} refused")
+
+        answer(result, human)
+
+    with_client(work)
+    return 1 if refused else 0
 
 
 @cli.command(short_help="Change some fields of a skill.")

@@ -37,6 +37,33 @@ def load_input(path_or_dash: str) -> dict[str, Any]:
     return data
 
 
+SKILL_FILE_SUFFIXES = (".json", ".yaml", ".yml")
+
+
+def load_skills_input(path_or_dash: str) -> dict[str, Any] | list[Any]:
+    """One skill's fields (an object), or many (``skills register`` of a list or a folder): a file that
+    holds a list gives its items; a folder gives every .json, .yaml and .yml file in it, by name, an
+    object each or a list each."""
+    if path_or_dash != STDIN and Path(path_or_dash).is_dir():
+        folder = Path(path_or_dash)
+        found = sorted(p for p in folder.iterdir() if p.suffix in SKILL_FILE_SUFFIXES and p.is_file())
+        if not found:
+            raise InputError(f"{folder}: no .json, .yaml or .yml file in this folder")
+        items: list[Any] = []
+        for path in found:
+            data = load_document(path)
+            items += data if isinstance(data, list) else [data]
+        return items
+    name = "stdin" if path_or_dash == STDIN else path_or_dash
+    text = sys.stdin.read() if path_or_dash == STDIN else read_text(Path(path_or_dash))
+    data = parse_document(text, name)
+    if not isinstance(data, dict | list):
+        found_kind = "nothing" if data is None else f"a {_kind(data)}"
+        raise InputError(f"{name}: expected a JSON or YAML object with the skill's fields (or a list of them), "
+                         f"found {found_kind}")
+    return data
+
+
 def load_document(path: Path) -> Any:
     """Whatever a JSON or YAML file holds (None for an empty one)."""
     return parse_document(read_text(path), str(path))

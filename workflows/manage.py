@@ -2,7 +2,8 @@
 
 normalize + validate -> store -> schedule. If the schedule cannot follow the
 store, the store is put back, so a refused or failed change leaves nothing
-half-written.
+half-written. The store steps of a registration are local activities (in the worker
+that runs the workflow, no task-queue round trip); the schedule call is an activity.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ with workflow.unsafe.imports_passed_through():
     from activities.store import StoreActivities
     from skills.errors import FieldError
     from skills.messages import (
+        BulkRegistrationResult,
         ChangeInput,
         ChangeResult,
         EnableInput,
         PreviousSchedule,
         RegisterInput,
+        RegisterManyInput,
         RegistrationResult,
         SaveInput,
         ScheduleSync,
@@ -29,7 +32,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from skills.models import Skill
     from workflows.failures import activity_cause
-    from workflows.options import SCHEDULE, STORE
+    from workflows.options import BULK_REGISTRATION, SCHEDULE, STORE, STORE_LOCAL
 
 
 @workflow.defn(name="RegisterSkill")
@@ -38,13 +41,14 @@ class RegisterSkill:
 
     @workflow.run
     async def run(self, request: RegisterInput) -> RegistrationResult:
-        prepared = await workflow.execute_activity_method(RegistrationActivities.prepare, request, **STORE)
+        prepared = await workflow.execute_local_activity_method(RegistrationActivities.prepare, request,
+                                                                **STORE_LOCAL)
         if prepared.errors or prepared.normalized is None:
             return RegistrationResult(ok=False, errors=prepared.errors)
         notes = prepared.normalized.notes
 
         change = SaveInput(normalized=prepared.normalized, existing_id=prepared.existing_id)
-        saved = await workflow.execute_activity_method(RegistrationActivities.save, change, **STORE)
+        saved = await workflow.execute_local_activity_method(RegistrationActivities.save, change, **STORE_LOCAL)
         if saved.skill is None:
             return RegistrationResult(ok=False, errors=saved.errors, notes=notes)
         # The stored instructions are the normalized ones: the save did not send them back.
@@ -54,11 +58,21 @@ class RegisterSkill:
             synced = await _sync(skill, previous=saved.previous)
         except ActivityError as e:
             undo = UndoSave(skill_id=skill.id, previous=saved.previous)
-            await workflow.execute_activity_method(RegistrationActivities.undo, undo, **STORE)
+            await workflow.execute_local_activity_method(RegistrationActivities.undo, undo, **STORE_LOCAL)
             if saved.previous is not None:
                 await _sync(saved.previous, previous=skill)
             return RegistrationResult(ok=False, notes=notes, errors=[_schedule_error(e)])
         return RegistrationResult(ok=True, skill=skill, notes=notes, next_fire=synced.next_fire)
+
+
+@workflow.defn(name="RegisterSkills")
+class RegisterSkills:
+    """Register a batch of new skills in one activity: each on its own road, refused on its own."""
+
+    @workflow.run
+    async def run(self, request: RegisterManyInput) -> BulkRegistrationResult:
+        return await workflow.execute_activity_method(RegistrationActivities.register_many, request,
+                                                      **BULK_REGISTRATION)
 
 
 @workflow.defn(name="ChangeSkill")

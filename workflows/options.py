@@ -25,6 +25,18 @@ STORE: dict[str, Any] = {
 """Reads and writes of the store: database hiccups pass; every write is idempotent or compensated,
 and refusals come back as results (or non-retryable failures), never as retries."""
 
+STORE_LOCAL: dict[str, Any] = {
+    "start_to_close_timeout": timedelta(seconds=30),
+    "retry_policy": RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=10),
+}
+"""A fire's own store calls (open the run, record it), run as local activities: in the worker that runs
+the workflow, with no task-queue round trip and one marker event each in the history instead of three
+events and a workflow task. Each is one short transaction, idempotent on the run id (a replay after a
+worker crash may run it again).
+
+    workflow.execute_local_activity_method(RunActivities.begin, request, **STORE_LOCAL)
+"""
+
 SCHEDULE: dict[str, Any] = {
     "start_to_close_timeout": timedelta(seconds=30),
     "retry_policy": RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=5),
@@ -77,3 +89,11 @@ REGISTRATION: dict[str, Any] = {
 """An activity that runs a whole registration workflow and waits for it (normalize, store,
 schedule: well under a second, longer while the store or the frontend retries); a retry joins
 the registration it started."""
+
+BULK_REGISTRATION: dict[str, Any] = {
+    "start_to_close_timeout": timedelta(minutes=10),
+    "heartbeat_timeout": timedelta(seconds=30),
+    "retry_policy": RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=3),
+}
+"""A batch of new skills registered in one activity (``register_skills``); it heartbeats the items
+done, so a retry after a dead worker goes on from there."""

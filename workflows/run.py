@@ -5,6 +5,7 @@ fire time, so an update between two fires takes effect without touching the
 schedule, and payloads stay small.
 
     begin_run -> skip? (disabled, backoff) -> pre-flight checks -> tier -> finish_run
+    (begin_run and finish_run are local activities: store calls, no task-queue round trip)
               -> retire a fired one-shot / pause a skill that failed too often -> notify
               -> a run in error fails the workflow (SkillRunFailed, the recorded run as details)
 
@@ -49,7 +50,7 @@ with workflow.unsafe.imports_passed_through():
     from skills.preflight import render_arguments, should_skip
     from workflows.agent_loop import agent_loop
     from workflows.failures import activity_cause
-    from workflows.options import NOTIFY, SCHEDULE, STORE, tool_options
+    from workflows.options import NOTIFY, SCHEDULE, STORE, STORE_LOCAL, tool_options
 
 RESULT_EXCERPT = 2000
 
@@ -67,12 +68,12 @@ class SkillRun:
             run = await self._agent_loop(resume.start.skill, resume.run, resume.start, request, resume.loop)
             return await self._close(resume.start.skill, run, resume.start)
         info = workflow.info()
-        start = await workflow.execute_activity_method(
+        start = await workflow.execute_local_activity_method(
             RunActivities.begin,
             BeginRun(skill_id=request.skill_id, run_id=info.run_id, workflow_id=info.workflow_id,
                      trigger=request.trigger, scheduled_at=info.typed_search_attributes.get(SCHEDULED_START_TIME),
                      started_at=workflow.now()),
-            **STORE,
+            **STORE_LOCAL,
         )
         if start.skill is None or start.run is None:
             return None
@@ -82,8 +83,8 @@ class SkillRun:
     async def _close(self, skill: Skill, run: RunRecord, start: RunStart) -> RunRecord:
         """Record the run, see to what it means (retire, pause, notify), then end the workflow:
         completed with the run, or, for a run in error, failed with it."""
-        outcome = await workflow.execute_activity_method(
-            RunActivities.finish, run.model_copy(update={"finished_at": workflow.now()}), **STORE
+        outcome = await workflow.execute_local_activity_method(
+            RunActivities.finish, run.model_copy(update={"finished_at": workflow.now()}), **STORE_LOCAL
         )
         await self._aftermath(skill, outcome, start)
         if outcome.run.status == "error":
@@ -167,7 +168,10 @@ class SkillRun:
     async def _aftermath(self, skill: Skill, outcome: RunOutcome, start: RunStart) -> None:
         """Retire a fired one-shot, pause a skill that failed too often, and tell the user."""
         if outcome.retired_schedule:
-            await workflow.execute_activity_method(ScheduleActivities.delete, outcome.retired_schedule, **SCHEDULE)
+            # Local: one server call, idempotent (a schedule already gone is fine); no task-queue round trip
+            # before a fired one-shot's run closes.
+            await workflow.execute_local_activity_method(ScheduleActivities.delete, outcome.retired_schedule,
+                                                         **SCHEDULE)
         if outcome.disabled in (FAILURES, BUDGET) and outcome.skill is not None:
             await workflow.execute_activity_method(
                 ScheduleActivities.sync,

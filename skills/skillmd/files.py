@@ -67,12 +67,52 @@ def read_text(path: Path, max_bytes: int) -> str:
         raise SkillFileError(f"{path}: not UTF-8 text ({exc.reason})") from None
 
 
-def modified_at(path: Path) -> datetime:
-    """When the file was last written, time-zone aware (UTC)."""
+def modified_at(path: Path, stat: os.stat_result | None = None) -> datetime:
+    """When the file was last written, time-zone aware (UTC); ``stat`` if the caller has it already."""
     try:
-        return datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
+        return datetime.fromtimestamp((stat or path.stat()).st_mtime, tz=UTC)
     except OSError as exc:
         raise SkillFileError(f"{path}: {exc.strerror or exc}") from None
+
+
+FileStamp = tuple[int, int, int]
+"""What tells a file changed without reading it: (modification time in ns, size, inode)."""
+
+
+def skill_files(root: Path, filename: str = "SKILL.md") -> list[tuple[Path, os.stat_result | None]]:
+    """Each sub-folder of ``root`` by name (hidden and dunder ones left out, as ``child_dirs``), with the
+    stat of its ``filename``, or None when it has no such regular file. One directory read and one stat a
+    folder (``os.scandir``): discovery of thousands of skills costs no more file-system calls than that."""
+    folders: list[tuple[str, Path]] = []
+    with os.scandir(root) as entries:
+        for entry in entries:
+            if entry.name.startswith((".", "__")):
+                continue
+            try:
+                if entry.is_dir():
+                    folders.append((entry.name, Path(entry.path)))
+            except OSError:
+                continue
+    found: list[tuple[Path, os.stat_result | None]] = []
+    for _name, folder in sorted(folders):
+        path = folder / filename
+        try:
+            stat = os.stat(path)
+        except OSError:
+            found.append((path, None))
+            continue
+        found.append((path, stat if _is_regular(stat) else None))
+    return found
+
+
+def _is_regular(stat: os.stat_result) -> bool:
+    import stat as stat_module
+
+    return stat_module.S_ISREG(stat.st_mode)
+
+
+def stamp(stat: os.stat_result) -> FileStamp:
+    return (stat.st_mtime_ns, stat.st_size, stat.st_ino)
 
 
 def child_dirs(root: Path) -> list[Path]:

@@ -7,6 +7,7 @@ silently.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection
 from functools import cached_property
 from pathlib import Path
@@ -80,7 +81,7 @@ class Catalog(BaseModel):
 
 
 def load_skill_file(
-    path: Path, source: SourceName, limits: Limits = DEFAULT_LIMITS
+    path: Path, source: SourceName, limits: Limits = DEFAULT_LIMITS, stat: os.stat_result | None = None
 ) -> tuple[SkillFile | None, list[Problem]]:
     """A SKILL.md read leniently: loaded if its name and description are usable, all else as warnings.
 
@@ -91,7 +92,7 @@ def load_skill_file(
     try:
         data, _ = parse_frontmatter(files.read_frontmatter_block(path, limits.max_frontmatter_bytes))
         manifest, problems = check_frontmatter(data, dir_name=path.parent.name)
-        mtime = files.modified_at(path)
+        mtime = files.modified_at(path, stat)
     except SkillFileError as exc:
         return None, [Problem.warning(f"{SKIPPED}{exc}").at(path)]
     if manifest is None:
@@ -156,6 +157,14 @@ def discover(
     )
 
 
+_Loaded = tuple[SkillFile | None, list[Problem]]
+_FOLDERS_KEPT = 32
+_SEEN: dict[tuple[Path, SourceName, Limits], dict[Path, tuple[files.FileStamp, _Loaded]]] = {}
+"""What each scanned folder held at its last scan: a SKILL.md whose stamp (modification time, size,
+inode) has not changed is not read again. Rebuilt at every scan, so it holds only the files now there;
+the ``_FOLDERS_KEPT`` folders scanned last are kept."""
+
+
 def _scan(root: Path, source: SourceName, limits: Limits) -> tuple[list[SkillFile], list[Problem]]:
     root = Path(root)
     if not root.exists():
@@ -164,15 +173,25 @@ def _scan(root: Path, source: SourceName, limits: Limits) -> tuple[list[SkillFil
         return [], [Problem.warning(f"Skills folder is not a directory: {root}").at(root)]
     skills: list[SkillFile] = []
     problems: list[Problem] = []
-    for folder in files.child_dirs(root):
-        skill_md = folder / "SKILL.md"
-        if not skill_md.is_file():
-            problems.append(Problem.warning(f"No SKILL.md found in {folder.name}").at(folder))
+    key = (root, source, limits)
+    before, seen = _SEEN.get(key, {}), {}
+    for skill_md, stat in files.skill_files(root):
+        if stat is None:
+            problems.append(Problem.warning(f"No SKILL.md found in {skill_md.parent.name}").at(skill_md.parent))
             continue
-        skill, found = load_skill_file(skill_md, source, limits)
+        stamp = files.stamp(stat)
+        cached = before.get(skill_md)
+        loaded = cached[1] if cached is not None and cached[0] == stamp else load_skill_file(
+            skill_md, source, limits, stat)
+        seen[skill_md] = (stamp, loaded)
+        skill, found = loaded
         problems += found
         if skill is not None:
             skills.append(skill)
+    _SEEN.pop(key, None)
+    _SEEN[key] = seen
+    while len(_SEEN) > _FOLDERS_KEPT:
+        del _SEEN[next(iter(_SEEN))]  # the folder scanned longest ago
     return skills, problems
 
 

@@ -60,3 +60,43 @@ def test_an_old_store_keeps_its_skills_and_takes_an_automatic_notice(tmp_path: P
     # Opening it again changes nothing.
     again = Store.open(f"sqlite:///{path}")
     assert sorted((s.id, s.notify_on_completion) for s in again.list_skills()) == [(1, True), (2, False), (4, None)]
+
+
+# The runs table as those versions created it (unchanged since).
+OLD_RUNS = """
+CREATE TABLE runs (
+    run_id VARCHAR NOT NULL PRIMARY KEY, skill_id INTEGER NOT NULL, skill_name VARCHAR NOT NULL,
+    workflow_id VARCHAR NOT NULL, "trigger" VARCHAR NOT NULL, scheduled_at DATETIME, started_at DATETIME NOT NULL,
+    finished_at DATETIME, status VARCHAR NOT NULL, summary TEXT NOT NULL, tier VARCHAR NOT NULL,
+    tool_calls JSON NOT NULL, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL
+);
+"""
+
+
+def old_run(run_id: str, skill_id: int, started: str, finished: str | None, status: str, summary: str) -> str:
+    end = f"'{finished}'" if finished else "NULL"
+    return (f"INSERT INTO runs VALUES ('{run_id}', {skill_id}, 's', 'w', 'schedule', NULL, '{started}', {end}, "
+            f"'{status}', '{summary}', 'direct', '[]', 0, 0)")
+
+
+def test_an_old_store_takes_each_skills_last_run_from_its_runs(tmp_path: Path) -> None:
+    """last_run_* moved from a query on every load to columns: an old store's are filled in once."""
+    path = tmp_path / "skills.db"
+    with sqlite3.connect(path) as db:
+        db.executescript(OLD_SKILLS + OLD_RUNS)
+        db.execute(old_row(1, "ran", 1))
+        db.execute(old_row(2, "never ran", 1))
+        db.execute(old_run("a", 1, "2025-01-01 09:00:00.000000", "2025-01-01 09:00:02.000000", "error", "boom"))
+        db.execute(old_run("b", 1, "2025-01-02 09:00:00.000000", "2025-01-02 09:00:03.000000", "success", "sent"))
+        # Neither a run still going nor a missed fire counts as the last run.
+        db.execute(old_run("c", 1, "2025-01-03 09:00:00.000000", None, "running", ""))
+        db.execute(old_run("d", 1, "2025-01-04 09:00:00.000000", "2025-01-04 09:00:00.000000", "missed", "x"))
+
+    store = Store.open(f"sqlite:///{path}")
+    ran, never = store.get_skill(1), store.get_skill(2)
+    assert (ran.last_run_at, ran.last_run_status, ran.last_run_summary) == (
+        datetime(2025, 1, 2, 9, 0, 3, tzinfo=UTC), "success", "sent")
+    assert (never.last_run_at, never.last_run_status, never.last_run_summary) == (None, None, None)
+    assert ran.notify_on_completion is True  # the other upgrade ran too
+    # Opening it again changes nothing.
+    assert Store.open(f"sqlite:///{path}").get_skill(1).last_run_status == "success"

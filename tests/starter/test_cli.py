@@ -157,11 +157,12 @@ def test_a_yaml_error_names_the_file_line_and_column(tmp_path: Path, capsys: pyt
     assert f"{broken}: line 2, column 18: Expecting value" in capsys.readouterr().err
 
 
-def test_standard_input_must_hold_an_object(monkeypatch: pytest.MonkeyPatch,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(sys, "stdin", io.StringIO("- name: water\n- name: tea\n"))
+def test_standard_input_must_hold_an_object_or_a_list(monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("just words\n"))
     assert skills(["register", "-"]) == 1
-    assert "stdin: expected a JSON or YAML object with the skill's fields, found a list" in capsys.readouterr().err
+    assert ("stdin: expected a JSON or YAML object with the skill's fields (or a list of them), found a string"
+            in capsys.readouterr().err)
 
 
 # --- against a worker ---------------------------------------------------------------------
@@ -182,6 +183,22 @@ async def test_a_large_registration_keeps_stdout_for_the_json(engine: Engine, tm
     answer = json.loads(done.stdout)
     assert answer["ok"] is True and answer["skill"]["name"] == "big"
     assert "TMPRL1103" not in done.stdout
+
+
+async def test_a_folder_registers_every_skill_in_it_and_names_each_refusal(engine: Engine, tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(json.dumps(water("folder one")))
+    (tmp_path / "b.json").write_text(json.dumps([water("folder two"), water("folder one")]))  # a list: both
+    (tmp_path / "notes.txt").write_text("not a skill file: left alone")
+
+    done = await asyncio.to_thread(run_skills, "register", str(tmp_path), *options(engine))
+
+    assert done.returncode == 1, done.stderr  # one was refused
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("registered #0 skill ") and "'folder one'" in lines[0]
+    assert lines[1].startswith("registered #1 skill ") and "'folder two'" in lines[1]
+    assert lines[2].startswith("refused #2 'folder one': name: ") and "already has a skill named" in lines[2]
+    assert lines[3] == "2 registered, 1 refused"
+    assert sorted(s.name for s in await engine.skills.list()) == ["folder one", "folder two"]
 
 
 async def test_get_list_and_runs_read_as_a_person_reads_them(engine: Engine) -> None:

@@ -171,3 +171,29 @@ def test_oversized_frontmatter_is_skipped(tmp_path: Path, write_skill) -> None:
     assert catalog.skills == {}
     assert catalog.problems[0].message.startswith("Skipped: ")
     assert "frontmatter exceeds 1024 bytes" in catalog.problems[0].message
+
+
+def test_discovery_again_sees_every_change_to_the_folder(tmp_path: Path, write_skill) -> None:
+    """Unchanged files are not read again (their stamp is kept): edits, new, broken and removed files are seen."""
+    import os
+    import shutil
+
+    write_skill(tmp_path, "alpha", description="The first words. It helps.")
+    write_skill(tmp_path, "beta")
+    assert sorted(discover(user=tmp_path).skills) == ["alpha", "beta"]
+
+    edited = write_skill(tmp_path, "alpha", description="Other words, same length!")
+    stat = edited.stat()
+    os.utime(edited, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))  # a same-size edit, a later time
+    write_skill(tmp_path, "gamma")
+    shutil.rmtree(tmp_path / "beta")
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "SKILL.md").write_text("---\nname: [broken\n---\n")
+
+    catalog = discover(user=tmp_path)
+
+    assert sorted(catalog.skills) == ["alpha", "gamma"]
+    assert catalog.skills["alpha"].manifest.description == "Other words, same length!"
+    assert [p.path for p in catalog.problems] == [tmp_path / "broken" / "SKILL.md"]
+    # A folder's cached state does not leak into another folder's discovery.
+    assert sorted(discover(project=tmp_path / "nothing here", user=tmp_path).skills) == ["alpha", "gamma"]

@@ -1,0 +1,141 @@
+"""Aligned fires beside raw Temporal: N skills due the same second, cron every minute, for a few fire minutes.
+
+Raw first (N schedules, cron `* * * * *`, a workflow with one no-op activity each), then the engine (N
+Direct-tier skills registered in bulk, one MCP tool call each), each alone on the machine, on one dev
+server. For each: the lag from the scheduled second to the workflow's start and to its close (p50, p95,
+max), the fires that happened, the lost ones (a scheduled time with no run: for the engine, no run record
+and no recorded skip) and the duplicates (two runs for one skill and one scheduled time).
+
+    .venv/bin/python -m bench.aligned --n 100 [--minutes 2]     # then --n 300, --n 1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import time
+import uuid
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+
+from temporalio.client import Client, Schedule, ScheduleActionStartWorkflow, ScheduleSpec
+
+from activities.store import Store
+from bench.harness import RAW_QUEUE, header, percentile, row, started
+from skills.naming import SCHEDULED_START_TIME
+
+DRAIN = 90.0
+"""Seconds after the last fire minute to wait for every run to close."""
+
+
+def window(minutes: int, ready_margin: float = 10.0) -> list[datetime]:
+    """The next ``minutes`` whole minutes, the first at least ``ready_margin`` seconds away."""
+    now = datetime.now(UTC)
+    first = (now + timedelta(seconds=ready_margin + 60)).replace(second=0, microsecond=0)
+    return [first + timedelta(minutes=i) for i in range(minutes)]
+
+
+async def sleep_until(moment: datetime) -> None:
+    await asyncio.sleep(max(0.0, (moment - datetime.now(UTC)).total_seconds()))
+
+
+async def listed(client: Client, query: str, times: list[datetime]) -> list[tuple[str, datetime, float, float]]:
+    """(workflow id, scheduled time, lag to start, lag to close) of each closed run of the window's minutes
+    (filtered here, not in the visibility query, so its time format cannot drop any)."""
+    found = []
+    wanted = set(times)
+    async for w in client.list_workflows(f"{query} AND ExecutionStatus != 'Running'"):
+        scheduled = w.typed_search_attributes.get(SCHEDULED_START_TIME)
+        if scheduled is None or w.close_time is None or scheduled.replace(microsecond=0) not in wanted:
+            continue
+        found.append((w.id, scheduled, (w.start_time - scheduled).total_seconds() * 1000,
+                      (w.close_time - scheduled).total_seconds() * 1000))
+    return found
+
+
+async def drain(client: Client, query: str, times: list[datetime], expected: int) -> None:
+    await sleep_until(times[-1])
+    deadline = time.monotonic() + DRAIN
+    for _ in range(int(DRAIN)):
+        if time.monotonic() > deadline or len(await listed(client, query, times)) >= expected:
+            return
+        await asyncio.sleep(2)
+
+
+async def raw_side(client: Client, n: int, minutes: int) -> dict[str, float]:
+    ids = [f"bench-aligned-raw-{i}-{uuid.uuid4().hex[:6]}" for i in range(n)]
+    gate = asyncio.Semaphore(10)
+
+    async def create(schedule_id: str) -> None:
+        async with gate:
+            await client.create_schedule(schedule_id, Schedule(
+                action=ScheduleActionStartWorkflow("BenchRaw", "x", id=schedule_id, task_queue=RAW_QUEUE),
+                spec=ScheduleSpec(cron_expressions=["* * * * *"])))
+
+    await asyncio.gather(*(create(i) for i in ids))
+    times = window(minutes)
+    query = "WorkflowType = 'BenchRaw' AND WorkflowId STARTS_WITH 'bench-aligned-raw-'"
+    await drain(client, query, times, n * minutes)
+    runs = await listed(client, query, times)
+
+    async def delete(schedule_id: str) -> None:
+        async with gate:
+            await client.get_schedule_handle(schedule_id).delete()
+
+    await asyncio.gather(*(delete(i) for i in ids))
+    # A schedule's workflow id is its action's id and the scheduled time: one per schedule and time.
+    pairs = Counter(wid for wid, _, _, _ in runs)
+    return figures(runs, n * minutes, len(pairs), sum(c - 1 for c in pairs.values()))
+
+
+async def engine_side(client: Client, h: object, n: int, minutes: int) -> dict[str, float]:
+    skills = h.skills  # type: ignore[attr-defined]
+    settings = h.settings  # type: ignore[attr-defined]
+    result = await skills.register_many([
+        {"name": f"bench aligned {i}", "instructions": "bench", "schedule": "* * * * *", "notify_on_completion": False,
+         "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": f"aligned {i}"}}]}
+        for i in range(n)])
+    assert not result.refused, result.refused[:3]
+    times = window(minutes)
+    query = "WorkflowType = 'SkillRun' AND SkillName STARTS_WITH 'bench aligned'"
+    await drain(client, query, times, n * minutes)
+    runs = await listed(client, query, times)
+    ids = {item.skill_id for item in result.items}
+    store = Store.open(settings.store_url, schedule_prefix=settings.task_queue)
+    records = Counter((r.skill_id, r.scheduled_at) for r in store.list_runs(limit=10 * n * minutes)
+                      if r.skill_id in ids and r.scheduled_at is not None and times[0] <= r.scheduled_at <= times[-1])
+    return figures(runs, n * minutes, len(records), sum(c - 1 for c in records.values()))
+
+
+def figures(runs: list[tuple[str, datetime, float, float]], expected: int, recorded: int, dup: int) -> dict[str, float]:
+    start, done = [r[2] for r in runs], [r[3] for r in runs]
+    return {"runs": len(runs), "expected": expected, "lost": expected - recorded, "dup": dup,
+            "start50": percentile(start, .5), "start95": percentile(start, .95),
+            "done50": percentile(done, .5), "done95": percentile(done, .95), "done_max": max(done, default=0)}
+
+
+async def main(n: int, minutes: int) -> None:
+    async with started() as h:
+        raw = await raw_side(h.client, n, minutes)
+        engine = await engine_side(h.client, h, n, minutes)
+        header()
+        row(f"N={n}: runs closed / expected", f"{engine['runs']}/{engine['expected']}",
+            f"{raw['runs']}/{raw['expected']}", f"{minutes} fire minutes, cron every minute")
+        row(f"N={n}: lag to start p50/p95 (ms)", f"{engine['start50']:.0f}/{engine['start95']:.0f}",
+            f"{raw['start50']:.0f}/{raw['start95']:.0f}")
+        row(f"N={n}: lag to done p50/p95/max (ms)",
+            f"{engine['done50']:.0f}/{engine['done95']:.0f}/{engine['done_max']:.0f}",
+            f"{raw['done50']:.0f}/{raw['done95']:.0f}/{raw['done_max']:.0f}",
+            f"p95 ratio {engine['done95'] / raw['done95']:.2f} (target <= 1.2)")
+        row(f"N={n}: lost / duplicate fires", f"{engine['lost']}/{engine['dup']}", f"{raw['lost']}/{raw['dup']}",
+            "lost: a scheduled time with no run (engine: no run record, no recorded skip)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=100)
+    parser.add_argument("--minutes", type=int, default=2)
+    args = parser.parse_args()
+    asyncio.run(main(args.n, args.minutes))
+    os._exit(0)  # temporalio/sdk-python#300: skip teardown once the figures are out
