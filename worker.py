@@ -30,6 +30,7 @@ from activities.metrics import EngineMetrics
 from activities.registration import RegistrationActivities
 from activities.runs import RunActivities
 from activities.schedules import ScheduleActivities, ensure_engine_schedules
+from activities.scripts import ScriptActivities
 from activities.skillfiles import SkillFileActivities
 from activities.store import Store, StoreActivities
 from activities.tools import ToolActivities
@@ -96,6 +97,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
         AgentActivities(store, settings, tools.catalog, tools.send, settle=hub.settle),
         ChatActivities(store, settings),
         EventActivities(store, settings),
+        ScriptActivities(settings, store),
     ]
     try:
         with ThreadPoolExecutor(max_workers=16) as executor:

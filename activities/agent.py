@@ -25,6 +25,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.failures import application_error
 from activities.heartbeat import heartbeating
+from activities.skillfiles import script_skills, script_tool
 from activities.store import Store
 from config.secrets import redact
 from config.settings import LLM_SETTINGS, OPENAI_API_URL, Settings
@@ -40,6 +41,7 @@ from skills.errors import (
 from skills.events import EventInfo
 from skills.messages import FINAL_EXCERPT
 from skills.schemas import relax_schema
+from skills.scripts import RUN_SCRIPT
 
 TOOL_EXCERPT = 300
 HEALTH_TIMEOUT = 3.0
@@ -58,7 +60,10 @@ class AgentStart(BaseModel):
 class AgentSession(BaseModel):
     model: str
     tools: list[str]
-    """What the model is offered: the skill's required_tools, and nothing else."""
+    """What the model is offered: the skill's required_tools, and nothing else (``run_script`` for a
+    file skill that declares scripts, on a worker with scripts enabled)."""
+    script_skills: list[str] = Field(default_factory=list)
+    """The skill, when it is a file skill whose declared scripts ``run_script`` may run."""
 
 
 class LlmTurn(BaseModel):
@@ -68,6 +73,8 @@ class LlmTurn(BaseModel):
     step: int
     answer_chars: int = FINAL_EXCERPT
     """How much of a final answer comes back in the result (all of it stays in the store)."""
+    script_skills: list[str] = Field(default_factory=list)
+    """Whose declared scripts the ``run_script`` tool offers (its schema lists them)."""
 
 
 class ToolCallRef(BaseModel):
@@ -157,10 +164,14 @@ class AgentActivities:
         """Open the run's conversation: the system prompt and the task (idempotent)."""
         skill = self.store.get_skill(request.skill_id)
         tools = list(skill.required_tools)
+        scripts = script_skills(self.settings, [skill.name]) if skill.agent_id == self.settings.file_skills_agent \
+            else []
+        if scripts and RUN_SCRIPT not in tools:
+            tools.append(RUN_SCRIPT)
         if self.store.get_message(request.conversation_id, 1) is None:
             self.store.append_messages(request.conversation_id, opening_messages(skill, request.now, tools, request.event),
                                        request.now)
-        return AgentSession(model=skill.model or self.settings.llm_model, tools=tools)
+        return AgentSession(model=skill.model or self.settings.llm_model, tools=tools, script_skills=scripts)
 
     @activity.defn(name="llm_turn")
     async def turn(self, request: LlmTurn) -> LlmTurnResult:
@@ -175,11 +186,11 @@ class AgentActivities:
             # Without an endpoint or a key the SDK would try the OpenAI API keyless, and every retry
             # would say "Connection error." a minute later: say what to set, now.
             raise application_error(LlmNotConfiguredError(f"no LLM is configured: {LLM_SETTINGS}"))
-        catalog = self.catalog()
+        catalog = await self._catalog(request)
         if self.settle is not None and not set(request.tools) <= {tool.name for tool in catalog}:
             async with heartbeating(f"turn {request.step}", "waiting for MCP servers"):
                 await self.settle(self.settings.tool_call_timeout.total_seconds())
-            catalog = self.catalog()
+            catalog = await self._catalog(request)
         tools = _tool_schemas(catalog, request.tools)
         try:
             async with heartbeating(f"turn {request.step}"):
@@ -206,6 +217,14 @@ class AgentActivities:
         seq = await asyncio.to_thread(self.store.append_messages, request.conversation_id, [message],
                                       datetime.now(UTC))
         return _result(message, seq, request.answer_chars)
+
+    async def _catalog(self, request: LlmTurn) -> list[ToolInfo]:
+        """The tools the turn can describe: the catalog, and ``run_script`` with the sandbox's scripts."""
+        catalog = self.catalog()
+        if RUN_SCRIPT in request.tools:
+            tool = await asyncio.to_thread(script_tool, self.settings, request.script_skills)
+            catalog = [t for t in catalog if t.name != RUN_SCRIPT] + ([tool] if tool else [])
+        return catalog
 
     @activity.defn(name="check_llm_endpoint")
     async def check_endpoint(self) -> EndpointChange | None:

@@ -15,11 +15,13 @@ from typing import Any
 from pydantic import BaseModel, Field
 from temporalio import activity
 
+from activities.skillfiles import script_skills
 from activities.store import Store
 from client.management import SCHEMAS, TOOLS, ManagementTools, answering
 from config.settings import Settings
 from skills.agent import chat_opening
 from skills.catalog import ToolInfo, ToolResult
+from skills.scripts import RUN_SCRIPT
 from skills.skillmd import disclose, discover
 
 CHANGING_TOOLS = {"memory_store_skill": "created", "memory_update_skill": "updated", "memory_delete_skill": "deleted"}
@@ -79,6 +81,9 @@ class ChatSession(BaseModel):
     malformed_limit: int
     llm_timeout_seconds: float
     tool_timeout_seconds: float
+    script_skills: list[str] = Field(default_factory=list)
+    """The matched SKILL.md skills whose declared scripts ``run_script`` may run (scripts enabled)."""
+    script_timeout_seconds: float = 60.0
 
 
 class ChatActivities:
@@ -93,6 +98,9 @@ class ChatActivities:
         session's conversation (idempotent: a retry does not append twice)."""
         disclosure = disclose(request.message, discover(**self.settings.skill_folders()))
         tools = list(TOOLS)
+        scripts = script_skills(self.settings, [m.name for m in disclosure.matches])
+        if scripts:
+            tools.append(RUN_SCRIPT)
         messages = self.store.load_messages(request.conversation_id)
         if not (messages and messages[-1].role == "user" and messages[-1].content == request.message):
             opening = chat_opening(request.message, request.now, self.settings.timezone, disclosure.text, tools)
@@ -103,6 +111,7 @@ class ChatActivities:
             malformed_limit=self.settings.malformed_call_limit,
             llm_timeout_seconds=self.settings.llm_timeout.total_seconds(),
             tool_timeout_seconds=self.settings.tool_call_timeout.total_seconds(),
+            script_skills=scripts, script_timeout_seconds=self.settings.script_timeout.total_seconds(),
         )
 
 

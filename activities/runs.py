@@ -64,6 +64,7 @@ class RunActivities:
         return RunStart(skill=skill.without_instructions(), run=opened,
                         skip=self._skip(skill, run),
                         tool_timeout_seconds=self.settings.tool_call_timeout.total_seconds(),
+                        script_timeout_seconds=self.settings.script_timeout.total_seconds(),
                         notify_interval_seconds=self.settings.notify_interval.total_seconds(),
                         notifier_tool=self.settings.notifier_tool,
                         llm_timeout_seconds=self.settings.llm_timeout.total_seconds(),

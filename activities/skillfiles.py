@@ -26,6 +26,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from activities.store import Store
 from config.settings import Settings
+from skills.catalog import ToolInfo
 from skills.errors import SkillFileError
 from skills.messages import (
     ChangeInput,
@@ -36,8 +37,10 @@ from skills.messages import (
     SkillRef,
 )
 from skills.normalize import NormalizeContext
+from skills.scripts import RUN_SCRIPT, tool_description, tool_schema
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile
+from skills.skillmd.scripts import declared_scripts
 from skills.skillmd.sources import discover, load_skill_file
 from skills.skillmd.sync import FileChange, SyncedSkill, SyncInput, SyncPlan, file_request, plan_sync
 
@@ -149,3 +152,30 @@ def file_skill(settings: Settings, name: str) -> SkillFile | None:
             found, _ = load_skill_file(skill_md, "user")
             return found if found is not None and found.name == name else None
     return None
+
+
+def script_tool(settings: Settings, skills: list[str]) -> ToolInfo | None:
+    """The ``run_script`` tool offered to a conversation whose sandbox holds ``skills``' scripts."""
+    scripts: dict[str, list[str]] = {}
+    for name in skills:
+        found = file_skill(settings, name)
+        if found is not None:
+            declared, _ = declared_scripts(list(found.manifest.scripts))
+            if declared:
+                scripts[name] = [d.name for d in declared]
+    if not scripts:
+        return None
+    return ToolInfo(name=RUN_SCRIPT, server="skills", tool=RUN_SCRIPT, description=tool_description(scripts),
+                    input_schema=tool_schema(scripts))
+
+
+def script_skills(settings: Settings, names: list[str]) -> list[str]:
+    """Which of the file skills ``names`` declare scripts (none when scripts are disabled)."""
+    if not settings.scripts_enabled:
+        return []
+    out = []
+    for name in names:
+        found = file_skill(settings, name)
+        if found is not None and declared_scripts(list(found.manifest.scripts))[0]:
+            out.append(name)
+    return out

@@ -207,6 +207,45 @@ class Settings(BaseSettings):
     """The agent that owns skills registered from files. The sync only ever touches this agent's
     skills, so a skill created through the API is never changed or disabled by it."""
 
+    scripts_enabled: bool = False
+    """Whether skills may run the scripts they declare (SKILL.md ``scripts``), always in the bubblewrap
+    sandbox (docs/skill-files.md#scripts). Off by default: a worker runs no skill's code unless asked."""
+
+    bwrap_path: str = "bwrap"
+    """The bubblewrap binary (a name looked up in PATH, or a path). Missing or unusable, scripts are
+    refused with the reason; they never run unsandboxed."""
+
+    script_timeout: timedelta = Field(default=timedelta(seconds=60), gt=timedelta(0))
+    """Wall-clock limit of one script run; past it the whole sandbox is killed."""
+
+    script_output_bytes: int = Field(default=1_048_576, ge=1024)
+    """Output (stdout and stderr together) kept from one run; the rest is cut, with a marker."""
+
+    script_max_args: int = Field(default=100, ge=0)
+    """Arguments one run may pass to a script."""
+
+    script_max_arg_bytes: int = Field(default=4096, ge=0)
+    """Bytes (UTF-8) of all of a run's arguments together."""
+
+    script_cpu_seconds: int = Field(default=30, ge=1)
+    """CPU time of a script (RLIMIT_CPU); past it the script is killed."""
+
+    script_memory_bytes: int = Field(default=512 * 1024 * 1024, ge=16 * 1024 * 1024)
+    """Address space of each process of a script (RLIMIT_AS)."""
+
+    script_processes: int = Field(default=32, ge=2)
+    """Processes a script may have at once (RLIMIT_NPROC, counted in its sandbox): a fork bomb stops here."""
+
+    script_file_bytes: int = Field(default=16 * 1024 * 1024, ge=0)
+    """Largest file a script may write (RLIMIT_FSIZE)."""
+
+    script_tmp_bytes: int = Field(default=64 * 1024 * 1024, ge=1024 * 1024)
+    """Size of the script's writable temp dir (/tmp, a tmpfs that goes with the run)."""
+
+    script_uid: int = Field(default=65534, ge=1)
+    """The uid (and gid) a worker running as root runs its sandboxes as (nobody): the kernel does not
+    apply process limits to root."""
+
     log_level: str = "INFO"
     """Lowest level logged (DEBUG, INFO, WARNING...)."""
 
@@ -253,7 +292,8 @@ class Settings(BaseSettings):
         return value
 
     @field_validator("catchup_window", "tool_call_timeout", "tool_catalog_ttl", "notify_interval", "llm_timeout",
-                     "maintenance_interval", "skill_sync_interval", "event_dedupe_window", mode="before")
+                     "maintenance_interval", "skill_sync_interval", "event_dedupe_window", "script_timeout",
+                     mode="before")
     @classmethod
     def _seconds_from_text(cls, value: object) -> object:
         # pydantic reads "90" as seconds but not "90.5"; the environment gives text either way.

@@ -24,6 +24,9 @@ an error and the client that reads it back use the same constant and cannot drif
     ├── LlmRefusedError             the LLM endpoint refused the request (bad key, model...)
     ├── LlmNotConfiguredError       the worker has no LLM endpoint or key at all
     ├── ConversationError           a stored conversation lacks what a step refers to
+    ├── ScriptError                 a skill's script was refused before it ran (disabled, undeclared, bad arguments)
+    │   ├── SandboxUnavailableError the sandbox (bubblewrap) is missing or unusable: scripts never run unsandboxed
+    │   └── ScriptStartError        (retryable) the script could not be started for a passing reason
     ├── SkillFileError              a SKILL.md or AGENT.md could not be read
     │   ├── FrontmatterError
     │   ├── TooLargeError
@@ -156,6 +159,26 @@ class LlmNotConfiguredError(SkillsError):
 
 class ConversationError(SkillsError):
     """A stored conversation lacks the message or tool call a step refers to."""
+
+
+# --- scripts ------------------------------------------------------------------------------
+
+
+class ScriptError(SkillsError):
+    """A skill's script was refused before it ran: scripts disabled, a script the skill does not
+    declare, arguments over the limits. A script that ran and failed is a result, not this error."""
+
+
+class SandboxUnavailableError(ScriptError):
+    """The sandbox cannot be used (``bwrap`` missing, user namespaces refused...): the script is not
+    run, never unsandboxed. Retrying cannot help until the machine is fixed."""
+
+
+class ScriptStartError(ScriptError):
+    """The script could not be started for a reason that may pass (no process slot, a full scratch
+    disk): it never ran, so running it again is safe."""
+
+    retryable: ClassVar[bool] = True
 
 
 # --- SKILL.md files -------------------------------------------------------------------------

@@ -210,6 +210,8 @@ class RunStart(BaseModel):
     """A file skill's SKILL.md ``toolsets``: MCP servers connected for this run only (``ToolCallInput.toolsets``)."""
     skill_folder: str | None = None
     tool_timeout_seconds: float = 60.0
+    script_timeout_seconds: float = 60.0
+    """The wall timeout of one script run (a ``run_script`` step); its activity gets a margin on top."""
     notify_interval_seconds: float = 600.0
     """The global minimum between completion notifications (a skill's notify_interval_minutes: 0)."""
     notifier_tool: str = "outbox_send_message"
@@ -233,6 +235,8 @@ class AgentLoopState(BaseModel):
     calls: list[ToolCallRecord] = Field(default_factory=list)
     changes: list[dict[str, Any]] = Field(default_factory=list)
     """What management tools changed (a chat's skills created, updated, deleted)."""
+    script_skills: list[str] = Field(default_factory=list)
+    """The file skills whose declared scripts ``run_script`` may run in this loop (empty: none)."""
 
 
 FINAL_EXCERPT = 2000
@@ -247,6 +251,8 @@ class LoopLimits(BaseModel):
     malformed_limit: int
     llm_timeout_seconds: float
     tool_timeout_seconds: float
+    script_timeout_seconds: float = 60.0
+    """A ``run_script`` call's wall timeout (its activity gets a margin on top)."""
     answer_chars: int = FINAL_EXCERPT
     """How much of the final answer the loop returns (a run's summary; a chat's whole reply)."""
 

@@ -16,10 +16,12 @@ from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from activities.agent import AgentActivities, AgentToolCall, LlmTurn
+    from activities.scripts import AgentScriptCall, ScriptActivities
     from skills.messages import AgentLoopState, LoopEnd, LoopLimits
     from skills.models import ToolCallRecord
+    from skills.scripts import RUN_SCRIPT
     from workflows.failures import activity_cause
-    from workflows.options import llm_options, tool_options
+    from workflows.options import llm_options, script_options, tool_options
 
 
 async def agent_loop(state: AgentLoopState, limits: LoopLimits,
@@ -34,7 +36,7 @@ async def agent_loop(state: AgentLoopState, limits: LoopLimits,
             turn = await workflow.execute_activity_method(
                 AgentActivities.turn,
                 LlmTurn(conversation_id=state.conversation_id, model=state.model, tools=state.tools, step=step,
-                        answer_chars=limits.answer_chars),
+                        answer_chars=limits.answer_chars, script_skills=state.script_skills),
                 **llm_options(limits.llm_timeout_seconds),
                 summary=f"LLM turn {step} ({state.model})",
             )
@@ -54,13 +56,22 @@ async def agent_loop(state: AgentLoopState, limits: LoopLimits,
         for ref in turn.tool_calls:
             # The sandbox: the activity executes nothing outside `allowed`, on every attempt.
             try:
-                done = await workflow.execute_activity_method(
-                    AgentActivities.tool,
-                    AgentToolCall(conversation_id=state.conversation_id, message_seq=turn.message_seq,
-                                  call_id=ref.id, allowed=state.tools),
-                    **tool_options(limits.tool_timeout_seconds),
-                    summary=ref.name if ref.name in state.tools else f"refused: {ref.name}",
-                )
+                if ref.name == RUN_SCRIPT and ref.name in state.tools:
+                    # A script of the run's skill, in the sandbox: its own activity, timeout and retry rules.
+                    done = await workflow.execute_activity_method(
+                        ScriptActivities.agent_script,
+                        AgentScriptCall(conversation_id=state.conversation_id, message_seq=turn.message_seq,
+                                        call_id=ref.id, skills=state.script_skills),
+                        **script_options(limits.script_timeout_seconds), summary=ref.name,
+                    )
+                else:
+                    done = await workflow.execute_activity_method(
+                        AgentActivities.tool,
+                        AgentToolCall(conversation_id=state.conversation_id, message_seq=turn.message_seq,
+                                      call_id=ref.id, allowed=state.tools),
+                        **tool_options(limits.tool_timeout_seconds),
+                        summary=ref.name if ref.name in state.tools else f"refused: {ref.name}",
+                    )
             except ActivityError as e:
                 return _end(state.model_copy(update={"calls": calls, "changes": changes}),
                             f"{ref.name} failed: {activity_cause(e)}")

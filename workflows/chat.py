@@ -31,10 +31,12 @@ class ChatTurn:
                                                 now=workflow.now()), **STORE,
         )
         end = await agent_loop(
-            AgentLoopState(conversation_id=conversation, model=session.model, tools=session.tools),
+            AgentLoopState(conversation_id=conversation, model=session.model, tools=session.tools,
+                           script_skills=session.script_skills),
             LoopLimits(max_steps=session.max_steps, token_cap=session.token_cap,
                        malformed_limit=session.malformed_limit, llm_timeout_seconds=session.llm_timeout_seconds,
-                       tool_timeout_seconds=session.tool_timeout_seconds, answer_chars=REPLY_CHARS),
+                       tool_timeout_seconds=session.tool_timeout_seconds,
+                       script_timeout_seconds=session.script_timeout_seconds, answer_chars=REPLY_CHARS),
         )
         return ChatReply(session_id=request.session_id, ok=end.status == "success", reply=end.summary,
                          changes=end.state.changes, matched=session.matched,

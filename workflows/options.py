@@ -64,6 +64,21 @@ def tool_options(timeout_seconds: float) -> dict[str, Any]:
             "retry_policy": TOOL_RETRY}
 
 
+SCRIPT_MARGIN = timedelta(seconds=30)
+"""A script attempt's start-to-close is its wall timeout plus this: copying the skill, starting the sandbox."""
+
+SCRIPT_RETRY = RetryPolicy(initial_interval=timedelta(seconds=2), backoff_coefficient=2.0, maximum_attempts=3)
+"""Only a script that could not start for a passing reason (``ScriptStartError``) is retried: a script that ran
+and failed is a result, a refusal is non-retryable, and an attempt that started the script and was lost is not
+run again (the activity sees it in its heartbeat details)."""
+
+
+def script_options(timeout_seconds: float) -> dict[str, Any]:
+    """One script run in the sandbox (a plan step, an Agent's ``run_script`` call)."""
+    return {"start_to_close_timeout": timedelta(seconds=timeout_seconds) + SCRIPT_MARGIN,
+            "heartbeat_timeout": HEARTBEAT, "retry_policy": SCRIPT_RETRY}
+
+
 LLM_RETRY = RetryPolicy(initial_interval=timedelta(seconds=2), backoff_coefficient=2.0,
                         maximum_interval=timedelta(minutes=1), maximum_attempts=6)
 """Rate limits and server errors retry (after the endpoint's retry-after); a refused request

@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.agent import AgentActivities, AgentStart
     from activities.runs import RunActivities
     from activities.schedules import ScheduleActivities
+    from activities.scripts import ScriptActivities, ScriptRun
     from activities.tools import ToolActivities
     from skills.catalog import ToolCallInput, ToolCallOutput
     from skills.errors import PlanError, SkillRunFailed, WorkflowInputError
@@ -48,9 +49,10 @@ with workflow.unsafe.imports_passed_through():
     from skills.notify import completion_due, completion_message, disabled_message, failure_message, sentence
     from skills.plans import StepOutput, resolve
     from skills.preflight import render_arguments, should_skip
+    from skills.scripts import RUN_SCRIPT
     from workflows.agent_loop import agent_loop
     from workflows.failures import activity_cause
-    from workflows.options import NOTIFY, SCHEDULE, STORE, STORE_LOCAL, tool_options
+    from workflows.options import NOTIFY, SCHEDULE, STORE, STORE_LOCAL, script_options, tool_options
 
 RESULT_EXCERPT = 2000
 
@@ -128,7 +130,7 @@ class SkillRun:
             **STORE,
         )
         loop = AgentLoopState(conversation_id=run.run_id, model=session.model, tools=session.tools,
-                              calls=run.tool_calls)
+                              calls=run.tool_calls, script_skills=session.script_skills)
         return await self._agent_loop(skill, run, start, request, loop)
 
     async def _agent_loop(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput,
@@ -139,7 +141,8 @@ class SkillRun:
 
         limits = LoopLimits(max_steps=skill.max_steps, token_cap=start.run_token_cap,
                             malformed_limit=start.malformed_call_limit, llm_timeout_seconds=start.llm_timeout_seconds,
-                            tool_timeout_seconds=start.tool_timeout_seconds)
+                            tool_timeout_seconds=start.tool_timeout_seconds,
+                            script_timeout_seconds=start.script_timeout_seconds)
         end = await agent_loop(loop, limits, carry_over)
         return run.model_copy(update={"status": end.status, "summary": end.summary, "tool_calls": end.state.calls,
                                       "prompt_tokens": end.state.prompt_tokens,
@@ -150,13 +153,17 @@ class SkillRun:
         """One tool call as its own activity; its record is appended, None if it failed."""
         began = workflow.now()
         try:
-            out = await workflow.execute_activity_method(
+            out = await (workflow.execute_activity_method(  # a script step runs in the sandbox
+                ScriptActivities.run, ScriptRun(skill=start.run.skill_name if start.run else "", arguments=arguments,
+                                                step_id=step_id),
+                **script_options(start.script_timeout_seconds), summary=f"{label}{tool}",
+            ) if tool == RUN_SCRIPT else workflow.execute_activity_method(
                 ToolActivities.call_tool,
                 ToolCallInput(tool=tool, arguments=arguments, step_id=step_id, skill=start.run.skill_name if
                               start.run else None, toolsets=start.toolsets, skill_folder=start.skill_folder),
                 **tool_options(start.tool_timeout_seconds),
                 summary=f"{label}{tool}",
-            )
+            ))
             ok, text, elapsed, adjusted = out.ok, out.text, out.duration_ms, out.adjusted
         except ActivityError as e:
             out, ok, text, adjusted = None, False, activity_cause(e), []

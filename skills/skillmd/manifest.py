@@ -153,7 +153,7 @@ class SkillManifest(BaseModel):
     toolsets: Annotated[dict[str, McpServerConfig], BeforeValidator(_toolsets)] = Field(default_factory=dict)
     """MCP servers by name, connected while the skill runs; their tools (``<name>_<tool>``) join that run only."""
     scripts: list[str | dict[str, Any]] = Field(default_factory=list)
-    """Scripts the skill declares; listed, never executed, by this layer."""
+    """Scripts the skill may run (files under ``scripts/``; ``skills.skillmd.scripts``), in the worker's sandbox."""
     default_enabled: bool = True
     """A skill with ``false`` loads but stays out of matching and disclosure unless enabled by name."""
     brief_description: str | None = None

@@ -26,6 +26,7 @@ from pydantic_core import to_jsonable_python
 from skills.errors import SkillFileError, SkillValidationError
 from skills.models import Skill, SkillSpec
 from skills.normalize import NormalizeContext, normalize
+from skills.scripts import RUN_SCRIPT
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile, SkillManifest, SourceName
 from skills.skillmd.problems import Problem
@@ -249,11 +250,13 @@ def _differs(request: dict[str, Any], stored: Skill, context: NormalizeContext) 
 def with_toolset_tools(context: NormalizeContext, manifest: SkillManifest, request: dict[str, Any]) -> NormalizeContext:
     """The context with the tools a registration names from the skill's own toolsets taken as known: those
     servers are connected only when the skill runs, so the worker's catalog cannot list them."""
-    if context.tool_catalog is None or not manifest.toolsets:
+    if context.tool_catalog is None or not (manifest.toolsets or manifest.scripts):
         return context
     named = [*(request.get("required_tools") or []),
              *(step.get("toolName") or step.get("tool_name") or "" for step in request.get("execution_plan") or [])]
     own = {t for t in named if isinstance(t, str) and any(t.startswith(s + "_") for s in manifest.toolsets)}
+    if manifest.scripts and RUN_SCRIPT in named:
+        own.add(RUN_SCRIPT)  # a skill that declares scripts may run them (a plan step, an Agent's tool)
     return dataclasses.replace(context, tool_catalog={*context.tool_catalog, *own}) if own else context
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -21,6 +21,8 @@ from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillManifest
 from skills.skillmd.parsing import parse_frontmatter
 from skills.skillmd.problems import Problem
+from skills.skillmd.scripts import declared_scripts
+from skills.skillmd.scripts import file_problems as script_file_problems
 
 MAX_SKILL_NAME_LENGTH = 64
 MAX_DESCRIPTION_LENGTH = 1024
@@ -90,7 +92,13 @@ def validate_path(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Problem]:
         return [Problem.error(str(exc)).at(skill_md)]
     # absolute(), not resolve(): the name to match is the folder's as the user sees it, even through a symlink.
     dir_name = skill_md.absolute().parent.name
-    return [p.at(skill_md) for p in validate_text(text, dir_name)]
+    problems = validate_text(text, dir_name)
+    try:
+        data, _ = parse_frontmatter(text)
+    except FrontmatterError:
+        data = {}
+    problems += _check_script_files(data, skill_md.parent)
+    return [p.at(skill_md) for p in problems]
 
 
 def _check_fields(data: Mapping[str, Any]) -> list[Problem]:
@@ -193,35 +201,24 @@ def _check_metadata(data: Mapping[str, Any]) -> list[Problem]:
 
 
 def _check_scripts(data: Mapping[str, Any]) -> list[Problem]:
-    """A script path that leaves the skill's folder: a warning (an error with ``--strict``).
+    """Each declared script must be a file under ``scripts/``: an absolute path, a ``~`` or a ``..`` is
+    an error, since a skill may run what it declares (``skills.skillmd.scripts``)."""
+    scripts = data.get("scripts")
+    if not isinstance(scripts, list):
+        return []  # the model says "Field 'scripts': Input should be a valid list"
+    _, problems = declared_scripts(scripts)
+    return [Problem.error(f"Field '{where}': {reason}", where) for where, reason in problems]
 
-    Scripts are listed, never run, by this layer; whatever runs them later must not be sent
-    outside the folder, so an absolute path or a ``..`` is pointed out now."""
+
+def _check_script_files(data: Mapping[str, Any], folder: Path) -> list[Problem]:
+    """Each declared script exists in the skill's ``scripts/`` folder (a symlink out of it is refused)."""
     scripts = data.get("scripts")
     if not isinstance(scripts, list):
         return []
-    problems = []
-    for i, entry in enumerate(scripts):
-        path = entry.get("path") if isinstance(entry, Mapping) else entry
-        if not isinstance(path, str):
-            continue
-        where = f"scripts.{i}.path" if isinstance(entry, Mapping) else f"scripts.{i}"
-        reason = _outside_folder(path)
-        if reason:
-            problems.append(Problem.warning(f"Field '{where}': script path '{path}' {reason}; give a path "
-                                            "inside the skill folder, such as scripts/run.py", where))
-    return problems
-
-
-def _outside_folder(path: str) -> str | None:
-    text = path.strip()
-    if PurePosixPath(text).is_absolute() or PureWindowsPath(text).is_absolute() or PureWindowsPath(text).drive:
-        return "is absolute"
-    if text.startswith("~"):
-        return "starts in a home folder"
-    if ".." in PureWindowsPath(text).parts:  # splits on both / and \
-        return "contains '..' (it would leave the skill folder)"
-    return None
+    _, text_problems = declared_scripts(scripts)
+    reported = {where for where, _ in text_problems}
+    return [Problem.error(f"Field '{where}': {reason}", where)
+            for where, reason in script_file_problems(folder, scripts) if where not in reported]
 
 
 def _check_body(body: str) -> list[Problem]:

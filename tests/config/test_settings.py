@@ -146,3 +146,17 @@ def test_the_health_port_is_a_port_zero_or_off() -> None:
     assert traced.otel_endpoint == "http://collector:4318"
     assert Settings.from_env({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:4318", "SKILLS_OTEL_ENDPOINT": "http://b:4318"}
                              ).otel_endpoint == "http://b:4318"
+
+
+def test_scripts_are_off_by_default_and_their_limits_are_settings() -> None:
+    default = Settings()
+    assert default.scripts_enabled is False and default.bwrap_path == "bwrap"
+    assert (default.script_timeout, default.script_output_bytes, default.script_max_args,
+            default.script_max_arg_bytes) == (timedelta(seconds=60), 1_048_576, 100, 4096)
+    settings = Settings.from_env({"SKILLS_SCRIPTS_ENABLED": "true", "SKILLS_SCRIPT_TIMEOUT": "2.5",
+                                  "SKILLS_BWRAP_PATH": "/opt/bwrap", "SKILLS_SCRIPT_PROCESSES": "8"})
+    assert settings.scripts_enabled and settings.script_timeout == timedelta(seconds=2.5)
+    assert settings.bwrap_path == "/opt/bwrap" and settings.script_processes == 8
+    with pytest.raises(SettingsError) as refused:
+        Settings.from_env({"SKILLS_SCRIPT_PROCESSES": "1", "SKILLS_SCRIPT_TIMEOUT": "0"})
+    assert {e["field"] for e in refused.value.errors} == {"SKILLS_SCRIPT_PROCESSES", "SKILLS_SCRIPT_TIMEOUT"}

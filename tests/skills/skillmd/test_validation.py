@@ -349,20 +349,46 @@ def test_an_alias_bomb_in_an_agent_definition_is_refused() -> None:
         ("scripts/../../run.sh", "scripts.0", "contains '..' (it would leave the skill folder)"),
         ("/usr/bin/env", "scripts.0", "is absolute"),
         ("C:\\tools\\run.bat", "scripts.0", "is absolute"),
+        ("~/bin/x.sh", "scripts.0", "starts in a home folder"),
         ({"path": "/etc/cron.daily/x"}, "scripts.0.path", "is absolute"),
     ],
 )
-def test_a_script_path_outside_the_folder_is_a_warning_and_an_error_when_strict(
+def test_a_script_path_outside_the_scripts_folder_is_an_error_naming_the_field(
         script: object, field: str, reason: str, tmp_path: Path, write_skill) -> None:
     path = write_skill(tmp_path, "lint", scripts=["scripts/lint.py", script])
+    (path.parent / "scripts").mkdir()
+    (path.parent / "scripts" / "lint.py").write_text("print('lint')\n")
     problems = validate_path(path.parent)
     shown = script["path"] if isinstance(script, dict) else script
     assert [(p.severity, p.field, p.message) for p in problems] == [
-        ("warning", field.replace("0", "1", 1),
-         f"Field '{field.replace('0', '1', 1)}': script path '{shown}' {reason}; give a path inside the skill "
-         "folder, such as scripts/run.py")]
-    assert not has_errors(problems) and has_errors(problems, strict=True)
-    assert "lint" in discover(user=tmp_path).skills  # still loads: the scripts are listed, never run
+        ("error", field.replace("0", "1", 1),
+         f"Field '{field.replace('0', '1', 1)}': script path '{shown}' {reason}; give a file under scripts/, "
+         "such as fetch.py")]
+    assert has_errors(problems)
+    assert "lint" in discover(user=tmp_path).skills  # lenient loading keeps the skill; the entry never runs
+
+
+def test_a_declared_script_must_be_a_file_in_the_scripts_folder(tmp_path: Path, write_skill) -> None:
+    path = write_skill(tmp_path, "tools", scripts=["fetch.py", "scripts/report.sh", {"path": "gone.py"},
+                                                   "leak.py", "elsewhere.py", "folder"])
+    scripts = path.parent / "scripts"
+    (scripts / "folder").mkdir(parents=True)
+    (scripts / "fetch.py").write_text("print(1)\n")
+    (scripts / "report.sh").write_text("echo 1\n")
+    (tmp_path / "secret.txt").write_text("outside")
+    (scripts / "leak.py").symlink_to(tmp_path / "secret.txt")
+    (scripts / "elsewhere.py").symlink_to(path)  # inside the skill, but not a script
+    problems = validate_path(path.parent)
+    assert [(p.field, p.message) for p in problems] == [
+        ("scripts.2.path", "Field 'scripts.2.path': script 'gone.py': no file scripts/gone.py in the skill folder"),
+        ("scripts.3", "Field 'scripts.3': script 'leak.py': Resource path 'scripts/leak.py' resolves outside the "
+                      f"skill folder (to {(tmp_path / 'secret.txt').resolve()})"),
+        ("scripts.4", "Field 'scripts.4': script 'elsewhere.py': script 'elsewhere.py' resolves outside the "
+                      f"scripts folder (to {path.resolve()})"),
+        ("scripts.5", "Field 'scripts.5': script 'folder': no file scripts/folder in the skill folder"),
+    ]
+    assert errors_for({"name": "x", "description": "x", "scripts": "fetch.py"}) == [
+        "Field 'scripts': Input should be a valid list"]
 
 
 def test_toolsets_are_mcp_server_entries_with_clear_errors() -> None:
