@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, MetaData, Text, UniqueConstraint, event, inspect, text
+from sqlalchemy import JSON, Column, DateTime, Index, Text, UniqueConstraint, event, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel, create_engine
@@ -57,7 +57,7 @@ class SkillRow(SQLModel, table=True):
     execution_plan: list[dict[str, Any]] | None = Field(default=None, sa_column=Column(JSON))
     max_steps: int = 10
     notify_on_completion: bool | None = Field(default=None, nullable=True)
-    """None: automatic (skills.notify). Stores made before it could be None: see upgrade_schema."""
+    """None: automatic (skills.notify). Stores made before it could be None: migration 0002."""
     notify_interval_minutes: int = 0
     preflight: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     model: str | None = None
@@ -70,8 +70,16 @@ class SkillRow(SQLModel, table=True):
     updated_at: datetime = _utc_column(nullable=False)
 
 
+SCHEDULED_FIRE = text("\"trigger\" = 'schedule'")
+
+
 class RunRow(SQLModel, table=True):
     __tablename__ = "runs"
+    __table_args__ = (
+        # One row per fire of a skill's schedule, whichever worker or workflow run records it.
+        Index("uq_runs_scheduled_fire", "skill_id", "scheduled_at", unique=True,
+              sqlite_where=SCHEDULED_FIRE, postgresql_where=SCHEDULED_FIRE),
+    )
 
     run_id: str = Field(primary_key=True)
     skill_id: int = Field(index=True)
@@ -130,39 +138,6 @@ class SeenEventRow(SQLModel, table=True):
     """The EmitEvent run that claimed it (a retried claim by the same run is still its own)."""
     result: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     """What that emit started and skipped (``skills.events.EmitResult``), once it is done."""
-
-
-def upgrade_schema(engine: Engine) -> None:
-    """Bring a store created by an earlier version to the current tables (after ``create_all``,
-    which creates missing tables but never changes one). Idempotent; a no-op on a new store.
-
-    - ``skills.notify_on_completion`` became nullable (None: automatic). Stored values keep
-      their meaning (true: always, false: never).
-    """
-    column = next(c for c in inspect(engine).get_columns("skills") if c["name"] == "notify_on_completion")
-    if column["nullable"]:
-        return
-    with engine.begin() as conn:
-        if engine.dialect.name != "sqlite":
-            conn.execute(text("ALTER TABLE skills ALTER COLUMN notify_on_completion DROP NOT NULL"))
-            return
-        # SQLite cannot drop a NOT NULL: rebuild the table (sqlite.org/lang_altertable.html, "other
-        # kinds of table schema changes"), keeping its rows, its indexes and its id counter.
-        table = SkillRow.__table__
-        rebuilt = table.to_metadata(MetaData(), name="skills_upgrade")
-        rebuilt.indexes.clear()  # index names are global in SQLite: made again after the rename
-        counter = conn.execute(text("SELECT seq FROM sqlite_sequence WHERE name = 'skills'")).scalar()
-        conn.execute(text("DROP TABLE IF EXISTS skills_upgrade"))
-        rebuilt.create(conn)
-        columns = ", ".join(f'"{c.name}"' for c in table.columns)
-        conn.execute(text(f"INSERT INTO skills_upgrade ({columns}) SELECT {columns} FROM skills"))
-        conn.execute(text("DROP TABLE skills"))
-        conn.execute(text("ALTER TABLE skills_upgrade RENAME TO skills"))
-        for index in table.indexes:
-            index.create(conn)
-        if counter is not None:
-            conn.execute(text("UPDATE sqlite_sequence SET seq = MAX(seq, :counter) WHERE name = 'skills'"),
-                         {"counter": counter})
 
 
 def make_engine(url: str) -> Engine:

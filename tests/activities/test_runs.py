@@ -1,4 +1,4 @@
-"""Run bookkeeping against a real SQLite store: every scheduled time accounted for, backoff
+"""Run bookkeeping against a real store (SQLite and PostgreSQL): every scheduled time accounted for, backoff
 decided from stored state, failures counted in one transaction with the run."""
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ MINUTE = timedelta(minutes=1)
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store.open(f"sqlite:///{tmp_path / 'skills.db'}")
+def store(store_url: str) -> Store:
+    return Store.open(store_url)
 
 
 @pytest.fixture
