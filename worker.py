@@ -32,7 +32,8 @@ from client import SkillsClient, connect
 from client.management import ManagementTools
 from config.logs import configure_logging
 from config.secrets import add_secrets, process_secrets
-from config.settings import Settings
+from config.settings import Settings, SettingsError
+from skills.errors import SkillsError
 from workflows.chat import ChatTurn
 from workflows.events import EmitEvent
 from workflows.maintenance import Maintenance
@@ -102,9 +103,15 @@ async def _main(settings: Settings, address: str | None, namespace: str | None) 
 def main(settings: Settings | None = None, address: str | None = None, namespace: str | None = None) -> None:
     """Run until SIGTERM or SIGINT. ``settings`` default to the environment's; ``address`` and
     ``namespace`` (``skills worker --address/--namespace``) win over Temporal's env config."""
-    settings = settings or Settings.from_env()
+    try:
+        settings = settings or Settings.from_env()
+    except SettingsError as e:
+        raise SystemExit(f"worker: invalid settings: {e}") from None
     configure_logging(settings.log_level, settings.log_format)
-    asyncio.run(_main(settings, address, namespace))
+    try:
+        asyncio.run(_main(settings, address, namespace))
+    except SkillsError as e:  # a store, Temporal or MCP config that cannot be used: one line, not a traceback
+        raise SystemExit(f"worker: {e}") from None
 
 
 if __name__ == "__main__":

@@ -52,14 +52,14 @@ def _connect_or_create(engine: Engine, where: str) -> None:
     # Perhaps the server is fine and the database missing: ask the maintenance database.
     name = engine.url.database
     maintenance = make_engine(engine.url.set(database=MAINTENANCE_DB).render_as_string(hide_password=False))
+    admin = maintenance.execution_options(isolation_level="AUTOCOMMIT")  # CREATE DATABASE runs outside a transaction
     try:
-        with maintenance.connect() as conn:
+        with admin.connect() as conn:
             exists = conn.execute(text("SELECT 1 FROM pg_database WHERE datname = :name"), {"name": name}).first()
             if exists:
                 raise StoreUnavailableError(f"{where}: cannot connect: {_reason(failure)}") from None
             try:
-                conn.execution_options(isolation_level="AUTOCOMMIT").execute(
-                    text(f'CREATE DATABASE "{name.replace(chr(34), chr(34) * 2)}"'))
+                conn.execute(text(f'CREATE DATABASE "{name.replace(chr(34), chr(34) * 2)}"'))
             except DBAPIError as e:
                 if not _already_created(maintenance, name):
                     raise StoreUnavailableError(

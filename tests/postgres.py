@@ -41,6 +41,13 @@ def find_bindir() -> Path:
     raise PostgresUnavailable(f"PostgreSQL's initdb and pg_ctl were not found: {HOWTO}")
 
 
+SECURED_ROLE, SECURED_PASSWORD = "secured", "pg-right-password"
+"""The one role that must give a password (scram), for the tests of a wrong one; every other
+connection is trusted."""
+LIMITED_ROLE = "limited"
+"""A role that may log in but not create databases."""
+
+
 class PostgresCluster:
     """One cluster; :meth:`database` makes a fresh, empty database in it and returns its URL."""
 
@@ -65,6 +72,8 @@ class PostgresCluster:
                          "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions")
         if init.returncode:
             raise PostgresUnavailable(f"initdb failed ({init.returncode}): {init.stderr.strip() or init.stdout}")
+        hba = self.data / "pg_hba.conf"
+        hba.write_text(f"host all {SECURED_ROLE} 127.0.0.1/32 scram-sha-256\n" + hba.read_text())
         options = (f"-c listen_addresses=127.0.0.1 -p {self.port} -c unix_socket_directories='' "
                    "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300")
         started = self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l", str(self.root / "server.log"),
@@ -72,6 +81,11 @@ class PostgresCluster:
         if started.returncode:
             log = (self.root / "server.log").read_text(errors="replace")[-2000:] if (self.root / "server.log").exists() else ""
             raise PostgresUnavailable(f"pg_ctl start failed ({started.returncode}): {started.stderr.strip()} {log}")
+        import psycopg
+
+        with psycopg.connect(self.url().replace("+psycopg", ""), autocommit=True) as conn:
+            conn.execute(f"CREATE ROLE {SECURED_ROLE} LOGIN CREATEDB PASSWORD '{SECURED_PASSWORD}'")
+            conn.execute(f"CREATE ROLE {LIMITED_ROLE} LOGIN NOCREATEDB")
         return self
 
     def stop(self) -> None:
@@ -79,8 +93,8 @@ class PostgresCluster:
             self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")
         shutil.rmtree(self.root, ignore_errors=True)
 
-    def url(self, database: str = "postgres", *, scheme: str = "postgresql+psycopg") -> str:
-        return f"{scheme}://{self.user}@127.0.0.1:{self.port}/{database}"
+    def url(self, database: str = "postgres", *, scheme: str = "postgresql+psycopg", user: str | None = None) -> str:
+        return f"{scheme}://{user or self.user}@127.0.0.1:{self.port}/{database}"
 
     def database(self) -> str:
         """A new empty database's URL."""
