@@ -1,9 +1,10 @@
 """The store's schema migrations (Alembic), run by ``Store.open``: every process that opens the
 store (the worker, ``skills setup``, the dev launcher) brings it to the newest revision first.
 
-No alembic.ini: the configuration is built here, the migrations ship inside the package. On
-PostgreSQL the upgrade holds an advisory lock for its transaction, so workers starting together
-upgrade one after the other (the later ones find nothing to do). A store made before
+No alembic.ini: the configuration is built here, the migrations ship inside the package. The
+upgrade holds a lock for its transaction (PostgreSQL: an advisory lock; SQLite: the file's write
+lock), so processes starting together upgrade one after the other (the later ones find nothing
+to do). A store made before
 migrations existed (tables, no ``alembic_version``) is upgraded from the start: the first
 revisions create only what is missing and change only what still has the old shape.
 
@@ -58,6 +59,8 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LOCK_KEY})
+        elif conn.dialect.name == "sqlite":
+            conn.exec_driver_sql("BEGIN IMMEDIATE")  # the file's write lock: other processes wait (busy timeout)
         if MigrationContext.configure(conn).get_current_revision() == head() and revision == "head":
             return
         command.upgrade(alembic_config(conn), revision)

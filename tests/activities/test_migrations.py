@@ -1,5 +1,5 @@
 """The migrations and the models agree, a new store comes up at the newest revision, and
-workers opening one PostgreSQL store at once upgrade it once, one after the other."""
+workers opening one store at once upgrade it once, one after the other (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def test_a_new_store_is_at_the_newest_revision(store_url: str) -> None:
     assert "uq_runs_scheduled_fire" in {i["name"] for i in inspect(store.engine).get_indexes("runs")}
 
 
-def test_workers_starting_together_upgrade_the_store_once(pg_url: str) -> None:
+def test_workers_starting_together_upgrade_the_store_once(store_url: str) -> None:
     barrier = threading.Barrier(4)
     opened: list[Store] = []
     errors: list[BaseException] = []
@@ -46,7 +46,7 @@ def test_workers_starting_together_upgrade_the_store_once(pg_url: str) -> None:
     def open_store() -> None:
         barrier.wait()
         try:
-            opened.append(Store.open(pg_url))
+            opened.append(Store.open(store_url))
         except BaseException as e:  # reported below
             errors.append(e)
 

@@ -13,7 +13,7 @@ from sqlalchemy.engine import Engine
 
 from activities import migrations
 from activities.store import Store
-from activities.tables import make_engine
+from activities.tables import RunRow, make_engine
 from skills.models import SkillSpec
 
 # The skills table as versions with a boolean notify_on_completion (NOT NULL) created it.
@@ -87,7 +87,16 @@ def test_a_store_of_the_previous_schema_is_upgraded(store_url: str, versioned: b
     migrations.upgrade(engine, "0001")
     for name, notify in (("always", True), ("never", False), ("deleted", True)):
         insert_old(engine, name, notify)
+    # A fire recorded twice by an earlier version (missed, then run late): the run is kept.
+    at = datetime(2025, 1, 2, 9, 0, tzinfo=UTC)
+    fire = {"skill_id": 1, "skill_name": "always", "workflow_id": "wf", "trigger": "schedule", "scheduled_at": at,
+            "started_at": at, "finished_at": at, "summary": "", "tier": "direct", "tool_calls": [],
+            "prompt_tokens": 0, "completion_tokens": 0}
     with engine.begin() as conn:
+        conn.execute(RunRow.__table__.insert(), [  # type: ignore[attr-defined]
+            {**fire, "run_id": "noted-missed", "status": "missed"},
+            {**fire, "run_id": "ran-late", "status": "success", "started_at": at + timedelta(minutes=30)},
+            {**fire, "run_id": "manual", "status": "success", "trigger": "manual", "scheduled_at": None}])
         conn.execute(text("DELETE FROM skills WHERE name = 'deleted'"))
         if not versioned:
             conn.execute(text("DROP TABLE alembic_version"))
@@ -99,6 +108,7 @@ def test_a_store_of_the_previous_schema_is_upgraded(store_url: str, versioned: b
     assert migrations.current(store.engine) == migrations.head()
     assert sorted((s.id, s.name, s.notify_on_completion) for s in store.list_skills()) == [
         (1, "always", True), (2, "never", False)]
+    assert sorted(r.run_id for r in store.list_runs(1)) == ["manual", "ran-late"]
     auto = store.create_skill(spec("auto", None), trigger_as_written=None, disabled_reason=None, now=datetime.now(UTC))
     assert auto.id == 4 and auto.notify_on_completion is None
     assert store.claim_event("e", "1", "me", datetime.now(UTC), timedelta(hours=1)) is None  # seen_events exists
