@@ -52,11 +52,12 @@ async def test_an_engine_on_postgresql_registers_and_runs_a_skill(client: Client
         assert skill is not None and skill.schedule_id is not None
         await trigger_schedule(client, skill.schedule_id)
         assert [m["message"] for m in await eventually(engine.outbox)] == ["Drink water!"]
-        runs = await eventually(lambda: [r for r in Store.open(pg_url).list_runs(skill.id) if r.status != "running"])
+        store = Store.open(pg_url)
+        runs = await eventually(lambda: [r for r in store.list_runs(skill.id) if r.status != "running"])
         assert [(r.status, r.trigger) for r in runs] == [("success", "schedule")]
     finally:
         await engine.stop()
-    assert migrations.current(Store.open(pg_url).engine) == migrations.head()
+    assert migrations.current(store.engine) == migrations.head()
 
 
 async def pollers(client: Client, queue: str) -> int:
