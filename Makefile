@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test install bench lint clean
+.PHONY: run test install bench lint image clean
 
 run: install
 	$(BIN)/skills dev
@@ -29,6 +29,11 @@ bench: install
 
 lint: install
 	$(BIN)/ruff check .
+
+# The container image (docker, buildah or podman), then `skills worker --help` in it. Not part of
+# `make test`: a machine may have no image builder. See docs/deploy.md.
+image: install
+	scripts/build-image.sh
 
 clean:
 	rm -rf $(VENV) .data .pytest_cache .hypothesis

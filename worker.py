@@ -8,12 +8,15 @@ SIGINT, then drain: in-flight activities get `graceful_shutdown_timeout` to fini
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 from temporalio.client import Client
+from temporalio.runtime import Runtime
 from temporalio.worker import Worker
 
 from activities.agent import AgentActivities
@@ -22,6 +25,7 @@ from activities.events import EventActivities
 from activities.failures import RedactingInterceptor
 from activities.maintenance import MaintenanceActivities
 from activities.mcp import ToolHub, load_argument_rules, outbox_server
+from activities.metrics import EngineMetrics
 from activities.registration import RegistrationActivities
 from activities.runs import RunActivities
 from activities.schedules import ScheduleActivities, ensure_engine_schedules
@@ -33,6 +37,8 @@ from client.management import ManagementTools
 from config.logs import configure_logging
 from config.secrets import add_secrets, process_secrets
 from config.settings import Settings, SettingsError
+from service.health import HealthServer, Readiness
+from service.telemetry import MetricsEndpoint, Tracing, TracingUnavailable, metrics_address
 from skills.errors import SkillsError
 from workflows.chat import ChatTurn
 from workflows.events import EmitEvent
@@ -41,29 +47,52 @@ from workflows.manage import ChangeSkill, RegisterSkill
 from workflows.run import SkillRun
 from workflows.sync import SyncSkillFiles
 
+logger = logging.getLogger("worker")
+
 
 async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
-                     ready: asyncio.Event | None = None) -> None:
+                     ready: asyncio.Event | None = None, *, metrics_at: str | None = None) -> None:
+    """Serve until ``stop``. ``metrics_at``: where the client's runtime exports Prometheus metrics
+    (:func:`main` sets it up), served at ``/metrics`` on the health port."""
     add_secrets(process_secrets(settings.llm_api_key, settings.database_url, os.environ))
+    tracing = Tracing(settings)
     store = Store.open(settings.store_url, schedule_prefix=settings.task_queue)
+    meter = (client.service_client.config.runtime or Runtime.default()).metric_meter
+    metrics = EngineMetrics(meter.with_additional_attributes({"task_queue": settings.task_queue}))
     hub = ToolHub.from_config(
         settings.mcp_config,
         defaults={"outbox": outbox_server(settings.outbox_path)},
         call_timeout=settings.tool_call_timeout.total_seconds(),
         catalog_ttl=settings.tool_catalog_ttl.total_seconds() or None,
         rules=load_argument_rules(settings.argument_rules, default_chat_id=settings.default_chat_id),
+        metrics=metrics,
     )
-    await hub.start()
+    readiness = Readiness(store.engine, hub.server_states)
+    health = None
+    if settings.health_port is not None:
+        routes = {"/healthz": _alive, "/readyz": readiness.check}
+        if metrics_at is not None:
+            routes["/metrics"] = MetricsEndpoint(metrics_at, before=lambda: metrics.catalog(hub.server_states()))
+        health = HealthServer(settings.health_host, settings.health_port, routes)
+        try:
+            port = await health.start()
+        except OSError as e:
+            raise SettingsError([{"field": "SKILLS_HEALTH_PORT", "message": (
+                f"cannot listen on {settings.health_host}:{settings.health_port} ({e.strerror or e}); choose "
+                "another port, 0 for a free one, or off for no health server")}]) from None
+        logger.info("health server on %s:%d: %s", settings.health_host, port, " ".join(routes))
+    await hub.start(wait=False)  # poll at once; a call of a server still connecting waits for it
     tools = ToolRouter(hub.catalog, hub.call, ManagementTools(SkillsClient(client, settings.task_queue)))
     activities = [
-        RegistrationActivities(store, settings, hub.tool_names, catalog=hub.catalog, rules=hub.rules),
+        RegistrationActivities(store, settings, hub.tool_names, catalog=hub.catalog, rules=hub.rules,
+                               await_connects=hub.waited_for_connects),
         MaintenanceActivities(store, settings, hub.tool_names),
         ScheduleActivities(client, settings, store),
         StoreActivities(store, settings.backoff),
-        RunActivities(store, settings, hub.call),
+        RunActivities(store, settings, hub.call, metrics),
         ToolActivities(hub, call_timeout=settings.tool_call_timeout),
-        SkillFileActivities(store, client, settings, hub.tool_names),
-        AgentActivities(store, settings, tools.catalog, tools.send),
+        SkillFileActivities(store, client, settings, hub.tool_names, await_connects=hub.waited_for_connects),
+        AgentActivities(store, settings, tools.catalog, tools.send, settle=hub.settle),
         ChatActivities(store, settings),
         EventActivities(store, settings),
     ]
@@ -76,15 +105,27 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
                 activities=[method for obj in activities for method in activity_methods(obj)],
                 activity_executor=executor,
                 graceful_shutdown_timeout=timedelta(seconds=20),
-                interceptors=[RedactingInterceptor()],
+                interceptors=[RedactingInterceptor(), *tracing.interceptors],
             )
             async with worker:
+                readiness.polling = True
                 await ensure_engine_schedules(client, settings)
                 if ready is not None:
+                    # For embedders (tests, `skills dev`): polling, and every server's first connect over.
+                    await hub.settle()
                     ready.set()
                 await stop.wait()
+                readiness.polling = False  # unready first; leaving the block drains
+                logger.info("shutting down: not ready; draining in-flight activities")
     finally:
         await hub.close()
+        if health is not None:
+            await health.close()
+        await asyncio.to_thread(tracing.close)
+
+
+async def _alive() -> tuple[int, str, str]:
+    return 200, "text/plain", "ok\n"
 
 
 def activity_methods(obj: object) -> list[object]:
@@ -93,11 +134,11 @@ def activity_methods(obj: object) -> list[object]:
             if hasattr(getattr(type(obj), name, None), "__temporal_activity_definition")]
 
 
-async def _main(settings: Settings, address: str | None, namespace: str | None) -> None:
+async def _main(settings: Settings, address: str | None, namespace: str | None, metrics_at: str | None) -> None:
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         asyncio.get_running_loop().add_signal_handler(sig, stop.set)
-    await run_worker(settings, await connect(address, namespace), stop)
+    await run_worker(settings, await connect(address, namespace), stop, metrics_at=metrics_at)
 
 
 def main(settings: Settings | None = None, address: str | None = None, namespace: str | None = None) -> None:
@@ -106,12 +147,18 @@ def main(settings: Settings | None = None, address: str | None = None, namespace
     try:
         settings = settings or Settings.from_env()
     except SettingsError as e:
-        raise SystemExit(f"worker: invalid settings: {e}") from None
-    configure_logging(settings.log_level, settings.log_format)
+        print(f"error: invalid settings: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    metrics_at = metrics_address(settings)
+    configure_logging(settings.log_level, settings.log_format, metrics_address=metrics_at)
     try:
-        asyncio.run(_main(settings, address, namespace))
+        asyncio.run(_main(settings, address, namespace, metrics_at))
+    except (TracingUnavailable, SettingsError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
     except SkillsError as e:  # a store, Temporal or MCP config that cannot be used: one line, not a traceback
-        raise SystemExit(f"worker: {e}") from None
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(1) from None
 
 
 if __name__ == "__main__":

@@ -120,11 +120,15 @@ Send = Callable[[str, dict[str, Any]], Awaitable[ToolResult]]
 
 class AgentActivities:
     def __init__(self, store: Store, settings: Settings, catalog: Callable[[], list[ToolInfo]], send: Send,
-                 client: openai.AsyncOpenAI | None = None) -> None:
+                 client: openai.AsyncOpenAI | None = None,
+                 settle: Callable[[float], Awaitable[bool]] | None = None) -> None:
+        """``settle(seconds)`` waits for MCP servers still on their first connect (the hub's): a turn
+        whose sandbox names a tool the catalog lacks waits for them, so the model is offered it."""
         self.store = store
         self.settings = settings
         self.catalog = catalog
         self.send = send
+        self.settle = settle
         self.endpoint = settings.llm_base_url or OPENAI_API_URL
         # Temporal retries the activity; retries inside the SDK as well would multiply them.
         self.client = client or openai.AsyncOpenAI(
@@ -153,7 +157,12 @@ class AgentActivities:
             # Without an endpoint or a key the SDK would try the OpenAI API keyless, and every retry
             # would say "Connection error." a minute later: say what to set, now.
             raise application_error(LlmNotConfiguredError(f"no LLM is configured: {LLM_SETTINGS}"))
-        tools = _tool_schemas(self.catalog(), request.tools)
+        catalog = self.catalog()
+        if self.settle is not None and not set(request.tools) <= {tool.name for tool in catalog}:
+            async with heartbeating(f"turn {request.step}", "waiting for MCP servers"):
+                await self.settle(self.settings.tool_call_timeout.total_seconds())
+            catalog = self.catalog()
+        tools = _tool_schemas(catalog, request.tools)
         try:
             async with heartbeating(f"turn {request.step}"):
                 completion = await self.client.chat.completions.create(

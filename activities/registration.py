@@ -8,7 +8,8 @@ deterministic.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+import dataclasses
+from collections.abc import Callable, Collection, Iterable
 from contextlib import suppress
 from datetime import UTC, datetime
 from typing import Any
@@ -30,26 +31,37 @@ from skills.skillmd.sync import with_toolset_tools
 
 class RegistrationActivities:
     def __init__(self, store: Store, settings: Settings, tool_names: Callable[[], Collection[str]], *,
-                 catalog: Callable[[], list[ToolInfo]] | None = None, rules: ArgumentRules | None = None) -> None:
+                 catalog: Callable[[], list[ToolInfo]] | None = None, rules: ArgumentRules | None = None,
+                 await_connects: Callable[[Collection[str]], bool] | None = None) -> None:
         """``catalog`` (the live tools with their input schemas) lets plan steps and pre-flight checks be
         checked against each tool's schema, judged with the argument pipeline's ``rules``; without it
-        only the tool names are checked."""
+        only the tool names are checked. ``await_connects(tools)`` waits for the MCP servers that could
+        offer ``tools`` while they are still connecting (True if there were any): a skill naming a tool
+        not (yet) in the catalog is checked again then."""
         self.store = store
         self.settings = settings
         self.tool_names = tool_names
         self.catalog = catalog
         self.rules = rules
+        self.await_connects = await_connects
 
     @activity.defn(name="prepare_skill")
     def prepare(self, request: RegisterInput) -> Prepared:
         """Normalize and validate; an update is merged over the stored skill first."""
+        unknown: set[str] = set()
+        prepared = self._prepare(request, unknown)
+        if unknown and self.await_connects is not None and self.await_connects(unknown):
+            prepared = self._prepare(request, set())  # their servers were still connecting: look again
+        return prepared
+
+    def _prepare(self, request: RegisterInput, unknown: set[str]) -> Prepared:
         existing: Skill | None = None
         existing_id: int | None = None
         try:
             if request.target is not None:
                 existing = self.store.find_skill(request.target.ref, request.target.agent_id)
                 existing_id = existing.id
-            ctx = self._with_file_toolsets(self._context(), request.data)
+            ctx = _recording(self._with_file_toolsets(self._context(), request.data), unknown)
             normalized = _without_llm(normalize(request.data, ctx, existing=_spec(existing) if existing else None),
                                       self.settings)
         except SkillValidationError as e:
@@ -124,6 +136,27 @@ class RegistrationActivities:
         with as_application_errors():
             skill = self.store.find_skill(request.target.ref, request.target.agent_id)
             return self.store.delete_skill(skill.id)
+
+
+class Catalog(set[str]):
+    """Tool names that remember which names were asked for and missing (in ``unknown``)."""
+
+    def __init__(self, names: Iterable[str], unknown: set[str]) -> None:
+        super().__init__(names)
+        self.unknown = unknown
+
+    def __contains__(self, name: object) -> bool:
+        found = super().__contains__(name)
+        if not found and isinstance(name, str):
+            self.unknown.add(name)
+        return found
+
+
+def _recording(ctx: NormalizeContext, unknown: set[str]) -> NormalizeContext:
+    """``ctx`` whose tool catalog notes in ``unknown`` every tool the normalizer looked for and missed."""
+    if ctx.tool_catalog is None:
+        return ctx
+    return dataclasses.replace(ctx, tool_catalog=Catalog(ctx.tool_catalog, unknown))
 
 
 def _without_llm(normalized: Normalized, settings: Settings) -> Normalized:

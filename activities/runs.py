@@ -16,6 +16,7 @@ from typing import Any
 from temporalio import activity
 
 from activities.heartbeat import heartbeating
+from activities.metrics import EngineMetrics
 from activities.skillfiles import file_skill
 from activities.store import Store
 from config.secrets import redact
@@ -25,7 +26,7 @@ from skills.catalog import ToolResult
 from skills.errors import SkillNotFoundError
 from skills.fires import MAX_ACCOUNTED, PreviousFire, account_gap
 from skills.messages import BeginRun, NotifyInput, RunOutcome, RunStart
-from skills.models import RunRecord, Skill
+from skills.models import BUDGET, FAILURES, RunRecord, Skill
 from skills.triggers import trigger_next_times
 
 LATE = timedelta(seconds=15)
@@ -34,11 +35,14 @@ LATE = timedelta(seconds=15)
 
 class RunActivities:
     def __init__(self, store: Store, settings: Settings,
-                 send: Callable[[str, dict[str, Any]], Awaitable[ToolResult]]) -> None:
-        """``send(tool, arguments)`` is the tool hub's call, used for notifications."""
+                 send: Callable[[str, dict[str, Any]], Awaitable[ToolResult]],
+                 metrics: EngineMetrics | None = None) -> None:
+        """``send(tool, arguments)`` is the tool hub's call, used for notifications; ``metrics``
+        count the runs recorded."""
         self.store = store
         self.settings = settings
         self.send = send
+        self.metrics = metrics or EngineMetrics()
 
     @activity.defn(name="begin_run")
     def begin(self, request: BeginRun) -> RunStart:
@@ -61,6 +65,8 @@ class RunActivities:
             activity.logger.warning("the fire of skill %s at %s is already recorded by run %s; not run again",
                                     skill.id, run.scheduled_at, stored.run_id)
             return RunStart(skill=None, run=None)
+        for gap in gaps:
+            self.metrics.run_recorded(gap)
         return RunStart(skill=skill.without_instructions(), run=stored,
                         skip=self._skip(skill, run),
                         tool_timeout_seconds=self.settings.tool_call_timeout.total_seconds(),
@@ -82,6 +88,8 @@ class RunActivities:
     @activity.defn(name="finish_run")
     def finish(self, run: RunRecord) -> RunOutcome:
         outcome = self.store.record_outcome(_redacted(run), self.settings.backoff, self.settings.budget)
+        self.metrics.run_recorded(outcome.run, agent=outcome.skill.agent_id if outcome.skill else None,
+                                  disabled=outcome.disabled if outcome.disabled in (FAILURES, BUDGET) else None)
         if outcome.skill is not None:
             outcome.skill = outcome.skill.without_instructions()
         return outcome

@@ -25,13 +25,14 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
+from activities.failures import application_error
 from activities.schedule_spec import schedule_spec
 from activities.store import Store
 from config.settings import Settings
-from skills.errors import SkillNotFoundError
+from skills.errors import NamespaceSetupError, SkillNotFoundError
 from skills.messages import ScheduleSync, ScheduleSynced, SkillRunInput
 from skills.models import BY_USER, FAILURES, Skill
-from skills.naming import engine_job_id, run_summary, search_attributes
+from skills.naming import SEARCH_ATTRIBUTES, engine_job_id, run_summary, search_attributes
 from skills.skillmd.sync import SYNC_JOB, SYNC_WORKFLOW, SyncInput
 
 SKILL_RUN_WORKFLOW = "SkillRun"
@@ -165,6 +166,18 @@ class ScheduleActivities:
         return await schedules.next_fire(self.client, schedule_id)
 
     async def _create_or_update(self, skill: Skill, schedule: Schedule) -> None:
+        try:
+            await self._write(skill, schedule)
+        except RPCError as e:
+            if e.status == RPCStatusCode.INVALID_ARGUMENT and "search attribute" in e.message:
+                raise application_error(NamespaceSetupError(
+                    f"Temporal namespace '{self.client.namespace}' lacks the engine's search attributes "
+                    f"({e.message}): run `skills setup` against it (on Temporal Cloud, add "
+                    f"{', '.join(f'{name}=Keyword' for name in SEARCH_ATTRIBUTES)} in the UI or with tcld; "
+                    "see docs/deploy.md)")) from e
+            raise
+
+    async def _write(self, skill: Skill, schedule: Schedule) -> None:
         assert skill.schedule_id is not None
         attributes = search_attributes(skill)
         try:

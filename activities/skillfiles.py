@@ -52,17 +52,23 @@ class SkillFileActivities:
         settings: Settings,
         tool_names: Callable[[], Collection[str]],
         limits: Limits = DEFAULT_LIMITS,
+        await_connects: Callable[[Collection[str] | None], bool] | None = None,
     ) -> None:
+        """``await_connects()`` waits for MCP servers still connecting, so that a file skill is not
+        stored disabled for tools its server is about to offer."""
         self.store = store
         self.client = client
         self.settings = settings
         self.tool_names = tool_names
         self.limits = limits
+        self.await_connects = await_connects
 
     @activity.defn(name="scan_skill_files")
     def scan(self, request: SyncInput) -> SyncPlan:
         """What the sync must change: the folders' file skills against the files agent's stored skills."""
         agent = self.settings.file_skills_agent
+        if self.await_connects is not None:
+            self.await_connects(None)  # a background sync may wait for every server's first connect
         catalog = discover(**self.settings.skill_folders(), limits=self.limits)
         stored = self.store.list_skills(SkillFilter(agent_id=agent))
         context = NormalizeContext(

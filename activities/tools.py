@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Awaitable
 from datetime import timedelta
 from pathlib import Path
 
@@ -62,10 +63,10 @@ class ToolActivities:
             # Long tool calls must heartbeat, or a heartbeat timeout would fail them and
             # cancellation would never reach them.
             async with heartbeating(call.step_id, call.tool):
-                if owns(call.toolsets, call.tool) is not None:
-                    result = await self.toolsets.call(
+                if (server := owns(call.toolsets, call.tool)) is not None:
+                    result = await self._counted(server, self.toolsets.call(
                         call.skill or "?", call.toolsets, call.tool, call.arguments, timeout=self._timeout(),
-                        folder=Path(call.skill_folder) if call.skill_folder else None)
+                        folder=Path(call.skill_folder) if call.skill_folder else None))
                 else:
                     result = await self._hub.call(call.tool, call.arguments, timeout=self._timeout())
         except ToolCallError as exc:
@@ -90,7 +91,9 @@ class ToolActivities:
 
         A config file changed since the last look is applied first (within ``wait_seconds``).
         """
-        await self._hub.reload_config(wait=(request or CatalogRequest()).wait_seconds)
+        wait, began = (request or CatalogRequest()).wait_seconds, time.monotonic()
+        await self._hub.settle(wait)  # servers still on their first connect: their tools are wanted
+        await self._hub.reload_config(wait=max(0.0, wait - (time.monotonic() - began)))
         return self._hub.tool_catalog()
 
     @activity.defn(name="refresh_tool_catalog")
@@ -104,6 +107,19 @@ class ToolActivities:
         """Every configured server: connected, or failed and why."""
         await self._hub.reload_config(wait=(request or CatalogRequest()).wait_seconds)
         return self._hub.server_states()
+
+    async def _counted(self, server: str, call: Awaitable[ToolResult]) -> ToolResult:
+        """A toolset server's call, counted in the tool metrics as the hub counts its own."""
+        started, outcome = time.monotonic(), "cancelled"
+        try:
+            result = await call
+            outcome = "ok" if result.ok else "error"
+            return result
+        except Exception as exc:
+            outcome = type(exc).__name__
+            raise
+        finally:
+            self._hub.metrics.tool_call(server, outcome, (time.monotonic() - started) * 1000)
 
     def _timeout(self) -> float | None:
         timeout = self._call_timeout.total_seconds() if self._call_timeout else None

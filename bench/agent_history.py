@@ -39,7 +39,7 @@ async def measure(steps_list: list[int]) -> list[dict[str, float]]:
     with tempfile.TemporaryDirectory(prefix="skills-bench-") as tmp, ScriptedLLM() as llm:
         settings = Settings(task_queue="bench-agent", data_dir=Path(tmp), timezone="UTC",
                             llm_base_url=llm.base_url, llm_api_key="bench", llm_model="bench",
-                            run_token_cap=10_000_000, skill_daily_tokens=10**9, daily_tokens=10**9)
+                            run_token_cap=10_000_000, skill_daily_tokens=10**9, daily_tokens=10**9, health_port=None)
         env = await WorkflowEnvironment.start_local(
             dev_server_existing_path=temporal_binary(), data_converter=pydantic_data_converter,
             search_attributes=[SKILL_NAME, SKILL_AGENT, SKILL_TIER],

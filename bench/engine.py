@@ -245,7 +245,7 @@ async def tool_latency(client: Client, settings: Settings, calls: int, figures: 
 
 async def main(fires: int, registrations: int, calls: int, as_json: bool) -> None:
     with tempfile.TemporaryDirectory(prefix="skills-bench-") as tmp:
-        settings = Settings(task_queue="bench-engine", data_dir=Path(tmp), timezone="UTC")
+        settings = Settings(task_queue="bench-engine", data_dir=Path(tmp), timezone="UTC", health_port=None)
         env = await WorkflowEnvironment.start_local(
             dev_server_existing_path=temporal_binary(), data_converter=pydantic_data_converter,
             search_attributes=[SKILL_NAME, SKILL_AGENT, SKILL_TIER],

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from temporalio.exceptions import ApplicationError
-from temporalio.runtime import LogForwardingConfig, LoggingConfig, Runtime, TelemetryConfig
+from temporalio.runtime import LogForwardingConfig, LoggingConfig, PrometheusConfig, Runtime, TelemetryConfig
 
 from config.secrets import redact
 from skills.errors import error_class
@@ -74,20 +74,28 @@ class ExpectedFailures(logging.Filter):
         return True
 
 
-def sdk_telemetry() -> TelemetryConfig:
+def sdk_telemetry(metrics_address: str | None = None) -> TelemetryConfig:
     """The Temporal SDK core's telemetry with its log lines forwarded to Python logging (logger
     ``temporalio.core``): by default the core writes them, ``[TMPRL1103]`` large-payload warnings
-    among them, to stdout, where they would break a command's ``--json`` answer."""
-    return TelemetryConfig(logging=LoggingConfig(
-        filter=LoggingConfig.default.filter,
-        forwarding=LogForwardingConfig(logger=logging.getLogger("temporalio.core"), append_target_to_name=False,
-                                       prepend_target_on_message=False)))
+    among them, to stdout, where they would break a command's ``--json`` answer.
+
+    With ``metrics_address`` (``host:port``) the same runtime also exports its metrics, the SDK's
+    and the engine's (recorded on its meter), in Prometheus' format at ``http://<address>/metrics``."""
+    return TelemetryConfig(
+        logging=LoggingConfig(
+            filter=LoggingConfig.default.filter,
+            forwarding=LogForwardingConfig(logger=logging.getLogger("temporalio.core"), append_target_to_name=False,
+                                           prepend_target_on_message=False)),
+        metrics=PrometheusConfig(bind_address=metrics_address) if metrics_address else None,
+    )
 
 
-def configure_logging(level: str = "INFO", fmt: Literal["text", "json"] = "text") -> None:
+def configure_logging(level: str = "INFO", fmt: Literal["text", "json"] = "text", *,
+                      metrics_address: str | None = None) -> None:
     """Log to stderr at ``level``, as text lines or JSON objects, secrets redacted, the SDK core's
-    lines included (through a default runtime that forwards them, set before any client connects)."""
-    Runtime.set_default(Runtime(telemetry=sdk_telemetry()), error_if_already_set=False)
+    lines included (through a default runtime that forwards them, set before any client connects).
+    ``metrics_address``: that one runtime also serves Prometheus metrics there (the worker's)."""
+    Runtime.set_default(Runtime(telemetry=sdk_telemetry(metrics_address)), error_if_already_set=False)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == "json" else RedactingFormatter(TEXT_FORMAT))
     logging.basicConfig(level=level.upper(), handlers=[handler], force=True)

@@ -2,7 +2,7 @@
 
 An OpenAI-compatible proxy may echo the API key in its error, a tool may print a token it
 was given, a database error may quote its URL. Every configured secret is registered here
-once, at start (the LLM key, the database password, the Telegram token) or when it is
+once, at start (the LLM key, the database password, the Telegram token, Temporal's API key) or when it is
 first used (each ``${VAR}`` an MCP server's config expands), and :func:`redact` blots them
 out of run summaries, Temporal failures, notifications and log lines.
 """
@@ -59,8 +59,9 @@ def mask_url(url: str) -> str:
         return redact(url)
 
 
-TOKEN_VARIABLES = ("TELEGRAM_BOT_TOKEN",)
-"""Environment variables that hold secrets the engine uses outside its settings."""
+TOKEN_VARIABLES = ("TELEGRAM_BOT_TOKEN", "TEMPORAL_API_KEY", "TEMPORAL_TLS_CLIENT_KEY_DATA")
+"""Environment variables that hold secrets the engine uses outside its settings: the Telegram bot's
+token, and Temporal's API key and client key (read by the SDK's env config, see client.connect)."""
 
 
 def process_secrets(llm_api_key: str | None, database_url: str | None,

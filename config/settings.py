@@ -215,6 +215,21 @@ class Settings(BaseSettings):
     """``text``: one readable line per event; ``json``: one JSON object per line, for log collectors
     such as Kubernetes'."""
 
+    health_port: int | None = Field(default=8080, ge=0, le=65535)
+    """Port of the worker's HTTP server: ``/healthz`` (alive), ``/readyz`` (polling its task queue, store
+    reachable, MCP servers' state) and ``/metrics`` (Prometheus). 0 picks a free port (the log names it);
+    ``off`` serves nothing (and collects no metrics). See docs/observability.md."""
+
+    health_host: str = "0.0.0.0"
+    """Address the health server listens on; all interfaces by default, so Kubernetes' probes and
+    Prometheus reach it on the pod's IP."""
+
+    otel_endpoint: str | None = Field(
+        default=None, validation_alias=AliasChoices("SKILLS_OTEL_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"))
+    """An OpenTelemetry collector's OTLP/HTTP address, e.g. ``http://otel-collector:4318``: workflows and
+    activities are traced there (needs the ``otel`` extra). ``OTEL_EXPORTER_OTLP_ENDPOINT`` when this is
+    not set; unset, nothing is traced."""
+
     @field_validator("database_url")
     @classmethod
     def _known_database(cls, value: str | None) -> str | None:
@@ -225,6 +240,13 @@ class Settings(BaseSettings):
     def _steps_from_text(cls, value: object) -> object:
         if isinstance(value, str):
             return [float(part) for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("health_port", mode="before")
+    @classmethod
+    def _port_off(cls, value: object) -> object:
+        if isinstance(value, str) and value.strip().lower() in ("off", "none", "disabled", "false"):
+            return None
         return value
 
     @field_validator("telegram_chats", mode="before")

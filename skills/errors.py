@@ -30,6 +30,7 @@ an error and the client that reads it back use the same constant and cannot drif
     │   ├── ResourceError
     │   ├── InstallRefusedError      a skill to install was refused (every reason); nothing was written
     │   └── AgentDefinitionError
+    ├── NamespaceSetupError         the Temporal namespace lacks the engine's search attributes
     ├── TemporalUnavailableError    the client cannot reach Temporal (retryable)
     ├── WorkerUnavailableError      no worker answered on the task queue (retryable)
     ├── StoreUnavailableError       the store's database cannot be opened (SKILLS_DATABASE_URL)
@@ -191,6 +192,11 @@ class AgentDefinitionError(SkillFileError):
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = problems
         super().__init__("; ".join(str(p) for p in problems))
+
+
+class NamespaceSetupError(SkillsError):
+    """The Temporal namespace lacks what the engine needs (its search attributes): `skills setup`
+    adds them, or on Temporal Cloud the UI or tcld (docs/deploy.md). Retrying cannot help."""
 
 
 # --- the client side ------------------------------------------------------------------------

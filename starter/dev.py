@@ -155,7 +155,7 @@ async def _serve(profile: DevProfile, settings: Settings, server: subprocess.Pop
     worker_task = asyncio.create_task(worker.run_worker(settings, client, stop, ready))
     ready_wait = asyncio.create_task(ready.wait())
     await asyncio.wait({ready_wait, worker_task}, return_when=asyncio.FIRST_COMPLETED)
-    if worker_task.done():  # it failed to start: its error, not a wait for ever
+    if worker_task.done():  # it could not start (a taken health port, a bad store URL): say why, do not hang
         ready_wait.cancel()
         worker_task.result()
     with contextlib.suppress(Exception):

@@ -69,7 +69,7 @@ def settings(tmp_path: Path) -> Settings:
     # Empty SKILL.md folders: a test that wants file skills writes them.
     return Settings(task_queue=f"test-{uuid.uuid4().hex[:10]}", data_dir=tmp_path, timezone="UTC",
                     mcp_config=None, bundled_skills_dir=tmp_path / "bundled", user_skills_dir=tmp_path / "user",
-                    project_skills_dir=tmp_path / "project")
+                    project_skills_dir=tmp_path / "project", health_port=None)
 
 
 @pytest.fixture(scope="session")
@@ -233,6 +233,8 @@ class WorkerProcess:
             "SKILLS_USER_SKILLS_DIR": str(settings.user_skills_dir),
             "SKILLS_PROJECT_SKILLS_DIR": str(settings.project_skills_dir),
             **({"SKILLS_MCP_CONFIG": str(settings.mcp_config)} if settings.mcp_config else {}),
+            # A free port each (the log names it): workers of parallel tests must not fight over 8080.
+            "SKILLS_HEALTH_PORT": "0",
             **env,
         }
         self.log = settings.data_dir / "worker.log"

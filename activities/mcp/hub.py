@@ -1,6 +1,9 @@
 """The tool hub: warm MCP sessions for every configured server, calls routed by ``<server>_<tool>``.
 
 The worker keeps one session per server open for its whole life in a :class:`ToolHub`.
+It starts them in the background (``start(wait=False)``) and polls at once: whatever
+needs a server still on its first connect waits for that server only (a call, through
+the session's connect lock; a registration, through :meth:`ToolHub.waited_for_connects`).
 A session that breaks (process died, transport closed) is reopened by the next call,
 which then retries once.
 
@@ -21,8 +24,9 @@ from __future__ import annotations
 import asyncio
 import difflib
 import logging
+import threading
 import time
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Collection, Mapping
 from contextlib import suppress
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +37,7 @@ import mcp.types as mcp_types
 from activities.mcp.catalog import build_catalog
 from activities.mcp.config import McpConfigSource, McpServerConfig
 from activities.mcp.session import ServerSession, SessionLost, to_result
+from activities.metrics import EngineMetrics
 from skills.arguments import ArgumentRules, prepare_arguments
 from skills.catalog import ServerState, ToolCatalog, ToolInfo, ToolResult
 from skills.errors import McpConfigError, ToolServerError, ToolTimeoutError, UnknownToolError
@@ -60,6 +65,7 @@ class ToolHub:
         config_poll: float = 2.0,
         rules: ArgumentRules | None = None,
         environ: Mapping[str, str] | None = None,
+        metrics: EngineMetrics | None = None,
     ) -> None:
         """Connect ``servers``; with ``source``, follow changes of its file.
 
@@ -67,8 +73,9 @@ class ToolHub:
         ``catalog_ttl`` seconds (None: never) the tools are listed again and failed servers
         retried; the config file is checked every ``config_poll`` seconds. ``rules``
         configure the argument pipeline. ``environ`` is where ``${VAR}`` is looked up, at
-        each connect; the process environment by default.
+        each connect; the process environment by default. ``metrics`` count the calls.
         """
+        self.metrics = metrics or EngineMetrics()
         self._connect_timeout = connect_timeout
         self._call_timeout = call_timeout
         self._environ = environ
@@ -91,6 +98,10 @@ class ToolHub:
         self._catalog_key: tuple[object, ...] = ()
         self._catalog: list[ToolInfo] = []
         self._names: frozenset[str] = frozenset()
+        self._starting: asyncio.Task[None] | None = None
+        self._settled = threading.Event()
+        """Set when the first connect of every server has ended (connected or failed)."""
+        self._first_connects = {name: threading.Event() for name in self._sessions}
 
     @classmethod
     def from_config(
@@ -120,12 +131,58 @@ class ToolHub:
     async def __aexit__(self, *_exc: object) -> None:
         await self.close()
 
-    async def start(self) -> None:
-        """Connect every server at once. A server that fails is recorded as failed; the others still work."""
-        await asyncio.gather(*(self._connect_quietly(s) for s in self._sessions.values()))
+    async def start(self, *, wait: bool = True) -> None:
+        """Connect every server at once. A server that fails is recorded as failed; the others still work.
+
+        ``wait=False`` returns at once and connects in the background (the worker polls its task
+        queue meanwhile): a call of a server still connecting waits for it (within the call's
+        timeout), and :meth:`settle` / :meth:`waited_for_connects` wait for the first connects to end."""
+        if self._starting is None:
+            self._starting = asyncio.create_task(self._start(), name="mcp-hub-start")
+        if wait:
+            await asyncio.shield(self._starting)
+
+    async def _start(self) -> None:
+        async def first(session: ServerSession) -> None:
+            try:
+                await self._connect_quietly(session)
+            finally:
+                self._first_connects[session.name].set()
+
+        try:
+            await asyncio.gather(*(first(s) for s in self._sessions.values()))
+        finally:
+            self._settled.set()
+            for event in self._first_connects.values():
+                event.set()
         self._refreshed_mono = time.monotonic()
-        if self._maintainer is None and (self._catalog_ttl or self._source is not None):
+        if self._maintainer is None and (self._catalog_ttl or self._source is not None) and not self._closed:
             self._maintainer = asyncio.create_task(self._maintain(), name="mcp-catalog-maintainer")
+
+    @property
+    def settled(self) -> bool:
+        """The first connect of every server has ended (each is connected or failed)."""
+        return self._settled.is_set()
+
+    async def settle(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109 - a bound, not a deadline
+        """Wait, at most ``timeout`` seconds, for the servers still on their first connect; True when none is."""
+        if self._starting is None:
+            return True
+        return await _within(self._starting, timeout)
+
+    def waited_for_connects(self, tools: Collection[str] | None = None, timeout: float | None = None) -> bool:
+        """For a thread (a synchronous activity; never the hub's event loop): wait, at most ``timeout``
+        seconds (the connect timeout by default), for the servers that could offer ``tools`` (all
+        servers when None) while they are on their first connect. True when there were any, so a
+        catalog read before may have missed their tools."""
+        pending = [
+            event for name, event in self._first_connects.items()
+            if not event.is_set() and (tools is None or any(t.startswith(name + "_") for t in tools))
+        ]
+        deadline = time.monotonic() + (self._connect_timeout if timeout is None else timeout)
+        for event in pending:
+            event.wait(max(0.0, deadline - time.monotonic()))
+        return bool(pending)
 
     @staticmethod
     async def _connect_quietly(session: ServerSession) -> None:
@@ -136,7 +193,7 @@ class ToolHub:
 
     async def close(self) -> None:
         self._closed = True
-        for task in (self._maintainer, self._refreshing, self._reloading):
+        for task in (self._starting, self._maintainer, self._refreshing, self._reloading):
             if task is not None:
                 task.cancel()
                 with suppress(asyncio.CancelledError, Exception):
@@ -303,6 +360,7 @@ class ToolHub:
         limit = owner.call_timeout if owner is not None else self._call_timeout
         if timeout is not None:
             limit = min(limit, timeout)
+        started, outcome = time.monotonic(), "cancelled"
         try:
             async with asyncio.timeout(limit):
                 session, tool = await self._resolve(tool_name)
@@ -310,9 +368,18 @@ class ToolHub:
                     tool_name, arguments, tool.input_schema, self.rules, validator=session.validator(tool)
                 )
                 raw = await self._call_with_reconnect(session, tool.name, prepared.arguments, limit)
+            result = to_result(raw).model_copy(update={"adjusted": prepared.changes})
+            outcome = "ok" if result.ok else "error"
+            return result
         except TimeoutError as exc:
+            outcome = ToolTimeoutError.__name__
             raise ToolTimeoutError(f"{tool_name} did not answer within {limit:g} s") from exc
-        return to_result(raw).model_copy(update={"adjusted": prepared.changes})
+        except Exception as exc:
+            outcome = type(exc).__name__
+            raise
+        finally:
+            self.metrics.tool_call(owner.name if owner is not None else "unknown", outcome,
+                                   (time.monotonic() - started) * 1000)
 
     def _owner_of(self, tool_name: str) -> ServerSession | None:
         found = self._route(tool_name)

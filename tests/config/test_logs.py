@@ -40,7 +40,8 @@ async def test_info_lines_show_and_an_expected_failure_is_one_line(client: Clien
         await skills.register({"name": "note", "instructions": "Say hello.", "notify_on_completion": False})
         run = await skills.run("note")
         assert run.status == "success" and run.summary == "all done"
-        log = list(_log_lines(settings))
+        # The worker polls before its MCP servers connect (they connect in the background): wait for the line.
+        log = await eventually(lambda: _lines_once(settings, "MCP server outbox connected"), timeout=30)
     assert any("MCP server outbox connected" in line and " INFO " in line for line in log)
     failed = [line for line in log if "llm_turn failed" in line]
     assert len(failed) == 2, failed
@@ -57,6 +58,11 @@ async def test_json_logs_for_log_collectors(client: Client, settings: Settings, 
     connected = [e for e in entries if e["message"].startswith("MCP server outbox connected")]
     assert connected and connected[0]["level"] == "INFO" and connected[0]["logger"].startswith("activities.mcp")
     assert all({"time", "level", "logger", "message"} <= e.keys() for e in entries)
+
+
+def _lines_once(settings: Settings, text: str) -> list[str] | None:
+    lines = list(_log_lines(settings))
+    return lines if any(text in line for line in lines) else None
 
 
 def _json_entries(settings: Settings) -> list[dict[str, object]]:

@@ -8,7 +8,7 @@ import json
 from temporalio.client import Client
 
 from client import SkillsClient
-from config.secrets import mask_url
+from config.secrets import add_secrets, mask_url, process_secrets, redact
 from config.settings import Settings
 from tests.conftest import worker_process
 from tests.fakes.llm_server import ScriptedLLM, error, scripted_llm_fixture
@@ -39,3 +39,12 @@ async def test_an_echoed_api_key_is_redacted_everywhere(client: Client, settings
 def test_a_database_url_is_shown_without_its_password() -> None:
     url = "postgresql+psycopg://skills:s3cret-pw@db.internal:5432/skills"
     assert mask_url(url) == "postgresql+psycopg://skills:***@db.internal:5432/skills"
+
+
+def test_temporal_credentials_from_the_environment_are_secrets() -> None:
+    """A worker in Kubernetes gets TEMPORAL_API_KEY (or a client key's PEM) from a Secret: an error
+    that quotes it is shown masked, like the LLM key."""
+    environ = {"TEMPORAL_API_KEY": "tmprl-key-5f3a9c1e77", "TEMPORAL_TLS_CLIENT_KEY_DATA": "-----BEGIN KEY-----x1y2"}
+    add_secrets(process_secrets(None, None, environ))
+    assert redact("Unauthenticated: key tmprl-key-5f3a9c1e77 expired") == "Unauthenticated: key *** expired"
+    assert redact("bad PEM -----BEGIN KEY-----x1y2") == "bad PEM ***"

@@ -132,3 +132,17 @@ def test_the_system_time_zone_comes_from_tzlocal() -> None:
     assert zone_of_a_process("America/Sao_Paulo") == "America/Sao_Paulo"
     assert zone_of_a_process(":Europe/Paris") == "Europe/Paris"  # the POSIX form, with a colon
     ZoneInfo(zone_of_a_process("Not/AZone"))  # unusable: the machine's configuration, or UTC
+
+
+def test_the_health_port_is_a_port_zero_or_off() -> None:
+    assert Settings.from_env({}).health_port == 8080
+    assert Settings.from_env({"SKILLS_HEALTH_PORT": "0"}).health_port == 0
+    for off in ("off", "none", "OFF"):
+        assert Settings.from_env({"SKILLS_HEALTH_PORT": off}).health_port is None
+    with pytest.raises(SettingsError) as bad:
+        Settings.from_env({"SKILLS_HEALTH_PORT": "70000"})
+    assert bad.value.errors[0]["field"] == "SKILLS_HEALTH_PORT" and "65535" in bad.value.errors[0]["message"]
+    traced = Settings.from_env({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"})
+    assert traced.otel_endpoint == "http://collector:4318"
+    assert Settings.from_env({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:4318", "SKILLS_OTEL_ENDPOINT": "http://b:4318"}
+                             ).otel_endpoint == "http://b:4318"

@@ -115,7 +115,8 @@ async def test_the_worker_honours_the_address_and_the_task_queue(client: Client,
     log = tmp_path / "worker.log"
     with log.open("wb") as out:
         worker = subprocess.Popen([str(SKILLS), "--task-queue", queue, "worker", "--address", address_of(client)],
-                                  cwd=ROOT, env=clean_env(SKILLS_DATA_DIR=str(tmp_path)), stdout=out, stderr=out)
+                                  cwd=ROOT, env=clean_env(SKILLS_DATA_DIR=str(tmp_path), SKILLS_HEALTH_PORT="0"),
+                                  stdout=out, stderr=out)
     try:
         request = DescribeTaskQueueRequest(namespace=client.namespace, task_queue=TaskQueue(name=queue),
                                            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW)

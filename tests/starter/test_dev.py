@@ -39,7 +39,8 @@ async def test_skills_dev_runs_everything_and_stops_cleanly(tmp_path: Path, llm:
     with FakeBotApi() as telegram:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "SKILLS_", "TELEGRAM_"))}
         env.update(SKILLS_LLM_BASE_URL=llm.base_url, SKILLS_LLM_API_KEY="sk-fake-test-key", SKILLS_LLM_MODEL="chat",
-                   TELEGRAM_BOT_TOKEN=telegram.token, TELEGRAM_API_BASE=telegram.url, SKILLS_TELEGRAM_CHATS="42")
+                   TELEGRAM_BOT_TOKEN=telegram.token, TELEGRAM_API_BASE=telegram.url, SKILLS_TELEGRAM_CHATS="42",
+                   SKILLS_HEALTH_PORT="0")
         log = tmp_path / "dev.log"
         with log.open("wb") as out:
             process = await asyncio.create_subprocess_exec(
@@ -80,3 +81,24 @@ def test_the_banner_shows_no_secret(tmp_path: Path) -> None:
 
     no_llm = banner(DevProfile(), Settings.from_env({}), telegram=False)
     assert dict(no_llm)["LLM"].startswith("none: Agent-tier skills wait disabled")
+
+
+async def test_a_taken_health_port_stops_skills_dev_with_one_line(tmp_path: Path, client: Client) -> None:
+    import socket
+    import subprocess
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "SKILLS_", "TELEGRAM_"))}
+        env.update(SKILLS_HEALTH_PORT=str(port), SKILLS_HEALTH_HOST="127.0.0.1", SKILLS_DATA_DIR=str(tmp_path),
+                   SKILLS_BUNDLED_SKILLS_DIR=str(tmp_path / "none"))
+        # The session's dev server already listens at --address: `skills dev` uses it, starts none.
+        done = await asyncio.to_thread(
+            subprocess.run, [str(SKILLS), "--task-queue", "taken-port", "dev", "--config", str(ROOT / "temporal-dev.yaml"), "--address",
+                             client.service_client.config.target_host],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"SKILLS_HEALTH_PORT: cannot listen on 127.0.0.1:{port}" in done.stderr, done.stderr

@@ -1,0 +1,74 @@
+"""The engine's own metrics, recorded on the Temporal SDK's metric meter.
+
+One meter, one exposition: the worker's runtime exports the SDK's metrics (``temporal_*``)
+and these in Prometheus' format, served at ``/metrics`` on the health port (see
+docs/observability.md, which lists every metric with its labels). Without a runtime
+that exports metrics (tests' in-process workers, benchmarks) the meter is the SDK's no-op.
+
+Counts are recorded by activities after the store accepted what they count, so a retried
+activity may count twice (at least once, like the activities themselves).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from temporalio.common import MetricMeter
+
+from skills.catalog import ServerState
+from skills.models import RunRecord
+
+SKIP_REASONS = ("disabled", "budget", "backoff", "pre-flight", "catch-up", "overlap")
+"""A skipped run's summary starts with its reason (``backoff: 2 consecutive failures ...``)."""
+
+
+class EngineMetrics:
+    """Counters, a histogram and gauges of what the engine did; every method is cheap and never raises."""
+
+    def __init__(self, meter: MetricMeter | None = None) -> None:
+        meter = meter or MetricMeter.noop
+        self._fires = meter.create_counter(
+            "skills_fires", "Runs closed (fires and manual runs), by tier, status and trigger")
+        self._skips = meter.create_counter("skills_skips", "Runs recorded as skipped, by reason")
+        self._tool_calls = meter.create_counter(
+            "skills_tool_calls", "MCP tool calls, by server and outcome (ok, error, or the failure's type)")
+        self._tool_latency = meter.create_histogram(
+            "skills_tool_call_latency", "Duration of an MCP tool call, by server", "ms")
+        self._tokens = meter.create_counter(
+            "skills_llm_tokens", "LLM tokens used by Agent-tier runs, by skill, agent and kind (prompt, completion)")
+        self._disables = meter.create_counter(
+            "skills_auto_disables", "Skills the engine disabled by itself, by reason (failures, budget)")
+        self._server_up = meter.create_gauge(
+            "skills_mcp_server_up", "1 when the MCP server is connected, else 0, by server")
+        self._server_tools = meter.create_gauge("skills_mcp_tools", "Tools the MCP server offers, by server")
+
+    def run_recorded(self, run: RunRecord, *, agent: str | None = None, disabled: str | None = None) -> None:
+        """A run was recorded (closed by ``finish_run``, or a gap accounted for by ``begin_run``)."""
+        self._fires.add(1, {"tier": run.tier or "unknown", "status": run.status, "trigger": run.trigger})
+        if run.status == "skipped":
+            self._skips.add(1, {"reason": skip_reason(run.summary)})
+        skill = run.skill_name or str(run.skill_id)
+        if run.prompt_tokens:
+            self._tokens.add(run.prompt_tokens, {"skill": skill, "agent": agent or "", "kind": "prompt"})
+        if run.completion_tokens:
+            self._tokens.add(run.completion_tokens, {"skill": skill, "agent": agent or "", "kind": "completion"})
+        if disabled:
+            self._disables.add(1, {"reason": disabled})
+
+    def tool_call(self, server: str, outcome: str, milliseconds: float) -> None:
+        attributes = {"server": server}
+        self._tool_calls.add(1, {**attributes, "outcome": outcome})
+        self._tool_latency.record(max(0, round(milliseconds)), attributes)
+
+    def catalog(self, states: Iterable[ServerState]) -> None:
+        """The catalog's state now (set at each scrape): each server up or not, and its tools."""
+        for state in states:
+            attributes = {"server": state.name}
+            self._server_up.set(1 if state.status == "connected" else 0, attributes)
+            self._server_tools.set(state.tools, attributes)
+
+
+def skip_reason(summary: str | None) -> str:
+    """``backoff: 2 consecutive failures`` -> ``backoff``; anything unexpected -> ``other``."""
+    head = (summary or "").split(":", 1)[0].strip()
+    return head if head in SKIP_REASONS else "other"

@@ -1,0 +1,155 @@
+"""The worker's HTTP surface: ``/healthz``, ``/readyz`` and ``/metrics`` on the ``health_port``.
+
+A few lines of HTTP/1.1 over :func:`asyncio.start_server` (one request per connection, then
+close): probes and scrapes need nothing more, and the worker gains no web framework.
+
+- ``/healthz``: 200 while the process's event loop answers.
+- ``/readyz``: 200 when the worker polls its task queue (started, not shutting down) and the
+  store answers ``SELECT 1`` within :data:`STORE_TIMEOUT`; else 503. The JSON body says each
+  check and every MCP server's state (connected, connecting, failed and why). A server that is
+  down does not make the worker unready: the calls of its tools fail (and say why), everything
+  else works.
+- ``/metrics``: the Prometheus exposition of the worker's runtime (see :mod:`service.telemetry`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sqlite3
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.engine import Engine
+
+from config.secrets import redact
+from skills.catalog import ServerState
+
+logger = logging.getLogger(__name__)
+
+STORE_TIMEOUT = 2.0
+"""Seconds the store may take to answer ``SELECT 1`` before the worker is reported unready."""
+REQUEST_TIMEOUT = 5.0
+"""Seconds a client may take to send its request line and headers."""
+
+Handler = Callable[[], Awaitable[tuple[int, str, str]]]
+"""An endpoint: returns (status, content type, body)."""
+
+REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 500: "Internal Server Error",
+           503: "Service Unavailable"}
+
+
+class HealthServer:
+    """Serves the given endpoints (path -> handler) until closed."""
+
+    def __init__(self, host: str, port: int, routes: dict[str, Handler]) -> None:
+        self.host, self.port = host, port
+        self.routes = routes
+        self._server: asyncio.Server | None = None
+
+    async def start(self) -> int:
+        """Listen; returns the bound port (a free one when ``port`` is 0)."""
+        self._server = await asyncio.start_server(self._serve, self.host, self.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self.port
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            with suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 1.0)
+            self._server = None
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            async with asyncio.timeout(REQUEST_TIMEOUT):
+                request = (await reader.readline()).decode("latin-1").split()
+                while (await reader.readline()).strip():  # the headers: not needed
+                    pass
+            status, kind, body = await self._answer(request)
+            head = request[0] if request else ""
+            payload = body.encode()
+            writer.write(
+                f"HTTP/1.1 {status} {REASONS.get(status, '')}\r\nContent-Type: {kind}\r\n"
+                f"Content-Length: {len(payload)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n".encode()
+                + (b"" if head == "HEAD" else payload))
+            await writer.drain()
+        except (TimeoutError, ConnectionError, OSError):
+            pass  # a client that went away or never spoke: nothing to answer
+        finally:
+            writer.close()
+            with suppress(Exception):
+                await writer.wait_closed()
+
+    async def _answer(self, request: list[str]) -> tuple[int, str, str]:
+        if len(request) < 2:
+            return 404, "text/plain", "bad request\n"
+        method, path = request[0], request[1].split("?", 1)[0]
+        handler = self.routes.get(path)
+        if handler is None:
+            return 404, "text/plain", f"not found; try {', '.join(sorted(self.routes))}\n"
+        if method not in ("GET", "HEAD"):
+            return 405, "text/plain", "GET only\n"
+        try:
+            return await handler()
+        except Exception as exc:  # a probe must answer, whatever broke
+            logger.exception("health endpoint %s failed", path)
+            return 500, "text/plain", f"{type(exc).__name__}: {exc}\n"
+
+
+class Readiness:
+    """What ``/readyz`` checks: the worker polls, the store answers; and how the MCP servers are."""
+
+    def __init__(self, engine: Engine, servers: Callable[[], list[ServerState]]) -> None:
+        self._engine = engine
+        self._servers = servers
+        self.polling = False
+        """Set by the worker while it polls its task queue; cleared when it begins to shut down."""
+        self._ping: asyncio.Future[None] | None = None
+
+    async def check(self) -> tuple[int, str, str]:
+        store = await self._store()
+        worker = "polling" if self.polling else "not polling (starting or shutting down)"
+        ready = self.polling and store == "ok"
+        body: dict[str, Any] = {
+            "ready": ready,
+            "worker": worker,
+            "store": store,
+            "mcp": {s.name: {"status": s.status, "tools": s.tools, **({"reason": s.reason} if s.reason else {})}
+                    for s in self._servers()},
+            "note": "an MCP server that is not connected does not make the worker unready; calls of its tools fail",
+        }
+        return (200 if ready else 503), "application/json", json.dumps(body, indent=1) + "\n"
+
+    async def _store(self) -> str:
+        # One ping at a time: a store that hangs must not pile up a thread per probe.
+        if self._ping is None or self._ping.done():
+            self._ping = asyncio.ensure_future(asyncio.to_thread(ping_store, self._engine))
+        try:
+            await asyncio.wait_for(asyncio.shield(self._ping), STORE_TIMEOUT)
+        except TimeoutError:
+            return f"no answer to SELECT 1 within {STORE_TIMEOUT:g} s"
+        except Exception as exc:
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            return redact(f"unreachable: {type(exc).__name__}: {first}")
+        return "ok"
+
+
+def ping_store(engine: Engine) -> None:
+    """``SELECT 1`` on a fresh connection; raises if the store cannot answer.
+
+    A SQLite file is opened anew (read-write, never created): a pooled connection would keep
+    answering from a file that was deleted or moved away under it."""
+    url = engine.url
+    if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
+        connection = sqlite3.connect(f"file:{url.database}?mode=rw", uri=True, timeout=STORE_TIMEOUT)
+        try:
+            connection.execute("SELECT 1").fetchone()
+        finally:
+            connection.close()
+        return
+    with engine.connect() as connection:
+        connection.execute(text("SELECT 1"))

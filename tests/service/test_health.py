@@ -1,0 +1,106 @@
+"""The worker's probes, asked over HTTP of a real `python -m worker` as Kubernetes asks them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import socket
+import sys
+from pathlib import Path
+
+from temporalio.client import Client
+
+from client import SkillsClient
+from config.settings import Settings
+from tests.conftest import eventually, free_port, worker_process, write_mcp_config
+from tests.service.http import FAKES, answers, get
+
+
+async def _status(port: int, path: str, wanted: int) -> dict | None:
+    answer = await answers(port, path)
+    return json.loads(answer[1]) if answer and answer[0] == wanted else None
+
+
+async def test_ready_after_start_and_unready_while_the_store_is_gone(client: Client, settings: Settings) -> None:
+    port = free_port()
+    with worker_process(settings, client.service_client.config.target_host, SKILLS_HEALTH_PORT=str(port)) as worker:
+        ready = await eventually(lambda: _status(port, "/readyz", 200), timeout=60)
+        assert ready["ready"] is True and ready["worker"] == "polling" and ready["store"] == "ok"
+        assert ready["mcp"]["outbox"]["status"] in ("connecting", "connected")
+        assert await get(port, "/healthz") == (200, "ok\n")
+        assert (await get(port, "/nowhere"))[0] == 404
+
+        # The SQLite file goes away under the worker: not ready, and the body says why.
+        db = settings.data_dir / "skills.db"
+        moved = db.rename(settings.data_dir / "elsewhere.db")
+        unready = await eventually(lambda: _status(port, "/readyz", 503), timeout=20)
+        assert unready["ready"] is False and unready["store"].startswith("unreachable"), unready
+        assert unready["worker"] == "polling"
+        assert (await get(port, "/healthz"))[0] == 200  # alive all the same: no restart for a store outage
+
+        moved.rename(db)
+        back = await eventually(lambda: _connected(port, "outbox"), timeout=30)
+        assert back["ready"] is True and back["mcp"]["outbox"] == {"status": "connected", "tools": 2}
+        assert worker.process is not None and worker.process.poll() is None
+
+
+async def test_a_failed_mcp_server_is_reported_but_leaves_the_worker_ready(client: Client, settings: Settings,
+                                                                          tmp_path: Path) -> None:
+    config = write_mcp_config(tmp_path / "mcp.json", {
+        "broken": {"command": sys.executable, "args": ["-c", "raise SystemExit('no way')"]}})
+    settings = settings.model_copy(update={"mcp_config": config})
+    port = free_port()
+    with worker_process(settings, client.service_client.config.target_host, SKILLS_HEALTH_PORT=str(port)):
+        body = await eventually(lambda: _failed(port), timeout=60)
+        assert body["ready"] is True and "no way" in body["mcp"]["broken"]["reason"], body
+
+
+async def _connected(port: int, server: str) -> dict | None:
+    body = await _status(port, "/readyz", 200)
+    return body if body and body["mcp"].get(server, {}).get("status") == "connected" else None
+
+
+async def _failed(port: int) -> dict | None:
+    body = await _status(port, "/readyz", 200)
+    return body if body and body["mcp"].get("broken", {}).get("status") == "failed" else None
+
+
+async def test_sigterm_makes_the_worker_unready_before_it_drains(client: Client, settings: Settings,
+                                                                 tmp_path: Path) -> None:
+    log = tmp_path / "slow.log"
+    settings = settings.model_copy(update={"mcp_config": write_mcp_config(tmp_path / "mcp.json", {
+        "slow": {"command": sys.executable, "args": [str(FAKES / "slow_server.py")],
+                 "env": {"FAKE_SLOW_LOG": str(log)}}})})
+    port = free_port()
+    skills = SkillsClient(client, settings.task_queue)
+    with worker_process(settings, client.service_client.config.target_host, SKILLS_HEALTH_PORT=str(port)) as worker:
+        await eventually(lambda: _status(port, "/readyz", 200), timeout=60)
+        await skills.register({"name": "long", "instructions": "x", "notify_on_completion": False, "execution_plan": [
+            {"toolName": "slow_slow", "parameters": {"seconds": 6, "message": "drain"}}]})
+        await skills.run("long", wait=False)
+        await eventually(lambda: log.exists() and "start drain" in log.read_text(), timeout=60)
+
+        assert worker.process is not None
+        worker.process.send_signal(signal.SIGTERM)
+        draining = await eventually(lambda: _status(port, "/readyz", 503), timeout=10)
+        assert draining["worker"].startswith("not polling"), draining
+        assert "done drain" not in log.read_text()  # unready while the call is still in flight
+        assert (await get(port, "/healthz"))[0] == 200
+
+        assert worker.process.wait(timeout=30) == 0
+        assert "done drain" in log.read_text()  # the drain let the call finish
+
+
+async def test_a_health_port_in_use_is_one_clear_line(client: Client, settings: Settings) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with worker_process(settings, client.service_client.config.target_host, SKILLS_HEALTH_PORT=str(port),
+                            SKILLS_HEALTH_HOST="127.0.0.1") as worker:
+            assert worker.process is not None
+            assert await asyncio.to_thread(worker.process.wait, 60) == 2
+    lines = worker.log.read_text().strip().splitlines()
+    assert "Traceback" not in worker.log.read_text()
+    assert lines[-1].startswith(f"error: SKILLS_HEALTH_PORT: cannot listen on 127.0.0.1:{port}"), lines[-1]
