@@ -9,7 +9,7 @@ from pathlib import Path
 from alembic import command
 from sqlalchemy import create_engine
 
-from activities.migrations import alembic_config, upgrade
+from activities.migrations import alembic_config, head, upgrade
 
 
 def main(argv: list[str]) -> int:
@@ -20,7 +20,8 @@ def main(argv: list[str]) -> int:
         engine = create_engine(f"sqlite:///{Path(scratch) / 'scratch.db'}")
         upgrade(engine)
         with engine.begin() as conn:
-            command.revision(alembic_config(conn), message=argv[1], autogenerate=True)
+            # Revisions are numbered in order: 0004_what_changed.py follows 0003.
+            command.revision(alembic_config(conn), message=argv[1], autogenerate=True, rev_id=f"{int(head()) + 1:04d}")
     return 0
 
 
