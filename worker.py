@@ -41,6 +41,7 @@ from config.secrets import add_secrets, process_secrets
 from config.settings import Settings, SettingsError
 from service.health import HealthServer, Readiness
 from service.telemetry import MetricsEndpoint, Tracing, TracingUnavailable, metrics_address
+from skills.errors import SkillsError
 from workflows.chat import ChatTurn
 from workflows.events import EmitEvent
 from workflows.maintenance import Maintenance
@@ -157,7 +158,11 @@ async def _main(settings: Settings, address: str | None, namespace: str | None, 
 def main(settings: Settings | None = None, address: str | None = None, namespace: str | None = None) -> None:
     """Run until SIGTERM or SIGINT. ``settings`` default to the environment's; ``address`` and
     ``namespace`` (``skills worker --address/--namespace``) win over Temporal's env config."""
-    settings = settings or Settings.from_env()
+    try:
+        settings = settings or Settings.from_env()
+    except SettingsError as e:
+        print(f"error: invalid settings: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
     metrics_at = metrics_address(settings)
     configure_logging(settings.log_level, settings.log_format, metrics_address=metrics_at)
     try:
@@ -165,6 +170,9 @@ def main(settings: Settings | None = None, address: str | None = None, namespace
     except (TracingUnavailable, SettingsError) as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
+    except SkillsError as e:  # a store, Temporal or MCP config that cannot be used: one line, not a traceback
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(1) from None
 
 
 if __name__ == "__main__":

@@ -58,10 +58,16 @@ class RunActivities:
                         workflow_id=request.workflow_id, trigger=request.trigger,
                         scheduled_at=request.scheduled_at, started_at=request.started_at, tier=skill.tier)
         gaps = self._gaps(skill, run) if request.trigger == "schedule" else []
-        opened = self.store.start_run(run, gaps)
+        stored = self.store.start_run(run, gaps)
+        if stored.run_id != run.run_id:
+            # This fire is already another workflow run's (a reset or retried workflow, or a
+            # missed one-shot recorded by the maintenance round): one record per fire.
+            activity.logger.warning("the fire of skill %s at %s is already recorded by run %s; not run again",
+                                    skill.id, run.scheduled_at, stored.run_id)
+            return RunStart(skill=None, run=None)
         for gap in gaps:
             self.metrics.run_recorded(gap)
-        return RunStart(skill=skill.without_instructions(), run=opened,
+        return RunStart(skill=skill.without_instructions(), run=stored,
                         skip=self._skip(skill, run),
                         tool_timeout_seconds=self.settings.tool_call_timeout.total_seconds(),
                         script_timeout_seconds=self.settings.script_timeout.total_seconds(),

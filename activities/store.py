@@ -17,12 +17,13 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, func
+from sqlalchemy import delete, func, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, SQLModel, select
+from sqlmodel import Session, select
 from temporalio import activity
 
+from activities.database import open_database
 from activities.failures import as_application_errors
 from activities.tables import (
     LAST_RUN_COLUMNS,
@@ -31,8 +32,6 @@ from activities.tables import (
     SeenEventRow,
     SkillRow,
     StateRow,
-    make_engine,
-    upgrade_schema,
 )
 from skills.agent import ChatMessage
 from skills.backoff import BackoffPolicy
@@ -53,14 +52,9 @@ class Store:
 
     @classmethod
     def open(cls, url: str, schedule_prefix: str = "skills") -> Store:
-        if url.startswith("sqlite:///"):
-            from pathlib import Path
-
-            Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-        store = cls(make_engine(url), schedule_prefix)
-        SQLModel.metadata.create_all(store.engine)
-        upgrade_schema(store.engine)
-        return store
+        """The store at ``url``: its database created if missing (PostgreSQL), its schema migrated
+        to the newest revision. Raises :class:`StoreUnavailableError` (one line) when it cannot."""
+        return cls(open_database(url), schedule_prefix)
 
     @contextmanager
     def session(self) -> Iterator[Session]:
@@ -212,14 +206,20 @@ class Store:
     # --- runs -----------------------------------------------------------------------------
 
     def start_run(self, run: RunRecord, gaps: list[RunRecord] = ()) -> RunRecord:  # type: ignore[assignment]
-        """Insert a run (and the rows accounting for fires before it); idempotent on run ids,
-        so a retried activity does not duplicate them."""
+        """Insert a run (and the rows accounting for fires before it), or ignore it: idempotent on
+        run ids, so a retried activity does not duplicate them, and one row per scheduled fire of
+        a skill (the unique ``uq_runs_scheduled_fire``), so no other workflow run records it twice.
+        Returns the stored row of that fire: another run id means the fire was someone else's."""
         with self.session() as session:
             for record in [*gaps, run]:
-                if session.get(RunRow, record.run_id) is None:
-                    session.add(RunRow(**record.model_dump(mode="python")))
+                session.execute(_insert_or_ignore(self.engine, record))
             session.commit()
-            return _run_model(session.get(RunRow, run.run_id))  # type: ignore[arg-type]
+            row = session.get(RunRow, run.run_id)
+            if row is None and run.trigger == "schedule" and run.scheduled_at is not None:
+                row = session.exec(select(RunRow).where(RunRow.skill_id == run.skill_id, RunRow.trigger == "schedule",
+                                                        RunRow.scheduled_at == run.scheduled_at)).one()
+            assert row is not None
+            return _run_model(row)
 
     def record_outcome(self, run: RunRecord, policy: BackoffPolicy, budget: BudgetPolicy | None = None) -> RunOutcome:
         """Close a run and apply what it means to its skill, in one transaction: the failure
@@ -227,6 +227,11 @@ class Store:
         scheduled fire of a one-shot, its retirement. Then, for a run that used tokens, the
         budgets: a skill over its day's budget, everyone's, or far above its usual use pauses."""
         with self.session() as session:
+            # The skill's row is locked first (a write takes the row lock in PostgreSQL, the write
+            # lock in SQLite): runs of one skill finishing at once on several workers count every
+            # failure, and retire a one-shot's schedule once.
+            session.execute(update(SkillRow).where(SkillRow.id == run.skill_id)  # type: ignore[arg-type]
+                            .values(consecutive_failures=SkillRow.consecutive_failures))
             row = session.get(RunRow, run.run_id)
             # A retried record (its first attempt committed, its answer lost) must not count twice.
             repeated = row is not None and row.status != "running" and row.finished_at is not None
@@ -389,6 +394,15 @@ class Store:
 
 
 _MESSAGE_FIELDS = set(ChatMessage.model_fields)
+
+
+def _insert_or_ignore(engine: Engine, run: RunRecord) -> Any:
+    """INSERT ... ON CONFLICT DO NOTHING: a run id or a scheduled fire already stored is kept."""
+    if engine.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    return insert(RunRow).values(**RunRow(**run.model_dump(mode="python")).model_dump()).on_conflict_do_nothing()
 
 
 def _name_taken(spec: SkillSpec) -> SkillValidationError:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, MetaData, Text, UniqueConstraint, event, inspect, text
+from sqlalchemy import JSON, Column, DateTime, Index, Text, UniqueConstraint, event, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel, create_engine
@@ -57,7 +57,7 @@ class SkillRow(SQLModel, table=True):
     execution_plan: list[dict[str, Any]] | None = Field(default=None, sa_column=Column(JSON))
     max_steps: int = 10
     notify_on_completion: bool | None = Field(default=None, nullable=True)
-    """None: automatic (skills.notify). Stores made before it could be None: see upgrade_schema."""
+    """None: automatic (skills.notify). Stores made before it could be None: migration 0002."""
     notify_interval_minutes: int = 0
     preflight: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     model: str | None = None
@@ -75,8 +75,16 @@ class SkillRow(SQLModel, table=True):
     updated_at: datetime = _utc_column(nullable=False)
 
 
+SCHEDULED_FIRE = text("\"trigger\" = 'schedule'")
+
+
 class RunRow(SQLModel, table=True):
     __tablename__ = "runs"
+    __table_args__ = (
+        # One row per fire of a skill's schedule, whichever worker or workflow run records it.
+        Index("uq_runs_scheduled_fire", "skill_id", "scheduled_at", unique=True,
+              sqlite_where=SCHEDULED_FIRE, postgresql_where=SCHEDULED_FIRE),
+    )
 
     run_id: str = Field(primary_key=True)
     skill_id: int = Field(index=True)
@@ -137,65 +145,8 @@ class SeenEventRow(SQLModel, table=True):
     """What that emit started and skipped (``skills.events.EmitResult``), once it is done."""
 
 
-def upgrade_schema(engine: Engine) -> None:
-    """Bring a store created by an earlier version to the current tables (after ``create_all``,
-    which creates missing tables but never changes one). Idempotent; a no-op on a new store.
-
-    - ``skills.last_run_at``, ``last_run_status``, ``last_run_summary`` were added (they were derived
-      from the runs by a query on every load): added, and filled in from each skill's newest finished run.
-    - ``skills.notify_on_completion`` became nullable (None: automatic). Stored values keep
-      their meaning (true: always, false: never).
-    """
-    columns = {c["name"]: c for c in inspect(engine).get_columns("skills")}
-    if "last_run_at" not in columns:
-        _add_last_run(engine)
-    if columns["notify_on_completion"]["nullable"]:
-        return
-    with engine.begin() as conn:
-        if engine.dialect.name != "sqlite":
-            conn.execute(text("ALTER TABLE skills ALTER COLUMN notify_on_completion DROP NOT NULL"))
-            return
-        # SQLite cannot drop a NOT NULL: rebuild the table (sqlite.org/lang_altertable.html, "other
-        # kinds of table schema changes"), keeping its rows, its indexes and its id counter.
-        table = SkillRow.__table__
-        rebuilt = table.to_metadata(MetaData(), name="skills_upgrade")
-        rebuilt.indexes.clear()  # index names are global in SQLite: made again after the rename
-        counter = conn.execute(text("SELECT seq FROM sqlite_sequence WHERE name = 'skills'")).scalar()
-        conn.execute(text("DROP TABLE IF EXISTS skills_upgrade"))
-        rebuilt.create(conn)
-        columns = ", ".join(f'"{c.name}"' for c in table.columns)
-        conn.execute(text(f"INSERT INTO skills_upgrade ({columns}) SELECT {columns} FROM skills"))
-        conn.execute(text("DROP TABLE skills"))
-        conn.execute(text("ALTER TABLE skills_upgrade RENAME TO skills"))
-        for index in table.indexes:
-            index.create(conn)
-        if counter is not None:
-            conn.execute(text("UPDATE sqlite_sequence SET seq = MAX(seq, :counter) WHERE name = 'skills'"),
-                         {"counter": counter})
-
-
 LAST_RUN_COLUMNS = ("last_run_at", "last_run_status", "last_run_summary")
-
-
-def _add_last_run(engine: Engine) -> None:
-    """Add the ``last_run_*`` columns and fill them from the runs table, in one transaction."""
-    table = SkillRow.__table__
-    with engine.begin() as conn:
-        for name in LAST_RUN_COLUMNS:
-            column = table.columns[name]
-            kind = column.type.compile(dialect=engine.dialect)
-            conn.execute(text(f"ALTER TABLE skills ADD COLUMN {name} {kind}"))
-        # Each skill's newest finished run (the rule the derived value followed: by start, not
-        # running, not missed); the time shown is its end, else its start.
-        conn.execute(text("""
-            UPDATE skills SET
-              last_run_at = (SELECT COALESCE(r.finished_at, r.started_at) FROM runs r WHERE r.skill_id = skills.id
-                             AND r.status NOT IN ('running', 'missed') ORDER BY r.started_at DESC LIMIT 1),
-              last_run_status = (SELECT r.status FROM runs r WHERE r.skill_id = skills.id
-                                 AND r.status NOT IN ('running', 'missed') ORDER BY r.started_at DESC LIMIT 1),
-              last_run_summary = (SELECT r.summary FROM runs r WHERE r.skill_id = skills.id
-                                  AND r.status NOT IN ('running', 'missed') ORDER BY r.started_at DESC LIMIT 1)
-        """))
+"""The skill's newest finished run, kept on its row (migration 0004) instead of a query per load."""
 
 
 def make_engine(url: str) -> Engine:

@@ -91,8 +91,9 @@ class Settings(BaseSettings):
     """Where the default SQLite store and the outbox live."""
 
     database_url: str | None = None
-    """SQLAlchemy URL of the skill store; defaults to a SQLite file in `data_dir`.
-    PostgreSQL works with the same code: ``postgresql+psycopg://user:pw@host/db``."""
+    """URL of the skill store; defaults to a SQLite file in `data_dir`. PostgreSQL works with the
+    same code: ``postgresql://user:pw@host:5432/db`` (or ``postgresql+psycopg://``, the driver it
+    means). The database is created if missing; its schema is migrated when the store opens."""
 
     mcp_config: Path | None = None
     """A JSON file with an ``mcpServers`` object (the format MCP desktop clients use).
@@ -268,6 +269,11 @@ class Settings(BaseSettings):
     activities are traced there (needs the ``otel`` extra). ``OTEL_EXPORTER_OTLP_ENDPOINT`` when this is
     not set; unset, nothing is traced."""
 
+    @field_validator("database_url")
+    @classmethod
+    def _known_database(cls, value: str | None) -> str | None:
+        return database_url(value) if value else value
+
     @field_validator("backoff_steps", mode="before")
     @classmethod
     def _steps_from_text(cls, value: object) -> object:
@@ -333,6 +339,7 @@ class Settings(BaseSettings):
 
     @property
     def store_url(self) -> str:
+        """The store's URL as SQLAlchemy opens it (``postgresql://`` names the psycopg driver)."""
         return self.database_url or f"sqlite:///{(self.data_dir / 'skills.db').resolve()}"
 
     @property
@@ -389,9 +396,45 @@ def _problem(error: Any, given: Mapping[str, object]) -> dict[str, str]:
     name = str(error["loc"][0]) if error["loc"] else ""
     field = name if name in given or name.isupper() else (ENV_PREFIX + name.upper() if name else "")
     message = error["msg"]
+    if name == "database_url":  # its message shows the URL masked; the input would show the password
+        return {"field": field, "message": message.removeprefix("Value error, ")}
     if error.get("input") is not None and not isinstance(error["input"], dict):
         message += f" (got {error['input']!r})"
     return {"field": field, "message": message}
+
+
+POSTGRES_DRIVER = "postgresql+psycopg"
+DATABASE_SCHEMES = {"sqlite": "sqlite", "sqlite+pysqlite": "sqlite+pysqlite", "postgresql": POSTGRES_DRIVER,
+                    "postgres": POSTGRES_DRIVER, POSTGRES_DRIVER: POSTGRES_DRIVER}
+DATABASE_EXAMPLES = "sqlite:///path/to/skills.db or postgresql://user:password@host:5432/dbname"
+
+
+def database_url(url: str) -> str:
+    """``url`` as the store opens it: ``postgresql://`` and ``postgres://`` mean psycopg 3 (the
+    driver installed with the engine). Raises ValueError, the URL's password masked, for a URL
+    that is malformed, of another database, or that names no database."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url.strip())
+    except (ArgumentError, ValueError):
+        raise ValueError(f"not a database URL: {_mask_any_password(url)!r}; expected {DATABASE_EXAMPLES}") from None
+    driver = DATABASE_SCHEMES.get(parsed.drivername)
+    if driver is None:
+        raise ValueError(f"unsupported database '{parsed.drivername}' in "
+                         f"{parsed.render_as_string(hide_password=True)!r}; expected {DATABASE_EXAMPLES}")
+    if not parsed.database:
+        raise ValueError(f"{parsed.render_as_string(hide_password=True)!r} names no database; "
+                         f"expected {DATABASE_EXAMPLES}")
+    return parsed.set(drivername=driver).render_as_string(hide_password=False)
+
+
+def _mask_any_password(url: str) -> str:
+    """A URL that did not parse, with whatever stands between ``user:`` and ``@`` masked."""
+    import re
+
+    return re.sub(r"(//[^/:@]*:)[^@]*@", r"\1***@", url)
 
 
 def _mask_url_password(url: str) -> str:

@@ -36,6 +36,7 @@ an error and the client that reads it back use the same constant and cannot drif
     ├── NamespaceSetupError         the Temporal namespace lacks the engine's search attributes
     ├── TemporalUnavailableError    the client cannot reach Temporal (retryable)
     ├── WorkerUnavailableError      no worker answered on the task queue (retryable)
+    ├── StoreUnavailableError       the store's database cannot be opened (SKILLS_DATABASE_URL)
     └── UsageError                  command-line options that cannot work
 """
 
@@ -234,6 +235,11 @@ class WorkerUnavailableError(SkillsError):
     """No worker answered on the task queue in time."""
 
     retryable: ClassVar[bool] = True
+
+
+class StoreUnavailableError(SkillsError):
+    """The store's database could not be reached, created or brought up to date; the message
+    names ``SKILLS_DATABASE_URL`` with its password masked, and says what to do."""
 
 
 class UsageError(SkillsError):

@@ -105,16 +105,18 @@ def worker() -> int:
     return 0
 
 
-@cli.command(short_help="Register the search attributes on the namespace.")
+@cli.command(short_help="Migrate the store; register the search attributes on the namespace.")
 @process_command
 def setup() -> int:
-    """Register the engine's search attributes on the namespace (safe to repeat)."""
+    """Create and migrate the store (SKILLS_DATABASE_URL), then register the engine's search
+    attributes on the namespace (safe to repeat)."""
     refuse_json("setup")
     from starter.setup import run_setup
 
     options = current()
-    prepare_process(options.settings())
-    return asyncio.run(run_setup(address=options.address, namespace=options.namespace))
+    settings = options.settings()
+    prepare_process(settings)
+    return asyncio.run(run_setup(settings, address=options.address, namespace=options.namespace))
 
 
 # --- skills -------------------------------------------------------------------------------

@@ -117,6 +117,7 @@ def run_dev(config: Path, *, task_queue: str | None = None, address: str | None 
     os.environ.setdefault("TEMPORAL_NAMESPACE", profile.server.namespace)
     settings = Settings.from_env(task_queue=task_queue)
     prepare_process(settings, long_running=True)
+    _check_store(settings)
 
     server: subprocess.Popen[bytes] | None = None
     if port_open(profile.server.ip, profile.server.port):
@@ -170,6 +171,14 @@ async def _serve(profile: DevProfile, settings: Settings, server: subprocess.Pop
     await worker_task
     if telegram is not None:
         await telegram
+
+
+def _check_store(settings: Settings) -> None:
+    """Open (create, migrate) the store before anything starts: a wrong SKILLS_DATABASE_URL is
+    one line (StoreUnavailableError) at once, not a dev server started for nothing."""
+    from activities.store import Store
+
+    Store.open(settings.store_url, schedule_prefix=settings.task_queue).engine.dispose()
 
 
 def banner(profile: DevProfile, settings: Settings, *, telegram: bool) -> list[tuple[str, str]]:

@@ -34,6 +34,7 @@ from config.settings import Settings
 from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_TIER
 from skills.skillmd import BUNDLED_DIR
 from tests.fakes.llm_server import ScriptedLLM, scripted_llm_fixture
+from tests.postgres import PostgresCluster, PostgresUnavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
@@ -69,6 +70,32 @@ def settings(tmp_path: Path) -> Settings:
     return Settings(task_queue=f"test-{uuid.uuid4().hex[:10]}", data_dir=tmp_path, timezone="UTC",
                     mcp_config=None, bundled_skills_dir=tmp_path / "bundled", user_skills_dir=tmp_path / "user",
                     project_skills_dir=tmp_path / "project", health_port=None)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresCluster]:
+    """A throwaway PostgreSQL cluster for this test process (tests/postgres.py). It cannot be
+    skipped: without PostgreSQL's binaries, or if it fails to start, the tests using it fail."""
+    try:
+        cluster = PostgresCluster().start()
+    except PostgresUnavailable as e:
+        pytest.fail(f"PostgreSQL is needed by the store's tests and could not be started: {e}", pytrace=False)
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def pg_url(postgres: PostgresCluster) -> str:
+    """A fresh, empty PostgreSQL database for one test."""
+    return postgres.database()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The store's URL, once on each backend: a SQLite file, then a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'skills.db'}"
+    return request.getfixturevalue("postgres").database()
 
 
 def write_mcp_config(path: Path, servers: dict[str, dict[str, Any]]) -> Path:

@@ -1,9 +1,8 @@
-"""The store's claims of emitted event ids: the dedupe window, a retried claim, pruning."""
+"""The store's claims of emitted event ids (SQLite and PostgreSQL): the dedupe window, a retried claim, pruning."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 from sqlmodel import select
 
@@ -14,8 +13,8 @@ NOW = datetime(2026, 2, 14, 15, 0, tzinfo=UTC)
 WINDOW = timedelta(hours=1)
 
 
-def test_an_id_is_claimed_once_within_the_window(tmp_path: Path) -> None:
-    store = Store.open(f"sqlite:///{tmp_path / 'skills.db'}")
+def test_an_id_is_claimed_once_within_the_window(store_url: str) -> None:
+    store = Store.open(store_url)
     assert store.claim_event("mail.in", "m-1", "run-a", NOW, WINDOW) is None
     # The same claimer again (a retried activity) still owns it; another is told who did.
     assert store.claim_event("mail.in", "m-1", "run-a", NOW, WINDOW) is None
@@ -30,8 +29,8 @@ def test_an_id_is_claimed_once_within_the_window(tmp_path: Path) -> None:
     assert store.claim_event("mail.in", "m-1", "run-d", NOW, WINDOW).result == earlier.result  # type: ignore[union-attr]
 
 
-def test_past_the_window_an_id_is_new_and_old_claims_are_pruned(tmp_path: Path) -> None:
-    store = Store.open(f"sqlite:///{tmp_path / 'skills.db'}")
+def test_past_the_window_an_id_is_new_and_old_claims_are_pruned(store_url: str) -> None:
+    store = Store.open(store_url)
     store.claim_event("mail.in", "m-1", "run-a", NOW, WINDOW)
     store.claim_event("mail.in", "m-2", "run-a", NOW, WINDOW)
     later = NOW + WINDOW + timedelta(seconds=1)

@@ -1,4 +1,4 @@
-"""Run bookkeeping against a real SQLite store: every scheduled time accounted for, backoff
+"""Run bookkeeping against a real store (SQLite and PostgreSQL): every scheduled time accounted for, backoff
 decided from stored state, failures counted in one transaction with the run."""
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ MINUTE = timedelta(minutes=1)
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store.open(f"sqlite:///{tmp_path / 'skills.db'}")
+def store(store_url: str) -> Store:
+    return Store.open(store_url)
 
 
 @pytest.fixture
@@ -90,6 +90,16 @@ def test_begin_is_idempotent(runs: RunActivities, store: Store, every_minute: in
     runs.begin(request)
     runs.begin(request)  # the activity retried after a lost completion
     assert [s for _, s, _ in table(store, every_minute)] == ["success", "missed", "missed", "running"]
+
+
+def test_a_second_workflow_run_of_a_fire_runs_nothing(runs: RunActivities, store: Store, every_minute: int) -> None:
+    """A reset or re-run workflow of a fire already recorded (a new run id, the same scheduled
+    time) finds the record and is told to do nothing: one record per fire."""
+    fire(runs, every_minute, 1, T0 + MINUTE, T0 + MINUTE)
+    again = runs.begin(BeginRun(skill_id=every_minute, run_id="reset", workflow_id="wf-1", trigger="schedule",
+                                scheduled_at=T0 + MINUTE, started_at=T0 + 2 * MINUTE))
+    assert again.skill is None and again.run is None
+    assert table(store, every_minute) == [(T0 + MINUTE, "success", "")]
 
 
 def test_backoff_is_decided_from_the_stored_failure_count(runs: RunActivities, every_minute: int) -> None:

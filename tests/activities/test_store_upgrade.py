@@ -1,12 +1,19 @@
-"""A store made by an earlier version opens with the current tables, its skills intact."""
+"""A store made by an earlier version opens with the current tables, its skills intact: the
+migrations (activities/migrations) bring it to the newest revision."""
 
 from __future__ import annotations
 
 import sqlite3
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+from sqlalchemy import inspect, text
+from sqlalchemy.engine import Engine
+
+from activities import migrations
 from activities.store import Store
+from activities.tables import RunRow, make_engine
 from skills.models import SkillSpec
 
 # The skills table as versions with a boolean notify_on_completion (NOT NULL) created it.
@@ -60,6 +67,52 @@ def test_an_old_store_keeps_its_skills_and_takes_an_automatic_notice(tmp_path: P
     # Opening it again changes nothing.
     again = Store.open(f"sqlite:///{path}")
     assert sorted((s.id, s.notify_on_completion) for s in again.list_skills()) == [(1, True), (2, False), (4, None)]
+
+
+def insert_old(engine: Engine, name: str, notify: bool) -> None:
+    """A skill as the previous version wrote it: notify_on_completion NOT NULL, ids from the counter."""
+    with engine.begin() as conn:
+        conn.execute(text(
+            "INSERT INTO skills (agent_id, name, description, enabled, trigger_type, instructions, required_tools, "
+            "max_steps, notify_on_completion, notify_interval_minutes, preflight, consecutive_failures, created_at, "
+            "updated_at) VALUES ('main', :name, '', true, 'manual', 'x', '[]', 10, :notify, 0, '[]', 0, :at, :at)"),
+            {"name": name, "notify": notify, "at": datetime(2025, 1, 1, tzinfo=UTC)})
+
+
+@pytest.mark.parametrize("versioned", [True, False], ids=["from-0001", "before-alembic"])
+def test_a_store_of_the_previous_schema_is_upgraded(store_url: str, versioned: bool) -> None:
+    """On SQLite and PostgreSQL: a store at the first revision, with its version recorded or made
+    before migrations existed (no alembic_version, some tables missing), comes up to head."""
+    engine = make_engine(store_url)
+    migrations.upgrade(engine, "0001")
+    for name, notify in (("always", True), ("never", False), ("deleted", True)):
+        insert_old(engine, name, notify)
+    # A fire recorded twice by an earlier version (missed, then run late): the run is kept.
+    at = datetime(2025, 1, 2, 9, 0, tzinfo=UTC)
+    fire = {"skill_id": 1, "skill_name": "always", "workflow_id": "wf", "trigger": "schedule", "scheduled_at": at,
+            "started_at": at, "finished_at": at, "summary": "", "tier": "direct", "tool_calls": [],
+            "prompt_tokens": 0, "completion_tokens": 0}
+    with engine.begin() as conn:
+        conn.execute(RunRow.__table__.insert(), [  # type: ignore[attr-defined]
+            {**fire, "run_id": "noted-missed", "status": "missed"},
+            {**fire, "run_id": "ran-late", "status": "success", "started_at": at + timedelta(minutes=30)},
+            {**fire, "run_id": "manual", "status": "success", "trigger": "manual", "scheduled_at": None}])
+        conn.execute(text("DELETE FROM skills WHERE name = 'deleted'"))
+        if not versioned:
+            conn.execute(text("DROP TABLE alembic_version"))
+            conn.execute(text("DROP TABLE seen_events"))
+    assert not next(c for c in inspect(engine).get_columns("skills") if c["name"] == "notify_on_completion")["nullable"]
+    engine.dispose()
+
+    store = Store.open(store_url)
+    assert migrations.current(store.engine) == migrations.head()
+    assert sorted((s.id, s.name, s.notify_on_completion) for s in store.list_skills()) == [
+        (1, "always", True), (2, "never", False)]
+    assert sorted(r.run_id for r in store.list_runs(1)) == ["manual", "ran-late"]
+    auto = store.create_skill(spec("auto", None), trigger_as_written=None, disabled_reason=None, now=datetime.now(UTC))
+    assert auto.id == 4 and auto.notify_on_completion is None
+    assert store.claim_event("e", "1", "me", datetime.now(UTC), timedelta(hours=1)) is None  # seen_events exists
+    assert Store.open(store_url).get_skill(4).name == "auto"
 
 
 # The runs table as those versions created it (unchanged since).

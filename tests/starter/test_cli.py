@@ -27,6 +27,7 @@ from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 
+from activities import migrations
 from client import SkillsClient
 from starter.cli import cli
 from starter.cli import run as skills
@@ -92,18 +93,21 @@ def test_settings_that_cannot_be_used_name_the_variable(monkeypatch: pytest.Monk
     assert problem["field"] == "SKILLS_FAILURE_LIMIT" and "(got 'many')" in problem["message"]
 
 
-async def test_setup_honours_the_address_before_and_after_the_command(client: Client) -> None:
+async def test_setup_honours_the_address_before_and_after_the_command(client: Client, tmp_path: Path) -> None:
     nowhere = f"127.0.0.1:{free_port()}"
+    store = {"SKILLS_DATA_DIR": str(tmp_path)}
     before, after, real = await asyncio.gather(
-        asyncio.to_thread(run_skills, "--address", nowhere, "setup"),
-        asyncio.to_thread(run_skills, "setup", "--address", nowhere),
-        asyncio.to_thread(run_skills, "setup", "--address", address_of(client)),
+        asyncio.to_thread(run_skills, "--address", nowhere, "setup", **store),
+        asyncio.to_thread(run_skills, "setup", "--address", nowhere, **store),
+        asyncio.to_thread(run_skills, "setup", "--address", address_of(client), **store),
     )
     for refused in (before, after):
         assert refused.returncode == 1
-        assert f"cannot reach Temporal at {nowhere}" in refused.stderr and refused.stdout == ""
+        assert f"cannot reach Temporal at {nowhere}" in refused.stderr
     assert real.returncode == 0, real.stderr
-    assert real.stdout == "search attributes already registered\n"
+    # The store first (created and migrated), then the namespace.
+    assert real.stdout == (f"store sqlite:///{tmp_path / 'skills.db'} at schema revision {migrations.head()}\n"
+                           "search attributes already registered\n")
 
 
 async def test_the_worker_honours_the_address_and_the_task_queue(client: Client, tmp_path: Path) -> None:

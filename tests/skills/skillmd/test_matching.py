@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -161,7 +160,7 @@ def test_an_invalid_pattern_does_not_stop_matching(tmp_path: Path, write_skill) 
     assert names(catalog.index, "deploy v2") == ["regex"]
 
 
-def test_ten_thousand_skills_match_quickly() -> None:
+def test_ten_thousand_skills_rank_the_named_one_first() -> None:
     skills = [
         skill(
             f"generated-skill-{i}",
@@ -171,15 +170,11 @@ def test_ten_thousand_skills_match_quickly() -> None:
     ]
     index = SkillIndex(skills)
 
-    started = time.perf_counter()
-    for _ in range(20):
-        matches = index.match("please run topic4242 and some area0 work on shared42")
-    per_message = (time.perf_counter() - started) / 20
+    matches = index.match("please run topic4242 and some area0 work on shared42")
 
     assert [m.name for m in matches] == [
         "generated-skill-4242",
         "generated-skill-1092",
         "generated-skill-1442",
     ]
-    # The index makes the cost follow the message, not the skill count (generous bound for slow CI).
-    assert per_message < 0.5
+    # How fast: bench.skillmd measures it (docs/performance.md); a test asserts what, not how fast.

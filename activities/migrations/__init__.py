@@ -1,0 +1,66 @@
+"""The store's schema migrations (Alembic), run by ``Store.open``: every process that opens the
+store (the worker, ``skills setup``, the dev launcher) brings it to the newest revision first.
+
+No alembic.ini: the configuration is built here, the migrations ship inside the package. The
+upgrade holds a lock for its transaction (PostgreSQL: an advisory lock; SQLite: the file's write
+lock), so processes starting together upgrade one after the other (the later ones find nothing
+to do). A store made before
+migrations existed (tables, no ``alembic_version``) is upgraded from the start: the first
+revisions create only what is missing and change only what still has the old shape.
+
+A new revision, after changing ``activities/tables.py``::
+
+    python -m activities.migrations revision "what changed"
+
+writes ``versions/<rev>_....py`` from the difference between the models and the newest
+revision (on a scratch SQLite store); read it, then commit it. ``tests/activities/test_migrations.py``
+fails while models and migrations disagree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, text
+from sqlalchemy.engine import Engine
+
+HERE = Path(__file__).resolve().parent
+LOCK_KEY = 0x736B696C6C73  # "skills": the advisory lock every upgrade of one PostgreSQL database takes
+
+
+def alembic_config(connection: Connection | None = None) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(HERE))
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def head() -> str:
+    """The newest revision."""
+    revision = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    assert revision is not None
+    return revision
+
+
+def current(engine: Engine) -> str | None:
+    """The revision the database is at (None: never migrated)."""
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Bring the database to ``revision`` (the newest by default), in one transaction where the
+    backend allows it, one process at a time on PostgreSQL."""
+    with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LOCK_KEY})
+        elif conn.dialect.name == "sqlite":
+            conn.exec_driver_sql("BEGIN IMMEDIATE")  # the file's write lock: other processes wait (busy timeout)
+        if MigrationContext.configure(conn).get_current_revision() == head() and revision == "head":
+            return
+        command.upgrade(alembic_config(conn), revision)

@@ -1,0 +1,59 @@
+"""The migrations and the models agree, a new store comes up at the newest revision, and
+workers opening one store at once upgrade it once, one after the other (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import threading
+
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import inspect
+from sqlmodel import SQLModel
+
+from activities import migrations
+from activities.store import Store
+from activities.tables import make_engine
+
+
+def test_the_models_and_the_migrations_agree(store_url: str) -> None:
+    """A change to activities/tables.py without a migration fails here (on both backends):
+    write one with `python -m activities.migrations revision "what changed"`."""
+    engine = make_engine(store_url)
+    migrations.upgrade(engine)
+    with engine.connect() as conn:
+        diff = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), SQLModel.metadata)
+    assert diff == []
+
+
+def test_the_revisions_form_one_line() -> None:
+    script = ScriptDirectory.from_config(migrations.alembic_config())
+    assert len(script.get_heads()) == 1
+    assert [r.revision for r in script.walk_revisions("base", "heads")][-1] == "0001"
+
+
+def test_a_new_store_is_at_the_newest_revision(store_url: str) -> None:
+    store = Store.open(store_url)
+    assert migrations.current(store.engine) == migrations.head()
+    assert "uq_runs_scheduled_fire" in {i["name"] for i in inspect(store.engine).get_indexes("runs")}
+
+
+def test_workers_starting_together_upgrade_the_store_once(store_url: str) -> None:
+    barrier = threading.Barrier(4)
+    opened: list[Store] = []
+    errors: list[BaseException] = []
+
+    def open_store() -> None:
+        barrier.wait()
+        try:
+            opened.append(Store.open(store_url))
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=open_store) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == [] and len(opened) == 4
+    assert migrations.current(opened[0].engine) == migrations.head()

@@ -1,0 +1,231 @@
+"""The store on both backends it supports, SQLite and PostgreSQL (``store_url`` runs each test on
+each): skills, runs, failure counters and backoff, one-shots, tokens, conversations, state. And
+what only several workers on one PostgreSQL store do: runs of one skill finishing at once."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import inspect
+
+from activities.store import Store
+from skills.agent import ChatMessage
+from skills.backoff import BackoffPolicy
+from skills.budget import BudgetPolicy
+from skills.errors import SkillNotFoundError, SkillValidationError
+from skills.messages import SkillFilter
+from skills.models import BUDGET, FAILURES, FIRED, RunRecord, SkillSpec, ToolCallRecord
+
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+POLICY = BackoffPolicy(steps=[timedelta(minutes=1), timedelta(minutes=5)], limit=3)
+
+
+@pytest.fixture
+def store(store_url: str) -> Store:
+    return Store.open(store_url, schedule_prefix="q")
+
+
+def spec(name: str = "tick", agent: str = "a", **fields: object) -> SkillSpec:
+    return SkillSpec.model_validate({"agent_id": agent, "name": name, "trigger_type": "cron", "instructions": "do it",
+                                     "trigger_config": {"interval_minutes": 5}, **fields})
+
+
+def create(store: Store, s: SkillSpec, now: datetime = T0) -> int:
+    return store.create_skill(s, trigger_as_written=None, disabled_reason=None, now=now).id
+
+
+def run(skill_id: int, n: int, status: str = "running", *, scheduled: datetime | None = None,
+        trigger: str = "schedule", tokens: int = 0, **fields: object) -> RunRecord:
+    at = scheduled or T0 + timedelta(minutes=n)
+    return RunRecord.model_validate({
+        "run_id": f"run-{skill_id}-{n}", "skill_id": skill_id, "skill_name": "tick", "workflow_id": f"wf-{n}",
+        "trigger": trigger, "scheduled_at": at if trigger == "schedule" else None, "started_at": at,
+        "status": status, "tier": "agent" if tokens else "direct", "prompt_tokens": tokens,
+        **({"finished_at": at + timedelta(seconds=2)} if status != "running" else {}), **fields})
+
+
+def finish(store: Store, record: RunRecord, status: str, summary: str = "", budget: BudgetPolicy | None = None):
+    store.start_run(record)
+    return store.record_outcome(record.model_copy(update={
+        "status": status, "summary": summary, "finished_at": record.started_at + timedelta(seconds=2)}), POLICY, budget)
+
+
+def test_a_skill_is_stored_found_listed_changed_and_deleted(store: Store) -> None:
+    skill = store.create_skill(spec(required_tools=["outbox.send"], notify_on_completion=None),
+                               trigger_as_written={"in_minutes": 5}, disabled_reason=None, now=T0)
+    assert skill.id > 0 and skill.schedule_id == f"q-{skill.id}-tick" and skill.created_at == T0
+    assert skill.trigger_as_written == {"in_minutes": 5} and skill.notify_on_completion is None
+    assert store.find_skill("TICK").id == skill.id == store.find_skill(str(skill.id)).id
+    create(store, spec("tick", agent="b"))
+    with pytest.raises(SkillNotFoundError, match="several agents"):
+        store.find_skill("tick")
+    assert store.find_skill("tick", agent_id="b").agent_id == "b"
+    with pytest.raises(SkillValidationError, match="already has a skill named 'tick'"):
+        create(store, spec("tick"))
+
+    later = T0 + timedelta(hours=1)
+    changed = store.replace_skill(skill.id, spec("tock", enabled=False, trigger_type="manual", trigger_config=None),
+                                  trigger_as_written=None, disabled_reason="by user", now=later)
+    assert (changed.name, changed.schedule_id, changed.disabled_reason, changed.updated_at) == ("tock", None, "by user", later)
+    assert [s.name for s in store.list_skills(SkillFilter(agent_id="a"))] == ["tock"]
+    assert [s.agent_id for s in store.list_skills(SkillFilter(enabled=True))] == ["b"]
+    assert store.set_enabled(skill.id, True, None, later).enabled
+
+    store.start_run(run(skill.id, 1))
+    deleted = store.delete_skill(skill.id)
+    assert deleted.name == "tock" and store.list_runs(skill.id) == []
+    with pytest.raises(SkillNotFoundError):
+        store.get_skill(skill.id)
+    # Ids are never reused: schedule ids derive from them.
+    assert create(store, spec("new")) > skill.id
+
+
+def test_restore_puts_a_skill_back_exactly(store: Store) -> None:
+    before = store.get_skill(create(store, spec()))
+    store.replace_skill(before.id, spec("other", description="changed"), trigger_as_written=None,
+                        disabled_reason=None, now=T0 + timedelta(days=1))
+    store.restore_skill(before)
+    assert store.get_skill(before.id) == before
+    store.delete_skill(before.id)
+    store.restore_skill(before)  # the undo of a deletion made it again, with its id
+    assert store.get_skill(before.id) == before
+
+
+def test_failures_count_back_off_disable_and_a_success_resets(store: Store) -> None:
+    skill_id = create(store, spec())
+    first = finish(store, run(skill_id, 1), "error", "boom " * 500)
+    assert first.skill.consecutive_failures == 1 and first.skill.last_error == ("boom " * 500)[:1000]
+    assert first.retry_after == first.run.finished_at + timedelta(minutes=1)
+    assert finish(store, run(skill_id, 2), "success").skill.consecutive_failures == 0
+    for n in (3, 4):
+        outcome = finish(store, run(skill_id, n), "error")
+    assert outcome.skill.consecutive_failures == 2 and outcome.retry_after == outcome.run.finished_at + timedelta(minutes=5)
+    third = finish(store, run(skill_id, 5), "error")
+    assert third.disabled == FAILURES and not third.skill.enabled and third.skill.disabled_reason == FAILURES
+    assert store.get_skill(skill_id).last_run_status == "error"
+
+
+def test_a_one_shot_retires_once(store: Store) -> None:
+    skill_id = create(store, spec(trigger_config={"at": (T0 + timedelta(minutes=1)).isoformat()}))
+    schedule = store.get_skill(skill_id).schedule_id
+    assert schedule is not None
+    outcome = finish(store, run(skill_id, 1), "success")
+    assert (outcome.disabled, outcome.retired_schedule, outcome.skill.enabled) == (FIRED, schedule, False)
+    again = store.record_outcome(outcome.run, POLICY)  # a retried finish: nothing left to retire
+    assert again.retired_schedule is None and again.disabled is None
+
+
+def test_one_record_per_scheduled_fire(store: Store) -> None:
+    skill_id = create(store, spec())
+    first = store.start_run(run(skill_id, 1))
+    assert store.start_run(run(skill_id, 1)) == first  # a retried activity
+    # Another workflow run of the same fire (a reset, a second worker's retry) finds the first.
+    other = run(skill_id, 1).model_copy(update={"run_id": "someone-else"})
+    assert store.start_run(other).run_id == first.run_id
+    # Manual runs carry no scheduled time: as many as asked.
+    store.start_run(run(skill_id, 2, trigger="manual"))
+    store.start_run(run(skill_id, 3, trigger="manual", scheduled=T0 + timedelta(minutes=2)))
+    assert len(store.list_runs(skill_id)) == 3
+    assert not store.has_scheduled_runs(create(store, spec("other")))
+    assert store.has_scheduled_runs(skill_id)
+
+
+def test_runs_are_listed_newest_first_and_the_previous_fire_is_found(store: Store) -> None:
+    skill_id = create(store, spec())
+    for n in (1, 3, 2):
+        finish(store, run(skill_id, n, tool_calls=[ToolCallRecord(step_id="s", tool="t.x", ok=True, duration_ms=3)]),
+               "success")
+    listed = store.list_runs(skill_id)
+    assert [r.run_id for r in listed] == [f"run-{skill_id}-{n}" for n in (3, 2, 1)]
+    assert listed[0].tool_calls[0].tool == "t.x" and listed[0].finished_at.tzinfo is not None
+    previous = store.previous_scheduled_run(skill_id, before=T0 + timedelta(minutes=3))
+    assert previous is not None and previous.run_id == f"run-{skill_id}-2"
+
+
+def test_tokens_are_summed_and_a_budget_pauses(store: Store) -> None:
+    skill_id = create(store, spec())
+    other_id = create(store, spec("other"))
+    finish(store, run(other_id, 1, tokens=500), "success")
+    finish(store, run(skill_id, 2, tokens=300), "success")
+    assert store.tokens_since(T0) == 800 and store.tokens_since(T0 + timedelta(minutes=3)) == 0
+    usage = store.usage(run(skill_id, 3, tokens=100), since=T0)
+    assert (usage.skill_day, usage.day, usage.recent) == (300, 800, [300])
+    budget = BudgetPolicy(run_cap=10_000, skill_daily=350, daily=100_000, spike_factor=100, spike_floor=100_000)
+    paused = finish(store, run(skill_id, 3, tokens=100), "success", budget=budget)
+    assert paused.disabled == BUDGET and store.get_skill(skill_id).disabled_reason == BUDGET
+
+
+def test_conversations_and_state(store: Store) -> None:
+    assert store.append_messages("c1", [ChatMessage(role="user", content="hi")], T0) == 1
+    last = store.append_messages("c1", [
+        ChatMessage(role="assistant", content=None, tool_calls=[{"id": "t1", "name": "x.y", "arguments": "{}"}]),
+        ChatMessage(role="tool", content="ok", tool_call_id="t1")], T0)
+    assert last == 3 and [m.role for m in store.load_messages("c1")] == ["user", "assistant", "tool"]
+    assert store.get_message("c1", 2).tool_calls[0].name == "x.y"  # type: ignore[union-attr]
+    assert store.has_tool_result("c1", "t1") and not store.has_tool_result("c2", "t1")
+    assert store.get_state("llm") is None
+    store.set_state("llm", {"ok": False}, T0)
+    store.set_state("llm", {"ok": True}, T0)
+    assert store.get_state("llm") == {"ok": True}
+    store.mark_notified(create(store, spec()), T0)
+
+
+def test_opening_again_changes_nothing(store_url: str, store: Store) -> None:
+    skill_id = create(store, spec())
+    tables = set(inspect(store.engine).get_table_names())
+    assert {"skills", "runs", "messages", "engine_state", "seen_events", "alembic_version"} <= tables
+    again = Store.open(store_url)
+    assert again.get_skill(skill_id).name == "tick"
+
+
+def test_failures_of_concurrent_runs_are_all_counted(pg_url: str) -> None:
+    """Several workers finishing failed runs of one skill at once: no update is lost, and the
+    limit-th failure is the one that disables the skill."""
+    store = Store.open(pg_url)
+    skill_id = create(store, spec())
+    policy = BackoffPolicy(steps=[timedelta(minutes=1)], limit=1000)
+    records = [run(skill_id, n) for n in range(40)]
+    for record in records:
+        store.start_run(record)
+    workers = [Store.open(pg_url) for _ in range(4)]  # as many engines (connection pools) as workers
+    barrier = threading.Barrier(8)
+    errors: list[BaseException] = []
+
+    def fail(worker: Store, mine: list[RunRecord]) -> None:
+        barrier.wait()
+        try:
+            for record in mine:
+                worker.record_outcome(record.model_copy(update={"status": "error", "finished_at": T0}), policy)
+        except BaseException as e:  # reported below, not swallowed
+            errors.append(e)
+
+    threads = [threading.Thread(target=fail, args=(workers[i % 4], records[i::8])) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert store.get_skill(skill_id).consecutive_failures == 40
+
+    # Racing to the limit: exactly one run disables the skill.
+    limit = BackoffPolicy(steps=[timedelta(minutes=1)], limit=45)
+    more = [run(skill_id, n) for n in range(40, 50)]
+    for record in more:
+        store.start_run(record)
+    disabled: list[str | None] = []
+    barrier = threading.Barrier(len(more))
+
+    def one(record: RunRecord, worker: Store) -> None:
+        barrier.wait()
+        disabled.append(worker.record_outcome(record.model_copy(update={"status": "error", "finished_at": T0}),
+                                              limit).disabled)
+
+    threads = [threading.Thread(target=one, args=(r, workers[i % 4])) for i, r in enumerate(more)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(disabled) == 10 and disabled.count(FAILURES) == 1
+    assert store.get_skill(skill_id).consecutive_failures == 50
