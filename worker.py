@@ -86,6 +86,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
     await hub.start(wait=False)  # poll at once; a call of a server still connecting waits for it
     tools = ToolRouter(hub.catalog, hub.call, ManagementTools(SkillsClient(client, settings.task_queue)))
     schedules = ScheduleActivities(client, settings, store)
+    calls = ToolActivities(hub, call_timeout=settings.tool_call_timeout)
     activities = [
         RegistrationActivities(store, settings, hub.tool_names, catalog=hub.catalog, rules=hub.rules,
                                await_connects=hub.waited_for_connects, schedules=schedules),
@@ -93,7 +94,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
         schedules,
         StoreActivities(store, settings.backoff),
         RunActivities(store, settings, hub.call, metrics),
-        ToolActivities(hub, call_timeout=settings.tool_call_timeout),
+        calls,
         SkillFileActivities(store, client, settings, hub.tool_names, await_connects=hub.waited_for_connects),
         AgentActivities(store, settings, tools.catalog, tools.send, settle=hub.settle),
         ChatActivities(store, settings),
@@ -125,6 +126,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
                 logger.info("shutting down: not ready; draining in-flight activities")
     finally:
         await hub.close()
+        await calls.toolsets.close()  # skills' own toolset servers
         if health is not None:
             await health.close()
         await asyncio.to_thread(tracing.close)

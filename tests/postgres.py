@@ -1,8 +1,9 @@
 """A throwaway PostgreSQL cluster for the tests: ``initdb`` and ``pg_ctl`` in a temporary folder,
 on a free loopback port, trust authentication, no fsync; stopped and removed at the end.
 
-The server binaries are found on PATH or in Debian's /usr/lib/postgresql/<version>/bin (`.ci/run`
-installs the ``postgresql`` package). Without them, or if the cluster does not start, the tests
+The server binaries are found on PATH, in Debian's /usr/lib/postgresql/<version>/bin (`.ci/run`
+installs the ``postgresql`` package), or else in the ``pgserver`` wheel from PyPI (the dev extra
+installs it, so a machine with only Python and pip runs these tests too). Without them, or if the cluster does not start, the tests
 that need it fail saying so: PostgreSQL is never skipped silently. PostgreSQL refuses to run as
 root, so as root the cluster runs as the ``postgres`` user (Debian's package makes it), else
 ``nobody``.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import importlib.util
 import os
 import pwd
 import shutil
@@ -24,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 BINARIES = ("initdb", "pg_ctl")
-HOWTO = ("install PostgreSQL's server binaries (Debian: apt-get install postgresql; .ci/run does it) "
-         "or put initdb and pg_ctl on PATH")
+HOWTO = ("install PostgreSQL's server binaries (pip install pgserver, which the dev extra lists; Debian: "
+         "apt-get install postgresql) or put initdb and pg_ctl on PATH")
 
 
 class PostgresUnavailable(RuntimeError):
@@ -38,6 +40,11 @@ def find_bindir() -> Path:
         return Path(os.path.realpath(on_path)).parent
     for found in sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), reverse=True):
         return Path(found).parent
+    wheel = importlib.util.find_spec("pgserver")
+    if wheel is not None and wheel.origin is not None:
+        bundled = Path(wheel.origin).parent / "pginstall" / "bin"
+        if all((bundled / name).exists() for name in BINARIES):
+            return bundled
     raise PostgresUnavailable(f"PostgreSQL's initdb and pg_ctl were not found: {HOWTO}")
 
 
