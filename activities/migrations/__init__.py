@@ -20,19 +20,25 @@ fails while models and migrations disagree.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, text
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+
+# Alembic itself (12 MB resident) is imported only when a store is not at the newest revision: a
+# store already up to date is told apart by one query against the numbered revision files.
 
 HERE = Path(__file__).resolve().parent
 LOCK_KEY = 0x736B696C6C73  # "skills": the advisory lock every upgrade of one PostgreSQL database takes
 
 
 def alembic_config(connection: Connection | None = None) -> Config:
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(HERE))
     if connection is not None:
@@ -42,6 +48,8 @@ def alembic_config(connection: Connection | None = None) -> Config:
 
 def head() -> str:
     """The newest revision."""
+    from alembic.script import ScriptDirectory
+
     revision = ScriptDirectory.from_config(alembic_config()).get_current_head()
     assert revision is not None
     return revision
@@ -49,6 +57,8 @@ def head() -> str:
 
 def current(engine: Engine) -> str | None:
     """The revision the database is at (None: never migrated)."""
+    from alembic.runtime.migration import MigrationContext
+
     with engine.connect() as conn:
         return MigrationContext.configure(conn).get_current_revision()
 
@@ -56,6 +66,11 @@ def current(engine: Engine) -> str | None:
 def upgrade(engine: Engine, revision: str = "head") -> None:
     """Bring the database to ``revision`` (the newest by default), in one transaction where the
     backend allows it, one process at a time on PostgreSQL."""
+    if revision == "head" and _recorded(engine) == newest_file():
+        return
+    from alembic import command
+    from alembic.runtime.migration import MigrationContext
+
     with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LOCK_KEY})
@@ -64,3 +79,18 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
         if MigrationContext.configure(conn).get_current_revision() == head() and revision == "head":
             return
         command.upgrade(alembic_config(conn), revision)
+
+
+def newest_file() -> str:
+    """The newest revision by its file's number (``versions/0004_....py`` is ``0004``): revisions are
+    numbered in order (``python -m activities.migrations revision``), so this is the head."""
+    return max(path.name.split("_", 1)[0] for path in (HERE / "versions").glob("[0-9]*_*.py"))
+
+
+def _recorded(engine: Engine) -> str | None:
+    """The revision ``alembic_version`` records, by one plain query (None: none, or no such table)."""
+    try:
+        with engine.connect() as conn:
+            return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    except DBAPIError:
+        return None

@@ -30,6 +30,8 @@ def test_the_revisions_form_one_line() -> None:
     script = ScriptDirectory.from_config(migrations.alembic_config())
     assert len(script.get_heads()) == 1
     assert [r.revision for r in script.walk_revisions("base", "heads")][-1] == "0001"
+    # Numbered in order: the newest file is the head (a store at it opens without importing Alembic).
+    assert migrations.newest_file() == script.get_current_head()
 
 
 def test_a_new_store_is_at_the_newest_revision(store_url: str) -> None:
