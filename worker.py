@@ -31,7 +31,7 @@ from activities.registration import RegistrationActivities
 from activities.runs import RunActivities
 from activities.schedules import ScheduleActivities, ensure_engine_schedules
 from activities.scripts import ScriptActivities
-from activities.skillfiles import SkillFileActivities
+from activities.skillfiles import SkillFileActivities, declared_toolsets
 from activities.store import Store, StoreActivities
 from activities.tools import ToolActivities
 from client import SkillsClient, connect
@@ -86,7 +86,8 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
     await hub.start(wait=False)  # poll at once; a call of a server still connecting waits for it
     tools = ToolRouter(hub.catalog, hub.call, ManagementTools(SkillsClient(client, settings.task_queue)))
     schedules = ScheduleActivities(client, settings, store)
-    calls = ToolActivities(hub, call_timeout=settings.tool_call_timeout)
+    calls = ToolActivities(hub, call_timeout=settings.tool_call_timeout,
+                           declared_toolsets=lambda: declared_toolsets(settings))
     activities = [
         RegistrationActivities(store, settings, hub.tool_names, catalog=hub.catalog, rules=hub.rules,
                                await_connects=hub.waited_for_connects, schedules=schedules),

@@ -28,6 +28,7 @@ from activities.store import Store
 from config.settings import Settings
 from skills.catalog import ToolInfo
 from skills.errors import SkillFileError
+from skills.mcpservers import McpServerConfig
 from skills.messages import (
     ChangeInput,
     ChangeResult,
@@ -152,6 +153,12 @@ def file_skill(settings: Settings, name: str) -> SkillFile | None:
             found, _ = load_skill_file(skill_md, "user")
             return found if found is not None and found.name == name else None
     return None
+
+
+def declared_toolsets(settings: Settings) -> dict[str, dict[str, McpServerConfig]]:
+    """The ``toolsets`` of every SKILL.md skill in the worker's folders now, by skill (those with any)."""
+    found = discover(**settings.skill_folders())
+    return {name: dict(skill.manifest.toolsets) for name, skill in found.skills.items() if skill.manifest.toolsets}
 
 
 def script_tool(settings: Settings, skills: list[str]) -> ToolInfo | None:

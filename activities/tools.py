@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -32,12 +32,14 @@ from activities.mcp.toolsets import SkillToolsets, owns
 from skills.catalog import (
     CatalogRequest,
     ServerState,
+    SkillToolset,
     ToolCallInput,
     ToolCallOutput,
     ToolCatalog,
     ToolResult,
 )
 from skills.errors import ToolCallError
+from skills.mcpservers import McpServerConfig
 
 MAX_RESULT_CHARS = 64_000
 """A tool result lands in workflow history (payloads are capped at 2 MB, histories at 50 MB): keep it modest."""
@@ -47,10 +49,13 @@ class ToolActivities:
     """The tool activities, bound to a started :class:`ToolHub`."""
 
     def __init__(self, hub: ToolHub, *, call_timeout: timedelta | None = None,
-                 toolsets: SkillToolsets | None = None) -> None:
+                 toolsets: SkillToolsets | None = None,
+                 declared_toolsets: Callable[[], dict[str, dict[str, McpServerConfig]]] | None = None) -> None:
         """``call_timeout`` caps every call, on top of each server's own timeout. ``toolsets`` holds the
-        sessions of skills' own MCP servers (SKILL.md ``toolsets``); one is made when not given."""
+        sessions of skills' own MCP servers (SKILL.md ``toolsets``); one is made when not given.
+        ``declared_toolsets()`` reads the file skills' toolsets now, by skill, for the catalog."""
         self._hub = hub
+        self._declared_toolsets = declared_toolsets
         self._call_timeout = call_timeout
         self.toolsets = toolsets or SkillToolsets(
             call_timeout=call_timeout.total_seconds() if call_timeout else 60.0)
@@ -94,19 +99,30 @@ class ToolActivities:
         wait, began = (request or CatalogRequest()).wait_seconds, time.monotonic()
         await self._hub.settle(wait)  # servers still on their first connect: their tools are wanted
         await self._hub.reload_config(wait=max(0.0, wait - (time.monotonic() - began)))
-        return self._hub.tool_catalog()
+        return self._with_toolsets(self._hub.tool_catalog())
 
     @activity.defn(name="refresh_tool_catalog")
     async def refresh_tool_catalog(self, request: CatalogRequest | None = None) -> ToolCatalog:
         """Refresh now (config file, tool lists, failed servers), then answer as ``get_tool_catalog``."""
         await self._hub.refresh(wait=(request or CatalogRequest()).wait_seconds)
-        return self._hub.tool_catalog()
+        return self._with_toolsets(self._hub.tool_catalog())
 
     @activity.defn(name="get_server_states")
     async def get_server_states(self, request: CatalogRequest | None = None) -> list[ServerState]:
         """Every configured server: connected, or failed and why."""
         await self._hub.reload_config(wait=(request or CatalogRequest()).wait_seconds)
         return self._hub.server_states()
+
+    def _with_toolsets(self, catalog: ToolCatalog) -> ToolCatalog:
+        """``catalog`` with the file skills' own toolset servers, each under its skill."""
+        if self._declared_toolsets is None:
+            return catalog
+        open_tools = self.toolsets.open_tools()
+        found = [SkillToolset(skill=skill, server=server, transport=config.transport,
+                              connected=(skill, server) in open_tools, tools=open_tools.get((skill, server), []))
+                 for skill, servers in sorted(self._declared_toolsets().items())
+                 for server, config in servers.items()]
+        return catalog.model_copy(update={"skill_toolsets": found})
 
     async def _counted(self, server: str, call: Awaitable[ToolResult]) -> ToolResult:
         """A toolset server's call, counted in the tool metrics as the hub counts its own."""

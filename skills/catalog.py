@@ -67,6 +67,18 @@ class CatalogEntry(BaseModel):
     """First sentence of the tool's description."""
 
 
+class SkillToolset(BaseModel):
+    """One MCP server of a SKILL.md's ``toolsets``: not the worker's, connected only while its skill runs."""
+
+    skill: str
+    server: str
+    transport: Literal["stdio", "http"]
+    connected: bool = False
+    """A session is open now (its skill ran lately); otherwise it is connected at the skill's next run."""
+    tools: list[str] = Field(default_factory=list)
+    """Its tools (``<server>_<tool>``), known while a session is open."""
+
+
 class ToolCatalog(BaseModel):
     """What ``get_tool_catalog`` returns: a summary line, tools grouped by server, and how every server is doing."""
 
@@ -82,6 +94,8 @@ class ToolCatalog(BaseModel):
     """When the tools were last listed by a full refresh (TTL or on demand); None: only at start."""
     config_error: str | None = None
     """Why the changed config file was not applied (the servers of the last good one keep running)."""
+    skill_toolsets: list[SkillToolset] = Field(default_factory=list)
+    """The file skills' own servers (SKILL.md ``toolsets``), by skill: their tools serve that skill's runs only."""
 
     def tool_names(self) -> set[str]:
         return {entry.name for entries in self.catalog.values() for entry in entries}

@@ -92,6 +92,14 @@ def print_catalog(found: ToolCatalog) -> None:
             tools.add_row(Text(entry.name), Text(entry.description))
         if tools.row_count:
             show(Padding(tools, (0, 0, 0, 2)))
+    if found.skill_toolsets:
+        print("\nskills' own toolsets (SKILL.md `toolsets`: connected while the skill runs, for its runs only)")
+        for toolset in found.skill_toolsets:
+            state = (f"connected, {len(toolset.tools)} tool{'s' * (len(toolset.tools) != 1)}" if toolset.connected
+                     else "connected at the skill's next run")
+            print(f"  {toolset.skill}: {toolset.server}  {toolset.transport}  {state}")
+            for name in toolset.tools:
+                print(f"    {name}")
 
 
 _STATUS_STYLES = {"connected": "green", "failed": "red"}

@@ -113,6 +113,10 @@ class SkillToolsets:
             with suppress(Exception):
                 await hub.close()
 
+    def open_tools(self) -> dict[tuple[str, str], list[str]]:
+        """The tools of every open toolset session, by (skill, server)."""
+        return {(skill, server): [t.name for t in hub.catalog()] for (skill, server, _), (hub, _) in self._hubs.items()}
+
     def open_sessions(self) -> list[tuple[str, str]]:
         """(skill, server) of every open toolset session."""
         return [(skill, server) for skill, server, _ in self._hubs]

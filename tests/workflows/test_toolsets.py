@@ -50,9 +50,14 @@ async def test_a_skill_uses_its_own_toolset_and_a_broken_one_fails_only_its_run(
     assert run.status == "success", run.summary  # type: ignore[union-attr]
     [call] = run.tool_calls  # type: ignore[union-attr]
     assert call.tool == "changing_add_tool_quietly" and call.ok and call.result == "added from-with-tools"
-    # The worker's own catalog never got the skill's server.
+    # The worker's own catalog never got the skill's server; it lists it under its skill.
     catalog = await engine.skills.catalog()
     assert "changing" not in {server.name for server in catalog.servers}
+    toolsets = {(t.skill, t.server): t for t in catalog.skill_toolsets}
+    assert sorted(toolsets) == [("broken-tools", "broken"), ("with-tools", "changing")]
+    assert toolsets["with-tools", "changing"].connected
+    assert "changing_add_tool_quietly" in toolsets["with-tools", "changing"].tools
+    assert not toolsets["broken-tools", "broken"].connected and toolsets["broken-tools", "broken"].tools == []
 
     broken = await engine.skills.run("broken-tools", "files")
     assert broken.status == "error"  # type: ignore[union-attr]
