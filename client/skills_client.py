@@ -269,11 +269,7 @@ class SkillsClient:
                 handle = await self._start_emit(request, workflow_id, WorkflowIDReusePolicy.ALLOW_DUPLICATE)
             return await handle.result()
         except WorkflowFailureError as e:
-            if isinstance(e.cause, TimeoutError):
-                raise WorkerUnavailableError(
-                    f"EmitEvent did not finish within {int(CHANGE_TIMEOUT.total_seconds())}s: is a worker running "
-                    f"on task queue '{self.task_queue}' (`skills worker` or `make run`)?") from e
-            raise SkillsError(f"EmitEvent failed: {_root_message(e)}") from e
+            raise self._failed("EmitEvent", CHANGE_TIMEOUT, e) from e
 
     async def _start_emit(self, request: EmitInput, workflow_id: str,
                           reuse: WorkflowIDReusePolicy) -> WorkflowHandle[Any, EmitResult]:
@@ -375,11 +371,15 @@ class SkillsClient:
                     raise
                 return await self.client.get_workflow_handle(workflow_id, result_type=result_type).result()
         except WorkflowFailureError as e:
-            if isinstance(e.cause, TimeoutError):
-                raise WorkerUnavailableError(
-                    f"{workflow} did not finish within {int(timeout.total_seconds())}s: is a worker running on "
-                    f"task queue '{self.task_queue}' (`skills worker` or `make run`)?") from e
-            raise SkillsError(f"{workflow} failed: {_root_message(e)}") from e
+            raise self._failed(workflow, timeout, e) from e
+
+    def _failed(self, workflow: str, timeout: timedelta, e: WorkflowFailureError) -> SkillsError:
+        """A change workflow's failure as the client's error: timed out means no worker answered."""
+        if isinstance(e.cause, TimeoutError):
+            return WorkerUnavailableError(
+                f"{workflow} did not finish within {int(timeout.total_seconds())}s: is a worker running on "
+                f"task queue '{self.task_queue}' (`skills worker` or `make run`)?")
+        return SkillsError(f"{workflow} failed: {_root_message(e)}")
 
     async def _require_worker(self) -> None:
         """Say soon, not after CHAT_TIMEOUT, that no worker serves the task queue.
