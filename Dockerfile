@@ -14,13 +14,13 @@ WORKDIR /src
 # The build context without tests, benchmarks, docs, deploy files and local state (.dockerignore).
 # A regular (not editable) install: only the packages reach /opt/skills; /src is not in the image.
 COPY . .
-# The PostgreSQL driver comes with the install (the `postgres` extra), so SKILLS_DATABASE_URL may
-# name a postgresql+psycopg:// database. No dev dependencies.
+# The PostgreSQL driver (psycopg) is a main dependency, so SKILLS_DATABASE_URL may name a
+# postgresql:// database. No dev dependencies.
 # Behind a TLS-inspecting proxy, give pip the proxy's CA bundle as the build secret `pip_ca`
 # (`--secret id=pip_ca,src=/etc/ssl/certs/ca-certificates.crt`); it never enters the image.
 RUN --mount=type=secret,id=pip_ca \
     if [ -s /run/secrets/pip_ca ]; then export PIP_CERT=/run/secrets/pip_ca; fi \
- && /opt/skills/bin/pip install '.[postgres]' \
+ && /opt/skills/bin/pip install . \
  && /opt/skills/bin/skills --version
 
 FROM ${PYTHON_IMAGE}
