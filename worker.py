@@ -26,6 +26,7 @@ from activities.events import EventActivities
 from activities.failures import RedactingInterceptor
 from activities.maintenance import MaintenanceActivities
 from activities.mcp import ToolHub, load_argument_rules, outbox_server
+from activities.mcp.toolsets import SkillToolsets
 from activities.metrics import EngineMetrics
 from activities.registration import RegistrationActivities
 from activities.runs import RunActivities
@@ -86,7 +87,8 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
     await hub.start(wait=False)  # poll at once; a call of a server still connecting waits for it
     tools = ToolRouter(hub.catalog, hub.call, ManagementTools(SkillsClient(client, settings.task_queue)))
     schedules = ScheduleActivities(client, settings, store)
-    calls = ToolActivities(hub, call_timeout=settings.tool_call_timeout,
+    toolsets = SkillToolsets(call_timeout=settings.tool_call_timeout.total_seconds(), metrics=metrics)
+    calls = ToolActivities(hub, call_timeout=settings.tool_call_timeout, toolsets=toolsets,
                            declared_toolsets=lambda: declared_toolsets(settings))
     activities = [
         RegistrationActivities(store, settings, hub.tool_names, catalog=hub.catalog, rules=hub.rules,
@@ -97,7 +99,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
         RunActivities(store, settings, hub.call, metrics),
         calls,
         SkillFileActivities(store, client, settings, hub.tool_names, await_connects=hub.waited_for_connects),
-        AgentActivities(store, settings, tools.catalog, tools.send, settle=hub.settle),
+        AgentActivities(store, settings, tools.catalog, tools.send, settle=hub.settle, toolsets=toolsets),
         ChatActivities(store, settings),
         EventActivities(store, settings),
         ScriptActivities(settings, store),
@@ -127,7 +129,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
                 logger.info("shutting down: not ready; draining in-flight activities")
     finally:
         await hub.close()
-        await calls.toolsets.close()  # skills' own toolset servers
+        await toolsets.close()  # skills' own toolset servers
         if health is not None:
             await health.close()
         await asyncio.to_thread(tracing.close)

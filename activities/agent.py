@@ -25,12 +25,13 @@ from temporalio.exceptions import ApplicationError
 
 from activities.failures import application_error
 from activities.heartbeat import heartbeating
+from activities.mcp.toolsets import SkillToolsets
 from activities.skillfiles import script_skills, script_tool
 from activities.store import Store
 from config.secrets import redact
 from config.settings import LLM_SETTINGS, OPENAI_API_URL, Settings
 from skills.agent import ChatMessage, ToolCallMessage, for_the_model, opening_messages, tool_result_text
-from skills.catalog import ToolInfo, ToolResult
+from skills.catalog import ToolInfo, ToolResult, ToolsetGrant, granted
 from skills.errors import (
     ConversationError,
     LlmNotConfiguredError,
@@ -55,13 +56,15 @@ class AgentStart(BaseModel):
     now: datetime
     event: EventInfo | None = None
     """The event that started the run: it follows the task in the first user message."""
+    toolset_tools: list[str] = Field(default_factory=list)
+    """The tools of the skill's own toolset servers (``open_toolsets``): they join its sandbox."""
 
 
 class AgentSession(BaseModel):
     model: str
     tools: list[str]
-    """What the model is offered: the skill's required_tools, and nothing else (``run_script`` for a
-    file skill that declares scripts, on a worker with scripts enabled)."""
+    """What the model is offered: the skill's required_tools and its own toolsets' tools, nothing else
+    (``run_script`` for a file skill that declares scripts, on a worker with scripts enabled)."""
     script_skills: list[str] = Field(default_factory=list)
     """The skill, when it is a file skill whose declared scripts ``run_script`` may run."""
 
@@ -75,6 +78,8 @@ class LlmTurn(BaseModel):
     """How much of a final answer comes back in the result (all of it stays in the store)."""
     script_skills: list[str] = Field(default_factory=list)
     """Whose declared scripts the ``run_script`` tool offers (its schema lists them)."""
+    toolsets: list[ToolsetGrant] = Field(default_factory=list)
+    """The skills' own toolsets granted to the loop: their tools' schemas come from their servers."""
 
 
 class ToolCallRef(BaseModel):
@@ -107,6 +112,8 @@ class AgentToolCall(BaseModel):
     call_id: str
     allowed: list[str]
     """The sandbox: a tool not in it is never executed, whatever the workflow asks."""
+    toolsets: list[ToolsetGrant] = Field(default_factory=list)
+    """The skills' own toolsets granted to the loop: a tool one of them owns is called on its server."""
 
 
 class AgentToolResult(BaseModel):
@@ -130,14 +137,17 @@ Send = Callable[[str, dict[str, Any]], Awaitable[ToolResult]]
 class AgentActivities:
     def __init__(self, store: Store, settings: Settings, catalog: Callable[[], list[ToolInfo]], send: Send,
                  client: openai.AsyncOpenAI | None = None,
-                 settle: Callable[[float], Awaitable[bool]] | None = None) -> None:
+                 settle: Callable[[float], Awaitable[bool]] | None = None,
+                 toolsets: SkillToolsets | None = None) -> None:
         """``settle(seconds)`` waits for MCP servers still on their first connect (the hub's): a turn
-        whose sandbox names a tool the catalog lacks waits for them, so the model is offered it."""
+        whose sandbox names a tool the catalog lacks waits for them, so the model is offered it.
+        ``toolsets`` holds the sessions of skills' own servers (the tool activities' too)."""
         self.store = store
         self.settings = settings
         self.catalog = catalog
         self.send = send
         self.settle = settle
+        self.toolsets = toolsets or SkillToolsets()
         self.endpoint = settings.llm_base_url or OPENAI_API_URL
         self._client = client
 
@@ -163,7 +173,7 @@ class AgentActivities:
     def start(self, request: AgentStart) -> AgentSession:
         """Open the run's conversation: the system prompt and the task (idempotent)."""
         skill = self.store.get_skill(request.skill_id)
-        tools = list(skill.required_tools)
+        tools = list(dict.fromkeys([*skill.required_tools, *request.toolset_tools]))
         scripts = script_skills(self.settings, [skill.name]) if skill.agent_id == self.settings.file_skills_agent \
             else []
         if scripts and RUN_SCRIPT not in tools:
@@ -219,11 +229,19 @@ class AgentActivities:
         return _result(message, seq, request.answer_chars)
 
     async def _catalog(self, request: LlmTurn) -> list[ToolInfo]:
-        """The tools the turn can describe: the catalog, and ``run_script`` with the sandbox's scripts."""
+        """The tools the turn can describe: the catalog, ``run_script`` with the sandbox's scripts, and
+        the granted toolsets' tools (from their servers, connected again if they were idle-closed)."""
         catalog = self.catalog()
         if RUN_SCRIPT in request.tools:
             tool = await asyncio.to_thread(script_tool, self.settings, request.script_skills)
             catalog = [t for t in catalog if t.name != RUN_SCRIPT] + ([tool] if tool else [])
+        if request.toolsets:
+            try:
+                own = [tool for grant in request.toolsets for tool in await self.toolsets.tools(grant)]
+            except ToolCallError as e:
+                raise application_error(e) from e
+            names = {tool.name for tool in own}
+            catalog = [t for t in catalog if t.name not in names] + own  # a skill's own server comes first
         return catalog
 
     @activity.defn(name="check_llm_endpoint")
@@ -265,11 +283,12 @@ class AgentActivities:
         if await asyncio.to_thread(self.store.has_tool_result, request.conversation_id, call.id):
             return AgentToolResult(tool=call.name, ok=True, excerpt="(already answered)")
         started = time.monotonic()
-        result = await self._run(request.conversation_id, call, request.allowed)
+        result = await self._run(request.conversation_id, call, request.allowed, request.toolsets)
         result.duration_ms = round((time.monotonic() - started) * 1000)
         return result
 
-    async def _run(self, conversation_id: str, call: ToolCallMessage, allowed: Collection[str]) -> AgentToolResult:
+    async def _run(self, conversation_id: str, call: ToolCallMessage, allowed: Collection[str],
+                   toolsets: list[ToolsetGrant]) -> AgentToolResult:
         if call.name not in allowed:
             text = (f"Error: the tool '{call.name}' is not available to this skill. "
                     f"Use only: {', '.join(allowed) or 'no tools'}.")
@@ -285,7 +304,9 @@ class AgentActivities:
             return AgentToolResult(tool=call.name, ok=False, malformed=True, excerpt=text[:TOOL_EXCERPT])
         change = None
         try:
-            result = await self.send(call.name, arguments)
+            grant = granted(toolsets, call.name)
+            result = await (self.send(call.name, arguments) if grant is None
+                            else self.toolsets.call(grant, call.name, arguments))
             ok, text, adjusted, change = result.ok, result.text, result.adjusted, result.change
         except ToolCallError as e:
             # The model can often fix its own call (a missing or mistyped argument): tell it.

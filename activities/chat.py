@@ -15,12 +15,12 @@ from typing import Any
 from pydantic import BaseModel, Field
 from temporalio import activity
 
-from activities.skillfiles import script_skills
+from activities.skillfiles import script_skills, toolset_grant
 from activities.store import Store
 from client.management import SCHEMAS, TOOLS, ManagementTools, answering
 from config.settings import Settings
 from skills.agent import chat_opening
-from skills.catalog import ToolInfo, ToolResult
+from skills.catalog import ToolInfo, ToolResult, ToolsetGrant
 from skills.scripts import RUN_SCRIPT
 from skills.skillmd import disclose, discover
 
@@ -84,6 +84,9 @@ class ChatSession(BaseModel):
     script_skills: list[str] = Field(default_factory=list)
     """The matched SKILL.md skills whose declared scripts ``run_script`` may run (scripts enabled)."""
     script_timeout_seconds: float = 60.0
+    toolsets: list[ToolsetGrant] = Field(default_factory=list)
+    """The own toolsets of the skills whose instructions are in the prompt: the turn connects them and
+    their tools join its sandbox (``open_toolsets``)."""
 
 
 class ChatActivities:
@@ -96,14 +99,18 @@ class ChatActivities:
         """Match the message to the SKILL.md skills, and open the turn: a fresh system prompt
         (the time, the tools, the matched playbooks) and the user's message, appended to the
         session's conversation (idempotent: a retry does not append twice)."""
-        disclosure = disclose(request.message, discover(**self.settings.skill_folders()))
+        catalog = discover(**self.settings.skill_folders())
+        disclosure = disclose(request.message, catalog)
         tools = list(TOOLS)
         scripts = script_skills(self.settings, [m.name for m in disclosure.matches])
         if scripts:
             tools.append(RUN_SCRIPT)
+        grants = [grant for name in disclosure.instructions
+                  if name in catalog.skills and (grant := toolset_grant(catalog.skills[name])) is not None]
         messages = self.store.load_messages(request.conversation_id)
         if not (messages and messages[-1].role == "user" and messages[-1].content == request.message):
-            opening = chat_opening(request.message, request.now, self.settings.timezone, disclosure.text, tools)
+            opening = chat_opening(request.message, request.now, self.settings.timezone, disclosure.text, tools,
+                                   {grant.skill: list(grant.servers) for grant in grants})
             self.store.append_messages(request.conversation_id, opening, request.now)
         return ChatSession(
             model=self.settings.llm_model, tools=tools, matched=[m.name for m in disclosure.matches],
@@ -112,6 +119,7 @@ class ChatActivities:
             llm_timeout_seconds=self.settings.llm_timeout.total_seconds(),
             tool_timeout_seconds=self.settings.tool_call_timeout.total_seconds(),
             script_skills=scripts, script_timeout_seconds=self.settings.script_timeout.total_seconds(),
+            toolsets=grants,
         )
 
 

@@ -17,12 +17,12 @@ from temporalio import activity
 
 from activities.heartbeat import heartbeating
 from activities.metrics import EngineMetrics
-from activities.skillfiles import file_skill
+from activities.skillfiles import file_skill, toolset_grant
 from activities.store import Store
 from config.secrets import redact
 from config.settings import Settings
 from skills.budget import DAY
-from skills.catalog import ToolResult
+from skills.catalog import ToolResult, ToolsetGrant
 from skills.errors import SkillNotFoundError
 from skills.fires import MAX_ACCOUNTED, PreviousFire, account_gap
 from skills.messages import BeginRun, NotifyInput, RunOutcome, RunStart
@@ -76,15 +76,12 @@ class RunActivities:
                         llm_timeout_seconds=self.settings.llm_timeout.total_seconds(),
                         run_token_cap=self.settings.run_token_cap,
                         malformed_call_limit=self.settings.malformed_call_limit,
-                        **self._toolsets(skill))
+                        toolsets=self._toolsets(skill))
 
-    def _toolsets(self, skill: Skill) -> dict[str, Any]:
-        """A file skill's SKILL.md ``toolsets`` (read now, so an edit counts at the next fire), and its folder."""
+    def _toolsets(self, skill: Skill) -> ToolsetGrant | None:
+        """A file skill's SKILL.md ``toolsets``, read now (an edit counts at the next fire), with its folder."""
         found = file_skill(self.settings, skill.name) if skill.agent_id == self.settings.file_skills_agent else None
-        if found is None or not found.manifest.toolsets:
-            return {}
-        toolsets = {name: server.model_dump(mode="json", exclude_defaults=True) for name, server in found.manifest.toolsets.items()}
-        return {"toolsets": toolsets, "skill_folder": str(found.folder)}
+        return toolset_grant(found) if found is not None else None
 
     @activity.defn(name="finish_run")
     def finish(self, run: RunRecord) -> RunOutcome:

@@ -26,7 +26,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from activities.store import Store
 from config.settings import Settings
-from skills.catalog import ToolInfo
+from skills.catalog import ToolInfo, ToolsetGrant
 from skills.errors import SkillFileError
 from skills.mcpservers import McpServerConfig
 from skills.messages import (
@@ -153,6 +153,14 @@ def file_skill(settings: Settings, name: str) -> SkillFile | None:
             found, _ = load_skill_file(skill_md, "user")
             return found if found is not None and found.name == name else None
     return None
+
+
+def toolset_grant(skill: SkillFile) -> ToolsetGrant | None:
+    """A SKILL.md skill's ``toolsets`` as granted to a run or chat turn (None: it declares none)."""
+    if not skill.manifest.toolsets:
+        return None
+    return ToolsetGrant(skill=skill.name, folder=str(skill.folder), servers={
+        name: server.model_dump(mode="json", exclude_defaults=True) for name, server in skill.manifest.toolsets.items()})
 
 
 def declared_toolsets(settings: Settings) -> dict[str, dict[str, McpServerConfig]]:

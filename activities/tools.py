@@ -19,16 +19,15 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import timedelta
-from pathlib import Path
 
 from temporalio import activity
 
 from activities.failures import application_error
 from activities.heartbeat import heartbeating
 from activities.mcp import ToolHub
-from activities.mcp.toolsets import SkillToolsets, owns
+from activities.mcp.toolsets import SkillToolsets
 from skills.catalog import (
     CatalogRequest,
     ServerState,
@@ -37,6 +36,7 @@ from skills.catalog import (
     ToolCallOutput,
     ToolCatalog,
     ToolResult,
+    ToolsetGrant,
 )
 from skills.errors import ToolCallError
 from skills.mcpservers import McpServerConfig
@@ -52,13 +52,14 @@ class ToolActivities:
                  toolsets: SkillToolsets | None = None,
                  declared_toolsets: Callable[[], dict[str, dict[str, McpServerConfig]]] | None = None) -> None:
         """``call_timeout`` caps every call, on top of each server's own timeout. ``toolsets`` holds the
-        sessions of skills' own MCP servers (SKILL.md ``toolsets``); one is made when not given.
-        ``declared_toolsets()`` reads the file skills' toolsets now, by skill, for the catalog."""
+        sessions of skills' own MCP servers (SKILL.md ``toolsets``, shared with the Agent tier's
+        activities); one is made when not given. ``declared_toolsets()`` reads the file skills'
+        toolsets now, by skill, for the catalog."""
         self._hub = hub
         self._declared_toolsets = declared_toolsets
         self._call_timeout = call_timeout
         self.toolsets = toolsets or SkillToolsets(
-            call_timeout=call_timeout.total_seconds() if call_timeout else 60.0)
+            call_timeout=call_timeout.total_seconds() if call_timeout else 60.0, metrics=hub.metrics)
 
     @activity.defn(name="call_tool")
     async def call_tool(self, call: ToolCallInput) -> ToolCallOutput:
@@ -68,10 +69,8 @@ class ToolActivities:
             # Long tool calls must heartbeat, or a heartbeat timeout would fail them and
             # cancellation would never reach them.
             async with heartbeating(call.step_id, call.tool):
-                if (server := owns(call.toolsets, call.tool)) is not None:
-                    result = await self._counted(server, self.toolsets.call(
-                        call.skill or "?", call.toolsets, call.tool, call.arguments, timeout=self._timeout(),
-                        folder=Path(call.skill_folder) if call.skill_folder else None))
+                if call.toolsets is not None and call.toolsets.owner(call.tool) is not None:
+                    result = await self.toolsets.call(call.toolsets, call.tool, call.arguments, timeout=self._timeout())
                 else:
                     result = await self._hub.call(call.tool, call.arguments, timeout=self._timeout())
         except ToolCallError as exc:
@@ -89,6 +88,17 @@ class ToolActivities:
             duration_ms,
         )
         return ToolCallOutput(**_bounded(result).model_dump(), duration_ms=duration_ms)
+
+    @activity.defn(name="open_toolsets")
+    async def open_toolsets(self, grant: ToolsetGrant) -> list[str]:
+        """Connect a skill's own toolset servers (kept open for its run) and name their tools, which join
+        an Agent loop's sandbox. A server that cannot start fails this with its reason."""
+        try:
+            async with heartbeating(grant.skill, "connecting toolsets"):
+                return [tool.name for tool in await self.toolsets.tools(grant)]
+        except ToolCallError as exc:
+            activity.logger.warning("toolsets of skill %s: %s", grant.skill, exc)
+            raise application_error(exc) from exc
 
     @activity.defn(name="get_tool_catalog")
     async def get_tool_catalog(self, request: CatalogRequest | None = None) -> ToolCatalog:
@@ -123,19 +133,6 @@ class ToolActivities:
                  for skill, servers in sorted(self._declared_toolsets().items())
                  for server, config in servers.items()]
         return catalog.model_copy(update={"skill_toolsets": found})
-
-    async def _counted(self, server: str, call: Awaitable[ToolResult]) -> ToolResult:
-        """A toolset server's call, counted in the tool metrics as the hub counts its own."""
-        started, outcome = time.monotonic(), "cancelled"
-        try:
-            result = await call
-            outcome = "ok" if result.ok else "error"
-            return result
-        except Exception as exc:
-            outcome = type(exc).__name__
-            raise
-        finally:
-            self._hub.metrics.tool_call(server, outcome, (time.monotonic() - started) * 1000)
 
     def _timeout(self) -> float | None:
         timeout = self._call_timeout.total_seconds() if self._call_timeout else None

@@ -75,15 +75,20 @@ def opening_messages(skill: Skill, now: datetime, tools: list[str],
     return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=task)]
 
 
-def chat_opening(message: str, now: datetime, timezone: str, disclosure: str, tools: list[str]) -> list[ChatMessage]:
+def chat_opening(message: str, now: datetime, timezone: str, disclosure: str, tools: list[str],
+                 toolsets: dict[str, list[str]] | None = None) -> list[ChatMessage]:
     """A chat turn's system prompt (the time, the tools, the playbooks the message matched) and
-    the user's message. Each turn brings a fresh system prompt: the model sees the latest one."""
+    the user's message. Each turn brings a fresh system prompt: the model sees the latest one.
+    ``toolsets`` names, by skill, the servers of the matched skills' own toolsets: their tools
+    (``<server>_<tool>``) are offered too, for this turn."""
     local = now.astimezone(ZoneInfo(timezone))
+    own = "".join(f"The skill {skill} brings its own tools for this message: "
+                  f"{', '.join(server + '_*' for server in servers)}.\n" for skill, servers in (toolsets or {}).items())
     system = (
         "You are the user's assistant. You can create and manage their skills: things done later, at a "
         "set time or again and again (reminders, summaries, checks).\n"
         f"The current time is {local.strftime('%A %Y-%m-%d %H:%M')} ({timezone}), the user's time zone.\n"
-        f"Your tools: {', '.join(tools)}.\n"
+        f"Your tools: {', '.join(tools)}.\n{own}"
         "Before creating a skill, call get_tool_catalog and use tool names exactly as it lists them. If a "
         "tool call is refused, fix the fields it names and call again. When you are done, answer the user "
         "in one or two sentences: what you scheduled, and when it fires next (from the tool's answer)."

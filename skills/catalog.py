@@ -101,6 +101,26 @@ class ToolCatalog(BaseModel):
         return {entry.name for entries in self.catalog.values() for entry in entries}
 
 
+class ToolsetGrant(BaseModel):
+    """A SKILL.md skill's ``toolsets``, granted to one of its runs (or to a chat turn that matched it): MCP
+    servers connected for that skill alone, whose tools (``<server>_<tool>``) join that sandbox only."""
+
+    skill: str
+    servers: dict[str, dict[str, Any]]
+    """``mcpServers`` entries by server name, as the SKILL.md has them (``${VAR}`` unexpanded)."""
+    folder: str | None = None
+    """The skill's folder, where a server's relative ``cwd`` starts."""
+
+    def owner(self, tool: str) -> str | None:
+        """The server of this grant that ``tool`` (``<server>_<tool>``) belongs to, if any."""
+        return next((server for server in self.servers if tool.startswith(server + "_")), None)
+
+
+def granted(grants: list[ToolsetGrant], tool: str) -> ToolsetGrant | None:
+    """The grant whose servers own ``tool``: a skill's own server comes before the worker's of that name."""
+    return next((grant for grant in grants if grant.owner(tool) is not None), None)
+
+
 class ToolCallInput(BaseModel):
     """One tool call of a run."""
 
@@ -109,13 +129,9 @@ class ToolCallInput(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
     step_id: str = ""
     """The plan step (or LLM tool-call id) this call belongs to; for logs and heartbeats."""
-    skill: str | None = None
-    """The skill whose run makes the call: its toolsets' sessions are its own."""
-    toolsets: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    """The skill's SKILL.md ``toolsets`` (``mcpServers`` entries, ``${VAR}`` unexpanded): a tool named
-    ``<toolset>_<tool>`` is called on that server, connected for this skill; empty for most skills."""
-    skill_folder: str | None = None
-    """The skill's folder, where a toolset server's relative ``cwd`` starts."""
+    toolsets: ToolsetGrant | None = None
+    """The run's skill's SKILL.md ``toolsets``: a tool one of them owns is called on that server, connected
+    for that skill; None for most skills."""
 
 
 class ToolCallOutput(ToolResult):

@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, Field
 
+from skills.catalog import ToolsetGrant
 from skills.errors import FieldError
 from skills.events import EventInfo
 from skills.models import BY_USER, Normalized, RunRecord, RunTrigger, Skill, ToolCallRecord, TriggerConfig
@@ -206,9 +207,8 @@ class RunStart(BaseModel):
     run: RunRecord | None
     skip: str | None = None
     """Why this fire must not run the skill (disabled, backoff), decided from the stored state."""
-    toolsets: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    """A file skill's SKILL.md ``toolsets``: MCP servers connected for this run only (``ToolCallInput.toolsets``)."""
-    skill_folder: str | None = None
+    toolsets: ToolsetGrant | None = None
+    """A file skill's SKILL.md ``toolsets``, read at this fire: MCP servers connected for this run only."""
     tool_timeout_seconds: float = 60.0
     script_timeout_seconds: float = 60.0
     """The wall timeout of one script run (a ``run_script`` step); its activity gets a margin on top."""
@@ -237,6 +237,9 @@ class AgentLoopState(BaseModel):
     """What management tools changed (a chat's skills created, updated, deleted)."""
     script_skills: list[str] = Field(default_factory=list)
     """The file skills whose declared scripts ``run_script`` may run in this loop (empty: none)."""
+    toolsets: list[ToolsetGrant] = Field(default_factory=list)
+    """The SKILL.md ``toolsets`` granted to this loop (its skill's; a chat's matched skills'): their tools,
+    in ``tools``, are called on those skills' own servers."""
 
 
 FINAL_EXCERPT = 2000
@@ -312,6 +315,8 @@ class ChatReply(BaseModel):
     """Skills the turn created, updated or deleted: action, id, name, tier, trigger, next_fire."""
     matched: list[str] = Field(default_factory=list)
     """SKILL.md skills the message triggered."""
+    unavailable: list[str] = Field(default_factory=list)
+    """Matched skills' own toolset servers that could not start, with the reason: the turn went on without them."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
 

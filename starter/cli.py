@@ -383,6 +383,8 @@ def _chatted(reply: ChatReply) -> None:
     print(reply.reply)
     for line in reply.change_lines():
         print(f"  {line}")
+    for reason in reply.unavailable:
+        print(f"  (not available this turn: {reason})")
     print(f"  (session {reply.session_id}; {reply.prompt_tokens + reply.completion_tokens} tokens)")
 
 

@@ -140,8 +140,9 @@ def incoming(update: dict[str, Any]) -> Incoming | None:
 
 
 def reply_text(reply: ChatReply) -> str:
-    """The model's answer, then one line per skill it changed (with the next fire)."""
-    lines = reply.change_lines()
+    """The model's answer, then one line per skill it changed (with the next fire), and what a matched
+    skill's own tools could not do this turn."""
+    lines = [*reply.change_lines(), *(f"not available this turn: {reason}" for reason in reply.unavailable)]
     return "\n".join([reply.reply or "(no answer)", *(f"• {line}" for line in lines)])
 
 

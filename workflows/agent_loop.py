@@ -36,7 +36,8 @@ async def agent_loop(state: AgentLoopState, limits: LoopLimits,
             turn = await workflow.execute_activity_method(
                 AgentActivities.turn,
                 LlmTurn(conversation_id=state.conversation_id, model=state.model, tools=state.tools, step=step,
-                        answer_chars=limits.answer_chars, script_skills=state.script_skills),
+                        answer_chars=limits.answer_chars, script_skills=state.script_skills,
+                        toolsets=state.toolsets),
                 **llm_options(limits.llm_timeout_seconds),
                 summary=f"LLM turn {step} ({state.model})",
             )
@@ -68,7 +69,7 @@ async def agent_loop(state: AgentLoopState, limits: LoopLimits,
                     done = await workflow.execute_activity_method(
                         AgentActivities.tool,
                         AgentToolCall(conversation_id=state.conversation_id, message_seq=turn.message_seq,
-                                      call_id=ref.id, allowed=state.tools),
+                                      call_id=ref.id, allowed=state.tools, toolsets=state.toolsets),
                         **tool_options(limits.tool_timeout_seconds),
                         summary=ref.name if ref.name in state.tools else f"refused: {ref.name}",
                     )

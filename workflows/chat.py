@@ -10,12 +10,15 @@ it can fix in its next step. The conversation is kept in the store, by session.
 from __future__ import annotations
 
 from temporalio import workflow
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from activities.chat import ChatActivities, ChatPrepare
+    from activities.tools import ToolActivities
     from skills.messages import AgentLoopState, ChatInput, ChatReply, LoopLimits
     from workflows.agent_loop import agent_loop
-    from workflows.options import STORE
+    from workflows.failures import activity_cause
+    from workflows.options import STORE, tool_options
 
 REPLY_CHARS = 16_000
 """A chat's reply is the model's whole answer, up to four Telegram messages."""
@@ -30,14 +33,26 @@ class ChatTurn:
             ChatActivities.prepare, ChatPrepare(conversation_id=conversation, message=request.message,
                                                 now=workflow.now()), **STORE,
         )
+        # The matched skills' own toolsets join this turn's sandbox; one that cannot start is left out.
+        tools, grants, unavailable = list(session.tools), [], []
+        for grant in session.toolsets:
+            try:
+                tools += await workflow.execute_activity_method(
+                    ToolActivities.open_toolsets, grant, **tool_options(session.tool_timeout_seconds),
+                    summary=f"toolsets of {grant.skill}: {', '.join(grant.servers)}",
+                )
+                grants.append(grant)
+            except ActivityError as e:
+                workflow.logger.warning("chat turn without the toolsets of %s: %s", grant.skill, activity_cause(e))
+                unavailable.append(activity_cause(e))
         end = await agent_loop(
-            AgentLoopState(conversation_id=conversation, model=session.model, tools=session.tools,
-                           script_skills=session.script_skills),
+            AgentLoopState(conversation_id=conversation, model=session.model, tools=list(dict.fromkeys(tools)),
+                           script_skills=session.script_skills, toolsets=grants),
             LoopLimits(max_steps=session.max_steps, token_cap=session.token_cap,
                        malformed_limit=session.malformed_limit, llm_timeout_seconds=session.llm_timeout_seconds,
                        tool_timeout_seconds=session.tool_timeout_seconds,
                        script_timeout_seconds=session.script_timeout_seconds, answer_chars=REPLY_CHARS),
         )
         return ChatReply(session_id=request.session_id, ok=end.status == "success", reply=end.summary,
-                         changes=end.state.changes, matched=session.matched,
+                         changes=end.state.changes, matched=session.matched, unavailable=unavailable,
                          prompt_tokens=end.state.prompt_tokens, completion_tokens=end.state.completion_tokens)

@@ -123,14 +123,25 @@ class SkillRun:
         return run.model_copy(update={"status": "success", "tool_calls": calls, "summary": summary[:RESULT_EXCERPT]})
 
     async def _agent(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput) -> RunRecord:
-        """Open the conversation (kept in the store, by run id), then run the loop."""
+        """Connect the skill's own toolsets (their tools join the sandbox), open the conversation (kept in
+        the store, by run id), then run the loop. A toolset server that cannot start fails the run."""
+        grants, toolset_tools = [start.toolsets] if start.toolsets else [], []
+        for grant in grants:
+            try:
+                toolset_tools += await workflow.execute_activity_method(
+                    ToolActivities.open_toolsets, grant, **tool_options(start.tool_timeout_seconds),
+                    summary=f"toolsets of {grant.skill}: {', '.join(grant.servers)}",
+                )
+            except ActivityError as e:
+                return run.model_copy(update={"status": "error", "summary": activity_cause(e)})
         session = await workflow.execute_activity_method(
             AgentActivities.start,
-            AgentStart(conversation_id=run.run_id, skill_id=skill.id, now=workflow.now(), event=request.event),
+            AgentStart(conversation_id=run.run_id, skill_id=skill.id, now=workflow.now(), event=request.event,
+                       toolset_tools=toolset_tools),
             **STORE,
         )
         loop = AgentLoopState(conversation_id=run.run_id, model=session.model, tools=session.tools,
-                              calls=run.tool_calls, script_skills=session.script_skills)
+                              calls=run.tool_calls, script_skills=session.script_skills, toolsets=grants)
         return await self._agent_loop(skill, run, start, request, loop)
 
     async def _agent_loop(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput,
@@ -159,8 +170,7 @@ class SkillRun:
                 **script_options(start.script_timeout_seconds), summary=f"{label}{tool}",
             ) if tool == RUN_SCRIPT else workflow.execute_activity_method(
                 ToolActivities.call_tool,
-                ToolCallInput(tool=tool, arguments=arguments, step_id=step_id, skill=start.run.skill_name if
-                              start.run else None, toolsets=start.toolsets, skill_folder=start.skill_folder),
+                ToolCallInput(tool=tool, arguments=arguments, step_id=step_id, toolsets=start.toolsets),
                 **tool_options(start.tool_timeout_seconds),
                 summary=f"{label}{tool}",
             ))

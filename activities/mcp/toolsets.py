@@ -1,10 +1,15 @@
 """A skill's toolsets: MCP servers connected while the skill runs, their tools for that run only.
 
 A SKILL.md's ``toolsets`` are ``mcpServers`` entries. They are not in the worker's
-:class:`~activities.mcp.ToolHub`: a call that carries them (``ToolCallInput.toolsets``) is
-routed here, to a small hub of that skill's own, connected on the first call and keyed by
-(skill, server name, config), so two skills never share a session and a skill that declares no
-toolset cannot reach another's. A session unused for ``idle`` seconds is closed.
+:class:`~activities.mcp.ToolHub`: a run is granted its skill's (:class:`~skills.catalog.ToolsetGrant`,
+read when the run begins), and a call of a tool the grant owns is routed here, to a small hub
+of that skill's own, connected on first use and keyed by (skill, server name, config), so two
+skills never share a session and a skill that declares no toolset cannot reach another's. A
+session unused for ``idle`` seconds is closed.
+
+A Direct plan's call carries the grant (``ToolCallInput.toolsets``); an Agent-tier run and a
+chat turn list the grant's tools (:meth:`SkillToolsets.tools`) into their sandbox and route
+the model's calls of them here.
 
 A server that fails to start fails the call with its reason (``ToolServerError``), so the skill's
 run fails, never the worker.
@@ -24,18 +29,14 @@ from pydantic import ValidationError
 
 from activities.mcp.config import McpServerConfig
 from activities.mcp.hub import ToolHub
-from skills.catalog import ToolInfo, ToolResult
+from activities.metrics import EngineMetrics
+from skills.catalog import ToolInfo, ToolResult, ToolsetGrant
 from skills.errors import ToolServerError
 
 logger = logging.getLogger(__name__)
 
 IDLE_SECONDS = 300.0
 """A skill's toolset server unused this long is closed (the next call connects it again)."""
-
-
-def owns(toolsets: Mapping[str, Any], tool_name: str) -> str | None:
-    """The toolset server ``tool_name`` (``<server>_<tool>``) belongs to, if any."""
-    return next((name for name in toolsets if tool_name.startswith(name + "_")), None)
 
 
 def server_config(skill: str, name: str, entry: Mapping[str, Any], folder: Path | None = None) -> McpServerConfig:
@@ -55,31 +56,44 @@ class SkillToolsets:
     """Per-skill sessions of toolset servers, opened on demand and closed when idle."""
 
     def __init__(self, *, connect_timeout: float = 30.0, call_timeout: float = 60.0, idle: float = IDLE_SECONDS,
-                 environ: Mapping[str, str] | None = None) -> None:
+                 environ: Mapping[str, str] | None = None, metrics: EngineMetrics | None = None) -> None:
+        """``metrics`` count the calls under the toolset server's name, as the worker's hub counts its own."""
         self._connect_timeout = connect_timeout
         self._call_timeout = call_timeout
         self._idle = idle
         self._environ = environ
+        self._metrics = metrics
         self._hubs: dict[tuple[str, str, str], tuple[ToolHub, float]] = {}
         self._lock = asyncio.Lock()
         self._closed = False
 
-    async def call(self, skill: str, toolsets: Mapping[str, Any], tool_name: str, arguments: dict[str, Any], *,
-                   folder: Path | None = None, timeout: float | None = None) -> ToolResult:  # noqa: ASYNC109
-        """Call ``<server>_<tool>`` of the skill's toolset server, connecting it first if needed."""
-        server = owns(toolsets, tool_name)
+    async def call(self, grant: ToolsetGrant, tool_name: str, arguments: dict[str, Any], *,
+                   timeout: float | None = None) -> ToolResult:  # noqa: ASYNC109
+        """Call ``<server>_<tool>`` of one of the grant's servers, connecting it first if needed."""
+        server = grant.owner(tool_name)
         if server is None:
-            raise ToolServerError(f"{tool_name} is not a tool of a toolset of skill '{skill}'")
-        hub = await self._hub(skill, server, server_config(skill, server, toolsets[server], folder))
+            raise ToolServerError(f"{tool_name} is not a tool of a toolset of skill '{grant.skill}'")
+        started = time.monotonic()
+        try:
+            hub = await self._hub(grant.skill, server, self._config(grant, server))
+        except ToolServerError:
+            if self._metrics is not None:  # a server that could not start is a failed call (the hub counts the rest)
+                self._metrics.tool_call(server, ToolServerError.__name__, (time.monotonic() - started) * 1000)
+            raise
         return await hub.call(tool_name, arguments, timeout=timeout)
 
-    async def tools(self, skill: str, toolsets: Mapping[str, Any], *, folder: Path | None = None) -> list[ToolInfo]:
-        """Every tool of the skill's toolsets (connecting them): what an Agent-tier run of it may add."""
+    async def tools(self, grant: ToolsetGrant) -> list[ToolInfo]:
+        """Every tool of the grant's servers, connecting them: what joins an Agent-tier run's sandbox.
+        A server that cannot start raises ``ToolServerError`` with its reason."""
         found: list[ToolInfo] = []
-        for server, entry in toolsets.items():
-            hub = await self._hub(skill, server, server_config(skill, server, entry, folder))
+        for server in grant.servers:
+            hub = await self._hub(grant.skill, server, self._config(grant, server))
             found += hub.catalog()
         return found
+
+    @staticmethod
+    def _config(grant: ToolsetGrant, server: str) -> McpServerConfig:
+        return server_config(grant.skill, server, grant.servers[server], Path(grant.folder) if grant.folder else None)
 
     async def _hub(self, skill: str, server: str, config: McpServerConfig) -> ToolHub:
         key = (skill, server, config.model_dump_json())  # a changed config is a new session
@@ -90,7 +104,8 @@ class SkillToolsets:
             held = self._hubs.get(key)
             if held is None:
                 hub = ToolHub({server: config}, connect_timeout=self._connect_timeout,
-                              call_timeout=self._call_timeout, catalog_ttl=None, environ=self._environ)
+                              call_timeout=self._call_timeout, catalog_ttl=None, environ=self._environ,
+                              metrics=self._metrics)
                 await hub.start()
                 [state] = hub.server_states()
                 if state.status != "connected":

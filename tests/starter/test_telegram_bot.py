@@ -20,7 +20,7 @@ import pytest
 from temporalio.client import Client
 
 from skills.messages import ChatReply
-from starter.telegram_bot import HELP, BotApi, FatalTelegramError, TelegramBot, TelegramError
+from starter.telegram_bot import HELP, BotApi, FatalTelegramError, TelegramBot, TelegramError, reply_text
 from tests.conftest import ROOT, Engine, eventually, schedule_exists
 from tests.fakes.llm_server import ScriptedLLM, call, hang_until, long, say
 from tests.fakes.telegram_api import FakeBotApi
@@ -199,3 +199,10 @@ def test_skills_telegram_refuses_to_start_without_a_token_or_chats(telegram: Fak
                                  env={**base, "TELEGRAM_BOT_TOKEN": "999:wrong", "TELEGRAM_API_BASE": telegram.url})
     assert wrong_token.returncode == 1 and "Unauthorized; check TELEGRAM_BOT_TOKEN" in wrong_token.stderr
     assert "999:wrong" not in wrong_token.stderr
+
+
+def test_a_reply_says_which_of_a_matched_skills_tools_could_not_start() -> None:
+    reply = ChatReply(session_id="s", ok=True, reply="Its tools are down.",
+                      unavailable=["toolset server 'broken' of skill 'brokensmith' failed to start: no licence"])
+    assert reply_text(reply) == ("Its tools are down.\n• not available this turn: toolset server 'broken' of "
+                                 "skill 'brokensmith' failed to start: no licence")
