@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import delete, func, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, select
+from sqlmodel import Session, SQLModel, select
 from temporalio import activity
 
 from activities.database import open_database
@@ -185,14 +185,13 @@ class Store:
         else the earlier claim still within ``window``. Claims past the window are forgotten."""
         with self.session() as session:
             session.exec(delete(SeenEventRow).where(SeenEventRow.seen_at < now - window))  # type: ignore[call-overload,arg-type]
-            row = session.get(SeenEventRow, (name, event_id))
-            if row is not None and row.claimer != claimer:
-                session.commit()
-                return row
-            if row is None:
-                session.add(SeenEventRow(name=name, event_id=event_id, seen_at=now, claimer=claimer))
+            # Insert or keep the claim already there: two emits of one id at the same instant (two
+            # workers, two engines) both succeed here, and the row says whose it is.
+            session.execute(_insert_or_ignore(self.engine, SeenEventRow(name=name, event_id=event_id, seen_at=now,
+                                                                        claimer=claimer)))
             session.commit()
-            return None
+            row = session.get(SeenEventRow, (name, event_id))
+            return row if row is not None and row.claimer != claimer else None
 
     def record_event(self, name: str, event_id: str, claimer: str, result: dict[str, Any]) -> None:
         """Keep what the claimer's emit did, for a duplicate's answer."""
@@ -212,7 +211,7 @@ class Store:
         Returns the stored row of that fire: another run id means the fire was someone else's."""
         with self.session() as session:
             for record in [*gaps, run]:
-                session.execute(_insert_or_ignore(self.engine, record))
+                session.execute(_insert_or_ignore(self.engine, RunRow(**record.model_dump(mode="python"))))
             session.commit()
             row = session.get(RunRow, run.run_id)
             if row is None and run.trigger == "schedule" and run.scheduled_at is not None:
@@ -396,13 +395,13 @@ class Store:
 _MESSAGE_FIELDS = set(ChatMessage.model_fields)
 
 
-def _insert_or_ignore(engine: Engine, run: RunRecord) -> Any:
-    """INSERT ... ON CONFLICT DO NOTHING: a run id or a scheduled fire already stored is kept."""
+def _insert_or_ignore(engine: Engine, row: SQLModel) -> Any:
+    """INSERT ... ON CONFLICT DO NOTHING: a row already stored under any of its unique keys is kept."""
     if engine.dialect.name == "postgresql":
         from sqlalchemy.dialects.postgresql import insert
     else:
         from sqlalchemy.dialects.sqlite import insert
-    return insert(RunRow).values(**RunRow(**run.model_dump(mode="python")).model_dump()).on_conflict_do_nothing()
+    return insert(type(row)).values(**row.model_dump()).on_conflict_do_nothing()
 
 
 def _name_taken(spec: SkillSpec) -> SkillValidationError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 
 from sqlmodel import select
@@ -38,3 +39,29 @@ def test_past_the_window_an_id_is_new_and_old_claims_are_pruned(store_url: str) 
     with store.session() as session:
         rows = {(r.event_id, r.claimer) for r in session.exec(select(SeenEventRow))}
     assert rows == {("m-1", "run-b")}
+
+
+def test_simultaneous_claims_of_one_id_from_many_engines_elect_one(store_url: str) -> None:
+    """Eight emits of one id at the same instant, over four engines (four workers): one claim wins,
+    the others are told whose it is, and none fails (no primary-key clash to retry)."""
+    stores = [Store.open(store_url) for _ in range(4)]
+    start = threading.Barrier(8)
+    answers: dict[str, SeenEventRow | None] = {}
+    failures: list[BaseException] = []
+
+    def claim(i: int) -> None:
+        start.wait()
+        try:
+            answers[f"run-{i}"] = stores[i % 4].claim_event("mail.in", "same", f"run-{i}", NOW, WINDOW)
+        except BaseException as e:  # noqa: BLE001 - what a thread raised is the test's finding
+            failures.append(e)
+
+    threads = [threading.Thread(target=claim, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    [winner] = [claimer for claimer, answer in answers.items() if answer is None]
+    assert all(answer.claimer == winner for answer in answers.values() if answer is not None)
+    assert len(answers) == 8
