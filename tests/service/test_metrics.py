@@ -7,10 +7,12 @@ from pathlib import Path
 from temporalio.client import Client
 
 from client import SkillsClient
+from client.files import sync_files
 from config.settings import Settings
 from tests.conftest import eventually, free_port, trigger_schedule, worker_process
 from tests.fakes.llm_server import ScriptedLLM, say
 from tests.service.http import answers, gated_config, get, value
+from tests.workflows.test_toolsets import BROKEN, CHANGING, write
 
 
 def _direct(name: str, tool: str, **extra: object) -> dict[str, object]:
@@ -47,12 +49,20 @@ async def test_metrics_count_what_the_engine_did(client: Client, settings: Setti
                                "notify_on_completion": False})
         assert (await skills.run("thinker", agent_id="ada")).status == "success"
 
+        # A SKILL.md skill's own toolset servers count under their names, a server that cannot start too.
+        write(settings.user_skills_dir, "own-tools", "changing_add_tool_quietly", CHANGING)
+        write(settings.user_skills_dir, "own-broken", "broken_anything", BROKEN)
+        assert not (await sync_files(skills)).refused
+        assert (await skills.run("own-tools", "files")).status == "success"
+        assert (await skills.run("own-broken", "files")).status == "error"
+
         status, text = await get(port, "/metrics")
         assert status == 200
 
     fires = "skills_fires"
-    assert value(text, fires, tier="direct", status="success", trigger="manual", task_queue=settings.task_queue) == 1
-    assert value(text, fires, tier="direct", status="error", trigger="manual") == 2
+    # fine and own-tools; bad twice and own-broken
+    assert value(text, fires, tier="direct", status="success", trigger="manual", task_queue=settings.task_queue) == 2
+    assert value(text, fires, tier="direct", status="error", trigger="manual") == 3
     assert value(text, fires, tier="direct", status="skipped", trigger="schedule") == 1
     assert value(text, fires, tier="agent", status="success", trigger="manual") == 1
     assert value(text, "skills_skips", reason="backoff") == 1
@@ -60,6 +70,8 @@ async def test_metrics_count_what_the_engine_did(client: Client, settings: Setti
     assert value(text, "skills_tool_calls", server="gated", outcome="error") == 2
     assert value(text, "skills_tool_calls", server="outbox", outcome="ok") >= 1
     assert value(text, "skills_tool_call_latency_count", server="gated") == 2
+    assert value(text, "skills_tool_calls", server="changing", outcome="ok") == 1
+    assert value(text, "skills_tool_calls", server="broken", outcome="ToolServerError") >= 1  # once per attempt
     assert value(text, "skills_llm_tokens", skill="thinker", agent="ada", kind="prompt") == 120
     assert value(text, "skills_llm_tokens", skill="thinker", agent="ada", kind="completion") == 7
     assert value(text, "skills_mcp_server_up", server="gated") == 1
@@ -67,7 +79,7 @@ async def test_metrics_count_what_the_engine_did(client: Client, settings: Setti
     assert value(text, "skills_mcp_server_up", server="outbox") == 1
     # The SDK's own metrics, in the same exposition.
     assert value(text, "temporal_workflow_completed", workflow_type="SkillRun") >= 2
-    assert value(text, "temporal_workflow_failed", workflow_type="SkillRun") == 2
+    assert value(text, "temporal_workflow_failed", workflow_type="SkillRun") == 3
     assert value(text, "temporal_activity_execution_latency_count", activity_type="call_tool") >= 3
 
 
