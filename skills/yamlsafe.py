@@ -24,9 +24,32 @@ import yaml
 MAX_ALIAS_EXPANSION = 10_000
 """Nodes that aliases may add to a document once expanded; real documents use a handful."""
 
-# The C loader when libyaml is present (discovery parses thousands of files); both build only
-# plain YAML types.
-_LOADER: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_SAFE: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""The C parser when libyaml is present (discovery parses thousands of files); both build only plain types."""
+
+_RESOLVED: dict[tuple[str, bool], str] = {}
+"""The tag of each short plain scalar seen (``true``, ``name``, ``10``): the same words come back in every file."""
+_RESOLVED_MAX = 50_000
+_SHORT = 40
+
+
+class _Loader(_SAFE):  # type: ignore[misc,valid-type]
+    """The safe loader, with the implicit tag of short plain scalars remembered (no path resolvers
+    are registered, so a scalar's tag depends on its text alone)."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is not yaml.ScalarNode or len(value) > _SHORT:
+            return super().resolve(kind, value, implicit)
+        key = (value, implicit[0])
+        tag = _RESOLVED.get(key)
+        if tag is None:
+            tag = super().resolve(kind, value, implicit)
+            if len(_RESOLVED) < _RESOLVED_MAX:
+                _RESOLVED[key] = tag
+        return tag
+
+
+_STR, _SEQ, _MAP = "tag:yaml.org,2002:str", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"
 
 
 class YamlRefusedError(yaml.YAMLError):
@@ -41,16 +64,41 @@ def load(text: str, *, source: str) -> Any:
     (``yaml.constructor.ConstructorError``), or :class:`YamlRefusedError` naming the source
     for an alias bomb or a recursive alias.
     """
-    loader = _LOADER(text)
+    loader = _Loader(text)
     try:
         node = loader.get_single_node()
         if node is None:
             return None
         if "&" in text:  # without an anchor there is no alias to expand
             _check_aliases(node, source)
-        return loader.construct_document(node)
+        if "<<" in text:  # merge keys: PyYAML's constructor flattens them
+            return loader.construct_document(node)
+        return _build(loader, node)
     finally:
         loader.dispose()
+
+
+def _build(loader: Any, node: yaml.Node) -> Any:
+    """The value of ``node``: strings, lists and maps built directly (most of a frontmatter), every
+    other tag (numbers, booleans, dates, ``!!set``; a refused ``!!python/...``) by PyYAML's safe
+    constructor, so the values and the errors are the ones it gives."""
+    tag = node.tag
+    if tag == _STR and isinstance(node, yaml.ScalarNode):
+        return node.value
+    if tag == _SEQ and isinstance(node, yaml.SequenceNode):
+        return [_build(loader, child) for child in node.value]
+    if tag == _MAP and isinstance(node, yaml.MappingNode):
+        built: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = _build(loader, key_node)
+            try:
+                hash(key)
+            except TypeError:
+                raise yaml.constructor.ConstructorError("while constructing a mapping", node.start_mark,
+                                                        "found unhashable key", key_node.start_mark) from None
+            built[key] = _build(loader, value_node)
+        return built
+    return loader.construct_object(node, deep=True)
 
 
 def _check_aliases(root: yaml.Node, source: str) -> None:

@@ -7,6 +7,8 @@ from datetime import date
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skills import yamlsafe
 
@@ -55,3 +57,39 @@ def test_plain_yaml_types_and_nothing_else() -> None:
         yamlsafe.load("x: !!python/object/apply:os.system ['true']", source="s")
     with pytest.raises(yaml.YAMLError):
         yamlsafe.load("x: [unclosed", source="s")
+
+
+PLAIN = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30)
+    | st.dates(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10) | st.integers(),
+                                                                      children, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=PLAIN, flow=st.sampled_from([None, True, False]))
+def test_values_are_the_ones_pyyaml_builds(value: object, flow: bool | None) -> None:
+    """The direct builder of strings, lists and maps agrees with PyYAML's safe constructor."""
+    text = yaml.safe_dump({"value": value}, default_flow_style=flow, allow_unicode=True)
+    assert yamlsafe.load(text, source="x") == yaml.safe_load(text)
+
+
+@pytest.mark.parametrize("text", [
+    "a: 1\nb: [yes, no, ~, 0x1F, 1_000, .inf, 2026-11-23, 2026-11-23T06:00:00Z]\n",
+    "tags: !!set {a, b}\nraw: !!binary aGVsbG8=\nordered: !!omap [{a: 1}, {b: 2}]\ntext: !!str 10\n",
+    "base: &b {x: 1, y: 2}\nmore:\n  <<: *b\n  y: 3\n",
+    "'quoted': 'true'\n\"n\": \"10\"\nblock: |\n  two\n  lines\n",
+])
+def test_tagged_and_merged_documents_are_the_ones_pyyaml_builds(text: str) -> None:
+    assert yamlsafe.load(text, source="x") == yaml.safe_load(text)
+
+
+def test_refusals_are_pyyamls() -> None:
+    for text, message in [("? [a, b]\n: 1\n", "found unhashable key"),
+                          ("x: !!python/object:os.system {}\n", "could not determine a constructor")]:
+        with pytest.raises(yaml.constructor.ConstructorError, match=message):
+            yaml.safe_load(text)
+        with pytest.raises(yaml.constructor.ConstructorError, match=message):
+            yamlsafe.load(text, source="x")
