@@ -17,11 +17,32 @@ from temporalio.exceptions import ActivityError
 with workflow.unsafe.imports_passed_through():
     from activities.agent import AgentActivities, AgentToolCall, LlmTurn
     from activities.scripts import AgentScriptCall, ScriptActivities
+    from activities.tools import ToolActivities
+    from skills.catalog import ToolsetGrant
     from skills.messages import AgentLoopState, LoopEnd, LoopLimits
     from skills.models import ToolCallRecord
     from skills.scripts import RUN_SCRIPT
     from workflows.failures import activity_cause
     from workflows.options import llm_options, script_options, tool_options
+
+
+async def open_toolsets(grants: list[ToolsetGrant], timeout_seconds: float
+                        ) -> tuple[list[str], list[ToolsetGrant], list[str]]:
+    """Connect each grant's servers (the ``open_toolsets`` activity, one per skill): the names of their
+    tools, which join a loop's sandbox, the grants opened, and why each of the others could not be."""
+    tools: list[str] = []
+    opened: list[ToolsetGrant] = []
+    failures: list[str] = []
+    for grant in grants:
+        try:
+            tools += await workflow.execute_activity_method(
+                ToolActivities.open_toolsets, grant, **tool_options(timeout_seconds),
+                summary=f"toolsets of {grant.skill}: {', '.join(grant.servers)}",
+            )
+            opened.append(grant)
+        except ActivityError as e:
+            failures.append(activity_cause(e))
+    return tools, opened, failures
 
 
 async def agent_loop(state: AgentLoopState, limits: LoopLimits,

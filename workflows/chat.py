@@ -10,15 +10,12 @@ it can fix in its next step. The conversation is kept in the store, by session.
 from __future__ import annotations
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from activities.chat import ChatActivities, ChatPrepare
-    from activities.tools import ToolActivities
     from skills.messages import AgentLoopState, ChatInput, ChatReply, LoopLimits
-    from workflows.agent_loop import agent_loop
-    from workflows.failures import activity_cause
-    from workflows.options import STORE, tool_options
+    from workflows.agent_loop import agent_loop, open_toolsets
+    from workflows.options import STORE
 
 REPLY_CHARS = 16_000
 """A chat's reply is the model's whole answer, up to four Telegram messages."""
@@ -34,19 +31,12 @@ class ChatTurn:
                                                 now=workflow.now()), **STORE,
         )
         # The matched skills' own toolsets join this turn's sandbox; one that cannot start is left out.
-        tools, grants, unavailable = list(session.tools), [], []
-        for grant in session.toolsets:
-            try:
-                tools += await workflow.execute_activity_method(
-                    ToolActivities.open_toolsets, grant, **tool_options(session.tool_timeout_seconds),
-                    summary=f"toolsets of {grant.skill}: {', '.join(grant.servers)}",
-                )
-                grants.append(grant)
-            except ActivityError as e:
-                workflow.logger.warning("chat turn without the toolsets of %s: %s", grant.skill, activity_cause(e))
-                unavailable.append(activity_cause(e))
+        toolset_tools, grants, unavailable = await open_toolsets(session.toolsets, session.tool_timeout_seconds)
+        for reason in unavailable:
+            workflow.logger.warning("chat turn without a matched skill's toolsets: %s", reason)
         end = await agent_loop(
-            AgentLoopState(conversation_id=conversation, model=session.model, tools=list(dict.fromkeys(tools)),
+            AgentLoopState(conversation_id=conversation, model=session.model,
+                           tools=list(dict.fromkeys([*session.tools, *toolset_tools])),
                            script_skills=session.script_skills, toolsets=grants),
             LoopLimits(max_steps=session.max_steps, token_cap=session.token_cap,
                        malformed_limit=session.malformed_limit, llm_timeout_seconds=session.llm_timeout_seconds,

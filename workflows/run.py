@@ -50,7 +50,7 @@ with workflow.unsafe.imports_passed_through():
     from skills.plans import StepOutput, resolve
     from skills.preflight import render_arguments, should_skip
     from skills.scripts import RUN_SCRIPT
-    from workflows.agent_loop import agent_loop
+    from workflows.agent_loop import agent_loop, open_toolsets
     from workflows.failures import activity_cause
     from workflows.options import NOTIFY, SCHEDULE, STORE, STORE_LOCAL, script_options, tool_options
 
@@ -125,15 +125,10 @@ class SkillRun:
     async def _agent(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput) -> RunRecord:
         """Connect the skill's own toolsets (their tools join the sandbox), open the conversation (kept in
         the store, by run id), then run the loop. A toolset server that cannot start fails the run."""
-        grants, toolset_tools = [start.toolsets] if start.toolsets else [], []
-        for grant in grants:
-            try:
-                toolset_tools += await workflow.execute_activity_method(
-                    ToolActivities.open_toolsets, grant, **tool_options(start.tool_timeout_seconds),
-                    summary=f"toolsets of {grant.skill}: {', '.join(grant.servers)}",
-                )
-            except ActivityError as e:
-                return run.model_copy(update={"status": "error", "summary": activity_cause(e)})
+        toolset_tools, grants, failures = await open_toolsets([start.toolsets] if start.toolsets else [],
+                                                              start.tool_timeout_seconds)
+        if failures:
+            return run.model_copy(update={"status": "error", "summary": failures[0]})
         session = await workflow.execute_activity_method(
             AgentActivities.start,
             AgentStart(conversation_id=run.run_id, skill_id=skill.id, now=workflow.now(), event=request.event,
