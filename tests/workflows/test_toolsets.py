@@ -8,12 +8,16 @@ from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.worker import Replayer
 
 from client.files import sync_files
 from config.settings import Settings
-from tests.conftest import PYTHON, ROOT, Engine
+from tests.conftest import PYTHON, ROOT, Engine, eventually
 from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
 from tests.skills.skillmd.skill_files import skill_text
+from workflows.chat import ChatTurn
+from workflows.run import SkillRun
 
 SERVER = str(ROOT / "tests" / "mcp_servers" / "changing_server.py")
 NEVER = {"schedule": "0 3 1 1 *"}  # registered and scheduled, but only run by hand here
@@ -150,5 +154,18 @@ async def test_an_agent_run_and_a_chat_turn_are_offered_their_skills_toolsets(
         last = llm.requests_for("default")[6]
         assert not any(name.startswith("broken_") for name in last.tool_names)
         assert "memory_store_skill" in last.tool_names
+
+        # The histories replay: the toolsets' steps are deterministic workflow code.
+        chats = await eventually(lambda: _chat_turns(client, engine.settings.task_queue, 2))
+        replayer = Replayer(workflows=[SkillRun, ChatTurn], data_converter=pydantic_data_converter)
+        for workflow_id in [run.workflow_id, broken.workflow_id, *chats]:  # type: ignore[union-attr]
+            await replayer.replay_workflow(await client.get_workflow_handle(workflow_id).fetch_history())
     finally:
         await engine.stop()
+
+
+async def _chat_turns(client: Client, task_queue: str, count: int) -> list[str] | None:
+    """The ids of the queue's closed ChatTurn workflows, once there are ``count`` of them."""
+    found = [w.id async for w in client.list_workflows(
+        f"WorkflowType='ChatTurn' AND TaskQueue='{task_queue}' AND ExecutionStatus='Completed'")]
+    return found if len(found) == count else None
