@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 
 class ToolInfo(BaseModel):
@@ -116,6 +116,25 @@ class ToolsetGrant(BaseModel):
         return next((server for server in self.servers if tool.startswith(server + "_")), None)
 
 
+def upgraded_grant(data: Any, skill_field: str) -> Any:
+    """A payload written before grants (``toolsets`` a bare mapping of servers, ``skill_folder`` beside it)
+    in today's shape, so a run in flight across a worker upgrade replays and retries: no servers is no
+    grant, else a grant of the skill named by ``skill_field`` (a dotted path into ``data``)."""
+    if not isinstance(data, dict) or "skill_folder" not in data and not _bare_servers(data.get("toolsets")):
+        return data
+    data = dict(data)
+    servers, folder = data.pop("toolsets", None) or {}, data.pop("skill_folder", None)
+    skill: Any = data
+    for part in skill_field.split("."):
+        skill = skill.get(part) if isinstance(skill, dict) else None
+    data["toolsets"] = {"skill": skill or "?", "servers": servers, "folder": folder} if servers else None
+    return data
+
+
+def _bare_servers(value: Any) -> bool:
+    return isinstance(value, dict) and not ({"skill", "servers"} <= value.keys())
+
+
 def granted(grants: list[ToolsetGrant], tool: str) -> ToolsetGrant | None:
     """The grant whose servers own ``tool``: a skill's own server comes before the worker's of that name."""
     return next((grant for grant in grants if grant.owner(tool) is not None), None)
@@ -132,6 +151,11 @@ class ToolCallInput(BaseModel):
     toolsets: ToolsetGrant | None = None
     """The run's skill's SKILL.md ``toolsets``: a tool one of them owns is called on that server, connected
     for that skill; None for most skills."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: Any) -> Any:
+        return upgraded_grant(data, "skill")
 
 
 class ToolCallOutput(ToolResult):

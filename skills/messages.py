@@ -12,9 +12,9 @@ from datetime import datetime
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
-from skills.catalog import ToolsetGrant
+from skills.catalog import ToolsetGrant, upgraded_grant
 from skills.errors import FieldError
 from skills.events import EventInfo
 from skills.models import BY_USER, Normalized, RunRecord, RunTrigger, Skill, ToolCallRecord, TriggerConfig
@@ -219,6 +219,11 @@ class RunStart(BaseModel):
     llm_timeout_seconds: float = 120.0
     run_token_cap: int = 50_000
     malformed_call_limit: int = 3
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: Any) -> Any:
+        return upgraded_grant(data, "run.skill_name")
 
 
 class AgentLoopState(BaseModel):

@@ -1,12 +1,17 @@
-"""How a time in a skill's zone reads, in a chat's reply and in the management tools' answers."""
+"""Messages: how a time in a skill's zone reads (a chat's reply, the management tools' answers), and
+payloads of an earlier shape that a run in flight across an upgrade still carries."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 import pytest
+from temporalio.api.common.v1 import Payload
+from temporalio.contrib.pydantic import pydantic_data_converter
 
-from skills.messages import ChatReply, zone_time
+from skills.catalog import ToolCallInput, ToolsetGrant
+from skills.messages import ChatReply, RunStart, zone_time
 
 MOMENT = datetime(2026, 11, 22, 8, 5, tzinfo=UTC)
 
@@ -33,3 +38,24 @@ def test_a_chat_reply_gives_each_change_its_next_fire_in_the_skill_zone() -> Non
         "updated: skill 2 'tea' (agent tier, next fire 2026-11-22 08:05 UTC)",
         "deleted: skill 3 'old'",
     ]
+
+
+def test_payloads_written_before_toolset_grants_still_decode() -> None:
+    """A run in flight across a worker upgrade: its recorded RunStart and a pending tool call's input,
+    written when toolsets were a bare mapping beside ``skill_folder``, decode through the data converter."""
+    def decoded(data: dict[str, object], kind: type) -> object:
+        payload = Payload(metadata={"encoding": b"json/plain"}, data=json.dumps(data).encode())
+        return pydantic_data_converter.payload_converter.from_payloads([payload], [kind])[0]
+
+    servers = {"changing": {"command": "python", "args": ["server.py"]}}
+    call = decoded({"tool": "changing_add", "skill": "with-tools", "toolsets": servers, "skill_folder": "/s"},
+                   ToolCallInput)
+    assert call.toolsets == ToolsetGrant(skill="with-tools", servers=servers, folder="/s")  # type: ignore[attr-defined]
+    plain = decoded({"tool": "outbox_send_message", "skill": None, "toolsets": {}, "skill_folder": None},
+                    ToolCallInput)
+    assert plain.toolsets is None  # type: ignore[attr-defined]
+    start = decoded({"skill": None, "run": None, "toolsets": {}, "skill_folder": None}, RunStart)
+    assert start.toolsets is None  # type: ignore[attr-defined]
+    # Today's shape goes through unchanged.
+    grant = ToolCallInput(tool="changing_add", toolsets=ToolsetGrant(skill="s", servers=servers, folder="/s"))
+    assert decoded(grant.model_dump(mode="json"), ToolCallInput) == grant
