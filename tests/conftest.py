@@ -18,7 +18,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -64,12 +64,20 @@ async def client(env: WorkflowEnvironment) -> AsyncIterator[Client]:
                 raise
 
 
+ROUNDS_NEVER_DUE = timedelta(days=10_000)
+"""The engine's own rounds (maintenance, the SKILL.md sync) every 27 years, aligned to the epoch: none
+comes due during a test. At the default five minutes, a test running across a :00/:05 boundary had
+the worker's own sync register its files before the test's sync, or maintenance act in its middle.
+A test that wants a round runs or triggers it."""
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     # Empty SKILL.md folders: a test that wants file skills writes them.
     return Settings(task_queue=f"test-{uuid.uuid4().hex[:10]}", data_dir=tmp_path, timezone="UTC",
                     mcp_config=None, bundled_skills_dir=tmp_path / "bundled", user_skills_dir=tmp_path / "user",
-                    project_skills_dir=tmp_path / "project", health_port=None)
+                    project_skills_dir=tmp_path / "project", health_port=None,
+                    maintenance_interval=ROUNDS_NEVER_DUE, skill_sync_interval=ROUNDS_NEVER_DUE)
 
 
 @pytest.fixture(scope="session")
@@ -228,6 +236,8 @@ class WorkerProcess:
             "SKILLS_DATA_DIR": str(settings.data_dir),
             "SKILLS_TIMEZONE": settings.timezone,
             "SKILLS_CATCHUP_WINDOW": str(settings.catchup_window.total_seconds()),
+            "SKILLS_MAINTENANCE_INTERVAL": str(settings.maintenance_interval.total_seconds()),
+            "SKILLS_SKILL_SYNC_INTERVAL": str(settings.skill_sync_interval.total_seconds()),
             # The test's own SKILL.md folders: a worker left to the defaults would register the bundled skills.
             "SKILLS_BUNDLED_SKILLS_DIR": str(settings.bundled_skills_dir),
             "SKILLS_USER_SKILLS_DIR": str(settings.user_skills_dir),

@@ -35,6 +35,7 @@ def test_every_text_form_of_the_environment_is_read() -> None:
     assert settings.catchup_window == timedelta(hours=2)
     assert settings.tool_call_timeout == timedelta(seconds=90.5)
     assert settings.notify_interval == timedelta(minutes=5)
+    assert settings.maintenance_interval == settings.skill_sync_interval == timedelta(minutes=5)  # defaults
     assert settings.backoff_steps == [timedelta(seconds=30), timedelta(minutes=2), timedelta(minutes=10)]
     assert settings.telegram_chats == ["42", "-1001"]
     assert settings.failure_limit == 3 and settings.spike_factor == 2.5

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -282,7 +281,7 @@ async def test_the_sync_schedule_is_created_idempotently_and_its_fire_syncs(
 
     description = await handle.describe()
     schedule = description.schedule
-    assert [i.every for i in schedule.spec.intervals] == [timedelta(minutes=5)]
+    assert [i.every for i in schedule.spec.intervals] == [engine.settings.skill_sync_interval]
     assert isinstance(schedule.action, ScheduleActionStartWorkflow)
     assert (schedule.action.workflow, schedule.action.task_queue) == ("SyncSkillFiles", sync.queue)
     assert schedule.policy.overlap == ScheduleOverlapPolicy.SKIP
