@@ -210,7 +210,7 @@ while n < 500:
         time.sleep(30)
         os._exit(0)
     n += 1
-""", "bomb.sh": "b() { b | b & }; b\n"})
+""", "bomb.sh": "b() { b | b; }; b\n"})  # held in the foreground: its refusal is printed before it exits
     counted = await run(folder, "count.py", [marker], processes=8)
     assert counted.stdout.startswith("fork refused after "), counted
     assert int(counted.stdout.split()[3]) < 8
@@ -219,6 +219,7 @@ while n < 500:
     bombed = await run(folder, "bomb.sh", [marker], processes=8, timeout_seconds=5.0)
     assert time.monotonic() - began < 15
     assert "Cannot fork" in bombed.stderr, bombed  # the shell was refused its processes
+    assert not bombed.ok and bombed.exit_code == 2 and not bombed.timed_out
     assert processes_with(marker) == []  # nothing of either sandbox is left on the machine
 
 
