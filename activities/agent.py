@@ -26,7 +26,7 @@ from temporalio.exceptions import ApplicationError
 from activities.failures import application_error
 from activities.heartbeat import heartbeating
 from activities.mcp.toolsets import SkillToolsets
-from activities.skillfiles import script_skills, script_tool
+from activities.skillfiles import file_skill, script_skills, script_tool
 from activities.store import Store
 from config.secrets import redact
 from config.settings import LLM_SETTINGS, OPENAI_API_URL, Settings
@@ -43,6 +43,7 @@ from skills.events import EventInfo
 from skills.messages import FINAL_EXCERPT
 from skills.schemas import relax_schema
 from skills.scripts import RUN_SCRIPT
+from skills.skillmd.disclosure import render_instructions
 
 TOOL_EXCERPT = 300
 HEALTH_TIMEOUT = 3.0
@@ -57,7 +58,11 @@ class AgentStart(BaseModel):
     event: EventInfo | None = None
     """The event that started the run: it follows the task in the first user message."""
     toolset_tools: list[str] = Field(default_factory=list)
-    """The tools of the skill's own toolset servers (``open_toolsets``): they join its sandbox."""
+    """The tools of the skill's own toolset servers and its dependencies' (``open_toolsets``): they join
+    its sandbox."""
+    dependencies: list[str] = Field(default_factory=list)
+    """The SKILL.md skills a file skill depends on (``begin_run``): their instructions follow the task,
+    and their declared scripts join ``run_script``."""
 
 
 class AgentSession(BaseModel):
@@ -174,13 +179,16 @@ class AgentActivities:
         """Open the run's conversation: the system prompt and the task (idempotent)."""
         skill = self.store.get_skill(request.skill_id)
         tools = list(dict.fromkeys([*skill.required_tools, *request.toolset_tools]))
-        scripts = script_skills(self.settings, [skill.name]) if skill.agent_id == self.settings.file_skills_agent \
-            else []
+        scripts = script_skills(self.settings, [skill.name, *request.dependencies]) \
+            if skill.agent_id == self.settings.file_skills_agent else []
         if scripts and RUN_SCRIPT not in tools:
             tools.append(RUN_SCRIPT)
         if self.store.get_message(request.conversation_id, 1) is None:
-            self.store.append_messages(request.conversation_id, opening_messages(skill, request.now, tools, request.event),
-                                       request.now)
+            brought = [render_instructions(found) for name in request.dependencies
+                       if (found := file_skill(self.settings, name)) is not None]
+            self.store.append_messages(
+                request.conversation_id, opening_messages(skill, request.now, tools, request.event, brought),
+                request.now)
         return AgentSession(model=skill.model or self.settings.llm_model, tools=tools, script_skills=scripts)
 
     @activity.defn(name="llm_turn")

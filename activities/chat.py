@@ -102,7 +102,7 @@ class ChatActivities:
         catalog = discover(**self.settings.skill_folders())
         disclosure = disclose(request.message, catalog)
         tools = list(TOOLS)
-        scripts = script_skills(self.settings, [m.name for m in disclosure.matches])
+        scripts = script_skills(self.settings, disclosure.instructions)  # the matches and what they depend on
         if scripts:
             tools.append(RUN_SCRIPT)
         grants = [grant for name in disclosure.instructions

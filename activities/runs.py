@@ -17,12 +17,12 @@ from temporalio import activity
 
 from activities.heartbeat import heartbeating
 from activities.metrics import EngineMetrics
-from activities.skillfiles import file_skill, toolset_grant
+from activities.skillfiles import dependencies_of, file_skill, toolset_grant
 from activities.store import Store
 from config.secrets import redact
 from config.settings import Settings
 from skills.budget import DAY
-from skills.catalog import ToolResult, ToolsetGrant
+from skills.catalog import ToolResult
 from skills.errors import SkillNotFoundError
 from skills.fires import MAX_ACCOUNTED, PreviousFire, account_gap
 from skills.messages import BeginRun, NotifyInput, RunOutcome, RunStart
@@ -76,12 +76,19 @@ class RunActivities:
                         llm_timeout_seconds=self.settings.llm_timeout.total_seconds(),
                         run_token_cap=self.settings.run_token_cap,
                         malformed_call_limit=self.settings.malformed_call_limit,
-                        toolsets=self._toolsets(skill))
+                        **self._file_parts(skill))
 
-    def _toolsets(self, skill: Skill) -> ToolsetGrant | None:
-        """A file skill's SKILL.md ``toolsets``, read now (an edit counts at the next fire), with its folder."""
+    def _file_parts(self, skill: Skill) -> dict[str, Any]:
+        """A file skill's SKILL.md ``toolsets`` and ``depends``, read now (an edit counts at the next fire)."""
         found = file_skill(self.settings, skill.name) if skill.agent_id == self.settings.file_skills_agent else None
-        return toolset_grant(found) if found is not None else None
+        if found is None:
+            return {}
+        brought, missing = dependencies_of(self.settings, found)
+        if missing:
+            activity.logger.warning("skill %s depends on %s, which no skill folder holds now; it runs without",
+                                    skill.name, ", ".join(missing))
+        return {"toolsets": toolset_grant(found), "dependencies": [dep.name for dep in brought],
+                "dependency_toolsets": [grant for dep in brought if (grant := toolset_grant(dep)) is not None]}
 
     @activity.defn(name="finish_run")
     def finish(self, run: RunRecord) -> RunOutcome:

@@ -39,6 +39,8 @@ from skills.messages import (
 )
 from skills.normalize import NormalizeContext
 from skills.scripts import RUN_SCRIPT, tool_description, tool_schema
+from skills.skillmd.depends import missing_dependencies
+from skills.skillmd.depends import with_dependencies as dependency_order
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile
 from skills.skillmd.scripts import declared_scripts
@@ -153,6 +155,18 @@ def file_skill(settings: Settings, name: str) -> SkillFile | None:
             found, _ = load_skill_file(skill_md, "user")
             return found if found is not None and found.name == name else None
     return None
+
+
+def dependencies_of(settings: Settings, skill: SkillFile) -> tuple[list[SkillFile], list[str]]:
+    """What a SKILL.md skill brings along as the worker's folders hold it now: the skills it depends on
+    (transitively, depth first, once each, as disclosure orders them), and the names that match no skill."""
+    if not skill.manifest.depends:
+        return [], []
+    catalog = discover(**settings.skill_folders())
+    graph = {**catalog.dependencies, skill.name: list(skill.manifest.depends)}
+    names = dependency_order([skill.name], graph)[1:]
+    missing = dict.fromkeys(dep for name in [skill.name, *names] for dep in missing_dependencies(name, graph))
+    return [catalog.skills[name] for name in names], list(missing)
 
 
 def toolset_grant(skill: SkillFile) -> ToolsetGrant | None:

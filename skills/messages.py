@@ -209,6 +209,12 @@ class RunStart(BaseModel):
     """Why this fire must not run the skill (disabled, backoff), decided from the stored state."""
     toolsets: ToolsetGrant | None = None
     """A file skill's SKILL.md ``toolsets``, read at this fire: MCP servers connected for this run only."""
+    dependencies: list[str] = Field(default_factory=list)
+    """The SKILL.md skills a file skill ``depends`` on, read at this fire (transitively, once each): an
+    Agent-tier run gets their instructions after its task, and their scripts."""
+    dependency_toolsets: list[ToolsetGrant] = Field(default_factory=list)
+    """The ``toolsets`` of those dependencies: an Agent-tier run connects them too (a Direct plan does not:
+    its steps were checked against the skill's own tools when it was registered)."""
     tool_timeout_seconds: float = 60.0
     script_timeout_seconds: float = 60.0
     """The wall timeout of one script run (a ``run_script`` step); its activity gets a margin on top."""

@@ -123,16 +123,17 @@ class SkillRun:
         return run.model_copy(update={"status": "success", "tool_calls": calls, "summary": summary[:RESULT_EXCERPT]})
 
     async def _agent(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput) -> RunRecord:
-        """Connect the skill's own toolsets (their tools join the sandbox), open the conversation (kept in
-        the store, by run id), then run the loop. A toolset server that cannot start fails the run."""
-        toolset_tools, grants, failures = await open_toolsets([start.toolsets] if start.toolsets else [],
-                                                              start.tool_timeout_seconds)
+        """Connect the toolsets of the skill and of the skills it depends on (their tools join the sandbox),
+        open the conversation (kept in the store, by run id), then run the loop. A toolset server that
+        cannot start fails the run."""
+        toolset_tools, grants, failures = await open_toolsets(
+            ([start.toolsets] if start.toolsets else []) + start.dependency_toolsets, start.tool_timeout_seconds)
         if failures:
             return run.model_copy(update={"status": "error", "summary": failures[0]})
         session = await workflow.execute_activity_method(
             AgentActivities.start,
             AgentStart(conversation_id=run.run_id, skill_id=skill.id, now=workflow.now(), event=request.event,
-                       toolset_tools=toolset_tools),
+                       toolset_tools=toolset_tools, dependencies=start.dependencies),
             **STORE,
         )
         loop = AgentLoopState(conversation_id=run.run_id, model=session.model, tools=session.tools,

@@ -3,6 +3,7 @@ decided from stored state, failures counted in one transaction with the run."""
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -12,8 +13,9 @@ from activities.runs import RunActivities
 from activities.store import Store
 from config.settings import Settings
 from skills.fires import PreviousFire, account_gap
-from skills.messages import BeginRun
+from skills.messages import BeginRun, RunStart
 from skills.models import SkillSpec, TriggerConfig
+from tests.skills.skillmd.skill_files import skill_text
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 MINUTE = timedelta(minutes=1)
@@ -136,3 +138,46 @@ def test_account_gap_caps_the_rows_of_a_long_outage() -> None:
     previous = PreviousFire(scheduled_at=T0, started_at=T0, finished_at=T0 + timedelta(seconds=1))
     rows = account_gap(times, previous, late=True)
     assert len(rows) == 100 and rows[-1].summary.endswith("(and 899 more times like it)")
+
+
+def test_a_file_skills_dependencies_and_their_toolsets_are_read_at_each_fire(
+        store: Store, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    settings = Settings(data_dir=tmp_path, timezone="UTC", project_skills_dir=tmp_path / "project",
+                        user_skills_dir=tmp_path / "user", bundled_skills_dir=tmp_path / "bundled")
+    runs = RunActivities(store, settings, None)  # type: ignore[arg-type]
+
+    def write(name: str, **frontmatter: object) -> None:
+        folder = settings.user_skills_dir / name
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "SKILL.md").write_text(skill_text({"name": name, "description": f"The {name} skill.",
+                                                     **frontmatter}))
+
+    write("letters", depends=["signoff", "ghost"])
+    write("signoff", depends=["style", "letters"])  # a cycle back to the skill itself brings it only once
+    write("style", toolsets={"inks": {"command": "inks-server"}})
+    spec = SkillSpec(agent_id=settings.file_skills_agent, name="letters", trigger_type="cron", instructions="x",
+                     trigger_config=TriggerConfig(interval_minutes=1))
+    skill_id = store.create_skill(spec, trigger_as_written=None, disabled_reason=None, now=T0).id
+
+    def begin(n: int) -> RunStart:
+        return runs.begin(BeginRun(skill_id=skill_id, run_id=f"r{n}", workflow_id="w", trigger="manual",
+                                   scheduled_at=None, started_at=T0 + n * MINUTE))
+
+    with caplog.at_level(logging.WARNING):
+        first = begin(1)
+    assert first.run is not None and first.toolsets is None  # letters has no toolsets of its own
+    assert first.dependencies == ["signoff", "style"]
+    [grant] = first.dependency_toolsets
+    assert (grant.skill, list(grant.servers), grant.folder) == ("style", ["inks"], str(settings.user_skills_dir / "style"))
+    assert "skill letters depends on ghost, which no skill folder holds now" in caplog.text
+
+    write("style")  # an edit counts at the next fire
+    second = begin(2)
+    assert second.dependencies == ["signoff", "style"] and second.dependency_toolsets == []
+    # A skill that is not a file skill has none of this.
+    other = SkillSpec(agent_id="someone", name="letters", trigger_type="cron", instructions="x",
+                      trigger_config=TriggerConfig(interval_minutes=1))
+    other_id = store.create_skill(other, trigger_as_written=None, disabled_reason=None, now=T0).id
+    plain = runs.begin(BeginRun(skill_id=other_id, run_id="r3", workflow_id="w", trigger="manual",
+                                scheduled_at=None, started_at=T0))
+    assert plain.run is not None and plain.dependencies == [] and plain.toolsets is None
