@@ -128,8 +128,10 @@ class ToolActivities:
         if self._declared_toolsets is None:
             return catalog
         open_tools = self.toolsets.open_tools()
+        worker = {state.name for state in catalog.servers}
         found = [SkillToolset(skill=skill, server=server, transport=config.transport,
-                              connected=(skill, server) in open_tools, tools=open_tools.get((skill, server), []))
+                              connected=(skill, server) in open_tools, tools=open_tools.get((skill, server), []),
+                              shadows=server in worker)
                  for skill, servers in sorted(self._declared_toolsets().items())
                  for server, config in servers.items()]
         return catalog.model_copy(update={"skill_toolsets": found})

@@ -77,6 +77,8 @@ class SkillToolset(BaseModel):
     """A session is open now (its skill ran lately); otherwise it is connected at the skill's next run."""
     tools: list[str] = Field(default_factory=list)
     """Its tools (``<server>_<tool>``), known while a session is open."""
+    shadows: bool = False
+    """The worker has a server of the same name: for this skill's runs, ``<server>_*`` is this one."""
 
 
 class ToolCatalog(BaseModel):

@@ -97,7 +97,8 @@ def print_catalog(found: ToolCatalog) -> None:
         for toolset in found.skill_toolsets:
             state = (f"connected, {len(toolset.tools)} tool{'s' * (len(toolset.tools) != 1)}" if toolset.connected
                      else "connected at the skill's next run")
-            print(f"  {toolset.skill}: {toolset.server}  {toolset.transport}  {state}")
+            shadows = f"  (shadows the worker's {toolset.server} for this skill)" if toolset.shadows else ""
+            print(f"  {toolset.skill}: {toolset.server}  {toolset.transport}  {state}{shadows}")
             for name in toolset.tools:
                 print(f"    {name}")
 

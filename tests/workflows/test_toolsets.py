@@ -4,15 +4,18 @@ a skill without it cannot name its tools; a server that fails to start fails onl
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import Any
 
+import pytest
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
 from client.files import sync_files
 from config.settings import Settings
+from starter import tools_cli
 from tests.conftest import PYTHON, ROOT, Engine, eventually
 from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
 from tests.skills.skillmd.skill_files import skill_text
@@ -47,15 +50,18 @@ def write(root: Path, name: str, tool: str | None, toolsets: dict[str, Any] | No
     return path
 
 
-async def test_a_skill_uses_its_own_toolset_and_a_broken_one_fails_only_its_run(engine: Engine) -> None:
+async def test_a_skill_uses_its_own_toolset_and_a_broken_one_fails_only_its_run(
+        engine: Engine, capsys: pytest.CaptureFixture[str]) -> None:
     user = engine.settings.user_skills_dir
     write(user, "with-tools", "changing_add_tool_quietly", CHANGING)
     write(user, "without-tools", "changing_add_tool_quietly")
     write(user, "broken-tools", "broken_anything", BROKEN)
+    # A toolset named like one of the worker's servers: for this skill, outbox_* is its own server.
+    write(user, "own-outbox", "outbox_add_tool_quietly", {"outbox": CHANGING["changing"]})
 
     result = await sync_files(engine.skills)
 
-    assert sorted(c.change.name for c in result.created) == ["broken-tools", "with-tools"]
+    assert sorted(c.change.name for c in result.created) == ["broken-tools", "own-outbox", "with-tools"]
     [refused] = result.refused
     assert refused.name == "without-tools"
     assert any("unknown tool 'changing_add_tool_quietly'" in e for e in refused.errors)
@@ -68,7 +74,8 @@ async def test_a_skill_uses_its_own_toolset_and_a_broken_one_fails_only_its_run(
     catalog = await engine.skills.catalog()
     assert "changing" not in {server.name for server in catalog.servers}
     toolsets = {(t.skill, t.server): t for t in catalog.skill_toolsets}
-    assert sorted(toolsets) == [("broken-tools", "broken"), ("with-tools", "changing")]
+    assert sorted(toolsets) == [("broken-tools", "broken"), ("own-outbox", "outbox"), ("with-tools", "changing")]
+    assert [key for key, toolset in toolsets.items() if toolset.shadows] == [("own-outbox", "outbox")]
     assert toolsets["with-tools", "changing"].connected
     assert "changing_add_tool_quietly" in toolsets["with-tools", "changing"].tools
     assert not toolsets["broken-tools", "broken"].connected and toolsets["broken-tools", "broken"].tools == []
@@ -80,6 +87,18 @@ async def test_a_skill_uses_its_own_toolset_and_a_broken_one_fails_only_its_run(
     # The worker is fine: the first skill runs again.
     again = await engine.skills.run("with-tools", "files")
     assert again.status == "success"  # type: ignore[union-attr]
+
+    own = await engine.skills.run("own-outbox", "files")
+    assert own.status == "success", own.summary  # type: ignore[union-attr]
+    assert [c.result for c in own.tool_calls] == ["added from-own-outbox"]  # type: ignore[union-attr]
+    worker_outbox = {entry.name for entry in (await engine.skills.catalog()).catalog["outbox"]}
+    assert "outbox_send_message" in worker_outbox and "outbox_add_tool_quietly" not in worker_outbox  # untouched
+    capsys.readouterr()
+    await tools_cli.catalog(argparse.Namespace(json=False, refresh=False), engine.skills)
+    printed = capsys.readouterr().out.splitlines()
+    [line] = [line for line in printed if line.startswith("  own-outbox: outbox")]
+    assert line.endswith("(shadows the worker's outbox for this skill)") and "connected" in line
+    assert not any("shadows" in line for line in printed if line.startswith("  with-tools: "))
 
 
 async def test_an_agent_run_and_a_chat_turn_are_offered_their_skills_toolsets(
