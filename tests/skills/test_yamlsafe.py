@@ -27,7 +27,7 @@ def test_an_alias_bomb_is_refused_fast_naming_the_source() -> None:
     started = time.monotonic()
     with pytest.raises(yamlsafe.YamlRefusedError) as refused:
         yamlsafe.load(LAUGHS, source="water.yaml")
-    assert time.monotonic() - started < 0.5
+    assert time.monotonic() - started < 5  # not a speed check: expanding it would take hours and gigabytes
     assert str(refused.value) == (
         "water.yaml: YAML aliases (*name) would expand the document by 490,329,036 nodes; at most 10,000 are "
         "allowed (an alias bomb?); refused")
