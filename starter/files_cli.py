@@ -42,6 +42,7 @@ from skills.skillmd import (
     validate_path,
     with_dependencies,
 )
+from skills.skillmd.scripts import declared_scripts
 from starter import exit_process, print_failure
 from starter.command import (
     CONTEXT_SETTINGS,
@@ -218,7 +219,8 @@ def show_skill(name: str) -> int:
             "problems": [p.model_dump(mode="json") for p in problems],
         })
         return 0
-    rows = [*_summary(skill, catalog), *([("brings along", ", ".join(brings))] if brings else []),
+    rows = [*_summary(skill, catalog),
+            *([("brings along", ", ".join(_brought(catalog.skills[name]) for name in brings))] if brings else []),
             *(("shadows", f"{s.path} ({s.source})") for s in shadowed),
             *(("problem", f"{p.severity}: {p.message}") for p in problems)]
     if not resources:
@@ -242,6 +244,8 @@ def _summary(skill: SkillFile, catalog: Catalog) -> list[tuple[str, str]]:
         ("allowed tools", ", ".join(m.allowed_tools)), ("keywords", ", ".join(m.keywords)),
         ("verbs", ", ".join(m.triggers.verbs)), ("patterns", "  ".join(p.pattern for p in m.triggers.patterns)),
         ("priority", meta.priority or None), ("depends", ", ".join(_dependency(dep, catalog) for dep in m.depends)),
+        ("toolsets", ", ".join(f"{name} ({server.transport})" for name, server in m.toolsets.items())),
+        ("scripts", ", ".join(_script_names(skill))),
         ("required tools", ", ".join(meta.required_tools)),
         ("schedule", json.dumps(meta.trigger_config) if meta.trigger_config else None),
         ("plan", "; ".join(f"{s.tool_name} {json.dumps(s.parameters, ensure_ascii=False)}"
@@ -249,6 +253,17 @@ def _summary(skill: SkillFile, catalog: Catalog) -> list[tuple[str, str]]:
         ("max steps", meta.max_steps), ("default enabled", None if m.default_enabled else "false"),
     ]
     return rows + [(key, str(value)) for key, value in optional if value]
+
+
+def _script_names(skill: SkillFile) -> list[str]:
+    return [script.name for script in declared_scripts(list(skill.manifest.scripts))[0]]
+
+
+def _brought(skill: SkillFile) -> str:
+    """A skill brought along, with the tools it brings to an Agent-tier run or chat turn."""
+    parts = [f"{label}: {', '.join(names)}" for label, names in (
+        ("toolsets", list(skill.manifest.toolsets)), ("scripts", _script_names(skill))) if names]
+    return f"{skill.name} ({'; '.join(parts)})" if parts else skill.name
 
 
 def _dependency(name: str, catalog: Catalog) -> str:

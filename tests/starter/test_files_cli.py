@@ -285,14 +285,20 @@ def test_validate_names_a_missing_dependency_and_prints_a_cycle(
 
 
 def test_show_lists_the_dependencies(dirs: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    write(dirs["user"], "style")
+    style = write(dirs["user"], "style", toolsets={"inks": {"command": "inks-server"}}, scripts=["lint.py"])
+    (style.parent / "scripts").mkdir()
+    (style.parent / "scripts" / "lint.py").write_text("print('ok')\n")
     write(dirs["project"], "tables", depends=["style"])
     write(dirs["project"], "report", depends=["tables", "ghost"])
 
     code, out, _ = run(capsys, "show", "report")
     assert code == 0
     assert "tables (project), ghost (missing)" in out
-    assert "tables, style" in out  # everything it brings, transitively
+    # Everything it brings, transitively, with the tools they bring to its runs.
+    assert "tables, style (toolsets: inks; scripts: lint.py)" in out
+
+    code, out, _ = run(capsys, "show", "style")
+    assert code == 0 and "inks (stdio)" in out and "lint.py" in out
 
     code, out, _ = run(capsys, "show", "--json", "report")
     shown = json.loads(out)
