@@ -85,7 +85,7 @@ class RunActivities:
             return {}
         brought, missing = dependencies_of(self.settings, found)
         if missing:
-            activity.logger.warning("skill %s depends on %s, which no skill folder holds now; it runs without",
+            activity.logger.warning("skill %s depends on %s, not in the skill folders now (or disabled); it runs without",
                                     skill.name, ", ".join(missing))
         return {"toolsets": toolset_grant(found), "dependencies": [dep.name for dep in brought],
                 "dependency_toolsets": [grant for dep in brought if (grant := toolset_grant(dep)) is not None]}

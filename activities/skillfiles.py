@@ -159,14 +159,25 @@ def file_skill(settings: Settings, name: str) -> SkillFile | None:
 
 def dependencies_of(settings: Settings, skill: SkillFile) -> tuple[list[SkillFile], list[str]]:
     """What a SKILL.md skill brings along as the worker's folders hold it now: the skills it depends on
-    (transitively, depth first, once each, as disclosure orders them), and the names that match no skill."""
+    (transitively, depth first, once each, as disclosure orders them), and the names that match no
+    enabled skill. Only the skills it reaches are read, not the whole catalog: this runs at every fire."""
     if not skill.manifest.depends:
         return [], []
-    catalog = discover(**settings.skill_folders())
-    graph = {**catalog.dependencies, skill.name: list(skill.manifest.depends)}
+    files, absent, waiting = {skill.name: skill}, set(), list(skill.manifest.depends)
+    while waiting:
+        name = waiting.pop()
+        if name in files or name in absent:
+            continue
+        found = file_skill(settings, name)
+        if found is None or not found.manifest.default_enabled:  # as disclosure: a disabled skill is not there
+            absent.add(name)
+            continue
+        files[name] = found
+        waiting.extend(found.manifest.depends)
+    graph = {name: list(found.manifest.depends) for name, found in files.items()}
     names = dependency_order([skill.name], graph)[1:]
     missing = dict.fromkeys(dep for name in [skill.name, *names] for dep in missing_dependencies(name, graph))
-    return [catalog.skills[name] for name in names], list(missing)
+    return [files[name] for name in names], list(missing)
 
 
 def toolset_grant(skill: SkillFile) -> ToolsetGrant | None:

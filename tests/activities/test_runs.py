@@ -152,7 +152,8 @@ def test_a_file_skills_dependencies_and_their_toolsets_are_read_at_each_fire(
         (folder / "SKILL.md").write_text(skill_text({"name": name, "description": f"The {name} skill.",
                                                      **frontmatter}))
 
-    write("letters", depends=["signoff", "ghost"])
+    write("letters", depends=["signoff", "ghost", "hidden"])
+    write("hidden", default_enabled=False)  # as in disclosure, a disabled skill is not brought
     write("signoff", depends=["style", "letters"])  # a cycle back to the skill itself brings it only once
     write("style", toolsets={"inks": {"command": "inks-server"}})
     spec = SkillSpec(agent_id=settings.file_skills_agent, name="letters", trigger_type="cron", instructions="x",
@@ -169,7 +170,7 @@ def test_a_file_skills_dependencies_and_their_toolsets_are_read_at_each_fire(
     assert first.dependencies == ["signoff", "style"]
     [grant] = first.dependency_toolsets
     assert (grant.skill, list(grant.servers), grant.folder) == ("style", ["inks"], str(settings.user_skills_dir / "style"))
-    assert "skill letters depends on ghost, which no skill folder holds now" in caplog.text
+    assert "skill letters depends on ghost, hidden, not in the skill folders now (or disabled)" in caplog.text
 
     write("style")  # an edit counts at the next fire
     second = begin(2)
