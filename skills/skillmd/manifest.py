@@ -11,10 +11,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PositiveInt
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, PositiveInt
 from pydantic_core import PydanticCustomError
 
 from skills.mcpservers import McpServerConfig
+from skills.skillmd.patterns import Pattern, PatternError, compile_pattern
 
 SourceName = Literal["project", "user", "bundled"]
 
@@ -39,17 +40,15 @@ def _single_pattern(value: Any) -> Any:
 
 
 def _compile(value: Any) -> Any:
-    if not isinstance(value, str):
+    if isinstance(value, Pattern):
         return value
+    if not isinstance(value, str):
+        raise PydanticCustomError("regex", "a pattern is a string, not {kind}", {"kind": type(value).__name__})
     try:
-        # Compiled once here, at load; matching never compiles.
-        return re.compile(value, re.IGNORECASE)
-    except re.error as exc:
-        raise PydanticCustomError(
-            "regex",
-            "invalid regular expression '{pattern}': {reason}",
-            {"pattern": value, "reason": str(exc)},
-        ) from None
+        # Compiled once here, at load (and once per distinct text); matching never compiles.
+        return compile_pattern(value)
+    except PatternError as exc:
+        raise PydanticCustomError("regex", "{reason}", {"reason": str(exc)}) from None
 
 
 def _number_to_str(value: Any) -> Any:
@@ -58,7 +57,8 @@ def _number_to_str(value: Any) -> Any:
 
 
 Names = Annotated[list[str], BeforeValidator(_as_list)]
-Pattern = Annotated[re.Pattern[str], BeforeValidator(_compile)]
+# Any: pydantic has no type for an RE2 program; the validator makes it one, and dumps give back its text.
+TriggerPattern = Annotated[Any, BeforeValidator(_compile), PlainSerializer(lambda p: p.pattern, return_type=str)]
 
 
 class Triggers(BaseModel):
@@ -70,8 +70,9 @@ class Triggers(BaseModel):
     """Words or phrases matched whole, case-insensitively."""
     verbs: Names = Field(default_factory=list)
     """Action words, matched like keywords."""
-    patterns: Annotated[list[Pattern], BeforeValidator(_single_pattern)] = Field(default_factory=list)
-    """Regular expressions searched case-insensitively in the message."""
+    patterns: Annotated[list[TriggerPattern], BeforeValidator(_single_pattern)] = Field(default_factory=list)
+    """Regular expressions (RE2 syntax) searched case-insensitively in the message's first characters
+    (:mod:`skills.skillmd.patterns`)."""
 
 
 class PlanStepSpec(BaseModel):

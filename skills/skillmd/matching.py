@@ -3,8 +3,12 @@
 Built for many skills: keywords, verbs and names go into a dict keyed by their words,
 and a message is cut into its word sequences (up to the longest trigger's length),
 each looked up once, so the cost grows with the message, not with the number of
-skills. Patterns were compiled once when the skill loaded; they are the only part
-tried skill by skill, since a regex has no words to index it by.
+skills. Patterns were compiled once when the skill loaded (with RE2, in linear time: see
+:mod:`skills.skillmd.patterns`); they are the only part tried one by one, since a regex has no
+words to index it by, and a pattern several skills share is tried once.
+
+A message is matched on its first :data:`~skills.skillmd.patterns.MAX_MATCH_CHARS` characters
+(keywords and patterns alike), so its cost is bounded however long it is.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from skills.skillmd.manifest import SkillFile
+from skills.skillmd.patterns import MAX_MATCH_CHARS, Pattern, match_text
 
 DEFAULT_LIMIT = 3
 
@@ -71,7 +76,8 @@ class SkillIndex:
         self._priority: dict[str, int] = {}
         self._by_words: dict[tuple[str, ...], list[_Term]] = defaultdict(list)
         self._longest = 0
-        self._patterns: list[tuple[str, re.Pattern[str]]] = []
+        # Skills by pattern text: a pattern many skills share is searched once a message.
+        self._patterns: dict[str, tuple[Pattern, list[str]]] = {}
         for skill in skills:
             self._add(skill)
 
@@ -91,7 +97,10 @@ class SkillIndex:
             if term.words:
                 self._by_words[term.words].append(term)
                 self._longest = max(self._longest, len(term.words))
-        self._patterns += [(skill.name, pattern) for pattern in manifest.triggers.patterns]
+        for pattern in manifest.triggers.patterns:
+            named = self._patterns.setdefault(pattern.pattern, (pattern, []))[1]
+            if skill.name not in named:  # the same pattern listed twice counts once
+                named.append(skill.name)
 
     def match(
         self,
@@ -104,6 +113,7 @@ class SkillIndex:
         phrases, number of triggers found, ``metadata.priority``, and most recent use."""
         recent_use = recent_use or {}
         tallies: dict[str, _Tally] = defaultdict(_Tally)
+        message = message[:MAX_MATCH_CHARS]
         message_words = words(message)
         found: set[tuple[str, ...]] = set()
         for start in range(len(message_words)):
@@ -114,11 +124,13 @@ class SkillIndex:
                     found.add(sequence)
                     for term in self._by_words[sequence]:
                         _record(tallies[term.skill], term)
-        for name, pattern in self._patterns:
-            if pattern.search(message):
-                tally = tallies[name]
-                tally.matches += 1
-                tally.reasons.append(f"pattern '{pattern.pattern}'")
+        text = match_text(message)
+        for source, (pattern, skill_names) in self._patterns.items():
+            if pattern.search(text):
+                for name in skill_names:
+                    tally = tallies[name]
+                    tally.matches += 1
+                    tally.reasons.append(f"pattern '{source}'")
         best = heapq.nsmallest(limit, tallies.items(), key=lambda item: self._rank(*item, recent_use))
         return [
             SkillMatch(

@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +138,46 @@ def test_match_ranks_with_reasons(dirs: dict[str, Path], capsys: pytest.CaptureF
 
     code, out, _ = run(capsys, "match", "What is the weather?")
     assert code == 0 and out.strip() == "no skill matches (of 3)"
+
+
+BOMB = r"(\w+\s?)+$"
+"""Catastrophic backtracking for a backtracking engine: each word can be split between the
+repetitions in exponentially many ways, and the ``!`` before the end makes every split fail."""
+
+
+def test_a_pattern_that_backtracks_for_ever_does_not_hang_matching(dirs: dict[str, Path]) -> None:
+    folder = write(dirs["user"], "reminders", triggers={"patterns": [BOMB]}).parent
+
+    assert cli("validate", str(folder)).returncode == 0  # the pattern is valid: RE2 runs it in linear time
+    started = time.monotonic()
+    try:
+        found = subprocess.run(
+            [PYTHON, "-m", "starter.files_cli", "match", "remind me in five minutes to drink water please now!"],
+            cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=30,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("skills match did not return within 30 s: the pattern backtracks")
+    # A hang guard, not a speed check: the backtracking engine took minutes on this message.
+    assert time.monotonic() - started < 30
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.strip() == "no skill matches (of 1)"
+
+
+def test_a_pattern_re2_cannot_run_is_refused_with_the_reason(dirs: dict[str, Path]) -> None:
+    folder = write(
+        dirs["user"], "echo", triggers={"patterns": [r"ok\s+\w+", r"(\w+) \1", r"(?<=at )\d+", "x" * 1001]}
+    ).parent
+
+    failed = cli("validate", str(folder))
+    assert failed.returncode == 1
+    assert ("Field 'triggers.patterns.1': invalid regular expression '(\\w+) \\1': "
+            "invalid escape sequence: \\1 (RE2 syntax: no backreferences, lookaround, "
+            "possessive repeats, \\Z (write \\z) or (?x))") in failed.stdout
+    assert ("Field 'triggers.patterns.2': invalid regular expression '(?<=at )\\d+': "
+            "invalid perl operator: (?<= (RE2 syntax: no backreferences, lookaround, "
+            "possessive repeats, \\Z (write \\z) or (?x))") in failed.stdout
+    assert "Field 'triggers.patterns.3': a pattern is 1,001 characters; the limit is 1,000" in failed.stdout
+    assert "triggers.patterns.0" not in failed.stdout
 
 
 def test_prompt_is_the_disclosure_block(dirs: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from skills.skillmd import SkillFile, SkillIndex, SkillManifest, discover
+from skills.skillmd.patterns import MAX_MATCH_CHARS
 
 
 def skill(name: str, **fields: Any) -> SkillFile:
@@ -178,3 +180,46 @@ def test_ten_thousand_skills_rank_the_named_one_first() -> None:
         "generated-skill-1442",
     ]
     # How fast: bench.skillmd measures it (docs/performance.md); a test asserts what, not how fast.
+
+
+def test_a_backtracking_bomb_is_matched_in_linear_time() -> None:
+    # Python's re took minutes on one sentence with this pattern; RE2 has no backtracking to explode.
+    index = SkillIndex([skill("reminders", triggers={"patterns": [r"(\w+\s?)+$", r"(a|aa)+$", r"(.*a){12}z"]})])
+    message = "remind me in five minutes to drink water please now! " * 30 + "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!"
+
+    started = time.monotonic()
+    assert names(index, message) == []
+    assert time.monotonic() - started < 5  # a hang guard, not a speed check
+
+
+def test_a_message_is_matched_on_its_first_characters_only() -> None:
+    index = SkillIndex([skill("deploys", triggers={"keywords": ["ship"], "patterns": [r"deploy\s+v\d+"]})])
+    filler = "x" * (MAX_MATCH_CHARS - len("deploy v2"))
+
+    assert names(index, filler + "deploy v2") == ["deploys"]  # ends exactly at the cap
+    assert names(index, filler + "deploy v23 " + "y" * 10_000) == ["deploys"]
+    assert names(index, filler + "x deploy v2") == []  # past the cap: not looked at
+    assert names(index, "x" * MAX_MATCH_CHARS + " ship") == []
+    assert names(index, "ship " + "z" * 1_000_000) == ["deploys"]
+
+
+def test_patterns_fold_case_beyond_ascii() -> None:
+    index = SkillIndex([skill("schools", triggers={"patterns": [r"ÉCOLE\s+\d+", r"straße"]})])
+
+    assert names(index, "see école 12") == ["schools"]
+    assert [m.reasons for m in index.match("STRASSE, Straße")] == [["pattern 'straße'"]]
+
+
+def test_a_pattern_shared_by_many_skills_counts_for_each() -> None:
+    index = SkillIndex([skill(f"s{i}", triggers={"patterns": [r"PR\s*#\d+", r"pr\s*#\d+"]}) for i in range(3)])
+
+    found = index.match("look at PR #12", limit=5)
+    assert [m.name for m in found] == ["s0", "s1", "s2"]
+    assert all(m.matches == 2 for m in found)
+
+
+def test_patterns_are_compiled_once_per_text() -> None:
+    first, second = skill("a", triggers={"patterns": ["same+"]}), skill("b", triggers={"patterns": ["same+"]})
+
+    assert first.manifest.triggers.patterns[0] is second.manifest.triggers.patterns[0]
+    assert first.manifest.model_dump()["triggers"]["patterns"] == ["same+"]

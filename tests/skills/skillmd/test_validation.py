@@ -187,10 +187,33 @@ def test_an_invalid_pattern_is_an_error_naming_it_and_the_others_survive() -> No
     )
     assert messages(problems) == [
         "Field 'triggers.patterns.1': invalid regular expression 'broken(': "
-        "missing ), unterminated subpattern at position 6"
+        "missing ): broken("
     ]
     assert manifest is not None
     assert [p.pattern for p in manifest.triggers.patterns] == ["ok+", "fine"]
+
+
+def test_a_pattern_re2_cannot_run_in_linear_time_or_too_big_is_refused_with_the_reason() -> None:
+    manifest, problems = check_frontmatter(
+        {
+            "name": "x",
+            "description": "x",
+            "triggers": {"patterns": [r"(a)\1", r"(?=x)y", r"end\Z", "a" * 1001, r"\p{L}{50}", r"\p{L}{1000}", 7, r"fine\s+\d+"]},
+        }
+    )
+    hint = r"(RE2 syntax: no backreferences, lookaround, possessive repeats, \Z (write \z) or (?x))"
+    assert messages(problems) == [
+        f"Field 'triggers.patterns.0': invalid regular expression '(a)\\1': invalid escape sequence: \\1 {hint}",
+        f"Field 'triggers.patterns.1': invalid regular expression '(?=x)y': invalid perl operator: (?= {hint}",
+        f"Field 'triggers.patterns.2': invalid regular expression 'end\\Z': invalid escape sequence: \\Z {hint}",
+        "Field 'triggers.patterns.3': a pattern is 1,001 characters; the limit is 1,000",
+        "Field 'triggers.patterns.4': pattern '\\p{L}{50}' compiles to 59,854 instructions; the limit is 2,000 "
+        "(repeat a smaller piece, or use a shorter class)",
+        "Field 'triggers.patterns.5': pattern '\\p{L}{1000}' is too large to compile within 1 MiB (1,048,576 bytes)",
+        "Field 'triggers.patterns.6': a pattern is a string, not int",
+    ]
+    assert manifest is not None
+    assert [p.pattern for p in manifest.triggers.patterns] == [r"fine\s+\d+"]
 
 
 def test_metadata_strings_work_for_lists_and_numbers() -> None:
