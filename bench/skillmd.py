@@ -12,6 +12,9 @@ each; one skill in 20 with a regular expression pattern, one in 10 with a
 - matching: per message, median and p95, over messages that name triggers and
   messages that name none;
 - disclosure (``disclose``: matching, plus reading the bodies of the matches), per message;
+- the worst case for patterns: one message of the longest length matched (and longer) against
+  N skills that each have their own pattern, written to backtrack (``(\\w+\\s?)+word$``...);
+  RE2 runs each in linear time, so this is N searches of 2,000 characters;
 - full validation of every file (what ``skills validate`` on the folder costs).
 
 The files are in the page cache (just written): figures are for a warm cache.
@@ -32,10 +35,21 @@ import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skills.skillmd import Catalog, SkillIndex, disclose, discover, sources, validate_path
+from skills.skillmd import (
+    Catalog,
+    SkillFile,
+    SkillIndex,
+    SkillManifest,
+    disclose,
+    discover,
+    sources,
+    validate_path,
+)
+from skills.skillmd.patterns import MAX_MATCH_CHARS
 
 VERBS = ["review", "deploy", "triage", "summarize", "translate", "schedule", "audit", "draft", "classify",
          "archive", "refactor", "benchmark", "index", "search", "format", "migrate", "monitor", "notify"]
@@ -119,6 +133,37 @@ def forget_discoveries() -> None:
     sources._SEEN.clear()
 
 
+HOSTILE = [r"(\w+\s?)+{w}$", r"(a|aa)+{w}", r"(.*{w}){{8}}x", r"\b{w}-\d{{3,}}\b", r"^(\s*\w+)*{w}\b"]
+"""Patterns that backtrack for ever in Python's ``re`` on a sentence that almost matches."""
+
+
+def patterned_skills(count: int, rng: random.Random) -> list[SkillFile]:
+    """``count`` skills built in memory, each with its own pattern (none shared, so none is searched once for two)."""
+    words = vocabulary(rng, count)
+    made = []
+    for i, word in enumerate(words[:count]):
+        manifest = SkillManifest.model_validate({
+            "name": f"pattern-{i:05d}", "description": "A skill with one hostile pattern.",
+            "triggers": {"patterns": [HOSTILE[i % len(HOSTILE)].format(w=word)]},
+        })
+        made.append(SkillFile(manifest=manifest, path=Path(f"/bench/pattern-{i:05d}/SKILL.md"), source="user",
+                              mtime=datetime(2025, 1, 1, tzinfo=UTC)))
+    return made
+
+
+def worst_case_match(count: int, rng: random.Random) -> dict[str, Any]:
+    """One message as long as matching reads, and one 100 times longer, against ``count`` patterns."""
+    compile_s, skills = timed(lambda: patterned_skills(count, rng))
+    index = SkillIndex(skills)
+    sentence = "remind me in five minutes to drink water please now! aaaaaaaaaaaaaaaaaaaaaaaa! "
+    longest = (sentence * (MAX_MATCH_CHARS // len(sentence) + 1))[:MAX_MATCH_CHARS]
+    index.match(longest)  # RE2 builds each pattern's DFA lazily, at its first search
+    figures = {"patterns": count, "compile_s": compile_s, "message_chars": len(longest)}
+    for label, message in (("at_cap", longest), ("over_cap", longest * 100)):
+        figures[label] = per_call(lambda m: index.match(m), [message], repeats=5)
+    return figures
+
+
 def traced_discovery(root: Path) -> dict[str, float]:
     forget_discoveries()
     gc.collect()
@@ -151,6 +196,7 @@ def run(count: int, message_count: int, seed: int) -> dict[str, Any]:
         catalog_.index  # noqa: B018 - build the cached index before timing
         prompt = per_call(lambda m: disclose(m, catalog_), sample, repeats=1)
         validate_s, _ = timed(lambda: [validate_path(p) for p in sorted(root.iterdir())])
+    worst = worst_case_match(count, rng)
     return {
         "skills": count,
         "messages": message_count,
@@ -164,6 +210,7 @@ def run(count: int, message_count: int, seed: int) -> dict[str, Any]:
         "match": match,
         "disclose": prompt,
         "validate_all_s": validate_s,
+        "worst_case_patterns": worst,
         "python": platform.python_version(),
         "machine": f"{platform.system()} {platform.machine()}",
     }
@@ -191,6 +238,13 @@ def report(figures: dict[str, Any]) -> None:
           f"({figures['messages_with_a_match']} matched), Python {figures['python']}, {figures['machine']}")
     for what, value, note in rows:
         print(f"  {what:<32} {value:>12}   {note}")
+    w = figures["worst_case_patterns"]
+    print(f"match 1 message against {w['patterns']:,} skills: {w['at_cap']['median_ms']:.0f} ms "
+          f"(median of {w['at_cap']['calls']}, max {w['at_cap']['max_ms']:.0f} ms; every skill with its own "
+          f"backtracking pattern, message of {w['message_chars']:,} characters, the most matching reads)")
+    print(f"  the same message 100 times longer: {w['over_cap']['median_ms']:.0f} ms (only the first "
+          f"{w['message_chars']:,} characters are matched); compiling the {w['patterns']:,} patterns: "
+          f"{w['compile_s']:.2f} s")
 
 
 def main(argv: list[str] | None = None) -> None:

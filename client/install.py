@@ -24,6 +24,9 @@ A refusal names every reason (:class:`InstallRefusedError`) and removes the stag
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
 import os
 import shutil
 import stat
@@ -32,7 +35,8 @@ import tarfile
 import tempfile
 import uuid
 import zipfile
-from contextlib import suppress
+import zlib
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -216,26 +220,49 @@ def source_kind(source: str, ref: str | None = None) -> SourceKind:
 # --- unpacking, with every check before a byte is written ---------------------------------------
 
 
+HEADER_ALLOWANCE = 4 * 1024
+"""Bytes of tar headers an entry may bring besides its data (a header block, a long name or pax record,
+padding): with the limits, this bounds how far into a decompressed archive reading may go."""
+
+
 @dataclass
 class _Budget:
+    """What the source will write, counted entry by entry; :attr:`full` once a total limit is passed,
+    so reading stops there (a count or a size over a total limit is one reason, not one per entry)."""
+
     limits: InstallLimits
     files: int = 0
     total: int = 0
     reasons: list[str] = field(default_factory=list)
+    full: bool = False
 
-    def add(self, name: str, size: int) -> None:
+    def entry(self) -> None:
         self.files += 1
+        if self.files > self.limits.max_files and not self.full:
+            self.full = True
+            self.reasons.append(f"the source holds more than {self.limits.max_files:,} entries, the limit")
+
+    def add(self, name: str, size: int, *, link: bool = False) -> None:
+        """``size`` bytes written at ``name``: a file, or a link installed as a copy of the file it reaches."""
         self.total += size
         if size > self.limits.max_file_bytes:
-            self.reasons.append(f"{name} is {size:,} bytes; the limit for one file is "
-                                f"{describe(self.limits.max_file_bytes)}")
+            what = f"is a link to a file of {size:,} bytes" if link else f"is {size:,} bytes"
+            self.reasons.append(f"{name} {what}; the limit for one file is {describe(self.limits.max_file_bytes)}")
+        if self.total > self.limits.max_total_bytes and not self.full:
+            self.full = True
+            self.reasons.append(f"the source unpacks to more than {describe(self.limits.max_total_bytes)}, the limit")
 
-    def close(self) -> None:
-        if self.files > self.limits.max_files:
-            self.reasons.append(f"the source holds {self.files:,} entries; the limit is {self.limits.max_files:,}")
-        if self.total > self.limits.max_total_bytes:
-            self.reasons.append(f"the source unpacks to {self.total:,} bytes; the limit is "
-                                f"{describe(self.limits.max_total_bytes)}")
+    def refuse_if_any(self) -> None:
+        if self.reasons:
+            raise InstallRefusedError(self.reasons)
+
+
+@dataclass
+class _Written:
+    """Bytes written so far, against the total: the last guard, should a size in an index have lied."""
+
+    limit: int
+    total: int = 0
 
 
 def _unpack(kind: SourceKind, source: str, target: Path, *, path: str | None, ref: str | None,
@@ -258,6 +285,8 @@ def _copy_folder(source: Path, target: Path, limits: InstallLimits) -> None:
         if here == root and ".git" in dirnames:
             dirnames.remove(".git")  # a working copy's repository is not part of the skill
         for name in sorted(dirnames) + sorted(filenames):
+            if budget.full:
+                break
             full = here / name
             relative = full.relative_to(root).as_posix()
             info = full.lstat()
@@ -269,27 +298,30 @@ def _copy_folder(source: Path, target: Path, limits: InstallLimits) -> None:
                     budget.reasons.append(f"{relative} is a link to a folder; copy the folder instead")
                     dirnames[:] = [d for d in dirnames if d != name]
                 else:
-                    budget.add(relative, real.stat().st_size)
+                    budget.entry()
+                    budget.add(relative, real.stat().st_size, link=True)
                     entries.append((relative, real, False))
             elif stat.S_ISDIR(info.st_mode):
-                budget.files += 1
+                budget.entry()
                 entries.append((relative, full, True))
             elif stat.S_ISREG(info.st_mode):
+                budget.entry()
                 budget.add(relative, info.st_size)
                 entries.append((relative, full, False))
             else:
                 budget.reasons.append(f"{relative} is {_kind_of(info.st_mode)}, not a file or a folder")
-    budget.close()
-    if budget.reasons:
-        raise InstallRefusedError(budget.reasons)
+        if budget.full:
+            break
+    budget.refuse_if_any()
     target.mkdir()
+    written = _Written(limits.max_total_bytes)
     for relative, real, is_dir in entries:
         destination = target / relative
         if is_dir:
             destination.mkdir(exist_ok=True)
         else:
             with real.open("rb") as reader:
-                _write_capped(reader, destination, limits.max_file_bytes, relative)
+                _write_capped(reader, destination, limits.max_file_bytes, relative, written)
 
 
 def _extract_archive(archive: Path, target: Path, limits: InstallLimits) -> None:
@@ -299,13 +331,66 @@ def _extract_archive(archive: Path, target: Path, limits: InstallLimits) -> None
         _extract_tar(archive, target, limits)
 
 
+class _CappedStream:
+    """A decompressed tar stream that refuses to be read or skipped past ``cap`` bytes.
+
+    tarfile reads a long-name or pax header whole, at the size the header claims: a few KB of gzip
+    can claim gigabytes. No archive within the limits needs more than ``cap``, so reading stops there.
+    """
+
+    def __init__(self, stream: Any, cap: int) -> None:
+        self._stream = stream
+        self._cap = cap
+
+    def _check(self, end: int) -> None:
+        if end > self._cap:
+            raise InstallRefusedError([f"the archive unpacks to more than {describe(self._cap)} of headers and "
+                                       "data, more than any source within the limits needs"])
+
+    def read(self, size: int | None = -1) -> bytes:
+        position = self._stream.tell()
+        if size is None or size < 0:
+            size = self._cap + 1 - position
+        self._check(position + size if size > 0 else position)
+        return self._stream.read(size)
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        if whence == os.SEEK_CUR:
+            offset += self._stream.tell()
+        elif whence != os.SEEK_SET:
+            raise OSError("a tar stream is not seekable from its end")
+        self._check(offset)
+        return self._stream.seek(offset)
+
+    def tell(self) -> int:
+        return self._stream.tell()
+
+
+def _open_tar_stream(archive: Path, stack: ExitStack, cap: int) -> _CappedStream:
+    """The archive's tar stream, decompressed here (not by tarfile) so that its length can be capped."""
+    raw = stack.enter_context(archive.open("rb"))
+    magic = raw.read(6)
+    raw.seek(0)
+    stream: Any = raw
+    if magic.startswith(b"\x1f\x8b"):
+        stream = stack.enter_context(gzip.GzipFile(fileobj=raw, mode="rb"))
+    elif magic.startswith(b"BZh"):
+        stream = stack.enter_context(bz2.BZ2File(raw))
+    elif magic.startswith(b"\xfd7zXZ\x00"):
+        stream = stack.enter_context(lzma.LZMAFile(raw))
+    return _CappedStream(stream, cap)
+
+
 def _extract_tar(archive: Path, target: Path, limits: InstallLimits) -> None:
+    cap = limits.max_total_bytes + (limits.max_files + 1) * HEADER_ALLOWANCE + 20 * 512  # + end blocks, record padding
     try:
-        with tarfile.open(archive, "r:*") as tar:
-            members = tar.getmembers()
+        with ExitStack() as stack:
+            tar = stack.enter_context(tarfile.open(fileobj=_open_tar_stream(archive, stack, cap), mode="r:"))
             budget = _Budget(limits)
             names: dict[str, tarfile.TarInfo] = {}
-            for member in members:
+            links: list[str] = []
+            # Entry by entry (not getmembers(), which reads the whole index first), stopping at a total limit.
+            while not budget.full and (member := tar.next()) is not None:
                 name = _member_name(member.name, budget)
                 if name is None:
                     continue
@@ -315,19 +400,31 @@ def _extract_tar(archive: Path, target: Path, limits: InstallLimits) -> None:
                     if not _stays_inside(base, link):
                         budget.reasons.append(f"{member.name} is a link that points outside the skill (to {link})")
                     else:
-                        budget.files += 1
+                        budget.entry()
+                        links.append(name)
                 elif member.isdir():
-                    budget.files += 1
+                    budget.entry()
                 elif member.isfile():
+                    budget.entry()
                     budget.add(member.name, member.size)
                 else:
                     budget.reasons.append(f"{member.name} is {_tar_kind(member)}, not a file or a folder")
                 names[name] = member
-            budget.close()
-            if budget.reasons:
-                raise InstallRefusedError(budget.reasons)
+            # A link is installed as a copy of the file it reaches, so it costs that file's bytes.
+            copies: dict[str, str] = {}
+            folders = {parent.as_posix() for name in names for parent in PurePosixPath(name).parents}
+            for name in links:
+                if budget.full:
+                    break
+                found, reason = _link_file(name, names, folders)
+                if found is None:
+                    budget.reasons.append(reason)
+                else:
+                    copies[name] = found
+                    budget.add(names[name].name, names[found].size, link=True)
+            budget.refuse_if_any()
             target.mkdir()
-            links: list[tuple[str, tarfile.TarInfo]] = []
+            written = _Written(limits.max_total_bytes)
             for name, member in names.items():
                 destination = target / name
                 if member.isdir():
@@ -337,25 +434,65 @@ def _extract_tar(archive: Path, target: Path, limits: InstallLimits) -> None:
                     reader = tar.extractfile(member)
                     assert reader is not None
                     with reader:
-                        _write_capped(reader, destination, limits.max_file_bytes, member.name)
-                else:
-                    links.append((name, member))
-            # Links last, as copies of what they point to (checked above to stay inside): no link is installed.
-            for name, member in links:
-                base = PurePosixPath(name).parent if member.issym() else PurePosixPath()
-                pointed = target / (base / member.linkname)
+                        _write_capped(reader, destination, limits.max_file_bytes, member.name, written)
+            # Links last, as copies of the file they reach (checked above to stay inside): no link is installed.
+            for name, found in copies.items():
+                pointed = target / found
                 if pointed.resolve().is_relative_to(target.resolve()) and pointed.is_file():
-                    shutil.copyfile(pointed, target / name)
-    except tarfile.TarError as exc:
+                    (target / name).parent.mkdir(parents=True, exist_ok=True)
+                    with pointed.open("rb") as reader:
+                        _write_capped(reader, target / name, limits.max_file_bytes, names[name].name, written)
+    except (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile) as exc:
         raise InstallRefusedError([f"{archive}: not a readable tar archive ({exc})"]) from None
 
 
+MAX_LINK_HOPS = 40
+"""Links followed to reach a file, as the kernel's own limit."""
+
+
+def _link_file(name: str, members: dict[str, tarfile.TarInfo], folders: set[str]) -> tuple[str | None, str]:
+    """The archive file that the link ``name`` reaches (through other links), or None and the reason;
+    ``folders`` are the folders the members' paths imply (an archive need not list them)."""
+    current, seen = name, {name}
+    for _ in range(MAX_LINK_HOPS):
+        member = members[current]
+        base = PurePosixPath(current).parent if member.issym() else PurePosixPath()
+        reached = _normalised(base / member.linkname)
+        found = members.get(reached)
+        if (found is not None and found.isdir()) or (found is None and reached in folders):
+            return None, f"{members[name].name} is a link to a folder; copy the folder instead"
+        if found is None:
+            return None, f"{members[name].name} is a link to {reached}, which is not a file in the source"
+        if found.isfile():
+            return reached, ""
+        if not (found.issym() or found.islnk()) or reached in seen:
+            break
+        seen.add(reached)
+        current = reached
+    return None, f"{members[name].name} is a link in a loop of links"
+
+
+def _normalised(path: PurePosixPath) -> str:
+    """``path`` with ``.`` and ``..`` worked out (it was checked to stay inside)."""
+    parts: list[str] = []
+    for part in path.parts:
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part not in ("", ".", "/"):
+            parts.append(part)
+    return "/".join(parts)
+
+
 def _extract_zip(archive: Path, target: Path, limits: InstallLimits) -> None:
+    _check_zip_index(archive, limits)
     try:
         with zipfile.ZipFile(archive) as zipped:
             budget = _Budget(limits)
             names: dict[str, zipfile.ZipInfo] = {}
             for info in zipped.infolist():
+                if budget.full:
+                    break
                 name = _member_name(info.filename, budget)
                 if name is None:
                     continue
@@ -363,16 +500,16 @@ def _extract_zip(archive: Path, target: Path, limits: InstallLimits) -> None:
                 if stat.S_ISLNK(mode):
                     budget.reasons.append(f"{info.filename} is a link; links are not installed from a zip archive")
                 elif info.is_dir():
-                    budget.files += 1
+                    budget.entry()
                 elif stat.S_IFMT(mode) not in (0, stat.S_IFREG):  # 0: no type recorded, a plain file
                     budget.reasons.append(f"{info.filename} is {_kind_of(mode)}, not a file or a folder")
                 else:
+                    budget.entry()
                     budget.add(info.filename, info.file_size)
                 names[name] = info
-            budget.close()
-            if budget.reasons:
-                raise InstallRefusedError(budget.reasons)
+            budget.refuse_if_any()
             target.mkdir()
+            written = _Written(limits.max_total_bytes)
             for name, info in names.items():
                 destination = target / name
                 if info.is_dir():
@@ -381,9 +518,26 @@ def _extract_zip(archive: Path, target: Path, limits: InstallLimits) -> None:
                 destination.parent.mkdir(parents=True, exist_ok=True)
                 with zipped.open(info) as reader:
                     # Capped while writing too: the sizes in a zip's index are the archive's own claim.
-                    _write_capped(reader, destination, limits.max_file_bytes, info.filename)
+                    _write_capped(reader, destination, limits.max_file_bytes, info.filename, written)
     except (zipfile.BadZipFile, zipfile.LargeZipFile) as exc:
         raise InstallRefusedError([f"{archive}: not a readable zip archive ({exc})"]) from None
+
+
+def _check_zip_index(archive: Path, limits: InstallLimits) -> None:
+    """The entry count and index size from a zip's end record, before ``ZipFile`` reads the whole index."""
+    with archive.open("rb") as raw:
+        # zipfile's own reader of the end record (zip64 too); ZipFile() would go on to read every entry.
+        end = zipfile._EndRecData(raw)  # type: ignore[attr-defined]  # noqa: SLF001
+    if end is None:
+        raise InstallRefusedError([f"{archive}: not a readable zip archive (File is not a zip file)"])
+    entries, index_bytes = end[zipfile._ECD_ENTRIES_TOTAL], end[zipfile._ECD_SIZE]  # type: ignore[attr-defined]  # noqa: SLF001
+    if entries > limits.max_files:
+        raise InstallRefusedError([f"the source holds {entries:,} entries (its index says); "
+                                   f"the limit is {limits.max_files:,}"])
+    most = (limits.max_files + 1) * HEADER_ALLOWANCE
+    if index_bytes > most:
+        raise InstallRefusedError([f"the archive's index is {index_bytes:,} bytes; {entries:,} entries need at most "
+                                   f"{describe(most)}"])
 
 
 def _export_git(url: str, target: Path, *, path: str | None, ref: str | None, limits: InstallLimits) -> str:
@@ -465,13 +619,16 @@ def _stays_inside(base: PurePosixPath, link: str) -> bool:
     return True
 
 
-def _write_capped(reader: Any, destination: Path, limit: int, name: str) -> None:
-    written = 0
+def _write_capped(reader: Any, destination: Path, limit: int, name: str, written: _Written) -> None:
+    size = 0
     with destination.open("xb") as writer:
         while chunk := reader.read(64 * 1024):
-            written += len(chunk)
-            if written > limit:
+            size += len(chunk)
+            written.total += len(chunk)
+            if size > limit:
                 raise InstallRefusedError([f"{name} is over {describe(limit)}, the limit for one file"])
+            if written.total > written.limit:
+                raise InstallRefusedError([f"the source unpacks to more than {describe(written.limit)}, the limit"])
             writer.write(chunk)
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import os
 import subprocess
 import tarfile
+import tracemalloc
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ import pytest
 
 from client.install import InstallLimits, install, read_record, uninstall
 from skills.errors import InstallRefusedError
+from skills.limits import MIB
 from tests.skills.skillmd.skill_files import skill_text
 
 
@@ -196,7 +199,7 @@ def test_an_oversize_archive_is_refused(tmp_path: Path, folders: dict[str, Path]
 
     many = make_tar(tmp_path / "many.tar", [("many/SKILL.md", skill_bytes("many")),
                                             *((f"many/f{i}", b"12345") for i in range(12))])
-    assert refused(folders, many, limits=limits) == ["the source holds 13 entries; the limit is 10"]
+    assert refused(folders, many, limits=limits) == ["the source holds more than 10 entries, the limit"]
 
 
 def test_a_zip_bomb_that_lies_about_its_size_is_stopped(tmp_path: Path, folders: dict[str, Path]) -> None:
@@ -215,6 +218,119 @@ def test_a_zip_bomb_that_lies_about_its_size_is_stopped(tmp_path: Path, folders:
     # zipfile reads no more than the index claims, so the lie ends as a bad checksum: refused all the same.
     [reason] = reasons
     assert reason.endswith("not a readable zip archive (Bad CRC-32 for file 'bomb/zeros.bin')")
+
+
+def test_links_count_the_bytes_they_copy(tmp_path: Path, folders: dict[str, Path]) -> None:
+    # One 1 MiB file and 40 links to it: each link is installed as a copy, so 42 MiB would be written.
+    members: list[tarfile.TarInfo | tuple[str, bytes]] = [("links/SKILL.md", skill_bytes("links")),
+                                                          ("links/big.bin", b"\0" * MIB)]
+    members += [special(f"links/hard{i}", tarfile.LNKTYPE, "links/big.bin") for i in range(20)]
+    members += [special(f"links/soft{i}", tarfile.SYMTYPE, "big.bin") for i in range(20)]
+    archive = make_tar(tmp_path / "links.tar", members)
+    assert archive.stat().st_size < 1.1 * MIB
+
+    reasons = refused(folders, archive, limits=InstallLimits(max_total_bytes=4 * MIB))
+
+    assert reasons == ["the source unpacks to more than 4 MiB (4,194,304 bytes), the limit"]
+    assert not any(tmp_path.rglob("hard*"))
+
+
+def test_a_link_is_counted_as_the_file_it_copies_and_a_link_to_nothing_is_refused(
+    tmp_path: Path, folders: dict[str, Path]
+) -> None:
+    good = make_tar(tmp_path / "good.tar", [
+        ("chain/SKILL.md", skill_bytes("chain")),
+        special("chain/a", tarfile.SYMTYPE, "b"),  # a link to a link that comes later in the archive
+        special("chain/b", tarfile.LNKTYPE, "chain/assets/data.txt"),
+        ("chain/assets/data.txt", b"DATA"),
+    ])
+    [skill] = install(str(good), folders=folders).installed
+    assert (skill.path / "a").read_bytes() == (skill.path / "b").read_bytes() == b"DATA"
+    assert not (skill.path / "a").is_symlink()
+
+    over = InstallLimits(max_file_bytes=3)
+    assert "chain/a is a link to a file of 4 bytes; the limit for one file is 3 bytes" in refused(
+        folders, good, limits=over, force=True)
+
+    bad = make_tar(tmp_path / "bad.tar", [
+        ("dangling/SKILL.md", skill_bytes("dangling")),
+        ("dangling/assets/x.txt", b"x"),
+        special("dangling/ghost", tarfile.SYMTYPE, "nowhere.txt"),
+        special("dangling/loop1", tarfile.SYMTYPE, "loop2"),
+        special("dangling/loop2", tarfile.SYMTYPE, "loop1"),
+        special("dangling/folder", tarfile.SYMTYPE, "assets"),
+    ])
+    assert refused(folders, bad) == [
+        "dangling/ghost is a link to dangling/nowhere.txt, which is not a file in the source",
+        "dangling/loop1 is a link in a loop of links",
+        "dangling/loop2 is a link in a loop of links",
+        "dangling/folder is a link to a folder; copy the folder instead",
+    ]
+
+
+def hundred_thousand_entries(path: Path) -> Path:
+    """100,000 empty files in about 1 MB of .tar.gz: a header each, and nothing else."""
+    headers = b"".join(tarfile.TarInfo(f"many/f{i}").tobuf(tarfile.USTAR_FORMAT) for i in range(100_000))
+    path.write_bytes(gzip.compress(headers + b"\0" * 1024, compresslevel=9))
+    return path
+
+
+def test_a_tar_is_read_entry_by_entry_and_stops_at_the_count_limit(tmp_path: Path, folders: dict[str, Path]) -> None:
+    archive = hundred_thousand_entries(tmp_path / "many.tar.gz")
+
+    tracemalloc.start()
+    try:
+        reasons = refused(folders, archive)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert reasons == ["the source holds more than 2,000 entries, the limit"]
+    # Reading the whole index first took 57 MiB; one entry at a time, up to the limit, a few.
+    assert peak < 16 * MIB, f"peak {peak / MIB:.1f} MiB"
+
+
+def test_a_zip_is_refused_from_its_central_directory_count(tmp_path: Path, folders: dict[str, Path]) -> None:
+    archive = tmp_path / "many.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for i in range(30_000):
+            zipped.writestr(f"many/f{i}", b"")
+
+    tracemalloc.start()
+    try:
+        reasons = refused(folders, archive)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert reasons == ["the source holds 30,000 entries (its index says); the limit is 2,000"]
+    assert peak < 4 * MIB, f"peak {peak / MIB:.1f} MiB"  # the index is not read into memory
+
+
+def test_a_header_larger_than_the_limits_is_not_read(tmp_path: Path, folders: dict[str, Path]) -> None:
+    # A pax header (here a 32 MiB comment) is read into memory whole by tarfile; gzip makes it 32 KB.
+    info = tarfile.TarInfo("huge/SKILL.md")
+    data = skill_bytes("huge")
+    info.size = len(data)
+    info.pax_headers = {"comment": "x" * (32 * MIB)}
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        tar.addfile(info, io.BytesIO(data))
+    archive = tmp_path / "huge.tar.gz"
+    archive.write_bytes(gzip.compress(raw.getvalue()))
+    del raw, info
+    assert archive.stat().st_size < MIB
+
+    tracemalloc.start()
+    try:
+        reasons = refused(folders, archive, limits=InstallLimits(max_total_bytes=MIB, max_files=10))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert reasons == ["the archive unpacks to more than 1.05 MiB (1,103,872 bytes) of headers and data, more "
+                       "than any source within the limits needs"]
+    assert peak < 8 * MIB, f"peak {peak / MIB:.1f} MiB"
 
 
 def test_a_zip_installs_and_an_invalid_skill_md_in_it_is_refused(tmp_path: Path, folders: dict[str, Path]) -> None:
