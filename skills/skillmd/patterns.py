@@ -13,6 +13,7 @@ matched (a longer message is matched on its first :data:`MAX_MATCH_CHARS` charac
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 import re2
 
@@ -34,7 +35,38 @@ SYNTAX_HINT = "RE2 syntax: no backreferences, lookaround, possessive repeats, \\
 _UNSUPPORTED = ("invalid perl operator", "invalid escape sequence", "bad repetition operator")
 """RE2's reasons for syntax that Python's ``re`` has and RE2 does not: they get the hint."""
 
-Pattern = re2._Regexp  # noqa: SLF001 - the compiled type, which the module does not export under a public name
+class Pattern:
+    """A compiled trigger pattern. Equal to another of the same text and copied as itself, as
+    ``re.Pattern`` is, so manifests that hold one compare and copy as they did."""
+
+    __slots__ = ("_regex", "pattern")
+
+    def __init__(self, pattern: str, regex: Any) -> None:
+        self.pattern = pattern
+        self._regex = regex
+
+    def search(self, text: str | bytes) -> Any:
+        """The first match in ``text`` (UTF-8 bytes, as :func:`match_text` gives, or a str), or None."""
+        return self._regex.search(text)
+
+    @property
+    def programsize(self) -> int:
+        return int(self._regex.programsize)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Pattern) and other.pattern == self.pattern
+
+    def __hash__(self) -> int:
+        return hash(self.pattern)
+
+    def __repr__(self) -> str:
+        return f"Pattern({self.pattern!r})"
+
+    def __copy__(self) -> Pattern:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Pattern:
+        return self
 
 
 class PatternError(ValueError):
@@ -60,7 +92,7 @@ def compile_pattern(text: str) -> Pattern:
     if len(text) > MAX_PATTERN_CHARS:
         raise PatternError(f"a pattern is {len(text):,} characters; the limit is {MAX_PATTERN_CHARS:,}")
     try:
-        compiled = re2.compile(text, _OPTIONS)
+        compiled = Pattern(text, re2.compile(text, _OPTIONS))
     except re2.error as exc:
         reason = exc.args[0] if exc.args else "not a valid pattern"
         if isinstance(reason, bytes):
