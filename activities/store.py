@@ -36,6 +36,7 @@ from activities.tables import (
 from skills.agent import ChatMessage
 from skills.backoff import BackoffPolicy
 from skills.budget import DAY, BudgetPolicy, Usage, over_budget
+from skills.deadline import RunLimits, run_timeout
 from skills.errors import SkillNotFoundError, SkillValidationError
 from skills.messages import RunOutcome, RunsQuery, SkillFilter, SkillRef
 from skills.models import BUDGET, FAILURES, FIRED, RunRecord, Skill, SkillSpec
@@ -232,8 +233,11 @@ class Store:
             session.execute(update(SkillRow).where(SkillRow.id == run.skill_id)  # type: ignore[arg-type]
                             .values(consecutive_failures=SkillRow.consecutive_failures))
             row = session.get(RunRow, run.run_id)
-            # A retried record (its first attempt committed, its answer lost) must not count twice.
-            repeated = row is not None and row.status != "running" and row.finished_at is not None
+            # A retried record (its first attempt committed, its answer lost) must not count twice. A record
+            # that changes a closed run's status is no retry: a run recorded a success whose workflow then
+            # failed in its own code is recorded again as an error, and that failure counts.
+            repeated = (row is not None and row.status != "running" and row.finished_at is not None
+                        and row.status == run.status)
             row = row or RunRow(run_id=run.run_id)
             for key, value in run.model_dump(mode="python").items():
                 setattr(row, key, value)
@@ -427,9 +431,10 @@ def _run_model(row: RunRow) -> RunRecord:
 class StoreActivities:
     """Reads of the store, for the client's management calls and the workflows."""
 
-    def __init__(self, store: Store, backoff: BackoffPolicy) -> None:
+    def __init__(self, store: Store, backoff: BackoffPolicy, limits: RunLimits | None = None) -> None:
         self.store = store
         self.backoff = backoff
+        self.limits = limits or RunLimits()
 
     @activity.defn(name="get_skill")
     def get_skill(self, ref: SkillRef) -> Skill:
@@ -441,7 +446,8 @@ class StoreActivities:
         return [self._with_backoff(skill) for skill in self.store.list_skills(flt)]
 
     def _with_backoff(self, skill: Skill) -> Skill:
-        return skill.model_copy(update={"backoff_until": skill.failures.retry_after(self.backoff)})
+        return skill.model_copy(update={"backoff_until": skill.failures.retry_after(self.backoff),
+                                        "run_timeout_seconds": run_timeout(skill, self.limits).total_seconds()})
 
     @activity.defn(name="list_runs")
     def list_runs(self, query: RunsQuery) -> list[RunRecord]:

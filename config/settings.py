@@ -38,6 +38,7 @@ from pydantic_settings import SettingsError as SourceError
 
 from skills.backoff import BackoffPolicy
 from skills.budget import BudgetPolicy
+from skills.deadline import RunLimits
 from skills.skillmd.manifest import SourceName
 from skills.skillmd.sources import BUNDLED_DIR
 
@@ -336,6 +337,13 @@ class Settings(BaseSettings):
     @property
     def backoff(self) -> BackoffPolicy:
         return BackoffPolicy(steps=self.backoff_steps, limit=self.failure_limit)
+
+    @property
+    def run_limits(self) -> RunLimits:
+        """The per-call limits a run's execution timeout is derived from (``skills.deadline``)."""
+        return RunLimits(tool_seconds=self.tool_call_timeout.total_seconds(),
+                         script_seconds=self.script_timeout.total_seconds(),
+                         llm_seconds=self.llm_timeout.total_seconds())
 
     @property
     def store_url(self) -> str:
