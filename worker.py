@@ -93,7 +93,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
     activities = [
         RegistrationActivities(store, settings, hub.tool_names, catalog=hub.catalog, rules=hub.rules,
                                await_connects=hub.waited_for_connects, schedules=schedules),
-        MaintenanceActivities(store, settings, hub.tool_names),
+        MaintenanceActivities(store, settings, hub.tool_names, metrics),
         schedules,
         StoreActivities(store, settings.backoff, settings.run_limits),
         RunActivities(store, settings, hub.call, metrics),

@@ -133,6 +133,11 @@ class Settings(BaseSettings):
     failure_limit: int = 5
     """This many consecutive failures disable a skill (its schedule is paused, the user notified)."""
 
+    overlap_notice_fires: int = Field(default=3, ge=1)
+    """A skill whose scheduled fires were skipped this many times behind one run still going (overlap
+    policy SKIP) is stuck: the maintenance round sends one notice per such run, and counts it in the
+    ``skills_stuck`` gauge."""
+
     notifier_tool: str = "outbox_send_message"
     """The tool that carries notifications; it is called with ``{"message": ...}``."""
 

@@ -134,7 +134,8 @@ class SkillRun:
         run = run.model_copy(update={"finished_at": workflow.now()})
         self._run = run
         outcome = await workflow.execute_local_activity_method(RunActivities.finish, run, **STORE_LOCAL)
-        await self._aftermath(skill, outcome, start)
+        await aftermath(skill, outcome, run_notice(skill, outcome, timedelta(seconds=start.notify_interval_seconds),
+                                                   start.notifier_tool))
         if outcome.run.status == "error":
             raise ApplicationError(outcome.run.summary or "the run failed", outcome.run.model_dump(mode="json"),
                                    type=SkillRunFailed.failure_type(), non_retryable=True)
@@ -224,47 +225,46 @@ class SkillRun:
                                     result=text[:RESULT_EXCERPT], adjusted=adjusted))
         return out if ok else None
 
-    async def _aftermath(self, skill: Skill, outcome: RunOutcome, start: RunStart) -> None:
-        """Retire a fired one-shot, pause a skill that failed too often, and tell the user."""
-        if outcome.retired_schedule:
-            # Local: one server call, idempotent (a schedule already gone is fine); no task-queue round trip
-            # before a fired one-shot's run closes.
-            await workflow.execute_local_activity_method(ScheduleActivities.delete, outcome.retired_schedule,
-                                                         **SCHEDULE)
-        if outcome.disabled in (FAILURES, BUDGET) and outcome.skill is not None:
-            await workflow.execute_activity_method(
-                ScheduleActivities.sync,
-                ScheduleSync(skill_id=skill.id, previous=PreviousSchedule.of(skill)), **SCHEDULE,
-            )
-        message = self._notice(skill, outcome, start)
-        if message is None:
-            return
-        try:
-            await workflow.execute_activity_method(
-                RunActivities.notify, NotifyInput(skill_id=skill.id, message=message, at=workflow.now()), **NOTIFY
-            )
-        except ActivityError as e:
-            # The run itself is recorded; a notification that cannot be sent must not undo it.
-            workflow.logger.warning("notification for skill %s not sent: %s", skill.id, activity_cause(e))
 
-    @staticmethod
-    def _notice(skill: Skill, outcome: RunOutcome, start: RunStart) -> str | None:
-        """What to tell the user about this run, if anything."""
-        run, after = outcome.run, outcome.skill or skill
-        if outcome.disabled == FAILURES:
-            return disabled_message(skill, f"{after.consecutive_failures} consecutive failures",
-                                    f"Last error: {sentence(run.summary)} Resume it with `skills resume {skill.id}`.")
-        if outcome.disabled == BUDGET:
-            return disabled_message(skill, "budget", f"{outcome.budget}. This run: {run.prompt_tokens:,} prompt + "
-                                    f"{run.completion_tokens:,} completion tokens. Resume it with "
-                                    f"`skills resume {skill.id}`.")
-        if run.status == "error":
-            return failure_message(skill, run, after.consecutive_failures, outcome.retry_after)
-        if run.status == "success" and completion_due(skill, run, workflow.now(),
-                                                      timedelta(seconds=start.notify_interval_seconds),
-                                                      start.notifier_tool):
-            return completion_message(skill, run)
-        return None
+async def aftermath(skill: Skill, outcome: RunOutcome, message: str | None) -> None:
+    """Retire a fired one-shot, pause a skill that failed too often, and tell the user (a closed run's
+    consequences: SkillRun's, and Maintenance's for a run it closed)."""
+    if outcome.retired_schedule:
+        # Local: one server call, idempotent (a schedule already gone is fine); no task-queue round trip
+        # before a fired one-shot's run closes.
+        await workflow.execute_local_activity_method(ScheduleActivities.delete, outcome.retired_schedule,
+                                                     **SCHEDULE)
+    if outcome.disabled in (FAILURES, BUDGET) and outcome.skill is not None:
+        await workflow.execute_activity_method(
+            ScheduleActivities.sync,
+            ScheduleSync(skill_id=skill.id, previous=PreviousSchedule.of(skill)), **SCHEDULE,
+        )
+    if message is None:
+        return
+    try:
+        await workflow.execute_activity_method(
+            RunActivities.notify, NotifyInput(skill_id=skill.id, message=message, at=workflow.now()), **NOTIFY
+        )
+    except ActivityError as e:
+        # The run itself is recorded; a notification that cannot be sent must not undo it.
+        workflow.logger.warning("notification for skill %s not sent: %s", skill.id, activity_cause(e))
+
+
+def run_notice(skill: Skill, outcome: RunOutcome, notify_interval: timedelta, notifier_tool: str) -> str | None:
+    """What to tell the user about a closed run, if anything."""
+    run, after = outcome.run, outcome.skill or skill
+    if outcome.disabled == FAILURES:
+        return disabled_message(skill, f"{after.consecutive_failures} consecutive failures",
+                                f"Last error: {sentence(run.summary)} Resume it with `skills resume {skill.id}`.")
+    if outcome.disabled == BUDGET:
+        return disabled_message(skill, "budget", f"{outcome.budget}. This run: {run.prompt_tokens:,} prompt + "
+                                f"{run.completion_tokens:,} completion tokens. Resume it with "
+                                f"`skills resume {skill.id}`.")
+    if run.status == "error":
+        return failure_message(skill, run, after.consecutive_failures, outcome.retry_after)
+    if run.status == "success" and completion_due(skill, run, workflow.now(), notify_interval, notifier_tool):
+        return completion_message(skill, run)
+    return None
 
 
 def _zone(skill: Skill) -> str:
