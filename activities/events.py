@@ -10,6 +10,7 @@ from temporalio import activity
 
 from activities.store import Store
 from config.settings import Settings
+from skills.deadline import run_timeout
 from skills.events import ClaimEvent, EmitResult, EventClaim, RecordEvent, Subscriber
 from skills.naming import run_summary, schedule_id_for
 
@@ -37,7 +38,8 @@ class EventActivities:
             Subscriber(skill_id=skill.id, name=skill.name, agent_id=skill.agent_id, tier=skill.tier,
                        enabled=skill.enabled, disabled_reason=skill.disabled_reason,
                        run_prefix=schedule_id_for(self.settings.task_queue, skill.id, skill.name),
-                       summary=run_summary(skill))
+                       summary=run_summary(skill),
+                       run_timeout_seconds=run_timeout(skill, self.settings.run_limits).total_seconds())
             for skill in self.store.event_subscribers(request.name)
         ]
         activity.logger.info("event %s (%s): %d subscriber(s)", request.name, request.event_id, len(subscribers))

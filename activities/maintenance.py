@@ -1,25 +1,37 @@
-"""What the engine checks for itself every minute: skills waiting for their tools, one-shots
-whose time passed beyond the catch-up window."""
+"""What the engine checks for itself every round: skills waiting for their tools, one-shots whose
+time passed beyond the catch-up window, runs that ended without recording it, and skills whose
+fires are being skipped behind a run still going."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from temporalio import activity
 
+from activities.metrics import EngineMetrics
 from activities.store import Store
 from config.settings import Settings
+from skills.deadline import RUN_MARGIN, RUN_TIMEOUT_CAP, run_timeout
 from skills.errors import SkillNotFoundError
-from skills.messages import MaintenanceScan, MissedOneShot, SkillBrief, SkillFilter
-from skills.models import MISSED, MISSING_TOOLS, NO_LLM, RunRecord, Skill
+from skills.messages import ClosedRuns, MaintenanceScan, MissedOneShot, SkillBrief, SkillFilter, StuckSkill
+from skills.models import FAILURES, MISSED, MISSING_TOOLS, NO_LLM, RunRecord, Skill
+from skills.triggers import trigger_next_times
+
+STUCK_STATE = "stuck-run:{skill_id}"
+"""The engine state that remembers, per skill, the run whose skipped fires were last counted (and noticed)."""
+
+MAX_COUNTED_SKIPS = 1000
+"""Fires counted behind one run at most: enough to say how stuck a skill is, cheap for any trigger."""
 
 
 class MaintenanceActivities:
-    def __init__(self, store: Store, settings: Settings, tool_names: Callable[[], Collection[str]]) -> None:
+    def __init__(self, store: Store, settings: Settings, tool_names: Callable[[], Collection[str]],
+                 metrics: EngineMetrics | None = None) -> None:
         self.store = store
         self.settings = settings
         self.tool_names = tool_names
+        self.metrics = metrics or EngineMetrics()
 
     @activity.defn(name="scan_skills")
     def scan(self) -> MaintenanceScan:
@@ -58,6 +70,94 @@ class MaintenanceActivities:
         ))
         self.store.retire_skill(skill.id, MISSED)
 
+    @activity.defn(name="close_stale_runs")
+    def close_stale(self) -> ClosedRuns:
+        """Close as ``error`` each run left ``running`` past its deadline (the execution timeout of its
+        workflow, ``skills.deadline``): its workflow ended without recording it (terminated, timed out,
+        failed on a store outage longer than its retries). Counted and notified like any failed run;
+        a row the run itself closed meanwhile is left alone."""
+        now = datetime.now(UTC)
+        closed = ClosedRuns()
+        for run in self.store.running_runs(started_before=now - RUN_MARGIN):
+            try:
+                deadline = run_timeout(self.store.get_skill(run.skill_id), self.settings.run_limits)
+            except SkillNotFoundError:
+                deadline = RUN_TIMEOUT_CAP
+            if run.started_at + deadline > now:
+                continue
+            failed = run.model_copy(update={
+                "status": "error", "finished_at": now,
+                "summary": f"no end recorded within {_duration(deadline)}: the run's workflow ended without "
+                           "recording it"})
+            outcome = self.store.record_outcome(failed, self.settings.backoff, if_running=True)
+            if outcome is None:
+                continue
+            activity.logger.warning("run %s of skill %s closed: %s", run.run_id, run.skill_id, failed.summary)
+            self.metrics.run_recorded(outcome.run, agent=outcome.skill.agent_id if outcome.skill else None,
+                                      disabled=outcome.disabled if outcome.disabled == FAILURES else None)
+            if outcome.skill is not None:
+                outcome.skill = outcome.skill.without_instructions()
+            closed.outcomes.append(outcome)
+        return closed
+
+    @activity.defn(name="find_stuck_skills")
+    def find_stuck(self) -> list[StuckSkill]:
+        """Skills whose scheduled fires are being skipped (overlap policy SKIP) behind a run still going,
+        ``overlap_notice_fires`` times or more: each is returned once per such run, with its notice. The
+        gauge ``skills_stuck`` says how many are stuck now; ``skills_overlap_skips`` counts the fires."""
+        now = datetime.now(UTC)
+        found: list[StuckSkill] = []
+        stuck = 0
+        for run in self.store.running_runs(started_before=now):
+            if run.trigger != "schedule" or run.scheduled_at is None:
+                continue  # a manual or event run does not hold the schedule back
+            try:
+                skill = self.store.get_skill(run.skill_id)
+            except SkillNotFoundError:
+                continue
+            trigger = skill.trigger_config
+            if not skill.enabled or trigger is None or trigger.kind not in ("cron", "interval"):
+                continue  # a paused schedule skips nothing; a one-shot has no later fire
+            due = trigger_next_times(trigger, anchor=skill.created_at, after=run.scheduled_at,
+                                     count=MAX_COUNTED_SKIPS)
+            skipped = sum(1 for t in due if t <= now)
+            key = STUCK_STATE.format(skill_id=skill.id)
+            seen = self.store.get_state(key) or {}
+            counted = seen.get("skipped", 0) if seen.get("run_id") == run.run_id else 0
+            if skipped > counted:
+                self.metrics.overlap_skips(skipped - counted)
+            if skipped < self.settings.overlap_notice_fires:
+                if skipped > counted:
+                    self.store.set_state(key, {**seen, "run_id": run.run_id, "skipped": skipped}, now)
+                continue
+            stuck += 1
+            noticed = seen.get("run_id") == run.run_id and seen.get("noticed", False)
+            self.store.set_state(key, {"run_id": run.run_id, "skipped": skipped, "noticed": True}, now)
+            if noticed:
+                continue
+            more = "+" if skipped >= MAX_COUNTED_SKIPS else ""
+            found.append(StuckSkill(skill=_brief(skill), run_id=run.run_id, skipped=skipped, message=(
+                f"⏳ {skill.name}: its run started {_duration(now - run.started_at)} ago is still going, and "
+                f"{skipped}{more} scheduled fire{'s' if skipped != 1 else ''} since were skipped behind it. "
+                f"Its workflow: {run.workflow_id} (`temporal workflow show --workflow-id {run.workflow_id}`).")))
+        self.metrics.stuck_skills(stuck)
+        return found
+
 
 def _brief(skill: Skill) -> SkillBrief:
     return SkillBrief(id=skill.id, name=skill.name, schedule_id=skill.schedule_id)
+
+
+def _duration(span: timedelta) -> str:
+    """``2 h 05 min``, ``49 min 36 s``, ``12 s``: a span as a person reads it."""
+    seconds = max(0, int(span.total_seconds()))
+    days, rest = divmod(seconds, 86_400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days} d {hours:02d} h"
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    if minutes:
+        return f"{minutes} min {secs:02d} s"
+    return f"{secs} s"

@@ -41,6 +41,10 @@ class EngineMetrics:
         self._server_up = meter.create_gauge(
             "skills_mcp_server_up", "1 when the MCP server is connected, else 0, by server")
         self._server_tools = meter.create_gauge("skills_mcp_tools", "Tools the MCP server offers, by server")
+        self._overlap_skips = meter.create_counter(
+            "skills_overlap_skips", "Scheduled fires skipped because the skill's previous run was still going")
+        self._stuck = meter.create_gauge(
+            "skills_stuck", "Skills whose fires are being skipped behind a run still going, past the threshold")
 
     def run_recorded(self, run: RunRecord, *, agent: str | None = None, disabled: str | None = None) -> None:
         """A run was recorded (closed by ``finish_run``, or a gap accounted for by ``begin_run``)."""
@@ -54,6 +58,14 @@ class EngineMetrics:
             self._tokens.add(run.completion_tokens, {"skill": skill, "agent": agent or "", "kind": "completion"})
         if disabled:
             self._disables.add(1, {"reason": disabled})
+
+    def overlap_skips(self, fires: int) -> None:
+        """Fires found skipped behind a run still going (counted by the maintenance round, as they pass)."""
+        self._overlap_skips.add(fires)
+
+    def stuck_skills(self, count: int) -> None:
+        """How many skills the maintenance round found stuck behind a run still going."""
+        self._stuck.set(count)
 
     def tool_call(self, server: str, outcome: str, milliseconds: float) -> None:
         attributes = {"server": server}

@@ -93,6 +93,7 @@ class RunActivities:
     @activity.defn(name="finish_run")
     def finish(self, run: RunRecord) -> RunOutcome:
         outcome = self.store.record_outcome(_redacted(run), self.settings.backoff, self.settings.budget)
+        assert outcome is not None  # None only for a closer from outside the run (if_running)
         self.metrics.run_recorded(outcome.run, agent=outcome.skill.agent_id if outcome.skill else None,
                                   disabled=outcome.disabled if outcome.disabled in (FAILURES, BUDGET) else None)
         if outcome.skill is not None:

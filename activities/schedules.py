@@ -29,6 +29,7 @@ from activities.failures import application_error
 from activities.schedule_spec import schedule_spec
 from activities.store import Store
 from config.settings import Settings
+from skills.deadline import run_timeout
 from skills.errors import NamespaceSetupError, SkillNotFoundError
 from skills.messages import ScheduleSync, ScheduleSynced, SkillRunInput
 from skills.models import BY_USER, FAILURES, Skill
@@ -51,6 +52,8 @@ def build_schedule(skill: Skill, settings: Settings) -> Schedule:
             task_queue=settings.task_queue,
             typed_search_attributes=search_attributes(skill),
             static_summary=run_summary(skill),
+            # A run always ends: past its deadline Temporal ends it, and Maintenance closes its row.
+            execution_timeout=run_timeout(skill, settings.run_limits),
         ),
         spec=schedule_spec(skill.trigger_config, anchor=skill.created_at),
         policy=SchedulePolicy(

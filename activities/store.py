@@ -36,6 +36,7 @@ from activities.tables import (
 from skills.agent import ChatMessage
 from skills.backoff import BackoffPolicy
 from skills.budget import DAY, BudgetPolicy, Usage, over_budget
+from skills.deadline import RunLimits, run_timeout
 from skills.errors import SkillNotFoundError, SkillValidationError
 from skills.messages import RunOutcome, RunsQuery, SkillFilter, SkillRef
 from skills.models import BUDGET, FAILURES, FIRED, RunRecord, Skill, SkillSpec
@@ -220,11 +221,15 @@ class Store:
             assert row is not None
             return _run_model(row)
 
-    def record_outcome(self, run: RunRecord, policy: BackoffPolicy, budget: BudgetPolicy | None = None) -> RunOutcome:
+    def record_outcome(self, run: RunRecord, policy: BackoffPolicy, budget: BudgetPolicy | None = None,
+                       *, if_running: bool = False) -> RunOutcome | None:
         """Close a run and apply what it means to its skill, in one transaction: the failure
         count (a success resets it; the limit-th failure disables the skill) and, for the
         scheduled fire of a one-shot, its retirement. Then, for a run that used tokens, the
-        budgets: a skill over its day's budget, everyone's, or far above its usual use pauses."""
+        budgets: a skill over its day's budget, everyone's, or far above its usual use pauses.
+
+        ``if_running``: only a row still ``running`` is closed (None otherwise), so a closer from
+        outside the run (Maintenance) never overwrites what the run recorded meanwhile."""
         with self.session() as session:
             # The skill's row is locked first (a write takes the row lock in PostgreSQL, the write
             # lock in SQLite): runs of one skill finishing at once on several workers count every
@@ -232,8 +237,14 @@ class Store:
             session.execute(update(SkillRow).where(SkillRow.id == run.skill_id)  # type: ignore[arg-type]
                             .values(consecutive_failures=SkillRow.consecutive_failures))
             row = session.get(RunRow, run.run_id)
-            # A retried record (its first attempt committed, its answer lost) must not count twice.
-            repeated = row is not None and row.status != "running" and row.finished_at is not None
+            if if_running and (row is None or row.status != "running"):
+                session.rollback()
+                return None
+            # A retried record (its first attempt committed, its answer lost) must not count twice. A record
+            # that changes a closed run's status is no retry: a run recorded a success whose workflow then
+            # failed in its own code is recorded again as an error, and that failure counts.
+            repeated = (row is not None and row.status != "running" and row.finished_at is not None
+                        and row.status == run.status)
             row = row or RunRow(run_id=run.run_id)
             for key, value in run.model_dump(mode="python").items():
                 setattr(row, key, value)
@@ -361,6 +372,14 @@ class Store:
             session.add(row)
             session.commit()
 
+    def running_runs(self, started_before: datetime, limit: int = 500) -> list[RunRecord]:
+        """Runs still open (``running``) that started before ``started_before``, oldest first."""
+        with self.session() as session:
+            query = (select(RunRow).where(RunRow.status == "running",
+                                          RunRow.started_at < started_before)  # type: ignore[operator]
+                     .order_by(RunRow.started_at).limit(limit))  # type: ignore[arg-type]
+            return [_run_model(r) for r in session.exec(query)]
+
     def list_runs(self, skill_id: int | None = None, limit: int = 20) -> list[RunRecord]:
         """Newest first, by the time each run stands for: its scheduled time, else its start."""
         with self.session() as session:
@@ -427,9 +446,10 @@ def _run_model(row: RunRow) -> RunRecord:
 class StoreActivities:
     """Reads of the store, for the client's management calls and the workflows."""
 
-    def __init__(self, store: Store, backoff: BackoffPolicy) -> None:
+    def __init__(self, store: Store, backoff: BackoffPolicy, limits: RunLimits | None = None) -> None:
         self.store = store
         self.backoff = backoff
+        self.limits = limits or RunLimits()
 
     @activity.defn(name="get_skill")
     def get_skill(self, ref: SkillRef) -> Skill:
@@ -441,7 +461,8 @@ class StoreActivities:
         return [self._with_backoff(skill) for skill in self.store.list_skills(flt)]
 
     def _with_backoff(self, skill: Skill) -> Skill:
-        return skill.model_copy(update={"backoff_until": skill.failures.retry_after(self.backoff)})
+        return skill.model_copy(update={"backoff_until": skill.failures.retry_after(self.backoff),
+                                        "run_timeout_seconds": run_timeout(skill, self.limits).total_seconds()})
 
     @activity.defn(name="list_runs")
     def list_runs(self, query: RunsQuery) -> list[RunRecord]:

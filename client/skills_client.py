@@ -39,6 +39,7 @@ from temporalio.service import PayloadLimitsConfig
 from client import schedules
 from config.logs import sdk_telemetry
 from skills.catalog import CatalogRequest, ToolCatalog
+from skills.deadline import RunLimits, run_timeout
 from skills.errors import (
     FieldError,
     SkillNotFoundError,
@@ -235,6 +236,10 @@ class SkillsClient:
             result_type=RunRecord,
             search_attributes=search_attributes(skill),
             static_summary=f"manual run · {run_summary(skill)}",
+            # A run always ends: the worker gives the deadline its limits make (skills.deadline);
+            # from an older worker, the one the default limits make.
+            execution_timeout=timedelta(seconds=skill.run_timeout_seconds) if skill.run_timeout_seconds
+            else run_timeout(skill, RunLimits()),
         )
         if not wait:
             return handle.id

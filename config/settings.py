@@ -38,6 +38,7 @@ from pydantic_settings import SettingsError as SourceError
 
 from skills.backoff import BackoffPolicy
 from skills.budget import BudgetPolicy
+from skills.deadline import RunLimits
 from skills.skillmd.manifest import SourceName
 from skills.skillmd.sources import BUNDLED_DIR
 
@@ -131,6 +132,11 @@ class Settings(BaseSettings):
 
     failure_limit: int = 5
     """This many consecutive failures disable a skill (its schedule is paused, the user notified)."""
+
+    overlap_notice_fires: int = Field(default=3, ge=1)
+    """A skill whose scheduled fires were skipped this many times behind one run still going (overlap
+    policy SKIP) is stuck: the maintenance round sends one notice per such run, and counts it in the
+    ``skills_stuck`` gauge."""
 
     notifier_tool: str = "outbox_send_message"
     """The tool that carries notifications; it is called with ``{"message": ...}``."""
@@ -336,6 +342,13 @@ class Settings(BaseSettings):
     @property
     def backoff(self) -> BackoffPolicy:
         return BackoffPolicy(steps=self.backoff_steps, limit=self.failure_limit)
+
+    @property
+    def run_limits(self) -> RunLimits:
+        """The per-call limits a run's execution timeout is derived from (``skills.deadline``)."""
+        return RunLimits(tool_seconds=self.tool_call_timeout.total_seconds(),
+                         script_seconds=self.script_timeout.total_seconds(),
+                         llm_seconds=self.llm_timeout.total_seconds())
 
     @property
     def store_url(self) -> str:

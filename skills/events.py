@@ -112,6 +112,8 @@ class Subscriber(BaseModel):
     disabled_reason: str | None = None
     run_prefix: str
     summary: str
+    run_timeout_seconds: float | None = None
+    """The run's execution timeout on this worker (``skills.deadline``); none from an older worker."""
 
 
 class StartedRun(BaseModel):

@@ -382,9 +382,29 @@ class MissedOneShot(BaseModel):
     workflow_id: str
 
 
+class ClosedRuns(BaseModel):
+    """Runs the Maintenance round closed as ``error``: left ``running`` past their deadline."""
+
+    outcomes: list[RunOutcome] = Field(default_factory=list)
+
+
+class StuckSkill(BaseModel):
+    """A skill whose scheduled fires are being skipped because a run of it is still going."""
+
+    skill: SkillBrief
+    run_id: str
+    skipped: int
+    """Fires skipped behind that run so far."""
+    message: str
+
+
 class MaintenanceReport(BaseModel):
     enabled: list[str] = Field(default_factory=list)
     missed: list[str] = Field(default_factory=list)
+    closed: list[str] = Field(default_factory=list)
+    """Runs closed as ``error`` for want of an end (run ids)."""
+    stuck: list[str] = Field(default_factory=list)
+    """Skills newly found with their fires skipped behind a run still going."""
     endpoint: str | None = None
     """"down" or "up" when the LLM endpoint changed."""
 

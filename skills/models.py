@@ -136,6 +136,9 @@ class Skill(SkillSpec):
     last_error: str | None = None
     backoff_until: datetime | None = None
     """Scheduled fires before this are skipped (filled in by the worker, which knows the policy)."""
+    run_timeout_seconds: float | None = None
+    """The execution timeout of this skill's runs (``skills.deadline``; filled in by the worker, which
+    knows its limits): a manual run is started with it."""
     last_run_at: datetime | None = None
     last_run_status: RunStatus | None = None
     last_run_summary: str | None = None

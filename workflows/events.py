@@ -14,6 +14,7 @@ is retried.
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.exceptions import WorkflowAlreadyStartedError
@@ -84,6 +85,9 @@ class EmitEvent:
                 id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
                 search_attributes=skill_attributes(subscriber.name, subscriber.agent_id, subscriber.tier),
                 static_summary=f"event id {request.event.id} · {subscriber.summary}",
+                # A run always ends: past its deadline Temporal ends it, and Maintenance closes its row.
+                execution_timeout=timedelta(seconds=subscriber.run_timeout_seconds)
+                if subscriber.run_timeout_seconds else None,
             )
         except WorkflowAlreadyStartedError:
             return f"its run for this event id ({run_id}) is still running"

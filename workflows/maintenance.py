@@ -5,12 +5,20 @@
 - Missed one-shots: a one-shot whose time passed while the engine was down for
   longer than the catch-up window never fires; its fire is recorded as missed and
   the skill retired.
+- Runs that never ended: a run row left ``running`` past its deadline (its workflow was
+  terminated, timed out, or failed on a store outage longer than its retries) is closed as
+  ``error`` with the reason, counted for backoff once, and notified like any failed run.
+- Stuck skills: a skill whose scheduled fires are being skipped behind a run still going,
+  ``overlap_notice_fires`` times or more, gets one notice per such run.
 - The LLM endpoint: one alert when it goes down, one when it is back.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from temporalio import workflow
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from activities.agent import AgentActivities
@@ -19,7 +27,10 @@ with workflow.unsafe.imports_passed_through():
     from activities.runs import RunActivities
     from activities.schedules import ScheduleActivities
     from skills.messages import EnableInput, MaintenanceReport, MissedOneShot, NotifyInput, ScheduleSync
+    from workflows.failures import activity_cause
     from workflows.options import NOTIFY, SCHEDULE, STORE
+    from workflows.run import aftermath, run_notice
+
 
 @workflow.defn(name="Maintenance")
 class Maintenance:
@@ -43,6 +54,12 @@ class Maintenance:
             if skill.schedule_id:
                 await workflow.execute_activity_method(ScheduleActivities.delete, skill.schedule_id, **SCHEDULE)
             report.missed.append(skill.name)
+        # Patched: a round in flight when a worker of the previous version stopped replays as it ran.
+        if workflow.patched("close-stale-runs"):
+            await self._close_stale_runs(report)
+            for stuck in await workflow.execute_activity_method(MaintenanceActivities.find_stuck, **STORE):
+                report.stuck.append(stuck.skill.name)
+                await self._alert(stuck.message)
         change = await workflow.execute_activity_method(AgentActivities.check_endpoint, **STORE)
         if change is not None:
             report.endpoint = "up" if change.up else "down"
@@ -52,6 +69,30 @@ class Maintenance:
                 RunActivities.notify, NotifyInput(skill_id=None, message=message, at=workflow.now()),
                 **NOTIFY,
             )
-        if report.enabled or report.missed:
-            workflow.logger.info("maintenance: enabled %s, missed one-shots %s", report.enabled, report.missed)
+        if report.enabled or report.missed or report.closed or report.stuck:
+            workflow.logger.info("maintenance: enabled %s, missed one-shots %s, runs closed %s, stuck %s",
+                                 report.enabled, report.missed, report.closed, report.stuck)
         return report
+
+    @staticmethod
+    async def _close_stale_runs(report: MaintenanceReport) -> None:
+        """Close the runs past their deadline, then see to what each means as SkillRun would have:
+        retire a fired one-shot, pause a skill at its failure limit, send the failure notice."""
+        closed = await workflow.execute_activity_method(MaintenanceActivities.close_stale, **STORE)
+        for outcome in closed.outcomes:
+            report.closed.append(outcome.run.run_id)
+            if outcome.skill is None:
+                continue  # deleted since: nobody to tell
+            try:
+                await aftermath(outcome.skill, outcome, run_notice(outcome.skill, outcome, timedelta(0), ""))
+            except ActivityError as e:
+                # The run is closed and counted; one schedule call failing must not hold up the others.
+                workflow.logger.warning("after closing run %s: %s", outcome.run.run_id, activity_cause(e))
+
+    @staticmethod
+    async def _alert(message: str) -> None:
+        try:
+            await workflow.execute_activity_method(
+                RunActivities.notify, NotifyInput(skill_id=None, message=message, at=workflow.now()), **NOTIFY)
+        except ActivityError as e:
+            workflow.logger.warning("alert not sent: %s", activity_cause(e))

@@ -12,6 +12,12 @@ schedule, and payloads stay small.
 A failed run is a Failed workflow, so `ExecutionStatus='Failed'` finds it and the Web UI counts
 it; a skipped or successful run completes. The failure is non-retryable (the schedule's next
 fire is the retry, with backoff) and does not stop the schedule.
+
+A bug in this workflow's own code (an exception that is not a Temporal failure) would fail the
+workflow *task*, which Temporal retries for ever: the run would never end, and the schedule's
+overlap policy would skip every later fire. So such an exception fails the run instead: it is
+recorded as ``error`` with the exception's type and message, counted by the backoff and
+notified, like any failed run (docs/resilience.md#a-run-always-ends).
 """
 
 from __future__ import annotations
@@ -20,11 +26,13 @@ from datetime import timedelta
 from typing import NoReturn
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, TemporalError
 
 # All passed through, agent_loop too: imported once per worker, not again in every run's sandbox
 # (it keeps no state; its workflow calls find the running workflow from the context).
 with workflow.unsafe.imports_passed_through():
+    from temporalio.worker.workflow_sandbox import RestrictedWorkflowAccessError
+
     from activities.agent import AgentActivities, AgentStart
     from activities.runs import RunActivities
     from activities.schedules import ScheduleActivities
@@ -59,14 +67,30 @@ RESULT_EXCERPT = 2000
 
 @workflow.defn(name="SkillRun")
 class SkillRun:
+    def __init__(self) -> None:
+        # What the run has got to, for the failure path of an unexpected exception.
+        self._start: RunStart | None = None
+        self._run: RunRecord | None = None
+
     @workflow.run
     async def run(self, request: SkillRunInput) -> RunRecord | None:
+        try:
+            return await self._fire(request)
+        except Exception as e:
+            # Temporal's own failures (an activity's, SkillRunFailed) end the workflow as they are, and a
+            # non-determinism error must fail the task (a fixed deploy replays it); anything else is a bug.
+            if isinstance(e, TemporalError) and not isinstance(e, RestrictedWorkflowAccessError):
+                raise
+            return await self._crashed(e)
+
+    async def _fire(self, request: SkillRunInput) -> RunRecord | None:
         if request.resume is not None:
             resume = request.resume
             if resume.start.skill is None:
                 # A bad input is not a fault a retry fixes: fail the run, typed and non-retryable.
                 raise ApplicationError("a resumed run must carry its skill", non_retryable=True,
                                        type=WorkflowInputError.failure_type())
+            self._start, self._run = resume.start, resume.run
             run = await self._agent_loop(resume.start.skill, resume.run, resume.start, request, resume.loop)
             return await self._close(resume.start.skill, run, resume.start)
         info = workflow.info()
@@ -79,16 +103,39 @@ class SkillRun:
         )
         if start.skill is None or start.run is None:
             return None
+        self._start, self._run = start, start.run
         run = await self._execute(start.skill, start.run, start, request)
         return await self._close(start.skill, run, start)
+
+    async def _crashed(self, error: Exception) -> NoReturn:
+        """Fail the run for an exception of this workflow's own code: recorded as ``error`` with the
+        exception's type and message (counted, notified) when the run row is open, and the workflow
+        failed in any case. Nothing here may send the workflow task back to retrying: an exception
+        of this path too ends the workflow, failed."""
+        reason = f"internal error: {type(error).__name__}: {error}"[:RESULT_EXCERPT]
+        workflow.logger.error("skill run failed in the engine's own code: %s", reason, exc_info=error)
+        start, run = self._start, self._run
+        if start is None or start.skill is None or run is None:
+            raise ApplicationError(reason, type=SkillRunFailed.failure_type(), non_retryable=True) from None
+        try:
+            await self._close(start.skill, run.model_copy(update={"status": "error", "summary": reason}), start)
+        except TemporalError:
+            raise  # SkillRunFailed with the recorded run, as for any failed run (or the store's failure)
+        except Exception as again:
+            workflow.logger.error("and the failed run could not be closed: %s: %s", type(again).__name__, again)
+            raise ApplicationError(f"{reason}; closing the run failed too: {type(again).__name__}: {again}",
+                                   type=SkillRunFailed.failure_type(), non_retryable=True) from None
+        # _close fails the workflow for a run in error: it does not come back.
+        raise ApplicationError(reason, type=SkillRunFailed.failure_type(), non_retryable=True)
 
     async def _close(self, skill: Skill, run: RunRecord, start: RunStart) -> RunRecord:
         """Record the run, see to what it means (retire, pause, notify), then end the workflow:
         completed with the run, or, for a run in error, failed with it."""
-        outcome = await workflow.execute_local_activity_method(
-            RunActivities.finish, run.model_copy(update={"finished_at": workflow.now()}), **STORE_LOCAL
-        )
-        await self._aftermath(skill, outcome, start)
+        run = run.model_copy(update={"finished_at": workflow.now()})
+        self._run = run
+        outcome = await workflow.execute_local_activity_method(RunActivities.finish, run, **STORE_LOCAL)
+        await aftermath(skill, outcome, run_notice(skill, outcome, timedelta(seconds=start.notify_interval_seconds),
+                                                   start.notifier_tool))
         if outcome.run.status == "error":
             raise ApplicationError(outcome.run.summary or "the run failed", outcome.run.model_dump(mode="json"),
                                    type=SkillRunFailed.failure_type(), non_retryable=True)
@@ -178,47 +225,46 @@ class SkillRun:
                                     result=text[:RESULT_EXCERPT], adjusted=adjusted))
         return out if ok else None
 
-    async def _aftermath(self, skill: Skill, outcome: RunOutcome, start: RunStart) -> None:
-        """Retire a fired one-shot, pause a skill that failed too often, and tell the user."""
-        if outcome.retired_schedule:
-            # Local: one server call, idempotent (a schedule already gone is fine); no task-queue round trip
-            # before a fired one-shot's run closes.
-            await workflow.execute_local_activity_method(ScheduleActivities.delete, outcome.retired_schedule,
-                                                         **SCHEDULE)
-        if outcome.disabled in (FAILURES, BUDGET) and outcome.skill is not None:
-            await workflow.execute_activity_method(
-                ScheduleActivities.sync,
-                ScheduleSync(skill_id=skill.id, previous=PreviousSchedule.of(skill)), **SCHEDULE,
-            )
-        message = self._notice(skill, outcome, start)
-        if message is None:
-            return
-        try:
-            await workflow.execute_activity_method(
-                RunActivities.notify, NotifyInput(skill_id=skill.id, message=message, at=workflow.now()), **NOTIFY
-            )
-        except ActivityError as e:
-            # The run itself is recorded; a notification that cannot be sent must not undo it.
-            workflow.logger.warning("notification for skill %s not sent: %s", skill.id, activity_cause(e))
 
-    @staticmethod
-    def _notice(skill: Skill, outcome: RunOutcome, start: RunStart) -> str | None:
-        """What to tell the user about this run, if anything."""
-        run, after = outcome.run, outcome.skill or skill
-        if outcome.disabled == FAILURES:
-            return disabled_message(skill, f"{after.consecutive_failures} consecutive failures",
-                                    f"Last error: {sentence(run.summary)} Resume it with `skills resume {skill.id}`.")
-        if outcome.disabled == BUDGET:
-            return disabled_message(skill, "budget", f"{outcome.budget}. This run: {run.prompt_tokens:,} prompt + "
-                                    f"{run.completion_tokens:,} completion tokens. Resume it with "
-                                    f"`skills resume {skill.id}`.")
-        if run.status == "error":
-            return failure_message(skill, run, after.consecutive_failures, outcome.retry_after)
-        if run.status == "success" and completion_due(skill, run, workflow.now(),
-                                                      timedelta(seconds=start.notify_interval_seconds),
-                                                      start.notifier_tool):
-            return completion_message(skill, run)
-        return None
+async def aftermath(skill: Skill, outcome: RunOutcome, message: str | None) -> None:
+    """Retire a fired one-shot, pause a skill that failed too often, and tell the user (a closed run's
+    consequences: SkillRun's, and Maintenance's for a run it closed)."""
+    if outcome.retired_schedule:
+        # Local: one server call, idempotent (a schedule already gone is fine); no task-queue round trip
+        # before a fired one-shot's run closes.
+        await workflow.execute_local_activity_method(ScheduleActivities.delete, outcome.retired_schedule,
+                                                     **SCHEDULE)
+    if outcome.disabled in (FAILURES, BUDGET) and outcome.skill is not None:
+        await workflow.execute_activity_method(
+            ScheduleActivities.sync,
+            ScheduleSync(skill_id=skill.id, previous=PreviousSchedule.of(skill)), **SCHEDULE,
+        )
+    if message is None:
+        return
+    try:
+        await workflow.execute_activity_method(
+            RunActivities.notify, NotifyInput(skill_id=skill.id, message=message, at=workflow.now()), **NOTIFY
+        )
+    except ActivityError as e:
+        # The run itself is recorded; a notification that cannot be sent must not undo it.
+        workflow.logger.warning("notification for skill %s not sent: %s", skill.id, activity_cause(e))
+
+
+def run_notice(skill: Skill, outcome: RunOutcome, notify_interval: timedelta, notifier_tool: str) -> str | None:
+    """What to tell the user about a closed run, if anything."""
+    run, after = outcome.run, outcome.skill or skill
+    if outcome.disabled == FAILURES:
+        return disabled_message(skill, f"{after.consecutive_failures} consecutive failures",
+                                f"Last error: {sentence(run.summary)} Resume it with `skills resume {skill.id}`.")
+    if outcome.disabled == BUDGET:
+        return disabled_message(skill, "budget", f"{outcome.budget}. This run: {run.prompt_tokens:,} prompt + "
+                                f"{run.completion_tokens:,} completion tokens. Resume it with "
+                                f"`skills resume {skill.id}`.")
+    if run.status == "error":
+        return failure_message(skill, run, after.consecutive_failures, outcome.retry_after)
+    if run.status == "success" and completion_due(skill, run, workflow.now(), notify_interval, notifier_tool):
+        return completion_message(skill, run)
+    return None
 
 
 def _zone(skill: Skill) -> str:

@@ -1,0 +1,100 @@
+"""How long a run of a skill may take, at most: its ``SkillRun``'s execution timeout.
+
+A run is a bounded sequence of calls, each with its own start-to-close timeout and retry
+policy (``workflows.options`` builds the activity options from the policies defined here, so
+the two cannot drift). The deadline adds up the worst case of every call the run may make,
+every attempt and the waits between them, plus a margin:
+
+    margin (5 min: workflow tasks, a worker restart picking the run up)
+      + 2 x store call         (begin_run, finish_run)
+      + pre-flight checks x tool call
+      + Direct: each plan step's call (a tool call, or a script run for ``run_script``)
+        Agent:  start_agent + open_toolsets + max_steps x (LLM turn + max(tool call, script run))
+      + 2 x schedule call      (retire a one-shot, pause for failures)
+      + notification
+
+capped at ``RUN_TIMEOUT_CAP``. A run that goes past it is ended by Temporal, and the
+Maintenance round closes its row as ``error`` (docs/resilience.md). The activities compute it
+(the schedule's action, an event's runs), the client too (a manual run): so it lives here, pure.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import timedelta
+
+from temporalio.common import RetryPolicy
+
+from skills.models import Skill
+from skills.scripts import RUN_SCRIPT
+
+STORE_LOCAL_TIMEOUT = timedelta(seconds=30)
+STORE_TIMEOUT = timedelta(seconds=60)
+STORE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=10)
+
+SCHEDULE_TIMEOUT = timedelta(seconds=30)
+SCHEDULE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=5)
+
+NOTIFY_TIMEOUT = timedelta(minutes=5)
+NOTIFY_RETRY = RetryPolicy(initial_interval=timedelta(seconds=2), maximum_attempts=3)
+
+TOOL_RETRY = RetryPolicy(initial_interval=timedelta(seconds=2), backoff_coefficient=2.0, maximum_attempts=3)
+"""A tool call may have side effects (a message sent), so it is retried only a few times, and only
+for failures that may be transient (unknown tools and bad arguments are non-retryable)."""
+
+SCRIPT_MARGIN = timedelta(seconds=30)
+"""A script attempt's start-to-close is its wall timeout plus this: copying the skill, starting the sandbox."""
+
+SCRIPT_RETRY = RetryPolicy(initial_interval=timedelta(seconds=2), backoff_coefficient=2.0, maximum_attempts=3)
+"""Only a script that could not start for a passing reason (``ScriptStartError``) is retried: a script that ran
+and failed is a result, a refusal is non-retryable, and an attempt that started the script and was lost is not
+run again (the activity sees it in its heartbeat details)."""
+
+LLM_RETRY = RetryPolicy(initial_interval=timedelta(seconds=2), backoff_coefficient=2.0,
+                        maximum_interval=timedelta(minutes=1), maximum_attempts=6)
+"""Rate limits and server errors retry (after the endpoint's retry-after); a refused request
+(bad key, unknown model) is raised non-retryable by the activity."""
+
+RUN_MARGIN = timedelta(minutes=5)
+"""What a run spends outside its calls: workflow tasks, and a worker restart picking the run up."""
+
+RUN_TIMEOUT_CAP = timedelta(days=7)
+"""No run may take longer than this, whatever its limits say (and a huge ``max_steps`` cannot overflow)."""
+
+
+@dataclass(frozen=True)
+class RunLimits:
+    """The worker's per-call limits a run's deadline depends on (``Settings.run_limits``)."""
+
+    tool_seconds: float = 60.0
+    script_seconds: float = 60.0
+    llm_seconds: float = 120.0
+
+
+def worst_case(start_to_close: timedelta, policy: RetryPolicy) -> float:
+    """Seconds one call may take with every attempt its policy allows, and the waits between them."""
+    attempts = max(1, policy.maximum_attempts or 1)
+    initial = policy.initial_interval.total_seconds() if policy.initial_interval else 1.0
+    cap = policy.maximum_interval.total_seconds() if policy.maximum_interval else 100 * initial
+    waits = sum(min(initial * policy.backoff_coefficient ** k, cap) for k in range(attempts - 1))
+    return attempts * start_to_close.total_seconds() + waits
+
+
+def run_timeout(skill: Skill, limits: RunLimits) -> timedelta:
+    """The longest a run of ``skill`` may take on a worker with ``limits`` (the module's formula)."""
+    tool = worst_case(timedelta(seconds=limits.tool_seconds), TOOL_RETRY)
+    script = worst_case(timedelta(seconds=limits.script_seconds) + SCRIPT_MARGIN, SCRIPT_RETRY)
+    seconds = (RUN_MARGIN.total_seconds()
+               + 2 * worst_case(STORE_LOCAL_TIMEOUT, STORE_RETRY)
+               + len(skill.preflight) * tool
+               + 2 * worst_case(SCHEDULE_TIMEOUT, SCHEDULE_RETRY)
+               + worst_case(NOTIFY_TIMEOUT, NOTIFY_RETRY))
+    if skill.execution_plan:
+        seconds += sum(script if step.tool_name == RUN_SCRIPT else tool for step in skill.execution_plan)
+    else:
+        llm = worst_case(timedelta(seconds=limits.llm_seconds), LLM_RETRY)
+        seconds += worst_case(STORE_TIMEOUT, STORE_RETRY) + tool + max(0, skill.max_steps) * (llm + max(tool, script))
+    if not math.isfinite(seconds) or seconds >= RUN_TIMEOUT_CAP.total_seconds():
+        return RUN_TIMEOUT_CAP
+    return timedelta(seconds=math.ceil(seconds))

@@ -1,0 +1,235 @@
+"""A run always ends: a bug in SkillRun's own code fails the run (recorded, counted, notified) instead
+of retrying the workflow task for ever; a run has an execution timeout from its skill's limits; a run
+row left `running` past it is closed by Maintenance; a skill whose fires are being skipped behind a
+run still going is noticed once.
+
+Real worker, real Temporal dev server, real store; the store rows are written directly only to put
+in a value the front door refuses (that is the point: one got in some other way)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import update
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
+from temporalio.exceptions import ApplicationError
+
+from activities.maintenance import _duration
+from activities.store import Store
+from activities.tables import RunRow, SkillRow
+from config.settings import Settings
+from skills.deadline import RunLimits, run_timeout
+from skills.errors import SkillRunFailed
+from skills.messages import MaintenanceReport
+from skills.models import RunRecord
+from tests.conftest import ROOT, Engine, eventually, trigger_schedule, write_mcp_config
+
+FAKES = ROOT / "tests" / "fakes"
+
+
+def _store(settings: Settings) -> Store:
+    return Store.open(settings.store_url, schedule_prefix=settings.task_queue)
+
+
+def _set_columns(settings: Settings, skill_id: int, **values: object) -> None:
+    """Write a skill's row as no registration would (the bounds refuse these values at the door)."""
+    store = _store(settings)
+    with store.session() as session:
+        session.execute(update(SkillRow).where(SkillRow.id == skill_id).values(**values))  # type: ignore[arg-type]
+        session.commit()
+
+
+async def _closed_run(engine: Engine, name: str, status: str) -> RunRecord:
+    async def probe() -> RunRecord | None:
+        runs = [r for r in await engine.skills.runs(name) if r.status == status]
+        return runs[0] if runs else None
+
+    return await eventually(probe, timeout=60)
+
+
+async def test_an_exception_in_the_workflow_code_fails_the_run_instead_of_retrying_for_ever(
+        client: Client, engine: Engine) -> None:
+    """notify_interval_minutes so large that the completion check overflows inside SkillRun's code,
+    after the run was recorded a success: once the workflow task retried for ever (Running, every later
+    fire skipped by the overlap policy, nothing recorded, no notice)."""
+    skill = (await engine.skills.register({
+        "name": "overflowing", "instructions": "x", "schedule": "0 0 1 1 *", "notify_on_completion": True,
+        "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": "hello"}}]})).skill
+    assert skill is not None and skill.schedule_id is not None
+    _set_columns(engine.settings, skill.id, notify_interval_minutes=2_000_000_000_000)
+
+    await trigger_schedule(client, skill.schedule_id)
+    run = await _closed_run(engine, "overflowing", "error")
+    assert run.trigger == "schedule"
+    assert run.summary.startswith("internal error: OverflowError: "), run.summary
+
+    # The workflow ended, failed like any failed run, with the recorded run as its details.
+    handle = client.get_workflow_handle(run.workflow_id)
+    with pytest.raises(WorkflowFailureError) as ended:
+        await handle.result()
+    cause = ended.value.cause
+    assert isinstance(cause, ApplicationError) and cause.type == SkillRunFailed.failure_type()
+    assert cause.non_retryable and RunRecord.model_validate(cause.details[0]).status == "error"
+    assert (await handle.describe()).status == WorkflowExecutionStatus.FAILED
+
+    # Counted by the backoff, and notified through the normal failure path.
+    stored = await engine.skills.get("overflowing")
+    assert stored.consecutive_failures == 1 and stored.backoff_until is not None
+    assert stored.last_run_status == "error"
+    notices = [m["message"] for m in engine.outbox() if m["message"].startswith("❌")]
+    assert len(notices) == 1 and "OverflowError" in notices[0]
+    # The schedule is free: nothing is left running to make it skip the next fire.
+    info = (await client.get_schedule_handle(skill.schedule_id).describe()).info
+    assert not info.running_actions
+
+
+async def test_every_run_has_an_execution_timeout_from_its_skills_limits(client: Client, engine: Engine) -> None:
+    """The schedule's action, an event's run and a manual run each carry the skill's deadline."""
+    limits = engine.settings.run_limits
+    skill = (await engine.skills.register({
+        "name": "timed", "instructions": "x", "schedule": "0 0 1 1 *",
+        "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": "hello"}}]})).skill
+    assert skill is not None and skill.schedule_id is not None
+    deadline = run_timeout(skill, limits)
+    assert timedelta(minutes=10) < deadline < timedelta(hours=2)
+    action = (await client.get_schedule_handle(skill.schedule_id).describe()).schedule.action
+    assert action.execution_timeout == deadline  # type: ignore[attr-defined]
+
+    manual = await engine.skills.run("timed")
+    assert isinstance(manual, RunRecord)
+    described = await client.get_workflow_handle(manual.workflow_id).describe()
+    assert described.raw_description.execution_config.workflow_execution_timeout.ToTimedelta() == deadline
+
+    await engine.skills.register({
+        "name": "on-event", "instructions": "x", "trigger_type": "event", "trigger_config": {"event": "ping"},
+        "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": "pong"}}]})
+    emitted = await engine.skills.emit("ping")
+    [started] = emitted.started
+    agent = (await engine.skills.get("on-event"))
+    described = await client.get_workflow_handle(started.workflow_id).describe()
+    assert described.raw_description.execution_config.workflow_execution_timeout.ToTimedelta() == \
+        run_timeout(agent, limits)
+    # The deadline grows with what a run may do, and is bounded whatever the skill says.
+    assert run_timeout(agent.model_copy(update={"execution_plan": None, "max_steps": 10}), RunLimits()) > deadline
+    assert run_timeout(agent.model_copy(update={"execution_plan": None, "max_steps": 10**15}),
+                       RunLimits()) == timedelta(days=7)
+
+
+@pytest.fixture
+def slow_log(tmp_path: Path) -> Path:
+    return tmp_path / "slow.log"
+
+
+@pytest.fixture
+async def slow_engine(client: Client, settings: Settings, slow_log: Path,
+                      tmp_path: Path) -> AsyncIterator[Engine]:
+    """A worker with the slow server's `slow_slow(seconds, message)`: a run that is still going."""
+    config = write_mcp_config(tmp_path / "mcp.json", {"slow": {
+        "command": sys.executable, "args": [str(FAKES / "slow_server.py")], "env": {"FAKE_SLOW_LOG": str(slow_log)}}})
+    running = await Engine(settings.model_copy(update={"mcp_config": config, "overlap_notice_fires": 1}),
+                           client).start()
+    yield running
+    await running.stop()
+
+
+def _held(name: str, schedule: str = "0 0 1 1 *") -> dict[str, object]:
+    """A skill whose run holds on a 10-minute tool call."""
+    return {"name": name, "instructions": "x", "schedule": schedule, "notify_on_completion": False,
+            "execution_plan": [{"toolName": "slow_slow", "parameters": {"seconds": 600, "message": name}}]}
+
+
+async def _running_run(engine: Engine, name: str, slow_log: Path) -> RunRecord:
+    """The skill's run once it is inside its slow call."""
+    await eventually(lambda: slow_log.exists() and f"start {name}" in slow_log.read_text().splitlines(), timeout=60)
+    [run] = await engine.skills.runs(name)
+    assert run.status == "running"
+    return run
+
+
+async def _maintenance(client: Client, engine: Engine) -> MaintenanceReport:
+    """A maintenance round, fired by its schedule, and what it reported."""
+    handle = client.get_schedule_handle(f"{engine.settings.task_queue}-maintenance")
+    before = {a.action.workflow_id for a in (await handle.describe()).info.recent_actions}  # type: ignore[attr-defined]
+    await trigger_schedule(client, handle.id)
+
+    async def started() -> str | None:
+        ids = {a.action.workflow_id for a in (await handle.describe()).info.recent_actions} - before  # type: ignore[attr-defined]
+        return ids.pop() if ids else None
+
+    workflow_id = await eventually(started, timeout=30)
+    result: Any = await client.get_workflow_handle(workflow_id).result()
+    return MaintenanceReport.model_validate(result)
+
+
+async def test_a_run_whose_workflow_ended_without_recording_it_is_closed_by_maintenance(
+        client: Client, slow_engine: Engine, slow_log: Path) -> None:
+    """A run's workflow terminated in the middle of a call (as a store outage longer than finish_run's
+    retries, or a timeout, would end it): its row stayed `running` for ever, with no notice. Past the
+    run's deadline the maintenance round closes it as an error, counts it once and sends its notice."""
+    engine = slow_engine
+    skill = (await engine.skills.register(_held("held"))).skill
+    assert skill is not None and skill.schedule_id is not None
+    await trigger_schedule(client, skill.schedule_id)
+    run = await _running_run(engine, "held", slow_log)
+    await client.get_workflow_handle(run.workflow_id).terminate("the test ends it mid-run")
+
+    # Within its deadline the run may still be going somewhere: left alone.
+    assert (await _maintenance(client, engine)).closed == []
+    assert [r.status for r in await engine.skills.runs("held")] == ["running"]
+
+    # Past it (the row's start moved back, as time would), closed as an error with the reason.
+    deadline = run_timeout(skill, engine.settings.run_limits)
+    store = _store(engine.settings)
+    with store.session() as session:
+        session.execute(update(RunRow).where(RunRow.run_id == run.run_id)  # type: ignore[arg-type]
+                        .values(started_at=run.started_at - deadline - timedelta(minutes=1)))
+        session.commit()
+    report = await _maintenance(client, engine)
+    assert report.closed == [run.run_id]
+    [closed] = await engine.skills.runs("held")
+    reason = f"no end recorded within {_duration(deadline)}: the run's workflow ended without recording it"
+    assert (closed.status, closed.summary) == ("error", reason) and closed.finished_at is not None
+    stored = await engine.skills.get("held")
+    assert stored.consecutive_failures == 1 and stored.last_run_status == "error"
+    notices = [m["message"] for m in engine.outbox()]
+    assert len(notices) == 1 and notices[0].startswith(f"❌ held: {reason}. Scheduled fires resume after ")
+
+    # Counted once, notified once.
+    assert (await _maintenance(client, engine)).closed == []
+    assert (await engine.skills.get("held")).consecutive_failures == 1 and len(engine.outbox()) == 1
+
+
+async def test_a_skill_whose_fires_are_skipped_behind_a_run_still_going_gets_one_notice(
+        client: Client, slow_engine: Engine, slow_log: Path) -> None:
+    """A run that holds its schedule: every later fire is skipped by the overlap policy, and until now
+    nothing said so before the next run started. Past `overlap_notice_fires` skipped fires (1 here), the
+    maintenance round sends one notice for that run, not one per round."""
+    engine = slow_engine
+    skill = (await engine.skills.register(_held("every-minute", "* * * * *"))).skill
+    assert skill is not None and skill.schedule_id is not None
+    schedule = client.get_schedule_handle(skill.schedule_id)
+    await trigger_schedule(client, skill.schedule_id)
+    run = await _running_run(engine, "every-minute", slow_log)
+    try:
+        # Nothing skipped yet: nothing to say.
+        assert (await _maintenance(client, engine)).stuck == []
+        # The next minute's fire, skipped by Temporal because the run is still going.
+        await eventually(lambda: _skipped(schedule), timeout=75, interval=1)
+        assert (await _maintenance(client, engine)).stuck == ["every-minute"]
+        notices = [m["message"] for m in engine.outbox()]
+        assert len(notices) == 1 and notices[0].startswith("⏳ every-minute: its run started ")
+        assert "scheduled fire since were skipped behind it" in notices[0] and run.workflow_id in notices[0]
+        # One notice for the episode, however many rounds see it.
+        assert (await _maintenance(client, engine)).stuck == []
+        assert len(engine.outbox()) == 1
+    finally:
+        await client.get_workflow_handle(run.workflow_id).terminate("test over")
+
+
+async def _skipped(schedule: Any) -> bool:
+    return (await schedule.describe()).info.num_actions_skipped_overlap >= 1
