@@ -116,7 +116,7 @@ PRIORITY = Bound(
     "metadata.priority", -1000, 1000,
     "a SKILL.md's tie-breaker in matching: only the order matters, so a small range gives every order")
 TOOLSET_TIMEOUT_SECONDS = Bound(
-    "toolsets.<name>.timeout", 0, 3600,
+    "timeout (a SKILL.md toolset, an mcpServers entry)", 0, 3600,
     "seconds one call of a toolset's tool may take; the tool call's activity is bounded anyway, and an hour "
     "is past any interactive tool", whole=False, low_exclusive=True)
 
