@@ -64,7 +64,8 @@ def analyse_plan(steps: list[PlanStep]) -> Verdict:
                 continue
             reference = _reference(expression, earlier)
             if reference is None:
-                return Verdict(False, f"step '{step.id}' uses '{{{{{expression}}}}}', which is not the result of "
+                shown = expression if len(expression) <= 80 else expression[:79] + "…"
+                return Verdict(False, f"step '{step.id}' uses '{{{{{shown}}}}}', which is not the result of "
                                       "an earlier step: it needs reasoning")
             piped += 1
         earlier.add(step.id)
@@ -106,7 +107,8 @@ def _lookup(expression: str, outputs: dict[str, StepOutput], event: dict[str, An
         return _event_value(expression, event)
     reference = _reference(expression, set(outputs))
     if reference is None:
-        raise PlanError(f"'{{{{{expression}}}}}' is not the result of an earlier step")
+        shown = expression if len(expression) <= 80 else expression[:79] + "…"  # a run's summary, not a dump
+        raise PlanError(f"'{{{{{shown}}}}}' is not the result of an earlier step")
     step, path = reference
     output = outputs[step]
     if path in ([], ["result"], ["text"]):
