@@ -306,7 +306,7 @@ class AgentActivities:
             arguments = json.loads(call.arguments or "{}")
             if not isinstance(arguments, dict):
                 raise ValueError("the arguments must be a JSON object")
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:  # RecursionError: nested past what the parser takes
             text = f"Error: the arguments were not valid JSON ({e}); call the tool again with a JSON object."
             await self._answer(conversation_id, call, text)
             return AgentToolResult(tool=call.name, ok=False, malformed=True, excerpt=text[:TOOL_EXCERPT])

@@ -95,7 +95,7 @@ class ScriptActivities:
             arguments = json.loads(call.arguments or "{}")
             if not isinstance(arguments, dict):
                 raise ValueError("the arguments must be a JSON object")
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:  # RecursionError: nested past what the parser takes
             ok, text, malformed = False, f"Error: the arguments were not valid JSON ({e}); call run_script again " \
                                          "with a JSON object.", True
         else:

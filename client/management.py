@@ -28,6 +28,7 @@ from temporalio.service import RPCError
 from client.skills_client import SkillsClient
 from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
 from skills.fields import parse_bool
+from skills.limits import IN_HOURS, IN_MINUTES, INTERVAL_MINUTES, MAX_STEPS, NOTIFY_INTERVAL_MINUTES
 from skills.messages import RegistrationResult, zone_time
 from skills.models import FIRED, MISSING_TOOLS, Skill
 
@@ -146,10 +147,10 @@ SKILL_PROPERTIES: dict[str, Any] = {
             "schedule": {"type": "string", "description": "Classic 5-field cron, e.g. '0 9 * * 1-5'."},
             "timezone": {"type": "string", "description": "IANA zone of schedule or at; only if the user "
                                                           "names one."},
-            "interval_minutes": {"type": "integer", "minimum": 1, "description": "Every N minutes."},
+            "interval_minutes": {**INTERVAL_MINUTES.schema(), "description": "Every N minutes."},
             "at": {"type": "string", "description": "Once, at this local time: 'YYYY-MM-DDTHH:MM:SS'."},
-            "in_minutes": {"type": "number", "exclusiveMinimum": 0, "description": "Once, N minutes from now."},
-            "in_hours": {"type": "number", "exclusiveMinimum": 0, "description": "Once, N hours from now."},
+            "in_minutes": {**IN_MINUTES.schema(), "description": "Once, N minutes from now."},
+            "in_hours": {**IN_HOURS.schema(), "description": "Once, N hours from now."},
             "event": {"type": "string", "description": "No schedule: run each time this event is emitted, "
                                                        "e.g. 'parcel.arrived'."},
         },
@@ -173,12 +174,12 @@ SKILL_PROPERTIES: dict[str, Any] = {
     "required_tools": {"type": "array", "items": {"type": "string"},
                        "description": "Agent tier: every tool the run may call, exact names from "
                                       "get_tool_catalog. Direct tier: may be left out (taken from the plan)."},
-    "max_steps": {"type": "integer", "minimum": 1, "maximum": 100,
+    "max_steps": {**MAX_STEPS.schema(),
                   "description": "Agent tier: at most this many reasoning steps (default 10)."},
     "notify_on_completion": {"type": "boolean", "description": "Send the run's summary to the user "
                                                                "(default true; false when the plan sends "
                                                                "the message itself)."},
-    "notify_interval_minutes": {"type": "integer", "minimum": 0,
+    "notify_interval_minutes": {**NOTIFY_INTERVAL_MINUTES.schema(),
                                 "description": "Minimum minutes between notifications (0: the default)."},
     "agent_id": {"type": "string", "description": "The agent that owns the skill; leave out unless told."},
     "enabled": {"type": "boolean", "description": "false stores the skill paused (default true)."},
@@ -372,7 +373,7 @@ def _json_object(value: Any) -> dict[str, Any] | None:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):  # too deep for the parser: not an object the engine reads
             return None
     return value if isinstance(value, dict) else None
 

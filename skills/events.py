@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from skills.errors import FieldError
-from skills.limits import KIB, describe, json_size
+from skills.limits import KIB, describe, json_size, too_deep
 
 EVENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}")
 """An event's name: letters, digits, ``.``, ``_``, ``/`` and ``-``, up to 100, starting with a letter
@@ -54,6 +54,9 @@ def check_event(name: Any, event_id: Any, data: Any) -> list[FieldError]:
             problems.append(FieldError(field="id", message=f"must be a string, got {type(event_id).__name__}"))
         elif not EVENT_ID.fullmatch(event_id):
             problems.append(FieldError(field="id", message=f"'{event_id[:80]}' is not a valid event id: {_ID_RULE}"))
+    deep = too_deep("data", data)
+    if deep is not None:  # measured first: writing deep data as JSON would recurse
+        return [*problems, deep]
     size = json_size(data)
     if size > MAX_EVENT_DATA_BYTES:
         problems.append(FieldError(field="data", message=f"is {size:,} bytes as JSON; the limit is "

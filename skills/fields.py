@@ -8,12 +8,21 @@ these, so one answer names every problem. Pure code.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from skills.errors import FieldError
-from skills.limits import json_size, too_large
+from skills.limits import (
+    MAX_NESTING,
+    MAX_NUMBER_TEXT,
+    Bound,
+    is_finite_number,
+    json_size,
+    too_deep,
+    too_large,
+)
 
 
 class Problems:
@@ -25,11 +34,25 @@ class Problems:
 
 
 def parse_json(text: str, field: str, problems: Problems) -> Any:
+    """The value of JSON text, or None (and a problem naming ``field``): also for nesting deeper than
+    :data:`~skills.limits.MAX_NESTING` and for what the parser itself cannot take (a RecursionError
+    at ~1,000 levels, an integer of over 4,300 digits), which would otherwise escape as a crash."""
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as e:
         problems.add(field, f"is a string that is not valid JSON ({e.msg} at position {e.pos})")
         return None
+    except RecursionError:
+        problems.add(field, f"is JSON nested more than {MAX_NESTING} levels deep; at most {MAX_NESTING} are allowed")
+        return None
+    except (ValueError, MemoryError) as e:
+        problems.add(field, f"is JSON this engine cannot read ({e})")
+        return None
+    deep = too_deep(field, value)
+    if deep is not None:
+        problems.add(deep.field, deep.message)
+        return None
+    return value
 
 
 def string_list(value: Any, field: str, problems: Problems) -> list[str]:
@@ -128,28 +151,30 @@ def notify_on_completion(value: Any, problems: Problems) -> bool | None:
     return boolean(value, "notify_on_completion", False, problems)
 
 
-def number(value: Any, field: str, problems: Problems, *, positive: bool = False) -> float:
+def number(value: Any, field: str, problems: Problems, *, bound: Bound) -> float | None:
+    """A finite number (or one written as text) within ``bound``; None (and a problem naming the range)
+    for anything else: a boolean, NaN, an infinity, a number out of range."""
     parsed: float | None = None
-    if isinstance(value, bool):
-        parsed = None
-    elif isinstance(value, int | float):
-        parsed = float(value)
-    elif isinstance(value, str):
+    if is_finite_number(value):
+        parsed = value
+    elif isinstance(value, str) and len(value) <= MAX_NUMBER_TEXT:
         try:
             parsed = float(value.strip())
         except ValueError:
             parsed = None
-    if parsed is None or parsed != parsed or parsed in (float("inf"), float("-inf")):
-        problems.add(field, f"must be a number, got {value!r}")
-        return 0.0
-    if positive and parsed <= 0:
-        problems.add(field, f"must be greater than 0, got {value!r}")
-        return 0.0
+    if parsed is None or not is_finite_number(parsed):
+        problems.add(field, f"must be a number {bound.range_text()}, got {_show(value)}")
+        return None
+    problem = bound.problem(parsed)
+    if problem is not None:
+        problems.add(field, problem)
+        return None
     return parsed
 
 
-def integer(value: Any, field: str, default: int | None, problems: Problems, *, low: int | None = None,
-             high: int | None = None) -> Any:
+def integer(value: Any, field: str, default: int | None, problems: Problems, *, bound: Bound) -> Any:
+    """A whole number (or one written as text, or a float such as 5.0) within ``bound``; ``default`` when
+    absent or refused (with a problem naming the range)."""
     if value is None:
         return default
     parsed: int | None = None
@@ -157,17 +182,22 @@ def integer(value: Any, field: str, default: int | None, problems: Problems, *, 
         parsed = None
     elif isinstance(value, int):
         parsed = value
-    elif isinstance(value, float) and value.is_integer():
+    elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
         parsed = int(value)
-    elif isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
+    elif isinstance(value, str) and len(value) <= MAX_NUMBER_TEXT and re.fullmatch(r"\s*[+-]?\d+\s*", value):
         parsed = int(value)
     if parsed is None:
-        problems.add(field, f"must be a whole number, got {value!r}")
+        problems.add(field, f"must be a whole number {bound.range_text()}, got {_show(value)}")
         return default
-    if low is not None and parsed < low:
-        problems.add(field, f"must be at least {low}, got {parsed}")
-        return default
-    if high is not None and parsed > high:
-        problems.add(field, f"must be at most {high}, got {parsed}")
+    problem = bound.problem(parsed)
+    if problem is not None:
+        problems.add(field, problem)
         return default
     return parsed
+
+
+def _show(value: Any) -> str:
+    """A refused value in a message: cut, so a megabyte of text is not echoed back."""
+    text = repr(value) if not isinstance(value, int) or isinstance(value, bool) or abs(value) < 10**30 \
+        else f"a number of about {value.bit_length() * 30103 // 100000 + 1} digits"
+    return text if len(text) <= 60 else text[:59] + "…"

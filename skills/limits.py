@@ -11,11 +11,22 @@ again by the normalizer, each refusal naming the limit:
 - the whole registration body, as JSON: well under Temporal's 2 MB, with room for what
   the workflow adds (notes, the normalized skill) around it.
 
+Numbers and nesting are bounded here too, for the same reason: a value that passes the
+front door must not break the engine later. ``notify_interval_minutes: 2000000000000``
+once registered and then overflowed ``timedelta`` inside workflow code at the first
+fire; a frontmatter of 40 KB of nested ``[`` made discovery raise RecursionError for
+every skill. Each :class:`Bound` is read by the normalizer, the SKILL.md checks and the
+JSON Schemas the management tools give a model (``client.management``), so all three
+say the same range; docs/skills.md lists them with the reasons.
+
 Pure code, no I/O.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic_core import to_json
@@ -40,6 +51,120 @@ MAX_INSTALL_FILES = 2000
 TEMPORAL_PAYLOAD_WARNING_BYTES = 2 * MIB
 """Where the Temporal SDK's own payload warning is set for our clients: past anything we send
 (the SDK's default, 512 KiB, is below a legitimate skill and prints on stdout)."""
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The range a numeric field may take, with why; ``low_exclusive``: the value must be above ``low``."""
+
+    name: str
+    low: int
+    high: int
+    why: str
+    whole: bool = True
+    """Whole numbers only (a JSON integer); otherwise any finite number."""
+    low_exclusive: bool = False
+
+    def range_text(self) -> str:
+        if self.low_exclusive:
+            return f"more than {self.low} and at most {self.high}"
+        return f"between {self.low} and {self.high}"
+
+    def problem(self, value: float) -> str | None:
+        """Why ``value`` (already a finite number) is out of range, naming the range; None when it is in."""
+        below = value <= self.low if self.low_exclusive else value < self.low
+        if below or value > self.high:
+            return f"must be {self.range_text()} (got {_show_number(value)})"
+        return None
+
+    def schema(self) -> dict[str, Any]:
+        """The JSON Schema keywords of this range, for a tool's input schema."""
+        low = {"exclusiveMinimum": self.low} if self.low_exclusive else {"minimum": self.low}
+        return {"type": "integer" if self.whole else "number", **low, "maximum": self.high}
+
+
+def _show_number(value: float) -> str:
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < 1e16 else f"{value:g}"
+    if abs(value) < 10**30:
+        return str(value)
+    # str() of an int of over 4,300 digits raises ValueError: say how long it is instead.
+    return f"a number of {value.bit_length() * 30103 // 100000 + 1} digits"
+
+
+MINUTES_PER_YEAR = 365 * 24 * 60
+
+MAX_STEPS = Bound(
+    "max_steps", 1, 100,
+    "an Agent-tier run's LLM turns; each costs tokens, and a task that needs more than 100 is not one task")
+NOTIFY_INTERVAL_MINUTES = Bound(
+    "notify_interval_minutes", 0, MINUTES_PER_YEAR,
+    "0 is the engine's default; a notice at most once a year is as quiet as a notice can usefully be, and "
+    "a larger value overflowed the workflow's date arithmetic")
+INTERVAL_MINUTES = Bound(
+    "trigger_config.interval_minutes", 1, MINUTES_PER_YEAR,
+    "every minute up to once a year; anything rarer is a cron or a one-shot `at`")
+RELATIVE_MINUTES_LIMIT = 10 * 366 * 24 * 60
+IN_MINUTES = Bound(
+    "trigger_config.in_minutes", 0, RELATIVE_MINUTES_LIMIT,
+    "once, in the future and within ten years (further ahead, give an absolute `at`)",
+    whole=False, low_exclusive=True)
+IN_HOURS = Bound(
+    "trigger_config.in_hours", 0, RELATIVE_MINUTES_LIMIT // 60,
+    "the same ten years as in_minutes", whole=False, low_exclusive=True)
+PRIORITY = Bound(
+    "metadata.priority", -1000, 1000,
+    "a SKILL.md's tie-breaker in matching: only the order matters, so a small range gives every order")
+TOOLSET_TIMEOUT_SECONDS = Bound(
+    "timeout (a SKILL.md toolset, an mcpServers entry)", 0, 3600,
+    "seconds one call of a toolset's tool may take; the tool call's activity is bounded anyway, and an hour "
+    "is past any interactive tool", whole=False, low_exclusive=True)
+
+BOUNDS = (MAX_STEPS, NOTIFY_INTERVAL_MINUTES, INTERVAL_MINUTES, IN_MINUTES, IN_HOURS, PRIORITY,
+          TOOLSET_TIMEOUT_SECONDS)
+"""Every numeric field a user gives, in the order docs/skills.md lists them."""
+
+MAX_NUMBER_TEXT = 40
+"""Characters of a number written as text (``"15"``); Python refuses to read an integer of over 4,300
+digits with a ValueError, so a longer one is refused before it is read."""
+
+MAX_NESTING = 32
+"""Levels of lists and objects inside one value: a registration, a plan step's parameters, event data,
+a SKILL.md frontmatter. Real tool arguments use a handful; recursive code (parsers, copies, JSON
+writers) fails at a few hundred to a thousand levels with RecursionError, which no caller expects."""
+
+
+def nesting_depth(value: Any, stop: int = MAX_NESTING + 1) -> int:
+    """Levels of lists and objects in ``value`` (a scalar is 0, ``[]`` is 1), counted without recursion,
+    and no further than ``stop`` (so a million levels cost no more than ``stop``)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list | tuple):
+            depth += 1
+            deepest = max(deepest, depth)
+            if depth >= stop:
+                return depth
+            stack.extend((child, depth) for child in _children(item))
+    return deepest
+
+
+def _children(item: dict[Any, Any] | list[Any] | tuple[Any, ...]) -> Iterator[Any]:
+    return iter(item.values()) if isinstance(item, dict) else iter(item)
+
+
+def too_deep(field: str, value: Any, limit: int = MAX_NESTING) -> FieldError | None:
+    """A refusal naming the field when ``value`` nests lists and objects deeper than ``limit``."""
+    if nesting_depth(value, limit + 1) <= limit:
+        return None
+    subject = "the skill" if not field else "it"
+    return FieldError(field=field, message=f"{subject} nests lists and objects more than {limit} levels deep; "
+                                           f"at most {limit} are allowed")
+
+
+def is_finite_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def describe(limit: int) -> str:
@@ -68,5 +193,6 @@ def too_large(field: str, size: int, limit: int, measured: str = "as JSON") -> F
 
 
 def body_too_large(body: Any) -> FieldError | None:
-    """The refusal of a registration body over :data:`MAX_SKILL_BYTES` as JSON, if it is."""
-    return too_large("", json_size(body), MAX_SKILL_BYTES)
+    """The refusal of a registration body over :data:`MAX_SKILL_BYTES` as JSON, or nested deeper than
+    :data:`MAX_NESTING`, if it is (the depth first: measuring a deep body's size would recurse)."""
+    return too_deep("", body) or too_large("", json_size(body), MAX_SKILL_BYTES)

@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from skills.limits import TOOLSET_TIMEOUT_SECONDS
+
 
 class McpServerConfig(BaseModel):
     """One entry of ``mcpServers``: a stdio command or a streamable-HTTP URL.
@@ -36,7 +38,8 @@ class McpServerConfig(BaseModel):
     """Endpoint of a streamable-HTTP server, e.g. ``http://127.0.0.1:8000/mcp``."""
     headers: dict[str, str] = Field(default_factory=dict)
     """HTTP headers sent with every request, e.g. ``{"Authorization": "Bearer ${API_TOKEN}"}``."""
-    timeout: float | None = Field(default=None, gt=0)
+    timeout: float | None = Field(default=None, gt=TOOLSET_TIMEOUT_SECONDS.low, le=TOOLSET_TIMEOUT_SECONDS.high,
+                                  allow_inf_nan=False)
     """Seconds one call of this server's tools may take; the hub's ``call_timeout`` by default.
     A call is also bounded by its activity's start-to-close timeout (``SKILLS_TOOL_CALL_TIMEOUT``)."""
 

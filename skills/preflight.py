@@ -11,17 +11,25 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
+import re2
 from pydantic import BaseModel, ConfigDict, Field
 
 SkipCondition = Literal["empty", "not_empty"]
 
-_PLACEHOLDER = re.compile(r"\{\{\s*(now|today)\s*(?:([+-])\s*(\d+)\s*([mhdw]))?\s*\}\}")
+_PLACEHOLDER = re2.compile(r"\{\{\s*(now|today)\s*(?:([+-])\s*(\d+)\s*([mhdw]))?\s*\}\}")
+"""RE2, linear in the text: with Python's re the spaces around ``now`` made ``{{now`` and 256 KiB of
+spaces take minutes (and this runs in workflow code, at every fire)."""
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+MAX_OFFSET_MINUTES = 10 * 366 * 24 * 60
+"""``{{now+N unit}}`` reaches at most ten years away (as ``in_minutes`` does); a larger offset
+overflowed ``timedelta`` at the fire."""
+_MINUTES_PER = {"m": 1, "h": 60, "d": 24 * 60, "w": 7 * 24 * 60}
 
 
 class PreflightCheck(BaseModel):
@@ -89,12 +97,18 @@ def render_arguments(arguments: Any, now: datetime, timezone: str) -> Any:
     placeholder, and placeholders inside longer strings)."""
     local = now.astimezone(ZoneInfo(timezone))
 
-    def value(match: re.Match[str]) -> str:
+    def value(match: Any) -> str:
         what, sign, amount, unit = match.groups()
         moment = local
         if sign:
+            if _offset_problem(amount, unit) is not None:
+                # Refused at registration; a skill stored before that bound leaves the text as written.
+                return str(match.group(0))
             delta = timedelta(**{_UNITS[unit]: int(amount)})
-            moment = local + delta if sign == "+" else local - delta
+            try:
+                moment = local + delta if sign == "+" else local - delta
+            except OverflowError:
+                return str(match.group(0))
         return moment.date().isoformat() if what == "today" else moment.isoformat(timespec="seconds")
 
     if isinstance(arguments, str):
@@ -104,6 +118,34 @@ def render_arguments(arguments: Any, now: datetime, timezone: str) -> Any:
     if isinstance(arguments, list):
         return [render_arguments(v, now, timezone) for v in arguments]
     return arguments
+
+
+def time_offset_problems(arguments: Any) -> list[str]:
+    """Why each ``{{now±N unit}}`` in ``arguments`` reaches too far, naming the placeholder and the bound."""
+    return [problem for text in _strings(arguments) for found in _PLACEHOLDER.finditer(text)
+            if (problem := _offset_problem(found.group(3), found.group(4), found.group(0))) is not None]
+
+
+def _offset_problem(amount: str | None, unit: str | None, placeholder: str = "") -> str | None:
+    if amount is None or unit is None:
+        return None
+    most = MAX_OFFSET_MINUTES // _MINUTES_PER[unit]
+    if len(amount) <= len(str(most)) and int(amount) <= most:
+        return None
+    shown = placeholder if len(placeholder) <= 40 else placeholder[:39] + "…"
+    return f"'{shown}': the offset must be between 0 and {most} {_UNITS[unit]} (ten years)"
+
+
+def _strings(value: Any) -> Iterator[str]:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 def should_skip(check: PreflightCheck, text: str, structured: dict[str, Any] | None) -> bool:
@@ -135,7 +177,7 @@ def _result_value(text: str, structured: dict[str, Any] | None, path: str | None
     if value is None:
         try:
             value = json.loads(text) if text.strip() else None
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, or JSON no parser should recurse into: its text
             value = text
     # MCP servers wrap non-object results as {"result": ...}.
     if isinstance(value, dict) and set(value) == {"result"} and path != "result":

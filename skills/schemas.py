@@ -44,7 +44,12 @@ def _fits(value: Any, types: frozenset[str] | None) -> bool:
 
 
 _INTEGER = re.compile(r"[+-]?\d+")
-_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+# One way to match each text: ``\d+\.?\d*`` let the two digit runs share a run of digits in every
+# split, so a long number followed by a letter took quadratic time.
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+MAX_NUMBER_TEXT = 4000
+"""Characters of a number written as text that is read as one; Python refuses to read an integer of
+over 4,300 digits (ValueError), and no tool takes such a number."""
 _FAIL = object()
 
 
@@ -268,6 +273,8 @@ class LenientSchema:
 
 def _to_type(value: Any, kind: str) -> Any:
     text = value.strip() if isinstance(value, str) else None
+    if text is not None and kind in ("integer", "number") and len(text) > MAX_NUMBER_TEXT:
+        return _FAIL
     if kind == "integer":
         if text is not None and _INTEGER.fullmatch(text):
             return int(text)
@@ -289,7 +296,7 @@ def _to_type(value: Any, kind: str) -> Any:
             return _FAIL
         try:
             parsed = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested past what the parser takes
             return _FAIL
         return parsed if json_type(parsed) == kind else _FAIL
     if kind == "null":

@@ -8,6 +8,13 @@ are shared nodes then, nothing is expanded), counts what the aliases would add, 
 refuses the document past :data:`MAX_ALIAS_EXPANSION` nodes, or when an alias holds
 itself; only then are the Python values built.
 
+Deep nesting is refused too, before the parser sees it: libyaml takes seconds on a few
+thousand nested ``[`` (it is quadratic there) and the composer then raises RecursionError,
+which once broke discovery for every skill. The flow brackets are counted in the raw text
+(quoted ones included: a document with more than :data:`MAX_NESTING` unclosed ``[`` or
+``{`` is refused whatever they mean), then the composed document's depth is checked, and a
+RecursionError or MemoryError that still escapes the parser becomes a refusal naming the source.
+
 Use it for SKILL.md and AGENT.md frontmatter, registration files and config files::
 
     data = yamlsafe.load(path.read_text(), source=str(path))
@@ -17,9 +24,12 @@ Pure code, no I/O.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
+
+from skills.limits import MAX_NESTING
 
 MAX_ALIAS_EXPANSION = 10_000
 """Nodes that aliases may add to a document once expanded; real documents use a handful."""
@@ -64,18 +74,63 @@ def load(text: str, *, source: str) -> Any:
     (``yaml.constructor.ConstructorError``), or :class:`YamlRefusedError` naming the source
     for an alias bomb or a recursive alias.
     """
+    _check_brackets(text, source)
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
         if node is None:
             return None
+        _check_depth(node, source)
         if "&" in text:  # without an anchor there is no alias to expand
             _check_aliases(node, source)
         if "<<" in text:  # merge keys: PyYAML's constructor flattens them
             return loader.construct_document(node)
         return _build(loader, node)
+    except RecursionError:
+        raise YamlRefusedError(f"{source}: the document nests too deeply for the YAML parser; at most "
+                               f"{MAX_NESTING} levels are allowed; refused") from None
+    except MemoryError:
+        raise YamlRefusedError(f"{source}: the document is too big for the YAML parser; refused") from None
+    except (ValueError, OverflowError) as e:
+        # A value the constructor cannot build (a date 2026-13-45, an integer of over 4,300 digits):
+        # invalid YAML for the caller, not a crash of whoever reads many files.
+        raise yaml.YAMLError(f"{source}: a value cannot be read: {e}") from None
     finally:
         loader.dispose()
+
+
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _check_brackets(text: str, source: str) -> None:
+    """Refuse more than :data:`MAX_NESTING` unclosed ``[``/``{`` anywhere in the text, in one pass."""
+    if text.count("[") + text.count("{") <= MAX_NESTING:
+        return
+    depth = 0
+    for found in _BRACKET.finditer(text):
+        if found.group() in "[{":
+            depth += 1
+            if depth > MAX_NESTING:
+                raise YamlRefusedError(
+                    f"{source}: more than {MAX_NESTING} levels of nested [ or {{ (at line "
+                    f"{text.count(chr(10), 0, found.start()) + 1}); at most {MAX_NESTING} are allowed; refused")
+        elif depth:
+            depth -= 1
+
+
+def _check_depth(root: yaml.Node, source: str) -> None:
+    """Refuse a composed document nested (by indentation too) deeper than :data:`MAX_NESTING`."""
+    stack: list[tuple[yaml.Node, int]] = [(root, 0)]
+    seen: set[int] = set()
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, yaml.SequenceNode | yaml.MappingNode) or id(node) in seen:
+            continue
+        seen.add(id(node))  # an alias is a shared node: counted once (aliases are _check_aliases's)
+        if depth + 1 > MAX_NESTING:
+            raise YamlRefusedError(f"{source}: nests lists and mappings more than {MAX_NESTING} levels deep "
+                                   f"(at line {node.start_mark.line + 1}); refused")
+        stack.extend((child, depth + 1) for child in _children(node))
 
 
 def _build(loader: Any, node: yaml.Node) -> Any:

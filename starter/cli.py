@@ -311,6 +311,10 @@ def emit(name: str, data_text: str | None, event_id: str | None) -> int:
             data = json.loads(text)
         except json.JSONDecodeError as e:
             raise click.BadParameter(f"not valid JSON ({e.msg} at position {e.pos})", param_hint="--data") from None
+        except RecursionError:
+            raise click.BadParameter("nested too deeply to read", param_hint="--data") from None
+        except ValueError as e:  # an integer of over 4,300 digits
+            raise click.BadParameter(f"cannot be read: {e}", param_hint="--data") from None
 
     async def work(skills: SkillsClient) -> None:
         result = await skills.emit(name, data, event_id)

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from skills import yamlsafe
+from skills.limits import MAX_NESTING
 
 STDIN = "-"
 
@@ -95,6 +96,11 @@ def parse_document(text: str, name: str) -> Any:
             if name.endswith(".json"):
                 raise InputError(f"{name}: line {e.lineno}, column {e.colno}: {e.msg}") from None
             # Not JSON: YAML's flow style ({name: tea}) starts the same way.
+        except RecursionError:
+            raise InputError(f"{name}: nested more than {MAX_NESTING} levels deep; at most {MAX_NESTING} "
+                             "are allowed") from None
+        except (ValueError, MemoryError) as e:  # an integer of over 4,300 digits, a document too big to hold
+            raise InputError(f"{name}: cannot be read: {e}") from None
     try:
         return yamlsafe.load(text, source=name)
     except yaml.MarkedYAMLError as e:

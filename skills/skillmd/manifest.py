@@ -11,9 +11,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, PositiveInt
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 from pydantic_core import PydanticCustomError
 
+from skills.fields import Problems, integer
+from skills.limits import MAX_STEPS, PRIORITY, Bound
 from skills.mcpservers import McpServerConfig
 from skills.skillmd.patterns import Pattern, PatternError, compile_pattern
 
@@ -54,6 +56,22 @@ def _compile(value: Any) -> Any:
 def _number_to_str(value: Any) -> Any:
     # ``version: 1.0`` is a float to YAML; keep it as the text the author meant.
     return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
+
+
+def _within(bound: Bound) -> BeforeValidator:
+    """A whole number within ``bound``, read and refused as a registration reads it (``true`` is no number,
+    and the refusal names the range)."""
+
+    def check(value: Any) -> Any:
+        if value is None:
+            return value
+        problems = Problems()
+        parsed = integer(value, "", None, problems, bound=bound)
+        if problems.errors:
+            raise PydanticCustomError("bound", problems.errors[0].message.replace("{", "{{").replace("}", "}}"))
+        return parsed
+
+    return BeforeValidator(check)
 
 
 Names = Annotated[list[str], BeforeValidator(_as_list)]
@@ -118,14 +136,14 @@ class SkillMetadata(BaseModel):
 
     keywords: Names = Field(default_factory=list)
     """More trigger keywords, in the metadata mapping (for clients that keep frontmatter flat)."""
-    priority: int = 0
+    priority: Annotated[int, _within(PRIORITY)] = 0
     """Breaks ties between skills that match a message equally well; higher wins."""
     required_tools: Names = Field(default_factory=list)
     """The only tools the skill may use when it runs on the Agent tier."""
     trigger_config: dict[str, Any] | None = None
     """A schedule (``schedule``/``interval_minutes``/``at``/``in_minutes``...) or an event (``event: NAME``);
     its presence makes the file register as a scheduled (or event-triggered) skill."""
-    max_steps: PositiveInt | None = None
+    max_steps: Annotated[int | None, _within(MAX_STEPS)] = None
     """Bound on the Agent tier's loop when the skill runs on a schedule."""
     execution_plan: list[PlanStepSpec] | None = None
     """Fixed tool calls of a scheduled skill: its presence makes it a Direct-tier skill (no LLM at fire time)."""

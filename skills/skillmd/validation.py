@@ -16,6 +16,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from skills.errors import FrontmatterError, SkillFileError
+from skills.fields import Problems, integer, number
+from skills.limits import IN_HOURS, IN_MINUTES, INTERVAL_MINUTES
 from skills.skillmd import files
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillManifest
@@ -55,6 +57,7 @@ def check_frontmatter(
         *_check_license(data),
         *_check_allowed_tools(data),
         *_check_metadata(data),
+        *_check_trigger_numbers(data),
         *_check_scripts(data),
     ]
     if not (_non_empty_str(data.get("name")) and _non_empty_str(data.get("description"))):
@@ -198,6 +201,29 @@ def _check_metadata(data: Mapping[str, Any]) -> list[Problem]:
     if "metadata" in data and not isinstance(data["metadata"], dict):
         return [Problem.error("Field 'metadata' must be a mapping", "metadata")]
     return []
+
+
+_TRIGGER_NUMBERS = {"interval_minutes": INTERVAL_MINUTES, "in_minutes": IN_MINUTES, "in_hours": IN_HOURS}
+
+
+def _check_trigger_numbers(data: Mapping[str, Any]) -> list[Problem]:
+    """The numbers of ``metadata.trigger_config`` within the bounds a registration holds them to, so
+    ``skills validate`` says what the sync's registration would refuse (reported, not removed: the
+    registration refuses the whole trigger, and the stored skill keeps its own until the file is fixed)."""
+    metadata = data.get("metadata")
+    trigger = metadata.get("trigger_config") if isinstance(metadata, dict) else None
+    if not isinstance(trigger, dict):
+        return []
+    problems = Problems()
+    for key, bound in _TRIGGER_NUMBERS.items():
+        if trigger.get(key) is None:
+            continue
+        where = f"metadata.trigger_config.{key}"
+        if bound.whole:
+            integer(trigger[key], where, None, problems, bound=bound)
+        else:
+            number(trigger[key], where, problems, bound=bound)
+    return [Problem.error(f"Field '{e.field}': {e.message}", e.field) for e in problems.errors]
 
 
 def _check_scripts(data: Mapping[str, Any]) -> list[Problem]:

@@ -46,7 +46,7 @@ def test_a_skill_with_a_usable_name_and_description_loads_with_warnings(tmp_path
         "'triggers', 'version'] are allowed.",
         "Skill name 'Loose' must be lowercase",
         "Directory name 'loose' must match skill name 'Loose'",
-        "Field 'metadata.priority': Input should be a valid integer, unable to parse string as an integer",
+        "Field 'metadata.priority': must be a whole number between -1000 and 1000, got 'high'",
     ]
     assert {p.path for p in problems} == {path}
 

@@ -173,9 +173,9 @@ def test_extension_fields_of_the_wrong_type_are_errors_that_name_the_path() -> N
         }
     )
     assert found == [
-        "Field 'metadata.priority': Input should be a valid integer, unable to parse string as an integer",
+        "Field 'metadata.priority': must be a whole number between -1000 and 1000, got 'high'",
         "Field 'metadata.trigger_config': Input should be a valid dictionary",
-        "Field 'metadata.max_steps': Input should be greater than 0",
+        "Field 'metadata.max_steps': must be between 1 and 100 (got 0)",
         "Field 'triggers.colour': Extra inputs are not permitted",
         "Field 'depends.0': Input should be a valid string",
     ]
