@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PositiveInt
 from pydantic_core import PydanticCustomError
 
-from skills.mcpservers import McpServerConfig
+from skills.mcpservers import ToolsetServer
 
 SourceName = Literal["project", "user", "bundled"]
 
@@ -150,7 +150,7 @@ class SkillManifest(BaseModel):
     metadata: SkillMetadata = Field(default_factory=SkillMetadata)
     triggers: Triggers = Field(default_factory=Triggers)
     version: Annotated[str | None, BeforeValidator(_number_to_str)] = None
-    toolsets: Annotated[dict[str, McpServerConfig], BeforeValidator(_toolsets)] = Field(default_factory=dict)
+    toolsets: Annotated[dict[str, ToolsetServer], BeforeValidator(_toolsets)] = Field(default_factory=dict)
     """MCP servers by name, connected while the skill runs; their tools (``<name>_<tool>``) join that run only."""
     scripts: list[str | dict[str, Any]] = Field(default_factory=list)
     """Scripts the skill may run (files under ``scripts/``; ``skills.skillmd.scripts``), in the worker's sandbox."""
