@@ -24,15 +24,17 @@ from activities.agent import AgentActivities
 from activities.chat import ChatActivities, ToolRouter
 from activities.events import EventActivities
 from activities.failures import RedactingInterceptor
+from activities.guard import EngineOnlyInterceptor
 from activities.maintenance import MaintenanceActivities
 from activities.mcp import ToolHub, load_argument_rules, outbox_server
+from activities.mcp.launch import ToolsetSandbox
 from activities.mcp.toolsets import SkillToolsets
 from activities.metrics import EngineMetrics
 from activities.registration import RegistrationActivities
 from activities.runs import RunActivities
 from activities.schedules import ScheduleActivities, ensure_engine_schedules
 from activities.scripts import ScriptActivities
-from activities.skillfiles import SkillFileActivities, declared_toolsets
+from activities.skillfiles import SkillFileActivities, declared_toolsets, granted_toolsets
 from activities.store import Store, StoreActivities
 from activities.tools import ToolActivities
 from client import SkillsClient, connect
@@ -87,7 +89,9 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
     await hub.start(wait=False)  # poll at once; a call of a server still connecting waits for it
     tools = ToolRouter(hub.catalog, hub.call, ManagementTools(SkillsClient(client, settings.task_queue)))
     schedules = ScheduleActivities(client, settings, store)
-    toolsets = SkillToolsets(call_timeout=settings.tool_call_timeout.total_seconds(), metrics=metrics)
+    toolsets = SkillToolsets(lambda grant: granted_toolsets(settings, grant),
+                             sandbox=ToolsetSandbox.from_settings(settings), allowlist=settings.toolset_env_allowlist,
+                             call_timeout=settings.tool_call_timeout.total_seconds(), metrics=metrics)
     calls = ToolActivities(hub, call_timeout=settings.tool_call_timeout, toolsets=toolsets,
                            declared_toolsets=lambda: declared_toolsets(settings))
     activities = [
@@ -114,7 +118,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
                 activities=[method for obj in activities for method in activity_methods(obj)],
                 activity_executor=executor,
                 graceful_shutdown_timeout=timedelta(seconds=20),
-                interceptors=[RedactingInterceptor(), *tracing.interceptors],
+                interceptors=[EngineOnlyInterceptor(), RedactingInterceptor(), *tracing.interceptors],
                 workflow_runner=WORKFLOW_RUNNER,
             )
             async with worker:

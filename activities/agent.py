@@ -38,6 +38,7 @@ from skills.errors import (
     LlmRefusedError,
     LlmUnavailableError,
     ToolCallError,
+    ToolsetRefusedError,
 )
 from skills.events import EventInfo
 from skills.messages import FINAL_EXCERPT
@@ -316,6 +317,8 @@ class AgentActivities:
             result = await (self.send(call.name, arguments) if grant is None
                             else self.toolsets.call(grant, call.name, arguments))
             ok, text, adjusted, change = result.ok, result.text, result.adjusted, result.change
+        except ToolsetRefusedError as e:  # the grant is not the skill's file's: the run fails, saying why
+            raise application_error(e) from e
         except ToolCallError as e:
             # The model can often fix its own call (a missing or mistyped argument): tell it.
             ok, text, adjusted = False, f"Error: {e}", []

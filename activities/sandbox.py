@@ -219,8 +219,16 @@ class Sandbox:
     # --- the command line -----------------------------------------------------------------------
 
     def _namespace_args(self) -> list[str]:
-        args = ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-                "--hostname", "sandbox", "--ro-bind", "/usr", "/usr"]
+        return [*self._unshare_args(), *self._root_args()]
+
+    def _unshare_args(self) -> list[str]:
+        """The namespaces and privileges: a sandbox made by an unprivileged bwrap (in a user namespace)."""
+        return ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+                "--hostname", "sandbox"]
+
+    def _root_args(self, *, tmp_perms: str | None = None) -> list[str]:
+        """What the sandbox sees: a read-only minimal root, its own /proc, /dev and /tmp, a clean environment."""
+        args = ["--ro-bind", "/usr", "/usr"]
         for name in ROOT_LINKS:
             host = Path("/", name)
             if host.is_symlink():
@@ -230,7 +238,7 @@ class Sandbox:
         for name in ETC_FILES:
             args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
         args += ["--proc", "/proc", "--dev", "/dev",
-                 "--size", str(self.limits.tmp_bytes), "--tmpfs", "/tmp",
+                 "--size", str(self.limits.tmp_bytes), *(["--perms", tmp_perms] if tmp_perms else []), "--tmpfs", "/tmp",
                  "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp",
                  "--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8",
                  "--setenv", "SKILL_DIR", SKILL_MOUNT, "--setenv", "PYTHONDONTWRITEBYTECODE", "1"]

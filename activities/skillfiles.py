@@ -14,6 +14,7 @@ activity finds the run it started instead of registering twice.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,9 +27,9 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from activities.store import Store
 from config.settings import Settings
-from skills.catalog import ToolInfo, ToolsetGrant
-from skills.errors import SkillFileError
-from skills.mcpservers import McpServerConfig
+from skills.catalog import ToolInfo, ToolsetGrant, toolsets_digest
+from skills.errors import SkillFileError, ToolsetRefusedError
+from skills.mcpservers import ToolsetServer
 from skills.messages import (
     ChangeInput,
     ChangeResult,
@@ -48,6 +49,9 @@ from skills.skillmd.sources import discover, load_skill_file
 from skills.skillmd.sync import FileChange, SyncedSkill, SyncInput, SyncPlan, file_request, plan_sync
 
 T = TypeVar("T")
+
+_SKILL_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
+"""A SKILL.md name (and its folder's): a grant naming anything else names no folder of the worker's."""
 
 
 class SkillFileActivities:
@@ -181,14 +185,31 @@ def dependencies_of(settings: Settings, skill: SkillFile) -> tuple[list[SkillFil
 
 
 def toolset_grant(skill: SkillFile) -> ToolsetGrant | None:
-    """A SKILL.md skill's ``toolsets`` as granted to a run or chat turn (None: it declares none)."""
+    """A SKILL.md skill's ``toolsets`` as granted to a run or chat turn, by reference (None: it declares none)."""
     if not skill.manifest.toolsets:
         return None
-    return ToolsetGrant(skill=skill.name, folder=str(skill.folder), servers={
-        name: server.model_dump(mode="json", exclude_defaults=True) for name, server in skill.manifest.toolsets.items()})
+    return ToolsetGrant(skill=skill.name, servers=list(skill.manifest.toolsets),
+                        digest=toolsets_digest(skill.manifest.toolsets))
 
 
-def declared_toolsets(settings: Settings) -> dict[str, dict[str, McpServerConfig]]:
+def granted_toolsets(settings: Settings, grant: ToolsetGrant) -> tuple[Path, dict[str, ToolsetServer]]:
+    """What a grant may start: the skill's folder and its ``toolsets``, read from the SKILL.md the worker's
+    folders hold now, never from the grant. Raises :class:`ToolsetRefusedError` naming the skill when the
+    grant does not match that file (the file changed since the run began, or the grant is forged)."""
+    found = file_skill(settings, grant.skill) if _SKILL_NAME.fullmatch(grant.skill) else None
+    if found is None or not found.manifest.toolsets:
+        raise ToolsetRefusedError(
+            f"skill '{grant.skill}' declares no toolsets in the worker's skill folders: its grant names servers "
+            f"{', '.join(grant.servers) or '(none)'} that the worker does not serve, so nothing was started")
+    toolsets = dict(found.manifest.toolsets)
+    if list(toolsets) != list(grant.servers) or toolsets_digest(toolsets) != grant.digest:
+        raise ToolsetRefusedError(
+            f"the toolsets of skill '{grant.skill}' do not match its SKILL.md (it changed since the run began, or "
+            "the grant was not made by this engine): nothing was started; the next run uses the file as it is")
+    return found.folder, toolsets
+
+
+def declared_toolsets(settings: Settings) -> dict[str, dict[str, ToolsetServer]]:
     """The ``toolsets`` of every SKILL.md skill in the worker's folders now, by skill (those with any)."""
     found = discover(**settings.skill_folders())
     return {name: dict(skill.manifest.toolsets) for name, skill in found.skills.items() if skill.manifest.toolsets}

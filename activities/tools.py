@@ -39,7 +39,7 @@ from skills.catalog import (
     ToolsetGrant,
 )
 from skills.errors import ToolCallError
-from skills.mcpservers import McpServerConfig
+from skills.mcpservers import ToolsetServer
 
 MAX_RESULT_CHARS = 64_000
 """A tool result lands in workflow history (payloads are capped at 2 MB, histories at 50 MB): keep it modest."""
@@ -50,7 +50,7 @@ class ToolActivities:
 
     def __init__(self, hub: ToolHub, *, call_timeout: timedelta | None = None,
                  toolsets: SkillToolsets | None = None,
-                 declared_toolsets: Callable[[], dict[str, dict[str, McpServerConfig]]] | None = None) -> None:
+                 declared_toolsets: Callable[[], dict[str, dict[str, ToolsetServer]]] | None = None) -> None:
         """``call_timeout`` caps every call, on top of each server's own timeout. ``toolsets`` holds the
         sessions of skills' own MCP servers (SKILL.md ``toolsets``, shared with the Agent tier's
         activities); one is made when not given. ``declared_toolsets()`` reads the file skills'

@@ -17,6 +17,7 @@ settings, ``TEMPORAL_PROFILE`` and the TOML config file), see ``client.connect``
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -43,6 +44,9 @@ from skills.skillmd.manifest import SourceName
 from skills.skillmd.sources import BUNDLED_DIR
 
 ENV_PREFIX = "SKILLS_"
+ENGINE_VARIABLE_PREFIXES = ("SKILLS_", "OPENAI_", "TEMPORAL_", "OTEL_")
+"""Variables of the engine itself (its LLM key, database URL, Telegram token, payload keys, Temporal
+credentials): a skill's toolset never gets one, even when the allowlist names it."""
 OPENAI_API_URL = "https://api.openai.com/v1"
 """Where an OpenAI client goes when no base URL is given."""
 LLM_SETTINGS = ("set SKILLS_LLM_BASE_URL to an OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 "
@@ -222,6 +226,11 @@ class Settings(BaseSettings):
     """The bubblewrap binary (a name looked up in PATH, or a path). Missing or unusable, scripts are
     refused with the reason; they never run unsandboxed."""
 
+    toolset_env_allowlist: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    """The worker's environment variables a SKILL.md toolset may name as ``${VAR}`` (comma-separated in the
+    environment; none by default). The engine's own (``SKILLS_*``, ``OPENAI_*``, ``TEMPORAL_*``, ``OTEL_*``)
+    are refused here: a toolset never gets the LLM key, the database URL, a token or a payload key."""
+
     script_timeout: timedelta = Field(default=timedelta(seconds=60), gt=timedelta(0))
     """Wall-clock limit of one script run; past it the whole sandbox is killed."""
 
@@ -293,6 +302,18 @@ class Settings(BaseSettings):
         if isinstance(value, str) and value.strip().lower() in ("off", "none", "disabled", "false"):
             return None
         return value
+
+    @field_validator("toolset_env_allowlist", mode="before")
+    @classmethod
+    def _allowlist_from_text(cls, value: object) -> object:
+        names = [part.strip() for part in value.split(",") if part.strip()] if isinstance(value, str) else value
+        if isinstance(names, list):
+            for name in names:
+                if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                    raise ValueError(f"{name!r} is not an environment variable's name")
+                if name.upper().startswith(ENGINE_VARIABLE_PREFIXES):
+                    raise ValueError(f"{name} is one of the engine's own variables: a toolset never gets it")
+        return names
 
     @field_validator("telegram_chats", mode="before")
     @classmethod

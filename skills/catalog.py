@@ -6,10 +6,15 @@ client (the CLI, ``skills mcp``) and workflows can use them without importing it
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
+
+from skills.mcpservers import ToolsetServer
 
 
 class ToolInfo(BaseModel):
@@ -105,31 +110,62 @@ class ToolCatalog(BaseModel):
 
 class ToolsetGrant(BaseModel):
     """A SKILL.md skill's ``toolsets``, granted to one of its runs (or to a chat turn that matched it): MCP
-    servers connected for that skill alone, whose tools (``<server>_<tool>``) join that sandbox only."""
+    servers connected for that skill alone, whose tools (``<server>_<tool>``) join that sandbox only.
+
+    By reference: the skill, its servers' names and a digest of their config, never the config itself.
+    The worker reads the config from the SKILL.md in its own folders and refuses a grant whose digest does
+    not match (the file changed since the run began, or the grant is forged), so no payload says what runs.
+    """
 
     skill: str
-    servers: dict[str, dict[str, Any]]
-    """``mcpServers`` entries by server name, as the SKILL.md has them (``${VAR}`` unexpanded)."""
-    folder: str | None = None
-    """The skill's folder, where a server's relative ``cwd`` starts."""
+    servers: list[str] = Field(default_factory=list)
+    """The names of the skill's toolset servers."""
+    digest: str = ""
+    """:func:`toolsets_digest` of the skill's ``toolsets`` when the grant was made."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _by_reference(cls, data: Any) -> Any:
+        # A grant in flight from before grants were by reference carries whole entries: keep their names and
+        # digest (so a run whose file did not change goes on), and drop the rest: it is never run from here.
+        if isinstance(data, dict) and isinstance(data.get("servers"), dict):
+            data = {key: value for key, value in data.items() if key != "folder"}
+            entries = data["servers"]
+            data["servers"] = list(entries)
+            data.setdefault("digest", toolsets_digest(entries))
+        return data
 
     def owner(self, tool: str) -> str | None:
         """The server of this grant that ``tool`` (``<server>_<tool>``) belongs to, if any."""
         return next((server for server in self.servers if tool.startswith(server + "_")), None)
 
 
+def toolsets_digest(servers: Mapping[str, Any]) -> str:
+    """The digest of a ``toolsets`` block (server name -> entry, as a model or as the SKILL.md has it): the
+    same for the same servers however they are written; an entry that is not valid digests as written."""
+    canonical: dict[str, Any] = {}
+    for name, entry in servers.items():
+        try:
+            server = entry if isinstance(entry, ToolsetServer) else ToolsetServer.model_validate(entry)
+            canonical[name] = server.model_dump(mode="json", exclude_defaults=True)
+        except ValidationError:
+            canonical[name] = {"invalid": json.dumps(entry, sort_keys=True, default=str)}
+    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), default=str)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
 def upgraded_grant(data: Any, skill_field: str) -> Any:
     """A payload written before grants (``toolsets`` a bare mapping of servers, ``skill_folder`` beside it)
     in today's shape, so a run in flight across a worker upgrade replays and retries: no servers is no
-    grant, else a grant of the skill named by ``skill_field`` (a dotted path into ``data``)."""
+    grant, else a grant of the skill named by ``skill_field`` (a dotted path into ``data``), by reference."""
     if not isinstance(data, dict) or "skill_folder" not in data and not _bare_servers(data.get("toolsets")):
         return data
     data = dict(data)
-    servers, folder = data.pop("toolsets", None) or {}, data.pop("skill_folder", None)
+    servers, _folder = data.pop("toolsets", None) or {}, data.pop("skill_folder", None)
     skill: Any = data
     for part in skill_field.split("."):
         skill = skill.get(part) if isinstance(skill, dict) else None
-    data["toolsets"] = {"skill": skill or "?", "servers": servers, "folder": folder} if servers else None
+    data["toolsets"] = {"skill": skill or "?", "servers": servers} if servers else None
     return data
 
 
@@ -151,8 +187,8 @@ class ToolCallInput(BaseModel):
     step_id: str = ""
     """The plan step (or LLM tool-call id) this call belongs to; for logs and heartbeats."""
     toolsets: ToolsetGrant | None = None
-    """The run's skill's SKILL.md ``toolsets``: a tool one of them owns is called on that server, connected
-    for that skill; None for most skills."""
+    """The run's skill's SKILL.md ``toolsets``, by reference: a tool one of them owns is called on that server,
+    connected for that skill from its SKILL.md; None for most skills."""
 
     @model_validator(mode="before")
     @classmethod

@@ -17,8 +17,10 @@ an error and the client that reads it back use the same constant and cannot drif
     ├── ToolCallError               a tool could not be called
     │   ├── UnknownToolError
     │   ├── ToolArgumentsError
-    │   └── ToolServerError         (retryable)
-    │       └── ToolTimeoutError    (retryable)
+    │   ├── ToolServerError         (retryable)
+    │   │   └── ToolTimeoutError    (retryable)
+    │   └── ToolsetRefusedError     a skill's toolset was not started (grant, variables or sandbox refused)
+    ├── OutsideEngineError          an acting activity was started outside the engine's workflows
     ├── McpConfigError              the mcpServers file is unusable
     ├── LlmUnavailableError         the LLM endpoint is down or rate-limited (retryable)
     ├── LlmRefusedError             the LLM endpoint refused the request (bad key, model...)
@@ -135,6 +137,17 @@ class ToolServerError(ToolCallError):
 
 class ToolTimeoutError(ToolServerError):
     """The tool did not answer in time."""
+
+
+class ToolsetRefusedError(ToolCallError):
+    """A skill's toolset was not started: its grant does not match the skill's SKILL.md as the worker's folders
+    hold it (changed since the run began, or forged), a variable it names is not given to toolsets, or the
+    sandbox cannot be made. Retrying cannot help."""
+
+
+class OutsideEngineError(SkillsError):
+    """An activity that acts (calls a tool, runs a script, changes a skill) was started outside a workflow
+    of this engine: by a client, or by a workflow type the engine does not have. Retrying cannot help."""
 
 
 class McpConfigError(SkillsError):

@@ -56,3 +56,11 @@ class McpServerConfig(BaseModel):
     @property
     def transport(self) -> Literal["stdio", "http"]:
         return "stdio" if self.command is not None else "http"
+
+
+class ToolsetServer(McpServerConfig):
+    """One server of a SKILL.md's ``toolsets``: an ``mcpServers`` entry, read from the skill's file only
+    (never from a payload), started in the worker's sandbox (docs/skill-files.md#toolsets)."""
+
+    network: bool = True
+    """Whether a stdio server's sandbox has the network (``false``: no interface but loopback)."""

@@ -20,6 +20,18 @@ SKILL_TIER = SearchAttributeKey.for_keyword("SkillTier")
 SEARCH_ATTRIBUTES = {key.name: "Keyword" for key in (SKILL_NAME, SKILL_AGENT, SKILL_TIER)}
 """Custom search attributes the engine needs registered on the namespace (name -> type)."""
 
+WORKFLOW_TYPES = frozenset({"RegisterSkill", "RegisterSkills", "ChangeSkill", "SkillRun", "Maintenance",
+                            "SyncSkillFiles", "ChatTurn", "EmitEvent"})
+"""The engine's workflow types: the only ones whose activities may act (activities.guard)."""
+
+CLIENT_READS = frozenset({"get_skill", "list_skills", "list_runs", "get_tool_catalog", "refresh_tool_catalog",
+                          "get_server_states"})
+"""The activities a client (the CLI, ``skills mcp``, the Telegram adapter) starts on its own, outside any
+workflow: they read, and act on nothing a payload names."""
+
+CLIENT_READ_TOOLS = frozenset({"outbox_list_messages"})
+"""Tools ``call_tool`` may call for a client outside a workflow (``skills outbox``): the bundled outbox's read."""
+
 SCHEDULED_START_TIME = SearchAttributeKey.for_datetime("TemporalScheduledStartTime")
 
 MAX_SLUG = 48

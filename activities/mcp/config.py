@@ -12,7 +12,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ import yaml
 from pydantic import ValidationError as PydanticValidationError
 
 from config.secrets import add_secrets
+from config.settings import ENGINE_VARIABLE_PREFIXES
 from skills import yamlsafe
 from skills.arguments import ArgumentRules, ParameterDefault
 from skills.errors import McpConfigError
@@ -161,10 +162,33 @@ def outbox_server(outbox_path: Path) -> McpServerConfig:
     )
 
 
+def engine_variable(name: str) -> bool:
+    return name.upper().startswith(ENGINE_VARIABLE_PREFIXES)
+
+
+def toolset_environ(allowlist: Collection[str], environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """What a skill's toolset may expand ``${VAR}`` from: the allowlisted variables the worker has, never
+    one of the engine's own."""
+    source = os.environ if environ is None else environ
+    return {name: source[name] for name in allowlist if name in source and not engine_variable(name)}
+
+
+def env_references(config: McpServerConfig) -> dict[str, bool]:
+    """Every variable a server's config refers to (``${VAR}``), in order, and whether each reference has a
+    default (``${VAR:-default}``) wherever it is used."""
+    values = [config.command or "", *config.args, *config.env.values(), config.url or "", *config.headers.values()]
+    found: dict[str, bool] = {}
+    for value in values:
+        for match in _ENV_REFERENCE.finditer(value):
+            found[match.group(1)] = found.get(match.group(1), True) and match.group(2) is not None
+    return found
+
+
 class EnvExpander:
     """Expands ``${VAR}`` at connect time and remembers the values, so they can be hidden in error texts."""
 
     def __init__(self, environ: Mapping[str, str]) -> None:
+        """``environ`` is all there is to expand from (a toolset's: :func:`toolset_environ`)."""
         self._environ = environ
         self.secrets: set[str] = set()
 

@@ -36,7 +36,7 @@ import mcp.types as mcp_types
 
 from activities.mcp.catalog import build_catalog
 from activities.mcp.config import McpConfigSource, McpServerConfig
-from activities.mcp.session import ServerSession, SessionLost, to_result
+from activities.mcp.session import Launcher, ServerSession, SessionLost, to_result
 from activities.metrics import EngineMetrics
 from skills.arguments import ArgumentRules, prepare_arguments
 from skills.catalog import ServerState, ToolCatalog, ToolInfo, ToolResult
@@ -66,6 +66,7 @@ class ToolHub:
         rules: ArgumentRules | None = None,
         environ: Mapping[str, str] | None = None,
         metrics: EngineMetrics | None = None,
+        launcher: Launcher | None = None,
     ) -> None:
         """Connect ``servers``; with ``source``, follow changes of its file.
 
@@ -73,12 +74,14 @@ class ToolHub:
         ``catalog_ttl`` seconds (None: never) the tools are listed again and failed servers
         retried; the config file is checked every ``config_poll`` seconds. ``rules``
         configure the argument pipeline. ``environ`` is where ``${VAR}`` is looked up, at
-        each connect; the process environment by default. ``metrics`` count the calls.
+        each connect; the process environment by default. ``metrics`` count the calls. ``launcher``
+        starts the stdio servers (a skill's toolsets: in the sandbox).
         """
         self.metrics = metrics or EngineMetrics()
         self._connect_timeout = connect_timeout
         self._call_timeout = call_timeout
         self._environ = environ
+        self._launcher = launcher
         self._source = source
         self._source_stamp = source.stamp() if source is not None else None
         self._catalog_ttl = catalog_ttl
@@ -121,7 +124,7 @@ class ToolHub:
     def _new_session(self, name: str, config: McpServerConfig) -> ServerSession:
         return ServerSession(
             name, config, connect_timeout=self._connect_timeout, call_timeout=self._call_timeout,
-            environ=self._environ,
+            environ=self._environ, launcher=self._launcher,
         )
 
     async def __aenter__(self) -> ToolHub:

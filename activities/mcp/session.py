@@ -15,7 +15,7 @@ import logging
 import os
 import sys
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, suppress
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -38,6 +38,10 @@ from skills.errors import ToolArgumentsError, ToolServerError, ToolTimeoutError
 logger = logging.getLogger(__name__)
 
 
+Launcher = Callable[[McpServerConfig, EnvExpander, AsyncExitStack], Awaitable[StdioServerParameters]]
+"""Makes the parameters that start a stdio server; what it leaves behind is closed with ``stack``."""
+
+
 class SessionLost(Exception):
     """The session under a call is gone; the hub reconnects and retries once (never leaves the package)."""
 
@@ -57,7 +61,10 @@ class ServerSession:
         connect_timeout: float,
         call_timeout: float,
         environ: Mapping[str, str] | None,
+        launcher: Launcher | None = None,
     ) -> None:
+        """``launcher`` says how to start a stdio server (a skill's toolset: in the sandbox); without it, the
+        config's command runs as the worker's other servers do."""
         self.name = name
         self.config = config
         self.status: ServerStatus = "connecting"
@@ -74,6 +81,7 @@ class ServerSession:
         """Closed for good: the hub closed, or the server left (or changed in) the config file."""
         self._connect_timeout = connect_timeout
         self._environ = environ
+        self._launcher = launcher
         self._client: Client | None = None
         self._owner: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
@@ -262,6 +270,9 @@ class ServerSession:
         self, stack: AsyncExitStack, expand: EnvExpander, stderr: StderrTail | None, http_errors: deque[str]
     ) -> Any:
         config = self.config
+        if config.command is not None and self._launcher is not None:
+            params = await self._launcher(config, expand, stack)
+            return stdio_client(params, errlog=stderr.sink if stderr else sys.stderr)
         if config.command is not None:
             params = StdioServerParameters(
                 command=expand(config.command),

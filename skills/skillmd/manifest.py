@@ -16,7 +16,7 @@ from pydantic_core import PydanticCustomError
 
 from skills.fields import Problems, integer
 from skills.limits import MAX_STEPS, PRIORITY, Bound
-from skills.mcpservers import McpServerConfig
+from skills.mcpservers import ToolsetServer
 from skills.skillmd.patterns import Pattern, PatternError, compile_pattern
 
 SourceName = Literal["project", "user", "bundled"]
@@ -169,7 +169,7 @@ class SkillManifest(BaseModel):
     metadata: SkillMetadata = Field(default_factory=SkillMetadata)
     triggers: Triggers = Field(default_factory=Triggers)
     version: Annotated[str | None, BeforeValidator(_number_to_str)] = None
-    toolsets: Annotated[dict[str, McpServerConfig], BeforeValidator(_toolsets)] = Field(default_factory=dict)
+    toolsets: Annotated[dict[str, ToolsetServer], BeforeValidator(_toolsets)] = Field(default_factory=dict)
     """MCP servers by name, connected while the skill runs; their tools (``<name>_<tool>``) join that run only."""
     scripts: list[str | dict[str, Any]] = Field(default_factory=list)
     """Scripts the skill may run (files under ``scripts/``; ``skills.skillmd.scripts``), in the worker's sandbox."""

@@ -10,7 +10,7 @@ import pytest
 from temporalio.api.common.v1 import Payload
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from skills.catalog import ToolCallInput, ToolsetGrant
+from skills.catalog import ToolCallInput, ToolsetGrant, toolsets_digest
 from skills.messages import ChatReply, RunStart, zone_time
 
 MOMENT = datetime(2026, 11, 22, 8, 5, tzinfo=UTC)
@@ -50,12 +50,20 @@ def test_payloads_written_before_toolset_grants_still_decode() -> None:
     servers = {"changing": {"command": "python", "args": ["server.py"]}}
     call = decoded({"tool": "changing_add", "skill": "with-tools", "toolsets": servers, "skill_folder": "/s"},
                    ToolCallInput)
-    assert call.toolsets == ToolsetGrant(skill="with-tools", servers=servers, folder="/s")  # type: ignore[attr-defined]
+    # By reference: the names and the digest of what the payload carried; never the command itself.
+    assert call.toolsets == ToolsetGrant(skill="with-tools", servers=["changing"],  # type: ignore[attr-defined]
+                                         digest=toolsets_digest(servers))
+    assert "server.py" not in call.model_dump_json()  # type: ignore[attr-defined]
     plain = decoded({"tool": "outbox_send_message", "skill": None, "toolsets": {}, "skill_folder": None},
                     ToolCallInput)
     assert plain.toolsets is None  # type: ignore[attr-defined]
     start = decoded({"skill": None, "run": None, "toolsets": {}, "skill_folder": None}, RunStart)
     assert start.toolsets is None  # type: ignore[attr-defined]
+    # A grant of the shape before grants were by reference (whole entries and a folder) decodes the same way.
+    granted = decoded({"tool": "changing_add", "toolsets": {"skill": "s", "servers": servers, "folder": "/s"}},
+                      ToolCallInput)
+    assert granted.toolsets == ToolsetGrant(skill="s", servers=["changing"],  # type: ignore[attr-defined]
+                                            digest=toolsets_digest(servers))
     # Today's shape goes through unchanged.
-    grant = ToolCallInput(tool="changing_add", toolsets=ToolsetGrant(skill="s", servers=servers, folder="/s"))
+    grant = ToolCallInput(tool="changing_add", toolsets=ToolsetGrant(skill="s", servers=["changing"], digest="sha256:x"))
     assert decoded(grant.model_dump(mode="json"), ToolCallInput) == grant

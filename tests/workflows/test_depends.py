@@ -4,6 +4,7 @@ stdio MCP server) and their scripts (the real bwrap sandbox), with the scripted 
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +14,13 @@ from temporalio.worker import Replayer
 
 from client.files import sync_files
 from config.settings import Settings
-from tests.conftest import PYTHON, ROOT, Engine
+from tests.conftest import ROOT, Engine
 from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
 from tests.skills.skillmd.skill_files import skill_text
 from workflows.run import SkillRun
 
-CHANGING = {"changing": {"command": PYTHON, "args": [str(ROOT / "tests" / "mcp_servers" / "changing_server.py")]}}
+SERVER = ROOT / "tests" / "mcp_servers" / "changing_server.py"
+CHANGING = {"changing": {"command": "python", "args": [SERVER.name]}}  # in the skill folder, for the sandbox
 NEVER = {"schedule": "0 3 1 1 *"}  # registered and scheduled, but only run by hand here
 REPORT = """\
 import json, pathlib, sys
@@ -43,6 +45,8 @@ def write(root: Path, name: str, body: str, *, depends: list[str] | None = None,
             frontmatter[key] = value
     folder = root / name
     folder.mkdir(parents=True)
+    if toolsets:
+        shutil.copyfile(SERVER, folder / SERVER.name)
     for script, text in (scripts or {}).items():
         (folder / "scripts").mkdir(exist_ok=True)
         (folder / "scripts" / script).write_text(text)

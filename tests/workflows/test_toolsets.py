@@ -5,6 +5,7 @@ a skill without it cannot name its tools; a server that fails to start fails onl
 from __future__ import annotations
 
 import argparse
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -16,16 +17,18 @@ from temporalio.worker import Replayer
 from client.files import sync_files
 from config.settings import Settings
 from starter import tools_cli
-from tests.conftest import PYTHON, ROOT, Engine, eventually
+from tests.conftest import ROOT, Engine, eventually
 from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
 from tests.skills.skillmd.skill_files import skill_text
 from workflows.chat import ChatTurn
 from workflows.run import SkillRun
 
-SERVER = str(ROOT / "tests" / "mcp_servers" / "changing_server.py")
+SERVER = ROOT / "tests" / "mcp_servers" / "changing_server.py"
 NEVER = {"schedule": "0 3 1 1 *"}  # registered and scheduled, but only run by hand here
-CHANGING = {"changing": {"command": PYTHON, "args": [SERVER]}}
-BROKEN = {"broken": {"command": PYTHON, "args": ["-c", "import sys; sys.exit('cannot start: no licence')"]}}
+# The server is in the skill's folder (a toolset's sandbox sees that folder, not the tests'), run by the
+# worker's own Python (first on the sandbox's PATH).
+CHANGING = {"changing": {"command": "python", "args": ["changing_server.py"]}}
+BROKEN = {"broken": {"command": "python", "args": ["-c", "import sys; sys.exit('cannot start: no licence')"]}}
 
 llm = scripted_llm_fixture(api_key="sk-toolsets-key")
 
@@ -47,6 +50,8 @@ def write(root: Path, name: str, tool: str | None, toolsets: dict[str, Any] | No
     path = root / name / "SKILL.md"
     path.parent.mkdir(parents=True)
     path.write_text(skill_text(frontmatter, "Use the tool."))
+    if toolsets:
+        shutil.copyfile(SERVER, path.parent / SERVER.name)
     return path
 
 
