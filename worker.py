@@ -37,6 +37,7 @@ from activities.scripts import ScriptActivities
 from activities.skillfiles import SkillFileActivities, declared_toolsets, granted_toolsets
 from activities.store import Store, StoreActivities
 from activities.tools import ToolActivities
+from activities.trust import TrustActivities
 from client import SkillsClient, connect
 from client.management import ManagementTools
 from config.logs import configure_logging
@@ -51,6 +52,7 @@ from workflows.maintenance import Maintenance
 from workflows.manage import ChangeSkill, RegisterSkill, RegisterSkills
 from workflows.run import SkillRun
 from workflows.sync import SyncSkillFiles
+from workflows.trust import TrustSkill
 
 logger = logging.getLogger("worker")
 
@@ -107,6 +109,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
         ChatActivities(store, settings),
         EventActivities(store, settings),
         ScriptActivities(settings, store),
+        TrustActivities(store, settings),
     ]
     try:
         with ThreadPoolExecutor(max_workers=16) as executor:
@@ -114,7 +117,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
                 client,
                 task_queue=settings.task_queue,
                 workflows=[RegisterSkill, RegisterSkills, ChangeSkill, SkillRun, Maintenance, SyncSkillFiles, ChatTurn,
-                           EmitEvent],
+                           EmitEvent, TrustSkill],
                 activities=[method for obj in activities for method in activity_methods(obj)],
                 activity_executor=executor,
                 graceful_shutdown_timeout=timedelta(seconds=20),

@@ -17,6 +17,7 @@ from temporalio import activity
 
 from activities.skillfiles import script_skills, toolset_grant
 from activities.store import Store
+from activities.trust import trust_states
 from client.management import SCHEMAS, TOOLS, ManagementTools, answering
 from config.settings import Settings
 from skills.agent import chat_opening
@@ -87,6 +88,9 @@ class ChatSession(BaseModel):
     toolsets: list[ToolsetGrant] = Field(default_factory=list)
     """The own toolsets of the skills whose instructions are in the prompt: the turn connects them and
     their tools join its sandbox (``open_toolsets``)."""
+    untrusted: list[str] = Field(default_factory=list)
+    """Why skills in the prompt came without their toolsets and scripts (their owner has not trusted them,
+    or they changed since): the turn goes on without them, and says so."""
 
 
 class ChatActivities:
@@ -101,16 +105,22 @@ class ChatActivities:
         session's conversation (idempotent: a retry does not append twice)."""
         catalog = discover(**self.settings.skill_folders())
         disclosure = disclose(request.message, catalog)
+        # Instructions of an untrusted skill still guide the model; its toolsets and scripts stay shut.
+        states = trust_states(self.store, self.settings,
+                              [catalog.skills[name] for name in disclosure.instructions if name in catalog.skills])
+        shut = {state.name: state for state in states if not state.runs}
+        allowed = [name for name in disclosure.instructions if name not in shut]
         tools = list(TOOLS)
-        scripts = script_skills(self.settings, disclosure.instructions)  # the matches and what they depend on
+        scripts = script_skills(self.settings, allowed)  # the matches and what they depend on
         if scripts:
             tools.append(RUN_SCRIPT)
-        grants = [grant for name in disclosure.instructions
+        grants = [grant for name in allowed
                   if name in catalog.skills and (grant := toolset_grant(catalog.skills[name])) is not None]
+        untrusted = [str(state.error()) for state in shut.values()]
         messages = self.store.load_messages(request.conversation_id)
         if not (messages and messages[-1].role == "user" and messages[-1].content == request.message):
             opening = chat_opening(request.message, request.now, self.settings.timezone, disclosure.text, tools,
-                                   {grant.skill: list(grant.servers) for grant in grants})
+                                   {grant.skill: list(grant.servers) for grant in grants}, untrusted=list(shut))
             self.store.append_messages(request.conversation_id, opening, request.now)
         return ChatSession(
             model=self.settings.llm_model, tools=tools, matched=[m.name for m in disclosure.matches],
@@ -119,7 +129,7 @@ class ChatActivities:
             llm_timeout_seconds=self.settings.llm_timeout.total_seconds(),
             tool_timeout_seconds=self.settings.tool_call_timeout.total_seconds(),
             script_skills=scripts, script_timeout_seconds=self.settings.script_timeout.total_seconds(),
-            toolsets=grants,
+            toolsets=grants, untrusted=untrusted,
         )
 
 

@@ -19,6 +19,7 @@ from activities.heartbeat import heartbeating
 from activities.metrics import EngineMetrics
 from activities.skillfiles import dependencies_of, file_skill, toolset_grant
 from activities.store import Store
+from activities.trust import untrusted
 from config.secrets import redact
 from config.settings import Settings
 from skills.budget import DAY
@@ -79,7 +80,8 @@ class RunActivities:
                         **self._file_parts(skill))
 
     def _file_parts(self, skill: Skill) -> dict[str, Any]:
-        """A file skill's SKILL.md ``toolsets`` and ``depends``, read now (an edit counts at the next fire)."""
+        """A file skill's SKILL.md ``toolsets`` and ``depends``, read now (an edit counts at the next fire), or
+        why it may not run: its executable parts, or a dependency's, are not trusted as they are now."""
         found = file_skill(self.settings, skill.name) if skill.agent_id == self.settings.file_skills_agent else None
         if found is None:
             return {}
@@ -87,6 +89,11 @@ class RunActivities:
         if missing:
             activity.logger.warning("skill %s depends on %s, not in the skill folders now (or disabled); it runs without",
                                     skill.name, ", ".join(missing))
+        refusal = untrusted(self.store, self.settings, [found, *brought])
+        if refusal is not None:
+            # Nothing of it is granted: the run fails at once, recorded, before any process could start.
+            activity.logger.warning("skill %s not run: %s", skill.name, refusal)
+            return {"refused": str(refusal)}
         return {"toolsets": toolset_grant(found), "dependencies": [dep.name for dep in brought],
                 "dependency_toolsets": [grant for dep in brought if (grant := toolset_grant(dep)) is not None]}
 

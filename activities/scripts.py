@@ -27,6 +27,7 @@ from activities.failures import application_error
 from activities.sandbox import Sandbox
 from activities.skillfiles import file_skill
 from activities.store import Store
+from activities.trust import untrusted
 from config.secrets import redact
 from config.settings import Settings
 from skills.agent import ChatMessage, tool_result_text
@@ -132,6 +133,11 @@ class ScriptActivities:
         if wanted is None:
             names = ", ".join(d.name for d in declared) or "none"
             raise ScriptError(f"script: '{script}' is not a script skill '{skill_name}' declares (it declares: {names})")
+        # Checked here too, as the script is read: whatever plan or conversation names it, only the bytes the
+        # owner trusted run (an edit since the run began untrusts them).
+        refusal = await asyncio.to_thread(untrusted, self._store(), self.settings, [found])
+        if refusal is not None:
+            raise ScriptError(str(refusal))
         info = activity.info()
         if info.attempt > 1 and info.heartbeat_details:
             # An earlier attempt started it and then its worker stopped (or the attempt timed out): a script

@@ -32,6 +32,7 @@ from activities.tables import (
     SeenEventRow,
     SkillRow,
     StateRow,
+    TrustRow,
 )
 from skills.agent import ChatMessage
 from skills.backoff import BackoffPolicy
@@ -379,6 +380,33 @@ class Store:
                                           RunRow.started_at < started_before)  # type: ignore[operator]
                      .order_by(RunRow.started_at).limit(limit))  # type: ignore[arg-type]
             return [_run_model(r) for r in session.exec(query)]
+
+    # --- trust in file skills' executable parts -------------------------------------------
+
+    def trusted(self, names: list[str]) -> dict[str, tuple[str, datetime]]:
+        """The digest the owner trusted, and when, of each of ``names`` that has a record."""
+        if not names:
+            return {}
+        with self.session() as session:
+            rows = session.exec(select(TrustRow).where(TrustRow.name.in_(names)))  # type: ignore[attr-defined]
+            return {row.name: (row.digest, row.trusted_at) for row in rows}
+
+    def set_trust(self, name: str, digest: str, covers: list[str], now: datetime) -> None:
+        with self.session() as session:
+            row = session.get(TrustRow, name) or TrustRow(name=name, digest=digest, trusted_at=now)
+            row.digest, row.covers, row.trusted_at = digest, covers, now
+            session.add(row)
+            session.commit()
+
+    def remove_trust(self, name: str) -> bool:
+        """Forget the owner's trust in ``name``; False if there was none."""
+        with self.session() as session:
+            row = session.get(TrustRow, name)
+            if row is None:
+                return False
+            session.delete(row)
+            session.commit()
+            return True
 
     def list_runs(self, skill_id: int | None = None, limit: int = 20) -> list[RunRecord]:
         """Newest first, by the time each run stands for: its scheduled time, else its start."""

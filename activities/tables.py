@@ -145,6 +145,20 @@ class SeenEventRow(SQLModel, table=True):
     """What that emit started and skipped (``skills.events.EmitResult``), once it is done."""
 
 
+class TrustRow(SQLModel, table=True):
+    """The owner's trust in a SKILL.md skill's executable parts (``skills trust NAME``): the digest of the
+    parts trusted (``skills.skillmd.trust``). A skill whose parts no longer give this digest is untrusted."""
+
+    __tablename__ = "skill_trust"
+
+    name: str = Field(primary_key=True)
+    """The file skill's name (names are unique across the skill folders: the sync's precedence picks one)."""
+    digest: str
+    covers: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    """What the digest covered when trusted (toolset lines, files), for a person to see."""
+    trusted_at: datetime = _utc_column(nullable=False)
+
+
 LAST_RUN_COLUMNS = ("last_run_at", "last_run_status", "last_run_summary")
 """The skill's newest finished run, kept on its row (migration 0004) instead of a query per load."""
 

@@ -79,14 +79,18 @@ def opening_messages(skill: Skill, now: datetime, tools: list[str], event: Event
 
 
 def chat_opening(message: str, now: datetime, timezone: str, disclosure: str, tools: list[str],
-                 toolsets: dict[str, list[str]] | None = None) -> list[ChatMessage]:
+                 toolsets: dict[str, list[str]] | None = None, untrusted: list[str] | None = None) -> list[ChatMessage]:
     """A chat turn's system prompt (the time, the tools, the playbooks the message matched) and
     the user's message. Each turn brings a fresh system prompt: the model sees the latest one.
     ``toolsets`` names, by skill, the servers of the matched skills' own toolsets: their tools
-    (``<server>_<tool>``) are offered too, for this turn."""
+    (``<server>_<tool>``) are offered too, for this turn. ``untrusted`` names matched skills whose
+    toolsets and scripts are withheld (their owner has not trusted them): the model is told, to tell the user."""
     local = now.astimezone(ZoneInfo(timezone))
     own = "".join(f"The skill {skill} brings its own tools for this message: "
                   f"{', '.join(server + '_*' for server in servers)}.\n" for skill, servers in (toolsets or {}).items())
+    own += "".join(f"The skill {skill} is not trusted by its owner: its own tools and scripts are not available "
+                   f"this turn. If the message needs them, say so, and that `skills trust {skill}` allows them.\n"
+                   for skill in untrusted or [])
     system = (
         "You are the user's assistant. You can create and manage their skills: things done later, at a "
         "set time or again and again (reminders, summaries, checks).\n"

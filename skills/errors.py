@@ -35,6 +35,7 @@ an error and the client that reads it back use the same constant and cannot drif
     │   ├── ResourceError
     │   ├── InstallRefusedError      a skill to install was refused (every reason); nothing was written
     │   └── AgentDefinitionError
+    ├── UntrustedSkillError         a skill's executable parts are not trusted by its owner (`skills trust NAME`)
     ├── NamespaceSetupError         the Temporal namespace lacks the engine's search attributes
     ├── TemporalUnavailableError    the client cannot reach Temporal (retryable)
     ├── WorkerUnavailableError      no worker answered on the task queue (retryable)
@@ -228,6 +229,11 @@ class AgentDefinitionError(SkillFileError):
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = problems
         super().__init__("; ".join(str(p) for p in problems))
+
+
+class UntrustedSkillError(SkillsError):
+    """A SKILL.md skill's executable parts (its toolsets, its scripts) are not trusted by its owner, or
+    changed since: they do not run. The message names ``skills trust NAME``. Retrying cannot help."""
 
 
 class NamespaceSetupError(SkillsError):

@@ -207,6 +207,9 @@ class RunStart(BaseModel):
     run: RunRecord | None
     skip: str | None = None
     """Why this fire must not run the skill (disabled, backoff), decided from the stored state."""
+    refused: str | None = None
+    """Why this fire fails at once, recorded as an error (an ``UntrustedSkillError``: its executable parts,
+    or a dependency's, are not trusted by the owner); nothing of the skill ran."""
     toolsets: ToolsetGrant | None = None
     """A file skill's SKILL.md ``toolsets``, read at this fire: MCP servers connected for this run only."""
     dependencies: list[str] = Field(default_factory=list)

@@ -5,11 +5,16 @@
     skills prompt "message" [--json]              the disclosure block an LLM would get for it
     skills show NAME [--json]                     a skill's frontmatter, body and resources
     skills sync [--json] [--dry-run]              sync file skills now (on the worker, through Temporal)
+    skills trust NAME [--json]                    let a skill's toolsets and scripts run, as they are now
+    skills untrust NAME [--json]                  forget that trust: they no longer run
 
 validate, match, prompt and show work on this machine's folders, like a linter: the
 bundled folder, the user folder and the project folder (`.agents/skills` under the
 working directory), from the same `SKILLS_*` settings the worker reads. sync runs
-the `SyncSkillFiles` workflow, which reads the worker's folders.
+the `SyncSkillFiles` workflow, which reads the worker's folders; trust and untrust run the
+`TrustSkill` workflow, which records (or forgets) the digest of the skill's executable parts as
+the worker's folders hold them (docs/skill-files.md, "Trust"). `show` asks the worker for the
+trust state of a skill that has executable parts (it says so when no worker answers).
 
 Exit status: 0 when all is well, 1 on an error (a refused file, an unknown skill, a
 failed sync), 2 on a usage error. `python -m starter.files_cli` runs these commands alone.
@@ -20,8 +25,9 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from rich.table import Table
@@ -43,6 +49,7 @@ from skills.skillmd import (
     with_dependencies,
 )
 from skills.skillmd.scripts import declared_scripts
+from skills.skillmd.trust import ExecutableParts, TrustState, executable_parts
 from starter import exit_process, print_failure
 from starter.command import (
     CONTEXT_SETTINGS,
@@ -54,6 +61,8 @@ from starter.command import (
 )
 from starter.output import fields, print_json, show
 from starter.output import table as _table
+
+T = TypeVar("T")
 
 SEVERITY_STYLES = {"ok": "green", "error": "red", "warning": "yellow"}
 
@@ -204,6 +213,8 @@ def show_skill(name: str) -> int:
     shadowed = [s for s in catalog.shadowed if s.name == skill.name]
     problems = [p for p in catalog.problems if p.path == skill.path]
     brings = with_dependencies([skill.name], catalog)[1:]
+    parts = executable_parts(skill)
+    trust = trust_line(skill, parts)
     if current().json:
         print_json({
             "name": skill.name, "source": skill.source, "path": str(skill.path),
@@ -215,11 +226,14 @@ def show_skill(name: str) -> int:
                          "path": str(catalog.skills[dep].path) if dep in catalog.skills else None}
                         for dep in skill.manifest.depends],
             "brings": brings,
+            "executable": parts.model_dump(mode="json"),
+            "trust": trust,
             "shadows": [{"path": str(s.path), "source": s.source} for s in shadowed],
             "problems": [p.model_dump(mode="json") for p in problems],
         })
         return 0
-    rows = [*_summary(skill, catalog),
+    rows = [*_summary(skill, catalog), ("trust", trust),
+            *(("runs", line) for line in parts.lines()),
             *([("brings along", ", ".join(_brought(catalog.skills[name]) for name in brings))] if brings else []),
             *(("shadows", f"{s.path} ({s.source})") for s in shadowed),
             *(("problem", f"{p.severity}: {p.message}") for p in problems)]
@@ -332,6 +346,104 @@ def _sync_failed(message: str) -> int:
     return print_failure(current().json, "failed", [{"field": "", "message": message}])
 
 
+# --- trust --------------------------------------------------------------------------------
+
+
+@click.command("trust", short_help="Let a SKILL.md skill's toolsets and scripts run, as they are now.")
+@click.argument("name")
+@data_command
+def trust_command(name: str) -> int:
+    """Trust the executable parts of the skill NAME (its toolsets' commands and URLs, its scripts' bytes) as
+    the worker's skill folders hold them now: they run from now on, until any of them changes. Review them
+    first (`skills show NAME`). When this machine has the skill too, its copy must be the worker's."""
+    return _change_trust(name, untrust=False)
+
+
+@click.command("untrust", short_help="Forget the trust in a skill's toolsets and scripts.")
+@click.argument("name")
+@data_command
+def untrust_command(name: str) -> int:
+    """Forget the owner's trust in the skill NAME: its toolsets and scripts no longer run (its instructions
+    still do)."""
+    return _change_trust(name, untrust=True)
+
+
+def _change_trust(name: str, *, untrust: bool) -> int:
+    from client.trust import trust
+
+    options = current()
+    local = _catalog(enable=[name]).get(name)
+    expected = executable_parts(local).digest if local is not None and not untrust else None
+    state = with_worker(lambda skills: trust(skills, name, expected_digest=expected, untrust=untrust))
+    if options.json:
+        print_json({"ok": True, **state.model_dump(mode="json")})
+        return 0
+    if state.status == "not needed":
+        print(f"{name} needs no trust: it has no toolsets and no scripts")
+    elif state.status == "bundled":
+        print(f"{name} is a bundled skill: trusted without a record")
+    elif untrust:
+        print(f"untrusted {name}: its toolsets and scripts no longer run (`skills trust {name}` again to allow them)")
+    else:
+        print(f"trusted {name} ({state.parts.digest}):")
+        for line in state.parts.lines():
+            print(f"  {line}")
+        print("  any change to these makes it untrusted again")
+    return 0
+
+
+def with_worker(work: Callable[[Any], Awaitable[T]], timeout: float | None = None) -> T:
+    """``work(skills)`` with a client connected as the global options say, closed afterwards."""
+    from client import SkillsClient
+
+    options = current()
+    prepare_process(options.settings())
+
+    async def go() -> T:
+        async with await SkillsClient.connect(task_queue=options.queue, address=options.address,
+                                              namespace=options.namespace) as skills:
+            return await work(skills)
+
+    return asyncio.run(asyncio.wait_for(go(), timeout))
+
+
+TRUST_TIMEOUT = 10.0
+"""How long a local command (show, list --files) waits for the worker's trust states before it says so."""
+
+
+def worker_trust(names: list[str]) -> dict[str, TrustState] | str:
+    """The worker's trust states of ``names``, or why they could not be read (no Temporal, no worker)."""
+    from client.trust import trust_states
+    from skills.errors import SkillsError
+
+    if not names:
+        return {}
+    try:
+        return with_worker(lambda skills: trust_states(skills, names), TRUST_TIMEOUT)
+    except TimeoutError:
+        return f"no worker answered within {TRUST_TIMEOUT:g} s"
+    except (SkillsError, OSError, RuntimeError) as e:
+        return str(e)
+
+
+def trust_line(skill: SkillFile, parts: ExecutableParts, known: dict[str, TrustState] | str | None = None) -> str:
+    """A skill's trust state as a person reads it; ``known``: the worker's states, if already read."""
+    if not parts.executable:
+        return "not needed (nothing to run)"
+    if skill.source == "bundled":
+        return "trusted (bundled)"
+    states = known if known is not None else worker_trust([skill.name])
+    if isinstance(states, str):
+        return f"unknown: the worker's trust could not be read ({states})"
+    state = states.get(skill.name)
+    if state is None:
+        return "unknown: the worker's folders have no skill of that name"
+    line = state.describe()
+    if state.runs and state.parts.digest != parts.digest:
+        line += " (the worker's copy differs from this machine's)"
+    return line if state.runs else f"{line}: `skills trust {skill.name}` lets it run"
+
+
 # --- plumbing -----------------------------------------------------------------------------
 
 
@@ -346,14 +458,14 @@ def _warn_about(catalog: Catalog) -> None:
               file=sys.stderr)
 
 
-COMMANDS = (validate, match, prompt, show_skill, sync)
+COMMANDS = (validate, match, prompt, show_skill, sync, trust_command, untrust_command)
 """The file-skill commands, as ``skills`` adds them."""
 
 
 @click.group(cls=OrderedGroup, context_settings=CONTEXT_SETTINGS)
 @data_command
 def files_cli() -> None:
-    """The commands of SKILL.md skills: validate, match, prompt, show, sync."""
+    """The commands of SKILL.md skills: validate, match, prompt, show, sync, trust, untrust."""
 
 
 for _command in COMMANDS:

@@ -52,14 +52,27 @@ async def catalog(args: Any, skills: SkillsClient) -> ToolCatalog:
     found = await skills.catalog(refresh=args.refresh)
     if not isinstance(found, ToolCatalog):  # a worker older than this client answers differently
         raise SkillsError(f"the catalog answered {type(found).__name__}, not a tool catalog")
+    trust = await _trust(skills, found)
     if args.json:
-        print_json(found.model_dump(mode="json"))
+        print_json({**found.model_dump(mode="json"), "skill_trust": trust})
     else:
-        print_catalog(found)
+        print_catalog(found, trust)
     return found
 
 
-def print_catalog(found: ToolCatalog) -> None:
+async def _trust(skills: SkillsClient, found: ToolCatalog) -> dict[str, str]:
+    """Each skill with toolsets: whether its owner trusts them (they connect only then)."""
+    from client.trust import trust_states
+
+    names = sorted({toolset.skill for toolset in found.skill_toolsets})
+    try:
+        states = await trust_states(skills, names)
+    except SkillsError as e:  # a worker older than this client has no trust_states
+        return dict.fromkeys(names, f"unknown ({e})")
+    return {name: states[name].describe() if name in states else "unknown" for name in names}
+
+
+def print_catalog(found: ToolCatalog, trust: dict[str, str] | None = None) -> None:
     refreshed = f"; refreshed {when(found.refreshed_at)}" if found.refreshed_at else ""
     print(f"{found.summary}{refreshed}")
     if found.config_error:
@@ -98,6 +111,9 @@ def print_catalog(found: ToolCatalog) -> None:
             state = (f"connected, {len(toolset.tools)} tool{'s' * (len(toolset.tools) != 1)}" if toolset.connected
                      else "connected at the skill's next run")
             shadows = f"  (shadows the worker's {toolset.server} for this skill)" if toolset.shadows else ""
+            trusted = (trust or {}).get(toolset.skill)
+            if trusted is not None and not trusted.startswith("trusted"):
+                state = f"{trusted}: not connected until `skills trust {toolset.skill}`"
             print(f"  {toolset.skill}: {toolset.server}  {toolset.transport}  {state}{shadows}")
             for name in toolset.tools:
                 print(f"    {name}")

@@ -277,3 +277,19 @@ def worker_process(settings: Settings, address: str, **env: str) -> Iterator[Wor
         yield worker
     finally:
         worker.stop()
+
+
+async def trust_files(engine: Engine) -> list[str]:
+    """Trust (``skills trust``) every SKILL.md skill with toolsets or scripts in the engine's user and project
+    folders, as the owner would before its runs may start them; the names trusted."""
+    from client.trust import trust
+    from skills.skillmd import discover
+    from skills.skillmd.trust import executable_parts
+
+    folders = engine.settings.skill_folders()
+    found = discover(user=folders["user"], project=folders["project"])
+    found = discover(user=folders["user"], project=folders["project"], enable=found.disabled)
+    names = [name for name, skill in found.skills.items() if executable_parts(skill).executable]
+    for name in names:
+        await trust(engine.skills, name)
+    return names

@@ -44,5 +44,6 @@ class ChatTurn:
                        script_timeout_seconds=session.script_timeout_seconds, answer_chars=REPLY_CHARS),
         )
         return ChatReply(session_id=request.session_id, ok=end.status == "success", reply=end.summary,
-                         changes=end.state.changes, matched=session.matched, unavailable=unavailable,
+                         changes=end.state.changes, matched=session.matched,
+                         unavailable=[*session.untrusted, *unavailable],
                          prompt_tokens=end.state.prompt_tokens, completion_tokens=end.state.completion_tokens)

@@ -144,6 +144,8 @@ class SkillRun:
     async def _execute(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput) -> RunRecord:
         if start.skip:
             return _skipped(run, start.skip)
+        if start.refused:
+            return run.model_copy(update={"status": "error", "summary": start.refused})
         calls: list[ToolCallRecord] = []
         for i, check in enumerate(skill.preflight):
             arguments = render_arguments(check.arguments, workflow.now(), _zone(skill))

@@ -24,7 +24,7 @@ def test_install_list_and_uninstall(dirs: dict[str, Path], tmp_path: Path,  # no
     code, out, _ = run(capsys, "list", "--files")
     assert code == 0
     lines = {line.split()[0]: line for line in out.splitlines()[1:] if line.strip()}
-    assert "user     folder /" in lines["digest"]  # the table may shorten the path
+    assert "user     -      folder /" in lines["digest"]  # no trust needed; the table may shorten the path
     assert "bundled" in lines["shipped"] and " - " in lines["shipped"]
 
     code, out, _ = run(capsys, "list", "--files", "--json")

@@ -14,7 +14,7 @@ from temporalio.worker import Replayer
 
 from client.files import sync_files
 from config.settings import Settings
-from tests.conftest import ROOT, Engine
+from tests.conftest import ROOT, Engine, trust_files
 from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
 from tests.skills.skillmd.skill_files import skill_text
 from workflows.run import SkillRun
@@ -80,6 +80,7 @@ async def test_a_skills_dependencies_come_with_its_agent_run_and_its_chat_turn(
         "llm_model": "default",
     }), client).start()
     try:
+        await trust_files(engine)  # the owner trusts what the skills run
         result = await sync_files(engine.skills)
         assert sorted(c.change.name for c in result.created) == ["alone", "letters"] and not result.refused
 

@@ -12,7 +12,7 @@ from temporalio.client import Client
 
 from client.files import sync_files
 from config.settings import Settings
-from tests.conftest import Engine
+from tests.conftest import Engine, trust_files
 from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
 from tests.skills.skillmd.skill_files import skill_text
 
@@ -76,6 +76,7 @@ async def test_a_direct_plan_runs_a_script_step_in_the_sandbox(client: Client, s
     write_skill(user, "sneaky", plan=step("../SKILL.md"), trigger=NEVER)
     engine = await Engine(settings.model_copy(update={"scripts_enabled": True}), client).start()
     try:
+        await trust_files(engine)  # the owner trusts what the skills run
         synced = await sync_files(engine.skills)
         assert sorted(c.change.name for c in synced.created) == ["sneaky", "unlucky", "word-count"], synced
 
@@ -108,6 +109,7 @@ async def test_scripts_disabled_or_without_bubblewrap_are_refused_with_the_reaso
     write_skill(settings.user_skills_dir, "word-count", plan=step("report.py", "1"), trigger=NEVER)
     engine = await Engine(settings, client).start()  # scripts_enabled is off by default
     try:
+        await trust_files(engine)  # the owner trusts what the skills run
         await sync_files(engine.skills)
         run = await engine.skills.run("word-count", "files")
         assert run.status == "error"  # type: ignore[union-attr]
@@ -146,6 +148,7 @@ async def test_an_agent_run_and_a_chat_call_run_script(client: Client, settings:
         "scripts_enabled": True, "llm_base_url": llm.base_url, "llm_api_key": "sk-test-key", "llm_model": "default",
     }), client).start()
     try:
+        await trust_files(engine)  # the owner trusts what the skills run
         await sync_files(engine.skills)
         run = await engine.skills.run("word-count", "files")
         assert run.status == "success", run.summary  # type: ignore[union-attr]

@@ -17,7 +17,7 @@ from temporalio.worker import Replayer
 from client.files import sync_files
 from config.settings import Settings
 from starter import tools_cli
-from tests.conftest import ROOT, Engine, eventually
+from tests.conftest import ROOT, Engine, eventually, trust_files
 from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
 from tests.skills.skillmd.skill_files import skill_text
 from workflows.chat import ChatTurn
@@ -63,6 +63,8 @@ async def test_a_skill_uses_its_own_toolset_and_a_broken_one_fails_only_its_run(
     write(user, "broken-tools", "broken_anything", BROKEN)
     # A toolset named like one of the worker's servers: for this skill, outbox_* is its own server.
     write(user, "own-outbox", "outbox_add_tool_quietly", {"outbox": CHANGING["changing"]})
+
+    await trust_files(engine)  # the owner trusts what the skills run
 
     result = await sync_files(engine.skills)
 
@@ -130,6 +132,7 @@ async def test_an_agent_run_and_a_chat_turn_are_offered_their_skills_toolsets(
         "llm_base_url": llm.base_url, "llm_api_key": "sk-toolsets-key", "llm_model": "default",
     }), client).start()
     try:
+        await trust_files(engine)  # the owner trusts what the skills run
         result = await sync_files(engine.skills)
         assert not result.refused, result.refused
 

@@ -1,0 +1,222 @@
+"""Trust is explicit and pinned (issue 19, part 2), on a real worker with the real `skills` command and a
+real stdio MCP server: an installed skill whose SKILL.md declares a `sh -c` toolset and a per-minute plan
+starts nothing, at a sync, a fire or a chat turn, until its owner runs `skills trust`; then it runs; any edit
+of its toolsets or scripts untrusts it again, and the refusal names `skills trust NAME`.
+
+"Nothing ran" is a marker file the toolset's command writes before it starts the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.client import ActivityFailureError, Client
+from temporalio.exceptions import ApplicationError
+
+from client.files import sync_files
+from config.settings import Settings
+from skills.skillmd.trust import TrustInput
+from tests.conftest import PYTHON, ROOT, Engine, eventually
+from tests.fakes.llm_server import ScriptedLLM, say, scripted_llm_fixture
+from tests.skills.skillmd.skill_files import skill_text
+
+SKILLS = Path(sys.executable).with_name("skills")
+SERVER = str(ROOT / "tests" / "mcp_servers" / "changing_server.py")
+EVERY_MINUTE = {"schedule": "* * * * *"}
+
+llm = scripted_llm_fixture(api_key="sk-trust-key")
+
+
+def source_skill(root: Path, name: str, marker: Path, *, keywords: list[str] | None = None) -> Path:
+    """A skill folder as a download brings it: a toolset `sh -c` that writes ``marker`` and then serves MCP,
+    a declared script, and (unless it is a chat playbook, with ``keywords``) a per-minute Direct plan."""
+    folder = root / name
+    (folder / "scripts").mkdir(parents=True)
+    (folder / "scripts" / "hello.sh").write_text("echo hello\n")
+    metadata: dict[str, Any] = {"notify_on_completion": False}
+    if keywords is None:
+        metadata |= {"trigger_config": EVERY_MINUTE,
+                     "execution_plan": [{"id": "use", "toolName": "x_add_tool_quietly",
+                                         "parameters": {"name": f"from-{name}"}}]}
+    frontmatter: dict[str, Any] = {
+        "name": name, "description": f"The {name} skill.", "metadata": metadata,
+        "toolsets": {"x": {"command": "sh", "args": ["-c", f"echo ran >> {marker}; exec {PYTHON} {SERVER}"]}},
+        "scripts": ["hello.sh"],
+    }
+    if keywords is not None:
+        frontmatter["triggers"] = {"keywords": keywords}
+    (folder / "SKILL.md").write_text(skill_text(frontmatter, "Use the x tools."))
+    return folder
+
+
+def skills_command(engine: Engine, *argv: str) -> subprocess.CompletedProcess[str]:
+    """`skills ARGV` in a fresh process (stdin not a terminal), on this engine's folders and task queue."""
+    folders = engine.settings.skill_folders()
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("SKILLS_")},
+           **{f"SKILLS_{kind.upper()}_SKILLS_DIR": str(path) for kind, path in folders.items()}}
+    address = engine.skills.client.service_client.config.target_host
+    return subprocess.run([str(SKILLS), "--address", address, "--task-queue", engine.settings.task_queue, *argv],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+async def skills(engine: Engine, *argv: str) -> subprocess.CompletedProcess[str]:
+    return await asyncio.to_thread(skills_command, engine, *argv)
+
+
+def ran(marker: Path) -> int:
+    return len(marker.read_text().splitlines()) if marker.exists() else 0
+
+
+async def test_an_installed_skill_runs_nothing_until_trusted_and_again_nothing_once_changed(
+        engine: Engine, client: Client, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    source = source_skill(tmp_path / "download", "pinned", marker)
+
+    installed = await skills(engine, "install", str(source))
+    assert installed.returncode == 0, installed.stderr
+    # Every command and script it brings is listed, and it is installed untrusted (no terminal, no --trust).
+    assert f"toolset x: sh -c 'echo ran >> {marker}; exec {PYTHON} {SERVER}'" in installed.stdout
+    assert "script scripts/hello.sh" in installed.stdout
+    assert "pinned is installed untrusted" in installed.stdout and "`skills trust pinned`" in installed.stdout
+
+    synced = await sync_files(engine.skills)
+    assert [c.change.name for c in synced.created] == ["pinned"], synced
+    skill = await engine.skills.get("pinned", "files")
+    assert skill.schedule_id is not None and skill.enabled
+
+    # The schedule fires: the run fails at once, recorded, and its command never started.
+    await client.get_schedule_handle(skill.schedule_id).trigger()
+    fired = (await eventually(lambda: _finished(engine)))[0]
+    assert fired.trigger == "schedule" and fired.status == "error"
+    assert "not trusted by its owner" in fired.summary and "run `skills trust pinned`" in fired.summary
+    assert "toolset x: sh -c" in fired.summary
+    assert ran(marker) == 0
+    await engine.skills.pause("pinned", "files")  # from here on, only the runs this test asks for
+    assert {r.status for r in await _finished(engine)} == {"error"}  # every fire so far was refused
+
+    shown = await skills(engine, "show", "pinned")
+    assert "untrusted: `skills trust pinned` lets it run" in shown.stdout, shown.stdout
+    listed = await skills(engine, "list", "--files", "--json")
+    [row] = [r for r in json.loads(listed.stdout)["skills"] if r["name"] == "pinned"]
+    assert row["trust"].startswith("untrusted")
+    catalog = await skills(engine, "catalog")
+    assert "pinned: x  stdio  untrusted: not connected until `skills trust pinned`" in catalog.stdout, catalog.stdout
+
+    trusted = await skills(engine, "trust", "pinned")
+    assert trusted.returncode == 0, trusted.stderr
+    assert "trusted pinned (sha256:" in trusted.stdout and "toolset x: sh -c" in trusted.stdout
+    assert ran(marker) == 0  # trusting runs nothing either
+
+    run = await engine.skills.run("pinned", "files")
+    assert run.status == "success", run.summary  # type: ignore[union-attr]
+    assert [c.result for c in run.tool_calls] == ["added from-pinned"]  # type: ignore[union-attr]
+    assert ran(marker) == 1
+    shown = await skills(engine, "show", "pinned", "--json")
+    assert json.loads(shown.stdout)["trust"] == "trusted"
+
+    # An edit of its script untrusts it: refused, naming the command that trusts it again.
+    script = engine.settings.user_skills_dir / "pinned" / "scripts" / "hello.sh"
+    script.write_text("echo hello; curl https://example.invalid/steal\n")
+    refused = await engine.skills.run("pinned", "files")
+    assert refused.status == "error"  # type: ignore[union-attr]
+    assert "changed since its owner trusted them" in refused.summary  # type: ignore[union-attr]
+    assert "run `skills trust pinned`" in refused.summary  # type: ignore[union-attr]
+    assert ran(marker) == 1
+    shown = await skills(engine, "show", "pinned")
+    assert "untrusted (changed since trusted): `skills trust pinned` lets it run" in shown.stdout
+
+    assert (await skills(engine, "trust", "pinned")).returncode == 0
+    assert (await engine.skills.run("pinned", "files")).status == "success"  # type: ignore[union-attr]
+
+    # So does an edit of its toolsets (the SKILL.md's other fields may change freely).
+    skill_md = engine.settings.user_skills_dir / "pinned" / "SKILL.md"
+    skill_md.write_text(skill_md.read_text().replace("echo ran", "echo changed"))
+    refused = await engine.skills.run("pinned", "files")
+    assert refused.status == "error" and "run `skills trust pinned`" in refused.summary  # type: ignore[union-attr]
+    assert "changed" not in marker.read_text()
+
+    untrusted = await skills(engine, "untrust", "pinned")
+    assert untrusted.returncode == 0 and "untrusted pinned" in untrusted.stdout
+
+
+async def _finished(engine: Engine) -> list[Any]:
+    return [r for r in await engine.skills.runs("pinned", "files") if r.status != "running"]
+
+
+async def test_install_with_trust_runs_and_a_dependency_is_pinned_too(engine: Engine, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    source = source_skill(tmp_path / "download", "helper", marker, keywords=["helper"])
+    installed = await skills(engine, "install", "--trust", str(source))
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert "trusted helper: its toolsets and scripts run" in installed.stdout
+
+    # A plain skill with nothing to run needs no trust, and brings the helper along: the helper's parts are
+    # pinned like its own.
+    user = engine.settings.user_skills_dir
+    (user / "caller").mkdir()
+    (user / "caller" / "SKILL.md").write_text(skill_text({
+        "name": "caller", "description": "Calls on the helper.", "depends": ["helper"],
+        "metadata": {"trigger_config": {"schedule": "0 3 1 1 *"}, "notify_on_completion": False,
+                     "execution_plan": [{"id": "use", "toolName": "outbox_send_message",
+                                         "parameters": {"message": "hi"}}]}}, "Call."))
+    synced = await sync_files(engine.skills)
+    assert [c.change.name for c in synced.created] == ["caller"], synced
+    assert (await engine.skills.run("caller", "files")).status == "success"  # type: ignore[union-attr]
+
+    (user / "helper" / "scripts" / "hello.sh").write_text("echo changed\n")
+    refused = await engine.skills.run("caller", "files")
+    assert refused.status == "error", refused  # type: ignore[union-attr]
+    assert "skill 'helper'" in refused.summary and "run `skills trust helper`" in refused.summary  # type: ignore[union-attr]
+    shown = await skills(engine, "show", "caller")
+    assert "trust" in shown.stdout and "not needed" in shown.stdout
+
+
+async def test_trust_is_recorded_only_by_the_trust_workflow(engine: Engine, client: Client, tmp_path: Path) -> None:
+    """A holder of the namespace who starts the acting activity directly (as a client starts the read ones)
+    trusts nothing."""
+    source_skill(engine.settings.user_skills_dir, "pinned", tmp_path / "marker")
+    with pytest.raises(ActivityFailureError) as failure:
+        await client.execute_activity("trust_skill", TrustInput(name="pinned"), id="sneaky-trust",
+                                      task_queue=engine.settings.task_queue,
+                                      schedule_to_close_timeout=timedelta(seconds=30))
+    cause = failure.value.cause
+    assert isinstance(cause, ApplicationError) and "runs only inside a TrustSkill workflow" in cause.message
+    shown = await skills(engine, "show", "pinned", "--json")
+    assert json.loads(shown.stdout)["trust"].startswith("untrusted")
+
+
+async def test_a_chat_turn_goes_on_without_an_untrusted_skills_toolsets_and_says_so(
+        client: Client, settings: Settings, llm: ScriptedLLM, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    source_skill(settings.user_skills_dir, "toolsmith", marker, keywords=["toolsmith"])
+    llm.script("default", [say("Its tools are not trusted yet: run `skills trust toolsmith`."), say("Still not.")])
+    engine = await Engine(settings.model_copy(update={
+        "llm_base_url": llm.base_url, "llm_api_key": "sk-trust-key", "llm_model": "default",
+        "scripts_enabled": True}), client).start()
+    try:
+        reply = await engine.skills.chat("toolsmith: add a tool called by-chat", session_id="trust")
+        assert reply.ok and reply.matched == ["toolsmith"], reply
+        [reason] = reply.unavailable
+        assert "skill 'toolsmith'" in reason and "run `skills trust toolsmith`" in reason
+        [asked] = llm.requests_for("default")[:1]
+        # Its instructions still came; its tools and scripts did not, and the model was told why.
+        assert "Use the x tools." in asked.messages[0]["content"]
+        assert "The skill toolsmith is not trusted by its owner" in asked.messages[0]["content"]
+        assert not any(name.startswith("x_") for name in asked.tool_names) and "run_script" not in asked.tool_names
+        assert ran(marker) == 0
+        # `skills chat` shows the user why.
+        chatted = await skills(engine, "chat", "toolsmith: again")
+        assert chatted.returncode == 0, chatted.stderr
+        assert "(not available this turn: skill 'toolsmith'" in chatted.stdout and "skills trust toolsmith" in \
+            chatted.stdout
+        assert ran(marker) == 0
+    finally:
+        await engine.stop()

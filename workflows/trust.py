@@ -1,0 +1,29 @@
+"""TrustSkill: the owner trusts (or untrusts) a SKILL.md skill's executable parts.
+
+A change like any other, so it runs as a workflow (visible in Temporal, the only road to the
+``trust_skill`` activity): the worker reads the skill from its own folders and records the digest
+of its toolsets and scripts as they are now. A refusal (no such skill, another copy than the one
+reviewed) comes back as the result; the workflow fails only on a fault.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError
+
+with workflow.unsafe.imports_passed_through():
+    from activities.trust import TrustActivities
+    from skills.skillmd.trust import TrustInput, TrustResult
+    from workflows.failures import activity_cause
+    from workflows.options import STORE
+
+
+@workflow.defn(name="TrustSkill")
+class TrustSkill:
+    @workflow.run
+    async def run(self, request: TrustInput) -> TrustResult:
+        try:
+            return await workflow.execute_activity_method(
+                TrustActivities.trust, request, summary=f"{request.action} {request.name}", **STORE)
+        except ActivityError as e:
+            return TrustResult(ok=False, error=activity_cause(e))
