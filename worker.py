@@ -41,7 +41,7 @@ from client.management import ManagementTools
 from config.logs import configure_logging
 from config.secrets import add_secrets, process_secrets
 from config.settings import Settings, SettingsError
-from service.codec import CodecEndpoint
+from service.codec import codec_routes
 from service.health import HealthServer, Readiness
 from service.telemetry import MetricsEndpoint, Tracing, TracingUnavailable, metrics_address
 from skills.errors import SkillsError
@@ -79,9 +79,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
         routes = {"/healthz": _alive, "/readyz": readiness.check}
         if metrics_at is not None:
             routes["/metrics"] = MetricsEndpoint(metrics_at, before=lambda: metrics.catalog(hub.server_states()))
-        codec = client.data_converter.payload_codec
-        requests = CodecEndpoint(codec, token=settings.codec_token, origins=settings.codec_cors_origins
-                                 ).routes() if settings.codec_endpoint and codec else {}
+        requests = codec_routes(client, settings)
         health = HealthServer(settings.health_host, settings.health_port, routes, requests)
         try:
             port = await health.start()

@@ -128,11 +128,14 @@ def _decode_key(encoded: str) -> bytes | None:
 class EncryptionCodec(PayloadCodec):
     """AES-256-GCM over each whole serialized payload (its metadata too: the payload's encoding
     and type say something); the key id is the associated data, so a payload cannot be passed off
-    as another key's."""
+    as another key's.
 
-    def __init__(self, keys: PayloadKeys) -> None:
+    Without keys it encrypts nothing, and refuses an encrypted payload with an error naming its
+    key id, where the plain converter would only say "unknown encoding binary/encrypted"."""
+
+    def __init__(self, keys: PayloadKeys | None) -> None:
         self.keys = keys
-        self._ciphers = {key_id: AESGCM(key) for key_id, key in keys.keys}
+        self._ciphers = {key_id: AESGCM(key) for key_id, key in keys.keys} if keys else {}
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, EncryptionCodec) and other.keys == self.keys
@@ -141,12 +144,13 @@ class EncryptionCodec(PayloadCodec):
         return hash(self.keys)
 
     async def encode(self, payloads: Sequence[Payload]) -> list[Payload]:
-        return [self.encrypt(p) for p in payloads]
+        return [self.encrypt(p) for p in payloads] if self.keys else list(payloads)
 
     async def decode(self, payloads: Sequence[Payload]) -> list[Payload]:
         return [self.decrypt(p) for p in payloads]
 
     def encrypt(self, payload: Payload) -> Payload:
+        assert self.keys is not None
         key_id = self.keys.current
         nonce = os.urandom(NONCE_BYTES)
         sealed = self._ciphers[key_id].encrypt(nonce, payload.SerializeToString(), key_id.encode())
@@ -158,9 +162,10 @@ class EncryptionCodec(PayloadCodec):
         key_id = payload.metadata.get(KEY_ID, b"").decode("utf-8", "replace")
         cipher = self._ciphers.get(key_id)
         if cipher is None:
+            held = f"its keys: {', '.join(self.keys.ids)}" if self.keys else "it has no payload keys"
             raise PayloadKeyError(
-                f"payload encrypted with key id {key_id!r}, which this process does not have (its keys: "
-                f"{', '.join(self.keys.ids)}); add that key to {KEYS_VARIABLE} or {KEYS_FILE_VARIABLE}")
+                f"payload encrypted with key id {key_id!r}, which this process does not have ({held}); "
+                f"add that key to {KEYS_VARIABLE} or {KEYS_FILE_VARIABLE}")
         try:
             plain = cipher.decrypt(payload.data[:NONCE_BYTES], payload.data[NONCE_BYTES:], key_id.encode())
         except (InvalidTag, ValueError):
@@ -172,12 +177,16 @@ class EncryptionCodec(PayloadCodec):
         return decoded
 
 
+KEYLESS = EncryptionCodec(None)
+"""The codec of a process without payload keys: plain payloads, and a clear error for encrypted ones."""
+
+
 def data_converter(codec: PayloadCodec | None) -> DataConverter:
     """The engine's data converter (pydantic) with ``codec``; failures' messages and stack traces
     are encoded as payloads too (``encode_common_attributes``), so a tool's error text is not left
-    in clear in history either. Without a codec, the plain pydantic converter."""
-    if codec is None:
-        return pydantic_data_converter
+    in clear in history either. Without a codec, plain payloads (:data:`KEYLESS`)."""
+    if codec is None or codec == KEYLESS:
+        return dataclasses.replace(pydantic_data_converter, payload_codec=KEYLESS)
     return dataclasses.replace(pydantic_data_converter, payload_codec=codec,
                                failure_converter_class=DefaultFailureConverterWithEncodedAttributes)
 
@@ -203,9 +212,15 @@ def settings_codec(settings: Settings) -> EncryptionCodec | None:
     return EncryptionCodec(keys) if keys else None
 
 
+def encrypts(client: Client) -> bool:
+    """Whether ``client`` encrypts what it sends (it has payload keys)."""
+    codec = client.data_converter.payload_codec
+    return codec is not None and not (isinstance(codec, EncryptionCodec) and codec.keys is None)
+
+
 def with_codec(client: Client, codec: PayloadCodec | None) -> Client:
     """``client`` itself when it already uses ``codec``; else a client on the same connection that does."""
-    if client.data_converter.payload_codec == codec:
+    if client.data_converter.payload_codec == (codec or KEYLESS):
         return client
     config = client.config()
     config["data_converter"] = data_converter(codec)

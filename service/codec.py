@@ -22,8 +22,11 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 from google.protobuf import json_format
 from pydantic import SecretStr
 from temporalio.api.common.v1 import Payload, Payloads
+from temporalio.client import Client
 from temporalio.converter import PayloadCodec
 
+from client.codec import encrypts
+from config.settings import Settings
 from service.health import Reply, Request
 from skills.errors import PayloadKeyError
 
@@ -85,3 +88,12 @@ class CodecEndpoint:
                     request.headers.get("x-namespace", "?"))
         body = json_format.MessageToDict(Payloads(payloads=done))
         return Reply(200, "application/json", json.dumps({"payloads": body.get("payloads", [])}), cors)
+
+
+def codec_routes(client: Client, settings: Settings) -> dict[str, Callable[[Request], Awaitable[Reply]]]:
+    """The endpoint's routes over the codec of the worker's ``client``, when ``codec_endpoint`` is on
+    (and the client encrypts: the settings refuse the endpoint without keys); else none."""
+    codec = client.data_converter.payload_codec
+    if not settings.codec_endpoint or codec is None or not encrypts(client):
+        return {}
+    return CodecEndpoint(codec, token=settings.codec_token, origins=settings.codec_cors_origins).routes()

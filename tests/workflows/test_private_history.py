@@ -19,6 +19,7 @@ from client.temporal_cli import temporal_binary
 from config.settings import Settings
 from skills.models import RunRecord
 from tests.conftest import Engine, free_port, write_mcp_config
+from tests.starter.test_cli import run_skills
 
 FAKES = Path(__file__).resolve().parent.parent / "fakes"
 PRIVATE = "Marguerite's new door code is 4417-CARDAMOM"
@@ -110,5 +111,25 @@ async def test_without_the_codec_a_secret_in_a_tool_result_is_redacted_in_histor
         assert "keep it safe" in history  # the result is there, in clear: only the secret is blotted out
         assert leaked_key not in history
         assert "your key is ***" in history
+    finally:
+        await engine.stop()
+
+
+async def test_the_cli_reads_with_the_key_and_names_the_key_id_without_it(
+        client: Client, settings: Settings, tmp_path: Path) -> None:
+    keys = f"k7:{base64.b64encode(os.urandom(32)).decode()}"
+    settings = settings.model_copy(update={"payload_keys": keys})
+    engine = await Engine(settings, with_codec(client, EncryptionCodec(PayloadKeys.parse(keys)))).start()
+    try:
+        await engine.skills.register(MAIL_CHECK | {"execution_plan": [
+            {"toolName": "outbox_send_message", "parameters": {"message": "hello"}}]})
+        where = ["--address", client.service_client.config.target_host, "--task-queue", settings.task_queue]
+        with_key = await asyncio.to_thread(run_skills, "list", "--json", *where, SKILLS_PAYLOAD_KEYS=keys)
+        assert with_key.returncode == 0, with_key.stderr
+        assert [s["name"] for s in json.loads(with_key.stdout)] == ["mail check"]
+
+        without = await asyncio.to_thread(run_skills, "list", *where)
+        assert without.returncode != 0
+        assert "key id 'k7'" in without.stderr + without.stdout and "SKILLS_PAYLOAD_KEYS" in without.stderr + without.stdout
     finally:
         await engine.stop()
