@@ -92,6 +92,9 @@ async def test_with_the_codec_history_holds_ciphertext_and_the_endpoint_decodes_
         history = await temporal_show(client, workflow_id)
         assert "binary/encrypted" in history
         assert "CARDAMOM" not in history and "Marguerite" not in history and "4417" not in history
+        assert "get_new_emails" not in history  # the activities' summaries are payloads too
+        # What stays readable, by design: ids, types and the search attributes (SkillName...).
+        assert '"SkillName"' in history and '"call_tool"' in history
 
         decoded = await temporal_show(client, workflow_id, "--codec-endpoint", f"http://127.0.0.1:{port}/codec")
         assert "4417-CARDAMOM" in decoded
