@@ -39,10 +39,12 @@ from activities.store import Store, StoreActivities
 from activities.tools import ToolActivities
 from activities.trust import TrustActivities
 from client import SkillsClient, connect
+from client.codec import encrypting, settings_codec
 from client.management import ManagementTools
 from config.logs import configure_logging
 from config.secrets import add_secrets, process_secrets
 from config.settings import Settings, SettingsError
+from service.codec import codec_routes
 from service.health import HealthServer, Readiness
 from service.telemetry import MetricsEndpoint, Tracing, TracingUnavailable, metrics_address
 from skills.errors import SkillsError
@@ -62,6 +64,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
     """Serve until ``stop``. ``metrics_at``: where the client's runtime exports Prometheus metrics
     (:func:`main` sets it up), served at ``/metrics`` on the health port."""
     add_secrets(process_secrets(settings.llm_api_key, settings.database_url, os.environ))
+    client = encrypting(client, settings)
     tracing = Tracing(settings)
     store = Store.open(settings.store_url, schedule_prefix=settings.task_queue)
     meter = (client.service_client.config.runtime or Runtime.default()).metric_meter
@@ -80,14 +83,15 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
         routes = {"/healthz": _alive, "/readyz": readiness.check}
         if metrics_at is not None:
             routes["/metrics"] = MetricsEndpoint(metrics_at, before=lambda: metrics.catalog(hub.server_states()))
-        health = HealthServer(settings.health_host, settings.health_port, routes)
+        requests = codec_routes(client, settings)
+        health = HealthServer(settings.health_host, settings.health_port, routes, requests)
         try:
             port = await health.start()
         except OSError as e:
             raise SettingsError([{"field": "SKILLS_HEALTH_PORT", "message": (
                 f"cannot listen on {settings.health_host}:{settings.health_port} ({e.strerror or e}); choose "
                 "another port, 0 for a free one, or off for no health server")}]) from None
-        logger.info("health server on %s:%d: %s", settings.health_host, port, " ".join(routes))
+        logger.info("health server on %s:%d: %s", settings.health_host, port, " ".join([*routes, *requests]))
     await hub.start(wait=False)  # poll at once; a call of a server still connecting waits for it
     tools = ToolRouter(hub.catalog, hub.call, ManagementTools(SkillsClient(client, settings.task_queue)))
     schedules = ScheduleActivities(client, settings, store)
@@ -164,7 +168,8 @@ async def _main(settings: Settings, address: str | None, namespace: str | None, 
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         asyncio.get_running_loop().add_signal_handler(sig, stop.set)
-    await run_worker(settings, await connect(address, namespace), stop, metrics_at=metrics_at)
+    await run_worker(settings, await connect(address, namespace, codec=settings_codec(settings)), stop,
+                     metrics_at=metrics_at)
 
 
 def main(settings: Settings | None = None, address: str | None = None, namespace: str | None = None) -> None:

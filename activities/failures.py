@@ -11,10 +11,11 @@ from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
+from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory, CancelledError
 from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, Interceptor
 
-from config.secrets import redact
+from config.secrets import redact, redact_value
 from skills.errors import SkillNotFoundError, SkillsError, SkillValidationError
 
 
@@ -43,12 +44,20 @@ def as_application_errors() -> Iterator[None]:
         raise application_error(e, details=[[err.model_dump() for err in e.errors]], benign=True) from e
 
 
-class RedactingInterceptor(Interceptor):
-    """Blots configured secrets out of every activity failure before Temporal records it.
+OUTSIDE_TEXT = frozenset({"call_tool", "agent_tool", "llm_turn", "run_script", "agent_script"})
+"""Activities whose results carry text from outside the engine: a Direct-tier call's result, an Agent
+tool's excerpt, a script's output, the model's reply (a chat's too). Only these are redacted: the
+others return the engine's own data (ids, schedule ids, skills), which a short secret that happens
+to match a word of it (an LLM key ``test`` beside task queue ``test-1``) must not corrupt."""
 
-    An LLM proxy that echoes the API key in its error, or a tool that prints a token, would
-    otherwise put the secret in the workflow's history and in ``temporal workflow show``.
-    A failure that carries no secret passes untouched; cancellations always do."""
+
+class RedactingInterceptor(Interceptor):
+    """Blots configured secrets out of every activity failure, and out of the results of the
+    activities that return outside text (:data:`OUTSIDE_TEXT`), before Temporal records them.
+
+    An LLM proxy that echoes the API key in its error, a tool that prints a token in its result,
+    would otherwise put the secret in the workflow's history and in ``temporal workflow show``.
+    A result or failure that carries no secret passes untouched; cancellations always do."""
 
     def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
         return _RedactFailures(next)
@@ -57,7 +66,8 @@ class RedactingInterceptor(Interceptor):
 class _RedactFailures(ActivityInboundInterceptor):
     async def execute_activity(self, input: ExecuteActivityInput) -> Any:
         try:
-            return await super().execute_activity(input)
+            result = await super().execute_activity(input)
+            return redact_value(result) if activity.info().activity_type in OUTSIDE_TEXT else result
         except (asyncio.CancelledError, CancelledError):
             raise
         except Exception as error:

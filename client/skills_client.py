@@ -30,13 +30,14 @@ from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import ActivityFailureError, Client, WorkflowFailureError, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
-from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.converter import PayloadCodec
 from temporalio.envconfig import ClientConfig
 from temporalio.exceptions import ApplicationError, TimeoutError, WorkflowAlreadyStartedError
 from temporalio.runtime import Runtime
 from temporalio.service import PayloadLimitsConfig
 
 from client import schedules
+from client.codec import codec_from_environ, data_converter
 from config.logs import sdk_telemetry
 from skills.catalog import CatalogRequest, ToolCatalog
 from skills.deadline import RunLimits, run_timeout
@@ -89,14 +90,26 @@ T = TypeVar("T")
 logger = logging.getLogger(__name__)
 
 
-async def connect(address: str | None = None, namespace: str | None = None, runtime: Runtime | None = None) -> Client:
+FROM_ENVIRONMENT: Any = object()
+"""``codec`` of :func:`connect`: the payload codec ``SKILLS_PAYLOAD_KEYS(_FILE)`` configure, if any."""
+
+
+async def connect(address: str | None = None, namespace: str | None = None, runtime: Runtime | None = None,
+                  codec: PayloadCodec | None = FROM_ENVIRONMENT) -> Client:
     """A Temporal client configured the way Temporal's own tools are.
 
     Address, namespace, TLS and API key come from ``TEMPORAL_*`` environment
     variables, ``TEMPORAL_PROFILE`` and the ``temporal.toml`` config file
     (Temporal's environment configuration); explicit arguments win. Without
     ``runtime``, the client runs on the SDK's default (process-wide) runtime.
+
+    Payloads are encrypted with ``codec`` (:mod:`client.codec`); by default with the keys of
+    ``SKILLS_PAYLOAD_KEYS`` or ``SKILLS_PAYLOAD_KEYS_FILE``, read here like Temporal's own
+    variables, so every program on this client (CLI, MCP server, Telegram adapter) encrypts
+    as the worker does; None: plain payloads.
     """
+    if codec is FROM_ENVIRONMENT:
+        codec = codec_from_environ()
     config: dict[str, Any] = dict(ClientConfig.load_client_connect_config())
     config.setdefault("target_host", DEFAULT_ADDRESS)
     if address:
@@ -107,7 +120,7 @@ async def connect(address: str | None = None, namespace: str | None = None, runt
     # `--json`; a skill may be bigger than that (skills/limits.py), and an oversize one is refused here.
     config.setdefault("payload_limits", PayloadLimitsConfig(payloads_warn_size=TEMPORAL_PAYLOAD_WARNING_BYTES))
     try:
-        return await Client.connect(**config, data_converter=pydantic_data_converter, runtime=runtime)
+        return await Client.connect(**config, data_converter=data_converter(codec), runtime=runtime)
     except RuntimeError as e:
         raise TemporalUnavailableError(
             f"cannot reach Temporal at {config['target_host']}: is the server running (`make run`)? ({e})"
@@ -124,12 +137,12 @@ class SkillsClient:
 
     @classmethod
     async def connect(cls, task_queue: str = "skills", address: str | None = None,
-                      namespace: str | None = None) -> SkillsClient:
+                      namespace: str | None = None, codec: PayloadCodec | None = FROM_ENVIRONMENT) -> SkillsClient:
         """Connect on a runtime of the client's own, so that :meth:`close` (or leaving ``async
         with``) can stop its threads before the interpreter exits."""
         runtime = Runtime(telemetry=sdk_telemetry())
         try:
-            return cls(await connect(address, namespace, runtime), task_queue, runtime=runtime)
+            return cls(await connect(address, namespace, runtime, codec), task_queue, runtime=runtime)
         except TemporalUnavailableError as e:
             # The failed attempt's frames hold the runtime: raise a fresh error and let them go.
             refused = TemporalUnavailableError(str(e))

@@ -27,7 +27,7 @@ from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 from zoneinfo import ZoneInfo
 
-from pydantic import AliasChoices, Field, ValidationError, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -99,6 +99,17 @@ class Settings(BaseSettings):
     """URL of the skill store; defaults to a SQLite file in `data_dir`. PostgreSQL works with the
     same code: ``postgresql://user:pw@host:5432/db`` (or ``postgresql+psycopg://``, the driver it
     means). The database is created if missing; its schema is migrated when the store opens."""
+
+    payload_keys: SecretStr | None = None
+    """Encrypt what the engine gives Temporal (payloads, failures' messages) with AES-256-GCM:
+    ``id:base64key[,id:base64key...]``, the first the current key (encrypts), the others still
+    decrypt (rotation). A key is 32 random bytes in base64 (``openssl rand -base64 32``). Every
+    process that talks to Temporal needs the same keys: worker, CLI, MCP server, Telegram adapter.
+    Unset (the default): payloads are plain. See docs/security.md#what-is-encrypted."""
+
+    payload_keys_file: Path | None = None
+    """The same keys in a file (one ``id:base64key`` a line, or comma-separated), e.g. a Kubernetes
+    Secret mounted as a volume; read at start. Give this or `payload_keys`, not both."""
 
     mcp_config: Path | None = None
     """A JSON file with an ``mcpServers`` object (the format MCP desktop clients use).
@@ -278,6 +289,20 @@ class Settings(BaseSettings):
     """Address the health server listens on; all interfaces by default, so Kubernetes' probes and
     Prometheus reach it on the pod's IP."""
 
+    codec_endpoint: bool = False
+    """Serve Temporal's remote codec protocol on the health port (``POST /codec/encode`` and
+    ``/codec/decode``), so the Web UI and ``temporal workflow show --codec-endpoint`` show decrypted
+    payloads. It decrypts for whoever reaches the port (and holds `codec_token`, if set): keep it off
+    unless an operator needs it, and the port inside the cluster. Needs `payload_keys`."""
+
+    codec_token: SecretStr | None = None
+    """A bearer token the codec endpoint requires (``Authorization: Bearer <token>``; the CLI's
+    ``--codec-auth``). Unset: the endpoint asks for none."""
+
+    codec_cors_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    """Origins (e.g. ``http://localhost:8233``, the dev server's Web UI) whose browser pages may call
+    the codec endpoint; comma-separated in the environment. Empty: no cross-origin access."""
+
     otel_endpoint: str | None = Field(
         default=None, validation_alias=AliasChoices("SKILLS_OTEL_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"))
     """An OpenTelemetry collector's OTLP/HTTP address, e.g. ``http://otel-collector:4318``: workflows and
@@ -314,6 +339,24 @@ class Settings(BaseSettings):
                 if name.upper().startswith(ENGINE_VARIABLE_PREFIXES):
                     raise ValueError(f"{name} is one of the engine's own variables: a toolset never gets it")
         return names
+
+    @field_validator("codec_cors_origins", mode="before")
+    @classmethod
+    def _origins_from_text(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip().rstrip("/") for part in value.split(",") if part.strip()]
+        return value
+
+    @model_validator(mode="after")
+    def _one_way_to_give_keys(self) -> Settings:
+        if self.payload_keys is not None and self.payload_keys_file is not None:
+            raise ValueError("SKILLS_PAYLOAD_KEYS and SKILLS_PAYLOAD_KEYS_FILE are both set; give the keys one way")
+        if self.codec_endpoint and self.payload_keys is None and self.payload_keys_file is None:
+            raise ValueError("SKILLS_CODEC_ENDPOINT is on but no payload keys are set "
+                             "(SKILLS_PAYLOAD_KEYS or SKILLS_PAYLOAD_KEYS_FILE): there is nothing to decode")
+        if self.codec_endpoint and self.health_port is None:
+            raise ValueError("SKILLS_CODEC_ENDPOINT is on but SKILLS_HEALTH_PORT is off: the endpoint is served there")
+        return self
 
     @field_validator("telegram_chats", mode="before")
     @classmethod

@@ -10,6 +10,8 @@ close): probes and scrapes need nothing more, and the worker gains no web framew
   down does not make the worker unready: the calls of its tools fail (and say why), everything
   else works.
 - ``/metrics``: the Prometheus exposition of the worker's runtime (see :mod:`service.telemetry`).
+- ``/codec/encode``, ``/codec/decode``: Temporal's remote codec protocol, when enabled (see
+  :mod:`service.codec`): the only endpoints that take a request body (POST, bounded by :data:`MAX_BODY`).
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ import asyncio
 import json
 import logging
 import sqlite3
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import suppress
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import text
@@ -35,19 +38,48 @@ STORE_TIMEOUT = 2.0
 REQUEST_TIMEOUT = 5.0
 """Seconds a client may take to send its request line and headers."""
 
-Handler = Callable[[], Awaitable[tuple[int, str, str]]]
-"""An endpoint: returns (status, content type, body)."""
+MAX_BODY = 16 * 1024 * 1024
+"""Bytes a request body may have (a codec request carries payloads of up to 2 MB each, in base64)."""
+MAX_HEADERS = 100
 
-REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 500: "Internal Server Error",
+Handler = Callable[[], Awaitable[tuple[int, str, str]]]
+"""A GET endpoint: returns (status, content type, body)."""
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    """Header names in lower case."""
+    body: bytes = b""
+    peer: str = ""
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    kind: str
+    body: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+RequestHandler = Callable[[Request], Awaitable[Reply]]
+"""An endpoint that answers every method itself (and reads the body): the codec's."""
+
+REASONS = {200: "OK", 204: "No Content", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
+           404: "Not Found", 405: "Method Not Allowed", 413: "Content Too Large", 500: "Internal Server Error",
            503: "Service Unavailable"}
 
 
 class HealthServer:
     """Serves the given endpoints (path -> handler) until closed."""
 
-    def __init__(self, host: str, port: int, routes: dict[str, Handler]) -> None:
+    def __init__(self, host: str, port: int, routes: dict[str, Handler],
+                 requests: dict[str, RequestHandler] | None = None) -> None:
         self.host, self.port = host, port
         self.routes = routes
+        self.requests = requests or {}
         self._server: asyncio.Server | None = None
 
     async def start(self) -> int:
@@ -66,38 +98,68 @@ class HealthServer:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             async with asyncio.timeout(REQUEST_TIMEOUT):
-                request = (await reader.readline()).decode("latin-1").split()
-                while (await reader.readline()).strip():  # the headers: not needed
-                    pass
-            status, kind, body = await self._answer(request)
-            head = request[0] if request else ""
-            payload = body.encode()
+                line = (await reader.readline()).decode("latin-1").split()
+                headers: dict[str, str] = {}
+                while header := (await reader.readline()).strip():
+                    if len(headers) >= MAX_HEADERS:
+                        raise ValueError("too many headers")
+                    name, _, value = header.decode("latin-1").partition(":")
+                    headers[name.strip().lower()] = value.strip()
+                body = await self._read_body(reader, line, headers)
+            if isinstance(body, Reply):
+                reply = body
+            else:
+                peer = writer.get_extra_info("peername")
+                request = Request(line[0], line[1].split("?", 1)[0], headers, body,
+                                  str(peer[0]) if isinstance(peer, tuple) else "") if len(line) >= 2 else None
+                reply = await self._answer(request)
+            head = line[0] if line else ""
+            payload = reply.body.encode()
+            extra = "".join(f"{name}: {value}\r\n" for name, value in reply.headers.items())
             writer.write(
-                f"HTTP/1.1 {status} {REASONS.get(status, '')}\r\nContent-Type: {kind}\r\n"
-                f"Content-Length: {len(payload)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n".encode()
-                + (b"" if head == "HEAD" else payload))
+                f"HTTP/1.1 {reply.status} {REASONS.get(reply.status, '')}\r\nContent-Type: {reply.kind}\r\n"
+                f"Content-Length: {len(payload)}\r\nCache-Control: no-store\r\n{extra}Connection: close\r\n\r\n"
+                .encode() + (b"" if head == "HEAD" else payload))
             await writer.drain()
-        except (TimeoutError, ConnectionError, OSError):
-            pass  # a client that went away or never spoke: nothing to answer
+        except (TimeoutError, ConnectionError, OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError,
+                ValueError):
+            pass  # a client that went away, never spoke, or sent a line too long: nothing to answer
         finally:
             writer.close()
             with suppress(Exception):
                 await writer.wait_closed()
 
-    async def _answer(self, request: list[str]) -> tuple[int, str, str]:
-        if len(request) < 2:
-            return 404, "text/plain", "bad request\n"
-        method, path = request[0], request[1].split("?", 1)[0]
-        handler = self.routes.get(path)
+    async def _read_body(self, reader: asyncio.StreamReader, line: list[str], headers: dict[str, str]) -> bytes | Reply:
+        """The body of a request to an endpoint that takes one; a Reply when it cannot be read."""
+        if len(line) < 2 or line[1].split("?", 1)[0] not in self.requests:
+            return b""  # the probes' endpoints take no body: never read one
+        length = headers.get("content-length", "0")
+        if not length.isdigit():
+            return Reply(400, "text/plain", "Content-Length: not a number\n")
+        if int(length) > MAX_BODY:
+            return Reply(413, "text/plain", f"body of {length} bytes; at most {MAX_BODY}\n")
+        return await reader.readexactly(int(length))
+
+    async def _answer(self, request: Request | None) -> Reply:
+        if request is None:
+            return Reply(404, "text/plain", "bad request\n")
+        endpoint = self.requests.get(request.path)
+        if endpoint is not None:
+            try:
+                return await endpoint(request)
+            except Exception as exc:
+                logger.exception("endpoint %s failed", request.path)
+                return Reply(500, "text/plain", redact(f"{type(exc).__name__}: {exc}\n"))
+        handler = self.routes.get(request.path)
         if handler is None:
-            return 404, "text/plain", f"not found; try {', '.join(sorted(self.routes))}\n"
-        if method not in ("GET", "HEAD"):
-            return 405, "text/plain", "GET only\n"
+            return Reply(404, "text/plain", f"not found; try {', '.join(sorted([*self.routes, *self.requests]))}\n")
+        if request.method not in ("GET", "HEAD"):
+            return Reply(405, "text/plain", "GET only\n")
         try:
-            return await handler()
+            return Reply(*await handler())
         except Exception as exc:  # a probe must answer, whatever broke
-            logger.exception("health endpoint %s failed", path)
-            return 500, "text/plain", f"{type(exc).__name__}: {exc}\n"
+            logger.exception("health endpoint %s failed", request.path)
+            return Reply(500, "text/plain", f"{type(exc).__name__}: {exc}\n")
 
 
 class Readiness:

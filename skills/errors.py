@@ -38,6 +38,7 @@ an error and the client that reads it back use the same constant and cannot drif
     ├── UntrustedSkillError         a skill's executable parts are not trusted by its owner (`skills trust NAME`)
     ├── NamespaceSetupError         the Temporal namespace lacks the engine's search attributes
     ├── TemporalUnavailableError    the client cannot reach Temporal (retryable)
+    ├── PayloadKeyError             a payload cannot be decrypted: its key id is unknown, or it was tampered with
     ├── WorkerUnavailableError      no worker answered on the task queue (retryable)
     ├── StoreUnavailableError       the store's database cannot be opened (SKILLS_DATABASE_URL)
     └── UsageError                  command-line options that cannot work
@@ -248,6 +249,11 @@ class TemporalUnavailableError(SkillsError):
     """The Temporal frontend could not be reached."""
 
     retryable: ClassVar[bool] = True
+
+
+class PayloadKeyError(SkillsError):
+    """A Temporal payload cannot be decrypted (client.codec): the key of its id is not among this
+    process's payload keys, or the ciphertext does not verify (tampered, or another key under that id)."""
 
 
 class WorkerUnavailableError(SkillsError):
