@@ -219,7 +219,9 @@ class Sandbox:
     # --- the command line -----------------------------------------------------------------------
 
     def _namespace_args(self) -> list[str]:
-        args = ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+        # --unshare-all only tries a user namespace; --disable-userns needs one for certain (it caps
+        # user.max_user_namespaces inside it), so that the script cannot make a nested one of its own.
+        args = ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
                 "--hostname", "sandbox", "--ro-bind", "/usr", "/usr"]
         for name in ROOT_LINKS:
             host = Path("/", name)
