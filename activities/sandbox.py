@@ -223,8 +223,10 @@ class Sandbox:
 
     def _unshare_args(self) -> list[str]:
         """The namespaces and privileges: a sandbox made by an unprivileged bwrap (in a user namespace)."""
-        return ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-                "--hostname", "sandbox"]
+        # --unshare-all only tries a user namespace; --disable-userns needs one for certain (it caps
+        # user.max_user_namespaces inside it), so that the sandboxed process cannot make a nested one.
+        return ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
+                "--cap-drop", "ALL", "--hostname", "sandbox"]
 
     def _root_args(self, *, tmp_perms: str | None = None) -> list[str]:
         """What the sandbox sees: a read-only minimal root, its own /proc, /dev and /tmp, a clean environment."""

@@ -206,6 +206,12 @@ class Settings(BaseSettings):
     """Telegram chat ids that may talk to the assistant through `skills telegram` (comma-separated
     in the environment); messages from any other chat are ignored, and their chat id logged."""
 
+    telegram_users: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    """Telegram user ids (``from.id``) that may talk to the assistant in those chats (comma-separated in
+    the environment). A message is served only if its chat is allowed AND its sender is. Empty: the
+    users whose private chats are in ``telegram_chats`` (a private chat's id is its user's id), so an
+    allowed group lets in only them, never every member."""
+
     malformed_call_limit: int = 3
     """Consecutive turns of malformed tool calls that end a run (the model is not coping)."""
 
@@ -358,7 +364,7 @@ class Settings(BaseSettings):
             raise ValueError("SKILLS_CODEC_ENDPOINT is on but SKILLS_HEALTH_PORT is off: the endpoint is served there")
         return self
 
-    @field_validator("telegram_chats", mode="before")
+    @field_validator("telegram_chats", "telegram_users", mode="before")
     @classmethod
     def _chats_from_text(cls, value: object) -> object:
         if isinstance(value, str):

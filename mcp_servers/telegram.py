@@ -5,7 +5,11 @@ Environment (read on every call, so a test or a restart-free rotation can change
 - ``TELEGRAM_BOT_TOKEN``: the bot's token from @BotFather (required; never logged or echoed);
 - ``TELEGRAM_API_BASE``: the Bot API's address, ``https://api.telegram.org`` by default
   (a local Bot API server, or a fake in tests);
-- ``TELEGRAM_CHAT_ID``: the chat a call reaches when it names none (optional).
+- ``TELEGRAM_CHAT_ID``: the chat a call reaches when it names none (optional);
+- ``TELEGRAM_ALLOWED_CHATS``: the chats a call may reach (comma-separated ids or @names);
+  ``SKILLS_TELEGRAM_CHATS`` (the chats the adapter answers) when it is not set. The default
+  chat is always allowed. A call naming any other chat is refused before anything is sent:
+  the ``chat_id`` comes from a model or a plan, and a prompt injection would name its own.
 
 A message longer than Telegram's 4096 characters is sent as several, split at line
 breaks where possible. Telegram's refusals (unknown chat, bad token, flood control)
@@ -15,12 +19,14 @@ Run it with ``python -m mcp_servers.telegram`` (stdio). The engine names its too
 ``telegram_send_message`` (the name plans and notifications use); in an ``mcpServers`` file::
 
     "telegram": {"command": "/path/to/.venv/bin/python", "args": ["-m", "mcp_servers.telegram"],
-                 "env": {"TELEGRAM_BOT_TOKEN": "${TELEGRAM_BOT_TOKEN}"}}
+                 "env": {"TELEGRAM_BOT_TOKEN": "${TELEGRAM_BOT_TOKEN}",
+                         "TELEGRAM_ALLOWED_CHATS": "${SKILLS_TELEGRAM_CHATS}"}}
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 import httpx2
@@ -34,6 +40,8 @@ from mcp_servers import run_server
 TOKEN_ENV = "TELEGRAM_BOT_TOKEN"
 API_BASE_ENV = "TELEGRAM_API_BASE"
 CHAT_ID_ENV = "TELEGRAM_CHAT_ID"
+ALLOWED_CHATS_ENV = "TELEGRAM_ALLOWED_CHATS"
+ADAPTER_CHATS_ENV = "SKILLS_TELEGRAM_CHATS"
 DEFAULT_API_BASE = "https://api.telegram.org"
 MAX_MESSAGE_CHARS = 4096
 """Telegram's limit for one message's text."""
@@ -58,6 +66,29 @@ def split_message(text: str, limit: int = MAX_MESSAGE_CHARS) -> list[str]:
     return [*parts, text] if text or not parts else parts
 
 
+def allowed_destinations(environ: Mapping[str, str]) -> list[str]:
+    """The chats a call may reach: TELEGRAM_ALLOWED_CHATS (else SKILLS_TELEGRAM_CHATS), and the default chat."""
+    listed = environ.get(ALLOWED_CHATS_ENV) or environ.get(ADAPTER_CHATS_ENV) or ""
+    chats = [part.strip() for part in listed.split(",") if part.strip()]
+    default = environ.get(CHAT_ID_ENV, "").strip()
+    return list(dict.fromkeys([*chats, *([default] if default else [])]))
+
+
+def _same_chat(chat: str) -> str:
+    return chat.lower() if chat.startswith("@") else chat  # Telegram's @names ignore case
+
+
+def _destination_problem(chat: str, allowed: list[str]) -> str | None:
+    if not allowed:
+        return (f"no chat is an allowed destination: set {ALLOWED_CHATS_ENV} (comma-separated chat ids), "
+                f"{ADAPTER_CHATS_ENV} or {CHAT_ID_ENV} in this server's env")
+    if _same_chat(chat) in {_same_chat(c) for c in allowed}:
+        return None
+    names = ", ".join(allowed[:-1]) + " and " + allowed[-1] if len(allowed) > 1 else allowed[0]
+    return (f"chat_id '{chat}' is not an allowed destination: this server sends only to {names} "
+            f"({ALLOWED_CHATS_ENV}, or {ADAPTER_CHATS_ENV}, and {CHAT_ID_ENV})")
+
+
 def _redact(text: str, token: str) -> str:
     return text.replace(token, "***") if token else text
 
@@ -72,7 +103,8 @@ server = MCPServer(
 @server.tool(
     description=(
         "Send a message to a Telegram chat. "
-        "Omit chat_id to reach the configured default chat. Long messages are sent in parts."
+        "Omit chat_id to reach the configured default chat; only the owner's allowed chats can be reached. "
+        "Long messages are sent in parts."
     )
 )
 async def send_message(
@@ -94,6 +126,9 @@ async def send_message(
         raise ToolError(f"no chat_id given and {CHAT_ID_ENV} is not set: say which chat to send to")
     if not message.strip():
         raise ToolError("message is empty: give the text to send")
+    refused = _destination_problem(chat, allowed_destinations(os.environ))
+    if refused is not None:
+        raise ToolError(refused)
 
     base = (os.environ.get(API_BASE_ENV) or DEFAULT_API_BASE).rstrip("/")
     ids: list[int] = []

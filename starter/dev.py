@@ -208,7 +208,7 @@ def _telegram(settings: Settings, client: Client, stop: asyncio.Event) -> asynci
 
     async def adapter() -> None:
         try:
-            await serve(connect, token, settings.telegram_chats, stop)
+            await serve(connect, token, settings.telegram_chats, stop, users=settings.telegram_users)
         except Exception as e:  # the worker goes on without it
             log.error("the Telegram adapter stopped: %s", e)
 

@@ -1,7 +1,7 @@
 """`skills telegram`: talk to the assistant from Telegram.
 
-The adapter long-polls the Bot API (``getUpdates``), hands each text message from an
-allowed chat to the assistant (one ChatTurn workflow, exactly as ``skills chat`` runs it;
+The adapter long-polls the Bot API (``getUpdates``), hands each text message of an
+allowed user in an allowed chat to the assistant (one ChatTurn workflow, exactly as ``skills chat`` runs it;
 the chat id is the session, so a conversation goes on from message to message), and
 answers in the same chat with ``sendMessage``. While the assistant thinks, the chat
 shows "typing".
@@ -10,9 +10,14 @@ Environment, shared with the ``telegram`` MCP server:
 
 - ``TELEGRAM_BOT_TOKEN``: the bot's token from @BotFather (never logged);
 - ``TELEGRAM_API_BASE``: the Bot API's address, ``https://api.telegram.org`` by default;
-- ``SKILLS_TELEGRAM_CHATS``: the chat ids allowed to talk to the assistant (or ``--chat``).
-  A message from any other chat is ignored, and its chat id logged, so the owner can
-  find their own id by writing to the bot once.
+- ``SKILLS_TELEGRAM_CHATS``: the chat ids allowed to talk to the assistant (or ``--chat``);
+- ``SKILLS_TELEGRAM_USERS``: the user ids allowed to (or ``--user``); by default the users whose
+  private chats are allowed (a private chat's id is its user's id).
+
+A message is served only if its chat is allowed AND its sender is: in an allowed group, a member
+who is not an allowed user is ignored like a stranger, so a group never lets everyone in to manage
+the skills. An ignored message gets no answer and no model call; its chat and user ids are logged,
+so the owner can find their own ids by writing to the bot once.
 
 Delivery: messages are handled one at a time, in order, and acknowledged to Telegram
 only once answered. An adapter killed mid-message gets that message again when it
@@ -128,6 +133,8 @@ class Incoming:
     chat_id: str
     text: str | None
     """None for a message without text (a photo, a sticker)."""
+    user_id: str | None = None
+    """The sender (``from.id``); None when Telegram names none (a channel's post)."""
 
 
 def incoming(update: dict[str, Any]) -> Incoming | None:
@@ -135,8 +142,10 @@ def incoming(update: dict[str, Any]) -> Incoming | None:
     message = update.get("message")
     if not isinstance(message, dict) or not isinstance(message.get("chat"), dict):
         return None
+    sender = message.get("from")
+    user_id = sender.get("id") if isinstance(sender, dict) else None
     return Incoming(update_id=int(update["update_id"]), chat_id=str(message["chat"].get("id")),
-                    text=message.get("text"))
+                    text=message.get("text"), user_id=str(user_id) if user_id is not None else None)
 
 
 def reply_text(reply: ChatReply) -> str:
@@ -153,10 +162,13 @@ def is_command(text: str, name: str) -> bool:
 
 
 class TelegramBot:
-    def __init__(self, chats: Chats, api: BotApi, allowed: Iterable[str], poll_seconds: int = POLL_SECONDS) -> None:
+    def __init__(self, chats: Chats, api: BotApi, allowed: Iterable[str], poll_seconds: int = POLL_SECONDS,
+                 users: Iterable[str] | None = None) -> None:
         self.chats = chats
         self.api = api
         self.allowed = frozenset(str(chat).strip() for chat in allowed)
+        self.users = allowed_users(self.allowed, users)
+        """Who may talk to the assistant, in one of the allowed chats."""
         self.poll_seconds = poll_seconds
         self.offset: int | None = None
         """The next update to ask for: everything before it is answered (Telegram forgets it)."""
@@ -211,6 +223,10 @@ class TelegramBot:
         if message.chat_id not in self.allowed:
             log.warning("ignored a message from chat %s: it is not in SKILLS_TELEGRAM_CHATS", message.chat_id)
             return
+        if not self.serves(message.chat_id, message.user_id):
+            log.warning("ignored a message from user %s in chat %s: the user is not in SKILLS_TELEGRAM_USERS",
+                        message.user_id or "(none)", message.chat_id)
+            return
         if message.text is None or not message.text.strip():
             await self.send(message.chat_id, "I can only read text messages.")
             return
@@ -227,6 +243,10 @@ class TelegramBot:
                 log.error("chat %s: %s", message.chat_id, exc)
                 text = f"Sorry, I could not handle that: {exc}"
         await self.send(message.chat_id, text)
+
+    def serves(self, chat_id: str, user_id: str | None) -> bool:
+        """Whether a message of ``user_id`` in ``chat_id`` is answered: both must be allowed."""
+        return chat_id in self.allowed and user_id is not None and user_id in self.users
 
     async def send(self, chat_id: str, text: str) -> None:
         """The text in as many messages as Telegram's length limit needs; a refusal is logged, not raised."""
@@ -258,6 +278,13 @@ class TelegramBot:
                 await task
 
 
+def allowed_users(chats: Iterable[str], users: Iterable[str] | None) -> frozenset[str]:
+    """The users given, or else the users of the allowed private chats (Telegram gives a private chat its
+    user's id; a group's id is negative, a channel's a name): a group alone lets nobody in."""
+    given = frozenset(str(user).strip() for user in users or () if str(user).strip())
+    return given or frozenset(chat for chat in chats if chat.isdigit())
+
+
 async def _until(stop: asyncio.Event, call: Any) -> Any:
     """``call``'s result, or None if ``stop`` is set first (the call is cancelled)."""
     task = asyncio.ensure_future(call)
@@ -284,10 +311,13 @@ async def _wait(stop: asyncio.Event, seconds: float) -> None:
                short_help="Answer Telegram messages with the assistant.")
 @click.option("--chat", "chats", multiple=True, metavar="ID",
               help="A chat id allowed to talk to the assistant; repeat it (default: $SKILLS_TELEGRAM_CHATS).")
+@click.option("--user", "users", multiple=True, metavar="ID",
+              help="A user id allowed to talk to the assistant in those chats; repeat it (default: "
+                   "$SKILLS_TELEGRAM_USERS, else the users of the allowed private chats).")
 @process_command
-def telegram_command(chats: tuple[str, ...]) -> int:
-    """Answer Telegram messages from the allowed chats with the assistant (Bot API long polling;
-    needs TELEGRAM_BOT_TOKEN). Exit 2 on missing configuration, 1 if Telegram or Temporal refuses."""
+def telegram_command(chats: tuple[str, ...], users: tuple[str, ...]) -> int:
+    """Answer Telegram messages of the allowed users in the allowed chats with the assistant (Bot API long
+    polling; needs TELEGRAM_BOT_TOKEN). Exit 2 on missing configuration, 1 if Telegram or Temporal refuses."""
     refuse_json("telegram")
     options = current()
     settings = options.settings()
@@ -303,14 +333,14 @@ def telegram_command(chats: tuple[str, ...]) -> int:
     # Logs on stderr, redacted; httpx's INFO lines (request URLs, which carry the token) stay quiet.
     prepare_process(settings, long_running=True)
     try:
-        asyncio.run(_serve(options, token, allowed))
+        asyncio.run(_serve(options, token, allowed, list(users) or settings.telegram_users))
     except (TemporalUnavailableError, TelegramError, ConnectionError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     return 0
 
 
-async def _serve(options: Globals, token: str, chats: list[str]) -> None:
+async def _serve(options: Globals, token: str, chats: list[str], users: list[str]) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -320,18 +350,20 @@ async def _serve(options: Globals, token: str, chats: list[str]) -> None:
         return await SkillsClient.connect(task_queue=options.queue, address=options.address,
                                           namespace=options.namespace)
 
-    await serve(connect, token, chats, stop)
+    await serve(connect, token, chats, stop, users=users)
     log.info("stopped")
 
 
 async def serve(connect: Callable[[], Awaitable[Chats]], token: str, chats: Iterable[str],
-                stop: asyncio.Event) -> None:
-    """Check the token (getMe), connect, and answer until ``stop`` is set (``skills dev`` runs this too)."""
+                stop: asyncio.Event, users: Iterable[str] | None = None) -> None:
+    """Check the token (getMe), connect, and answer until ``stop`` is set (``skills dev`` runs this too).
+    ``users`` who may talk in ``chats``: by default the users of the allowed private chats."""
     api = BotApi(token, os.environ.get(API_BASE_ENV) or DEFAULT_API_BASE)
     try:
         me = await api.call("getMe")  # a bad token fails here, before anything else
-        bot = TelegramBot(await connect(), api, chats)
-        log.info("answering as @%s for chats %s", (me or {}).get("username"), ", ".join(sorted(bot.allowed)))
+        bot = TelegramBot(await connect(), api, chats, users=users)
+        log.info("answering as @%s for users %s in chats %s", (me or {}).get("username"),
+                 ", ".join(sorted(bot.users)) or "(none)", ", ".join(sorted(bot.allowed)))
         await bot.run(stop)
     finally:
         await api.aclose()

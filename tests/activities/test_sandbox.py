@@ -273,6 +273,20 @@ async def test_cpu_memory_and_file_size_limits(tmp_path: Path) -> None:
     assert not big.ok and big.signal == "SIGXFSZ", big
 
 
+async def test_a_script_cannot_make_a_nested_user_namespace(tmp_path: Path) -> None:
+    # A user namespace of its own would make the script root over a fresh set of mounts and
+    # namespaces (the first step of most escapes from a sandbox): bwrap's --disable-userns forbids it.
+    folder = make_skill(tmp_path, {"nest.sh": """
+unshare -U true && echo "userns made"
+unshare --user --map-root-user id -u && echo "root in a userns"
+exit 0
+"""})
+    result = await run(folder, "nest.sh")
+    assert result.ok, result
+    assert "made" not in result.stdout and "root in a userns" not in result.stdout, result.stdout
+    assert result.stderr.count("unshare failed") == 2, result.stderr  # ENOSPC: the namespace cap is reached
+
+
 async def test_without_bubblewrap_nothing_runs_and_the_reason_is_given(tmp_path: Path) -> None:
     folder = make_skill(tmp_path, {"hello.sh": "touch /tmp/ran\n"})
     sandbox = Sandbox(ScriptLimits(), bwrap=str(tmp_path / "no-such-bwrap"))

@@ -58,13 +58,17 @@ class FakeBotApi:
 
     # --- the users' side --------------------------------------------------------------------
 
-    def message(self, chat_id: int | str, text: str | None = None, **extra: Any) -> int:
-        """A user writes ``text`` in ``chat_id`` (no text: a photo); the new update's id."""
+    def message(self, chat_id: int | str, text: str | None = None, sender: int | None = None, **extra: Any) -> int:
+        """User ``sender`` writes ``text`` in ``chat_id`` (no text: a photo); the new update's id. Without
+        ``sender``, the chat is a private one and its user writes (Telegram gives a private chat its
+        user's id); a negative chat id is a group."""
         with self._changed:
             update_id = self._next_update
             self._next_update += 1
+            chat = {"id": int(chat_id), "type": "private" if int(chat_id) > 0 else "supergroup"}
+            author = {"id": int(sender if sender is not None else chat_id), "is_bot": False, "first_name": "User"}
             body: dict[str, Any] = {"message_id": self._next_message, "date": int(time.time()),
-                                    "chat": {"id": int(chat_id), "type": "private"}, **extra}
+                                    "chat": chat, "from": author, **extra}
             if text is not None:
                 body["text"] = text
             self._next_message += 1

@@ -47,7 +47,7 @@ def api(shared_api: FakeApi) -> FakeApi:
 
 
 def server_env(api: FakeApi, **extra: str) -> dict[str, str]:
-    return {"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": api.url, **extra}
+    return {"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": api.url, "TELEGRAM_ALLOWED_CHATS": "4242, 1", **extra}
 
 
 @asynccontextmanager
@@ -131,7 +131,8 @@ async def test_missing_configuration_is_a_clear_tool_error(api: FakeApi, hub: To
 async def test_an_unreachable_api_is_a_tool_error_without_the_token(api: FakeApi) -> None:
     with fake_api(bot_api()) as gone:
         closed_url = gone.url
-    async with telegram({"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": closed_url}) as client:
+    async with telegram({"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": closed_url,
+                         "TELEGRAM_ALLOWED_CHATS": "1"}) as client:
         result = await client.call_tool("send_message", {"chat_id": "1", "message": "hi"})
 
     assert result.is_error and "cannot reach the Telegram Bot API: ConnectError" in result.content[0].text
@@ -146,7 +147,8 @@ async def test_as_the_engine_notifier_with_the_default_chat_and_no_token_in_the_
     config = McpServerConfig(
         command=sys.executable,
         args=["-m", "mcp_servers.telegram"],
-        env={"TELEGRAM_BOT_TOKEN": "${TELEGRAM_BOT_TOKEN}", "TELEGRAM_API_BASE": api.url},
+        env={"TELEGRAM_BOT_TOKEN": "${TELEGRAM_BOT_TOKEN}", "TELEGRAM_API_BASE": api.url,
+             "TELEGRAM_ALLOWED_CHATS": "987654321"},
         cwd=ROOT,
     )
     caplog.set_level(logging.DEBUG)
@@ -165,6 +167,32 @@ async def test_as_the_engine_notifier_with_the_default_chat_and_no_token_in_the_
     ]
     assert TOKEN not in caplog.text
     assert TOKEN not in config.model_dump_json()
+
+
+async def test_a_chat_outside_the_allowed_destinations_is_refused_before_anything_is_sent(api: FakeApi) -> None:
+    # A model (or a plan) that names another chat_id -- a prompt injection's own -- reaches nobody.
+    env = {"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": api.url, "SKILLS_TELEGRAM_CHATS": "4242, -100777",
+           "TELEGRAM_CHAT_ID": "555"}
+    async with telegram(env) as client:
+        stolen = await client.call_tool("send_message", {"chat_id": "31337", "message": "the owner's mail"})
+        channel = await client.call_tool("send_message", {"chat_id": "@attackers", "message": "hi"})
+        group = await client.call_tool("send_message", {"chat_id": " -100777 ", "message": "to the group"})
+        default = await client.call_tool("send_message", {"message": "to the default chat"})
+    async with telegram({**env, "TELEGRAM_ALLOWED_CHATS": "@Owners_Channel"}) as narrowed:
+        own = await narrowed.call_tool("send_message", {"chat_id": "@owners_channel", "message": "news"})
+        former = await narrowed.call_tool("send_message", {"chat_id": "4242", "message": "hi"})
+    async with telegram({"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": api.url}) as unset:
+        nowhere = await unset.call_tool("send_message", {"chat_id": "4242", "message": "hi"})
+
+    assert stolen.is_error and stolen.content[0].text.endswith(
+        "chat_id '31337' is not an allowed destination: this server sends only to 4242, -100777 and 555 "
+        "(TELEGRAM_ALLOWED_CHATS, or SKILLS_TELEGRAM_CHATS, and TELEGRAM_CHAT_ID)")
+    assert channel.is_error and "chat_id '@attackers' is not an allowed destination" in channel.content[0].text
+    assert not group.is_error and not default.is_error and not own.is_error
+    assert former.is_error and "sends only to @Owners_Channel and 555" in former.content[0].text
+    assert nowhere.is_error and "no chat is an allowed destination: set TELEGRAM_ALLOWED_CHATS" in \
+        nowhere.content[0].text
+    assert [r.body["chat_id"] for r in api.requests] == ["-100777", "555", "@owners_channel"]
 
 
 def test_split_message_cuts_at_line_breaks_and_keeps_every_character() -> None:
