@@ -72,19 +72,21 @@ class RunLimits:
     llm_seconds: float = 120.0
 
 
-def worst_case(start_to_close: timedelta, policy: RetryPolicy) -> float:
-    """Seconds one call may take with every attempt its policy allows, and the waits between them."""
+def worst_case(start_to_close: timedelta | float, policy: RetryPolicy) -> float:
+    """Seconds one call may take with every attempt its policy allows, and the waits between them
+    (``start_to_close`` in seconds, or a timedelta). Floats all along: no limit, however large, overflows."""
+    attempt = start_to_close.total_seconds() if isinstance(start_to_close, timedelta) else float(start_to_close)
     attempts = max(1, policy.maximum_attempts or 1)
     initial = policy.initial_interval.total_seconds() if policy.initial_interval else 1.0
     cap = policy.maximum_interval.total_seconds() if policy.maximum_interval else 100 * initial
     waits = sum(min(initial * policy.backoff_coefficient ** k, cap) for k in range(attempts - 1))
-    return attempts * start_to_close.total_seconds() + waits
+    return attempts * attempt + waits
 
 
 def run_timeout(skill: Skill, limits: RunLimits) -> timedelta:
     """The longest a run of ``skill`` may take on a worker with ``limits`` (the module's formula)."""
-    tool = worst_case(timedelta(seconds=limits.tool_seconds), TOOL_RETRY)
-    script = worst_case(timedelta(seconds=limits.script_seconds) + SCRIPT_MARGIN, SCRIPT_RETRY)
+    tool = worst_case(limits.tool_seconds, TOOL_RETRY)
+    script = worst_case(limits.script_seconds + SCRIPT_MARGIN.total_seconds(), SCRIPT_RETRY)
     seconds = (RUN_MARGIN.total_seconds()
                + 2 * worst_case(STORE_LOCAL_TIMEOUT, STORE_RETRY)
                + len(skill.preflight) * tool
@@ -93,7 +95,7 @@ def run_timeout(skill: Skill, limits: RunLimits) -> timedelta:
     if skill.execution_plan:
         seconds += sum(script if step.tool_name == RUN_SCRIPT else tool for step in skill.execution_plan)
     else:
-        llm = worst_case(timedelta(seconds=limits.llm_seconds), LLM_RETRY)
+        llm = worst_case(limits.llm_seconds, LLM_RETRY)
         seconds += worst_case(STORE_TIMEOUT, STORE_RETRY) + tool + max(0, skill.max_steps) * (llm + max(tool, script))
     if not math.isfinite(seconds) or seconds >= RUN_TIMEOUT_CAP.total_seconds():
         return RUN_TIMEOUT_CAP

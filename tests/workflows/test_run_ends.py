@@ -178,9 +178,11 @@ async def test_a_run_whose_workflow_ended_without_recording_it_is_closed_by_main
     run = await _running_run(engine, "held", slow_log)
     await client.get_workflow_handle(run.workflow_id).terminate("the test ends it mid-run")
 
-    # Within its deadline the run may still be going somewhere: left alone.
+    # Within its deadline the run may still be going somewhere: left alone. This is where a run whose
+    # workflow ended without recording it stayed for ever: `running`, uncounted, and nobody told.
     assert (await _maintenance(client, engine)).closed == []
     assert [r.status for r in await engine.skills.runs("held")] == ["running"]
+    assert engine.outbox() == [] and (await engine.skills.get("held")).consecutive_failures == 0
 
     # Past it (the row's start moved back, as time would), closed as an error with the reason.
     deadline = run_timeout(skill, engine.settings.run_limits)

@@ -1,0 +1,45 @@
+"""A run's deadline (its SkillRun's execution timeout) adds up the worst case of every call it may make."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from skills.deadline import RUN_TIMEOUT_CAP, RunLimits, run_timeout, worst_case
+from skills.models import Skill
+from workflows import options
+
+NOW = datetime(2026, 11, 23, tzinfo=UTC)
+
+
+def _skill(**fields: object) -> Skill:
+    return Skill.model_validate({"id": 1, "agent_id": "a", "name": "x", "trigger_type": "cron", "instructions": "x",
+                                 "created_at": NOW, "updated_at": NOW, **fields})
+
+
+def _step(tool: str) -> dict[str, object]:
+    return {"id": tool, "toolName": tool, "parameters": {}}
+
+
+def test_the_worst_case_of_a_call_counts_every_attempt_and_every_wait() -> None:
+    # docs/resilience.md gives these numbers.
+    assert worst_case(options.STORE_LOCAL["start_to_close_timeout"], options.STORE_LOCAL["retry_policy"]) == 627
+    assert worst_case(timedelta(seconds=60), options.TOOL_RETRY) == 186
+    assert worst_case(timedelta(seconds=120), options.LLM_RETRY) == 782
+    assert worst_case(options.SCHEDULE["start_to_close_timeout"], options.SCHEDULE["retry_policy"]) == 165
+    assert worst_case(options.NOTIFY["start_to_close_timeout"], options.NOTIFY["retry_policy"]) == 906
+
+
+def test_the_deadline_grows_with_what_a_run_may_do_and_is_capped() -> None:
+    limits = RunLimits()
+    one = run_timeout(_skill(execution_plan=[_step("t")]), limits)
+    assert timedelta(minutes=45) < one < timedelta(minutes=55)
+    assert run_timeout(_skill(execution_plan=[_step("t"), _step("u")]), limits) - one == timedelta(seconds=186)
+    assert run_timeout(_skill(execution_plan=[_step("t"), _step("run_script")]), limits) - one == \
+        timedelta(seconds=3 * 90 + 6)
+    assert run_timeout(_skill(execution_plan=[_step("t")]), RunLimits(tool_seconds=600)) > one
+    agent = run_timeout(_skill(max_steps=10), limits)
+    assert timedelta(hours=3) < agent < timedelta(hours=5)
+    assert run_timeout(_skill(max_steps=20), limits) > agent
+    # However large a stored value (the front door bounds them; a row may say anything).
+    assert run_timeout(_skill(max_steps=10**18), limits) == RUN_TIMEOUT_CAP
+    assert run_timeout(_skill(max_steps=10), RunLimits(llm_seconds=float("inf"))) == RUN_TIMEOUT_CAP
