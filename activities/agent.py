@@ -42,6 +42,7 @@ from skills.errors import (
 )
 from skills.events import EventInfo
 from skills.messages import FINAL_EXCERPT
+from skills.naming import MANAGEMENT_TOOLS, is_chat_conversation
 from skills.schemas import relax_schema
 from skills.scripts import RUN_SCRIPT
 from skills.skillmd.disclosure import render_instructions
@@ -179,7 +180,9 @@ class AgentActivities:
     def start(self, request: AgentStart) -> AgentSession:
         """Open the run's conversation: the system prompt and the task (idempotent)."""
         skill = self.store.get_skill(request.skill_id)
-        tools = list(dict.fromkeys([*skill.required_tools, *request.toolset_tools]))
+        # The normalizer refuses management tools; a row stored before it did (or written around it)
+        # still never offers them to a skill's run.
+        tools = [t for t in dict.fromkeys([*skill.required_tools, *request.toolset_tools]) if t not in MANAGEMENT_TOOLS]
         scripts = script_skills(self.settings, [skill.name, *request.dependencies]) \
             if skill.agent_id == self.settings.file_skills_agent else []
         if scripts and RUN_SCRIPT not in tools:
@@ -210,7 +213,9 @@ class AgentActivities:
             async with heartbeating(f"turn {request.step}", "waiting for MCP servers"):
                 await self.settle(self.settings.tool_call_timeout.total_seconds())
             catalog = await self._catalog(request)
-        tools = _tool_schemas(catalog, request.tools)
+        offered = request.tools if is_chat_conversation(request.conversation_id) else \
+            [t for t in request.tools if t not in MANAGEMENT_TOOLS]
+        tools = _tool_schemas(catalog, offered)
         try:
             async with heartbeating(f"turn {request.step}"):
                 completion = await self.client.chat.completions.create(
@@ -298,7 +303,7 @@ class AgentActivities:
 
     async def _run(self, conversation_id: str, call: ToolCallMessage, allowed: Collection[str],
                    toolsets: list[ToolsetGrant]) -> AgentToolResult:
-        if call.name not in allowed:
+        if call.name not in allowed or (call.name in MANAGEMENT_TOOLS and not is_chat_conversation(conversation_id)):
             text = (f"Error: the tool '{call.name}' is not available to this skill. "
                     f"Use only: {', '.join(allowed) or 'no tools'}.")
             await self._answer(conversation_id, call, text)

@@ -77,7 +77,7 @@ class RegistrationActivities:
             if request.target is not None:
                 existing = self.store.find_skill(request.target.ref, request.target.agent_id)
                 existing_id = existing.id
-            ctx = _recording(self._with_file_toolsets(self._context(), request.data), unknown)
+            ctx = _recording(self._with_file_toolsets(self._context(request), request.data), unknown)
             normalized = _without_llm(normalize(request.data, ctx, existing=_spec(existing) if existing else None),
                                       self.settings)
         except SkillValidationError as e:
@@ -86,7 +86,7 @@ class RegistrationActivities:
             return Prepared(errors=[FieldError(field="target", message=str(e))])
         return Prepared(normalized=normalized, existing_id=existing_id)
 
-    def _context(self) -> NormalizeContext:
+    def _context(self, request: RegisterInput) -> NormalizeContext:
         names: Collection[str]
         schemas: dict[str, Any] | None = None
         if self.catalog is not None:
@@ -102,7 +102,17 @@ class RegistrationActivities:
             tool_catalog=names,
             tool_schemas=schemas,
             argument_rules=self.rules,
+            reserved_agents=self._reserved_agents(request),
         )
+
+    def _reserved_agents(self, request: RegisterInput) -> frozenset[str]:
+        """The files agent, unless the sync asks for a scheduled SKILL.md of the worker's folders: a skill
+        registered there by anyone else, named like an on-demand SKILL.md, would inherit its toolsets."""
+        name = request.data.get("name")
+        found = file_skill(self.settings, name) if request.from_files and isinstance(name, str) and name else None
+        if found is not None and found.manifest.metadata.trigger_config is not None:
+            return frozenset()
+        return frozenset({self.settings.file_skills_agent})
 
     def _with_file_toolsets(self, ctx: NormalizeContext, data: Any) -> NormalizeContext:
         """For a file skill (the files agent's), its SKILL.md toolsets' tools count as known (``with_toolset_tools``)."""

@@ -109,7 +109,8 @@ class SkillFileActivities:
         if change.enable:
             data["enabled"] = True
         target = SkillRef(ref=str(change.skill_id)) if change.action == "update" else None
-        result = await self._run("RegisterSkill", RegisterInput(data=data, target=target), RegistrationResult,
+        result = await self._run("RegisterSkill", RegisterInput(data=data, target=target, from_files=True),
+                                 RegistrationResult,
                                  change)
         if isinstance(result, str):
             return SyncedSkill(change=change, ok=False, errors=[result])

@@ -40,6 +40,7 @@ from skills.catalog import (
 )
 from skills.errors import ToolCallError
 from skills.mcpservers import ToolsetServer
+from skills.naming import MANAGEMENT_TOOLS, management_tool_problem
 
 MAX_RESULT_CHARS = 64_000
 """A tool result lands in workflow history (payloads are capped at 2 MB, histories at 50 MB): keep it modest."""
@@ -65,6 +66,8 @@ class ToolActivities:
     async def call_tool(self, call: ToolCallInput) -> ToolCallOutput:
         """Call one MCP tool. An error result comes back as ``ok=False``; the workflow decides what it means."""
         started = time.monotonic()
+        if call.tool in MANAGEMENT_TOOLS:  # a Direct step or a pre-flight check, whatever its stored row says
+            raise application_error(ToolCallError(management_tool_problem(call.tool)))
         try:
             # Long tool calls must heartbeat, or a heartbeat timeout would fail them and
             # cancellation would never reach them.

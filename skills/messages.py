@@ -46,6 +46,9 @@ class RegisterInput(BaseModel):
 
     data: dict[str, Any]
     target: SkillRef | None = None
+    from_files: bool = False
+    """Set by the SKILL.md sync alone: only it registers skills of the files agent, and only for a scheduled
+    SKILL.md the worker's folders hold."""
 
 
 class Prepared(BaseModel):

@@ -36,6 +36,29 @@ SCHEDULED_START_TIME = SearchAttributeKey.for_datetime("TemporalScheduledStartTi
 
 MAX_SLUG = 48
 
+MANAGEMENT_TOOLS = frozenset({"memory_store_skill", "memory_update_skill", "memory_list_skills", "memory_get_skill",
+                              "memory_delete_skill", "emit_event"})
+"""The tools that change skills or start runs (``client.management``): the owner's chat and the clients
+have them, a skill's run never (refused in required_tools, not offered, not called)."""
+
+CHAT_CONVERSATION = "chat:"
+"""How a chat's conversation id begins (a skill's run uses its run id): only a chat's Agent loop
+may call the management tools."""
+
+
+def chat_conversation_id(session_id: str) -> str:
+    return f"{CHAT_CONVERSATION}{session_id}"
+
+
+def is_chat_conversation(conversation_id: str) -> bool:
+    return conversation_id.startswith(CHAT_CONVERSATION)
+
+
+def management_tool_problem(tool: str) -> str:
+    """Why a skill may not use ``tool``, a management tool."""
+    return (f"'{tool}' is a management tool: only the owner's chat and clients may change skills or emit "
+            "events, never a skill's run")
+
 
 def slug(name: str) -> str:
     """``'Drink water!'`` -> ``'drink-water'``: readable, safe in ids and queries."""

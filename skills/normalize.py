@@ -54,6 +54,7 @@ from skills.limits import (
     too_large,
 )
 from skills.models import Normalized, PlanStep, Skill, SkillSpec, TriggerConfig
+from skills.naming import MANAGEMENT_TOOLS, management_tool_problem
 from skills.plans import analyse_plan, event_placeholders
 from skills.preflight import PreflightCheck, automatic_checks, time_offset_problems
 from skills.suggest import did_you_mean
@@ -143,6 +144,9 @@ class NormalizeContext:
     """Each available tool's input JSON Schema, by name; None skips the parameter check."""
     argument_rules: ArgumentRules | None = None
     """The argument pipeline's rules, so a parameter is judged as a call would judge it."""
+    reserved_agents: frozenset[str] = frozenset()
+    """Agents this input may not register under: the files agent, for every caller but the SKILL.md sync
+    (a skill there named like a SKILL.md would be given that file's toolsets and scripts)."""
 
 
 def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = None) -> Normalized:
@@ -226,13 +230,20 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
     }
     if "agent_id" not in data:
         notes.append(f"agent_id defaulted to '{ctx.default_agent_id}'")
+    if fields["agent_id"] in ctx.reserved_agents:
+        problems.add("agent_id", f"the agent '{fields['agent_id']}' is reserved for the skills the SKILL.md sync "
+                                 "registers from the skill folders: choose another agent_id")
     if fields["trigger_type"] != "event":
         for i, step in zip(plan_positions, plan or [], strict=False):
             for expression in event_placeholders(step.parameters):
                 problems.add(f"execution_plan[{i}].parameters",
                              f"'{{{{{expression}}}}}' is filled from the event that starts a run, but this skill "
                              "is not started by events (give trigger_type 'event' and trigger_config.event)")
-    missing = _check_tools(union(tools, [c.tool for c in preflight]), ctx.tool_catalog, fields["enabled"], problems)
+    # Before the catalog check, whatever ``enabled`` says: a disabled skill may wait for a tool that is
+    # not there yet, never for one it may not have at all (a manual run would hand it over).
+    reserved = _reserved_tools(tools, preflight, problems)
+    needed = [t for t in union(tools, [c.tool for c in preflight]) if t not in reserved]
+    missing = _check_tools(needed, ctx.tool_catalog, fields["enabled"], problems)
     if missing:
         notes.append(f"registered disabled until these tools are available: {', '.join(missing)}")
 
@@ -619,6 +630,20 @@ def _pydantic_message(error: Any) -> str:
     if error["type"] == "literal_error":
         return "must be 'empty' or 'not_empty'"
     return str(error["msg"]).removeprefix("Value error, ")
+
+
+def _reserved_tools(tools: list[str], preflight: list[PreflightCheck], problems: Problems) -> set[str]:
+    """Refuse the management tools in required_tools (the plan's among them) and the pre-flight checks."""
+    found = set()
+    for tool in tools:
+        if tool in MANAGEMENT_TOOLS:
+            found.add(tool)
+            problems.add("required_tools", management_tool_problem(tool))
+    for i, check in enumerate(preflight):
+        if check.tool in MANAGEMENT_TOOLS:
+            found.add(check.tool)
+            problems.add(f"preflight[{i}].tool", management_tool_problem(check.tool))
+    return found
 
 
 def _check_tools(

@@ -14,6 +14,7 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from activities.chat import ChatActivities, ChatPrepare
     from skills.messages import AgentLoopState, ChatInput, ChatReply, LoopLimits
+    from skills.naming import chat_conversation_id
     from workflows.agent_loop import agent_loop, open_toolsets
     from workflows.options import STORE
 
@@ -25,7 +26,7 @@ REPLY_CHARS = 16_000
 class ChatTurn:
     @workflow.run
     async def run(self, request: ChatInput) -> ChatReply:
-        conversation = f"chat:{request.session_id}"
+        conversation = chat_conversation_id(request.session_id)
         session = await workflow.execute_activity_method(
             ChatActivities.prepare, ChatPrepare(conversation_id=conversation, message=request.message,
                                                 now=workflow.now()), **STORE,
