@@ -15,6 +15,8 @@ from config.settings import Settings
 from skills.fires import PreviousFire, account_gap
 from skills.messages import BeginRun, RunStart
 from skills.models import SkillSpec, TriggerConfig
+from skills.skillmd.sources import load_skill_file
+from skills.skillmd.trust import executable_parts
 from tests.skills.skillmd.skill_files import skill_text
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -164,8 +166,16 @@ def test_a_file_skills_dependencies_and_their_toolsets_are_read_at_each_fire(
         return runs.begin(BeginRun(skill_id=skill_id, run_id=f"r{n}", workflow_id="w", trigger="manual",
                                    scheduled_at=None, started_at=T0 + n * MINUTE))
 
+    refused = begin(0)  # style's toolset is not trusted yet: nothing is granted, the run fails at once
+    assert refused.run is not None and refused.refused is not None and "run `skills trust style`" in refused.refused
+    assert refused.dependency_toolsets == [] and refused.toolsets is None
+    style, _ = load_skill_file(settings.user_skills_dir / "style" / "SKILL.md", "user")
+    assert style is not None
+    store.set_trust("style", str(executable_parts(style).digest), [], T0)  # `skills trust style`
+
     with caplog.at_level(logging.WARNING):
         first = begin(1)
+    assert first.refused is None
     assert first.run is not None and first.toolsets is None  # letters has no toolsets of its own
     assert first.dependencies == ["signoff", "style"]
     [grant] = first.dependency_toolsets

@@ -8,6 +8,7 @@ from temporalio.client import Client
 
 from client import SkillsClient
 from client.files import sync_files
+from client.trust import trust
 from config.settings import Settings
 from tests.conftest import eventually, free_port, trigger_schedule, worker_process
 from tests.fakes.llm_server import ScriptedLLM, say
@@ -53,6 +54,8 @@ async def test_metrics_count_what_the_engine_did(client: Client, settings: Setti
         write(settings.user_skills_dir, "own-tools", "changing_add_tool_quietly", CHANGING)
         write(settings.user_skills_dir, "own-broken", "broken_anything", BROKEN)
         assert not (await sync_files(skills)).refused
+        for name in ("own-tools", "own-broken"):
+            await trust(skills, name)  # the owner lets their toolsets run
         assert (await skills.run("own-tools", "files")).status == "success"
         assert (await skills.run("own-broken", "files")).status == "error"
 
