@@ -233,3 +233,18 @@ async def test_an_oversized_body_is_refused_unread(endpoint: int) -> None:
     status_line = await reader.readline()
     writer.close()
     assert b" 413 " in status_line
+
+
+def test_skills_dev_points_its_web_ui_at_the_endpoint_and_says_payloads_are_encrypted() -> None:
+    from starter.dev import DevProfile, banner, codec_endpoint_url, server_command
+
+    profile = DevProfile()
+    settings = Settings(payload_keys=f"k2:{NEW},k1:{OLD}", codec_endpoint=True, health_port=8080)
+    url = codec_endpoint_url(profile, settings)
+    assert url == f"http://{profile.server.ip}:8080/codec"
+    command = server_command(profile, "temporal", ui_codec_endpoint=url)
+    assert command[command.index("--ui-codec-endpoint") + 1] == url
+    shown = dict(banner(profile, settings, telegram=False))
+    assert shown["Payloads"].startswith("encrypted, key k2; codec endpoint http://")
+    assert NEW not in str(shown) and OLD not in str(shown)
+    assert dict(banner(profile, Settings(), telegram=False))["Payloads"].startswith("plain")
