@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from temporalio.api.common.v1 import Payload
 from temporalio.api.failure.v1 import Failure
+from temporalio.client import Client
 
 from client.codec import (
     ENCODING,
@@ -248,3 +249,22 @@ def test_skills_dev_points_its_web_ui_at_the_endpoint_and_says_payloads_are_encr
     assert shown["Payloads"].startswith("encrypted, key k2; codec endpoint http://")
     assert NEW not in str(shown) and OLD not in str(shown)
     assert dict(banner(profile, Settings(), telegram=False))["Payloads"].startswith("plain")
+
+
+async def test_every_program_on_client_connect_encrypts_with_the_environments_keys(
+        client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI, `skills mcp`, `skills telegram` and `skills setup` all connect through here."""
+    from client import SkillsClient
+    from client.codec import encrypts
+
+    address = client.service_client.config.target_host
+    monkeypatch.setenv("SKILLS_PAYLOAD_KEYS", f"k2:{NEW},k1:{OLD}")
+    async with await SkillsClient.connect(address=address) as skills:
+        assert encrypts(skills.client)
+        assert skills.client.data_converter.payload_codec == codec(f"k2:{NEW},k1:{OLD}")
+    monkeypatch.setenv("SKILLS_PAYLOAD_KEYS", "k1:short")
+    with pytest.raises(SettingsError, match="SKILLS_PAYLOAD_KEYS: key 'k1' is not 32 bytes"):
+        await SkillsClient.connect(address=address)
+    monkeypatch.delenv("SKILLS_PAYLOAD_KEYS")
+    async with await SkillsClient.connect(address=address) as skills:
+        assert not encrypts(skills.client)
