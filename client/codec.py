@@ -193,10 +193,18 @@ def data_converter(codec: PayloadCodec | None) -> DataConverter:
 
 def codec_from_environ(environ: Mapping[str, str] | None = None) -> EncryptionCodec | None:
     """The codec that ``SKILLS_PAYLOAD_KEYS`` or ``SKILLS_PAYLOAD_KEYS_FILE`` configure (empty means
-    unset); None when neither is set. Raises ValueError naming the variable for unusable keys."""
+    unset); None when neither is set. Raises SettingsError naming the variable for unusable keys."""
     environ = os.environ if environ is None else environ
-    keys = PayloadKeys.load(environ.get(KEYS_VARIABLE) or None, environ.get(KEYS_FILE_VARIABLE) or None)
+    given, file = environ.get(KEYS_VARIABLE) or None, environ.get(KEYS_FILE_VARIABLE) or None
+    try:
+        keys = PayloadKeys.load(given, file)
+    except ValueError as e:
+        raise _settings_error(str(e), KEYS_FILE_VARIABLE if file else KEYS_VARIABLE) from None
     return EncryptionCodec(keys) if keys else None
+
+
+def _settings_error(message: str, field: str) -> SettingsError:
+    return SettingsError([{"field": field, "message": message.removeprefix(f"{field}: ")}])
 
 
 def settings_codec(settings: Settings) -> EncryptionCodec | None:
@@ -207,8 +215,7 @@ def settings_codec(settings: Settings) -> EncryptionCodec | None:
     try:
         keys = PayloadKeys.load(given, settings.payload_keys_file)
     except ValueError as e:
-        field = KEYS_FILE_VARIABLE if settings.payload_keys_file else KEYS_VARIABLE
-        raise SettingsError([{"field": field, "message": str(e).removeprefix(f"{field}: ")}]) from None
+        raise _settings_error(str(e), KEYS_FILE_VARIABLE if settings.payload_keys_file else KEYS_VARIABLE) from None
     return EncryptionCodec(keys) if keys else None
 
 

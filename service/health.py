@@ -36,7 +36,7 @@ logger = logging.getLogger(__name__)
 STORE_TIMEOUT = 2.0
 """Seconds the store may take to answer ``SELECT 1`` before the worker is reported unready."""
 REQUEST_TIMEOUT = 5.0
-"""Seconds a client may take to send its request line and headers."""
+"""Seconds a client may take to send its request line, headers and body."""
 
 MAX_BODY = 16 * 1024 * 1024
 """Bytes a request body may have (a codec request carries payloads of up to 2 MB each, in base64)."""

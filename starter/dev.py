@@ -77,7 +77,8 @@ def split_address(address: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-def server_command(profile: DevProfile, binary: str) -> list[str]:
+def server_command(profile: DevProfile, binary: str, *, ui_codec_endpoint: str | None = None) -> list[str]:
+    """``ui_codec_endpoint``: the worker's codec endpoint, for the Web UI to show decrypted payloads."""
     import json
 
     command = [
@@ -94,7 +95,16 @@ def server_command(profile: DevProfile, binary: str) -> list[str]:
         command += ["--search-attribute", f"{name}={kind}"]
     for key, value in profile.dynamic_config.items():
         command += ["--dynamic-config-value", f"{key}={json.dumps(value)}"]
+    if ui_codec_endpoint:
+        command += ["--ui-codec-endpoint", ui_codec_endpoint]
     return command
+
+
+def codec_endpoint_url(profile: DevProfile, settings: Settings) -> str | None:
+    """Where the Web UI finds the worker's codec endpoint, when it is on."""
+    if not settings.codec_endpoint or settings.health_port in (None, 0):
+        return None
+    return f"http://{profile.server.ip}:{settings.health_port}/codec"
 
 
 def port_open(ip: str, port: int) -> bool:
@@ -116,6 +126,10 @@ def run_dev(config: Path, *, task_queue: str | None = None, address: str | None 
     os.environ.setdefault("TEMPORAL_ADDRESS", profile.address)
     os.environ.setdefault("TEMPORAL_NAMESPACE", profile.server.namespace)
     settings = Settings.from_env(task_queue=task_queue)
+    ui_codec = codec_endpoint_url(profile, settings)
+    if ui_codec:  # the dev server's own Web UI may call the endpoint from the browser
+        ui = f"http://{profile.server.ip}:{profile.server.ui_port}"
+        settings = settings.model_copy(update={"codec_cors_origins": [*settings.codec_cors_origins, ui]})
     prepare_process(settings, long_running=True)
     _check_store(settings)
 
@@ -125,8 +139,8 @@ def run_dev(config: Path, *, task_queue: str | None = None, address: str | None 
     else:
         logfile = open(profile.data_dir / "temporal.log", "ab")  # noqa: SIM115 - lives as long as the server
         # Its own session, so Ctrl-C reaches only us: the worker must drain before the server goes.
-        server = subprocess.Popen(server_command(profile, temporal_binary()), stdout=logfile, stderr=logfile,
-                                  start_new_session=True)
+        server = subprocess.Popen(server_command(profile, temporal_binary(), ui_codec_endpoint=ui_codec),
+                                  stdout=logfile, stderr=logfile, start_new_session=True)
         log.info("started the Temporal dev server (pid %s), log in %s", server.pid, logfile.name)
     try:
         asyncio.run(_serve(profile, settings, server))
@@ -191,7 +205,18 @@ def banner(profile: DevProfile, settings: Settings, *, telegram: bool) -> list[t
         ("Outbox", str(settings.outbox_path)),
         ("LLM", settings.llm_description),
         ("Telegram", f"chats {', '.join(settings.telegram_chats)}" if telegram else "off (see docs/chat.md)"),
+        ("Payloads", _payloads(profile, settings)),
     ]
+
+
+def _payloads(profile: DevProfile, settings: Settings) -> str:
+    from client.codec import settings_codec
+
+    codec = settings_codec(settings)
+    if codec is None or codec.keys is None:
+        return "plain (SKILLS_PAYLOAD_KEYS encrypts them, docs/security.md)"
+    endpoint = codec_endpoint_url(profile, settings)
+    return f"encrypted, key {codec.keys.current}" + (f"; codec endpoint {endpoint}" if endpoint else "")
 
 
 def _telegram(settings: Settings, client: Client, stop: asyncio.Event) -> asyncio.Task[None] | None:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from temporalio.api.common.v1 import Payload
 from temporalio.api.failure.v1 import Failure
+from temporalio.client import Client
 
 from client.codec import (
     ENCODING,
@@ -233,3 +234,37 @@ async def test_an_oversized_body_is_refused_unread(endpoint: int) -> None:
     status_line = await reader.readline()
     writer.close()
     assert b" 413 " in status_line
+
+
+def test_skills_dev_points_its_web_ui_at_the_endpoint_and_says_payloads_are_encrypted() -> None:
+    from starter.dev import DevProfile, banner, codec_endpoint_url, server_command
+
+    profile = DevProfile()
+    settings = Settings(payload_keys=f"k2:{NEW},k1:{OLD}", codec_endpoint=True, health_port=8080)
+    url = codec_endpoint_url(profile, settings)
+    assert url == f"http://{profile.server.ip}:8080/codec"
+    command = server_command(profile, "temporal", ui_codec_endpoint=url)
+    assert command[command.index("--ui-codec-endpoint") + 1] == url
+    shown = dict(banner(profile, settings, telegram=False))
+    assert shown["Payloads"].startswith("encrypted, key k2; codec endpoint http://")
+    assert NEW not in str(shown) and OLD not in str(shown)
+    assert dict(banner(profile, Settings(), telegram=False))["Payloads"].startswith("plain")
+
+
+async def test_every_program_on_client_connect_encrypts_with_the_environments_keys(
+        client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI, `skills mcp`, `skills telegram` and `skills setup` all connect through here."""
+    from client import SkillsClient
+    from client.codec import encrypts
+
+    address = client.service_client.config.target_host
+    monkeypatch.setenv("SKILLS_PAYLOAD_KEYS", f"k2:{NEW},k1:{OLD}")
+    async with await SkillsClient.connect(address=address) as skills:
+        assert encrypts(skills.client)
+        assert skills.client.data_converter.payload_codec == codec(f"k2:{NEW},k1:{OLD}")
+    monkeypatch.setenv("SKILLS_PAYLOAD_KEYS", "k1:short")
+    with pytest.raises(SettingsError, match="SKILLS_PAYLOAD_KEYS: key 'k1' is not 32 bytes"):
+        await SkillsClient.connect(address=address)
+    monkeypatch.delenv("SKILLS_PAYLOAD_KEYS")
+    async with await SkillsClient.connect(address=address) as skills:
+        assert not encrypts(skills.client)

@@ -19,6 +19,7 @@ from client.temporal_cli import temporal_binary
 from config.settings import Settings
 from skills.models import RunRecord
 from tests.conftest import Engine, free_port, write_mcp_config
+from tests.fakes.llm_server import ScriptedLLM, say
 from tests.starter.test_cli import run_skills
 
 FAKES = Path(__file__).resolve().parent.parent / "fakes"
@@ -136,3 +137,12 @@ async def test_the_cli_reads_with_the_key_and_names_the_key_id_without_it(
         assert "key id 'k7'" in without.stderr + without.stdout and "SKILLS_PAYLOAD_KEYS" in without.stderr + without.stdout
     finally:
         await engine.stop()
+
+
+async def test_a_chat_reply_that_echoes_the_llm_key_is_redacted_in_history(
+        assistant: Engine, llm: ScriptedLLM, client: Client) -> None:
+    llm.script("chat", [say(f"Your key is {assistant.settings.llm_api_key}, keep it safe.")])
+    reply = await assistant.skills.chat("what is my key?", session_id="leaky", turn_id="t1")
+    assert reply.reply == "Your key is ***, keep it safe."
+    history = await temporal_show(client, "chat-leaky-t1")
+    assert "keep it safe" in history and str(assistant.settings.llm_api_key) not in history
