@@ -535,7 +535,10 @@ def _normalize_plan(value: Any, problems: Problems) -> tuple[list[PlanStep] | No
             continue
         params = next((raw[k] for k in STEP_PARAM_ALIASES if k in raw), {})
         if isinstance(params, str):
+            before = len(problems.errors)
             params = parse_json(params, f"{where}.parameters", problems)
+            if len(problems.errors) > before:
+                continue  # unreadable: reported; judging the step as if it had no parameters would add noise
         if params is None:
             params = {}
         if not isinstance(params, Mapping):
