@@ -60,6 +60,8 @@ from skills.suggest import did_you_mean
 from skills.triggers import LAST_CALENDAR_YEAR, check_cron
 
 MAX_NAME_LENGTH = 200
+MAX_CRON_LENGTH = 1000
+"""Characters of a cron expression: every value of every field listed (0,1,...,59 ...) is under 400."""
 
 # Root-level aliases an LLM tends to send, mapped to the canonical field.
 FIELD_ALIASES = {
@@ -416,6 +418,11 @@ def _normalize_trigger(
     if schedule is not None:
         if not isinstance(schedule, str):
             problems.add("trigger_config.schedule", "must be a cron expression string")
+            schedule = None
+        elif len(schedule) > MAX_CRON_LENGTH:
+            # croniter expands lists value by value: 100 KB of "1," took seconds.
+            problems.add("trigger_config.schedule", f"is {len(schedule):,} characters long; the limit is "
+                                                    f"{MAX_CRON_LENGTH:,}")
             schedule = None
         else:
             try:

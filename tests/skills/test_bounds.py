@@ -100,6 +100,16 @@ def test_every_number_out_of_its_range_is_refused_with_the_field_and_the_range(
     assert problems[field].startswith(message)
 
 
+def test_a_cron_expression_has_a_length_limit() -> None:
+    # 100 KB of "5," took croniter seconds to expand; every value of every field listed is under 400.
+    expression = ",".join(["5"] * 50_000) + " 9 * * *"
+    problems, took = timed(lambda: refused(skill(schedule=expression)))
+    assert problems == {"trigger_config.schedule": "is 100,007 characters long; the limit is 1,000"}
+    assert took < HANG_GUARD
+    every = ",".join(str(m) for m in range(60)) + " " + ",".join(str(h) for h in range(24)) + " * * *"
+    assert normalize(skill(schedule=every), CTX).spec.trigger_config is not None
+
+
 def test_the_bounds_themselves_are_accepted() -> None:
     for fields in ({"interval_minutes": 525600, "max_steps": 100, "notify_interval_minutes": 525600},
                    {"interval_minutes": 1, "max_steps": 1, "notify_interval_minutes": 0},
