@@ -190,6 +190,26 @@ def test_a_number_pattern_over_a_long_digit_run_is_linear() -> None:
     assert "execution_plan[0] (outbox_list_messages).parameters.limit" in refused(skill(execution_plan=plan), ctx)
 
 
+def test_a_tool_schemas_property_pattern_cannot_hang_on_a_long_name() -> None:
+    # The pattern is the tool server's, the name the model's or the plan's: ^(a+)+$ against 40 a's and
+    # a b is 2^40 steps for Python's re.
+    schema = {"type": "object", "patternProperties": {"^(a+)+$": {"type": "integer"}, "^x_": {"type": "integer"}},
+              "additionalProperties": False}
+    ctx = NormalizeContext(now=NOW, default_timezone="UTC", default_agent_id="a", tool_schemas={"t": schema})
+    plan = [{"toolName": "t", "parameters": {"a" * 40 + "b": 1, "x_limit": "five"}}]
+    problems, took = timed(lambda: refused(skill(execution_plan=plan), ctx))
+    assert took < HANG_GUARD
+    assert problems["execution_plan[0] (t).parameters.x_limit"] == "'five' is not of type 'integer'"
+    # The same for a value against a property's pattern (at registration, and at every call).
+    schema = {"type": "object", "properties": {"code": {"type": "string", "pattern": "^(a+)+$"}}}
+    ctx = NormalizeContext(now=NOW, default_timezone="UTC", default_agent_id="a", tool_schemas={"t": schema})
+    plan = [{"toolName": "t", "parameters": {"code": "a" * 40 + "b"}}]
+    problems, took = timed(lambda: refused(skill(execution_plan=plan), ctx))
+    assert took < HANG_GUARD
+    assert problems == {"execution_plan[0] (t).parameters.code": "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab' does not "
+                                                                 "match '^(a+)+$'"}
+
+
 def test_an_mcp_env_reference_bomb_expands_in_bounded_time() -> None:
     from activities.mcp.config import EnvExpander
 
