@@ -12,7 +12,7 @@ from temporalio.client import Client
 
 from client.management import ManagementTools, answering
 from config.settings import Settings
-from skills.errors import McpConfigError, SkillValidationError
+from skills.errors import McpConfigError, SkillNotFoundError, SkillValidationError
 from skills.limits import MIB
 from tests.conftest import PYTHON, ROOT, Engine, eventually, schedule_exists
 
@@ -183,6 +183,13 @@ async def test_deeply_nested_json_in_a_registration_is_a_field_error(engine: Eng
         {"toolName": "outbox_send_message", "parameters": {"message": "hi", "extra": nested}}]))
     assert error == "the skill nests lists and objects more than 32 levels deep; at most 32 are allowed"
     assert await engine.skills.list() == []
+
+
+async def test_a_skill_id_past_a_database_integer_is_not_found(engine: Engine) -> None:
+    # Before: SQLite's OverflowError failed the read activity, retried until the client gave up.
+    for ref in ("9" * 30, "18446744073709551616", "²"):
+        with pytest.raises(SkillNotFoundError):
+            await engine.skills.get(ref)
 
 
 async def test_a_placeholder_bomb_registers_in_bounded_time(engine: Engine) -> None:
