@@ -144,8 +144,12 @@ class Store:
 
     def find_skill(self, ref: str | int, agent_id: str | None = None) -> Skill:
         """A skill by id, or by name (case-insensitive) within one agent or across all agents."""
-        if isinstance(ref, int) or (isinstance(ref, str) and ref.isdigit()):
-            return self.get_skill(int(ref))
+        if isinstance(ref, str) and ref.isascii() and ref.isdigit() and len(ref) <= 19:
+            ref = int(ref)  # ASCII only: "²" is a digit to isdigit(), and int() refuses it
+        if isinstance(ref, int):
+            if not 0 < ref < 2**63:  # past a database integer: SQLite raised OverflowError, retried
+                raise SkillNotFoundError(f"no skill with id {ref if abs(ref) < 10**30 else 'of that size'}")
+            return self.get_skill(ref)
         with self.session() as session:
             query = select(SkillRow).where(func.lower(SkillRow.name) == ref.strip().lower())
             if agent_id:

@@ -27,17 +27,17 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from jsonschema import SchemaError, ValidationError
 from jsonschema.exceptions import best_match
 from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
+from jsonschema.validators import extend, validator_for
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from skills.errors import ToolArgumentsError
-from skills.schemas import LenientSchema, json_type
+from skills.schemas import LenientSchema, json_type, linear_pattern
 from skills.suggest import did_you_mean
 
 # ---------------------------------------------------------------------------
@@ -298,9 +298,65 @@ def compile_schema(schema: Mapping[str, Any]) -> Validator | None:
     try:
         cls = validator_for(schema)
         cls.check_schema(schema)
-        return cls(schema)
+        return _linear(cls)(schema)
     except SchemaError:
         return None
+
+
+_LINEAR: dict[type[Any], type[Any]] = {}
+
+
+def _linear(cls: type[Any]) -> type[Any]:
+    """``cls`` with its regex keywords on RE2 (``skills.schemas.linear_pattern``): jsonschema searches
+    with Python's re, so a tool's ``pattern: ^(a+)+$`` and a long value from a model or a plan hung
+    the registration, or the tool call, holding the GIL."""
+    if cls not in _LINEAR:
+        _LINEAR[cls] = extend(cls, {"pattern": _pattern, "patternProperties": _pattern_properties,
+                                    "additionalProperties": _additional_properties})
+    return _LINEAR[cls]
+
+
+def _pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    compiled = linear_pattern(pattern)
+    if validator.is_type(instance, "string") and compiled is not None and not compiled.search(instance):
+        shown = instance if len(instance) <= 60 else instance[:59] + "…"
+        yield ValidationError(f"{shown!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator: Any, patterns: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        compiled = linear_pattern(pattern)
+        if compiled is None:
+            continue
+        for name, value in instance.items():
+            if compiled.search(name):
+                yield from validator.descend(value, subschema, path=name, schema_path=pattern)
+
+
+def _additional_properties(validator: Any, extra: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    # jsonschema's own, with the patterns searched by RE2; a pattern RE2 cannot take may match any name.
+    if not validator.is_type(instance, "object"):
+        return
+    patterns = [linear_pattern(p) for p in schema.get("patternProperties", {})]
+    if None in patterns:
+        return
+    declared = schema.get("properties", {})
+    extras = {name for name in instance
+              if name not in declared and not any(p.search(name) for p in patterns)}
+    if validator.is_type(extra, "object"):
+        for name in extras:
+            yield from validator.descend(instance[name], extra, path=name)
+    elif not extra and extras:
+        names = ", ".join(repr(name) for name in sorted(extras, key=str))
+        if "patternProperties" in schema:
+            regexes = ", ".join(repr(p) for p in sorted(schema["patternProperties"]))
+            yield ValidationError(f"{names} {'does' if len(extras) == 1 else 'do'} not match any of the "
+                                  f"regexes: {regexes}")
+        else:
+            yield ValidationError(f"Additional properties are not allowed ({names} "
+                                  f"{'was' if len(extras) == 1 else 'were'} unexpected)")
 
 
 def check_arguments(tool_name: str, validator: Validator | None, arguments: dict[str, Any]) -> None:

@@ -61,6 +61,8 @@ from skills.suggest import did_you_mean
 from skills.triggers import LAST_CALENDAR_YEAR, check_cron
 
 MAX_NAME_LENGTH = 200
+MAX_CRON_LENGTH = 1000
+"""Characters of a cron expression: every value of every field listed (0,1,...,59 ...) is under 400."""
 
 # Root-level aliases an LLM tends to send, mapped to the canonical field.
 FIELD_ALIASES = {
@@ -428,6 +430,11 @@ def _normalize_trigger(
         if not isinstance(schedule, str):
             problems.add("trigger_config.schedule", "must be a cron expression string")
             schedule = None
+        elif len(schedule) > MAX_CRON_LENGTH:
+            # croniter expands lists value by value: 100 KB of "1," took seconds.
+            problems.add("trigger_config.schedule", f"is {len(schedule):,} characters long; the limit is "
+                                                    f"{MAX_CRON_LENGTH:,}")
+            schedule = None
         else:
             try:
                 schedule = check_cron(schedule)
@@ -546,7 +553,10 @@ def _normalize_plan(value: Any, problems: Problems) -> tuple[list[PlanStep] | No
             continue
         params = next((raw[k] for k in STEP_PARAM_ALIASES if k in raw), {})
         if isinstance(params, str):
+            before = len(problems.errors)
             params = parse_json(params, f"{where}.parameters", problems)
+            if len(problems.errors) > before:
+                continue  # unreadable: reported; judging the step as if it had no parameters would add noise
         if params is None:
             params = {}
         if not isinstance(params, Mapping):

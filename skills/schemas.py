@@ -9,10 +9,13 @@ Pure code, no I/O.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
+
+import re2
 
 MAX_DEPTH = 64
 """Deeper values or schemas are passed on unchanged (the check still judges them)."""
@@ -134,11 +137,9 @@ class LenientSchema:
             patterns = part.get("patternProperties")
             if isinstance(patterns, Mapping):
                 for pattern, sub in patterns.items():
-                    try:
-                        if re.search(pattern, name):
-                            return sub
-                    except (re.error, TypeError):
-                        continue
+                    compiled = linear_pattern(pattern)
+                    if compiled is not None and compiled.search(name):
+                        return sub
             extra = part.get("additionalProperties")
             if isinstance(extra, Mapping):
                 return extra
@@ -269,6 +270,22 @@ class LenientSchema:
                 changes.append(f"{_where(path)}: {_show(value)} → {_show(converted)}")
                 return converted
         return value
+
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # a pattern RE2 cannot take is skipped, not logged on stderr
+
+
+@functools.lru_cache(maxsize=512)
+def linear_pattern(pattern: Any) -> Any:
+    """A schema's regex (``pattern``, a ``patternProperties`` key) compiled by RE2, which runs in linear
+    time: the pattern comes from a tool's schema and the text it is searched in from a model or a plan,
+    so ``^(a+)+$`` against a long value would hang Python's re. None for a pattern RE2 cannot take
+    (backreferences, lookaround): such a pattern says nothing here, and the tool's server judges."""
+    try:
+        return re2.compile(pattern, _RE2_OPTIONS)
+    except (re2.error, TypeError):
+        return None
 
 
 def _to_type(value: Any, kind: str) -> Any:

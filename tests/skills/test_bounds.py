@@ -100,6 +100,16 @@ def test_every_number_out_of_its_range_is_refused_with_the_field_and_the_range(
     assert problems[field].startswith(message)
 
 
+def test_a_cron_expression_has_a_length_limit() -> None:
+    # 100 KB of "5," took croniter seconds to expand; every value of every field listed is under 400.
+    expression = ",".join(["5"] * 50_000) + " 9 * * *"
+    problems, took = timed(lambda: refused(skill(schedule=expression)))
+    assert problems == {"trigger_config.schedule": "is 100,007 characters long; the limit is 1,000"}
+    assert took < HANG_GUARD
+    every = ",".join(str(m) for m in range(60)) + " " + ",".join(str(h) for h in range(24)) + " * * *"
+    assert normalize(skill(schedule=every), CTX).spec.trigger_config is not None
+
+
 def test_the_bounds_themselves_are_accepted() -> None:
     for fields in ({"interval_minutes": 525600, "max_steps": 100, "notify_interval_minutes": 525600},
                    {"interval_minutes": 1, "max_steps": 1, "notify_interval_minutes": 0},
@@ -178,6 +188,26 @@ def test_a_number_pattern_over_a_long_digit_run_is_linear() -> None:
     assert took < HANG_GUARD and "execution_plan[0] (outbox_list_messages).parameters.limit" in problems
     plan = [{"toolName": "outbox_list_messages", "parameters": {"limit": "9" * 5000}}]
     assert "execution_plan[0] (outbox_list_messages).parameters.limit" in refused(skill(execution_plan=plan), ctx)
+
+
+def test_a_tool_schemas_property_pattern_cannot_hang_on_a_long_name() -> None:
+    # The pattern is the tool server's, the name the model's or the plan's: ^(a+)+$ against 40 a's and
+    # a b is 2^40 steps for Python's re.
+    schema = {"type": "object", "patternProperties": {"^(a+)+$": {"type": "integer"}, "^x_": {"type": "integer"}},
+              "additionalProperties": False}
+    ctx = NormalizeContext(now=NOW, default_timezone="UTC", default_agent_id="a", tool_schemas={"t": schema})
+    plan = [{"toolName": "t", "parameters": {"a" * 40 + "b": 1, "x_limit": "five"}}]
+    problems, took = timed(lambda: refused(skill(execution_plan=plan), ctx))
+    assert took < HANG_GUARD
+    assert problems["execution_plan[0] (t).parameters.x_limit"] == "'five' is not of type 'integer'"
+    # The same for a value against a property's pattern (at registration, and at every call).
+    schema = {"type": "object", "properties": {"code": {"type": "string", "pattern": "^(a+)+$"}}}
+    ctx = NormalizeContext(now=NOW, default_timezone="UTC", default_agent_id="a", tool_schemas={"t": schema})
+    plan = [{"toolName": "t", "parameters": {"code": "a" * 40 + "b"}}]
+    problems, took = timed(lambda: refused(skill(execution_plan=plan), ctx))
+    assert took < HANG_GUARD
+    assert problems == {"execution_plan[0] (t).parameters.code": "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab' does not "
+                                                                 "match '^(a+)+$'"}
 
 
 def test_an_mcp_env_reference_bomb_expands_in_bounded_time() -> None:

@@ -12,7 +12,7 @@ from temporalio.client import Client
 
 from client.management import ManagementTools, answering
 from config.settings import Settings
-from skills.errors import McpConfigError, SkillValidationError
+from skills.errors import McpConfigError, SkillNotFoundError, SkillValidationError
 from skills.limits import MIB
 from tests.conftest import PYTHON, ROOT, Engine, eventually, schedule_exists
 
@@ -150,6 +150,55 @@ async def test_a_big_skill_within_the_limits_leaves_stdout_to_the_answer(engine:
     out, err = await asyncio.wait_for(done.communicate(), timeout=120)
     assert done.returncode == 0, err.decode()
     assert json.loads(out) == {"ok": True}, out.decode()
+
+
+# --- numbers and nesting: every value bounded, refused with its field ---------------------------
+
+
+async def test_a_huge_notify_interval_is_refused_by_the_worker_and_nothing_is_stored(engine: Engine) -> None:
+    # Before: registered (exit 0); the first fire raised OverflowError in SkillRun's workflow code,
+    # retried the workflow task for ever and made the schedule skip every later fire.
+    assert await refusal(engine, reminder(schedule="0 9 * * *", notify_interval_minutes=2_000_000_000_000)) == [
+        "notify_interval_minutes: must be between 0 and 525600 (got 2000000000000)"]
+    assert await refusal(engine, reminder(interval_minutes=10**15)) == [
+        "trigger_config.interval_minutes: must be between 1 and 525600 (got 1000000000000000)"]
+    assert await engine.skills.list() == []
+    # The same through the management tools a model calls, whose schema says the same range.
+    store = answering("memory_store_skill", ManagementTools(engine.skills).memory_store_skill)
+    result = await store(reminder(schedule="0 9 * * *", notify_interval_minutes=2_000_000_000_000))
+    said = "\n".join(block.text for block in result.content if block.type == "text")
+    assert result.is_error and "notify_interval_minutes: must be between 0 and 525600" in said
+
+
+async def test_deeply_nested_json_in_a_registration_is_a_field_error(engine: Engine) -> None:
+    # Before: RecursionError in the registration activity, retried, with no field named.
+    deep = "[" * 50_000 + "]" * 50_000
+    plan = [{"toolName": "outbox_send_message", "parameters": deep}]
+    assert await refusal(engine, reminder(execution_plan=plan)) == [
+        "execution_plan[0].parameters: is JSON nested more than 32 levels deep; at most 32 are allowed"]
+    nested: object = "x"
+    for _ in range(5_000):
+        nested = [nested]
+    [error] = await refusal(engine, reminder(execution_plan=[
+        {"toolName": "outbox_send_message", "parameters": {"message": "hi", "extra": nested}}]))
+    assert error == "the skill nests lists and objects more than 32 levels deep; at most 32 are allowed"
+    assert await engine.skills.list() == []
+
+
+async def test_a_skill_id_past_a_database_integer_is_not_found(engine: Engine) -> None:
+    # Before: SQLite's OverflowError failed the read activity, retried until the client gave up.
+    for ref in ("9" * 30, "18446744073709551616", "²"):
+        with pytest.raises(SkillNotFoundError):
+            await engine.skills.get(ref)
+
+
+async def test_a_placeholder_bomb_registers_in_bounded_time(engine: Engine) -> None:
+    # Before: ~12 s of the worker's CPU at 40 KB of "{{", minutes at the plan limit, per registration.
+    started = asyncio.get_running_loop().time()
+    plan = [{"toolName": "outbox_send_message", "parameters": {"message": "{{" * 100_000}}]
+    result = await engine.skills.register(reminder(execution_plan=plan))
+    assert result.skill is not None and result.skill.tier == "direct"
+    assert asyncio.get_running_loop().time() - started < 30  # a hang guard, with a worker round trip in it
 
 
 # --- YAML the worker reads -------------------------------------------------------------------
