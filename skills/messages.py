@@ -208,7 +208,8 @@ class RunStart(BaseModel):
     skip: str | None = None
     """Why this fire must not run the skill (disabled, backoff), decided from the stored state."""
     toolsets: ToolsetGrant | None = None
-    """A file skill's SKILL.md ``toolsets``, read at this fire: MCP servers connected for this run only."""
+    """A file skill's SKILL.md ``toolsets``, granted at this fire by reference (names and a digest; the worker
+    reads what to start from the file, and refuses the grant if the file changed): for this run only."""
     dependencies: list[str] = Field(default_factory=list)
     """The SKILL.md skills a file skill ``depends`` on, read at this fire (transitively, once each): an
     Agent-tier run gets their instructions after its task, and their scripts."""
