@@ -214,7 +214,8 @@ class RunStart(BaseModel):
     """Why this fire fails at once, recorded as an error (an ``UntrustedSkillError``: its executable parts,
     or a dependency's, are not trusted by the owner); nothing of the skill ran."""
     toolsets: ToolsetGrant | None = None
-    """A file skill's SKILL.md ``toolsets``, read at this fire: MCP servers connected for this run only."""
+    """A file skill's SKILL.md ``toolsets``, granted at this fire by reference (names and a digest; the worker
+    reads what to start from the file, and refuses the grant if the file changed): for this run only."""
     dependencies: list[str] = Field(default_factory=list)
     """The SKILL.md skills a file skill ``depends`` on, read at this fire (transitively, once each): an
     Agent-tier run gets their instructions after its task, and their scripts."""

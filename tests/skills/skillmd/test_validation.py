@@ -435,3 +435,15 @@ def test_toolsets_are_mcp_server_entries_with_clear_errors() -> None:
         "Field 'toolsets': toolset server name 'a_b' must be letters, digits and hyphens (its tools are called "
         "<name>_<tool>)"
     ]
+
+
+def test_a_toolset_may_say_it_needs_no_network() -> None:
+    manifest, problems = check_frontmatter({"name": "n", "description": "d", "toolsets": {
+        "offline": {"command": "python", "args": ["server.py"], "network": False},
+        "online": {"command": "python", "args": ["server.py"]}}})
+    assert problems == [] and manifest is not None
+    assert not manifest.toolsets["offline"].network and manifest.toolsets["online"].network
+    _, problems = check_frontmatter({"name": "n", "description": "d", "toolsets": {
+        "x": {"command": "python", "network": "sometimes"}}})
+    assert [p.message for p in problems] == ["Field 'toolsets.x.network': Input should be a valid boolean, unable to "
+                                             "interpret input"]
