@@ -19,6 +19,7 @@ from activities.failures import application_error
 from activities.store import Store
 from config.settings import Settings
 from skills.errors import SkillNotFoundError, UntrustedSkillError, WorkflowInputError
+from skills.naming import TRUST_WORKFLOW
 from skills.skillmd.manifest import SkillFile
 from skills.skillmd.sources import load_skill_file
 from skills.skillmd.trust import (
@@ -29,8 +30,6 @@ from skills.skillmd.trust import (
     executable_parts,
     trust_state,
 )
-
-TRUST_WORKFLOW = "TrustSkill"
 
 
 def located_skill(settings: Settings, name: str) -> SkillFile | None:

@@ -20,12 +20,15 @@ SKILL_TIER = SearchAttributeKey.for_keyword("SkillTier")
 SEARCH_ATTRIBUTES = {key.name: "Keyword" for key in (SKILL_NAME, SKILL_AGENT, SKILL_TIER)}
 """Custom search attributes the engine needs registered on the namespace (name -> type)."""
 
+TRUST_WORKFLOW = "TrustSkill"
+"""The one workflow that records (or forgets) the owner's trust in a SKILL.md skill's executable parts."""
+
 WORKFLOW_TYPES = frozenset({"RegisterSkill", "RegisterSkills", "ChangeSkill", "SkillRun", "Maintenance",
-                            "SyncSkillFiles", "ChatTurn", "EmitEvent"})
+                            "SyncSkillFiles", "ChatTurn", "EmitEvent", TRUST_WORKFLOW})
 """The engine's workflow types: the only ones whose activities may act (activities.guard)."""
 
 CLIENT_READS = frozenset({"get_skill", "list_skills", "list_runs", "get_tool_catalog", "refresh_tool_catalog",
-                          "get_server_states"})
+                          "get_server_states", "trust_states"})
 """The activities a client (the CLI, ``skills mcp``, the Telegram adapter) starts on its own, outside any
 workflow: they read, and act on nothing a payload names."""
 

@@ -3,7 +3,8 @@ real stdio MCP server: an installed skill whose SKILL.md declares a `sh -c` tool
 starts nothing, at a sync, a fire or a chat turn, until its owner runs `skills trust`; then it runs; any edit
 of its toolsets or scripts untrusts it again, and the refusal names `skills trust NAME`.
 
-"Nothing ran" is a marker file the toolset's command writes before it starts the server.
+"Nothing ran" is a knock: the toolset's command connects to a loopback port the test listens on before
+it starts the server (it runs in the sandbox, which shares the network but none of the test's files).
 """
 
 from __future__ import annotations
@@ -11,8 +12,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
+import shutil
+import socketserver
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -24,19 +30,52 @@ from temporalio.exceptions import ApplicationError
 from client.files import sync_files
 from config.settings import Settings
 from skills.skillmd.trust import TrustInput
-from tests.conftest import PYTHON, ROOT, Engine, eventually
+from tests.conftest import ROOT, Engine, eventually
 from tests.fakes.llm_server import ScriptedLLM, say, scripted_llm_fixture
 from tests.skills.skillmd.skill_files import skill_text
 
 SKILLS = Path(sys.executable).with_name("skills")
-SERVER = str(ROOT / "tests" / "mcp_servers" / "changing_server.py")
+SERVER = ROOT / "tests" / "mcp_servers" / "changing_server.py"
+
+
+class Knocks:
+    """A loopback listener that keeps what each connection said: the toolset's command knocks with a word."""
+
+    def __init__(self) -> None:
+        self.heard: list[str] = []
+        outer = self
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self) -> None:
+                outer.heard.append(self.rfile.read(64).decode(errors="replace"))
+
+        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def command(self, word: str) -> str:
+        knock = (f"import socket; s = socket.create_connection(('127.0.0.1', {self.port})); "
+                 f"s.sendall(b'{word}'); s.close()")
+        return f'python -c "{knock}"; exec python {SERVER.name}'
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def knocks() -> Iterator[Knocks]:
+    listener = Knocks()
+    yield listener
+    listener.close()
 EVERY_MINUTE = {"schedule": "* * * * *"}
 
 llm = scripted_llm_fixture(api_key="sk-trust-key")
 
 
-def source_skill(root: Path, name: str, marker: Path, *, keywords: list[str] | None = None) -> Path:
-    """A skill folder as a download brings it: a toolset `sh -c` that writes ``marker`` and then serves MCP,
+def source_skill(root: Path, name: str, knocks: Knocks, *, keywords: list[str] | None = None) -> Path:
+    """A skill folder as a download brings it: a toolset `sh -c` that knocks and then serves MCP,
     a declared script, and (unless it is a chat playbook, with ``keywords``) a per-minute Direct plan."""
     folder = root / name
     (folder / "scripts").mkdir(parents=True)
@@ -48,12 +87,13 @@ def source_skill(root: Path, name: str, marker: Path, *, keywords: list[str] | N
                                          "parameters": {"name": f"from-{name}"}}]}
     frontmatter: dict[str, Any] = {
         "name": name, "description": f"The {name} skill.", "metadata": metadata,
-        "toolsets": {"x": {"command": "sh", "args": ["-c", f"echo ran >> {marker}; exec {PYTHON} {SERVER}"]}},
+        "toolsets": {"x": {"command": "sh", "args": ["-c", knocks.command("ran")]}},
         "scripts": ["hello.sh"],
     }
     if keywords is not None:
         frontmatter["triggers"] = {"keywords": keywords}
     (folder / "SKILL.md").write_text(skill_text(frontmatter, "Use the x tools."))
+    shutil.copyfile(SERVER, folder / SERVER.name)
     return folder
 
 
@@ -71,19 +111,18 @@ async def skills(engine: Engine, *argv: str) -> subprocess.CompletedProcess[str]
     return await asyncio.to_thread(skills_command, engine, *argv)
 
 
-def ran(marker: Path) -> int:
-    return len(marker.read_text().splitlines()) if marker.exists() else 0
+def ran(knocks: Knocks) -> int:
+    return len(knocks.heard)
 
 
 async def test_an_installed_skill_runs_nothing_until_trusted_and_again_nothing_once_changed(
-        engine: Engine, client: Client, tmp_path: Path) -> None:
-    marker = tmp_path / "marker"
-    source = source_skill(tmp_path / "download", "pinned", marker)
+        engine: Engine, client: Client, tmp_path: Path, knocks: Knocks) -> None:
+    source = source_skill(tmp_path / "download", "pinned", knocks)
 
     installed = await skills(engine, "install", str(source))
     assert installed.returncode == 0, installed.stderr
     # Every command and script it brings is listed, and it is installed untrusted (no terminal, no --trust).
-    assert f"toolset x: sh -c 'echo ran >> {marker}; exec {PYTHON} {SERVER}'" in installed.stdout
+    assert f"toolset x: {shlex.join(['sh', '-c', knocks.command('ran')])}" in installed.stdout
     assert "script scripts/hello.sh" in installed.stdout
     assert "pinned is installed untrusted" in installed.stdout and "`skills trust pinned`" in installed.stdout
 
@@ -98,7 +137,7 @@ async def test_an_installed_skill_runs_nothing_until_trusted_and_again_nothing_o
     assert fired.trigger == "schedule" and fired.status == "error"
     assert "not trusted by its owner" in fired.summary and "run `skills trust pinned`" in fired.summary
     assert "toolset x: sh -c" in fired.summary
-    assert ran(marker) == 0
+    assert ran(knocks) == 0
     await engine.skills.pause("pinned", "files")  # from here on, only the runs this test asks for
     assert {r.status for r in await _finished(engine)} == {"error"}  # every fire so far was refused
 
@@ -113,12 +152,12 @@ async def test_an_installed_skill_runs_nothing_until_trusted_and_again_nothing_o
     trusted = await skills(engine, "trust", "pinned")
     assert trusted.returncode == 0, trusted.stderr
     assert "trusted pinned (sha256:" in trusted.stdout and "toolset x: sh -c" in trusted.stdout
-    assert ran(marker) == 0  # trusting runs nothing either
+    assert ran(knocks) == 0  # trusting runs nothing either
 
     run = await engine.skills.run("pinned", "files")
     assert run.status == "success", run.summary  # type: ignore[union-attr]
     assert [c.result for c in run.tool_calls] == ["added from-pinned"]  # type: ignore[union-attr]
-    assert ran(marker) == 1
+    assert ran(knocks) == 1
     shown = await skills(engine, "show", "pinned", "--json")
     assert json.loads(shown.stdout)["trust"] == "trusted"
 
@@ -129,7 +168,7 @@ async def test_an_installed_skill_runs_nothing_until_trusted_and_again_nothing_o
     assert refused.status == "error"  # type: ignore[union-attr]
     assert "changed since its owner trusted them" in refused.summary  # type: ignore[union-attr]
     assert "run `skills trust pinned`" in refused.summary  # type: ignore[union-attr]
-    assert ran(marker) == 1
+    assert ran(knocks) == 1
     shown = await skills(engine, "show", "pinned")
     assert "untrusted (changed since trusted): `skills trust pinned` lets it run" in shown.stdout
 
@@ -138,10 +177,10 @@ async def test_an_installed_skill_runs_nothing_until_trusted_and_again_nothing_o
 
     # So does an edit of its toolsets (the SKILL.md's other fields may change freely).
     skill_md = engine.settings.user_skills_dir / "pinned" / "SKILL.md"
-    skill_md.write_text(skill_md.read_text().replace("echo ran", "echo changed"))
+    skill_md.write_text(skill_md.read_text().replace("b'ran'", "b'changed'"))
     refused = await engine.skills.run("pinned", "files")
     assert refused.status == "error" and "run `skills trust pinned`" in refused.summary  # type: ignore[union-attr]
-    assert "changed" not in marker.read_text()
+    assert "changed" not in knocks.heard
 
     untrusted = await skills(engine, "untrust", "pinned")
     assert untrusted.returncode == 0 and "untrusted pinned" in untrusted.stdout
@@ -151,9 +190,9 @@ async def _finished(engine: Engine) -> list[Any]:
     return [r for r in await engine.skills.runs("pinned", "files") if r.status != "running"]
 
 
-async def test_install_with_trust_runs_and_a_dependency_is_pinned_too(engine: Engine, tmp_path: Path) -> None:
-    marker = tmp_path / "marker"
-    source = source_skill(tmp_path / "download", "helper", marker, keywords=["helper"])
+async def test_install_with_trust_runs_and_a_dependency_is_pinned_too(engine: Engine, tmp_path: Path,
+                                                                   knocks: Knocks) -> None:
+    source = source_skill(tmp_path / "download", "helper", knocks, keywords=["helper"])
     installed = await skills(engine, "install", "--trust", str(source))
     assert installed.returncode == 0, installed.stdout + installed.stderr
     assert "trusted helper: its toolsets and scripts run" in installed.stdout
@@ -179,24 +218,25 @@ async def test_install_with_trust_runs_and_a_dependency_is_pinned_too(engine: En
     assert "trust" in shown.stdout and "not needed" in shown.stdout
 
 
-async def test_trust_is_recorded_only_by_the_trust_workflow(engine: Engine, client: Client, tmp_path: Path) -> None:
+async def test_trust_is_recorded_only_by_the_trust_workflow(engine: Engine, client: Client, knocks: Knocks) -> None:
     """A holder of the namespace who starts the acting activity directly (as a client starts the read ones)
     trusts nothing."""
-    source_skill(engine.settings.user_skills_dir, "pinned", tmp_path / "marker")
+    source_skill(engine.settings.user_skills_dir, "pinned", knocks)
     with pytest.raises(ActivityFailureError) as failure:
         await client.execute_activity("trust_skill", TrustInput(name="pinned"), id="sneaky-trust",
                                       task_queue=engine.settings.task_queue,
                                       schedule_to_close_timeout=timedelta(seconds=30))
     cause = failure.value.cause
-    assert isinstance(cause, ApplicationError) and "runs only inside a TrustSkill workflow" in cause.message
+    # The worker's guard refuses it before its code runs: it acts, and no workflow of the engine asked.
+    assert isinstance(cause, ApplicationError) and cause.type == "OutsideEngineError"
+    assert "activity 'trust_skill' acts, and was started outside a workflow of this engine" in cause.message
     shown = await skills(engine, "show", "pinned", "--json")
     assert json.loads(shown.stdout)["trust"].startswith("untrusted")
 
 
 async def test_a_chat_turn_goes_on_without_an_untrusted_skills_toolsets_and_says_so(
-        client: Client, settings: Settings, llm: ScriptedLLM, tmp_path: Path) -> None:
-    marker = tmp_path / "marker"
-    source_skill(settings.user_skills_dir, "toolsmith", marker, keywords=["toolsmith"])
+        client: Client, settings: Settings, llm: ScriptedLLM, knocks: Knocks) -> None:
+    source_skill(settings.user_skills_dir, "toolsmith", knocks, keywords=["toolsmith"])
     llm.script("default", [say("Its tools are not trusted yet: run `skills trust toolsmith`."), say("Still not.")])
     engine = await Engine(settings.model_copy(update={
         "llm_base_url": llm.base_url, "llm_api_key": "sk-trust-key", "llm_model": "default",
@@ -211,12 +251,12 @@ async def test_a_chat_turn_goes_on_without_an_untrusted_skills_toolsets_and_says
         assert "Use the x tools." in asked.messages[0]["content"]
         assert "The skill toolsmith is not trusted by its owner" in asked.messages[0]["content"]
         assert not any(name.startswith("x_") for name in asked.tool_names) and "run_script" not in asked.tool_names
-        assert ran(marker) == 0
+        assert ran(knocks) == 0
         # `skills chat` shows the user why.
         chatted = await skills(engine, "chat", "toolsmith: again")
         assert chatted.returncode == 0, chatted.stderr
         assert "(not available this turn: skill 'toolsmith'" in chatted.stdout and "skills trust toolsmith" in \
             chatted.stdout
-        assert ran(marker) == 0
+        assert ran(knocks) == 0
     finally:
         await engine.stop()
