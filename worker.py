@@ -95,7 +95,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
     await hub.start(wait=False)  # poll at once; a call of a server still connecting waits for it
     tools = ToolRouter(hub.catalog, hub.call, ManagementTools(SkillsClient(client, settings.task_queue)))
     schedules = ScheduleActivities(client, settings, store)
-    toolsets = SkillToolsets(lambda grant: granted_toolsets(settings, grant),
+    toolsets = SkillToolsets(lambda grant: granted_toolsets(settings, grant, store),
                              sandbox=ToolsetSandbox.from_settings(settings), allowlist=settings.toolset_env_allowlist,
                              call_timeout=settings.tool_call_timeout.total_seconds(), metrics=metrics)
     calls = ToolActivities(hub, call_timeout=settings.tool_call_timeout, toolsets=toolsets,

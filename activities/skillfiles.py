@@ -26,6 +26,7 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from activities.store import Store
+from activities.trust import untrusted
 from config.settings import Settings
 from skills.catalog import ToolInfo, ToolsetGrant, toolsets_digest
 from skills.errors import SkillFileError, ToolsetRefusedError
@@ -193,10 +194,13 @@ def toolset_grant(skill: SkillFile) -> ToolsetGrant | None:
                         digest=toolsets_digest(skill.manifest.toolsets))
 
 
-def granted_toolsets(settings: Settings, grant: ToolsetGrant) -> tuple[Path, dict[str, ToolsetServer]]:
+def granted_toolsets(settings: Settings, grant: ToolsetGrant,
+                     store: Store | None = None) -> tuple[Path, dict[str, ToolsetServer]]:
     """What a grant may start: the skill's folder and its ``toolsets``, read from the SKILL.md the worker's
     folders hold now, never from the grant. Raises :class:`ToolsetRefusedError` naming the skill when the
-    grant does not match that file (the file changed since the run began, or the grant is forged)."""
+    grant does not match that file (the file changed since the run began, or the grant is forged), or,
+    given the ``store``, when the owner does not trust what it runs: a run is refused that earlier, at
+    ``begin_run``; this holds for a grant that did not come through it."""
     found = file_skill(settings, grant.skill) if _SKILL_NAME.fullmatch(grant.skill) else None
     if found is None or not found.manifest.toolsets:
         raise ToolsetRefusedError(
@@ -207,6 +211,9 @@ def granted_toolsets(settings: Settings, grant: ToolsetGrant) -> tuple[Path, dic
         raise ToolsetRefusedError(
             f"the toolsets of skill '{grant.skill}' do not match its SKILL.md (it changed since the run began, or "
             "the grant was not made by this engine): nothing was started; the next run uses the file as it is")
+    refusal = untrusted(store, settings, [found]) if store is not None else None
+    if refusal is not None:
+        raise ToolsetRefusedError(f"{refusal}: nothing was started")
     return found.folder, toolsets
 
 

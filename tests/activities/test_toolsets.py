@@ -11,7 +11,7 @@ import shutil
 import socket
 import threading
 from collections.abc import AsyncIterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +23,13 @@ from activities.mcp import ToolHub
 from activities.mcp.launch import ToolsetSandbox
 from activities.mcp.toolsets import SkillToolsets
 from activities.skillfiles import file_skill, granted_toolsets, toolset_grant
+from activities.store import Store
 from activities.tools import ToolActivities
 from config.settings import Settings
 from skills.catalog import ToolCallInput, ToolsetGrant
 from skills.errors import ToolServerError, ToolsetRefusedError
 from skills.scripts import ScriptLimits
+from skills.skillmd.trust import executable_parts
 from tests.conftest import ROOT
 from tests.skills.skillmd.skill_files import skill_text
 
@@ -177,12 +179,14 @@ async def test_a_toolset_sees_only_what_it_declares(settings: Settings, toolsets
 
 async def test_the_network_is_there_unless_the_entry_says_no(settings: Settings, toolsets: SkillToolsets) -> None:
     listener = socket.socket()
-    listener.bind(("0.0.0.0", 0))  # noqa: S104 - reachable from the sandbox's network namespace only by address
+    # The host's loopback: a toolset with the network shares the host's namespace and reaches it; one with
+    # `network: false` has a loopback of its own, where nothing listens.
+    listener.bind(("127.0.0.1", 0))
     listener.listen(8)
     port = listener.getsockname()[1]
     accepting = threading.Thread(target=lambda: [listener.accept()[0].close() for _ in range(2)], daemon=True)
     accepting.start()
-    host = _outward_address()
+    host = "127.0.0.1"
     write(settings, "online", PROBE)
     write(settings, "offline", {"probe": {**PROBE["probe"], "network": False}})
     try:
@@ -222,8 +226,24 @@ async def test_without_a_sandbox_a_toolset_is_refused(settings: Settings, tmp_pa
         await toolsets.close()
 
 
-def _outward_address() -> str:
-    """An address of this machine other than loopback (the sandbox has a loopback of its own)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        probe.connect(("192.0.2.1", 9))  # no packet is sent: this only picks the outward interface
-        return probe.getsockname()[0]
+async def test_a_well_formed_grant_of_an_untrusted_skill_starts_nothing(settings: Settings, tmp_path: Path) -> None:
+    """A grant that matches its file (as anyone who reads the SKILL.md can make one) but that no begin_run
+    made: the worker still asks whether the owner trusts what it runs before it starts anything."""
+    store = Store.open(f"sqlite:///{tmp_path / 'skills.db'}")
+    folder = write(settings, "unvetted", CHANGING)
+    toolsets = SkillToolsets(lambda grant: granted_toolsets(settings, grant, store),
+                             sandbox=ToolsetSandbox(ScriptLimits()), allowlist=settings.toolset_env_allowlist)
+    try:
+        with pytest.raises(ToolsetRefusedError, match=r"unvetted.*skills trust unvetted.*nothing was started"):
+            await toolsets.call(grant_of(settings, "unvetted"), "changing_add_tool_quietly", {"name": "a"})
+        assert toolsets.open_sessions() == []
+        # Once the owner trusts what the folder holds now, the same grant is served.
+        found = file_skill(settings, "unvetted")
+        assert found is not None and found.folder == folder
+        parts = executable_parts(found)
+        assert parts.digest is not None
+        store.set_trust("unvetted", parts.digest, parts.files, datetime.now(UTC))
+        served = await toolsets.call(grant_of(settings, "unvetted"), "changing_add_tool_quietly", {"name": "a"})
+        assert served.ok and served.text == "added a"
+    finally:
+        await toolsets.close()
