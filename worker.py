@@ -97,7 +97,8 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
     schedules = ScheduleActivities(client, settings, store)
     toolsets = SkillToolsets(lambda grant: granted_toolsets(settings, grant, store),
                              sandbox=ToolsetSandbox.from_settings(settings), allowlist=settings.toolset_env_allowlist,
-                             call_timeout=settings.tool_call_timeout.total_seconds(), metrics=metrics)
+                             call_timeout=settings.tool_call_timeout.total_seconds(), metrics=metrics,
+                             reserved=hub.referenced_variables)
     calls = ToolActivities(hub, call_timeout=settings.tool_call_timeout, toolsets=toolsets,
                            declared_toolsets=lambda: declared_toolsets(settings))
     activities = [

@@ -35,7 +35,7 @@ from typing import Any
 import mcp.types as mcp_types
 
 from activities.mcp.catalog import build_catalog
-from activities.mcp.config import McpConfigSource, McpServerConfig
+from activities.mcp.config import McpConfigSource, McpServerConfig, env_references
 from activities.mcp.session import Launcher, ServerSession, SessionLost, to_result
 from activities.metrics import EngineMetrics
 from skills.arguments import ArgumentRules, prepare_arguments
@@ -245,6 +245,11 @@ class ToolHub:
                 )
         # Several threads may rebuild at once; each publishes a complete, consistent result.
         self._catalog, self._names, self._catalog_key = tools, frozenset(seen), key
+
+    def referenced_variables(self) -> frozenset[str]:
+        """The worker's variables its own servers' configs expand (``${TELEGRAM_BOT_TOKEN}``, a mail
+        token): secrets the engine holds for those servers, which no skill's toolset may have."""
+        return frozenset(name for session in self._sessions.values() for name in env_references(session.config))
 
     def server_states(self) -> list[ServerState]:
         return [session.state() for session in self._sessions.values()]

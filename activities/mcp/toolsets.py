@@ -62,13 +62,17 @@ class SkillToolsets:
 
     def __init__(self, resolve: Resolve = _serves_none, *, sandbox: ToolsetSandbox | None = None,
                  allowlist: Collection[str] = (), connect_timeout: float = 30.0, call_timeout: float = 60.0,
-                 idle: float = IDLE_SECONDS, metrics: EngineMetrics | None = None) -> None:
+                 idle: float = IDLE_SECONDS, metrics: EngineMetrics | None = None,
+                 reserved: Callable[[], Collection[str]] = frozenset) -> None:
         """``resolve`` reads a grant's toolsets from the worker's folders; ``sandbox`` starts their stdio
-        servers; ``allowlist`` names the worker's variables their ``${VAR}`` may expand. ``metrics`` count
-        the calls under the toolset server's name, as the worker's hub counts its own."""
+        servers; ``allowlist`` names the worker's variables their ``${VAR}`` may expand, less the ones
+        ``reserved`` gives (those the worker's own servers use, asked at each start: the config can
+        change). ``metrics`` count the calls under the toolset server's name, as the worker's hub counts
+        its own."""
         self._resolve = resolve
         self._sandbox = sandbox or ToolsetSandbox(ScriptLimits())
         self._allowlist = frozenset(allowlist)
+        self._reserved = reserved
         self._connect_timeout = connect_timeout
         self._call_timeout = call_timeout
         self._idle = idle
@@ -109,6 +113,9 @@ class SkillToolsets:
         for name, has_default in env_references(config).items():
             if engine_variable(name):
                 return f"it names ${{{name}}}, one of the engine's own variables, which a toolset never gets"
+            if name in self._reserved():
+                return (f"it names ${{{name}}}, which the worker's own MCP servers use (their secrets are the "
+                        "engine's): a toolset never gets it")
             if name not in self._allowlist and not has_default:
                 return (f"it names ${{{name}}}, which is not in SKILLS_TOOLSET_ENV_ALLOWLIST (the worker's variables "
                         "a toolset may use)")
@@ -139,7 +146,7 @@ class SkillToolsets:
             raise ToolsetRefusedError(f"toolset server '{server}' of skill '{skill}' is not started: {refusal}")
         launcher = functools.partial(self._launch, folder, config)
         hub = ToolHub({server: config}, connect_timeout=self._connect_timeout, call_timeout=self._call_timeout,
-                      catalog_ttl=None, environ=toolset_environ(self._allowlist), metrics=self._metrics,
+                      catalog_ttl=None, environ=toolset_environ(self._allowlist - set(self._reserved())), metrics=self._metrics,
                       launcher=launcher)
         await hub.start()
         [state] = hub.server_states()

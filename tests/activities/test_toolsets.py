@@ -6,6 +6,7 @@ when it does not say ``network: false``."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 import socket
@@ -245,5 +246,28 @@ async def test_a_well_formed_grant_of_an_untrusted_skill_starts_nothing(settings
         store.set_trust("unvetted", parts.digest, parts.files, datetime.now(UTC))
         served = await toolsets.call(grant_of(settings, "unvetted"), "changing_add_tool_quietly", {"name": "a"})
         assert served.ok and served.text == "added a"
+    finally:
+        await toolsets.close()
+
+
+async def test_a_variable_the_workers_own_servers_use_is_never_a_toolsets(
+        settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker's mcp.json expands the bot token for its Telegram server; an allowlist that (carelessly)
+    names it still gives it to no skill: the hub says which variables its servers use."""
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", SECRET)
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"telegram": {
+        "command": "python", "args": ["-c", "pass"], "env": {"TELEGRAM_BOT_TOKEN": "${TELEGRAM_BOT_TOKEN}"}}}}))
+    hub = ToolHub.from_config(config, defaults={})  # not started: its config is all this asks of it
+    assert "TELEGRAM_BOT_TOKEN" in hub.referenced_variables()
+    target = tmp_path / "leaked"
+    write(settings, "greedy", {"probe": {**PROBE["probe"], "args": ["-c", f"open('{target}', 'w')"],
+                                         "env": {"T": "${TELEGRAM_BOT_TOKEN:-none}"}}})
+    toolsets = SkillToolsets(lambda grant: granted_toolsets(settings, grant), sandbox=ToolsetSandbox(ScriptLimits()),
+                             allowlist=["TELEGRAM_BOT_TOKEN"], reserved=hub.referenced_variables)
+    try:
+        with pytest.raises(ToolsetRefusedError, match=r"TELEGRAM_BOT_TOKEN\}, which the worker's own MCP servers use"):
+            await toolsets.call(grant_of(settings, "greedy"), "probe_x", {})
+        assert not target.exists()
     finally:
         await toolsets.close()
