@@ -52,7 +52,7 @@ from skills.errors import (
     error_class,
 )
 from skills.events import EmitInput, EmitResult, EventInfo, check_event, event_workflow_id
-from skills.limits import TEMPORAL_PAYLOAD_WARNING_BYTES, body_too_large, json_size
+from skills.limits import TEMPORAL_PAYLOAD_WARNING_BYTES, body_too_large, json_size, valid_text
 from skills.messages import (
     BulkRegistrationResult,
     ChangeInput,
@@ -313,6 +313,9 @@ class SkillsClient:
         (Telegram redelivers what was not acknowledged) gets the first turn's reply, and the
         model is not asked twice."""
         await self._require_worker()  # or a turn with no worker would wait out CHAT_TIMEOUT
+        # A person's message is answered, not refused: text no payload can carry (a lone surrogate, as a
+        # channel's JSON escape can decode to) becomes U+FFFD, as a bad byte would.
+        message = valid_text(message)
         session = session_id or uuid.uuid4().hex[:12]
         prefix = f"chat-{slug(session)}"
         return await self._workflow("ChatTurn", ChatInput(session_id=session, message=message), ChatReply, prefix,

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from skills.errors import FieldError
-from skills.limits import KIB, describe, json_size, too_deep
+from skills.limits import KIB, describe, json_size, not_unicode, too_deep
 
 EVENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}")
 """An event's name: letters, digits, ``.``, ``_``, ``/`` and ``-``, up to 100, starting with a letter
@@ -57,6 +57,9 @@ def check_event(name: Any, event_id: Any, data: Any) -> list[FieldError]:
     deep = too_deep("data", data)
     if deep is not None:  # measured first: writing deep data as JSON would recurse
         return [*problems, deep]
+    unwritable = not_unicode(data)
+    if unwritable is not None:
+        return [*problems, unwritable.model_copy(update={"field": ".".join(p for p in ("data", unwritable.field) if p)})]
     size = json_size(data)
     if size > MAX_EVENT_DATA_BYTES:
         problems.append(FieldError(field="data", message=f"is {size:,} bytes as JSON; the limit is "

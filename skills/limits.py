@@ -192,7 +192,41 @@ def too_large(field: str, size: int, limit: int, measured: str = "as JSON") -> F
     return FieldError(field=field, message=f"{subject} {size:,} bytes {measured}; the limit is {describe(limit)}")
 
 
+def not_unicode(value: Any) -> FieldError | None:
+    """A refusal naming the first text in ``value`` (a key or a value, at any depth) that is not valid
+    Unicode: a lone surrogate (``"\\udcff"``, from a bad decode) cannot be written as UTF-8, so no
+    payload can carry it. Walked without recursion; call it on a value :func:`too_deep` accepted."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        texts = [item] if isinstance(item, str) else [k for k in item if isinstance(k, str)] \
+            if isinstance(item, dict) else []
+        for text in texts:
+            try:
+                text.encode()
+            except UnicodeEncodeError as e:
+                where = path if text is item else ".".join(p for p in (path, "<key>") if p)
+                return FieldError(field=where, message=f"is not valid Unicode: a lone surrogate "
+                                                       f"({text[e.start]!r}) at character {e.start}")
+        if isinstance(item, dict):
+            stack.extend((child, f"{path}.{key}" if path else str(key)) for key, child in item.items())
+        elif isinstance(item, list | tuple):
+            stack.extend((child, f"{path}.{i}" if path else str(i)) for i, child in enumerate(item))
+    return None
+
+
+def valid_text(text: str) -> str:
+    """``text`` with what no payload can carry (lone surrogates) replaced by U+FFFD, as a decoder
+    replaces a bad byte; valid text comes back as it is."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")  # one U+FFFD each
+    return text
+
+
 def body_too_large(body: Any) -> FieldError | None:
-    """The refusal of a registration body over :data:`MAX_SKILL_BYTES` as JSON, or nested deeper than
-    :data:`MAX_NESTING`, if it is (the depth first: measuring a deep body's size would recurse)."""
-    return too_deep("", body) or too_large("", json_size(body), MAX_SKILL_BYTES)
+    """The refusal of a registration body over :data:`MAX_SKILL_BYTES` as JSON, nested deeper than
+    :data:`MAX_NESTING`, or holding text no payload can carry, if it is (the depth first: the other
+    two walk the body)."""
+    return too_deep("", body) or not_unicode(body) or too_large("", json_size(body), MAX_SKILL_BYTES)

@@ -15,6 +15,7 @@ from config.settings import Settings
 from skills.errors import McpConfigError, SkillNotFoundError, SkillValidationError
 from skills.limits import MIB
 from tests.conftest import PYTHON, ROOT, Engine, eventually, schedule_exists
+from tests.fakes.llm_server import ScriptedLLM, say
 
 
 def reminder(**fields: object) -> dict[str, object]:
@@ -183,6 +184,27 @@ async def test_deeply_nested_json_in_a_registration_is_a_field_error(engine: Eng
         {"toolName": "outbox_send_message", "parameters": {"message": "hi", "extra": nested}}]))
     assert error == "the skill nests lists and objects more than 32 levels deep; at most 32 are allowed"
     assert await engine.skills.list() == []
+
+
+async def test_text_no_payload_can_carry_is_a_field_error_and_a_message_with_it_is_answered(
+        engine: Engine) -> None:
+    # Found by the fuzz suite. Before: the client raised pydantic's "surrogates not allowed" while writing
+    # the workflow's input, naming no field; a chat message with one (a JSON "\udcff" escape decodes to
+    # it) never reached the assistant.
+    assert await refusal(engine, reminder(instructions="drink \udcff water")) == [
+        "instructions: is not valid Unicode: a lone surrogate ('\\udcff') at character 6"]
+    with pytest.raises(SkillValidationError, match=r"data\.where\.0: is not valid Unicode"):
+        await engine.skills.emit("parcel.arrived", {"where": ["porch \ud800"]})
+    assert await engine.skills.list() == []
+
+
+async def test_a_message_with_a_lone_surrogate_is_answered(assistant: Engine, llm: ScriptedLLM) -> None:
+    # Nothing to refuse in a person's message: the bad character becomes U+FFFD and the turn goes on.
+    llm.script("chat", [say("Hello to you.")])
+    reply = await assistant.skills.chat("hello \udcff there", session_id="surrogates")
+    assert reply.ok and reply.reply == "Hello to you."
+    [asked] = llm.requests_for("chat")
+    assert asked.messages[-1]["content"].endswith("hello \ufffd there")
 
 
 async def test_a_skill_id_past_a_database_integer_is_not_found(engine: Engine) -> None:
