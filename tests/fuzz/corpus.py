@@ -28,6 +28,11 @@ REGISTRATIONS = [
     # Refused later at fire time, or raising in workflow code (OverflowError in completion_due).
     pytest.param(registration(notify_interval_minutes=2000000000000), id="notify-interval-overflows-a-datetime"),
     pytest.param(registration(trigger_config={"interval_minutes": 2**63}), id="interval-past-a-64-bit-duration"),
+    # The client raised pydantic's "surrogates not allowed" writing the workflow's input, naming no field.
+    pytest.param(registration(instructions={"lone \udcff surrogate": 0}), id="lone-surrogate-in-a-key"),
+    pytest.param(registration(execution_plan=[{"toolName": "outbox_send_message",
+                                               "parameters": {"message": "a\udcffb"}}]),
+                 id="lone-surrogate-in-a-plan-parameter"),
     # Quadratic placeholder scanning: minutes of CPU per registration at the plan limit.
     pytest.param(registration(execution_plan=[{"toolName": "outbox_send_message",
                                                "parameters": {"message": "{{" * 20_000}}]),
