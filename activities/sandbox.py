@@ -33,6 +33,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from skills.errors import ResourceError, SandboxUnavailableError, ScriptError, ScriptStartError
 from skills.scripts import TRUNCATED, ScriptLimits, ScriptResult, interpreter_for
@@ -52,6 +53,24 @@ BWRAP_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 """bwrap's own environment. Not the worker's: the sandbox's first process (bwrap's init, pid 1 inside)
 keeps the environment bwrap was started with, and a script can read /proc/1/environ."""
 PROBE_TIMEOUT = 10.0
+
+
+async def probe(command: list[str], *, bwrap: str, sandbox: str, needs: str, what: str, **popen: Any) -> None:
+    """Run bwrap's ``command`` (a sandbox that only exits) and raise :class:`SandboxUnavailableError`
+    saying why, if it cannot make ``sandbox`` here: ``needs`` says what it takes, ``what`` what is then
+    never run unsandboxed."""
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *command, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE, start_new_session=True, env=BWRAP_ENV, **popen)
+        _, err = await asyncio.wait_for(proc.communicate(), PROBE_TIMEOUT)
+    except (OSError, TimeoutError) as e:
+        raise SandboxUnavailableError(f"bubblewrap ({bwrap}) could not be started: {e}; {what} are never run "
+                                      "unsandboxed") from None
+    if proc.returncode != 0:
+        reason = err.decode(errors="replace").strip() or f"exit status {proc.returncode}"
+        raise SandboxUnavailableError(f"bubblewrap ({bwrap}) cannot make {sandbox} here: {reason} ({needs}); "
+                                      f"{what} are never run unsandboxed")
 
 
 def find_bwrap(name: str) -> str | None:
@@ -112,19 +131,9 @@ class Sandbox:
         if self._usable:
             return
         bwrap, _ = self._tools()
-        command = [bwrap, *self._namespace_args(), "--remount-ro", "/", "--", "/bin/sh", "-c", "exit 0"]
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *command, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-                stderr=asyncio.subprocess.PIPE, start_new_session=True, env=BWRAP_ENV, **self._as_user())
-            _, err = await asyncio.wait_for(proc.communicate(), PROBE_TIMEOUT)
-        except (OSError, TimeoutError) as e:
-            raise SandboxUnavailableError(f"bubblewrap ({bwrap}) could not be started: {e}; scripts are never run "
-                                          "unsandboxed") from None
-        if proc.returncode != 0:
-            reason = err.decode(errors="replace").strip() or f"exit status {proc.returncode}"
-            raise SandboxUnavailableError(f"bubblewrap ({bwrap}) cannot make the sandbox here: {reason} (user and "
-                                          "network namespaces must be allowed); scripts are never run unsandboxed")
+        await probe([bwrap, *self._namespace_args(), "--remount-ro", "/", "--", "/bin/sh", "-c", "exit 0"],
+                    bwrap=bwrap, sandbox="the sandbox", needs="user and network namespaces must be allowed",
+                    what="scripts", **self._as_user())
         self._usable = True
 
     # --- one run --------------------------------------------------------------------------------

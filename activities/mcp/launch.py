@@ -32,7 +32,7 @@ from pathlib import Path, PurePosixPath
 from mcp import StdioServerParameters
 
 from activities.mcp.config import EnvExpander
-from activities.sandbox import BWRAP_ENV, PROBE_TIMEOUT, SKILL_MOUNT, Sandbox, _copy_folder, find_bwrap
+from activities.sandbox import BWRAP_ENV, SKILL_MOUNT, Sandbox, _copy_folder, find_bwrap, probe
 from skills.errors import SandboxUnavailableError, ToolsetRefusedError
 from skills.mcpservers import McpServerConfig, ToolsetServer
 
@@ -70,21 +70,10 @@ class ToolsetSandbox(Sandbox):
             raise SandboxUnavailableError(
                 f"bubblewrap is not installed ('{self.bwrap}' not found; install the package 'bubblewrap' or set "
                 "SKILLS_BWRAP_PATH): toolsets are never run unsandboxed")
-        command = [bwrap, *self._toolset_args(network=False), "--", *self._drop(), "/bin/sh", "-c", "exit 0"]
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *command, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-                stderr=asyncio.subprocess.PIPE, start_new_session=True, env=BWRAP_ENV)
-            _, err = await asyncio.wait_for(proc.communicate(), PROBE_TIMEOUT)
-        except (OSError, TimeoutError) as e:
-            raise SandboxUnavailableError(f"bubblewrap ({bwrap}) could not be started: {e}; toolsets are never "
-                                          "run unsandboxed") from None
-        if proc.returncode != 0:
-            reason = err.decode(errors="replace").strip() or f"exit status {proc.returncode}"
-            how = ("a worker running as root needs CAP_SYS_ADMIN to make it; run the worker as another user "
-                   "instead" if self.privileged else "user and network namespaces must be allowed")
-            raise SandboxUnavailableError(f"bubblewrap ({bwrap}) cannot make the toolset sandbox here: {reason} "
-                                          f"({how}); toolsets are never run unsandboxed")
+        await probe([bwrap, *self._toolset_args(network=False), "--", *self._drop(), "/bin/sh", "-c", "exit 0"],
+                    bwrap=bwrap, sandbox="the toolset sandbox", what="toolsets",
+                    needs=("a worker running as root needs CAP_SYS_ADMIN to make it; run the worker as another user "
+                           "instead" if self.privileged else "user and network namespaces must be allowed"))
         self._usable = True
 
     def _drop(self) -> list[str]:
