@@ -127,7 +127,8 @@ def registrations(draw: st.DrawFn) -> dict[str, Any]:
             data["execution_plan"] = _plan_step(field, value)
         elif field in {"timezone", "interval_minutes", "at", "in_minutes", "in_hours", "event", "schedule"} \
                 and draw(st.booleans()):
-            data["trigger_config"] = {**data["trigger_config"], field: value}
+            given = data["trigger_config"]  # it may have been made hostile (not a mapping) already
+            data["trigger_config"] = {**(given if isinstance(given, dict) else {}), field: value}
         else:
             data[field] = value
     return data
