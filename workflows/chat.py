@@ -16,13 +16,13 @@ with workflow.unsafe.imports_passed_through():
     from skills.messages import AgentLoopState, ChatInput, ChatReply, LoopLimits
     from skills.naming import chat_conversation_id
     from workflows.agent_loop import agent_loop, open_toolsets
-    from workflows.options import STORE
+    from workflows.options import FAIL_ON_BUG, STORE
 
 REPLY_CHARS = 16_000
 """A chat's reply is the model's whole answer, up to four Telegram messages."""
 
 
-@workflow.defn(name="ChatTurn")
+@workflow.defn(name="ChatTurn", failure_exception_types=FAIL_ON_BUG)
 class ChatTurn:
     @workflow.run
     async def run(self, request: ChatInput) -> ChatReply:

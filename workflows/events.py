@@ -36,10 +36,10 @@ with workflow.unsafe.imports_passed_through():
     )
     from skills.messages import SkillRunInput
     from skills.naming import skill_attributes
-    from workflows.options import STORE
+    from workflows.options import FAIL_ON_BUG, STORE
 
 
-@workflow.defn(name="EmitEvent")
+@workflow.defn(name="EmitEvent", failure_exception_types=FAIL_ON_BUG)
 class EmitEvent:
     @workflow.run
     async def run(self, request: EmitInput) -> EmitResult:

@@ -28,11 +28,11 @@ with workflow.unsafe.imports_passed_through():
     from activities.schedules import ScheduleActivities
     from skills.messages import EnableInput, MaintenanceReport, MissedOneShot, NotifyInput, ScheduleSync
     from workflows.failures import activity_cause
-    from workflows.options import NOTIFY, SCHEDULE, STORE
+    from workflows.options import FAIL_ON_BUG, NOTIFY, SCHEDULE, STORE
     from workflows.run import aftermath, run_notice
 
 
-@workflow.defn(name="Maintenance")
+@workflow.defn(name="Maintenance", failure_exception_types=FAIL_ON_BUG)
 class Maintenance:
     @workflow.run
     async def run(self) -> MaintenanceReport:

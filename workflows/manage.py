@@ -32,10 +32,10 @@ with workflow.unsafe.imports_passed_through():
     )
     from skills.models import Skill
     from workflows.failures import activity_cause
-    from workflows.options import BULK_REGISTRATION, SCHEDULE, STORE, STORE_LOCAL
+    from workflows.options import BULK_REGISTRATION, FAIL_ON_BUG, SCHEDULE, STORE, STORE_LOCAL
 
 
-@workflow.defn(name="RegisterSkill")
+@workflow.defn(name="RegisterSkill", failure_exception_types=FAIL_ON_BUG)
 class RegisterSkill:
     """Create a skill, or update one (``target`` set), and bring its schedule along."""
 
@@ -65,7 +65,7 @@ class RegisterSkill:
         return RegistrationResult(ok=True, skill=skill, notes=notes, next_fire=synced.next_fire)
 
 
-@workflow.defn(name="RegisterSkills")
+@workflow.defn(name="RegisterSkills", failure_exception_types=FAIL_ON_BUG)
 class RegisterSkills:
     """Register a batch of new skills in one activity: each on its own road, refused on its own."""
 
@@ -75,7 +75,7 @@ class RegisterSkills:
                                                       **BULK_REGISTRATION)
 
 
-@workflow.defn(name="ChangeSkill")
+@workflow.defn(name="ChangeSkill", failure_exception_types=FAIL_ON_BUG)
 class ChangeSkill:
     """Delete, pause or resume a skill; pausing keeps the reason on the schedule's note."""
 

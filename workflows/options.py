@@ -97,3 +97,12 @@ BULK_REGISTRATION: dict[str, Any] = {
 }
 """A batch of new skills registered in one activity (``register_skills``); it heartbeats the items
 done, so a retry after a dead worker goes on from there."""
+
+
+FAIL_ON_BUG: list[type[BaseException]] = [Exception]
+"""``failure_exception_types`` of the engine's short workflows (a chat turn, a registration, a change,
+an emit, a trust, a sync or maintenance round): an exception of their own code that is not a Temporal
+failure (a bug, a value no check foresaw) would fail the workflow *task*, which Temporal retries for
+ever while the client waits for nothing. Listed here, it fails the workflow with the exception's type
+and message. A non-determinism error does too: these workflows live seconds, and a failed one is asked
+again. SkillRun handles its own (it records the run as an error first: workflows/run.py)."""

@@ -15,10 +15,10 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from activities.skillfiles import SkillFileActivities
     from skills.skillmd.sync import SyncInput, SyncResult
-    from workflows.options import FILE_SCAN, REGISTRATION
+    from workflows.options import FAIL_ON_BUG, FILE_SCAN, REGISTRATION
 
 
-@workflow.defn(name="SyncSkillFiles")
+@workflow.defn(name="SyncSkillFiles", failure_exception_types=FAIL_ON_BUG)
 class SyncSkillFiles:
     @workflow.run
     async def run(self, request: SyncInput) -> SyncResult:

@@ -15,10 +15,10 @@ with workflow.unsafe.imports_passed_through():
     from activities.trust import TrustActivities
     from skills.skillmd.trust import TrustInput, TrustResult
     from workflows.failures import activity_cause
-    from workflows.options import STORE
+    from workflows.options import FAIL_ON_BUG, STORE
 
 
-@workflow.defn(name="TrustSkill")
+@workflow.defn(name="TrustSkill", failure_exception_types=FAIL_ON_BUG)
 class TrustSkill:
     @workflow.run
     async def run(self, request: TrustInput) -> TrustResult:

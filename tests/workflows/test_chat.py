@@ -6,11 +6,16 @@ store, the schedule."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import UTC, datetime, timedelta
 
-from temporalio.client import Client
+import pytest
+from temporalio.client import Client, WorkflowExecutionStatus
 
+import workflows.chat
+from config.settings import Settings
+from skills.errors import SkillsError
 from tests.conftest import Engine, schedule_exists
 from tests.fakes.llm_server import ScriptedLLM, call, say
 
@@ -106,3 +111,26 @@ async def _fresh_session(assistant: Engine, llm: ScriptedLLM) -> list[dict[str, 
     llm.script("chat", [say("Hi.")])
     await assistant.skills.chat("hello again", session_id="s2")
     return llm.requests_for("chat")[-1].messages
+
+
+async def test_a_bug_in_a_chat_turns_own_code_fails_the_turn_instead_of_retrying_it_for_ever(
+        client: Client, settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any exception of workflow code that is not a Temporal failure fails the workflow *task*, which
+    Temporal retries for ever: the person would wait out the client's 15 minutes for nothing. Here the
+    turn's first line raises (a stand-in for a bug: a helper the workflow calls), and the turn fails."""
+
+    def broken(session_id: str) -> str:
+        raise ValueError("a bug in the engine's own code")
+
+    # The workflow module is passed through the sandbox (worker.WORKFLOW_RUNNER): its global is what it calls.
+    monkeypatch.setattr(workflows.chat, "chat_conversation_id", broken)
+    engine = await Engine(settings, client).start()
+    try:
+        with pytest.raises(SkillsError, match="ChatTurn failed: a bug in the engine's own code"):
+            await asyncio.wait_for(engine.skills.chat("hello", session_id="bug"), 60)
+        [listed] = [w async for w in client.list_workflows(
+            f"TaskQueue='{settings.task_queue}' AND WorkflowType='ChatTurn'")]
+        described = await client.get_workflow_handle(listed.id).describe()  # the list's status may lag
+        assert described.status == WorkflowExecutionStatus.FAILED
+    finally:
+        await engine.stop()
