@@ -492,7 +492,7 @@ def _moment(moment: datetime | None, skill: Skill, relative: bool = True) -> str
     zone = skill.trigger_config.timezone if skill.trigger_config else None
     try:
         text = zone_time(moment, zone)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):
         # A zone this machine does not know: its own clock, still named by the skill's zone.
         text = f"{moment.astimezone():%Y-%m-%d %H:%M} {zone}"
     return f"{text} ({_from_now(moment)})" if relative else text

@@ -362,7 +362,7 @@ def _local(iso: str, trigger: dict[str, Any] | None) -> str:
     """An ISO time as the skill's zone (UTC if it has none) shows it; the ISO text if it cannot."""
     try:
         return zone_time(datetime.fromisoformat(iso), (trigger or {}).get("timezone") or "UTC")
-    except (ValueError, TypeError, ZoneInfoNotFoundError):
+    except (ValueError, TypeError, ZoneInfoNotFoundError, OSError):
         return iso
 
 

@@ -18,7 +18,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+from zoneinfo import available_timezones
 
 import re2
 from pydantic import ValidationError
@@ -58,7 +58,7 @@ from skills.naming import MANAGEMENT_TOOLS, management_tool_problem
 from skills.plans import analyse_plan, event_placeholders
 from skills.preflight import PreflightCheck, automatic_checks, time_offset_problems
 from skills.suggest import did_you_mean
-from skills.triggers import LAST_CALENDAR_YEAR, check_cron
+from skills.triggers import LAST_CALENDAR_YEAR, MAX_ZONE_NAME, check_cron, zone_info
 
 MAX_NAME_LENGTH = 200
 MAX_CRON_LENGTH = 1000
@@ -482,9 +482,14 @@ def _timezone(value: Any, problems: Problems) -> str | None:
         problems.add("trigger_config.timezone", "must be an IANA time zone name such as 'Europe/Paris'")
         return None
     try:
-        ZoneInfo(value.strip())
-    except (ZoneInfoNotFoundError, ValueError):
-        hint = did_you_mean(value.strip(), _zone_names())
+        zone_info(value.strip())
+    except ValueError:
+        name = value.strip()
+        if len(name) > MAX_ZONE_NAME:
+            problems.add("trigger_config.timezone", f"is {len(name):,} characters; a time zone name has at most "
+                                                    f"{MAX_ZONE_NAME} (use an IANA name such as America/New_York)")
+            return None
+        hint = did_you_mean(name, _zone_names())
         problems.add("trigger_config.timezone",
                      f"unknown time zone '{value}'{hint or ' (use an IANA name such as America/New_York)'}")
         return None
@@ -514,8 +519,8 @@ def _instant(value: Any, zone: str, problems: Problems) -> datetime | None:
         return None
     if moment.tzinfo is None:
         try:
-            moment = moment.replace(tzinfo=ZoneInfo(zone))
-        except (ZoneInfoNotFoundError, ValueError):
+            moment = moment.replace(tzinfo=zone_info(zone))
+        except ValueError:
             return None
     try:
         return moment.astimezone(UTC).replace(microsecond=0)

@@ -269,11 +269,21 @@ def one_shot_second(at: datetime) -> datetime:
 # --- small helpers -----------------------------------------------------------------------------
 
 
+MAX_ZONE_NAME = 64
+"""Characters of a time zone name: the longest IANA name has 32. A longer one is no zone, and reading it
+as a file name (ZoneInfo does) fails with an OSError no caller expected: the name was too long."""
+
+
 def zone_info(tz: str) -> ZoneInfo:
+    """The IANA zone ``tz``; ValueError naming it when there is none of that name (malformed, too long,
+    unknown to this machine)."""
     try:
+        if len(tz) > MAX_ZONE_NAME:
+            raise ValueError(tz)
         return ZoneInfo(tz)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ValueError(f"unknown time zone '{tz}' (use an IANA name such as 'Europe/Berlin')") from None
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise ValueError(f"unknown time zone '{tz[:MAX_ZONE_NAME]}{'...' if len(tz) > MAX_ZONE_NAME else ''}' "
+                         "(use an IANA name such as 'Europe/Berlin')") from None
 
 
 def timezone_of(trigger: TriggerConfig) -> str:

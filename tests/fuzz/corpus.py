@@ -33,6 +33,9 @@ REGISTRATIONS = [
     pytest.param(registration(execution_plan=[{"toolName": "outbox_send_message",
                                                "parameters": {"message": "a\udcffb"}}]),
                  id="lone-surrogate-in-a-plan-parameter"),
+    # ZoneInfo read a 40 KB zone name as a file (OSError: file name too long): prepare_skill retried ten
+    # times and the client gave up after 120 s.
+    pytest.param(registration(timezone="{{" * 20_000), id="time-zone-longer-than-a-file-name"),
     # Quadratic placeholder scanning: minutes of CPU per registration at the plan limit.
     pytest.param(registration(execution_plan=[{"toolName": "outbox_send_message",
                                                "parameters": {"message": "{{" * 20_000}}]),

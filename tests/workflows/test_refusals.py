@@ -198,6 +198,17 @@ async def test_text_no_payload_can_carry_is_a_field_error_and_a_message_with_it_
     assert await engine.skills.list() == []
 
 
+async def test_a_time_zone_too_long_for_a_file_name_is_refused_at_once(engine: Engine) -> None:
+    # Found by the fuzz suite. Before: ZoneInfo read the name as a file and raised OSError (file name too
+    # long), which the normalizer did not expect: prepare_skill failed ten times and the client gave up
+    # after 120 s without a word about the field.
+    for zone in ("{{" * 20_000, "Europe/" + "x" * 300):
+        errors = await asyncio.wait_for(refusal(engine, reminder(schedule="0 9 * * *", timezone=zone)), 30)
+        assert errors == [f"trigger_config.timezone: is {len(zone):,} characters; a time zone name has at most 64 "
+                          "(use an IANA name such as America/New_York)"]
+    assert await engine.skills.list() == []
+
+
 async def test_a_message_with_a_lone_surrogate_is_answered(assistant: Engine, llm: ScriptedLLM) -> None:
     # Nothing to refuse in a person's message: the bad character becomes U+FFFD and the turn goes on.
     llm.script("chat", [say("Hello to you.")])
