@@ -61,6 +61,9 @@ from skills.suggest import did_you_mean
 from skills.triggers import LAST_CALENDAR_YEAR, MAX_ZONE_NAME, check_cron, zone_info
 
 MAX_NAME_LENGTH = 200
+MAX_AGENT_ID_LENGTH = 100
+"""An agent id is a search attribute of every run (``SkillAgent``), which Temporal caps at 2,048 bytes:
+a longer one registered, and then no run of the skill could start."""
 MAX_CRON_LENGTH = 1000
 """Characters of a cron expression: every value of every field listed (0,1,...,59 ...) is under 400."""
 
@@ -212,7 +215,7 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
     preflight = [*preflight, *added]
 
     fields: dict[str, Any] = {
-        "agent_id": optional_text(data.get("agent_id"), "agent_id", problems) or ctx.default_agent_id,
+        "agent_id": _agent_id(data.get("agent_id"), problems) or ctx.default_agent_id,
         "name": name,
         "description": optional_text(data.get("description"), "description", problems) or "",
         "enabled": boolean(data.get("enabled"), "enabled", True, problems),
@@ -412,6 +415,8 @@ def _normalize_trigger(
         at = ctx.now.astimezone(UTC) + timedelta(minutes=minutes)
         # Schedules have whole seconds: round up, so a fraction of a minute is still in the future.
         at = at.replace(microsecond=0) + (timedelta(seconds=1) if at.microsecond else timedelta())
+        # An amount too small for a timedelta (in_minutes: 1e-191) adds nothing: the next second, then.
+        at = max(at, ctx.now.astimezone(UTC).replace(microsecond=0) + timedelta(seconds=1))
         words = " and ".join(f"{k}={v}" for k, v in relative.items())
         notes.append(f"{words} converted to at={at.isoformat()}")
     if config.get("at") is not None:
@@ -475,6 +480,14 @@ def _event_trigger(config: Mapping[str, Any], problems: Problems) -> TriggerConf
         return None
     # A time zone may come along: the one {{now}} and {{today}} are read in by a run's plan.
     return TriggerConfig(event=config["event"].strip(), timezone=zone)
+
+
+def _agent_id(value: Any, problems: Problems) -> str | None:
+    agent = optional_text(value, "agent_id", problems)
+    if agent and len(agent) > MAX_AGENT_ID_LENGTH:
+        problems.add("agent_id", f"is {len(agent):,} characters long; the limit is {MAX_AGENT_ID_LENGTH}")
+        return None
+    return agent
 
 
 def _timezone(value: Any, problems: Problems) -> str | None:

@@ -10,7 +10,7 @@ import os
 
 from hypothesis import HealthCheck, Phase, settings
 
-EXAMPLES = int(os.environ.get("SKILLS_FUZZ_EXAMPLES", "25"))
+EXAMPLES = int(os.environ.get("SKILLS_FUZZ_EXAMPLES", "60"))
 """Examples per property in `make test`: the registrations each reach a real worker."""
 
 PHASES = (Phase.explicit, Phase.reuse, Phase.generate)

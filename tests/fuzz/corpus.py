@@ -36,6 +36,9 @@ REGISTRATIONS = [
     # ZoneInfo read a 40 KB zone name as a file (OSError: file name too long): prepare_skill retried ten
     # times and the client gave up after 120 s.
     pytest.param(registration(timezone="{{" * 20_000), id="time-zone-longer-than-a-file-name"),
+    # Registered, and then no run could start: the SkillAgent search attribute is capped at 2,048 bytes.
+    pytest.param(registration(agent_id="{{steps." * 5_000, trigger_config={"event": "fuzz.happened"}),
+                 id="agent-id-past-a-search-attribute"),
     # Quadratic placeholder scanning: minutes of CPU per registration at the plan limit.
     pytest.param(registration(execution_plan=[{"toolName": "outbox_send_message",
                                                "parameters": {"message": "{{" * 20_000}}]),

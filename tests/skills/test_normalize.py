@@ -128,6 +128,14 @@ def test_in_minutes_and_in_hours_add_up_to_one_absolute_at() -> None:
     assert result.trigger_as_written == {"in_hours": 1, "in_minutes": "30"}
 
 
+def test_a_relative_time_too_small_to_add_is_the_next_second() -> None:
+    # Found by the property test below: 5e-191 minutes is no timedelta at all, and the one-shot's `at` was
+    # `now` itself, not in the future.
+    for amount in (5.061938313323521e-191, 1e-9, 0.001):
+        at = ok(trigger_config={"in_minutes": amount}).spec.trigger_config
+        assert at is not None and at.at == NOW + timedelta(seconds=1), amount
+
+
 def test_naive_at_is_read_in_the_trigger_zone_then_default_zone() -> None:
     explicit = ok(trigger_config={"at": "2026-03-01T09:00:00", "timezone": "America/New_York"}).spec.trigger_config
     default = ok(trigger_config={"at": "2026-03-01T09:00:00"}).spec.trigger_config

@@ -209,6 +209,14 @@ async def test_a_time_zone_too_long_for_a_file_name_is_refused_at_once(engine: E
     assert await engine.skills.list() == []
 
 
+async def test_an_agent_id_too_long_for_a_search_attribute_is_refused(engine: Engine) -> None:
+    # Found by the fuzz suite. Before: a 40 KB agent id registered (an event skill has no schedule to fail),
+    # and then every run failed to start: Temporal caps the SkillAgent search attribute at 2,048 bytes.
+    assert await refusal(engine, reminder(agent_id="a" * 40_000, trigger_config={"event": "parcel.arrived"})) == [
+        "agent_id: is 40,000 characters long; the limit is 100"]
+    assert await engine.skills.list() == []
+
+
 async def test_a_message_with_a_lone_surrogate_is_answered(assistant: Engine, llm: ScriptedLLM) -> None:
     # Nothing to refuse in a person's message: the bad character becomes U+FFFD and the turn goes on.
     llm.script("chat", [say("Hello to you.")])
