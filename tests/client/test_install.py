@@ -275,15 +275,21 @@ def hundred_thousand_entries(path: Path) -> Path:
     return path
 
 
-def test_a_tar_is_read_entry_by_entry_and_stops_at_the_count_limit(tmp_path: Path, folders: dict[str, Path]) -> None:
-    archive = hundred_thousand_entries(tmp_path / "many.tar.gz")
-
+def refused_with_peak(folders: dict[str, Path], archive: Path) -> tuple[list[str], int]:
+    """The install's refusals of ``archive``, and the most memory Python held while it read it."""
     tracemalloc.start()
     try:
         reasons = refused(folders, archive)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
+    return reasons, peak
+
+
+def test_a_tar_is_read_entry_by_entry_and_stops_at_the_count_limit(tmp_path: Path, folders: dict[str, Path]) -> None:
+    archive = hundred_thousand_entries(tmp_path / "many.tar.gz")
+
+    reasons, peak = refused_with_peak(folders, archive)
 
     assert reasons == ["the source holds more than 2,000 entries, the limit"]
     # Reading the whole index first took 57 MiB; one entry at a time, up to the limit, a few.
@@ -296,12 +302,7 @@ def test_a_zip_is_refused_from_its_central_directory_count(tmp_path: Path, folde
         for i in range(30_000):
             zipped.writestr(f"many/f{i}", b"")
 
-    tracemalloc.start()
-    try:
-        reasons = refused(folders, archive)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    reasons, peak = refused_with_peak(folders, archive)
 
     assert reasons == ["the source holds 30,000 entries (its index says); the limit is 2,000"]
     assert peak < 4 * MIB, f"peak {peak / MIB:.1f} MiB"  # the index is not read into memory
