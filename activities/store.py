@@ -27,6 +27,7 @@ from activities.database import open_database
 from activities.failures import as_application_errors
 from activities.tables import (
     LAST_RUN_COLUMNS,
+    ApprovalRow,
     MessageRow,
     RunRow,
     SeenEventRow,
@@ -35,6 +36,7 @@ from activities.tables import (
     TrustRow,
 )
 from skills.agent import ChatMessage
+from skills.approvals import PENDING, Approval, ApprovalRequest, ApprovalStatus
 from skills.backoff import BackoffPolicy
 from skills.budget import DAY, BudgetPolicy, Usage, over_budget
 from skills.deadline import RunLimits, run_timeout
@@ -412,6 +414,68 @@ class Store:
             session.commit()
             return True
 
+    # --- approvals -------------------------------------------------------------------------
+
+    def add_approval(self, request: ApprovalRequest) -> Approval:
+        """Record what waits for the owner's answer; a request already recorded under its
+        ``request_key`` (a retried step) is kept as it is and returned."""
+        with self.session() as session:
+            session.execute(_insert_or_ignore(self.engine, ApprovalRow(**request.model_dump())))
+            session.commit()
+            row = session.exec(select(ApprovalRow).where(ApprovalRow.request_key == request.request_key)).one()
+            return _approval_model(row)
+
+    def get_approval(self, approval_id: int) -> Approval:
+        with self.session() as session:
+            row = session.get(ApprovalRow, approval_id)
+            if row is None:
+                raise SkillNotFoundError(f"no approval with id {approval_id}")
+            return _approval_model(row)
+
+    def find_approval(self, request_key: str) -> Approval | None:
+        with self.session() as session:
+            row = session.exec(select(ApprovalRow).where(ApprovalRow.request_key == request_key)).first()
+            return _approval_model(row) if row is not None else None
+
+    def list_approvals(self, *, status: ApprovalStatus | None = PENDING, skill_id: int | None = None,
+                       session_id: str | None = None, workflow_id: str | None = None,
+                       limit: int = 50) -> list[Approval]:
+        """Newest first; pending ones by default (``status=None``: any)."""
+        with self.session() as session:
+            query = select(ApprovalRow).order_by(ApprovalRow.id.desc()).limit(limit)  # type: ignore[union-attr]
+            if status is not None:
+                query = query.where(ApprovalRow.status == status)
+            if skill_id is not None:
+                query = query.where(ApprovalRow.skill_id == skill_id)
+            if session_id is not None:
+                query = query.where(ApprovalRow.session_id == session_id)
+            if workflow_id is not None:
+                query = query.where(ApprovalRow.workflow_id == workflow_id)
+            return [_approval_model(r) for r in session.exec(query)]
+
+    def decide_approval(self, approval_id: int, status: ApprovalStatus, *, now: datetime, by: str = "",
+                        reason: str | None = None) -> tuple[Approval, bool]:
+        """Answer a pending approval. Only a pending one takes an answer (a compare-and-set, safe
+        against two answers at once): returns the approval as it now stands and whether this call
+        decided it."""
+        if status == PENDING:
+            raise ValueError("an answer is approved, denied or expired")
+        with self.session() as session:
+            changed = session.execute(
+                update(ApprovalRow)
+                .where(ApprovalRow.id == approval_id, ApprovalRow.status == PENDING)  # type: ignore[arg-type]
+                .values(status=status, decided_at=now, decided_by=by or None, reason=reason or None)
+            ).rowcount
+            session.commit()
+        return self.get_approval(approval_id), bool(changed)
+
+    def record_approval_outcome(self, approval_id: int, outcome: str) -> None:
+        """What came of an answered approval (the call's result, the change's answer)."""
+        with self.session() as session:
+            session.execute(update(ApprovalRow).where(ApprovalRow.id == approval_id)  # type: ignore[arg-type]
+                            .values(outcome=outcome))
+            session.commit()
+
     def list_runs(self, skill_id: int | None = None, limit: int = 20) -> list[RunRecord]:
         """Newest first, by the time each run stands for: its scheduled time, else its start."""
         with self.session() as session:
@@ -447,12 +511,14 @@ _MESSAGE_FIELDS = set(ChatMessage.model_fields)
 
 
 def _insert_or_ignore(engine: Engine, row: SQLModel) -> Any:
-    """INSERT ... ON CONFLICT DO NOTHING: a row already stored under any of its unique keys is kept."""
+    """INSERT ... ON CONFLICT DO NOTHING: a row already stored under any of its unique keys is kept.
+    A key the database numbers (an id still None) is left to it."""
     if engine.dialect.name == "postgresql":
         from sqlalchemy.dialects.postgresql import insert
     else:
         from sqlalchemy.dialects.sqlite import insert
-    return insert(type(row)).values(**row.model_dump()).on_conflict_do_nothing()
+    values = {k: v for k, v in row.model_dump().items() if not (k == "id" and v is None)}
+    return insert(type(row)).values(**values).on_conflict_do_nothing()
 
 
 def _name_taken(spec: SkillSpec) -> SkillValidationError:
@@ -466,6 +532,10 @@ def _spec_columns(spec: SkillSpec) -> dict[str, Any]:
 
 def _skill_model(row: SkillRow) -> Skill:
     return Skill.model_validate(row.model_dump())
+
+
+def _approval_model(row: ApprovalRow) -> Approval:
+    return Approval.model_validate(row.model_dump())
 
 
 def _run_model(row: RunRow) -> RunRecord:

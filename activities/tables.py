@@ -61,6 +61,8 @@ class SkillRow(SQLModel, table=True):
     notify_interval_minutes: int = 0
     preflight: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     model: str | None = None
+    approval_required_tools: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    approval_timeout_minutes: int | None = None
     schedule_id: str | None = None
     consecutive_failures: int = 0
     last_failure_at: datetime | None = _utc_column()
@@ -157,6 +159,33 @@ class TrustRow(SQLModel, table=True):
     covers: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     """What the digest covered when trusted (toolset lines, files), for a person to see."""
     trusted_at: datetime = _utc_column(nullable=False)
+
+
+class ApprovalRow(SQLModel, table=True):
+    """Something waiting for (or given) the owner's answer: a run's tool call or a chat's proposed
+    change (``skills.approvals``). Decided once: only a pending row takes an answer."""
+
+    __tablename__ = "approvals"
+    __table_args__ = ({"sqlite_autoincrement": True},)
+
+    id: int | None = Field(default=None, primary_key=True)
+    kind: str
+    request_key: str = Field(unique=True)
+    status: str = Field(default="pending", index=True)
+    skill_id: int | None = Field(default=None, index=True)
+    skill_name: str = ""
+    run_id: str | None = None
+    workflow_id: str | None = None
+    session_id: str | None = Field(default=None, index=True)
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    summary: str = Field(default="", sa_column=Column(Text, nullable=False))
+    requested_at: datetime = _utc_column(nullable=False)
+    expires_at: datetime = _utc_column(nullable=False)
+    decided_at: datetime | None = _utc_column()
+    decided_by: str | None = None
+    reason: str | None = Field(default=None, sa_column=Column(Text))
+    outcome: str | None = Field(default=None, sa_column=Column(Text))
 
 
 LAST_RUN_COLUMNS = ("last_run_at", "last_run_status", "last_run_summary")

@@ -106,6 +106,10 @@ class SkillSpec(BaseModel):
     """Checks run before the tier; one that finds nothing to do skips the run at zero cost."""
     model: str | None = None
     """The Agent tier's model for this skill; none means the engine's default."""
+    approval_required_tools: list[str] = Field(default_factory=list)
+    """Tools whose every call waits for the owner's approval (``skills.approvals``), on either tier."""
+    approval_timeout_minutes: int | None = None
+    """How long a call waits for the answer before it is denied; none means the engine's setting."""
 
     @property
     def tier(self) -> Tier:

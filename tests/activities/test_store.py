@@ -12,6 +12,7 @@ from sqlalchemy import inspect
 
 from activities.store import Store
 from skills.agent import ChatMessage
+from skills.approvals import ApprovalRequest
 from skills.backoff import BackoffPolicy
 from skills.budget import BudgetPolicy
 from skills.errors import SkillNotFoundError, SkillValidationError
@@ -229,3 +230,54 @@ def test_failures_of_concurrent_runs_are_all_counted(pg_url: str) -> None:
         thread.join()
     assert len(disabled) == 10 and disabled.count(FAILURES) == 1
     assert store.get_skill(skill_id).consecutive_failures == 50
+
+
+# --- approvals ------------------------------------------------------------------------------
+
+
+def approval_request(key: str = "run-1:step1:0", **fields: object) -> ApprovalRequest:
+    return ApprovalRequest.model_validate({
+        "kind": "tool_call", "request_key": key, "skill_id": 1, "skill_name": "tick", "run_id": "r1",
+        "workflow_id": "w1", "tool": "outbox_send_message", "arguments": {"message": "hi"},
+        "summary": "send 'hi'", "requested_at": T0, "expires_at": T0 + timedelta(hours=1), **fields})
+
+
+def test_an_approval_is_recorded_once_per_request_and_answered_once(store: Store) -> None:
+    first = store.add_approval(approval_request())
+    again = store.add_approval(approval_request(summary="a retried step records it again"))
+    assert again == first and first.pending and first.expires_at == T0 + timedelta(hours=1)
+    other = store.add_approval(approval_request("chat:s1:3:0", kind="change", session_id="s1", workflow_id=None))
+    assert other.id > first.id
+    assert [a.id for a in store.list_approvals()] == [other.id, first.id]
+    assert [a.id for a in store.list_approvals(session_id="s1")] == [other.id]
+
+    decided, changed = store.decide_approval(first.id, "approved", now=T0 + timedelta(minutes=3), by="cli")
+    assert changed and decided.status == "approved" and decided.decided_by == "cli"
+    assert decided.decided_at == T0 + timedelta(minutes=3)
+    # A second answer (a Telegram button pressed after `skills deny`) changes nothing, and says so.
+    late, changed = store.decide_approval(first.id, "denied", now=T0 + timedelta(minutes=4), reason="no")
+    assert not changed and late.status == "approved" and late.reason is None
+    assert [a.id for a in store.list_approvals()] == [other.id]
+    assert {a.id for a in store.list_approvals(status=None)} == {first.id, other.id}
+    store.record_approval_outcome(first.id, "sent")
+    assert store.get_approval(first.id).outcome == "sent"
+    assert store.find_approval("run-1:step1:0") == store.get_approval(first.id)
+    with pytest.raises(SkillNotFoundError, match="no approval with id 999"):
+        store.get_approval(999)
+
+
+def test_two_answers_at_once_decide_an_approval_once(store: Store) -> None:
+    pending = store.add_approval(approval_request())
+    results: list[bool] = []
+    barrier = threading.Barrier(8)
+
+    def answer(i: int) -> None:
+        barrier.wait()
+        results.append(store.decide_approval(pending.id, "approved" if i % 2 else "denied", now=T0)[1])
+
+    threads = [threading.Thread(target=answer, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results.count(True) == 1
