@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, Field, model_validator
 
+from skills.approvals import Approval
 from skills.catalog import ToolsetGrant, upgraded_grant
 from skills.errors import FieldError
 from skills.events import EventInfo
@@ -335,6 +336,8 @@ class ChatReply(BaseModel):
     """SKILL.md skills the message triggered."""
     unavailable: list[str] = Field(default_factory=list)
     """Matched skills' own toolset servers that could not start, with the reason: the turn went on without them."""
+    proposals: list[Approval] = Field(default_factory=list)
+    """Changes the turn proposed and did not make: each waits for the owner's yes (``skills.approvals``)."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
