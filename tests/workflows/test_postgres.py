@@ -89,7 +89,7 @@ async def test_three_workers_on_one_store_record_each_fire_once(client: Client, 
                 assert worker.process is not None and worker.process.poll() is None, worker.log.read_text()
             return await pollers(client, queue) >= 3
 
-        await eventually(all_polling, timeout=90, interval=0.5)
+        await eventually(all_polling, timeout=180, interval=0.5)  # three processes starting on a busy machine
 
         fine = [(await skills.register(verdict_skill(f"fine-{i}", True))).skill for i in range(2)]
         failing = [(await skills.register(verdict_skill(f"failing-{i}", False))).skill for i in range(2)]
