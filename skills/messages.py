@@ -258,6 +258,9 @@ class AgentLoopState(BaseModel):
     toolsets: list[ToolsetGrant] = Field(default_factory=list)
     """The SKILL.md ``toolsets`` granted to this loop (its skill's; a chat's matched skills'): their tools,
     in ``tools``, are called on those skills' own servers."""
+    key_prefix: str = ""
+    """What the idempotency keys of this loop's tool calls begin with (``skills.idempotency.run_prefix``,
+    a skill's run); empty for a chat, whose keys name its conversation and message."""
 
 
 FINAL_EXCERPT = 2000

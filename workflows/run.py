@@ -40,6 +40,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.tools import ToolActivities
     from skills.catalog import ToolCallInput, ToolCallOutput
     from skills.errors import PlanError, SkillRunFailed, WorkflowInputError
+    from skills.idempotency import call_key, fire_id, run_prefix, step_place
     from skills.messages import (
         AgentLoopState,
         AgentResume,
@@ -71,6 +72,7 @@ class SkillRun:
         # What the run has got to, for the failure path of an unexpected exception.
         self._start: RunStart | None = None
         self._run: RunRecord | None = None
+        self._key_prefix = ""
 
     @workflow.run
     async def run(self, request: SkillRunInput) -> RunRecord | None:
@@ -142,6 +144,7 @@ class SkillRun:
         return outcome.run
 
     async def _execute(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput) -> RunRecord:
+        self._key_prefix = _key_prefix(run, request)
         if start.skip:
             return _skipped(run, start.skip)
         if start.refused:
@@ -186,7 +189,8 @@ class SkillRun:
             **STORE,
         )
         loop = AgentLoopState(conversation_id=run.run_id, model=session.model, tools=session.tools,
-                              calls=run.tool_calls, script_skills=session.script_skills, toolsets=grants)
+                              calls=run.tool_calls, script_skills=session.script_skills, toolsets=grants,
+                              key_prefix=self._key_prefix)
         return await self._agent_loop(skill, run, start, request, loop)
 
     async def _agent_loop(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput,
@@ -208,6 +212,7 @@ class SkillRun:
                     calls: list[ToolCallRecord], label: str = "") -> ToolCallOutput | None:
         """One tool call as its own activity; its record is appended, None if it failed."""
         began = workflow.now()
+        key = "" if tool == RUN_SCRIPT else call_key(self._key_prefix, step_place(step_id), 1)
         try:
             out = await (workflow.execute_activity_method(  # a script step runs in the sandbox
                 ScriptActivities.run, ScriptRun(skill=start.run.skill_name if start.run else "", arguments=arguments,
@@ -215,7 +220,8 @@ class SkillRun:
                 **script_options(start.script_timeout_seconds), summary=f"{label}{tool}",
             ) if tool == RUN_SCRIPT else workflow.execute_activity_method(
                 ToolActivities.call_tool,
-                ToolCallInput(tool=tool, arguments=arguments, step_id=step_id, toolsets=start.toolsets),
+                ToolCallInput(tool=tool, arguments=arguments, step_id=step_id, toolsets=start.toolsets,
+                              idempotency_key=key),
                 **tool_options(start.tool_timeout_seconds),
                 summary=f"{label}{tool}",
             ))
@@ -224,7 +230,7 @@ class SkillRun:
             out, ok, text, adjusted = None, False, activity_cause(e), []
             elapsed = int((workflow.now() - began).total_seconds() * 1000)
         calls.append(ToolCallRecord(step_id=step_id, tool=tool, ok=ok, duration_ms=elapsed,
-                                    result=text[:RESULT_EXCERPT], adjusted=adjusted))
+                                    result=text[:RESULT_EXCERPT], adjusted=adjusted, idempotency_key=key))
         return out if ok else None
 
 
@@ -267,6 +273,13 @@ def run_notice(skill: Skill, outcome: RunOutcome, notify_interval: timedelta, no
     if run.status == "success" and completion_due(skill, run, workflow.now(), notify_interval, notifier_tool):
         return completion_message(skill, run)
     return None
+
+
+def _key_prefix(run: RunRecord, request: SkillRunInput) -> str:
+    """What this fire's idempotency keys begin with (an Agent loop carries it over a continue-as-new)."""
+    event = request.event
+    return run_prefix(run.skill_id, fire_id(run.trigger, scheduled_at=run.scheduled_at,
+                                            event_id=event.id if event else None, workflow_id=run.workflow_id))
 
 
 def _zone(skill: Skill) -> str:
