@@ -55,8 +55,13 @@ class OutboxMessage(BaseModel):
     chat_id: str | None = None
     """The conversation it is meant for; ``None`` means the default one."""
     message: str
+
+
+class StoredMessage(OutboxMessage):
+    """One message as its line holds it: with the idempotency key of the call that stored it, if any
+    (the engine's calls carry one). Lines without a key stay as they were; listings never show it."""
+
     idempotency_key: str | None = None
-    """The key of the call that stored it (the engine's calls carry one); absent from lines without."""
 
     def line(self) -> str:
         return self.model_dump_json(exclude={"idempotency_key"} if self.idempotency_key is None else None)
@@ -87,7 +92,7 @@ def _locked(path: Path, mode: str, lock: int) -> Iterator[BinaryIO]:
 def append_message(path: Path, message: OutboxMessage) -> None:
     """Append one message as one whole line, safe against other writers."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = (message.line() + "\n").encode()
+    line = ((message.line() if isinstance(message, StoredMessage) else message.model_dump_json()) + "\n").encode()
     with _locked(path, "ab+", fcntl.LOCK_EX) as file:
         # A writer killed mid-line leaves a tail without a newline; start on a fresh
         # line so that our record is never glued to its fragment.
@@ -113,7 +118,7 @@ def keys_path(path: Path) -> Path:
     return path.with_name(path.stem + ".keys.db")
 
 
-def find_keyed(path: Path, key: str) -> OutboxMessage | None:
+def find_keyed(path: Path, key: str) -> StoredMessage | None:
     """The message stored by the call with idempotency key ``key``, if the file holds one."""
     if not path.exists():
         return None
@@ -128,21 +133,22 @@ def read_messages(path: Path, *, limit: int = 20, chat_id: str | None = None) ->
     """The newest ``limit`` messages (newest first), optionally only those of one chat."""
     if not path.exists():
         return []
-    newest: deque[OutboxMessage] = deque(maxlen=limit)
+    newest: deque[StoredMessage] = deque(maxlen=limit)
     with _locked(path, "rb", fcntl.LOCK_SH) as file:
         for raw in file:
             message = _parse_line(raw)
             if message is not None and (chat_id is None or message.chat_id == chat_id):
                 newest.append(message)
-    return list(reversed(newest))
+    # As listed: without the keys of the calls that stored them.
+    return [OutboxMessage.model_validate(message.model_dump(exclude={"idempotency_key"})) for message in reversed(newest)]
 
 
-def _parse_line(raw: bytes) -> OutboxMessage | None:
+def _parse_line(raw: bytes) -> StoredMessage | None:
     # Only whole, valid lines count: a fragment left by a killed writer is skipped, not fatal.
     if not raw.endswith(b"\n"):
         return None
     try:
-        return OutboxMessage.model_validate_json(raw)
+        return StoredMessage.model_validate_json(raw)
     except ValueError:
         return None
 
@@ -174,7 +180,7 @@ async def send_message(
     path = outbox_path()
 
     async def store(key: str | None) -> CallToolResult:
-        stored = OutboxMessage(id=uuid.uuid4().hex[:12], at=datetime.now(UTC), chat_id=chat_id, message=message,
+        stored = StoredMessage(id=uuid.uuid4().hex[:12], at=datetime.now(UTC), chat_id=chat_id, message=message,
                                idempotency_key=key)
         try:
             await asyncio.to_thread(append_message, path, stored)
@@ -190,7 +196,7 @@ async def send_message(
                       {"message": message, "chat_id": chat_id}, store, recover)
 
 
-def _sent(stored: OutboxMessage) -> CallToolResult:
+def _sent(stored: StoredMessage) -> CallToolResult:
     where = f"chat {stored.chat_id}" if stored.chat_id else "the default chat"
     return CallToolResult(
         content=[TextContent(type="text", text=f"Message {stored.id} stored in the outbox for {where}.")],

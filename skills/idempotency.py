@@ -35,6 +35,9 @@ MAX_KEY_CHARS = 255
 """What a key may be at most: a server keeps them, and an HTTP header carries them."""
 _PART_CHARS = 80
 _SAFE = re.compile(r"[^A-Za-z0-9._:-]+")
+_CHAT = "chat:"
+"""``skills.naming.CHAT_CONVERSATION``, not imported: the bundled servers import this module, and
+skills.naming would bring the Temporal SDK into each of them."""
 
 
 def part(text: str, limit: int = _PART_CHARS) -> str:
@@ -65,8 +68,11 @@ def run_prefix(skill_id: int, fire: str) -> str:
 
 
 def chat_prefix(conversation_id: str) -> str:
-    """The part every key of one chat conversation shares."""
-    return "chat-" + part(conversation_id.removeprefix("chat:"))
+    """The part every key of one chat conversation shares (a loop that carries no run prefix: a chat's;
+    a skill's run continued as new from before keys, by its conversation, the run's id)."""
+    if conversation_id.startswith(_CHAT):
+        return "chat-" + part(conversation_id.removeprefix(_CHAT))
+    return "conversation-" + part(conversation_id)
 
 
 def call_key(prefix: str, place: str, index: int) -> str:

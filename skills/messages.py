@@ -316,6 +316,9 @@ class NotifyInput(BaseModel):
     """The skill whose last_notified_at to set; none for the engine's own alerts."""
     message: str
     at: datetime
+    idempotency_key: str = ""
+    """Sent with the notifier's call (``skills.idempotency``: the run's ``notify`` call), so a retried
+    notification is delivered once by a notifier that honours it; empty for the engine's own alerts."""
 
 
 # --- chat -------------------------------------------------------------------------------

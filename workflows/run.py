@@ -93,6 +93,7 @@ class SkillRun:
                 raise ApplicationError("a resumed run must carry its skill", non_retryable=True,
                                        type=WorkflowInputError.failure_type())
             self._start, self._run = resume.start, resume.run
+            self._key_prefix = resume.loop.key_prefix or _key_prefix(resume.run, request)
             run = await self._agent_loop(resume.start.skill, resume.run, resume.start, request, resume.loop)
             return await self._close(resume.start.skill, run, resume.start)
         info = workflow.info()
@@ -137,7 +138,7 @@ class SkillRun:
         self._run = run
         outcome = await workflow.execute_local_activity_method(RunActivities.finish, run, **STORE_LOCAL)
         await aftermath(skill, outcome, run_notice(skill, outcome, timedelta(seconds=start.notify_interval_seconds),
-                                                   start.notifier_tool))
+                                                   start.notifier_tool), self._key_prefix)
         if outcome.run.status == "error":
             raise ApplicationError(outcome.run.summary or "the run failed", outcome.run.model_dump(mode="json"),
                                    type=SkillRunFailed.failure_type(), non_retryable=True)
@@ -234,9 +235,10 @@ class SkillRun:
         return out if ok else None
 
 
-async def aftermath(skill: Skill, outcome: RunOutcome, message: str | None) -> None:
+async def aftermath(skill: Skill, outcome: RunOutcome, message: str | None, key_prefix: str = "") -> None:
     """Retire a fired one-shot, pause a skill that failed too often, and tell the user (a closed run's
-    consequences: SkillRun's, and Maintenance's for a run it closed)."""
+    consequences: SkillRun's, and Maintenance's for a run it closed). The notice's idempotency key is the
+    run's ``notify`` call (``key_prefix``: the run's; derived from the run's record when not given)."""
     if outcome.retired_schedule:
         # Local: one server call, idempotent (a schedule already gone is fine); no task-queue round trip
         # before a fired one-shot's run closes.
@@ -251,7 +253,9 @@ async def aftermath(skill: Skill, outcome: RunOutcome, message: str | None) -> N
         return
     try:
         await workflow.execute_activity_method(
-            RunActivities.notify, NotifyInput(skill_id=skill.id, message=message, at=workflow.now()), **NOTIFY
+            RunActivities.notify, NotifyInput(skill_id=skill.id, message=message, at=workflow.now(),
+                                              idempotency_key=call_key(key_prefix or _key_prefix(outcome.run, None),
+                                                                       "notify", 1)), **NOTIFY
         )
     except ActivityError as e:
         # The run itself is recorded; a notification that cannot be sent must not undo it.
@@ -275,9 +279,10 @@ def run_notice(skill: Skill, outcome: RunOutcome, notify_interval: timedelta, no
     return None
 
 
-def _key_prefix(run: RunRecord, request: SkillRunInput) -> str:
-    """What this fire's idempotency keys begin with (an Agent loop carries it over a continue-as-new)."""
-    event = request.event
+def _key_prefix(run: RunRecord, request: SkillRunInput | None) -> str:
+    """What this fire's idempotency keys begin with (an Agent loop carries it over a continue-as-new);
+    without the run's input (a run Maintenance closed), a fire by an event is named by its workflow."""
+    event = request.event if request is not None else None
     return run_prefix(run.skill_id, fire_id(run.trigger, scheduled_at=run.scheduled_at,
                                             event_id=event.id if event else None, workflow_id=run.workflow_id))
 
