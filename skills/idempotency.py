@@ -83,8 +83,9 @@ def call_key(prefix: str, place: str, index: int) -> str:
 
 
 def step_place(step_id: str) -> str:
-    """The place of a Direct plan's step or a pre-flight check (whose step id is ``preflight-<n>``)."""
-    return step_id if step_id.startswith("preflight-") else "step-" + part(step_id, 60)
+    """The place of a Direct plan's step (a pre-flight check's is ``preflight-<n>``: a step may be
+    named ``preflight-1`` too, and stays ``step-preflight-1``)."""
+    return "step-" + part(step_id, 60)
 
 
 def loop_call_key(prefix: str, conversation_id: str, step: int, message_seq: int, index: int) -> str:

@@ -153,7 +153,8 @@ class SkillRun:
         calls: list[ToolCallRecord] = []
         for i, check in enumerate(skill.preflight):
             arguments = render_arguments(check.arguments, workflow.now(), _zone(skill))
-            out = await self._call(check.tool, arguments, f"preflight-{i + 1}", start, calls, "pre-flight ")
+            out = await self._call(check.tool, arguments, f"preflight-{i + 1}", start, calls, "pre-flight ",
+                                   place=f"preflight-{i + 1}")
             if out is None:
                 return _failed(run, calls)
             if should_skip(check, out.text, out.structured):
@@ -210,10 +211,11 @@ class SkillRun:
                                       "completion_tokens": end.state.completion_tokens})
 
     async def _call(self, tool: str, arguments: dict, step_id: str, start: RunStart,
-                    calls: list[ToolCallRecord], label: str = "") -> ToolCallOutput | None:
-        """One tool call as its own activity; its record is appended, None if it failed."""
+                    calls: list[ToolCallRecord], label: str = "", *, place: str = "") -> ToolCallOutput | None:
+        """One tool call as its own activity; its record is appended, None if it failed. ``place`` names
+        it in its idempotency key (a plan step's by its id when not given)."""
         began = workflow.now()
-        key = "" if tool == RUN_SCRIPT else call_key(self._key_prefix, step_place(step_id), 1)
+        key = "" if tool == RUN_SCRIPT else call_key(self._key_prefix, place or step_place(step_id), 1)
         try:
             out = await (workflow.execute_activity_method(  # a script step runs in the sandbox
                 ScriptActivities.run, ScriptRun(skill=start.run.skill_name if start.run else "", arguments=arguments,

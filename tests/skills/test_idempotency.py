@@ -36,7 +36,8 @@ def test_a_fire_is_named_by_its_scheduled_time_its_event_or_its_workflow() -> No
 def test_keys_read_as_the_call_they_name() -> None:
     prefix = run_prefix(12, "at-20261124T090000Z")
     assert call_key(prefix, step_place("fetch"), 1) == "skill-12/at-20261124T090000Z/step-fetch/1"
-    assert call_key(prefix, step_place("preflight-2"), 1) == "skill-12/at-20261124T090000Z/preflight-2/1"
+    assert call_key(prefix, "preflight-2", 1) == "skill-12/at-20261124T090000Z/preflight-2/1"
+    assert step_place("preflight-2") == "step-preflight-2"  # a step may have that name: it is not a check
     assert loop_call_key(prefix, "run-id", 3, 9, 2) == "skill-12/at-20261124T090000Z/turn-3/2"
     assert loop_call_key("", chat_conversation_id("telegram-42"), 1, 17, 1) == "chat-telegram-42/msg-17/1"
     assert chat_prefix("0193-run-id") == "conversation-0193-run-id"
