@@ -35,11 +35,11 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import closing
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Literal
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, TextContent
 
 from skills.idempotency import MAX_KEY_CHARS, META_KEY
 
@@ -53,6 +53,12 @@ IN_FLIGHT_SECONDS = 30.0
 """How long a begun call may still be running (the bundled servers' HTTP timeout): a repeat of it
 within this waits for its result instead of calling it an unknown outcome."""
 _POLL = 0.1
+
+ACT: Final = "act"
+"""A claim's answer: make the call now (it is recorded as begun)."""
+WAIT: Final = "wait"
+"""A claim's answer: the call is being made elsewhere right now; ask again in a moment."""
+Claim = CallToolResult | Literal["act", "wait"]
 
 Recover = Callable[[str], CallToolResult | None]
 """The result of a begun call whose effect the server can find (by key) in its own data, or None
@@ -84,6 +90,11 @@ def call_digest(tool: str, arguments: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+class PartlyDone(ToolError):  # noqa: N818 - a ToolError, named for what it says
+    """A refusal that came after part of the effect was made (a long message's first parts were sent):
+    kept as the key's result, so that a retry does not make that part a second time."""
+
+
 class ServedKeys:
     """The keys one server has served, in a SQLite file (several processes may share it)."""
 
@@ -109,9 +120,9 @@ class ServedKeys:
                    "began REAL NOT NULL, done INTEGER NOT NULL DEFAULT 0, result TEXT)")
         return db
 
-    def claim(self, key: str, digest: str, recover: Recover | None) -> CallToolResult | None:
-        """Begin the call under ``key``: None when it is to be made now (recorded as begun); the first
-        result when it was made; ``_InFlight`` while another process makes it. Refuses (``ToolError``)
+    def claim(self, key: str, digest: str, recover: Recover | None) -> Claim:
+        """Begin the call under ``key``: :data:`ACT` when it is to be made now (recorded as begun); the
+        first result when it was made; :data:`WAIT` while it is being made. Refuses (``ToolError``)
         another call under the key, and a begun call whose outcome cannot be known."""
         with closing(self._connect()) as db:
             db.execute("BEGIN IMMEDIATE")  # one claim at a time across processes: check and record as one
@@ -124,7 +135,7 @@ class ServedKeys:
                     db.execute("DELETE FROM served WHERE key NOT IN (SELECT key FROM served ORDER BY began DESC, "
                                "rowid DESC LIMIT ?)", (self.max_keys,))
                     db.execute("COMMIT")
-                    return None
+                    return ACT
                 kept_digest, began, done, result = row
                 if kept_digest != digest:
                     raise ToolError(f"idempotency key {key!r} was already used for a different call (other "
@@ -139,11 +150,11 @@ class ServedKeys:
                     return found
                 if now - began < IN_FLIGHT_SECONDS:
                     db.execute("COMMIT")
-                    return _IN_FLIGHT
+                    return WAIT
                 if recover is not None:  # the server's own data says the effect was not made: make it now
                     db.execute("UPDATE served SET began = ? WHERE key = ?", (now, key))
                     db.execute("COMMIT")
-                    return None
+                    return ACT
                 raise ToolError(f"a call with idempotency key {key!r} began {now - began:.0f} s ago and did not "
                                 "finish (its server stopped in the middle): whether it took effect is unknown, so "
                                 "it is not made a second time; check its destination and send it again with a new "
@@ -179,13 +190,6 @@ class ServedKeys:
             return [row[0] for row in db.execute("SELECT key FROM served ORDER BY began, rowid")]
 
 
-class _InFlightResult(CallToolResult):
-    pass
-
-
-_IN_FLIGHT = _InFlightResult(content=[])
-
-
 async def once(ctx: Context | None, store: ServedKeys, tool: str, arguments: Mapping[str, Any],
                act: Callable[[str | None], Awaitable[CallToolResult]], recover: Recover | None = None
                ) -> CallToolResult:
@@ -196,18 +200,20 @@ async def once(ctx: Context | None, store: ServedKeys, tool: str, arguments: Map
         return await act(None)
     digest = call_digest(tool, arguments)
     deadline = time.monotonic() + IN_FLIGHT_SECONDS + 5
-    while True:
-        # SQLite's lock wait blocks: off the event loop, which serves the other requests meanwhile.
-        kept = await asyncio.to_thread(store.claim, key, digest, recover)
-        if kept is not _IN_FLIGHT or time.monotonic() > deadline:
-            break
+    # SQLite's lock wait blocks: off the event loop, which serves the other requests meanwhile.
+    claim = await asyncio.to_thread(store.claim, key, digest, recover)
+    while claim == WAIT:
+        if time.monotonic() > deadline:
+            raise ToolError(f"a call with idempotency key {key!r} is still running; try again later")
         await asyncio.sleep(_POLL)
-    if kept is not None and kept is not _IN_FLIGHT:
-        return kept
-    if kept is _IN_FLIGHT:
-        raise ToolError(f"a call with idempotency key {key!r} is still running; try again later")
+        claim = await asyncio.to_thread(store.claim, key, digest, recover)
+    if isinstance(claim, CallToolResult):
+        return claim
     try:
         result = await act(key)
+    except PartlyDone as exc:
+        # An error result, not a raise: the repeat answers with exactly this.
+        result = CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
     except ToolError:
         # Refused without acting (bad arguments, the service said no): a retry may try again. Anything
         # else (a cancel when the client went away) may have come after the effect: the key stays begun.

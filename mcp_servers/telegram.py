@@ -41,7 +41,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
 from mcp_servers import run_server
-from mcp_servers.once import ServedKeys, once
+from mcp_servers.once import PartlyDone, ServedKeys, once
 
 TOKEN_ENV = "TELEGRAM_BOT_TOKEN"
 API_BASE_ENV = "TELEGRAM_API_BASE"
@@ -148,7 +148,12 @@ async def send_message(
                 body: dict[str, Any] = {"chat_id": chat, "text": part}
                 if parse_mode:
                     body["parse_mode"] = parse_mode
-                ids.append(await _send(http, f"{base}/bot{token}/sendMessage", body, token, sent=len(ids)))
+                try:
+                    ids.append(await _send(http, f"{base}/bot{token}/sendMessage", body, token, sent=len(ids)))
+                except ToolError as exc:
+                    if ids:  # parts were sent: a retry must not send them again
+                        raise PartlyDone(str(exc)) from None
+                    raise
         sent = SentMessage(chat_id=chat, message_ids=ids)
         parts = f" in {len(ids)} parts" if len(ids) > 1 else ""
         return CallToolResult(

@@ -39,7 +39,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
 from mcp_servers import run_server
-from mcp_servers.once import ServedKeys, once
+from mcp_servers.once import PartlyDone, ServedKeys, once
 from mcp_servers.telegram import split_message
 from skills.idempotency import HEADER
 
@@ -102,7 +102,12 @@ async def send_message(
             for index, part in enumerate(parts):
                 # One key per post: a receiver that deduplicates must not take part 2 for a repeat of part 1.
                 headers = {HEADER: key if index == 0 else f"{key}/{index + 1}"} if key else {}
-                await _post(http, url, {BODY_KEY[kind]: part}, host, sent=index, headers=headers)
+                try:
+                    await _post(http, url, {BODY_KEY[kind]: part}, host, sent=index, headers=headers)
+                except ToolError as exc:
+                    if index:  # parts were posted: a retry must not post them again
+                        raise PartlyDone(str(exc)) from None
+                    raise
         posted = Posted(format=kind, parts=len(parts))
         in_parts = f" in {len(parts)} parts" if len(parts) > 1 else ""
         return CallToolResult(

@@ -170,3 +170,25 @@ async def test_the_webhook_posts_once_per_key_with_the_key_as_an_idempotency_key
     assert first.ok and again.ok and unkeyed.ok and again.text == first.text
     assert [(r.body["text"], r.headers.get("idempotency-key")) for r in api.requests] == [
         ("Build green", "skill-3/e/1"), ("no key", None)]
+
+
+async def test_a_message_refused_after_its_first_parts_went_out_is_not_sent_again(
+        telegram_api: FakeApi, tmp_path: Path) -> None:
+    sent_ok = bot_api()
+
+    def second_part_refused(request: Request) -> Answer:
+        if len(telegram_api.requests) > 1:
+            return Answer(400, body={"ok": False, "error_code": 400, "description": "Bad Request: message is too long"})
+        return sent_ok(request)
+
+    telegram_api.responder = second_part_refused
+    env = {"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE": telegram_api.url, "TELEGRAM_ALLOWED_CHATS": "4242",
+           "TELEGRAM_KEYS_PATH": str(tmp_path / "telegram.keys.db")}
+    call = {"chat_id": "4242", "message": "x" * 4096 + "y" * 10}
+    async with served("telegram", "mcp_servers.telegram", env) as hub:
+        first = await hub.call("telegram_send_message", call, idempotency_key="long")
+        again = await hub.call("telegram_send_message", call, idempotency_key="long")
+
+    assert not first.ok and "1 earlier parts were sent" in first.text
+    assert not again.ok and again.text == first.text  # the first answer, and the first part not sent again
+    assert len(telegram_api.requests) == 2
