@@ -124,7 +124,8 @@ def find_keyed(path: Path, key: str) -> StoredMessage | None:
         return None
     with _locked(path, "rb", fcntl.LOCK_SH) as file:
         for raw in file:
-            if key.encode() in raw and (message := _parse_line(raw)) is not None and message.idempotency_key == key:
+            # Every line parsed, no substring test first: a key as JSON writes it may differ from the key.
+            if (message := _parse_line(raw)) is not None and message.idempotency_key == key:
                 return message
     return None
 
