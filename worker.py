@@ -71,7 +71,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
     metrics = EngineMetrics(meter.with_additional_attributes({"task_queue": settings.task_queue}))
     hub = ToolHub.from_config(
         settings.mcp_config,
-        defaults={"outbox": outbox_server(settings.outbox_path)},
+        defaults={"outbox": outbox_server(settings.outbox_path, settings.idempotency_window_hours)},
         call_timeout=settings.tool_call_timeout.total_seconds(),
         catalog_ttl=settings.tool_catalog_ttl.total_seconds() or None,
         rules=load_argument_rules(settings.argument_rules, default_chat_id=settings.default_chat_id),

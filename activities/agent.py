@@ -17,7 +17,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Collection
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
 from temporalio import activity
@@ -121,6 +121,8 @@ class AgentToolCall(BaseModel):
     """The sandbox: a tool not in it is never executed, whatever the workflow asks."""
     toolsets: list[ToolsetGrant] = Field(default_factory=list)
     """The skills' own toolsets granted to the loop: a tool one of them owns is called on its server."""
+    idempotency_key: str = ""
+    """Sent to the server with the call (``skills.idempotency``), the same on every retry; empty: none."""
 
 
 class AgentToolResult(BaseModel):
@@ -138,7 +140,10 @@ class AgentToolResult(BaseModel):
 if TYPE_CHECKING:
     import openai
 
-Send = Callable[[str, dict[str, Any]], Awaitable[ToolResult]]
+class Send(Protocol):
+    """Call a tool by name (the worker's hub, or a management tool), with the call's idempotency key."""
+
+    def __call__(self, name: str, arguments: dict[str, Any], *, idempotency_key: str = "") -> Awaitable[ToolResult]: ...
 
 
 class AgentActivities:
@@ -297,12 +302,13 @@ class AgentActivities:
         if await asyncio.to_thread(self.store.has_tool_result, request.conversation_id, call.id):
             return AgentToolResult(tool=call.name, ok=True, excerpt="(already answered)")
         started = time.monotonic()
-        result = await self._run(request.conversation_id, call, request.allowed, request.toolsets)
+        result = await self._run(request.conversation_id, call, request.allowed, request.toolsets,
+                                 request.idempotency_key)
         result.duration_ms = round((time.monotonic() - started) * 1000)
         return result
 
     async def _run(self, conversation_id: str, call: ToolCallMessage, allowed: Collection[str],
-                   toolsets: list[ToolsetGrant]) -> AgentToolResult:
+                   toolsets: list[ToolsetGrant], key: str) -> AgentToolResult:
         if call.name not in allowed or (call.name in MANAGEMENT_TOOLS and not is_chat_conversation(conversation_id)):
             text = (f"Error: the tool '{call.name}' is not available to this skill. "
                     f"Use only: {', '.join(allowed) or 'no tools'}.")
@@ -319,8 +325,8 @@ class AgentActivities:
         change = None
         try:
             grant = granted(toolsets, call.name)
-            result = await (self.send(call.name, arguments) if grant is None
-                            else self.toolsets.call(grant, call.name, arguments))
+            result = await (self.send(call.name, arguments, idempotency_key=key) if grant is None
+                            else self.toolsets.call(grant, call.name, arguments, idempotency_key=key))
             ok, text, adjusted, change = result.ok, result.text, result.adjusted, result.change
         except ToolsetRefusedError as e:  # the grant is not the skill's file's: the run fails, saying why
             raise application_error(e) from e

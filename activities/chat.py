@@ -35,7 +35,7 @@ class ToolRouter:
     management tools), enforced by the agent_tool activity."""
 
     def __init__(self, catalog: Callable[[], list[ToolInfo]],
-                 call: Callable[[str, dict[str, Any]], Awaitable[ToolResult]], management: ManagementTools) -> None:
+                 call: Callable[..., Awaitable[ToolResult]], management: ManagementTools) -> None:
         self._catalog = catalog
         self._call = call
         self._management = management
@@ -45,9 +45,9 @@ class ToolRouter:
     def catalog(self) -> list[ToolInfo]:
         return [*self._catalog(), *self._own]
 
-    async def send(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+    async def send(self, name: str, arguments: dict[str, Any], *, idempotency_key: str = "") -> ToolResult:
         if name not in TOOLS:
-            return await self._call(name, arguments)
+            return await self._call(name, arguments, idempotency_key=idempotency_key)
         result = await answering(name, getattr(self._management, name))(arguments)
         text = "\n".join(block.text for block in result.content if getattr(block, "text", None))
         structured = result.structured_content

@@ -36,9 +36,9 @@ LATE = timedelta(seconds=15)
 
 class RunActivities:
     def __init__(self, store: Store, settings: Settings,
-                 send: Callable[[str, dict[str, Any]], Awaitable[ToolResult]],
+                 send: Callable[..., Awaitable[ToolResult]],
                  metrics: EngineMetrics | None = None) -> None:
-        """``send(tool, arguments)`` is the tool hub's call, used for notifications; ``metrics``
+        """``send(tool, arguments, idempotency_key=...)`` is the tool hub's call, used for notifications; ``metrics``
         count the runs recorded."""
         self.store = store
         self.settings = settings
@@ -113,7 +113,8 @@ class RunActivities:
 
         A notifier may be slow (a chat API, a webhook): the activity heartbeats while it waits."""
         async with heartbeating("notify", self.settings.notifier_tool):
-            result = await self.send(self.settings.notifier_tool, {"message": redact(request.message)})
+            result = await self.send(self.settings.notifier_tool, {"message": redact(request.message)},
+                                     idempotency_key=request.idempotency_key)
         if not result.ok:
             raise RuntimeError(f"{self.settings.notifier_tool} refused the notification: {result.text}")
         if request.skill_id is not None:

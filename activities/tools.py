@@ -73,9 +73,11 @@ class ToolActivities:
             # cancellation would never reach them.
             async with heartbeating(call.step_id, call.tool):
                 if call.toolsets is not None and call.toolsets.owner(call.tool) is not None:
-                    result = await self.toolsets.call(call.toolsets, call.tool, call.arguments, timeout=self._timeout())
+                    result = await self.toolsets.call(call.toolsets, call.tool, call.arguments, timeout=self._timeout(),
+                                                      idempotency_key=call.idempotency_key)
                 else:
-                    result = await self._hub.call(call.tool, call.arguments, timeout=self._timeout())
+                    result = await self._hub.call(call.tool, call.arguments, timeout=self._timeout(),
+                                                  idempotency_key=call.idempotency_key)
         except ToolCallError as exc:
             activity.logger.warning("tool %s (step %s) failed: %s", call.tool, call.step_id, exc)
             raise application_error(exc) from exc

@@ -127,6 +127,12 @@ class Settings(BaseSettings):
     tool_call_timeout: timedelta = timedelta(seconds=60)
     """Start-to-close timeout of one MCP tool call (a server's own `timeout` may only shorten it)."""
 
+    idempotency_window_hours: float = Field(default=24.0, gt=0)
+    """How long the bundled outbox keeps the idempotency keys of the calls it served: a call repeated
+    with its key within this is answered with the first result, and nothing is stored twice. The
+    worker gives it to the outbox it starts; the telegram and webhook servers read the same variable,
+    ``SKILLS_IDEMPOTENCY_WINDOW_HOURS``, from their own env (docs/tools.md#idempotency-keys)."""
+
     tool_catalog_ttl: timedelta = timedelta(minutes=10)
     """How often the worker lists its MCP servers' tools again and retries failed servers (0: never).
     A changed `mcp_config` file is applied within seconds anyway; `skills catalog --refresh` at once."""

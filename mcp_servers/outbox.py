@@ -9,6 +9,11 @@ Several processes may write at once (a worker restarted beside the old one, two
 workers, the CLI), so every append holds an exclusive ``fcntl`` lock and writes its
 line in one go; readers hold a shared lock and ignore anything that is not a whole line.
 
+A call that carries an idempotency key (the engine's calls all do) is made once per key: the
+key is kept beside the file (``outbox.keys.db``, :mod:`mcp_servers.once`) and written into the
+message's line with the message itself, so a repeat finds the first message, even when the server
+was killed between storing it and recording the key.
+
 Run it with ``python -m mcp_servers.outbox`` (stdio), or
 ``python -m mcp_servers.outbox --transport streamable-http --port 8765``.
 The engine names its tools ``outbox_send_message`` and ``outbox_list_messages``.
@@ -16,6 +21,7 @@ The engine names its tools ``outbox_send_message`` and ``outbox_list_messages``.
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import os
 import uuid
@@ -26,12 +32,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, BinaryIO
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
 from mcp_servers import run_server
+from mcp_servers.once import ServedKeys, once
 
 OUTBOX_PATH_ENV = "SKILLS_OUTBOX_PATH"
 DEFAULT_OUTBOX_PATH = Path(".data/outbox.jsonl")
@@ -48,6 +55,16 @@ class OutboxMessage(BaseModel):
     chat_id: str | None = None
     """The conversation it is meant for; ``None`` means the default one."""
     message: str
+
+
+class StoredMessage(OutboxMessage):
+    """One message as its line holds it: with the idempotency key of the call that stored it, if any
+    (the engine's calls carry one). Lines without a key stay as they were; listings never show it."""
+
+    idempotency_key: str | None = None
+
+    def line(self) -> str:
+        return self.model_dump_json(exclude={"idempotency_key"} if self.idempotency_key is None else None)
 
 
 class MessageList(BaseModel):
@@ -75,7 +92,7 @@ def _locked(path: Path, mode: str, lock: int) -> Iterator[BinaryIO]:
 def append_message(path: Path, message: OutboxMessage) -> None:
     """Append one message as one whole line, safe against other writers."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = (message.model_dump_json() + "\n").encode()
+    line = ((message.line() if isinstance(message, StoredMessage) else message.model_dump_json()) + "\n").encode()
     with _locked(path, "ab+", fcntl.LOCK_EX) as file:
         # A writer killed mid-line leaves a tail without a newline; start on a fresh
         # line so that our record is never glued to its fragment.
@@ -96,25 +113,43 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
+def keys_path(path: Path) -> Path:
+    """Where the outbox at ``path`` keeps the idempotency keys it served: beside it."""
+    return path.with_name(path.stem + ".keys.db")
+
+
+def find_keyed(path: Path, key: str) -> StoredMessage | None:
+    """The message stored by the call with idempotency key ``key``, if the file holds one."""
+    if not path.exists():
+        return None
+    with _locked(path, "rb", fcntl.LOCK_SH) as file:
+        for raw in file:
+            # Every line parsed, no substring test first: a key as JSON writes it may differ from the key.
+            if (message := _parse_line(raw)) is not None and message.idempotency_key == key:
+                return message
+    return None
+
+
 def read_messages(path: Path, *, limit: int = 20, chat_id: str | None = None) -> list[OutboxMessage]:
     """The newest ``limit`` messages (newest first), optionally only those of one chat."""
     if not path.exists():
         return []
-    newest: deque[OutboxMessage] = deque(maxlen=limit)
+    newest: deque[StoredMessage] = deque(maxlen=limit)
     with _locked(path, "rb", fcntl.LOCK_SH) as file:
         for raw in file:
             message = _parse_line(raw)
             if message is not None and (chat_id is None or message.chat_id == chat_id):
                 newest.append(message)
-    return list(reversed(newest))
+    # As listed: without the keys of the calls that stored them.
+    return [OutboxMessage.model_validate(message.model_dump(exclude={"idempotency_key"})) for message in reversed(newest)]
 
 
-def _parse_line(raw: bytes) -> OutboxMessage | None:
+def _parse_line(raw: bytes) -> StoredMessage | None:
     # Only whole, valid lines count: a fragment left by a killed writer is skipped, not fatal.
     if not raw.endswith(b"\n"):
         return None
     try:
-        return OutboxMessage.model_validate_json(raw)
+        return StoredMessage.model_validate_json(raw)
     except ValueError:
         return None
 
@@ -134,23 +169,39 @@ server = MCPServer(
         "Omit chat_id to reach the default conversation."
     )
 )
-def send_message(
+async def send_message(
     message: Annotated[str, Field(description="The text to deliver.")],
     chat_id: Annotated[
         str | None, Field(description="Conversation to deliver to; omit for the default.")
     ] = None,
+    ctx: Context | None = None,
 ) -> Annotated[CallToolResult, OutboxMessage]:
     if not message.strip():
         raise ToolError("message is empty: give the text to send")
-    stored = OutboxMessage(id=uuid.uuid4().hex[:12], at=datetime.now(UTC), chat_id=chat_id, message=message)
-    try:
-        append_message(outbox_path(), stored)
-    except OSError as exc:
-        raise ToolError(f"could not write the outbox at {outbox_path()}: {exc.strerror or exc}") from exc
-    where = f"chat {chat_id}" if chat_id else "the default chat"
+    path = outbox_path()
+
+    async def store(key: str | None) -> CallToolResult:
+        stored = StoredMessage(id=uuid.uuid4().hex[:12], at=datetime.now(UTC), chat_id=chat_id, message=message,
+                               idempotency_key=key)
+        try:
+            await asyncio.to_thread(append_message, path, stored)
+        except OSError as exc:
+            raise ToolError(f"could not write the outbox at {path}: {exc.strerror or exc}") from exc
+        return _sent(stored)
+
+    def recover(key: str) -> CallToolResult | None:
+        found = find_keyed(path, key)
+        return _sent(found) if found is not None else None
+
+    return await once(ctx, ServedKeys.from_env(keys_path(path)), "send_message",
+                      {"message": message, "chat_id": chat_id}, store, recover)
+
+
+def _sent(stored: StoredMessage) -> CallToolResult:
+    where = f"chat {stored.chat_id}" if stored.chat_id else "the default chat"
     return CallToolResult(
         content=[TextContent(type="text", text=f"Message {stored.id} stored in the outbox for {where}.")],
-        structured_content=stored.model_dump(mode="json"),
+        structured_content=stored.model_dump(mode="json", exclude={"idempotency_key"}),
     )
 
 

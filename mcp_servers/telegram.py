@@ -11,6 +11,10 @@ Environment (read on every call, so a test or a restart-free rotation can change
   chat is always allowed. A call naming any other chat is refused before anything is sent:
   the ``chat_id`` comes from a model or a plan, and a prompt injection would name its own.
 
+- ``TELEGRAM_KEYS_PATH``: where the idempotency keys of the calls it served are kept
+  (``.data/telegram.keys.db`` by default, :mod:`mcp_servers.once`): a call repeated with its key
+  gets the first call's answer, and nothing is sent twice.
+
 A message longer than Telegram's 4096 characters is sent as several, split at line
 breaks where possible. Telegram's refusals (unknown chat, bad token, flood control)
 come back as tool errors that say what Telegram said.
@@ -27,21 +31,25 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import httpx2
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
 from mcp_servers import run_server
+from mcp_servers.once import PartlyDone, ServedKeys, once
 
 TOKEN_ENV = "TELEGRAM_BOT_TOKEN"
 API_BASE_ENV = "TELEGRAM_API_BASE"
 CHAT_ID_ENV = "TELEGRAM_CHAT_ID"
 ALLOWED_CHATS_ENV = "TELEGRAM_ALLOWED_CHATS"
 ADAPTER_CHATS_ENV = "SKILLS_TELEGRAM_CHATS"
+KEYS_PATH_ENV = "TELEGRAM_KEYS_PATH"
+DEFAULT_KEYS_PATH = Path(".data/telegram.keys.db")
 DEFAULT_API_BASE = "https://api.telegram.org"
 MAX_MESSAGE_CHARS = 4096
 """Telegram's limit for one message's text."""
@@ -117,6 +125,7 @@ async def send_message(
         Literal["HTML", "MarkdownV2", "Markdown"] | None,
         Field(description="How Telegram formats the text; plain text when omitted."),
     ] = None,
+    ctx: Context | None = None,
 ) -> Annotated[CallToolResult, SentMessage]:
     token = os.environ.get(TOKEN_ENV, "").strip()
     if not token:
@@ -131,19 +140,30 @@ async def send_message(
         raise ToolError(refused)
 
     base = (os.environ.get(API_BASE_ENV) or DEFAULT_API_BASE).rstrip("/")
-    ids: list[int] = []
-    async with httpx2.AsyncClient(timeout=TIMEOUT) as http:
-        for part in split_message(message):
-            body: dict[str, Any] = {"chat_id": chat, "text": part}
-            if parse_mode:
-                body["parse_mode"] = parse_mode
-            ids.append(await _send(http, f"{base}/bot{token}/sendMessage", body, token, sent=len(ids)))
-    sent = SentMessage(chat_id=chat, message_ids=ids)
-    parts = f" in {len(ids)} parts" if len(ids) > 1 else ""
-    return CallToolResult(
-        content=[TextContent(type="text", text=f"Sent to Telegram chat {chat}{parts} (message {ids[0]}).")],
-        structured_content=sent.model_dump(),
-    )
+
+    async def send(_key: str | None) -> CallToolResult:
+        ids: list[int] = []
+        async with httpx2.AsyncClient(timeout=TIMEOUT) as http:
+            for part in split_message(message):
+                body: dict[str, Any] = {"chat_id": chat, "text": part}
+                if parse_mode:
+                    body["parse_mode"] = parse_mode
+                try:
+                    ids.append(await _send(http, f"{base}/bot{token}/sendMessage", body, token, sent=len(ids)))
+                except ToolError as exc:
+                    if ids:  # parts were sent: a retry must not send them again
+                        raise PartlyDone(str(exc)) from None
+                    raise
+        sent = SentMessage(chat_id=chat, message_ids=ids)
+        parts = f" in {len(ids)} parts" if len(ids) > 1 else ""
+        return CallToolResult(
+            content=[TextContent(type="text", text=f"Sent to Telegram chat {chat}{parts} (message {ids[0]}).")],
+            structured_content=sent.model_dump(),
+        )
+
+    keys = ServedKeys.from_env(Path(os.environ.get(KEYS_PATH_ENV) or DEFAULT_KEYS_PATH))
+    return await once(ctx, keys, "send_message", {"message": message, "chat_id": chat, "parse_mode": parse_mode},
+                      send)
 
 
 async def _send(http: httpx2.AsyncClient, url: str, body: dict[str, Any], token: str, *, sent: int) -> int:

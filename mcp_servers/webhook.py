@@ -8,6 +8,12 @@ Environment (read on every call):
   Google Chat accept), ``discord`` (``{"content": ...}``) or ``auto`` (the default: Discord
   for ``discord.com/api/webhooks/...`` URLs, Slack's shape for anything else).
 
+- ``WEBHOOK_KEYS_PATH``: where the idempotency keys of the calls it served are kept
+  (``.data/webhook.keys.db`` by default, :mod:`mcp_servers.once`): a call repeated with its key
+  gets the first call's answer, and nothing is posted twice. The key also goes with every post
+  as an ``Idempotency-Key`` header (a message in parts: ``<key>/<part>`` from the second part on),
+  for a receiver that deduplicates too.
+
 A message longer than the service accepts in one post (Discord: 2000 characters, Slack:
 40000) is posted in parts, split at line breaks where possible. A refusal comes back as
 a tool error with the service's status and answer.
@@ -22,20 +28,25 @@ Run it with ``python -m mcp_servers.webhook`` (stdio). The engine names its tool
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 import httpx2
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
 from mcp_servers import run_server
+from mcp_servers.once import PartlyDone, ServedKeys, once
 from mcp_servers.telegram import split_message
+from skills.idempotency import HEADER
 
 URL_ENV = "WEBHOOK_URL"
 FORMAT_ENV = "WEBHOOK_FORMAT"
+KEYS_PATH_ENV = "WEBHOOK_KEYS_PATH"
+DEFAULT_KEYS_PATH = Path(".data/webhook.keys.db")
 TIMEOUT = httpx2.Timeout(30.0)
 
 Format = Literal["slack", "discord"]
@@ -75,6 +86,7 @@ server = MCPServer(
 @server.tool(description="Post a message to the configured chat channel (Slack or Discord webhook). Long messages are posted in parts.")
 async def send_message(
     message: Annotated[str, Field(description="The text to post.")],
+    ctx: Context | None = None,
 ) -> Annotated[CallToolResult, Posted]:
     url = os.environ.get(URL_ENV, "").strip()
     if not url:
@@ -84,21 +96,34 @@ async def send_message(
     kind = webhook_format(url, os.environ.get(FORMAT_ENV))
     host = urlsplit(url).hostname or "the webhook"
     parts = split_message(message, LIMITS[kind])
-    async with httpx2.AsyncClient(timeout=TIMEOUT) as http:
-        for index, part in enumerate(parts):
-            await _post(http, url, {BODY_KEY[kind]: part}, host, sent=index)
-    posted = Posted(format=kind, parts=len(parts))
-    in_parts = f" in {len(parts)} parts" if len(parts) > 1 else ""
-    return CallToolResult(
-        content=[TextContent(type="text", text=f"Posted to the {kind} webhook at {host}{in_parts}.")],
-        structured_content=posted.model_dump(),
-    )
+
+    async def post(key: str | None) -> CallToolResult:
+        async with httpx2.AsyncClient(timeout=TIMEOUT) as http:
+            for index, part in enumerate(parts):
+                # One key per post: a receiver that deduplicates must not take part 2 for a repeat of part 1.
+                headers = {HEADER: key if index == 0 else f"{key}/{index + 1}"} if key else {}
+                try:
+                    await _post(http, url, {BODY_KEY[kind]: part}, host, sent=index, headers=headers)
+                except ToolError as exc:
+                    if index:  # parts were posted: a retry must not post them again
+                        raise PartlyDone(str(exc)) from None
+                    raise
+        posted = Posted(format=kind, parts=len(parts))
+        in_parts = f" in {len(parts)} parts" if len(parts) > 1 else ""
+        return CallToolResult(
+            content=[TextContent(type="text", text=f"Posted to the {kind} webhook at {host}{in_parts}.")],
+            structured_content=posted.model_dump(),
+        )
+
+    keys = ServedKeys.from_env(Path(os.environ.get(KEYS_PATH_ENV) or DEFAULT_KEYS_PATH))
+    return await once(ctx, keys, "send_message", {"message": message}, post)
 
 
-async def _post(http: httpx2.AsyncClient, url: str, body: dict[str, str], host: str, *, sent: int) -> None:
+async def _post(http: httpx2.AsyncClient, url: str, body: dict[str, str], host: str, *, sent: int,
+                headers: dict[str, str]) -> None:
     already = f" ({sent} earlier parts were posted)" if sent else ""
     try:
-        response = await http.post(url, json=body)
+        response = await http.post(url, json=body, headers=headers)
     except httpx2.HTTPError as exc:
         # The URL is the secret: name the error and the host, never the text that may quote the URL.
         raise ToolError(f"cannot reach the webhook at {host}: {type(exc).__name__}{already}") from None

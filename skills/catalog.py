@@ -186,6 +186,8 @@ class ToolCallInput(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
     step_id: str = ""
     """The plan step (or LLM tool-call id) this call belongs to; for logs and heartbeats."""
+    idempotency_key: str = ""
+    """Sent to the server with the call (``skills.idempotency``), the same on every retry; empty: none."""
     toolsets: ToolsetGrant | None = None
     """The run's skill's SKILL.md ``toolsets``, by reference: a tool one of them owns is called on that server,
     connected for that skill from its SKILL.md; None for most skills."""

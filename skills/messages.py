@@ -259,6 +259,9 @@ class AgentLoopState(BaseModel):
     toolsets: list[ToolsetGrant] = Field(default_factory=list)
     """The SKILL.md ``toolsets`` granted to this loop (its skill's; a chat's matched skills'): their tools,
     in ``tools``, are called on those skills' own servers."""
+    key_prefix: str = ""
+    """What the idempotency keys of this loop's tool calls begin with (``skills.idempotency.run_prefix``,
+    a skill's run); empty for a chat, whose keys name its conversation and message."""
 
 
 FINAL_EXCERPT = 2000
@@ -314,6 +317,9 @@ class NotifyInput(BaseModel):
     """The skill whose last_notified_at to set; none for the engine's own alerts."""
     message: str
     at: datetime
+    idempotency_key: str = ""
+    """Sent with the notifier's call (``skills.idempotency``: the run's ``notify`` call), so a retried
+    notification is delivered once by a notifier that honours it; empty for the engine's own alerts."""
 
 
 # --- chat -------------------------------------------------------------------------------

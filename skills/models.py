@@ -192,6 +192,9 @@ class ToolCallRecord(BaseModel):
     """What the argument pipeline changed before the call (``"limit": "5"`` became 5, ...)."""
     refused: bool = False
     """An Agent-tier call of a tool outside the skill's required_tools: never executed."""
+    idempotency_key: str = ""
+    """The key the call was sent with (``skills.idempotency``): the same on every retry of the call, so a
+    server that honours it acts once. Empty for calls recorded before keys, and for scripts."""
 
 
 class RunRecord(BaseModel):

@@ -19,6 +19,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.scripts import AgentScriptCall, ScriptActivities
     from activities.tools import ToolActivities
     from skills.catalog import ToolsetGrant
+    from skills.idempotency import loop_call_key
     from skills.messages import AgentLoopState, LoopEnd, LoopLimits
     from skills.models import ToolCallRecord
     from skills.scripts import RUN_SCRIPT
@@ -75,7 +76,9 @@ async def agent_loop(state: AgentLoopState, limits: LoopLimits,
         if not turn.tool_calls:
             return LoopEnd(status="success", summary=turn.final or "(the model gave no answer)", state=state)
         calls, changes, malformed = list(state.calls), list(state.changes), False
-        for ref in turn.tool_calls:
+        for index, ref in enumerate(turn.tool_calls, start=1):
+            key = "" if ref.name == RUN_SCRIPT else \
+                loop_call_key(state.key_prefix, state.conversation_id, step, turn.message_seq, index)
             # The sandbox: the activity executes nothing outside `allowed`, on every attempt.
             try:
                 if ref.name == RUN_SCRIPT and ref.name in state.tools:
@@ -90,7 +93,8 @@ async def agent_loop(state: AgentLoopState, limits: LoopLimits,
                     done = await workflow.execute_activity_method(
                         AgentActivities.tool,
                         AgentToolCall(conversation_id=state.conversation_id, message_seq=turn.message_seq,
-                                      call_id=ref.id, allowed=state.tools, toolsets=state.toolsets),
+                                      call_id=ref.id, allowed=state.tools, toolsets=state.toolsets,
+                                      idempotency_key=key),
                         **tool_options(limits.tool_timeout_seconds),
                         summary=ref.name if ref.name in state.tools else f"refused: {ref.name}",
                     )
@@ -99,7 +103,7 @@ async def agent_loop(state: AgentLoopState, limits: LoopLimits,
                             f"{ref.name} failed: {activity_cause(e)}")
             calls.append(ToolCallRecord(step_id=f"turn-{step}", tool=ref.name, ok=done.ok,
                                         duration_ms=done.duration_ms, result=done.excerpt,
-                                        adjusted=done.adjusted, refused=done.refused))
+                                        adjusted=done.adjusted, refused=done.refused, idempotency_key=key))
             if done.change is not None:
                 changes.append(done.change)
             malformed |= done.malformed

@@ -40,6 +40,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.tools import ToolActivities
     from skills.catalog import ToolCallInput, ToolCallOutput
     from skills.errors import PlanError, SkillRunFailed, WorkflowInputError
+    from skills.idempotency import call_key, fire_id, run_prefix, step_place
     from skills.messages import (
         AgentLoopState,
         AgentResume,
@@ -71,6 +72,7 @@ class SkillRun:
         # What the run has got to, for the failure path of an unexpected exception.
         self._start: RunStart | None = None
         self._run: RunRecord | None = None
+        self._key_prefix = ""
 
     @workflow.run
     async def run(self, request: SkillRunInput) -> RunRecord | None:
@@ -91,6 +93,7 @@ class SkillRun:
                 raise ApplicationError("a resumed run must carry its skill", non_retryable=True,
                                        type=WorkflowInputError.failure_type())
             self._start, self._run = resume.start, resume.run
+            self._key_prefix = resume.loop.key_prefix or _key_prefix(resume.run, request)
             run = await self._agent_loop(resume.start.skill, resume.run, resume.start, request, resume.loop)
             return await self._close(resume.start.skill, run, resume.start)
         info = workflow.info()
@@ -135,13 +138,14 @@ class SkillRun:
         self._run = run
         outcome = await workflow.execute_local_activity_method(RunActivities.finish, run, **STORE_LOCAL)
         await aftermath(skill, outcome, run_notice(skill, outcome, timedelta(seconds=start.notify_interval_seconds),
-                                                   start.notifier_tool))
+                                                   start.notifier_tool), self._key_prefix)
         if outcome.run.status == "error":
             raise ApplicationError(outcome.run.summary or "the run failed", outcome.run.model_dump(mode="json"),
                                    type=SkillRunFailed.failure_type(), non_retryable=True)
         return outcome.run
 
     async def _execute(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput) -> RunRecord:
+        self._key_prefix = _key_prefix(run, request)
         if start.skip:
             return _skipped(run, start.skip)
         if start.refused:
@@ -149,7 +153,8 @@ class SkillRun:
         calls: list[ToolCallRecord] = []
         for i, check in enumerate(skill.preflight):
             arguments = render_arguments(check.arguments, workflow.now(), _zone(skill))
-            out = await self._call(check.tool, arguments, f"preflight-{i + 1}", start, calls, "pre-flight ")
+            out = await self._call(check.tool, arguments, f"preflight-{i + 1}", start, calls, "pre-flight ",
+                                   place=f"preflight-{i + 1}")
             if out is None:
                 return _failed(run, calls)
             if should_skip(check, out.text, out.structured):
@@ -186,7 +191,8 @@ class SkillRun:
             **STORE,
         )
         loop = AgentLoopState(conversation_id=run.run_id, model=session.model, tools=session.tools,
-                              calls=run.tool_calls, script_skills=session.script_skills, toolsets=grants)
+                              calls=run.tool_calls, script_skills=session.script_skills, toolsets=grants,
+                              key_prefix=self._key_prefix)
         return await self._agent_loop(skill, run, start, request, loop)
 
     async def _agent_loop(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput,
@@ -205,9 +211,11 @@ class SkillRun:
                                       "completion_tokens": end.state.completion_tokens})
 
     async def _call(self, tool: str, arguments: dict, step_id: str, start: RunStart,
-                    calls: list[ToolCallRecord], label: str = "") -> ToolCallOutput | None:
-        """One tool call as its own activity; its record is appended, None if it failed."""
+                    calls: list[ToolCallRecord], label: str = "", *, place: str = "") -> ToolCallOutput | None:
+        """One tool call as its own activity; its record is appended, None if it failed. ``place`` names
+        it in its idempotency key (a plan step's by its id when not given)."""
         began = workflow.now()
+        key = "" if tool == RUN_SCRIPT else call_key(self._key_prefix, place or step_place(step_id), 1)
         try:
             out = await (workflow.execute_activity_method(  # a script step runs in the sandbox
                 ScriptActivities.run, ScriptRun(skill=start.run.skill_name if start.run else "", arguments=arguments,
@@ -215,7 +223,8 @@ class SkillRun:
                 **script_options(start.script_timeout_seconds), summary=f"{label}{tool}",
             ) if tool == RUN_SCRIPT else workflow.execute_activity_method(
                 ToolActivities.call_tool,
-                ToolCallInput(tool=tool, arguments=arguments, step_id=step_id, toolsets=start.toolsets),
+                ToolCallInput(tool=tool, arguments=arguments, step_id=step_id, toolsets=start.toolsets,
+                              idempotency_key=key),
                 **tool_options(start.tool_timeout_seconds),
                 summary=f"{label}{tool}",
             ))
@@ -224,13 +233,14 @@ class SkillRun:
             out, ok, text, adjusted = None, False, activity_cause(e), []
             elapsed = int((workflow.now() - began).total_seconds() * 1000)
         calls.append(ToolCallRecord(step_id=step_id, tool=tool, ok=ok, duration_ms=elapsed,
-                                    result=text[:RESULT_EXCERPT], adjusted=adjusted))
+                                    result=text[:RESULT_EXCERPT], adjusted=adjusted, idempotency_key=key))
         return out if ok else None
 
 
-async def aftermath(skill: Skill, outcome: RunOutcome, message: str | None) -> None:
+async def aftermath(skill: Skill, outcome: RunOutcome, message: str | None, key_prefix: str = "") -> None:
     """Retire a fired one-shot, pause a skill that failed too often, and tell the user (a closed run's
-    consequences: SkillRun's, and Maintenance's for a run it closed)."""
+    consequences: SkillRun's, and Maintenance's for a run it closed). The notice's idempotency key is the
+    run's ``notify`` call (``key_prefix``: the run's; derived from the run's record when not given)."""
     if outcome.retired_schedule:
         # Local: one server call, idempotent (a schedule already gone is fine); no task-queue round trip
         # before a fired one-shot's run closes.
@@ -245,7 +255,9 @@ async def aftermath(skill: Skill, outcome: RunOutcome, message: str | None) -> N
         return
     try:
         await workflow.execute_activity_method(
-            RunActivities.notify, NotifyInput(skill_id=skill.id, message=message, at=workflow.now()), **NOTIFY
+            RunActivities.notify, NotifyInput(skill_id=skill.id, message=message, at=workflow.now(),
+                                              idempotency_key=call_key(key_prefix or _key_prefix(outcome.run, None),
+                                                                       "notify", 1)), **NOTIFY
         )
     except ActivityError as e:
         # The run itself is recorded; a notification that cannot be sent must not undo it.
@@ -267,6 +279,14 @@ def run_notice(skill: Skill, outcome: RunOutcome, notify_interval: timedelta, no
     if run.status == "success" and completion_due(skill, run, workflow.now(), notify_interval, notifier_tool):
         return completion_message(skill, run)
     return None
+
+
+def _key_prefix(run: RunRecord, request: SkillRunInput | None) -> str:
+    """What this fire's idempotency keys begin with (an Agent loop carries it over a continue-as-new);
+    without the run's input (a run Maintenance closed), a fire by an event is named by its workflow."""
+    event = request.event if request is not None else None
+    return run_prefix(run.skill_id, fire_id(run.trigger, scheduled_at=run.scheduled_at,
+                                            event_id=event.id if event else None, workflow_id=run.workflow_id))
 
 
 def _zone(skill: Skill) -> str:

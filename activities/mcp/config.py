@@ -151,12 +151,14 @@ def load_argument_rules(
     return rules.merged(extra.model_copy(update={"defaults": defaults}))
 
 
-def outbox_server(outbox_path: Path) -> McpServerConfig:
-    """The bundled outbox server, writing to ``outbox_path``, run with this interpreter."""
+def outbox_server(outbox_path: Path, idempotency_window_hours: float | None = None) -> McpServerConfig:
+    """The bundled outbox server, writing to ``outbox_path``, run with this interpreter; it keeps the
+    idempotency keys it served for ``idempotency_window_hours`` (its own default when None)."""
+    window = {} if idempotency_window_hours is None else {"SKILLS_IDEMPOTENCY_WINDOW_HOURS": f"{idempotency_window_hours:g}"}
     return McpServerConfig(
         command=sys.executable,
         args=["-m", "mcp_servers.outbox"],
-        env={"SKILLS_OUTBOX_PATH": str(outbox_path)},
+        env={"SKILLS_OUTBOX_PATH": str(outbox_path), **window},
         # The package may not be installed (a checkout run in place): start where it can be imported.
         cwd=PROJECT_ROOT,
     )

@@ -352,7 +352,7 @@ class ToolHub:
     # -- calls -----------------------------------------------------------
 
     async def call(  # noqa: ASYNC109 - also sent to the server as the request's read timeout
-        self, tool_name: str, arguments: dict[str, Any], *, timeout: float | None = None
+        self, tool_name: str, arguments: dict[str, Any], *, timeout: float | None = None, idempotency_key: str = ""
     ) -> ToolResult:
         """Call ``<server>_<tool>`` with arguments put through the pipeline; reconnect once if the session broke.
 
@@ -361,6 +361,9 @@ class ToolHub:
         :class:`ToolArgumentsError` (retrying cannot help), :class:`ToolServerError` /
         :class:`ToolTimeoutError` (the server is down or slow). A result the server flags
         as an error is returned with ``ok=False``.
+
+        ``idempotency_key`` (``skills.idempotency``) goes to the server in the request's ``_meta``, on
+        the first try and on the reconnect's retry alike: a server that honours it acts once.
         """
         if self._closed:
             raise ToolServerError(f"cannot call {tool_name}: the tool hub is closed")
@@ -375,7 +378,8 @@ class ToolHub:
                 prepared = prepare_arguments(
                     tool_name, arguments, tool.input_schema, self.rules, validator=session.validator(tool)
                 )
-                raw = await self._call_with_reconnect(session, tool.name, prepared.arguments, limit)
+                raw = await self._call_with_reconnect(session, tool.name, prepared.arguments, limit,
+                                                      idempotency_key)
             result = to_result(raw).model_copy(update={"adjusted": prepared.changes})
             outcome = "ok" if result.ok else "error"
             return result
@@ -396,10 +400,10 @@ class ToolHub:
         return next((s for s in self._sessions.values() if tool_name.startswith(s.name + "_")), None)
 
     async def _call_with_reconnect(
-        self, session: ServerSession, tool: str, arguments: dict[str, Any], read_timeout: float
+        self, session: ServerSession, tool: str, arguments: dict[str, Any], read_timeout: float, key: str
     ) -> mcp_types.CallToolResult:
         try:
-            return await session.call(tool, arguments, read_timeout)
+            return await session.call(tool, arguments, read_timeout, idempotency_key=key)
         except SessionLost as lost:
             if self._closed:
                 raise ToolServerError(f"MCP server {session.name!r}: the tool hub is closed") from lost
@@ -416,10 +420,11 @@ class ToolHub:
             else:
                 logger.warning("MCP server %s: session lost (%s); reconnecting", session.name, lost)
                 await session.reconnect(lost.generation)
-        # The retry may repeat a call whose request reached the server before the session broke:
-        # tool calls are at-least-once, like any Temporal activity.
+        # The retry may repeat a call whose request reached the server before the session broke, as a
+        # retried activity may: it carries the same idempotency key, so a server that honours the key
+        # answers it with the first call's result and acts once; one that does not may act twice.
         try:
-            return await session.call(tool, arguments, read_timeout)
+            return await session.call(tool, arguments, read_timeout, idempotency_key=key)
         except SessionLost as again:
             raise ToolServerError(
                 f"MCP server {session.name!r} lost the session again after reconnecting: {again}"

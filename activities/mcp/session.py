@@ -34,6 +34,7 @@ from activities.mcp.stderr import StderrTail
 from skills.arguments import compile_schema
 from skills.catalog import ServerState, ServerStatus, ToolResult
 from skills.errors import ToolArgumentsError, ToolServerError, ToolTimeoutError
+from skills.idempotency import META_KEY
 
 logger = logging.getLogger(__name__)
 
@@ -327,14 +328,15 @@ class ServerSession:
     # -- calls -----------------------------------------------------------
 
     async def call(
-        self, tool: str, arguments: dict[str, Any], read_timeout: float
+        self, tool: str, arguments: dict[str, Any], read_timeout: float, *, idempotency_key: str = ""
     ) -> mcp_types.CallToolResult:
         client, generation = self._client, self.generation
         if client is None:
             raise SessionLost(self.reason or "not connected", generation)
         try:
             # read_timeout_seconds (not only our asyncio.timeout) so the server is told to stop the call.
-            return await client.call_tool(tool, arguments, read_timeout_seconds=read_timeout)
+            return await client.call_tool(tool, arguments, read_timeout_seconds=read_timeout,
+                                          meta=idempotency_meta(idempotency_key))
         except MCPError as exc:
             if exc.code == mcp_types.REQUEST_TIMEOUT:
                 raise ToolTimeoutError(
@@ -421,6 +423,14 @@ def _compile_schema(server: str, tool: mcp_types.Tool) -> Validator | None:
         # A server with a broken schema still gets its calls; it will judge the arguments itself.
         logger.warning("MCP server %s: tool %s has an invalid input schema", server, tool.name)
     return validator
+
+
+def idempotency_meta(key: str) -> mcp_types.RequestParamsMeta | None:
+    """The ``_meta`` of a ``tools/call`` with an idempotency key (none without one). SEP-3182 proposes a
+    request field for the key, for servers that advertise the capability; the SDK's ``call_tool`` has
+    none yet (and drops unknown request fields), so every server gets it in ``_meta``, where one that
+    honours the key reads it and one that does not passes it by."""
+    return {META_KEY: key} if key else None  # type: ignore[typeddict-unknown-key]
 
 
 def to_result(result: mcp_types.CallToolResult) -> ToolResult:

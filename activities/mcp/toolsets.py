@@ -82,8 +82,9 @@ class SkillToolsets:
         self._closed = False
 
     async def call(self, grant: ToolsetGrant, tool_name: str, arguments: dict[str, Any], *,
-                   timeout: float | None = None) -> ToolResult:  # noqa: ASYNC109
-        """Call ``<server>_<tool>`` of one of the grant's servers, connecting it first if needed."""
+                   timeout: float | None = None, idempotency_key: str = "") -> ToolResult:  # noqa: ASYNC109
+        """Call ``<server>_<tool>`` of one of the grant's servers, connecting it first if needed; the
+        idempotency key goes with it (:meth:`ToolHub.call`)."""
         server = grant.owner(tool_name)
         if server is None:
             raise ToolServerError(f"{tool_name} is not a tool of a toolset of skill '{grant.skill}'")
@@ -95,7 +96,7 @@ class SkillToolsets:
             if self._metrics is not None:  # a server that could not start is a failed call (the hub counts the rest)
                 self._metrics.tool_call(server, type(exc).__name__, (time.monotonic() - started) * 1000)
             raise
-        return await hub.call(tool_name, arguments, timeout=timeout)
+        return await hub.call(tool_name, arguments, timeout=timeout, idempotency_key=idempotency_key)
 
     async def tools(self, grant: ToolsetGrant) -> list[ToolInfo]:
         """Every tool of the grant's servers, connecting them: what joins an Agent-tier run's sandbox.

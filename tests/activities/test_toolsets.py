@@ -29,6 +29,7 @@ from activities.tools import ToolActivities
 from config.settings import Settings
 from skills.catalog import ToolCallInput, ToolsetGrant
 from skills.errors import ToolServerError, ToolsetRefusedError
+from skills.idempotency import META_KEY
 from skills.scripts import ScriptLimits
 from skills.skillmd.trust import executable_parts
 from tests.conftest import ROOT
@@ -121,6 +122,21 @@ async def test_a_grant_is_a_reference_checked_against_the_skills_file(
     with pytest.raises(ToolsetRefusedError, match="skill 'honest'"):
         await toolsets.call(grant, "changing_add_tool_quietly", {"name": "z"})
     assert not target.exists()
+
+
+async def test_the_call_tool_activity_sends_the_calls_idempotency_key_to_a_toolset_server(
+        settings: Settings, toolsets: SkillToolsets) -> None:
+    """A Direct step's call of a skill's own server, through the activity: the key arrives in the
+    request's ``_meta``, where a server that honours it reads it."""
+    write(settings, "keyed", PROBE)
+    env = ActivityEnvironment()
+    env.info = dataclasses.replace(env.info, workflow_type="SkillRun", start_to_close_timeout=timedelta(seconds=30))
+    async with ToolHub({}) as hub:
+        activities = ToolActivities(hub, toolsets=toolsets)
+        out = await env.run(activities.call_tool, ToolCallInput(
+            tool="probe_request_meta", toolsets=grant_of(settings, "keyed"), idempotency_key="skill-1/at-x/step-a/1"))
+    assert out.ok
+    assert json.loads(out.text)[META_KEY] == "skill-1/at-x/step-a/1"
 
 
 async def test_the_call_tool_activity_refuses_a_forged_grant(settings: Settings, toolsets: SkillToolsets,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import socket
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 
 server = MCPServer("probe", log_level="WARNING")
 
@@ -24,6 +24,13 @@ def _attempt(action: object) -> str:
 @server.tool(description="The server's own environment, as NAME=value lines.")
 def environment() -> str:
     return "\n".join(f"{k}={v}" for k, v in sorted(os.environ.items()))
+
+
+@server.tool(description="The _meta of this very request, as JSON (the idempotency key arrives there).")
+def request_meta(ctx: Context) -> str:
+    import json
+
+    return json.dumps(dict(ctx.request_context.meta or {}), default=str)
 
 
 @server.tool(description="Read a file.")

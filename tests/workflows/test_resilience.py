@@ -164,7 +164,13 @@ async def test_declared_preflight_with_a_path(client: Client, gmail: tuple[Path,
         run = await engine.skills.run("inbox zero")
         assert (run.status, run.summary) == ("skipped", "pre-flight: there are new emails")
         state.write_text(json.dumps({"new_emails": []}))
-        assert (await engine.skills.run("inbox zero")).status == "success"
+        run = await engine.skills.run("inbox zero")
+        assert run.status == "success"
+        # Every call carries its idempotency key: the run's (a manual run: its workflow id), then the place.
+        prefix = f"skill-{run.skill_id}/run-{run.workflow_id}"
+        assert [(c.step_id, c.idempotency_key) for c in run.tool_calls] == [
+            ("preflight-1", f"{prefix}/preflight-1/1"), ("step1", f"{prefix}/step-step1/1")]
+        assert [m["idempotency_key"] for m in engine.outbox()] == [f"{prefix}/step-step1/1"]
     finally:
         await engine.stop()
 
@@ -182,6 +188,8 @@ async def test_completion_notifications_are_throttled(client: Client, settings: 
         assert messages.count("Tea time") == 2
         notes = [m for m in messages if m.startswith("✅ tea: outbox_send_message: Message")]
         assert len(notes) == 1
+        [note] = [m for m in engine.outbox() if m["message"] in notes]
+        assert note["idempotency_key"].startswith("skill-") and note["idempotency_key"].endswith("/notify/1")
         assert (await engine.skills.get("tea")).last_notified_at is not None
     finally:
         await engine.stop()
