@@ -61,6 +61,10 @@ class SkillRow(SQLModel, table=True):
     notify_interval_minutes: int = 0
     preflight: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     model: str | None = None
+    fallback_models: list[str] = Field(default_factory=list,
+                                       sa_column=Column(JSON, nullable=False, server_default=text("'[]'")))
+    hook_digest: str | None = None
+    """SHA-256 (hex) of the skill's ``POST /hooks/<skill>`` token; None: no hook. The token is never stored."""
     schedule_id: str | None = None
     consecutive_failures: int = 0
     last_failure_at: datetime | None = _utc_column()
@@ -100,6 +104,8 @@ class RunRow(SQLModel, table=True):
     tool_calls: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    model: str | None = None
+    """The model that answered an Agent-tier run (migration 0010)."""
 
 
 class MessageRow(SQLModel, table=True):

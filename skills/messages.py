@@ -162,14 +162,23 @@ class ChangeInput(BaseModel):
     """Delete, pause or resume a skill."""
 
     target: SkillRef
-    action: Literal["delete", "pause", "resume"]
+    action: Literal["delete", "pause", "resume", "hook"]
     reason: str = BY_USER
+    hook_digest: str | None = None
+    """``hook``: the digest of the skill's new hook token (replacing any); None removes its hook. The
+    token itself never enters a payload (``skills.hooks``)."""
 
 
 class ChangeResult(BaseModel):
     ok: bool
     skill: Skill | None = None
     errors: list[FieldError] = Field(default_factory=list)
+
+
+class HookInput(BaseModel):
+    skill_id: int
+    digest: str | None
+    now: datetime
 
 
 class EnableInput(BaseModel):
@@ -258,6 +267,11 @@ class AgentLoopState(BaseModel):
     toolsets: list[ToolsetGrant] = Field(default_factory=list)
     """The SKILL.md ``toolsets`` granted to this loop (its skill's; a chat's matched skills'): their tools,
     in ``tools``, are called on those skills' own servers."""
+    fallback_models: list[str] = Field(default_factory=list)
+    """The models still to try, in order, when a turn fails on ``model`` in a way another model can fix
+    (``skills.errors.FALLBACK_FAILURES``); the loop moves to the next one and stays there."""
+    answered_by: str | None = None
+    """The model of the last turn that answered (recorded on the run)."""
 
 
 FINAL_EXCERPT = 2000
