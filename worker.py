@@ -46,6 +46,7 @@ from config.secrets import add_secrets, process_secrets
 from config.settings import Settings, SettingsError
 from service.codec import codec_routes
 from service.health import HealthServer, Readiness
+from service.hooks import hook_routes
 from service.telemetry import MetricsEndpoint, Tracing, TracingUnavailable, metrics_address
 from skills.errors import SkillsError
 from workflows.chat import ChatTurn
@@ -83,7 +84,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
         routes = {"/healthz": _alive, "/readyz": readiness.check}
         if metrics_at is not None:
             routes["/metrics"] = MetricsEndpoint(metrics_at, before=lambda: metrics.catalog(hub.server_states()))
-        requests = codec_routes(client, settings)
+        requests = {**codec_routes(client, settings), **hook_routes(settings, store, client)}
         health = HealthServer(settings.health_host, settings.health_port, routes, requests)
         try:
             port = await health.start()

@@ -34,7 +34,9 @@ from skills.agent import ChatMessage, ToolCallMessage, for_the_model, opening_me
 from skills.catalog import ToolInfo, ToolResult, ToolsetGrant, granted
 from skills.errors import (
     ConversationError,
+    LlmModelNotFoundError,
     LlmNotConfiguredError,
+    LlmOverloadedError,
     LlmRefusedError,
     LlmUnavailableError,
     ToolCallError,
@@ -74,6 +76,8 @@ class AgentSession(BaseModel):
     (``run_script`` for a file skill that declares scripts, on a worker with scripts enabled)."""
     script_skills: list[str] = Field(default_factory=list)
     """The skill, when it is a file skill whose declared scripts ``run_script`` may run."""
+    fallback_models: list[str] = Field(default_factory=list)
+    """The skill's ``fallback_models``: tried in order after ``model`` (``workflows.agent_loop``)."""
 
 
 class LlmTurn(BaseModel):
@@ -198,7 +202,9 @@ class AgentActivities:
             self.store.append_messages(
                 request.conversation_id, opening_messages(skill, request.now, tools, request.event, brought),
                 request.now)
-        return AgentSession(model=skill.model or self.settings.llm_model, tools=tools, script_skills=scripts)
+        model = skill.model or self.settings.llm_model
+        return AgentSession(model=model, tools=tools, script_skills=scripts,
+                            fallback_models=[m for m in skill.fallback_models if m != model])
 
     @activity.defn(name="llm_turn")
     async def turn(self, request: LlmTurn) -> LlmTurnResult:
@@ -371,14 +377,16 @@ def _status_error(error: openai.APIStatusError, model: str, endpoint: str) -> Ap
     detail = _error_detail(error)
     # The statuses the OpenAI SDK itself would retry: timeout, conflict (lock), rate limit, server error.
     if status in RETRYABLE_STATUSES or status >= 500:
-        return application_error(LlmUnavailableError(f"the LLM endpoint {endpoint} answered {status}: {detail}"),
+        return application_error(LlmOverloadedError(f"the LLM endpoint {endpoint} answered {status} for the "
+                                                    f"model '{model}': {detail}"),
                                  next_retry_delay=_retry_after(error))
     hint = {
         401: "the endpoint refused the API key: set SKILLS_LLM_API_KEY",
         403: "the API key may not use this endpoint or model",
         404: f"the endpoint does not know the model '{model}': set the skill's model or SKILLS_LLM_MODEL",
     }.get(status, "the request was refused")
-    return application_error(LlmRefusedError(f"{hint} ({status}: {detail})"))
+    kind = LlmModelNotFoundError if status == 404 else LlmRefusedError
+    return application_error(kind(f"{hint} ({status}: {detail})"))
 
 
 def _sentence(text: str) -> str:

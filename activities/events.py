@@ -11,7 +11,9 @@ from temporalio import activity
 from activities.store import Store
 from config.settings import Settings
 from skills.deadline import run_timeout
+from skills.errors import SkillNotFoundError
 from skills.events import ClaimEvent, EmitResult, EventClaim, RecordEvent, Subscriber
+from skills.models import Skill
 from skills.naming import run_summary, schedule_id_for
 
 
@@ -40,10 +42,19 @@ class EventActivities:
                        run_prefix=schedule_id_for(self.settings.task_queue, skill.id, skill.name),
                        summary=run_summary(skill),
                        run_timeout_seconds=run_timeout(skill, self.settings.run_limits).total_seconds())
-            for skill in self.store.event_subscribers(request.name)
+            for skill in (self.store.event_subscribers(request.name) if request.skill_id is None
+                          else self._hooked(request.skill_id))
         ]
         activity.logger.info("event %s (%s): %d subscriber(s)", request.name, request.event_id, len(subscribers))
         return EventClaim(subscribers=subscribers, dedupe_until=until)
+
+    def _hooked(self, skill_id: int) -> list[Skill]:
+        """A hook's skill, while it has a hook token: a token revoked since the call was let in runs nothing."""
+        try:
+            skill = self.store.get_skill(skill_id)
+        except SkillNotFoundError:
+            return []
+        return [skill] if skill.has_hook else []
 
     @activity.defn(name="record_event")
     def record(self, request: RecordEvent) -> None:

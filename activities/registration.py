@@ -18,6 +18,7 @@ from typing import Any
 from temporalio import activity
 
 from activities.failures import as_application_errors
+from activities.model_list import EndpointModels
 from activities.schedules import ScheduleActivities
 from activities.skillfiles import file_skill
 from activities.store import Store
@@ -29,6 +30,7 @@ from skills.messages import (
     BulkRegistrationResult,
     ChangeInput,
     EnableInput,
+    HookInput,
     ItemRegistration,
     Prepared,
     RegisterInput,
@@ -60,6 +62,7 @@ class RegistrationActivities:
         self.catalog = catalog
         self.rules = rules
         self.await_connects = await_connects
+        self.models = EndpointModels(settings)
 
     @activity.defn(name="prepare_skill")
     def prepare(self, request: RegisterInput) -> Prepared:
@@ -103,6 +106,7 @@ class RegistrationActivities:
             tool_schemas=schemas,
             argument_rules=self.rules,
             reserved_agents=self._reserved_agents(request),
+            llm_models=self.models,
         )
 
     def _reserved_agents(self, request: RegisterInput) -> frozenset[str]:
@@ -205,6 +209,12 @@ class RegistrationActivities:
     def set_enabled(self, request: EnableInput) -> Skill:
         with as_application_errors():
             return self.store.set_enabled(request.skill_id, request.enabled, request.reason, request.now)
+
+    @activity.defn(name="set_skill_hook")
+    def set_hook(self, request: HookInput) -> Skill:
+        """Set, replace or (digest None) remove a skill's hook token digest."""
+        with as_application_errors():
+            return self.store.set_hook(request.skill_id, request.digest, request.now)
 
     @activity.defn(name="delete_skill")
     def delete(self, request: ChangeInput) -> Skill:

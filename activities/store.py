@@ -185,6 +185,29 @@ class Store:
             return [_skill_model(row) for row in session.exec(query)
                     if (row.trigger_config or {}).get("event") == name]
 
+    # --- hooks (POST /hooks/<skill>) -----------------------------------------------------
+
+    def set_hook(self, skill_id: int, digest: str | None, now: datetime) -> Skill:
+        """Set (replacing any earlier one) or, with None, remove the digest of a skill's hook token."""
+        with self.session() as session:
+            row = self._row(session, skill_id)
+            row.hook_digest = digest
+            row.updated_at = now
+            session.add(row)
+            session.commit()
+            return self._skill(session, row)
+
+    def hooked_skills(self, ref: str) -> list[tuple[Skill, str]]:
+        """The skills ``ref`` names (an id, or a name across agents, case-insensitive) that have a hook
+        token, each with its token's digest: the token decides among same-named skills of two agents."""
+        with self.session() as session:
+            query = select(SkillRow).where(SkillRow.hook_digest.is_not(None))  # type: ignore[union-attr]
+            if ref.isascii() and ref.isdigit() and len(ref) <= 18:
+                query = query.where(SkillRow.id == int(ref))
+            else:
+                query = query.where(func.lower(SkillRow.name) == ref.strip().lower())
+            return [(_skill_model(row), row.hook_digest or "") for row in session.exec(query.limit(16))]
+
     # --- events ---------------------------------------------------------------------------
 
     def claim_event(self, name: str, event_id: str, claimer: str, now: datetime,
@@ -531,7 +554,7 @@ def _spec_columns(spec: SkillSpec) -> dict[str, Any]:
 
 
 def _skill_model(row: SkillRow) -> Skill:
-    return Skill.model_validate(row.model_dump())
+    return Skill.model_validate({**row.model_dump(exclude={"hook_digest"}), "has_hook": row.hook_digest is not None})
 
 
 def _approval_model(row: ApprovalRow) -> Approval:

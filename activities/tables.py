@@ -63,6 +63,10 @@ class SkillRow(SQLModel, table=True):
     model: str | None = None
     approval_required_tools: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     approval_timeout_minutes: int | None = None
+    fallback_models: list[str] = Field(default_factory=list,
+                                       sa_column=Column(JSON, nullable=False, server_default=text("'[]'")))
+    hook_digest: str | None = None
+    """SHA-256 (hex) of the skill's ``POST /hooks/<skill>`` token; None: no hook. The token is never stored."""
     schedule_id: str | None = None
     consecutive_failures: int = 0
     last_failure_at: datetime | None = _utc_column()
@@ -102,6 +106,8 @@ class RunRow(SQLModel, table=True):
     tool_calls: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    model: str | None = None
+    """The model that answered an Agent-tier run (migration 0010)."""
 
 
 class MessageRow(SQLModel, table=True):

@@ -29,6 +29,7 @@ from client.skills_client import SkillsClient
 from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
 from skills.fields import parse_bool
 from skills.limits import IN_HOURS, IN_MINUTES, INTERVAL_MINUTES, MAX_STEPS, NOTIFY_INTERVAL_MINUTES
+from skills.llm_models import MAX_FALLBACK_MODELS
 from skills.messages import RegistrationResult, zone_time
 from skills.models import FIRED, MISSING_TOOLS, Skill
 
@@ -183,6 +184,10 @@ SKILL_PROPERTIES: dict[str, Any] = {
                                 "description": "Minimum minutes between notifications (0: the default)."},
     "agent_id": {"type": "string", "description": "The agent that owns the skill; leave out unless told."},
     "enabled": {"type": "boolean", "description": "false stores the skill paused (default true)."},
+    "model": {"type": "string", "description": "Agent tier: the model for this skill (default: the engine's)."},
+    "fallback_models": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_FALLBACK_MODELS,
+                        "description": "Agent tier: models tried in order when the model is unknown, "
+                                       "overloaded or rate-limited."},
 }
 
 

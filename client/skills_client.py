@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import secrets
 import uuid
 import weakref
 from datetime import UTC, datetime, timedelta
@@ -52,6 +53,7 @@ from skills.errors import (
     error_class,
 )
 from skills.events import EmitInput, EmitResult, EventInfo, check_event, event_workflow_id
+from skills.hooks import TOKEN_BYTES, hook_event_name, hook_workflow_id, token_digest
 from skills.limits import TEMPORAL_PAYLOAD_WARNING_BYTES, body_too_large, json_size, valid_text
 from skills.messages import (
     BulkRegistrationResult,
@@ -271,7 +273,34 @@ class SkillsClient:
             raise SkillValidationError(problems)
         event = EventInfo(name=name.strip(), id=event_id or uuid.uuid4().hex, data=data, time=datetime.now(UTC))
         request = EmitInput(event=event, dedupe=event_id is not None)
-        workflow_id = event_workflow_id(self.task_queue, event.name, event.id)
+        return await self._emit(request, event_workflow_id(self.task_queue, event.name, event.id))
+
+    async def fire_hook(self, skill_id: int, data: Any = None, key: str | None = None) -> EmitResult:
+        """Run one hooked skill once with ``data`` as its event (``POST /hooks/<skill>``, in the worker,
+        after the token was checked): an emit aimed at the skill, deduped by ``key`` like an event id.
+        The worker runs it only while the skill has a hook token."""
+        problems = check_event("hook", key, data)
+        if problems:
+            raise SkillValidationError(problems)
+        event = EventInfo(name=hook_event_name(skill_id), id=key or uuid.uuid4().hex, data=data,
+                          time=datetime.now(UTC))
+        request = EmitInput(event=event, dedupe=key is not None, skill_id=skill_id)
+        return await self._emit(request, hook_workflow_id(self.task_queue, skill_id, event.id))
+
+    async def hook(self, ref: str | int, agent_id: str | None = None, revoke: bool = False) -> tuple[Skill, str | None]:
+        """Give the skill a new hook token (replacing any; returned, once: only its digest is stored), or
+        with ``revoke`` remove it. The token is made here and never enters a workflow's payload."""
+        token = None if revoke else secrets.token_urlsafe(TOKEN_BYTES)
+        request = ChangeInput(target=SkillRef(ref=str(ref), agent_id=agent_id), action="hook",
+                              hook_digest=token_digest(token) if token else None)
+        result = await self._workflow("ChangeSkill", request, ChangeResult, f"hook-{slug(str(ref))}",
+                                      f"{'revoke the hook of' if revoke else 'hook'} '{ref}'")
+        if not result.ok:
+            _raise(result.errors)
+        assert result.skill is not None
+        return result.skill, token
+
+    async def _emit(self, request: EmitInput, workflow_id: str) -> EmitResult:
         try:
             try:
                 # One workflow per event id: a second emit while the first runs attaches to it, and
@@ -293,7 +322,8 @@ class SkillsClient:
                           reuse: WorkflowIDReusePolicy) -> WorkflowHandle[Any, EmitResult]:
         return await self.client.start_workflow(
             "EmitEvent", request, id=workflow_id, task_queue=self.task_queue, result_type=EmitResult,
-            static_summary=f"event {request.event.name} ({request.event.id})",
+            static_summary=f"{'hook' if request.skill_id is not None else 'event'} {request.event.name} "
+                           f"({request.event.id})",
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING, id_reuse_policy=reuse,
             execution_timeout=CHANGE_TIMEOUT,
         )

@@ -307,6 +307,11 @@ class Settings(BaseSettings):
     payloads. It decrypts for whoever reaches the port (and holds `codec_token`, if set): keep it off
     unless an operator needs it, and the port inside the cluster. Needs `payload_keys`."""
 
+    hooks: bool = False
+    """Serve ``POST /hooks/<skill>`` on the health port: a skill with a hook token (``skills hook NAME``)
+    runs once per request, the request's JSON body as its event. Off by default; on, a skill without a
+    token still answers 404. See docs/security.md#hooks."""
+
     codec_token: SecretStr | None = None
     """A bearer token the codec endpoint requires (``Authorization: Bearer <token>``; the CLI's
     ``--codec-auth``). Unset: the endpoint asks for none."""
@@ -366,6 +371,8 @@ class Settings(BaseSettings):
         if self.codec_endpoint and self.payload_keys is None and self.payload_keys_file is None:
             raise ValueError("SKILLS_CODEC_ENDPOINT is on but no payload keys are set "
                              "(SKILLS_PAYLOAD_KEYS or SKILLS_PAYLOAD_KEYS_FILE): there is nothing to decode")
+        if self.hooks and self.health_port is None:
+            raise ValueError("SKILLS_HOOKS is on but SKILLS_HEALTH_PORT is off: hooks are served there")
         if self.codec_endpoint and self.health_port is None:
             raise ValueError("SKILLS_CODEC_ENDPOINT is on but SKILLS_HEALTH_PORT is off: the endpoint is served there")
         return self

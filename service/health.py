@@ -11,7 +11,8 @@ close): probes and scrapes need nothing more, and the worker gains no web framew
   else works.
 - ``/metrics``: the Prometheus exposition of the worker's runtime (see :mod:`service.telemetry`).
 - ``/codec/encode``, ``/codec/decode``: Temporal's remote codec protocol, when enabled (see
-  :mod:`service.codec`): the only endpoints that take a request body (POST, bounded by :data:`MAX_BODY`).
+  :mod:`service.codec`), and ``POST /hooks/<skill>`` when hooks are on (:mod:`service.hooks`): the only
+  endpoints that take a request body (bounded by :data:`MAX_BODY`, or the endpoint's ``max_body``).
 """
 
 from __future__ import annotations
@@ -67,9 +68,9 @@ class Reply:
 RequestHandler = Callable[[Request], Awaitable[Reply]]
 """An endpoint that answers every method itself (and reads the body): the codec's."""
 
-REASONS = {200: "OK", 204: "No Content", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
-           404: "Not Found", 405: "Method Not Allowed", 413: "Content Too Large", 500: "Internal Server Error",
-           503: "Service Unavailable"}
+REASONS = {200: "OK", 202: "Accepted", 204: "No Content", 400: "Bad Request", 401: "Unauthorized",
+           403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed", 409: "Conflict", 413: "Content Too Large",
+           415: "Unsupported Media Type", 500: "Internal Server Error", 503: "Service Unavailable"}
 
 
 class HealthServer:
@@ -129,21 +130,30 @@ class HealthServer:
             with suppress(Exception):
                 await writer.wait_closed()
 
+    def _endpoint(self, path: str) -> RequestHandler | None:
+        """The request endpoint of ``path``: by the exact path, or by a prefix ending in ``/`` (``/hooks/``)."""
+        if path in self.requests:
+            return self.requests[path]
+        return next((handler for prefix, handler in self.requests.items()
+                     if prefix.endswith("/") and path.startswith(prefix)), None)
+
     async def _read_body(self, reader: asyncio.StreamReader, line: list[str], headers: dict[str, str]) -> bytes | Reply:
         """The body of a request to an endpoint that takes one; a Reply when it cannot be read."""
-        if len(line) < 2 or line[1].split("?", 1)[0] not in self.requests:
+        endpoint = self._endpoint(line[1].split("?", 1)[0]) if len(line) >= 2 else None
+        if endpoint is None:
             return b""  # the probes' endpoints take no body: never read one
+        limit = getattr(endpoint, "max_body", MAX_BODY)  # an endpoint may take less (a hook: an event's data)
         length = headers.get("content-length", "0")
         if not length.isdigit():
             return Reply(400, "text/plain", "Content-Length: not a number\n")
-        if int(length) > MAX_BODY:
-            return Reply(413, "text/plain", f"body of {length} bytes; at most {MAX_BODY}\n")
+        if int(length) > limit:
+            return Reply(413, "text/plain", f"body of {length} bytes; at most {limit}\n")
         return await reader.readexactly(int(length))
 
     async def _answer(self, request: Request | None) -> Reply:
         if request is None:
             return Reply(404, "text/plain", "bad request\n")
-        endpoint = self.requests.get(request.path)
+        endpoint = self._endpoint(request.path)
         if endpoint is not None:
             try:
                 return await endpoint(request)

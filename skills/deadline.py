@@ -97,6 +97,9 @@ def run_timeout(skill: Skill, limits: RunLimits) -> timedelta:
     else:
         llm = worst_case(limits.llm_seconds, LLM_RETRY)
         seconds += worst_case(STORE_TIMEOUT, STORE_RETRY) + tool + max(0, skill.max_steps) * (llm + max(tool, script))
+        # A turn that fails over is tried again on the next model, which the run keeps: each fallback
+        # costs at most one more turn's worth, once per run.
+        seconds += len(skill.fallback_models) * llm
     if not math.isfinite(seconds) or seconds >= RUN_TIMEOUT_CAP.total_seconds():
         return RUN_TIMEOUT_CAP
     return timedelta(seconds=math.ceil(seconds))

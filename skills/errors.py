@@ -23,7 +23,9 @@ an error and the client that reads it back use the same constant and cannot drif
     ├── OutsideEngineError          an acting activity was started outside the engine's workflows
     ├── McpConfigError              the mcpServers file is unusable
     ├── LlmUnavailableError         the LLM endpoint is down or rate-limited (retryable)
+    │   └── LlmOverloadedError      it answered 408, 409, 429 or 5xx (retryable; then a fallback model)
     ├── LlmRefusedError             the LLM endpoint refused the request (bad key, model...)
+    │   └── LlmModelNotFoundError   it does not know the model (404): a fallback model is tried
     ├── LlmNotConfiguredError       the worker has no LLM endpoint or key at all
     ├── ConversationError           a stored conversation lacks what a step refers to
     ├── ScriptError                 a skill's script was refused before it ran (disabled, undeclared, bad arguments)
@@ -167,6 +169,21 @@ class LlmUnavailableError(SkillsError):
 
 class LlmRefusedError(SkillsError):
     """The LLM endpoint refused the request (bad key, unknown model, bad request): fix, then retry."""
+
+
+class LlmOverloadedError(LlmUnavailableError):
+    """The endpoint answered, with a status the OpenAI SDK retries (408, 409, 429, 5xx): retried, and
+    once the retries are spent an Agent-tier skill's next ``fallback_models`` entry is tried."""
+
+
+class LlmModelNotFoundError(LlmRefusedError):
+    """The endpoint does not know the model (404): not retried, but another model may answer."""
+
+
+FALLBACK_FAILURES = frozenset({LlmOverloadedError.failure_type(), LlmModelNotFoundError.failure_type()})
+"""The failure types of an LLM turn after which the Agent loop tries the skill's next fallback model:
+another model may answer where this one is unknown, overloaded or rate-limited; a bad key, a bad request,
+an unreachable endpoint or a missing configuration fail every model alike."""
 
 
 class LlmNotConfiguredError(SkillsError):

@@ -96,6 +96,9 @@ class EmitInput(BaseModel):
     event: EventInfo
     dedupe: bool = True
     """False when the id was generated: nobody can send it again, so nothing is remembered."""
+    skill_id: int | None = None
+    """A hook's call (``POST /hooks/<skill>``): this one skill runs, if it has a hook token, whatever
+    event it is subscribed to; its run's trigger is ``hook``."""
 
 
 class ClaimEvent(BaseModel):
@@ -105,6 +108,8 @@ class ClaimEvent(BaseModel):
     claimer: str
     """The EmitEvent run claiming the event: a retried claim by the same run is still its own."""
     now: datetime
+    skill_id: int | None = None
+    """A hook's call: the one skill to run (``EmitInput.skill_id``)."""
 
 
 class Subscriber(BaseModel):

@@ -163,14 +163,23 @@ class ChangeInput(BaseModel):
     """Delete, pause or resume a skill."""
 
     target: SkillRef
-    action: Literal["delete", "pause", "resume"]
+    action: Literal["delete", "pause", "resume", "hook"]
     reason: str = BY_USER
+    hook_digest: str | None = None
+    """``hook``: the digest of the skill's new hook token (replacing any); None removes its hook. The
+    token itself never enters a payload (``skills.hooks``)."""
 
 
 class ChangeResult(BaseModel):
     ok: bool
     skill: Skill | None = None
     errors: list[FieldError] = Field(default_factory=list)
+
+
+class HookInput(BaseModel):
+    skill_id: int
+    digest: str | None
+    now: datetime
 
 
 class EnableInput(BaseModel):
@@ -262,6 +271,11 @@ class AgentLoopState(BaseModel):
     key_prefix: str = ""
     """What the idempotency keys of this loop's tool calls begin with (``skills.idempotency.run_prefix``,
     a skill's run); empty for a chat, whose keys name its conversation and message."""
+    fallback_models: list[str] = Field(default_factory=list)
+    """The models still to try, in order, when a turn fails on ``model`` in a way another model can fix
+    (``skills.errors.FALLBACK_FAILURES``); the loop moves to the next one and stays there."""
+    answered_by: str | None = None
+    """The model of the last turn that answered (recorded on the run)."""
 
 
 FINAL_EXCERPT = 2000

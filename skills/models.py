@@ -19,8 +19,9 @@ from skills.preflight import PreflightCheck
 TriggerType = Literal["cron", "event", "manual"]
 Tier = Literal["direct", "agent"]
 RunStatus = Literal["running", "success", "error", "skipped", "missed"]
-RunTrigger = Literal["schedule", "manual", "event"]
-"""What started a run: its schedule, a person (``skills run``), or an event (``skills emit``)."""
+RunTrigger = Literal["schedule", "manual", "event", "hook"]
+"""What started a run: its schedule, a person (``skills run``), an event (``skills emit``), or a call of
+its hook (``POST /hooks/<skill>``)."""
 
 DEFAULT_MAX_STEPS = 10
 
@@ -110,6 +111,9 @@ class SkillSpec(BaseModel):
     """Tools whose every call waits for the owner's approval (``skills.approvals``), on either tier."""
     approval_timeout_minutes: int | None = None
     """How long a call waits for the answer before it is denied; none means the engine's setting."""
+    fallback_models: list[str] = Field(default_factory=list)
+    """Tried in order when an LLM turn fails on the model before it in a way another model can fix
+    (``skills.errors.FALLBACK_FAILURES``: unknown model, overloaded or rate-limited after its retries)."""
 
     @property
     def tier(self) -> Tier:
@@ -147,6 +151,8 @@ class Skill(SkillSpec):
     last_run_status: RunStatus | None = None
     last_run_summary: str | None = None
     last_notified_at: datetime | None = None
+    has_hook: bool = False
+    """A ``POST /hooks/<skill>`` token is set (``skills hook NAME``); only its digest is stored, never shown."""
     created_at: datetime
     updated_at: datetime
 
@@ -214,3 +220,5 @@ class RunRecord(BaseModel):
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    model: str | None = None
+    """The model that gave an Agent-tier run's last answer (a fallback model when the primary failed)."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import difflib
 import functools
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -53,6 +53,7 @@ from skills.limits import (
     json_size,
     too_large,
 )
+from skills.llm_models import ModelList, check_models, fallback_models, model_name
 from skills.models import Normalized, PlanStep, Skill, SkillSpec, TriggerConfig
 from skills.naming import MANAGEMENT_TOOLS, management_tool_problem
 from skills.plans import analyse_plan, event_placeholders
@@ -88,6 +89,8 @@ FIELD_ALIASES = {
     "preFlight": "preflight",
     "preflight_checks": "preflight",
     "preflightChecks": "preflight",
+    "fallbackModels": "fallback_models",
+    "fallbacks": "fallback_models",
 }
 
 TRIGGER_ALIASES = {
@@ -152,6 +155,9 @@ class NormalizeContext:
     reserved_agents: frozenset[str] = frozenset()
     """Agents this input may not register under: the files agent, for every caller but the SKILL.md sync
     (a skill there named like a SKILL.md would be given that file's toolsets and scripts)."""
+    llm_models: Callable[[bool], ModelList] | None = None
+    """The LLM endpoint's models (``True``: asked again, not a kept list), asked for only when a skill
+    names one; None skips the check."""
 
 
 def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = None) -> Normalized:
@@ -231,8 +237,10 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
             data.get("notify_interval_minutes"), "notify_interval_minutes", 0, problems, bound=NOTIFY_INTERVAL_MINUTES
         ),
         "preflight": preflight,
-        "model": optional_text(data.get("model"), "model", problems) or None,
+        "model": model_name(data.get("model"), "model", problems),
     }
+    fields["fallback_models"] = fallback_models(data.get("fallback_models"), fields["model"], notes, problems)
+    check_models(fields, bool(plan), ctx.llm_models, notes, problems)
     if "agent_id" not in data:
         notes.append(f"agent_id defaulted to '{ctx.default_agent_id}'")
     if fields["agent_id"] in ctx.reserved_agents:

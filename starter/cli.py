@@ -271,6 +271,34 @@ def resume(ref: str, agent: str | None) -> int:
     return with_client(work)
 
 
+@cli.command(short_help="Give a skill a hook token (POST /hooks/<id>), or --revoke it.")
+@REF
+@click.option("--revoke", is_flag=True, help="Remove the skill's hook: its token stops working.")
+@AGENT
+@data_command
+def hook(ref: str, revoke: bool, agent: str | None) -> int:
+    """Give the skill a new token for POST /hooks/<id> on the worker's health port (SKILLS_HOOKS=on),
+    replacing any earlier one; the token is printed once, and only its digest is kept. --revoke removes it."""
+
+    async def work(skills: SkillsClient) -> None:
+        skill, token = await skills.hook(ref, agent, revoke=revoke)
+        if token is None:
+            answer(skill, lambda: print(f"skill {skill.id} '{skill.name}' has no hook now"))
+            return
+
+        def show() -> None:
+            print(f"hook of skill {skill.id} '{skill.name}' (any earlier token no longer works):")
+            print(f"  token  {token}")
+            print("  (shown once: only its digest is stored)")
+            print(f"  curl -X POST http://<worker>:{current().settings().health_port or 8080}/hooks/{skill.id} "
+                  f"-H 'Authorization: Bearer {token}' -H 'Idempotency-Key: <id>' -d '{{\"any\": \"json\"}}'")
+            print("  the worker serves hooks when SKILLS_HOOKS=on")
+
+        answer({"skill_id": skill.id, "name": skill.name, "path": f"/hooks/{skill.id}", "token": token}, show)
+
+    return with_client(work)
+
+
 @cli.command("run", short_help="Run a skill now, whatever its trigger.")
 @REF
 @click.option("--no-wait", is_flag=True, help="Start the run and print its workflow id; do not wait for it.")
@@ -415,6 +443,7 @@ def _describe(skill: Skill, next_fire: datetime | None) -> None:
         ("notify", _notify(skill)), ("failures", _failures(skill)),
         ("last run", _last_run(skill)), ("created", when(skill.created_at)), ("updated", when(skill.updated_at)),
     ]
+    rows[11:11] = _model_and_hook(skill)  # after "max steps"
     rows += [("pre-flight", f"{check.tool} {json.dumps(check.arguments)}: skip when {check.reason()}")
              for check in skill.preflight]
     fields(rows)
@@ -425,6 +454,17 @@ def _describe(skill: Skill, next_fire: datetime | None) -> None:
     print("instructions")
     for line in skill.instructions.splitlines():
         print(f"  {line}")
+
+
+def _model_and_hook(skill: Skill) -> list[tuple[str, Any]]:
+    """The Agent tier's models (its own, then its fallbacks), and whether ``POST /hooks/<skill>`` may fire it."""
+    rows: list[tuple[str, Any]] = []
+    if skill.tier == "agent":
+        model = skill.model or f"{current().settings().llm_model} (the default, SKILLS_LLM_MODEL)"
+        rows.append(("model", model + "".join(f", then {m}" for m in skill.fallback_models)))
+    rows.append(("hook", f"on: POST /hooks/{skill.id} with its token (`skills hook {skill.id} --revoke` "
+                         "removes it)" if skill.has_hook else "off"))
+    return rows
 
 
 def _notify(skill: Skill) -> str:
@@ -451,10 +491,10 @@ def _minutes(minutes: float) -> str:
 
 def _runs_table(found: list[RunRecord]) -> None:
     table(
-        ["STARTED", "SKILL", "TRIGGER", "STATUS", "TIER", "TOOLS", "TOKENS", "SUMMARY"],
+        ["STARTED", "SKILL", "TRIGGER", "STATUS", "TIER", "TOOLS", "TOKENS", "MODEL", "SUMMARY"],
         [[when(r.started_at), r.skill_name, r.trigger, r.status, r.tier, len(r.tool_calls),
-          r.prompt_tokens + r.completion_tokens, r.summary] for r in found],
-        cut={"SKILL": 40, "TRIGGER": 20, "SUMMARY": 60},
+          r.prompt_tokens + r.completion_tokens, r.model or "-", r.summary] for r in found],
+        cut={"SKILL": 40, "TRIGGER": 20, "MODEL": 30, "SUMMARY": 60},
         styles={"STATUS": {"success": "green", "error": "red", "skipped": "yellow", "missed": "yellow"}},
     )
 

@@ -12,13 +12,14 @@ from collections.abc import Callable
 from typing import NoReturn
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from activities.agent import AgentActivities, AgentToolCall, LlmTurn
     from activities.scripts import AgentScriptCall, ScriptActivities
     from activities.tools import ToolActivities
     from skills.catalog import ToolsetGrant
+    from skills.errors import FALLBACK_FAILURES
     from skills.idempotency import loop_call_key
     from skills.messages import AgentLoopState, LoopEnd, LoopLimits
     from skills.models import ToolCallRecord
@@ -64,8 +65,17 @@ async def agent_loop(state: AgentLoopState, limits: LoopLimits,
                 summary=f"LLM turn {step} ({state.model})",
             )
         except ActivityError as e:
+            if state.fallback_models and _fails_over(e):
+                # Another model may answer where this one is unknown, overloaded or rate-limited: the
+                # same step again on the next, which the rest of the run keeps.
+                workflow.logger.warning("LLM turn %d failed on %s (%s); trying %s", step, state.model,
+                                        activity_cause(e), state.fallback_models[0])
+                state = state.model_copy(update={"model": state.fallback_models[0],
+                                                 "fallback_models": state.fallback_models[1:]})
+                continue
             return _end(state, f"LLM turn {step} failed: {activity_cause(e)}")
         state = state.model_copy(update={
+            "answered_by": state.model,
             "step": step,
             "prompt_tokens": state.prompt_tokens + turn.prompt_tokens,
             "completion_tokens": state.completion_tokens + turn.completion_tokens,
@@ -112,6 +122,11 @@ async def agent_loop(state: AgentLoopState, limits: LoopLimits,
         if streak >= limits.malformed_limit:
             return _end(state, f"stopped: the model sent malformed tool calls {streak} turns in a row")
     return _end(state, f"stopped: max_steps ({limits.max_steps}) reached without a final answer")
+
+
+def _fails_over(error: ActivityError) -> bool:
+    cause = error.cause
+    return isinstance(cause, ApplicationError) and cause.type in FALLBACK_FAILURES
 
 
 def _end(state: AgentLoopState, reason: str) -> LoopEnd:

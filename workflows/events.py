@@ -46,7 +46,8 @@ class EmitEvent:
         info, event, now = workflow.info(), request.event, workflow.now()
         claim = await workflow.execute_activity_method(
             EventActivities.claim,
-            ClaimEvent(name=event.name, event_id=event.id, dedupe=request.dedupe, claimer=info.run_id, now=now),
+            ClaimEvent(name=event.name, event_id=event.id, dedupe=request.dedupe, claimer=info.run_id, now=now,
+                       skill_id=request.skill_id),
             **STORE,
         )
         if claim.duplicate is not None:
@@ -76,7 +77,8 @@ class EmitEvent:
         try:
             handle = await workflow.start_child_workflow(
                 "SkillRun",
-                SkillRunInput(skill_id=subscriber.skill_id, trigger="event", event=request.event),
+                SkillRunInput(skill_id=subscriber.skill_id, trigger="event" if request.skill_id is None else "hook",
+                              event=request.event),
                 id=run_id,
                 task_queue=workflow.info().task_queue,
                 # The run is the skill's, not the emit's: it goes on after this workflow ends.

@@ -21,6 +21,7 @@ with workflow.unsafe.imports_passed_through():
         ChangeInput,
         ChangeResult,
         EnableInput,
+        HookInput,
         PreviousSchedule,
         RegisterInput,
         RegisterManyInput,
@@ -77,7 +78,7 @@ class RegisterSkills:
 
 @workflow.defn(name="ChangeSkill", failure_exception_types=FAIL_ON_BUG)
 class ChangeSkill:
-    """Delete, pause or resume a skill; pausing keeps the reason on the schedule's note."""
+    """Delete, pause or resume a skill (pausing keeps the reason on the schedule's note), or set its hook."""
 
     @workflow.run
     async def run(self, request: ChangeInput) -> ChangeResult:
@@ -91,6 +92,12 @@ class ChangeSkill:
             if deleted.schedule_id:
                 await workflow.execute_activity_method(ScheduleActivities.delete, deleted.schedule_id, **SCHEDULE)
             return ChangeResult(ok=True, skill=deleted)
+
+        if request.action == "hook":
+            hooked = await workflow.execute_activity_method(
+                RegistrationActivities.set_hook,
+                HookInput(skill_id=skill.id, digest=request.hook_digest, now=workflow.now()), **STORE)
+            return ChangeResult(ok=True, skill=hooked)
 
         enable = request.action == "resume"
         changed = await workflow.execute_activity_method(

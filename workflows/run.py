@@ -192,7 +192,7 @@ class SkillRun:
         )
         loop = AgentLoopState(conversation_id=run.run_id, model=session.model, tools=session.tools,
                               calls=run.tool_calls, script_skills=session.script_skills, toolsets=grants,
-                              key_prefix=self._key_prefix)
+                              key_prefix=self._key_prefix, fallback_models=session.fallback_models)
         return await self._agent_loop(skill, run, start, request, loop)
 
     async def _agent_loop(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput,
@@ -208,7 +208,8 @@ class SkillRun:
         end = await agent_loop(loop, limits, carry_over)
         return run.model_copy(update={"status": end.status, "summary": end.summary, "tool_calls": end.state.calls,
                                       "prompt_tokens": end.state.prompt_tokens,
-                                      "completion_tokens": end.state.completion_tokens})
+                                      "completion_tokens": end.state.completion_tokens,
+                                      "model": end.state.answered_by})
 
     async def _call(self, tool: str, arguments: dict, step_id: str, start: RunStart,
                     calls: list[ToolCallRecord], label: str = "", *, place: str = "") -> ToolCallOutput | None:

@@ -45,7 +45,7 @@ async def test_info_lines_show_and_an_expected_failure_is_one_line(client: Clien
     assert any("MCP server outbox connected" in line and " INFO " in line for line in log)
     failed = [line for line in log if "llm_turn failed" in line]
     assert len(failed) == 2, failed
-    assert all(" WARNING " in line and "LlmUnavailableError" in line and "answered 503" in line for line in failed)
+    assert all(" WARNING " in line and "LlmOverloadedError" in line and "answered 503" in line for line in failed)
     assert not any("Traceback" in line for line in log)
 
 

@@ -306,11 +306,13 @@ class ScriptedLLM:
 
     `api_key`: when given, requests must carry `Authorization: Bearer <api_key>` (else 401).
     `models`: names the models list reports besides the scripted ones.
+    `list_models`: False answers `GET /v1/models` with a 404, as endpoints without a model list do.
     """
 
-    def __init__(self, *, api_key: str | None = None, models: Sequence[str] = ()) -> None:
+    def __init__(self, *, api_key: str | None = None, models: Sequence[str] = (), list_models: bool = True) -> None:
         self._api_key = api_key
         self._models = list(models)
+        self.list_models = list_models
         self._lock = threading.Lock()
         self._arrived = threading.Condition(self._lock)  # notified on every recorded request
         self._scripts: dict[str, list[Step]] = {}
@@ -474,7 +476,7 @@ class ScriptedLLM:
             if key != self._api_key:
                 return JSONResponse(_wrong_key_body(key), status_code=401)
         method, path = request.method, recorded.path
-        if method == "GET" and path == "/v1/models":
+        if method == "GET" and path == "/v1/models" and self.list_models:
             return JSONResponse(
                 {"object": "list", "data": [self._model_entry(m) for m in self._model_names()]}
             )
