@@ -131,7 +131,7 @@ class Settings(BaseSettings):
     """How long the bundled outbox keeps the idempotency keys of the calls it served: a call repeated
     with its key within this is answered with the first result, and nothing is stored twice. The
     worker gives it to the outbox it starts; the telegram and webhook servers read the same variable,
-    ``SKILLS_IDEMPOTENCY_WINDOW_HOURS``, from their own env (docs/tools.md#idempotency-keys)."""
+    ``SKILLS_IDEMPOTENCY_WINDOW_HOURS``, from their own env (docs/tools.md#idempotency-keys-one-effect-per-call)."""
 
     tool_catalog_ttl: timedelta = timedelta(minutes=10)
     """How often the worker lists its MCP servers' tools again and retries failed servers (0: never).

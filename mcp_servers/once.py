@@ -10,10 +10,13 @@ arguments) and the result it gave:
 - a key not seen: the call is made, and its result kept under the key;
 - a key seen with the same call: the kept result, nothing done again;
 - a key seen with another call: refused, naming the key (a key names one call, never two);
-- a key whose call began and never finished (its process was killed in between): a live call is
-  waited for a little; after that, a server that can tell whether its effect happened (the outbox
-  finds the key in its own file) answers from what it finds, and one that cannot (a message sent to
-  Telegram) refuses rather than acting a second time: the error says the outcome is unknown.
+- a key whose call began and has not finished: a server that can tell whether the effect happened
+  (the outbox finds the key in its own file) answers from what it finds; otherwise a call still
+  running (begun under 30 s ago) is waited for; past that its process was killed in between, and a
+  server that cannot tell (a message sent to Telegram) refuses rather than acting a second time:
+  the error says the outcome is unknown;
+- a call refused without acting frees its key (the retry may act); one refused after part of its
+  effect (a long message's first parts sent) keeps that error as its result.
 
 The key is read from the request's ``idempotencyKey`` parameter (the field SEP-3182 proposes) or
 else its ``_meta`` (where the engine sends it). A call without a key is made as before.

@@ -6,7 +6,7 @@ same key for the same call::
 
     skill-12/at-20261124T090000Z/step-fetch/1       a scheduled fire's Direct step
     skill-12/event-3f9c.../preflight-1/1            an event's run, its first pre-flight check
-    skill-12/run-manual-7a1b.../turn-3/2            a manual run, the Agent's 2nd call in turn 3
+    skill-12/run-skills-12-brief-manual-.../turn-3/2   a manual run, the Agent's 2nd call in turn 3
     chat-telegram-42/msg-17/1                       a chat turn: conversation, message, call
 
 It goes to the MCP server in the ``tools/call`` request's ``_meta`` under :data:`META_KEY`
