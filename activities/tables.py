@@ -61,6 +61,15 @@ class SkillRow(SQLModel, table=True):
     notify_interval_minutes: int = 0
     preflight: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     model: str | None = None
+    # The schedule's shape (migration 0007; skills.models.SkillSpec says what each is).
+    timeout_minutes: float | None = None
+    end_at: datetime | None = _utc_column()
+    max_runs: int | None = None
+    jitter_seconds: int = 0
+    overlap: str = "skip"
+    catch_up: str = "once"
+    scheduled_runs: int = 0
+    """Runs the schedule started, each fire once (what max_runs counts); begin_run adds one per new fire."""
     schedule_id: str | None = None
     consecutive_failures: int = 0
     last_failure_at: datetime | None = _utc_column()
