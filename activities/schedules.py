@@ -59,9 +59,10 @@ def build_schedule(skill: Skill, settings: Settings) -> Schedule:
         spec=shaped_spec(skill),
         policy=schedule_policy(skill, settings.catchup_window),
         state=ScheduleState(
+            # No runs left: paused (Temporal takes no limit of zero actions).
             paused=not skill.enabled or remaining == 0,
             note=pause_note(skill),
-            limited_actions=remaining is not None,
+            limited_actions=bool(remaining),
             remaining_actions=remaining or 0,
         ),
     )
