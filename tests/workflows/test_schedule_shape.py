@@ -208,3 +208,37 @@ async def _disabled(engine: Engine, name: str) -> Any:
 async def _paused(client: Client, schedule_id: str | None) -> Any:
     schedule = await _described(client, schedule_id)
     return schedule if schedule.state.paused else None
+
+
+@pytest.mark.parametrize(("overlap", "runs"), [("skip", 1), ("buffer_one", 2)])
+async def test_overlap_decides_a_fire_that_comes_while_the_previous_run_is_going(
+        client: Client, slow_engine: Engine, overlap: str, runs: int) -> None:
+    engine = slow_engine
+    skill = (await engine.skills.register(_skill(
+        "held", overlap=overlap,
+        execution_plan=[{"toolName": "slow_slow", "parameters": {"seconds": 4, "message": "held"}}]))).skill
+    assert skill is not None and skill.schedule_id is not None
+    handle = client.get_schedule_handle(skill.schedule_id)
+    await handle.trigger()
+
+    async def running() -> Any:
+        info = (await handle.describe()).info
+        return info if info.running_actions else None
+
+    first = await eventually(running, timeout=30)
+    # A second fire while the first run is going (in a later second: a fire's workflow id carries its second).
+    last = max(action.scheduled_at for action in first.recent_actions)
+    await eventually(lambda: datetime.now(UTC).replace(microsecond=0) > last, timeout=5, interval=0.05)
+    await handle.trigger()
+
+    await eventually(lambda: _finished(engine, "held", runs), timeout=60)
+    await eventually(lambda: _idle(client, skill.schedule_id), timeout=30)
+    info = (await handle.describe()).info
+    assert len([r for r in await engine.skills.runs("held") if r.status == "success"]) == runs
+    assert info.num_actions_skipped_overlap == (1 if overlap == "skip" else 0)
+
+
+async def _idle(client: Client, schedule_id: str | None) -> bool:
+    assert schedule_id is not None
+    info = (await client.get_schedule_handle(schedule_id).describe()).info
+    return not info.running_actions
