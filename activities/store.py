@@ -220,10 +220,11 @@ class Store:
         a skill (the unique ``uq_runs_scheduled_fire``), so no other workflow run records it twice.
         Returns the stored row of that fire: another run id means the fire was someone else's."""
         with self.session() as session:
-            existed = session.get(RunRow, run.run_id) is not None
+            scheduled = run.trigger == "schedule"
+            existed = scheduled and session.get(RunRow, run.run_id) is not None
             for record in [*gaps, run]:
                 session.execute(_insert_or_ignore(self.engine, RunRow(**record.model_dump(mode="python"))))
-            if run.trigger == "schedule" and not existed and session.get(RunRow, run.run_id) is not None:
+            if scheduled and not existed and session.get(RunRow, run.run_id) is not None:
                 # A new fire of the schedule (a retried begin, or another run's fire, inserts nothing): what
                 # max_runs counts. (Asked of the table: drivers do not all count ignored rows alike.)
                 session.execute(update(SkillRow).where(SkillRow.id == run.skill_id)  # type: ignore[arg-type]
