@@ -305,8 +305,8 @@ class Store:
     def end_skills(self, now: datetime, limit: int = 500) -> list[Skill]:
         """Record as ``ended`` the enabled skills whose ``end_at`` has passed (the Maintenance round's)."""
         with self.session() as session:
-            rows = session.exec(select(SkillRow).where(SkillRow.enabled, SkillRow.end_at <= now)  # type: ignore[arg-type]
-                                .limit(limit)).all()
+            rows = session.exec(select(SkillRow).where(  # type: ignore[call-overload]
+                SkillRow.enabled, SkillRow.schedule_id.is_not(None), SkillRow.end_at <= now).limit(limit)).all()
             for row in rows:
                 row.enabled, row.disabled_reason, row.updated_at = False, ENDED, now
                 session.add(row)

@@ -181,7 +181,10 @@ class Skill(SkillSpec):
         return self.trigger_config is not None and self.trigger_config.kind == "at"
 
     def ended(self, now: datetime) -> str | None:
-        """Why the schedule fires no more, if it has ended (recorded, or an ``end_at`` already past)."""
+        """Why the schedule fires no more, if it has ended (recorded, or an ``end_at`` already past); a skill
+        with no schedule has none to end."""
+        if not self.is_scheduled:
+            return None
         if self.max_runs is not None and self.scheduled_runs >= self.max_runs:
             return f"ran {self.scheduled_runs} of max_runs {self.max_runs}"
         if self.end_at is not None and self.end_at <= now:
