@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import threading
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -23,6 +24,7 @@ from skills.errors import SkillValidationError
 from skills.limits import JITTER_SECONDS, MAX_RUNS, TIMEOUT_MINUTES
 from skills.models import ENDED, RunRecord
 from tests.conftest import Engine, eventually, trigger_schedule, write_mcp_config
+from tests.fakes.llm_server import ScriptedLLM, hang_until, say
 from tests.starter.test_cli import options, run_skills
 from tests.workflows.test_run_ends import FAKES, _maintenance
 
@@ -242,3 +244,24 @@ async def _idle(client: Client, schedule_id: str | None) -> bool:
     assert schedule_id is not None
     info = (await client.get_schedule_handle(schedule_id).describe()).info
     return not info.running_actions
+
+
+async def test_an_agent_run_whose_llm_turn_outlasts_the_timeout_ends_as_an_error(
+        client: Client, settings: Settings, llm: ScriptedLLM) -> None:
+    """The timer races the Agent loop too: the LLM turn in flight is cancelled and the run is timed out."""
+    release = threading.Event()
+    llm.script("default", [hang_until(release, say("too late"), timeout=60)])
+    engine = await Engine(settings.model_copy(update={"llm_base_url": llm.base_url, "llm_api_key": "sk-fake",
+                                                      "llm_model": "default"}), client).start()
+    try:
+        await engine.skills.register({"name": "ponder", "instructions": "Think, then send a note.",
+                                      "required_tools": ["outbox_send_message"], "timeout_minutes": 0.05})
+        run = await engine.skills.run("ponder")
+        assert isinstance(run, RunRecord)
+        assert (run.status, run.tier) == ("error", "agent")
+        assert run.summary == "timed out: the run took longer than its timeout_minutes (0.05)"
+        assert run.finished_at is not None and run.finished_at - run.started_at < timedelta(seconds=50)
+        assert (await engine.skills.get("ponder")).consecutive_failures == 1
+    finally:
+        release.set()
+        await engine.stop()
