@@ -52,6 +52,11 @@ class MaintenanceActivities:
                 scan.missed.append(_brief(skill))
         return scan
 
+    @activity.defn(name="end_skills")
+    def end_skills(self) -> list[SkillBrief]:
+        """The skills whose ``end_at`` has passed, recorded as ``ended`` (their schedules fire no more)."""
+        return [_brief(skill) for skill in self.store.end_skills(datetime.now(UTC))]
+
     @activity.defn(name="record_missed_one_shot")
     def record_missed(self, request: MissedOneShot) -> None:
         """A one-shot whose time passed while the engine was down for longer than the catch-up

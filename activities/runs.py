@@ -144,6 +144,8 @@ class RunActivities:
         since = max(previous.scheduled_at, skill.updated_at) if previous and previous.scheduled_at else skill.updated_at
         expected = [t for t in trigger_next_times(trigger, anchor=skill.created_at, after=since,
                                                   count=MAX_ACCOUNTED + 1) if t < scheduled]
+        if skill.jitter_seconds and expected and expected[-1] >= scheduled - timedelta(seconds=skill.jitter_seconds):
+            expected.pop()  # this fire's own time: Temporal's jitter delayed it (its scheduled time includes it)
         if not expected:
             return []
         following = trigger_next_times(trigger, anchor=skill.created_at, after=scheduled, count=1)

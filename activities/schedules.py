@@ -44,6 +44,7 @@ def build_schedule(skill: Skill, settings: Settings) -> Schedule:
     """The whole schedule of a stored skill: when, what it starts, and whether it is paused."""
     assert skill.trigger_config is not None and skill.schedule_id is not None
     one_shot = skill.trigger_config.kind == "at"
+    remaining = 1 if one_shot else remaining_runs(skill)
     return Schedule(
         action=ScheduleActionStartWorkflow(
             SKILL_RUN_WORKFLOW,
@@ -55,19 +56,47 @@ def build_schedule(skill: Skill, settings: Settings) -> Schedule:
             # A run always ends: past its deadline Temporal ends it, and Maintenance closes its row.
             execution_timeout=run_timeout(skill, settings.run_limits),
         ),
-        spec=schedule_spec(skill.trigger_config, anchor=skill.created_at),
-        policy=SchedulePolicy(
-            # A fire that finds the previous one still running is skipped, not queued.
-            overlap=ScheduleOverlapPolicy.SKIP,
-            catchup_window=settings.catchup_window,
-        ),
+        spec=shaped_spec(skill),
+        policy=schedule_policy(skill, settings.catchup_window),
         state=ScheduleState(
-            paused=not skill.enabled,
+            # No runs left: paused (Temporal takes no limit of zero actions).
+            paused=not skill.enabled or remaining == 0,
             note=pause_note(skill),
-            limited_actions=one_shot,
-            remaining_actions=1 if one_shot else 0,
+            limited_actions=bool(remaining),
+            remaining_actions=remaining or 0,
         ),
     )
+
+
+# --- the schedule's shape (issue 22; docs/skills.md#schedule-shape) --------------------------------
+
+OVERLAP_POLICIES = {"skip": ScheduleOverlapPolicy.SKIP, "buffer_one": ScheduleOverlapPolicy.BUFFER_ONE,
+                    "allow": ScheduleOverlapPolicy.ALLOW_ALL}
+NO_CATCH_UP = timedelta(seconds=10)
+"""The least catch-up window Temporal takes: a fire more than this late (the server was down) is dropped."""
+
+
+def shaped_spec(skill: Skill) -> ScheduleSpec:
+    """The trigger's spec, with the skill's end and (for a recurring schedule) its jitter."""
+    assert skill.trigger_config is not None
+    spec = schedule_spec(skill.trigger_config, anchor=skill.created_at)
+    spec.end_at = skill.end_at
+    if skill.jitter_seconds and skill.trigger_config.kind != "at":
+        spec.jitter = timedelta(seconds=skill.jitter_seconds)
+    return spec
+
+
+def schedule_policy(skill: Skill, catchup_window: timedelta) -> SchedulePolicy:
+    """Overlap and catch-up. Temporal catches up by starting each missed fire in the window through the
+    overlap policy: with ``skip`` the first one runs and the rest find it running (one run stands for
+    them all: ``once``); ``all`` queues them (BUFFER_ALL), so each runs, one after another."""
+    overlap = ScheduleOverlapPolicy.BUFFER_ALL if skill.catch_up == "all" else OVERLAP_POLICIES[skill.overlap]
+    return SchedulePolicy(overlap=overlap, catchup_window=NO_CATCH_UP if skill.catch_up == "none" else catchup_window)
+
+
+def remaining_runs(skill: Skill) -> int | None:
+    """The runs a skill with ``max_runs`` has left (Temporal's remaining actions); None: no limit."""
+    return None if skill.max_runs is None else max(0, skill.max_runs - skill.scheduled_runs)
 
 
 def pause_note(skill: Skill) -> str:

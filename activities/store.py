@@ -42,7 +42,7 @@ from skills.budget import DAY, BudgetPolicy, Usage, over_budget
 from skills.deadline import RunLimits, run_timeout
 from skills.errors import SkillNotFoundError, SkillValidationError
 from skills.messages import RunOutcome, RunsQuery, SkillFilter, SkillRef
-from skills.models import BUDGET, FAILURES, FIRED, RunRecord, Skill, SkillSpec
+from skills.models import BUDGET, ENDED, FAILURES, FIRED, RunRecord, Skill, SkillSpec
 from skills.naming import schedule_id_for
 
 
@@ -104,7 +104,7 @@ class Store:
             row = session.get(SkillRow, skill.id) or SkillRow(id=skill.id)
             for key, value in _spec_columns(skill).items():
                 setattr(row, key, value)
-            for key in ("disabled_reason", "trigger_as_written", "schedule_id", "last_notified_at",
+            for key in ("disabled_reason", "trigger_as_written", "schedule_id", "last_notified_at", "scheduled_runs",
                         "consecutive_failures", "last_failure_at", "last_error", "created_at", "updated_at",
                         *LAST_RUN_COLUMNS):
                 setattr(row, key, getattr(skill, key))
@@ -114,6 +114,10 @@ class Store:
     def set_enabled(self, skill_id: int, enabled: bool, reason: str | None, now: datetime) -> Skill:
         with self.session() as session:
             row = self._row(session, skill_id)
+            ended = self._skill(session, row).ended(now) if enabled else None
+            if ended is not None:
+                raise SkillValidationError.single("enabled", f"its schedule has ended ({ended}): give a later "
+                                                             "end_at or a larger max_runs first")
             row.enabled = enabled
             row.disabled_reason = None if enabled else reason
             row.updated_at = now
@@ -241,8 +245,15 @@ class Store:
         a skill (the unique ``uq_runs_scheduled_fire``), so no other workflow run records it twice.
         Returns the stored row of that fire: another run id means the fire was someone else's."""
         with self.session() as session:
+            scheduled = run.trigger == "schedule"
+            existed = scheduled and session.get(RunRow, run.run_id) is not None
             for record in [*gaps, run]:
                 session.execute(_insert_or_ignore(self.engine, RunRow(**record.model_dump(mode="python"))))
+            if scheduled and not existed and session.get(RunRow, run.run_id) is not None:
+                # A new fire of the schedule (a retried begin, or another run's fire, inserts nothing): what
+                # max_runs counts. (Asked of the table: drivers do not all count ignored rows alike.)
+                session.execute(update(SkillRow).where(SkillRow.id == run.skill_id)  # type: ignore[arg-type]
+                                .values(scheduled_runs=SkillRow.scheduled_runs + 1))
             session.commit()
             row = session.get(RunRow, run.run_id)
             if row is None and run.trigger == "schedule" and run.scheduled_at is not None:
@@ -299,6 +310,11 @@ class Store:
                         skill.enabled, skill.disabled_reason = False, FIRED
                         disabled = disabled or FIRED
                     retired, skill.schedule_id = skill.schedule_id, None
+                elif (run.trigger == "schedule" and skill.enabled and skill.max_runs is not None
+                      and skill.scheduled_runs >= skill.max_runs):
+                    # The last of its runs: the schedule (whose remaining actions ran out) is paused, saying why.
+                    skill.enabled, skill.disabled_reason = False, ENDED
+                    disabled = disabled or ENDED
                 session.add(skill)
             session.commit()
             after = self._skill(session, skill) if skill else None
@@ -310,6 +326,17 @@ class Store:
                 paused = self.set_enabled(after.id, False, BUDGET, run.finished_at or run.started_at)
                 outcome = outcome.model_copy(update={"skill": paused, "disabled": BUDGET, "budget": reason})
         return outcome
+
+    def end_skills(self, now: datetime, limit: int = 500) -> list[Skill]:
+        """Record as ``ended`` the enabled skills whose ``end_at`` has passed (the Maintenance round's)."""
+        with self.session() as session:
+            rows = session.exec(select(SkillRow).where(  # type: ignore[call-overload]
+                SkillRow.enabled, SkillRow.schedule_id.is_not(None), SkillRow.end_at <= now).limit(limit)).all()
+            for row in rows:
+                row.enabled, row.disabled_reason, row.updated_at = False, ENDED, now
+                session.add(row)
+            session.commit()
+            return [self._skill(session, row) for row in rows]
 
     def mark_notified(self, skill_id: int, at: datetime) -> None:
         with self.session() as session:
@@ -550,6 +577,7 @@ def _name_taken(spec: SkillSpec) -> SkillValidationError:
 
 def _spec_columns(spec: SkillSpec) -> dict[str, Any]:
     data = SkillSpec.model_validate(spec, from_attributes=True).model_dump(mode="json")
+    data["end_at"] = spec.end_at  # a datetime column, not JSON
     return {key: data[key] for key in SkillSpec.model_fields}
 
 

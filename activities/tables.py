@@ -67,6 +67,15 @@ class SkillRow(SQLModel, table=True):
                                        sa_column=Column(JSON, nullable=False, server_default=text("'[]'")))
     hook_digest: str | None = None
     """SHA-256 (hex) of the skill's ``POST /hooks/<skill>`` token; None: no hook. The token is never stored."""
+    # The schedule's shape (migration 0007; skills.models.SkillSpec says what each is).
+    timeout_minutes: float | None = None
+    end_at: datetime | None = _utc_column()
+    max_runs: int | None = None
+    jitter_seconds: int = 0
+    overlap: str = "skip"
+    catch_up: str = "once"
+    scheduled_runs: int = 0
+    """Runs the schedule started, each fire once (what max_runs counts); begin_run adds one per new fire."""
     schedule_id: str | None = None
     consecutive_failures: int = 0
     last_failure_at: datetime | None = _utc_column()

@@ -28,10 +28,19 @@ from temporalio.service import RPCError
 from client.skills_client import SkillsClient
 from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
 from skills.fields import parse_bool
-from skills.limits import IN_HOURS, IN_MINUTES, INTERVAL_MINUTES, MAX_STEPS, NOTIFY_INTERVAL_MINUTES
+from skills.limits import (
+    IN_HOURS,
+    IN_MINUTES,
+    INTERVAL_MINUTES,
+    JITTER_SECONDS,
+    MAX_RUNS,
+    MAX_STEPS,
+    NOTIFY_INTERVAL_MINUTES,
+    TIMEOUT_MINUTES,
+)
 from skills.llm_models import MAX_FALLBACK_MODELS
 from skills.messages import RegistrationResult, zone_time
-from skills.models import FIRED, MISSING_TOOLS, Skill
+from skills.models import CATCH_UPS, ENDED, FIRED, MISSING_TOOLS, OVERLAPS, Skill
 
 TRIGGER_TYPES = ("cron", "event", "manual")
 
@@ -188,6 +197,17 @@ SKILL_PROPERTIES: dict[str, Any] = {
     "fallback_models": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_FALLBACK_MODELS,
                         "description": "Agent tier: models tried in order when the model is unknown, "
                                        "overloaded or rate-limited."},
+    # The schedule's shape (docs/skills.md#schedule-shape): leave each out unless the user asks for it.
+    "timeout_minutes": {**TIMEOUT_MINUTES.schema(), "description": "A run still going after this many minutes "
+                                                                   "ends as an error (timed out)."},
+    "end_at": {"type": "string", "description": "The schedule ends at this local time: 'YYYY-MM-DDTHH:MM:SS'."},
+    "max_runs": {**MAX_RUNS.schema(), "description": "The schedule ends after this many runs."},
+    "jitter_seconds": {**JITTER_SECONDS.schema(), "description": "Delay each fire by a random 0..N seconds, "
+                                                                 "for skills whose exact second does not matter."},
+    "overlap": {"type": "string", "enum": list(OVERLAPS), "description": "A fire while the previous run is "
+                "still going: skip it (default), buffer_one (run it after), or allow (run both)."},
+    "catch_up": {"type": "string", "enum": list(CATCH_UPS), "description": "Fires missed while the engine was "
+                 "down (within the catch-up window): once (one run, default), none, or all (each, in turn)."},
 }
 
 
@@ -445,6 +465,8 @@ def _when(skill: Skill, next_fire: datetime | None) -> str:
             return "It is disabled until every tool it needs is available, then it enables itself."
         if skill.disabled_reason == FIRED:
             return "It has fired: a one-shot runs once. Give it a new time to use it again."
+        if skill.disabled_reason == ENDED:
+            return "Its schedule has ended (end_at or max_runs): give a later end_at or more max_runs, then resume it."
         return f"It is disabled ({skill.disabled_reason or 'by user'}): it does not fire until it is enabled."
     if skill.subscribed_event is not None:
         return f"It runs each time the event '{skill.subscribed_event}' is emitted (emit_event); it has no schedule."

@@ -120,8 +120,21 @@ TOOLSET_TIMEOUT_SECONDS = Bound(
     "seconds one call of a toolset's tool may take; the tool call's activity is bounded anyway, and an hour "
     "is past any interactive tool", whole=False, low_exclusive=True)
 
+# The shape of a schedule and its runs (issue 22): a run's own limit, how many runs, how late a fire may drift.
+TIMEOUT_MINUTES = Bound(
+    "timeout_minutes", 0, 7 * 24 * 60,
+    "how long one run may take before it ends as `error`: timed out; never more than the engine's own cap "
+    "on a run (7 days), and a fraction of a minute is allowed", whole=False, low_exclusive=True)
+MAX_RUNS = Bound(
+    "max_runs", 1, 1_000_000,
+    "scheduled runs before the schedule ends: a million is past any schedule's life (every minute for two years)")
+JITTER_SECONDS = Bound(
+    "jitter_seconds", 0, 3600,
+    "each fire is delayed by a random time up to this, so skills that share a minute do not all start in it; "
+    "an hour at most, beyond which the fire no longer keeps its hour")
+
 BOUNDS = (MAX_STEPS, NOTIFY_INTERVAL_MINUTES, INTERVAL_MINUTES, IN_MINUTES, IN_HOURS, PRIORITY,
-          TOOLSET_TIMEOUT_SECONDS)
+          TOOLSET_TIMEOUT_SECONDS, TIMEOUT_MINUTES, MAX_RUNS, JITTER_SECONDS)
 """Every numeric field a user gives, in the order docs/skills.md lists them."""
 
 MAX_NUMBER_TEXT = 40

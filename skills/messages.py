@@ -437,6 +437,8 @@ class MaintenanceReport(BaseModel):
     """Skills newly found with their fires skipped behind a run still going."""
     endpoint: str | None = None
     """"down" or "up" when the LLM endpoint changed."""
+    ended: list[str] = Field(default_factory=list)
+    """Skills recorded ``ended``: their ``end_at`` passed."""
 
 
 SkillRunInput.model_rebuild()

@@ -9,7 +9,7 @@ database layer.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -34,6 +34,18 @@ MISSED = "missed"
 BUDGET = "budget"
 NO_LLM = "no LLM"
 """An Agent-tier skill registered on a worker with no LLM configured: every fire would fail."""
+ENDED = "ended"
+"""The schedule reached its ``end_at`` or ran ``max_runs`` times: it fires no more (a later end or more
+runs, given by an update, and a resume start it again)."""
+
+Overlap = Literal["skip", "buffer_one", "allow"]
+"""A fire that finds the previous run still going: skipped, queued (one at most), or run alongside."""
+CatchUp = Literal["once", "none", "all"]
+"""Fires missed while the engine was down, within the catch-up window: one run for them all, none, or each."""
+OVERLAPS: tuple[str, ...] = get_args(Overlap)
+CATCH_UPS: tuple[str, ...] = get_args(CatchUp)
+SHAPE_FIELDS = ("timeout_minutes", "end_at", "max_runs", "jitter_seconds", "overlap", "catch_up")
+"""The fields that shape a skill's schedule and runs (issue 22)."""
 
 
 class PlanStep(BaseModel):
@@ -114,6 +126,17 @@ class SkillSpec(BaseModel):
     fallback_models: list[str] = Field(default_factory=list)
     """Tried in order when an LLM turn fails on the model before it in a way another model can fix
     (``skills.errors.FALLBACK_FAILURES``: unknown model, overloaded or rate-limited after its retries)."""
+    # The shape of the schedule and of each run (docs/skills.md#schedule-shape).
+    timeout_minutes: float | None = None
+    """A run still going after this long ends as ``error`` (timed out); none: the engine's deadline only."""
+    end_at: datetime | None = None
+    """The schedule fires no later than this (time-zone aware); then the skill is ``ended``."""
+    max_runs: int | None = None
+    """The schedule ends after this many scheduled runs (counted from the skill's creation)."""
+    jitter_seconds: int = 0
+    """Each recurring fire is delayed by a random 0..N seconds (Temporal's spec jitter)."""
+    overlap: Overlap = "skip"
+    catch_up: CatchUp = "once"
 
     @property
     def tier(self) -> Tier:
@@ -153,6 +176,8 @@ class Skill(SkillSpec):
     last_notified_at: datetime | None = None
     has_hook: bool = False
     """A ``POST /hooks/<skill>`` token is set (``skills hook NAME``); only its digest is stored, never shown."""
+    scheduled_runs: int = 0
+    """Runs its schedule started (each fire once, skipped ones too): what ``max_runs`` counts."""
     created_at: datetime
     updated_at: datetime
 
@@ -164,6 +189,17 @@ class Skill(SkillSpec):
     @property
     def is_one_shot(self) -> bool:
         return self.trigger_config is not None and self.trigger_config.kind == "at"
+
+    def ended(self, now: datetime) -> str | None:
+        """Why the schedule fires no more, if it has ended (recorded, or an ``end_at`` already past); a skill
+        with no schedule has none to end."""
+        if not self.is_scheduled:
+            return None
+        if self.max_runs is not None and self.scheduled_runs >= self.max_runs:
+            return f"ran {self.scheduled_runs} of max_runs {self.max_runs}"
+        if self.end_at is not None and self.end_at <= now:
+            return f"end_at {self.end_at.isoformat()} has passed"
+        return None
 
     def without_instructions(self) -> Skill:
         """This skill for a workflow payload: everything a fire decides on, without the instructions.

@@ -43,18 +43,21 @@ from skills.limits import (
     IN_HOURS,
     IN_MINUTES,
     INTERVAL_MINUTES,
+    JITTER_SECONDS,
     MAX_INSTRUCTIONS_BYTES,
     MAX_PLAN_BYTES,
+    MAX_RUNS,
     MAX_SKILL_BYTES,
     MAX_STEPS,
     NOTIFY_INTERVAL_MINUTES,
     RELATIVE_MINUTES_LIMIT,
+    TIMEOUT_MINUTES,
     body_too_large,
     json_size,
     too_large,
 )
 from skills.llm_models import ModelList, check_models, fallback_models, model_name
-from skills.models import Normalized, PlanStep, Skill, SkillSpec, TriggerConfig
+from skills.models import CATCH_UPS, OVERLAPS, Normalized, PlanStep, Skill, SkillSpec, TriggerConfig
 from skills.naming import MANAGEMENT_TOOLS, management_tool_problem
 from skills.plans import analyse_plan, event_placeholders
 from skills.preflight import PreflightCheck, automatic_checks, time_offset_problems
@@ -91,6 +94,18 @@ FIELD_ALIASES = {
     "preflightChecks": "preflight",
     "fallbackModels": "fallback_models",
     "fallbacks": "fallback_models",
+    # The schedule's shape (issue 22).
+    "timeoutMinutes": "timeout_minutes",
+    "timeout": "timeout_minutes",
+    "endAt": "end_at",
+    "until": "end_at",
+    "maxRuns": "max_runs",
+    "jitterSeconds": "jitter_seconds",
+    "jitter": "jitter_seconds",
+    "catchUp": "catch_up",
+    "catchup": "catch_up",
+    "overlap_policy": "overlap",
+    "overlapPolicy": "overlap",
 }
 
 TRIGGER_ALIASES = {
@@ -183,6 +198,7 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
     problems = Problems()
     data = _canonical_fields(dict(raw), notes, problems)
     trigger_as_written = _nest_trigger(data, notes, problems)
+    given = set(data)
     if existing is not None:
         data = _merge_update(existing, data)
 
@@ -241,6 +257,7 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
     }
     fields["fallback_models"] = fallback_models(data.get("fallback_models"), fields["model"], notes, problems)
     check_models(fields, bool(plan), ctx.llm_models, notes, problems)
+    fields |= _schedule_shape(data, given, trigger, ctx, notes, problems)
     if "agent_id" not in data:
         notes.append(f"agent_id defaulted to '{ctx.default_agent_id}'")
     if fields["agent_id"] in ctx.reserved_agents:
@@ -268,6 +285,58 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
     if oversize is not None:
         raise SkillValidationError([oversize])
     return Normalized(spec=spec, notes=notes, trigger_as_written=trigger_as_written, missing_tools=missing)
+
+
+# --- the schedule's shape: a run's limit, the schedule's end, jitter, overlap, catch-up ------------------
+
+
+def _schedule_shape(data: dict[str, Any], given: set[str], trigger: TriggerConfig | None, ctx: NormalizeContext,
+                    notes: list[str], problems: Problems) -> dict[str, Any]:
+    """The shape fields, each checked. ``given``: the fields of this input (an update's merged fields were
+    accepted when they were given: an ``end_at`` passed since then is the skill's end, not a mistake)."""
+    timeout = data.get("timeout_minutes")
+    end_at = data.get("end_at")
+    if end_at is not None:
+        zone = (trigger.timezone if trigger else None) or ctx.default_timezone
+        end_at = _instant(end_at, zone, problems, "end_at")
+        if end_at is not None and "end_at" in given and end_at <= ctx.now:
+            problems.add("end_at", f"{end_at.isoformat()} is in the past (now is {ctx.now.isoformat()})")
+        elif end_at is not None and end_at.year > LAST_CALENDAR_YEAR:
+            problems.add("end_at", f"must be before {LAST_CALENDAR_YEAR + 1}-01-01 (got {end_at.isoformat()})")
+    shape = {
+        "timeout_minutes": number(timeout, "timeout_minutes", problems, bound=TIMEOUT_MINUTES)
+        if timeout is not None else None,
+        "end_at": end_at,
+        "max_runs": integer(data.get("max_runs"), "max_runs", None, problems, bound=MAX_RUNS),
+        "jitter_seconds": integer(data.get("jitter_seconds"), "jitter_seconds", 0, problems, bound=JITTER_SECONDS),
+        "overlap": _choice(data.get("overlap"), "overlap", OVERLAPS, problems),
+        "catch_up": _choice(data.get("catch_up"), "catch_up", CATCH_UPS, problems),
+    }
+    if shape["catch_up"] == "all" and shape["overlap"] == "allow":
+        problems.add("catch_up", "'all' runs the missed fires one after another; overlap 'allow' would start "
+                                 "them all at once: give one of the two")
+    elif shape["catch_up"] == "all" and {"catch_up", "overlap"} & given:
+        notes.append("catch_up 'all' queues fires: a fire that finds the previous run still going waits for "
+                     "it instead of being skipped")
+    kind = trigger.kind if trigger else None
+    scheduled_only = [f for f in ("end_at", "max_runs", "jitter_seconds", "overlap", "catch_up")
+                      if f in given and data.get(f) not in (None, 0, "skip", "once")]
+    if kind is None and scheduled_only:
+        notes.append(f"{', '.join(scheduled_only)}: no effect, this skill has no schedule")
+    elif kind == "at" and {"max_runs", "jitter_seconds"} & set(scheduled_only):
+        notes.append("max_runs and jitter_seconds: no effect on a one-shot, which fires once at its time")
+    return shape
+
+
+def _choice(value: Any, field: str, choices: tuple[str, ...], problems: Problems) -> str:
+    """One of ``choices`` (the first when absent), read case- and dash-insensitively."""
+    if value is None:
+        return choices[0]
+    text = value.strip().lower().replace("-", "_") if isinstance(value, str) else None
+    if text not in choices:
+        problems.add(field, f"must be one of {', '.join(choices)} (got {str(value)[:60]!r})")
+        return choices[0]
+    return text
 
 
 def spec_as_input(spec: SkillSpec) -> dict[str, Any]:
@@ -522,8 +591,7 @@ def _zone_names() -> frozenset[str]:
     return frozenset(available_timezones())
 
 
-def _instant(value: Any, zone: str, problems: Problems) -> datetime | None:
-    field = "trigger_config.at"
+def _instant(value: Any, zone: str, problems: Problems, field: str = "trigger_config.at") -> datetime | None:
     if isinstance(value, datetime):
         moment = value
     elif isinstance(value, str):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -440,7 +440,7 @@ def _describe(skill: Skill, next_fire: datetime | None) -> None:
         ("tier", skill.tier), ("state", _state(skill)), ("trigger", _trigger(skill)),
         ("schedule", skill.schedule_id or "-"), ("next fire", when(next_fire)),
         ("required tools", ", ".join(skill.required_tools) or "-"), ("max steps", skill.max_steps),
-        ("notify", _notify(skill)), ("failures", _failures(skill)),
+        *_shape(skill), ("notify", _notify(skill)), ("failures", _failures(skill)),
         ("last run", _last_run(skill)), ("created", when(skill.created_at)), ("updated", when(skill.updated_at)),
     ]
     rows[11:11] = _model_and_hook(skill)  # after "max steps"
@@ -504,7 +504,27 @@ def _trigger(skill: Skill) -> str:
 
 
 def _state(skill: Skill) -> str:
+    from skills.models import ENDED
+
+    ended = skill.ended(datetime.now(UTC))
+    if ended is not None and (skill.enabled or skill.disabled_reason == ENDED):
+        return f"ended ({ended})"
     return "enabled" if skill.enabled else f"disabled ({skill.disabled_reason or 'by user'})"
+
+
+def _shape(skill: Skill) -> list[tuple[str, Any]]:
+    """The schedule's shape and the run's limit (docs/skills.md#schedule-shape), as `skills get` shows them."""
+    deadline = f"{skill.run_timeout_seconds / 60:g} min" if skill.run_timeout_seconds else "the engine's"
+    rows: list[tuple[str, Any]] = [("timeout", f"{skill.timeout_minutes:g} min (then the run is an error)"
+                                    if skill.timeout_minutes is not None else f"- (the engine's deadline: {deadline})")]
+    if not skill.is_scheduled:
+        return rows
+    ends = [f"at {when(skill.end_at)}"] if skill.end_at else []
+    if skill.max_runs is not None:
+        ends.append(f"after {skill.max_runs} runs ({skill.scheduled_runs} so far)")
+    return rows + [("ends", " or ".join(ends) or "never"),
+                   ("jitter", f"up to {skill.jitter_seconds} s" if skill.jitter_seconds else "none"),
+                   ("overlap", skill.overlap), ("catch-up", skill.catch_up)]
 
 
 def _failures(skill: Skill) -> str:

@@ -11,6 +11,7 @@
 - Stuck skills: a skill whose scheduled fires are being skipped behind a run still going,
   ``overlap_notice_fires`` times or more, gets one notice per such run.
 - The LLM endpoint: one alert when it goes down, one when it is back.
+- Ended schedules: a skill whose ``end_at`` passed is recorded ``ended`` and its schedule paused, saying so.
 """
 
 from __future__ import annotations
@@ -60,6 +61,11 @@ class Maintenance:
             for stuck in await workflow.execute_activity_method(MaintenanceActivities.find_stuck, **STORE):
                 report.stuck.append(stuck.skill.name)
                 await self._alert(stuck.message)
+        if workflow.patched("schedule-ends"):
+            for ended in await workflow.execute_activity_method(MaintenanceActivities.end_skills, **STORE):
+                await workflow.execute_activity_method(ScheduleActivities.sync, ScheduleSync(skill_id=ended.id),
+                                                       **SCHEDULE)
+                report.ended.append(ended.name)
         change = await workflow.execute_activity_method(AgentActivities.check_endpoint, **STORE)
         if change is not None:
             report.endpoint = "up" if change.up else "down"
@@ -69,9 +75,9 @@ class Maintenance:
                 RunActivities.notify, NotifyInput(skill_id=None, message=message, at=workflow.now()),
                 **NOTIFY,
             )
-        if report.enabled or report.missed or report.closed or report.stuck:
-            workflow.logger.info("maintenance: enabled %s, missed one-shots %s, runs closed %s, stuck %s",
-                                 report.enabled, report.missed, report.closed, report.stuck)
+        if report.enabled or report.missed or report.closed or report.stuck or report.ended:
+            workflow.logger.info("maintenance: enabled %s, missed one-shots %s, runs closed %s, stuck %s, ended %s",
+                                 report.enabled, report.missed, report.closed, report.stuck, report.ended)
         return report
 
     @staticmethod

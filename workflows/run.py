@@ -22,8 +22,10 @@ notified, like any failed run (docs/resilience.md#a-run-always-ends).
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Coroutine
 from datetime import timedelta
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, TemporalError
@@ -53,7 +55,7 @@ with workflow.unsafe.imports_passed_through():
         ScheduleSync,
         SkillRunInput,
     )
-    from skills.models import BUDGET, FAILURES, RunRecord, Skill, ToolCallRecord
+    from skills.models import BUDGET, ENDED, FAILURES, RunRecord, Skill, ToolCallRecord
     from skills.naming import SCHEDULED_START_TIME
     from skills.notify import completion_due, completion_message, disabled_message, failure_message, sentence
     from skills.plans import StepOutput, resolve
@@ -94,7 +96,9 @@ class SkillRun:
                                        type=WorkflowInputError.failure_type())
             self._start, self._run = resume.start, resume.run
             self._key_prefix = resume.loop.key_prefix or _key_prefix(resume.run, request)
-            run = await self._agent_loop(resume.start.skill, resume.run, resume.start, request, resume.loop)
+            run = await self._bounded(resume.start.skill, resume.run,
+                                      self._agent_loop(resume.start.skill, resume.run, resume.start, request,
+                                                       resume.loop))
             return await self._close(resume.start.skill, run, resume.start)
         info = workflow.info()
         start = await workflow.execute_local_activity_method(
@@ -107,8 +111,35 @@ class SkillRun:
         if start.skill is None or start.run is None:
             return None
         self._start, self._run = start, start.run
-        run = await self._execute(start.skill, start.run, start, request)
+        run = await self._bounded(start.skill, start.run, self._execute(start.skill, start.run, start, request))
         return await self._close(start.skill, run, start)
+
+    async def _bounded(self, skill: Skill, run: RunRecord, work: Coroutine[Any, Any, RunRecord]) -> RunRecord:
+        """The run's work within the skill's ``timeout_minutes``, counted from the run's start (so across a
+        carry-over too). Past it the work is cancelled (the call in flight with it: a cancelled call ends
+        the tier at once) and the run ends as ``error``, timed out, recorded and counted here like any
+        failure; the execution timeout stays the backstop above it."""
+        if skill.timeout_minutes is None:
+            return await work
+        limit = timedelta(minutes=skill.timeout_minutes)
+        left = (run.started_at + limit - workflow.now()).total_seconds()
+        partial: Any = None
+        if left > 0:
+            task = asyncio.create_task(work)
+            try:
+                await workflow.wait_condition(task.done, timeout=left)
+                return await task
+            except TimeoutError:
+                task.cancel()
+                try:
+                    partial = await task  # what the tier got to, its cancelled call recorded
+                except (asyncio.CancelledError, Exception) as e:  # the run has timed out, whatever the work says
+                    workflow.logger.info("timed-out run's work ended with %s", type(e).__name__)
+        else:
+            work.close()  # resumed after its deadline: nothing more is started
+        done = partial if isinstance(partial, RunRecord) else run
+        return done.model_copy(update={"status": "error", "summary": f"timed out: the run took longer than its "
+                                                                      f"timeout_minutes ({skill.timeout_minutes:g})"})
 
     async def _crashed(self, error: Exception) -> NoReturn:
         """Fail the run for an exception of this workflow's own code: recorded as ``error`` with the
@@ -247,7 +278,7 @@ async def aftermath(skill: Skill, outcome: RunOutcome, message: str | None, key_
         # before a fired one-shot's run closes.
         await workflow.execute_local_activity_method(ScheduleActivities.delete, outcome.retired_schedule,
                                                      **SCHEDULE)
-    if outcome.disabled in (FAILURES, BUDGET) and outcome.skill is not None:
+    if outcome.disabled in (FAILURES, BUDGET, ENDED) and outcome.skill is not None:
         await workflow.execute_activity_method(
             ScheduleActivities.sync,
             ScheduleSync(skill_id=skill.id, previous=PreviousSchedule.of(skill)), **SCHEDULE,

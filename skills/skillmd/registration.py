@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skills.models import DEFAULT_MAX_STEPS
+from skills.models import DEFAULT_MAX_STEPS, SHAPE_FIELDS
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile
 from skills.skillmd.resources import read_body
@@ -43,4 +43,7 @@ def registration_request(skill: SkillFile, limits: Limits = DEFAULT_LIMITS) -> d
         ]
     if metadata.notify_on_completion is not None:
         request["notify_on_completion"] = metadata.notify_on_completion
+    # The schedule's shape, as written: the normalizer checks each (metadata keeps keys it does not type).
+    extra = metadata.model_extra or {}
+    request |= {key: extra[key] for key in SHAPE_FIELDS if extra.get(key) is not None}
     return request

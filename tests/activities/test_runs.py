@@ -12,11 +12,13 @@ import pytest
 from activities.runs import RunActivities
 from activities.store import Store
 from config.settings import Settings
+from skills.errors import SkillValidationError
 from skills.fires import PreviousFire, account_gap
 from skills.messages import BeginRun, RunStart
-from skills.models import SkillSpec, TriggerConfig
+from skills.models import ENDED, SkillSpec, TriggerConfig
 from skills.skillmd.sources import load_skill_file
 from skills.skillmd.trust import executable_parts
+from skills.triggers import trigger_next_times
 from tests.skills.skillmd.skill_files import skill_text
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -192,3 +194,42 @@ def test_a_file_skills_dependencies_and_their_toolsets_are_read_at_each_fire(
     plain = runs.begin(BeginRun(skill_id=other_id, run_id="r3", workflow_id="w", trigger="manual",
                                 scheduled_at=None, started_at=T0))
     assert plain.run is not None and plain.dependencies == [] and plain.toolsets is None
+
+
+# --- the schedule's shape (issue 22) ------------------------------------------------------
+
+
+def _shaped(store: Store, **fields: object) -> int:
+    spec = SkillSpec(agent_id="a", name="shaped", trigger_type="cron", instructions="x",
+                     trigger_config=TriggerConfig(interval_minutes=10), **fields)
+    return store.create_skill(spec, trigger_as_written=None, disabled_reason=None, now=T0).id
+
+
+def test_a_jittered_fire_does_not_count_its_own_time_as_missed(runs: RunActivities, store: Store) -> None:
+    """Temporal's scheduled time includes the jitter: a late catch-up fire scheduled 12:50:40 for 12:50
+    once recorded 12:50 itself as missed, beside the run that was its fire."""
+    skill_id = _shaped(store, jitter_seconds=60)
+    times = trigger_next_times(TriggerConfig(interval_minutes=10), anchor=T0, after=T0, count=5)
+    fire(runs, skill_id, 1, times[0] + timedelta(seconds=30), times[0] + timedelta(seconds=30))
+    late = times[4] + timedelta(seconds=40)
+    fire(runs, skill_id, 2, late, late + timedelta(seconds=30))
+    assert [(at, status) for at, status, _ in table(store, skill_id)] == [
+        (times[0] + timedelta(seconds=30), "success"), (times[1], "missed"), (times[2], "missed"),
+        (times[3], "missed"), (late, "success")]
+
+
+def test_max_runs_counts_each_fire_once_and_the_last_one_ends_the_skill(runs: RunActivities, store: Store) -> None:
+    skill_id = _shaped(store, max_runs=2)
+    fire(runs, skill_id, 1, T0 + 10 * MINUTE, T0 + 10 * MINUTE)
+    request = BeginRun(skill_id=skill_id, run_id="run-2", workflow_id="wf-2", trigger="schedule",
+                       scheduled_at=T0 + 20 * MINUTE, started_at=T0 + 20 * MINUTE)
+    start = runs.begin(request)
+    runs.begin(request)  # retried: the same fire, counted once
+    assert store.get_skill(skill_id).scheduled_runs == 2 and store.get_skill(skill_id).enabled
+    assert start.run is not None
+    outcome = runs.finish(start.run.model_copy(update={"status": "success", "finished_at": T0 + 21 * MINUTE}))
+    assert outcome.disabled == ENDED
+    skill = store.get_skill(skill_id)
+    assert (skill.enabled, skill.disabled_reason) == (False, ENDED)
+    with pytest.raises(SkillValidationError, match="ran 2 of max_runs 2"):
+        store.set_enabled(skill_id, True, None, T0 + 30 * MINUTE)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -257,6 +258,10 @@ async def _bundled(engine: Engine) -> None:
     reminder = await engine.skills.get("drink-water", AGENT)
     assert reminder.tier == "direct" and not reminder.notify_on_completion
     assert reminder.trigger_config is not None and reminder.trigger_config.schedule == "0 * * * *"
+    # Hourly, and its exact second does not matter: jittered by default (issue 22), on the real schedule too.
+    assert reminder.jitter_seconds == 120 and reminder.schedule_id is not None
+    spec = (await engine.skills.client.get_schedule_handle(reminder.schedule_id).describe()).schedule.spec
+    assert spec.jitter == timedelta(seconds=120)
     briefing = await engine.skills.get("morning-briefing", AGENT)
     assert briefing.tier == "agent" and briefing.max_steps == 5
     assert briefing.required_tools == ["outbox_list_messages", "outbox_send_message"]

@@ -58,3 +58,13 @@ def test_a_skill_file_subscribes_with_an_event_trigger(tmp_path: Path, write_ski
     request = registration_request(discover(user=tmp_path).skills["mail-watch"])
     assert request is not None and request["trigger_type"] == "event"
     assert request["trigger_config"] == {"event": "mail.in"}
+
+
+def test_the_schedule_shape_in_metadata_is_passed_on_as_written(tmp_path: Path, write_skill) -> None:
+    write_skill(tmp_path, "hourly", metadata={"trigger_config": {"schedule": "0 * * * *"}, "jitter_seconds": 120,
+                                              "timeout_minutes": 5, "overlap": "buffer_one", "other": 1})
+
+    request = registration_request(discover(user=tmp_path).skills["hourly"])
+
+    assert request is not None and "other" not in request
+    assert (request["jitter_seconds"], request["timeout_minutes"], request["overlap"]) == (120, 5, "buffer_one")

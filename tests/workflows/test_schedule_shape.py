@@ -1,0 +1,267 @@
+"""A skill's schedule and runs take a shape (issue 22): timeout_minutes, end_at, max_runs, jitter_seconds,
+overlap and catch_up. Each registers, shows in `skills get`, is refused out of range with its field named,
+and takes effect on the real Temporal schedule; a run past its timeout ends as an error on a real worker,
+a schedule that ran max_runs times or passed its end_at ends, and the skill shows `ended`.
+
+Real worker, real Temporal dev server, real store, a real slow MCP server."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.client import Client, ScheduleOverlapPolicy, WorkflowExecutionStatus, WorkflowFailureError
+
+from client.management import SCHEMAS
+from config.settings import Settings
+from skills.errors import SkillValidationError
+from skills.limits import JITTER_SECONDS, MAX_RUNS, TIMEOUT_MINUTES
+from skills.models import ENDED, RunRecord
+from tests.conftest import Engine, eventually, trigger_schedule, write_mcp_config
+from tests.fakes.llm_server import ScriptedLLM, hang_until, say
+from tests.starter.test_cli import options, run_skills
+from tests.workflows.test_run_ends import FAKES, _maintenance
+
+SEND = [{"toolName": "outbox_send_message", "parameters": {"message": "hello"}}]
+
+
+def _skill(name: str, **fields: Any) -> dict[str, Any]:
+    return {"name": name, "instructions": "x", "schedule": "0 0 1 1 *", "execution_plan": SEND,
+            "notify_on_completion": False, **fields}
+
+
+async def _described(client: Client, schedule_id: str | None) -> Any:
+    assert schedule_id is not None
+    return (await client.get_schedule_handle(schedule_id).describe()).schedule
+
+
+async def _get_lines(engine: Engine, name: str) -> list[str]:
+    done = await asyncio.to_thread(run_skills, "get", name, *options(engine))
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+async def test_each_field_registers_shows_in_get_and_shapes_the_real_schedule(client: Client, engine: Engine) -> None:
+    end = datetime.now(UTC).replace(microsecond=0) + timedelta(days=30)
+    skill = (await engine.skills.register(_skill(
+        "shaped", timeout_minutes=2.5, end_at=end.isoformat(), max_runs=5, jitter_seconds=90, overlap="buffer_one",
+        catch_up="none"))).skill
+    assert skill is not None
+    got = await engine.skills.get("shaped")
+    assert (got.timeout_minutes, got.end_at, got.max_runs, got.jitter_seconds, got.overlap, got.catch_up) == \
+        (2.5, end, 5, 90, "buffer_one", "none")
+
+    schedule = await _described(client, skill.schedule_id)
+    assert schedule.spec.jitter == timedelta(seconds=90) and schedule.spec.end_at == end
+    assert schedule.policy.overlap == ScheduleOverlapPolicy.BUFFER_ONE
+    assert schedule.policy.catchup_window == timedelta(seconds=10)  # none: the least Temporal takes
+    assert schedule.state.limited_actions and schedule.state.remaining_actions == 5 and not schedule.state.paused
+
+    lines = await _get_lines(engine, "shaped")
+    assert "timeout         2.5 min (then the run is an error)" in lines
+    assert f"ends            at {end.astimezone().isoformat()} or after 5 runs (0 so far)" in lines
+    assert {"jitter          up to 90 s", "overlap         buffer_one", "catch-up        none"} <= set(lines)
+
+    # An update reshapes the schedule; the defaults are what a skill had before these fields.
+    await engine.skills.update("shaped", {"overlap": "allow", "catch_up": "once", "end_at": None, "max_runs": None,
+                                          "jitter_seconds": 0})
+    schedule = await _described(client, skill.schedule_id)
+    assert schedule.policy.overlap == ScheduleOverlapPolicy.ALLOW_ALL
+    assert schedule.policy.catchup_window == engine.settings.catchup_window
+    assert schedule.spec.jitter is None and schedule.spec.end_at is None and not schedule.state.limited_actions
+    lines = await _get_lines(engine, "shaped")
+    assert {"ends            never", "jitter          none", "overlap         allow", "catch-up        once"} <= set(lines)
+
+    # catch_up all: each missed fire in the window runs, one after another (Temporal's BUFFER_ALL).
+    await engine.skills.update("shaped", {"overlap": "skip", "catch_up": "all"})
+    assert (await _described(client, skill.schedule_id)).policy.overlap == ScheduleOverlapPolicy.BUFFER_ALL
+
+    plain = (await engine.skills.register(_skill("plain"))).skill
+    assert plain is not None
+    schedule = await _described(client, plain.schedule_id)
+    assert schedule.policy.overlap == ScheduleOverlapPolicy.SKIP and schedule.spec.jitter is None
+    assert (plain.timeout_minutes, plain.overlap, plain.catch_up) == (None, "skip", "once")
+
+
+async def test_each_field_out_of_range_is_refused_naming_it(engine: Engine) -> None:
+    with pytest.raises(SkillValidationError) as refused:
+        await engine.skills.register(_skill(
+            "bad", timeout_minutes=0, end_at="2020-01-01T00:00:00", max_runs=0, jitter_seconds=3601,
+            overlap="never", catch_up="later"))
+    problems = {e.field: e.message for e in refused.value.errors}
+    assert problems["timeout_minutes"] == "must be more than 0 and at most 10080 (got 0)"
+    assert problems["max_runs"] == "must be between 1 and 1000000 (got 0)"
+    assert problems["jitter_seconds"] == "must be between 0 and 3600 (got 3601)"
+    assert problems["overlap"] == "must be one of skip, buffer_one, allow (got 'never')"
+    assert problems["catch_up"] == "must be one of once, none, all (got 'later')"
+    assert "is in the past (now is " in problems["end_at"]
+    with pytest.raises(SkillValidationError, match="catch_up: 'all' runs the missed fires one after another"):
+        await engine.skills.register(_skill("both", overlap="allow", catch_up="all"))
+    assert await engine.skills.list() == []
+
+    # The management tools give a model the same ranges.
+    properties = SCHEMAS["memory_store_skill"]["properties"]
+    for bound in (TIMEOUT_MINUTES, MAX_RUNS, JITTER_SECONDS):
+        assert {k: v for k, v in properties[bound.name].items() if k != "description"} == bound.schema()
+    assert properties["overlap"]["enum"] == ["skip", "buffer_one", "allow"]
+    assert properties["catch_up"]["enum"] == ["once", "none", "all"]
+
+
+@pytest.fixture
+async def slow_engine(client: Client, settings: Settings, tmp_path: Path) -> AsyncIterator[Engine]:
+    """A worker with the slow server's `slow_slow(seconds, message)`."""
+    config = write_mcp_config(tmp_path / "mcp.json", {"slow": {
+        "command": sys.executable, "args": [str(FAKES / "slow_server.py")],
+        "env": {"FAKE_SLOW_LOG": str(tmp_path / "slow.log")}}})
+    running = await Engine(settings.model_copy(update={"mcp_config": config}), client).start()
+    yield running
+    await running.stop()
+
+
+async def test_a_run_past_its_timeout_ends_as_an_error_counted_and_notified(client: Client,
+                                                                           slow_engine: Engine) -> None:
+    """A 10-minute tool call in a skill with a 3-second timeout: the run ends as an error, timed out, in
+    seconds; counted by the backoff, notified, the workflow failed and the schedule free again."""
+    engine = slow_engine
+    skill = (await engine.skills.register(_skill(
+        "hasty", timeout_minutes=0.05,
+        execution_plan=[{"toolName": "slow_slow", "parameters": {"seconds": 600, "message": "hasty"}}]))).skill
+    assert skill is not None and skill.schedule_id is not None
+    await trigger_schedule(client, skill.schedule_id)
+
+    async def closed() -> RunRecord | None:
+        runs = [r for r in await engine.skills.runs("hasty") if r.status != "running"]
+        return runs[0] if runs else None
+
+    run = await eventually(closed, timeout=90)
+    assert run.status == "error" and run.summary == "timed out: the run took longer than its timeout_minutes (0.05)"
+    assert run.finished_at is not None and run.finished_at - run.started_at < timedelta(seconds=60)
+    [call] = run.tool_calls
+    assert call.tool == "slow_slow" and not call.ok  # the call in flight, cancelled with the run
+
+    stored = await engine.skills.get("hasty")
+    assert stored.consecutive_failures == 1 and stored.backoff_until is not None
+    notices = [m["message"] for m in engine.outbox() if m["message"].startswith("❌")]
+    assert len(notices) == 1 and "timed out" in notices[0]
+    with pytest.raises(WorkflowFailureError):
+        await client.get_workflow_handle(run.workflow_id).result()
+    assert (await client.get_workflow_handle(run.workflow_id).describe()).status == WorkflowExecutionStatus.FAILED
+    assert not (await client.get_schedule_handle(skill.schedule_id).describe()).info.running_actions
+
+
+async def test_a_schedule_ends_after_max_runs_and_the_skill_shows_ended(client: Client, engine: Engine) -> None:
+    skill = (await engine.skills.register(_skill("twice", max_runs=2))).skill
+    assert skill is not None and skill.schedule_id is not None
+    for done in (1, 2):
+        await trigger_schedule(client, skill.schedule_id)
+        await eventually(lambda done=done: _finished(engine, "twice", done), timeout=60)
+
+    ended = await eventually(lambda: _disabled(engine, "twice"), timeout=30)
+    assert (ended.disabled_reason, ended.scheduled_runs) == (ENDED, 2)
+    schedule = await eventually(lambda: _paused(client, skill.schedule_id), timeout=30)
+    assert schedule.state.note == "disabled: ended" and schedule.state.remaining_actions == 0
+    assert "state           ended (ran 2 of max_runs 2)" in await _get_lines(engine, "twice")
+
+    # Resumed as it is, it would never fire: refused, saying what to do; more runs and a resume start it again.
+    with pytest.raises(Exception, match="give a later end_at or a larger max_runs first"):
+        await engine.skills.resume("twice")
+    await engine.skills.update("twice", {"max_runs": 3})
+    resumed = await engine.skills.resume("twice")
+    assert resumed.enabled
+    schedule = await _described(client, skill.schedule_id)
+    assert not schedule.state.paused and schedule.state.remaining_actions == 1
+
+
+async def test_a_schedule_ends_at_end_at_and_maintenance_records_it(client: Client, engine: Engine) -> None:
+    end = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=3)
+    skill = (await engine.skills.register(_skill("brief", end_at=end.isoformat()))).skill
+    assert skill is not None and skill.schedule_id is not None
+    assert (await _described(client, skill.schedule_id)).spec.end_at == end
+
+    await eventually(lambda: datetime.now(UTC) > end, timeout=10)
+    # Shown ended at once, before any round has recorded it: the end is the skill's own field.
+    lines = await _get_lines(engine, "brief")
+    assert f"state           ended (end_at {end.isoformat()} has passed)" in lines
+
+    report = await _maintenance(client, engine)
+    assert report.ended == ["brief"]
+    stored = await engine.skills.get("brief")
+    assert (stored.enabled, stored.disabled_reason) == (False, ENDED)
+    schedule = await _described(client, skill.schedule_id)
+    assert schedule.state.paused and schedule.state.note == "disabled: ended"
+    assert (await _maintenance(client, engine)).ended == []  # recorded once
+
+
+async def _finished(engine: Engine, name: str, count: int) -> bool:
+    return len([r for r in await engine.skills.runs(name) if r.status == "success"]) >= count
+
+
+async def _disabled(engine: Engine, name: str) -> Any:
+    skill = await engine.skills.get(name)
+    return None if skill.enabled else skill
+
+
+async def _paused(client: Client, schedule_id: str | None) -> Any:
+    schedule = await _described(client, schedule_id)
+    return schedule if schedule.state.paused else None
+
+
+@pytest.mark.parametrize(("overlap", "runs"), [("skip", 1), ("buffer_one", 2)])
+async def test_overlap_decides_a_fire_that_comes_while_the_previous_run_is_going(
+        client: Client, slow_engine: Engine, overlap: str, runs: int) -> None:
+    engine = slow_engine
+    skill = (await engine.skills.register(_skill(
+        "held", overlap=overlap,
+        execution_plan=[{"toolName": "slow_slow", "parameters": {"seconds": 4, "message": "held"}}]))).skill
+    assert skill is not None and skill.schedule_id is not None
+    handle = client.get_schedule_handle(skill.schedule_id)
+    await handle.trigger()
+
+    async def running() -> Any:
+        info = (await handle.describe()).info
+        return info if info.running_actions else None
+
+    first = await eventually(running, timeout=30)
+    # A second fire while the first run is going (in a later second: a fire's workflow id carries its second).
+    last = max(action.scheduled_at for action in first.recent_actions)
+    await eventually(lambda: datetime.now(UTC).replace(microsecond=0) > last, timeout=5, interval=0.05)
+    await handle.trigger()
+
+    await eventually(lambda: _finished(engine, "held", runs), timeout=60)
+    await eventually(lambda: _idle(client, skill.schedule_id), timeout=30)
+    info = (await handle.describe()).info
+    assert len([r for r in await engine.skills.runs("held") if r.status == "success"]) == runs
+    assert info.num_actions_skipped_overlap == (1 if overlap == "skip" else 0)
+
+
+async def _idle(client: Client, schedule_id: str | None) -> bool:
+    assert schedule_id is not None
+    info = (await client.get_schedule_handle(schedule_id).describe()).info
+    return not info.running_actions
+
+
+async def test_an_agent_run_whose_llm_turn_outlasts_the_timeout_ends_as_an_error(
+        client: Client, settings: Settings, llm: ScriptedLLM) -> None:
+    """The timer races the Agent loop too: the LLM turn in flight is cancelled and the run is timed out."""
+    release = threading.Event()
+    llm.script("default", [hang_until(release, say("too late"), timeout=60)])
+    engine = await Engine(settings.model_copy(update={"llm_base_url": llm.base_url, "llm_api_key": "sk-fake",
+                                                      "llm_model": "default"}), client).start()
+    try:
+        await engine.skills.register({"name": "ponder", "instructions": "Think, then send a note.",
+                                      "required_tools": ["outbox_send_message"], "timeout_minutes": 0.05})
+        run = await engine.skills.run("ponder")
+        assert isinstance(run, RunRecord)
+        assert (run.status, run.tier) == ("error", "agent")
+        assert run.summary == "timed out: the run took longer than its timeout_minutes (0.05)"
+        assert run.finished_at is not None and run.finished_at - run.started_at < timedelta(seconds=50)
+        assert (await engine.skills.get("ponder")).consecutive_failures == 1
+    finally:
+        release.set()
+        await engine.stop()
