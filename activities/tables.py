@@ -61,6 +61,12 @@ class SkillRow(SQLModel, table=True):
     notify_interval_minutes: int = 0
     preflight: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     model: str | None = None
+    # -- business days and holidays (migration 0008) --
+    skip_holidays: str | None = None
+    business_days_only: bool = False
+    skips_until: datetime | None = Field(default=None, sa_column=Column(UTCDateTime(), nullable=True, index=True))
+    """When the skip list of the skill's schedule runs out: Maintenance renews the ones soon due by this
+    column alone, without describing every schedule."""
     schedule_id: str | None = None
     consecutive_failures: int = 0
     last_failure_at: datetime | None = _utc_column()

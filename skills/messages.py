@@ -158,6 +158,13 @@ class ScheduleSynced(BaseModel):
     next_fire: datetime | None = None
 
 
+class SkipRenewal(BaseModel):
+    """Renew the skip lists (``skills.calendar``) of the schedules whose lists run out soonest."""
+
+    limit: int = 50
+    """Schedules renewed at most, in one activity: a Maintenance round stays short whatever the number of skills."""
+
+
 class ChangeInput(BaseModel):
     """Delete, pause or resume a skill."""
 
@@ -414,6 +421,8 @@ class MaintenanceReport(BaseModel):
     """Skills newly found with their fires skipped behind a run still going."""
     endpoint: str | None = None
     """"down" or "up" when the LLM endpoint changed."""
+    skips_renewed: list[str] = Field(default_factory=list)
+    """Skills whose schedule's skip list (business days, holidays) was renewed before it ran out."""
 
 
 SkillRunInput.model_rebuild()
