@@ -239,3 +239,14 @@ def forecast(skill: Skill, *, now: datetime, count: int) -> Forecast:
     return Forecast(skill_id=skill.id, name=skill.name, timezone=trigger.timezone if trigger else None,
                     trigger=trigger.describe() if trigger else skill.trigger_type, paused=paused,
                     fires=upcoming(skill, anchor=skill.created_at, now=now, count=count))
+
+
+def without_skipped(spec: SkillSpec, times: list[datetime]) -> list[datetime]:
+    """``times`` (a trigger's fires) less those on days the skill's schedule skips: no fire happens then, so
+    none is missed, coalesced or held back (the run records and the stuck count would otherwise say so)."""
+    if not times or not skips(spec) or spec.trigger_config is None:
+        return times
+    zone = zone_info(spec.trigger_config.timezone or "UTC")
+    days = [t.astimezone(zone).date() for t in times]
+    skipped = skipped_days(spec.skip_holidays, spec.business_days_only, min(days), max(days))
+    return [t for t, day in zip(times, days, strict=True) if day not in skipped]

@@ -133,7 +133,8 @@ CHECK_ALIASES = {"toolName": "tool", "tool_name": "tool", "name": "tool", "args"
                  "parameters": "arguments", "skipIf": "skip_if", "skip_when": "skip_if", "condition": "skip_if"}
 
 SPEC_FIELDS = set(SkillSpec.model_fields)
-ENGINE_FIELDS = (set(Skill.model_fields) - SPEC_FIELDS) | {"tier", "next_fire", "file_path", "file_mtime"}
+ENGINE_FIELDS = (set(Skill.model_fields) - SPEC_FIELDS) | {"tier", "next_fire", "file_path", "file_mtime",
+                                                            "skipped_days"}
 """Fields a stored skill (``skills get --json``) or a SKILL.md registration request carries that the
 engine keeps itself: read back in, they are ignored with a note, not refused as unknown."""
 CANONICAL_FIELDS = SPEC_FIELDS | TRIGGER_KEYS

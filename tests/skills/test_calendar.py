@@ -163,3 +163,13 @@ def test_skills_get_lists_the_next_skipped_days() -> None:
         (date(2026, 12, 25), "Christmas Day"), (date(2027, 1, 1), "New Year's Day"),
         (date(2027, 1, 18), "Martin Luther King Jr. Day")]
     assert next_skipped(skill(TriggerConfig(schedule="0 9 * * *", timezone="UTC")), now=NOW) == []
+
+
+def test_a_skill_read_back_from_skills_get_json_registers_again() -> None:
+    # `skills get --json` adds the next skipped days and how far the list reaches: the engine's, not given.
+    result = normalize({"name": "standup", "instructions": "x", "schedule": "0 9 * * *", "business_days_only": True,
+                        "skipped_days": [{"date": "2026-12-26", "why": "weekend"}],
+                        "skips_until": "2028-01-25T05:00:00+00:00"}, CTX)
+    assert result.spec.business_days_only is True
+    assert "ignored 'skipped_days': it is kept by the engine, not given" in result.notes
+    assert "ignored 'skips_until': it is kept by the engine, not given" in result.notes
