@@ -459,11 +459,12 @@ def _registered(verb: str, result: RegistrationResult) -> CallToolResult:
              _when(skill, result.next_fire)]
     coming = _coming(skill)
     if coming:
-        lines.append(coming)
+        lines.append(f"Its next fires ({skill.trigger_config.timezone if skill.trigger_config else 'UTC'}): "
+                     f"{'; '.join(coming)}.")
     if result.notes:
         lines += ["The engine adjusted the input:", *(f"- {note}" for note in result.notes)]
     structured = {"ok": True, "skill": _skill_json(skill), "next_fire": _iso(result.next_fire),
-                  "notes": result.notes, "errors": []}
+                  "notes": result.notes, "errors": [], "coming": coming}
     return _answer("\n".join(lines), structured)
 
 
@@ -495,14 +496,12 @@ def _when(skill: Skill, next_fire: datetime | None) -> str:
     return f"It repeats {repeats}; next fire {_moment(next_fire, skill)}."
 
 
-def _coming(skill: Skill, count: int = 5) -> str | None:
-    """The next fires of a repeating skill, skipped days marked (``memory_next_fires`` has more): what the
-    reply to a new skill tells the user, so a wrong schedule is seen before it fires."""
+def _coming(skill: Skill, count: int = 5) -> list[str]:
+    """The next fires of a repeating skill in its zone, skipped days marked (``memory_next_fires`` has more):
+    what the reply to a new skill tells the user, so a wrong schedule is seen before it fires."""
     if not skill.enabled or not skill.is_scheduled or skill.is_one_shot:
-        return None
-    fires = forecast(skill, now=datetime.now(UTC), count=count).lines()
-    return f"Its next fires ({skill.trigger_config.timezone if skill.trigger_config else 'UTC'}): " \
-        f"{'; '.join(fires)}." if fires else None
+        return []
+    return forecast(skill, now=datetime.now(UTC), count=count).lines()
 
 
 def _skipping(skill: Skill) -> str | None:

@@ -350,6 +350,9 @@ class ChatReply(BaseModel):
         lines = []
         for change in self.changes:
             when = f", next fire {_local(change['next_fire'], change.get('trigger'))}" if change.get("next_fire") else ""
+            if any("skipped" in line for line in change.get("coming") or []):
+                # Days skipped (business days, holidays) are what the user most needs to see are right.
+                when = f", next fires {'; '.join(change['coming'])}"
             tier = f" ({change['tier']} tier{when})" if change.get("tier") else when
             lines.append(f"{change['action']}: skill {change.get('id')} '{change.get('name')}'{tier}")
         return lines
