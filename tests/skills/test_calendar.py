@@ -8,6 +8,8 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skills.calendar import check_holidays, forecast, next_skipped, skipped_days, upcoming
 from skills.errors import SkillValidationError
@@ -173,3 +175,14 @@ def test_a_skill_read_back_from_skills_get_json_registers_again() -> None:
     assert result.spec.business_days_only is True
     assert "ignored 'skipped_days': it is kept by the engine, not given" in result.notes
     assert "ignored 'skips_until': it is kept by the engine, not given" in result.notes
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=60), st.integers(), st.none(), st.lists(st.text(max_size=3), max_size=3)))
+def test_any_value_of_skip_holidays_is_read_or_refused_with_a_reason(value: object) -> None:
+    try:
+        code = check_holidays(value)
+    except ValueError as e:
+        assert str(e)
+    else:
+        assert check_holidays(code) == code  # a code read is read again as itself
