@@ -282,7 +282,9 @@ class ManagementTools:
     async def memory_get_skill(self, fields: dict[str, Any]) -> CallToolResult:
         skill = await self.skills.get(_required_ref(fields, "memory_get_skill"), _agent(fields))
         next_fire = await self.skills.next_fire(skill)
-        return _answer(_details(skill, next_fire), {"skill": _skill_json(skill), "next_fire": _iso(next_fire)})
+        skipped = [{"date": day.isoformat(), "why": why} for day, why in next_skipped(skill, now=datetime.now(UTC))]
+        return _answer(_details(skill, next_fire), {"skill": _skill_json(skill), "next_fire": _iso(next_fire),
+                                                    "skipped_days": skipped})
 
     async def memory_next_fires(self, fields: dict[str, Any]) -> CallToolResult:
         count = fields.get("count", fields.get("n", 10))

@@ -91,6 +91,7 @@ async def test_a_model_reads_the_next_fires_through_skills_mcp(engine: Engine) -
 
         got = await session.call_tool("memory_get_skill", {"skill_id": "standup"})
         assert "It skips the public holidays of DE-BY and weekends; next skipped: " in text(got)
+        assert got.structured_content is not None and len(got.structured_content["skipped_days"]) == 5
 
         refused = await session.call_tool("memory_next_fires", {"skill_id": "standup", "count": 0})
         assert refused.is_error and "count: must be a whole number from 1 to 100, got 0" in text(refused)
