@@ -63,7 +63,8 @@ def _change(tool: str, structured: dict[str, Any] | None) -> dict[str, Any] | No
     trigger = skill.get("trigger_config") or {}
     return {"action": CHANGING_TOOLS[tool], "id": skill.get("id"), "name": skill.get("name"),
             "tier": skill.get("tier"), "trigger": trigger, "next_fire": structured.get("next_fire"),
-            "enabled": skill.get("enabled"), "disabled_reason": skill.get("disabled_reason")}
+            "enabled": skill.get("enabled"), "disabled_reason": skill.get("disabled_reason"),
+            "coming": structured.get("coming") or []}
 
 
 class ChatPrepare(BaseModel):

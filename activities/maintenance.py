@@ -12,6 +12,7 @@ from temporalio import activity
 from activities.metrics import EngineMetrics
 from activities.store import Store
 from config.settings import Settings
+from skills.calendar import without_skipped
 from skills.deadline import RUN_MARGIN, RUN_TIMEOUT_CAP, run_timeout
 from skills.errors import SkillNotFoundError
 from skills.messages import ClosedRuns, MaintenanceScan, MissedOneShot, SkillBrief, SkillFilter, StuckSkill
@@ -123,8 +124,8 @@ class MaintenanceActivities:
             trigger = skill.trigger_config
             if not skill.enabled or trigger is None or trigger.kind not in ("cron", "interval"):
                 continue  # a paused schedule skips nothing; a one-shot has no later fire
-            due = trigger_next_times(trigger, anchor=skill.created_at, after=run.scheduled_at,
-                                     count=MAX_COUNTED_SKIPS)
+            due = without_skipped(skill, trigger_next_times(trigger, anchor=skill.created_at,
+                                                            after=run.scheduled_at, count=MAX_COUNTED_SKIPS))
             skipped = sum(1 for t in due if t <= now)
             key = STUCK_STATE.format(skill_id=skill.id)
             seen = self.store.get_state(key) or {}

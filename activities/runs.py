@@ -23,6 +23,7 @@ from activities.trust import untrusted
 from config.secrets import redact
 from config.settings import Settings
 from skills.budget import DAY
+from skills.calendar import without_skipped
 from skills.catalog import ToolResult
 from skills.errors import SkillNotFoundError
 from skills.fires import MAX_ACCOUNTED, PreviousFire, account_gap
@@ -146,9 +147,12 @@ class RunActivities:
                                                   count=MAX_ACCOUNTED + 1) if t < scheduled]
         if skill.jitter_seconds and expected and expected[-1] >= scheduled - timedelta(seconds=skill.jitter_seconds):
             expected.pop()  # this fire's own time: Temporal's jitter delayed it (its scheduled time includes it)
+        # A day the schedule skips (business days, holidays) had no fire to miss.
+        expected = without_skipped(skill, expected)
         if not expected:
             return []
-        following = trigger_next_times(trigger, anchor=skill.created_at, after=scheduled, count=1)
+        following = without_skipped(skill, trigger_next_times(trigger, anchor=skill.created_at, after=scheduled,
+                                                              count=1))
         late = run.started_at - scheduled > LATE or bool(following and following[0] <= run.started_at)
         before = PreviousFire(scheduled_at=previous.scheduled_at, started_at=previous.started_at,
                               finished_at=previous.finished_at) if previous and previous.scheduled_at else None

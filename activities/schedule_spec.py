@@ -19,6 +19,7 @@ real server in tests/activities/test_schedule_spec_server.py.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
@@ -48,24 +49,31 @@ Temporal misplaces fires by up to an hour around a repeated hour; two hours of l
 clock either side of the change cover that with an hour to spare."""
 
 
-def schedule_spec(trigger: TriggerConfig, *, anchor: datetime) -> ScheduleSpec:
+def schedule_spec(trigger: TriggerConfig, *, anchor: datetime,
+                  skip_days: Mapping[date, str] | None = None) -> ScheduleSpec:
     """The Temporal Schedule spec that fires exactly when ``trigger_next_times`` says.
 
     ``anchor`` is when the trigger was set: intervals count from it, and clock changes are
-    pinned from it on.
+    pinned from it on. ``skip_days`` (``skills.calendar``): whole days of the trigger's zone on
+    which it does not fire.
     """
     require_aware(anchor, "anchor")
     match trigger.kind:
         case "cron":
             assert trigger.schedule is not None
-            return _cron_spec(check_cron(trigger.schedule), timezone_of(trigger), anchor)
+            spec = _cron_spec(check_cron(trigger.schedule), timezone_of(trigger), anchor)
+            return _with_skipped_days(spec, skip_days)
         case "interval":
             assert trigger.interval_minutes is not None
             every, first = interval_period(trigger.interval_minutes, anchor)
             offset = timedelta(seconds=int(first.timestamp()) % int(every.total_seconds()))
             # Temporal fires at the epoch plus offset plus multiples of every; start_at drops
             # any such time before the first one counted from the anchor.
-            return ScheduleSpec(intervals=[ScheduleIntervalSpec(every=every, offset=offset)], start_at=first)
+            spec = ScheduleSpec(intervals=[ScheduleIntervalSpec(every=every, offset=offset)], start_at=first)
+            if skip_days:
+                # An interval counts from the epoch whatever the zone; the zone says whose dates are skipped.
+                spec = dataclasses.replace(spec, time_zone_name=timezone_of(trigger))
+            return _with_skipped_days(spec, skip_days)
         case "at":
             assert trigger.at is not None
             return _at_spec(one_shot_second(trigger.at))
@@ -136,6 +144,32 @@ def _at_spec(at: datetime) -> ScheduleSpec:
         comment=f"once at {at.isoformat()}",
     )
     return ScheduleSpec(calendars=[once], start_at=at, end_at=at, time_zone_name="UTC")
+
+
+# --- business days and holidays ----------------------------------------------------------------
+
+
+def _with_skipped_days(spec: ScheduleSpec, days: Mapping[date, str] | None) -> ScheduleSpec:
+    """The spec with a skip calendar per month holding its skipped days, each whole (every second of it)."""
+    if not days:
+        return spec
+    skip = list(spec.skip)
+    by_month: dict[tuple[int, int], list[date]] = defaultdict(list)
+    for day in sorted(days):
+        by_month[(day.year, day.month)].append(day)
+    for (year, month), month_days in sorted(by_month.items()):
+        reasons = sorted({days[d] for d in month_days})
+        comment = "skipped days: " + "; ".join(reasons)
+        skip.append(ScheduleCalendarSpec(
+            second=[ScheduleRange(0, 59)],
+            minute=[ScheduleRange(0, 59)],
+            hour=[ScheduleRange(0, 23)],
+            day_of_month=_ranges([d.day for d in month_days], 1, 31),
+            month=[ScheduleRange(month)],
+            year=[ScheduleRange(year)],
+            comment=comment[:200],
+        ))
+    return dataclasses.replace(spec, skip=skip)
 
 
 # --- clock changes -----------------------------------------------------------------------------

@@ -7,7 +7,8 @@ skill, never patched field by field, so calling `sync` again is always safe.
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime, timedelta
+from collections.abc import Mapping
+from datetime import UTC, date, datetime, timedelta
 
 from temporalio import activity
 from temporalio.client import (
@@ -29,19 +30,21 @@ from activities.failures import application_error
 from activities.schedule_spec import schedule_spec
 from activities.store import Store
 from config.settings import Settings
+from skills.calendar import SKIP_RENEW_BEFORE, skip_window, skipped_days, skips, upcoming
 from skills.deadline import run_timeout
 from skills.errors import NamespaceSetupError, SkillNotFoundError
-from skills.messages import ScheduleSync, ScheduleSynced, SkillRunInput
+from skills.messages import ScheduleSync, ScheduleSynced, SkillRunInput, SkipRenewal
 from skills.models import BY_USER, FAILURES, Skill
 from skills.naming import SEARCH_ATTRIBUTES, engine_job_id, run_summary, search_attributes
 from skills.skillmd.sync import SYNC_JOB, SYNC_WORKFLOW, SyncInput
-from skills.triggers import trigger_next_times
 
 SKILL_RUN_WORKFLOW = "SkillRun"
 
 
-def build_schedule(skill: Skill, settings: Settings) -> Schedule:
-    """The whole schedule of a stored skill: when, what it starts, and whether it is paused."""
+def build_schedule(skill: Skill, settings: Settings, skip_days: Mapping[date, str] | None = None) -> Schedule:
+    """The whole schedule of a stored skill: when, what it starts, and whether it is paused.
+
+    ``skip_days``: the days it skips (``skip_list``), when the skill skips any."""
     assert skill.trigger_config is not None and skill.schedule_id is not None
     one_shot = skill.trigger_config.kind == "at"
     remaining = 1 if one_shot else remaining_runs(skill)
@@ -56,7 +59,7 @@ def build_schedule(skill: Skill, settings: Settings) -> Schedule:
             # A run always ends: past its deadline Temporal ends it, and Maintenance closes its row.
             execution_timeout=run_timeout(skill, settings.run_limits),
         ),
-        spec=shaped_spec(skill),
+        spec=shaped_spec(skill, skip_days),
         policy=schedule_policy(skill, settings.catchup_window),
         state=ScheduleState(
             # No runs left: paused (Temporal takes no limit of zero actions).
@@ -76,10 +79,10 @@ NO_CATCH_UP = timedelta(seconds=10)
 """The least catch-up window Temporal takes: a fire more than this late (the server was down) is dropped."""
 
 
-def shaped_spec(skill: Skill) -> ScheduleSpec:
-    """The trigger's spec, with the skill's end and (for a recurring schedule) its jitter."""
+def shaped_spec(skill: Skill, skip_days: Mapping[date, str] | None = None) -> ScheduleSpec:
+    """The trigger's spec, with the days it skips, the skill's end and (for a recurring schedule) its jitter."""
     assert skill.trigger_config is not None
-    spec = schedule_spec(skill.trigger_config, anchor=skill.created_at)
+    spec = schedule_spec(skill.trigger_config, anchor=skill.created_at, skip_days=skip_days)
     spec.end_at = skill.end_at
     if skill.jitter_seconds and skill.trigger_config.kind != "at":
         spec.jitter = timedelta(seconds=skill.jitter_seconds)
@@ -97,6 +100,13 @@ def schedule_policy(skill: Skill, catchup_window: timedelta) -> SchedulePolicy:
 def remaining_runs(skill: Skill) -> int | None:
     """The runs a skill with ``max_runs`` has left (Temporal's remaining actions); None: no limit."""
     return None if skill.max_runs is None else max(0, skill.max_runs - skill.scheduled_runs)
+def skip_list(skill: Skill, now: datetime) -> tuple[dict[date, str], datetime | None]:
+    """The days the skill's schedule skips from ``now`` to ``SKIP_HORIZON`` ahead, and when that list runs
+    out (None: the skill skips no day)."""
+    if not skips(skill) or skill.trigger_config is None or not skill.is_scheduled:
+        return {}, None
+    first, last, until = skip_window(skill.trigger_config, now)
+    return skipped_days(skill.skip_holidays, skill.business_days_only, first, last), until
 
 
 def pause_note(skill: Skill) -> str:
@@ -178,7 +188,8 @@ class ScheduleActivities:
             await self._delete(old_id)
         if skill is None or skill.schedule_id is None:
             return ScheduleSynced()
-        schedule = build_schedule(skill, self.settings)
+        days, until = skip_list(skill, datetime.now(UTC))
+        schedule = build_schedule(skill, self.settings, days)
         # The schedule memo keeps the trigger as written, and a memo can only be set at
         # creation: a new trigger means a new schedule under the same id.
         trigger_changed = previous is not None and old_id == skill.schedule_id and (
@@ -187,6 +198,7 @@ class ScheduleActivities:
         if trigger_changed:
             await self._delete(skill.schedule_id)
         await self._create_or_update(skill, schedule)
+        await self._record_skips(skill, until)
         return ScheduleSynced(schedule_id=skill.schedule_id, next_fire=await self.next_fire(skill.schedule_id))
 
     async def create(self, skill: Skill) -> ScheduleSynced:
@@ -195,10 +207,56 @@ class ScheduleActivities:
         so the create is the only server call."""
         if skill.schedule_id is None or skill.trigger_config is None:
             return ScheduleSynced()
-        await self._create_or_update(skill, build_schedule(skill, self.settings))
-        upcoming = trigger_next_times(skill.trigger_config, anchor=skill.created_at, after=datetime.now(UTC),
-                                      count=1) if skill.enabled else []
-        return ScheduleSynced(schedule_id=skill.schedule_id, next_fire=upcoming[0] if upcoming else None)
+        now = datetime.now(UTC)
+        days, until = skip_list(skill, now)
+        await self._create_or_update(skill, build_schedule(skill, self.settings, days))
+        await self._record_skips(skill, until)
+        coming = [fire.at for fire in upcoming(skill, anchor=skill.created_at, now=now, count=1)
+                  if fire.skipped is None] if skill.enabled else []
+        return ScheduleSynced(schedule_id=skill.schedule_id, next_fire=coming[0] if coming else None)
+
+    # --- business days and holidays ----------------------------------------------------------
+
+    @activity.defn(name="renew_skip_lists")
+    async def renew_skips(self, request: SkipRenewal) -> list[str]:
+        """Rewrite the skip list of each schedule whose list runs out within ``SKIP_RENEW_BEFORE`` (at most
+        ``request.limit`` of them, the soonest first: a bounded batch each Maintenance round); only the
+        spec changes, so a schedule's state (paused, its note) stays as it is. The names renewed."""
+        now = datetime.now(UTC)
+        due = await asyncio.to_thread(self.store.skips_running_out, now + SKIP_RENEW_BEFORE, request.limit)
+        renewed = []
+        for listed in due:
+            activity.heartbeat(listed.id)
+            try:
+                # Read again just before the write: a change since the query is synced with its own spec.
+                skill = await asyncio.to_thread(self.store.get_skill, listed.id)
+            except SkillNotFoundError:
+                continue
+            if skill.schedule_id is None or not skill.enabled:
+                continue
+            days, until = skip_list(skill, now)
+            spec = build_schedule(skill, self.settings, days).spec
+
+            def new_spec(current: ScheduleUpdateInput, spec: ScheduleSpec = spec) -> ScheduleUpdate:
+                current.description.schedule.spec = spec
+                return ScheduleUpdate(schedule=current.description.schedule)
+
+            try:
+                await self.client.get_schedule_handle(skill.schedule_id).update(new_spec)
+            except RPCError as e:
+                if e.status != RPCStatusCode.NOT_FOUND:
+                    raise
+                # No schedule (deleted behind the engine's back): the sync that recreates it writes the list.
+                activity.logger.warning("skip list of skill %s not renewed: schedule %s not found", skill.id,
+                                        skill.schedule_id)
+                continue
+            await self._record_skips(skill, until)
+            renewed.append(skill.name)
+        return renewed
+
+    async def _record_skips(self, skill: Skill, until: datetime | None) -> None:
+        if until != skill.skips_until:
+            await asyncio.to_thread(self.store.set_skips_until, skill.id, until)
 
     @activity.defn(name="delete_schedule")
     async def delete(self, schedule_id: str) -> None:

@@ -429,6 +429,26 @@ class Store:
             session.add(row)
             session.commit()
 
+    # --- business days and holidays: how far each schedule's skip list reaches ---------------
+
+    def set_skips_until(self, skill_id: int, until: datetime | None) -> None:
+        """Record when the skip list just written into the skill's schedule runs out (None: it has none)."""
+        with self.session() as session:
+            session.execute(update(SkillRow).where(SkillRow.id == skill_id).values(skips_until=until))
+            session.commit()
+
+    def skips_running_out(self, before: datetime, limit: int) -> list[Skill]:
+        """Enabled scheduled skills whose skip list runs out before ``before`` (or was never written), the
+        soonest first, at most ``limit``: one indexed query, whatever the number of skills."""
+        with self.session() as session:
+            skips = (SkillRow.skip_holidays.is_not(None)) | (SkillRow.business_days_only.is_(True))  # type: ignore[union-attr, attr-defined]
+            due = SkillRow.skips_until.is_(None) | (SkillRow.skips_until < before)  # type: ignore[union-attr, operator]
+            query = (select(SkillRow).where(SkillRow.enabled.is_(True), SkillRow.schedule_id.is_not(None),  # type: ignore[attr-defined, union-attr]
+                                            skips, due)
+                     .order_by(SkillRow.skips_until.is_not(None), SkillRow.skips_until, SkillRow.id)  # type: ignore[union-attr]
+                     .limit(limit))
+            return [_skill_model(row) for row in session.exec(query).all()]
+
     def running_runs(self, started_before: datetime, limit: int = 500) -> list[RunRecord]:
         """Runs still open (``running``) that started before ``started_before``, oldest first."""
         with self.session() as session:

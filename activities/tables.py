@@ -76,6 +76,12 @@ class SkillRow(SQLModel, table=True):
     catch_up: str = "once"
     scheduled_runs: int = 0
     """Runs the schedule started, each fire once (what max_runs counts); begin_run adds one per new fire."""
+    # -- business days and holidays (migration 0008) --
+    skip_holidays: str | None = None
+    business_days_only: bool = False
+    skips_until: datetime | None = Field(default=None, sa_column=Column(UTCDateTime(), nullable=True, index=True))
+    """When the skip list of the skill's schedule runs out: Maintenance renews the ones soon due by this
+    column alone, without describing every schedule."""
     schedule_id: str | None = None
     consecutive_failures: int = 0
     last_failure_at: datetime | None = _utc_column()

@@ -26,6 +26,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from temporalio.service import RPCError
 
 from client.skills_client import SkillsClient
+from skills.calendar import MAX_UPCOMING, forecast, next_skipped
 from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
 from skills.fields import parse_bool
 from skills.limits import (
@@ -64,7 +65,7 @@ Manage the skills of a durable skills engine: things the assistant does later, a
 again and again (a reminder in 5 minutes, a summary every morning). To create one, call \
 get_tool_catalog for the exact tool names, then memory_store_skill. memory_list_skills and \
 memory_get_skill read skills, memory_update_skill changes them (enabled: false pauses one), \
-memory_delete_skill removes one for good. A skill may instead run on an event \
+memory_delete_skill removes one for good; memory_next_fires lists when one fires next. A skill may instead run on an event \
 (trigger_config {"event": "NAME"}): emit_event starts every skill subscribed to NAME. Every change is validated; a refusal names each bad \
 field so you can fix it and call again."""
 
@@ -92,6 +93,9 @@ daily at 9 = "0 9 * * *"; weekdays at 8:30 = "30 8 * * 1-5". Add "timezone" (an 
 e.g. "when a parcel arrives" = {"event": "parcel.arrived"}. A plan step's parameters may use \
 {{event.data.FIELD}}, {{event.name}}, {{event.id}}, {{event.time}}; an Agent-tier run gets the event.
 Leave trigger_config out for a skill that runs only on demand. trigger_type is inferred.
+A repeating skill may skip days: business_days_only: true skips weekends, skip_holidays: "US" (a \
+country code, optionally "-" a subdivision: "US-CA", "DE-BY") skips its public holidays. "Every \
+working day at 9" = schedule "0 9 * * *" with both (ask which country's holidays if unsure).
 
 HOW (the tier):
 - Direct tier, zero LLM tokens, for a fixed action (a reminder, a set message): give \
@@ -131,6 +135,12 @@ now, with the event's data as its input ({{event.data.FIELD}} in a plan). Give e
 and optionally data (any JSON, usually an object) and id: the same id emitted again within the \
 dedupe window starts nothing. The answer lists the runs started (skill names and workflow ids) and \
 the subscribers skipped, and why (a paused skill); an event no skill subscribes to is not an error."""
+
+NEXT_DESCRIPTION = """\
+List a skill's next fire times, in its time zone, with the days its schedule skips (weekends of a \
+business-days-only skill, public holidays of skip_holidays) marked where a fire would have been. \
+Name it with skill_id (its id, or its name); count: how many fires (default 10, at most 100). Use it \
+to tell the user exactly when a skill will run."""
 
 DELETE_DESCRIPTION = """\
 Delete a skill and its schedule, for good: it will not fire again. Name it with skill_id (its \
@@ -208,6 +218,15 @@ SKILL_PROPERTIES: dict[str, Any] = {
                 "still going: skip it (default), buffer_one (run it after), or allow (run both)."},
     "catch_up": {"type": "string", "enum": list(CATCH_UPS), "description": "Fires missed while the engine was "
                  "down (within the catch-up window): once (one run, default), none, or all (each, in turn)."},
+    # business days and holidays (skills.calendar)
+    "skip_holidays": {"type": ["string", "null"],
+                      "description": "Repeating schedules only: skip the public holidays of this country, "
+                                     "optionally with a subdivision: 'US', 'US-CA', 'GB-SCT', 'DE-BY' (dates "
+                                     "of the skill's time zone). Only when the user asks; null removes it."},
+    "business_days_only": {"type": "boolean",
+                           "description": "Repeating schedules only: skip weekends (the skip_holidays "
+                                          "country's, else Saturday and Sunday). 'Every working day at 9': "
+                                          "schedule '0 9 * * *' with business_days_only and skip_holidays."},
 }
 
 
@@ -230,6 +249,10 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     }),
     "memory_get_skill": _schema({"skill_id": _REF, "agent_id": _AGENT}, ["skill_id"]),
     "memory_delete_skill": _schema({"skill_id": _REF, "agent_id": _AGENT}, ["skill_id"]),
+    "memory_next_fires": _schema({"skill_id": _REF, "agent_id": _AGENT,
+                                  "count": {"type": "integer", "minimum": 1, "maximum": MAX_UPCOMING,
+                                            "description": "How many fires to list (default 10)."}},
+                                 ["skill_id"]),
     "emit_event": _schema({
         "event": {"type": "string", "description": "The event's name, as the skills' trigger_config.event "
                                                    "says it (exact, case included), e.g. 'parcel.arrived'."},
@@ -284,7 +307,24 @@ class ManagementTools:
     async def memory_get_skill(self, fields: dict[str, Any]) -> CallToolResult:
         skill = await self.skills.get(_required_ref(fields, "memory_get_skill"), _agent(fields))
         next_fire = await self.skills.next_fire(skill)
-        return _answer(_details(skill, next_fire), {"skill": _skill_json(skill), "next_fire": _iso(next_fire)})
+        skipped = [{"date": day.isoformat(), "why": why} for day, why in next_skipped(skill, now=datetime.now(UTC))]
+        return _answer(_details(skill, next_fire), {"skill": _skill_json(skill), "next_fire": _iso(next_fire),
+                                                    "skipped_days": skipped})
+
+    async def memory_next_fires(self, fields: dict[str, Any]) -> CallToolResult:
+        count = fields.get("count", fields.get("n", 10))
+        if isinstance(count, str) and count.strip().isdigit():
+            count = int(count.strip())
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_UPCOMING:
+            raise SkillValidationError.single("count", f"must be a whole number from 1 to {MAX_UPCOMING}, "
+                                                       f"got {count!r}")
+        found = await self.skills.next(_required_ref(fields, "memory_next_fires"), _agent(fields), count)
+        head = f"Skill {found.skill_id} '{found.name}', {found.trigger}"
+        if found.paused:
+            head += f"; {found.paused}: it does not fire until enabled, then at these times"
+        lines = [head + ":", *(f"- {line}" for line in found.lines())] if found.fires else \
+            [head + ": no fire to come."]
+        return _answer("\n".join(lines), {"ok": True, **found.model_dump(mode="json")})
 
     async def emit_event(self, fields: dict[str, Any]) -> CallToolResult:
         name = _first(fields, EVENT_KEYS)
@@ -316,6 +356,8 @@ TOOLS: dict[str, tuple[str, str, ToolAnnotations]] = {
                            ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)),
     "memory_get_skill": ("Get a skill", GET_DESCRIPTION,
                          ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)),
+    "memory_next_fires": ("A skill's next fires", NEXT_DESCRIPTION,
+                          ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)),
     "memory_delete_skill": ("Delete a skill", DELETE_DESCRIPTION,
                             ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
                                             open_world_hint=False)),
@@ -442,10 +484,14 @@ def _registered(verb: str, result: RegistrationResult) -> CallToolResult:
     assert skill is not None  # the client raises on a refusal
     lines = [f"{verb} skill {skill.id} '{skill.name}' (agent {skill.agent_id}).", _tier(skill),
              _when(skill, result.next_fire)]
+    coming = _coming(skill)
+    if coming:
+        lines.append(f"Its next fires ({skill.trigger_config.timezone if skill.trigger_config else 'UTC'}): "
+                     f"{'; '.join(coming)}.")
     if result.notes:
         lines += ["The engine adjusted the input:", *(f"- {note}" for note in result.notes)]
     structured = {"ok": True, "skill": _skill_json(skill), "next_fire": _iso(result.next_fire),
-                  "notes": result.notes, "errors": []}
+                  "notes": result.notes, "errors": [], "coming": coming}
     return _answer("\n".join(lines), structured)
 
 
@@ -479,6 +525,24 @@ def _when(skill: Skill, next_fire: datetime | None) -> str:
     return f"It repeats {repeats}; next fire {_moment(next_fire, skill)}."
 
 
+def _coming(skill: Skill, count: int = 5) -> list[str]:
+    """The next fires of a repeating skill in its zone, skipped days marked (``memory_next_fires`` has more):
+    what the reply to a new skill tells the user, so a wrong schedule is seen before it fires."""
+    if not skill.enabled or not skill.is_scheduled or skill.is_one_shot:
+        return []
+    return forecast(skill, now=datetime.now(UTC), count=count).lines()
+
+
+def _skipping(skill: Skill) -> str | None:
+    """What days the skill's schedule skips, and the next few of them."""
+    rules = [*([f"the public holidays of {skill.skip_holidays}"] if skill.skip_holidays else []),
+             *(["weekends"] if skill.business_days_only else [])]
+    if not rules:
+        return None
+    days = ", ".join(f"{day:%a %Y-%m-%d} ({why})" for day, why in next_skipped(skill, now=datetime.now(UTC)))
+    return f"It skips {' and '.join(rules)}" + (f"; next skipped: {days}." if days else ".")
+
+
 def _headline(skill: Skill) -> str:
     trigger = skill.trigger_config.describe() if skill.trigger_config else skill.trigger_type
     state = "enabled" if skill.enabled else f"disabled ({skill.disabled_reason or 'by user'})"
@@ -492,6 +556,9 @@ def _details(skill: Skill, next_fire: datetime | None) -> str:
     if skill.description:
         lines.append(f"Description: {skill.description}")
     lines += [_tier(skill), _when(skill, next_fire)]
+    skipping = _skipping(skill)
+    if skipping:
+        lines.append(skipping)
     if skill.execution_plan:
         lines.append("Plan:")
         lines += [f"- {step.id}: {step.tool_name} {json.dumps(step.parameters, ensure_ascii=False)}"

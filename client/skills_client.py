@@ -40,6 +40,7 @@ from temporalio.service import PayloadLimitsConfig
 from client import schedules
 from client.codec import codec_from_environ, data_converter
 from config.logs import sdk_telemetry
+from skills.calendar import MAX_UPCOMING, Forecast, forecast
 from skills.catalog import CatalogRequest, ToolCatalog
 from skills.deadline import RunLimits, run_timeout
 from skills.errors import (
@@ -379,6 +380,14 @@ class SkillsClient:
         if not result.get("ok"):
             raise SkillsError(f"the outbox could not be read: {result.get('text')}")
         return list((result.get("structured") or {}).get("messages", []))
+
+    async def next(self, ref: str | int, agent_id: str | None = None, count: int = 10) -> Forecast:
+        """The skill's next ``count`` fires in its time zone, the ones its skipped days (business days,
+        holidays) remove marked with why: computed here from the skill the worker reads, by the rules its
+        schedule was built with (``skills.calendar``), so no schedule is described."""
+        if not 1 <= count <= MAX_UPCOMING:
+            raise SkillValidationError.single("count", f"must be 1 to {MAX_UPCOMING} (got {count})")
+        return forecast(await self.get(ref, agent_id), now=datetime.now(UTC), count=count)
 
     async def next_fire(self, skill: Skill) -> datetime | None:
         """When the skill's schedule fires next, as Temporal computes it (None if paused or unscheduled)."""

@@ -159,6 +159,13 @@ class ScheduleSynced(BaseModel):
     next_fire: datetime | None = None
 
 
+class SkipRenewal(BaseModel):
+    """Renew the skip lists (``skills.calendar``) of the schedules whose lists run out soonest."""
+
+    limit: int = 50
+    """Schedules renewed at most, in one activity: a Maintenance round stays short whatever the number of skills."""
+
+
 class ChangeInput(BaseModel):
     """Delete, pause or resume a skill."""
 
@@ -366,6 +373,9 @@ class ChatReply(BaseModel):
         lines = []
         for change in self.changes:
             when = f", next fire {_local(change['next_fire'], change.get('trigger'))}" if change.get("next_fire") else ""
+            if any("skipped" in line for line in change.get("coming") or []):
+                # Days skipped (business days, holidays) are what the user most needs to see are right.
+                when = f", next fires {'; '.join(change['coming'])}"
             tier = f" ({change['tier']} tier{when})" if change.get("tier") else when
             lines.append(f"{change['action']}: skill {change.get('id')} '{change.get('name')}'{tier}")
         return lines
@@ -439,6 +449,8 @@ class MaintenanceReport(BaseModel):
     """"down" or "up" when the LLM endpoint changed."""
     ended: list[str] = Field(default_factory=list)
     """Skills recorded ``ended``: their ``end_at`` passed."""
+    skips_renewed: list[str] = Field(default_factory=list)
+    """Skills whose schedule's skip list (business days, holidays) was renewed before it ran out."""
 
 
 SkillRunInput.model_rebuild()

@@ -137,6 +137,12 @@ class SkillSpec(BaseModel):
     """Each recurring fire is delayed by a random 0..N seconds (Temporal's spec jitter)."""
     overlap: Overlap = "skip"
     catch_up: CatchUp = "once"
+    # -- business days and holidays (skills.calendar) --
+    skip_holidays: str | None = None
+    """A country code, optionally with a subdivision (``US``, ``US-CA``, ``DE-BY``): the schedule skips the
+    public holidays there, in the skill's time zone's dates."""
+    business_days_only: bool = False
+    """The schedule skips the weekend (the ``skip_holidays`` country's, else Saturday and Sunday)."""
 
     @property
     def tier(self) -> Tier:
@@ -170,6 +176,8 @@ class Skill(SkillSpec):
     run_timeout_seconds: float | None = None
     """The execution timeout of this skill's runs (``skills.deadline``; filled in by the worker, which
     knows its limits): a manual run is started with it."""
+    skips_until: datetime | None = None
+    """When the skip list of the skill's schedule runs out (``skills.calendar``): Maintenance renews it before."""
     last_run_at: datetime | None = None
     last_run_status: RunStatus | None = None
     last_run_summary: str | None = None

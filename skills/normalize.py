@@ -24,6 +24,7 @@ import re2
 from pydantic import ValidationError
 
 from skills.arguments import ArgumentRules, argument_problems
+from skills.calendar import check_holidays
 from skills.errors import SkillValidationError
 from skills.events import event_name_problem
 from skills.fields import (
@@ -106,6 +107,12 @@ FIELD_ALIASES = {
     "catchup": "catch_up",
     "overlap_policy": "overlap",
     "overlapPolicy": "overlap",
+    # business days and holidays (skills.calendar)
+    "skipHolidays": "skip_holidays",
+    "holidays": "skip_holidays",
+    "businessDaysOnly": "business_days_only",
+    "business_days": "business_days_only",
+    "businessDays": "business_days_only",
 }
 
 TRIGGER_ALIASES = {
@@ -144,7 +151,8 @@ CHECK_ALIASES = {"toolName": "tool", "tool_name": "tool", "name": "tool", "args"
                  "parameters": "arguments", "skipIf": "skip_if", "skip_when": "skip_if", "condition": "skip_if"}
 
 SPEC_FIELDS = set(SkillSpec.model_fields)
-ENGINE_FIELDS = (set(Skill.model_fields) - SPEC_FIELDS) | {"tier", "next_fire", "file_path", "file_mtime"}
+ENGINE_FIELDS = (set(Skill.model_fields) - SPEC_FIELDS) | {"tier", "next_fire", "file_path", "file_mtime",
+                                                            "skipped_days"}
 """Fields a stored skill (``skills get --json``) or a SKILL.md registration request carries that the
 engine keeps itself: read back in, they are ignored with a note, not refused as unknown."""
 CANONICAL_FIELDS = SPEC_FIELDS | TRIGGER_KEYS
@@ -199,6 +207,7 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
     data = _canonical_fields(dict(raw), notes, problems)
     trigger_as_written = _nest_trigger(data, notes, problems)
     given = set(data)
+    skips_given = SKIP_FIELDS & data.keys()
     if existing is not None:
         data = _merge_update(existing, data)
 
@@ -258,6 +267,9 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
     fields["fallback_models"] = fallback_models(data.get("fallback_models"), fields["model"], notes, problems)
     check_models(fields, bool(plan), ctx.llm_models, notes, problems)
     fields |= _schedule_shape(data, given, trigger, ctx, notes, problems)
+    fields.update(_skip_days(data, skips_given, fields["trigger_type"], notes, problems))
+    if fields["skip_holidays"] or fields["business_days_only"]:
+        fields["trigger_config"] = _skip_zone(fields["trigger_config"], ctx, notes)
     if "agent_id" not in data:
         notes.append(f"agent_id defaulted to '{ctx.default_agent_id}'")
     if fields["agent_id"] in ctx.reserved_agents:
@@ -557,6 +569,48 @@ def _event_trigger(config: Mapping[str, Any], problems: Problems) -> TriggerConf
         return None
     # A time zone may come along: the one {{now}} and {{today}} are read in by a run's plan.
     return TriggerConfig(event=config["event"].strip(), timezone=zone)
+
+
+# --- business days and holidays (skills.calendar) -------------------------------------------
+
+SKIP_FIELDS = frozenset({"skip_holidays", "business_days_only"})
+
+
+def _skip_days(data: dict[str, Any], given: Collection[str], trigger_type: str, notes: list[str],
+               problems: Problems) -> dict[str, Any]:
+    """``skip_holidays`` (a supported country[-subdivision]) and ``business_days_only``: only a repeating
+    schedule has days to skip. Kept from a stored skill whose update takes its schedule away, they go
+    with a note; given with no repeating schedule, they are refused."""
+    value = data.get("skip_holidays")
+    holidays = None
+    if value not in (None, "", False):
+        try:
+            holidays = check_holidays(value)
+        except ValueError as e:
+            problems.add("skip_holidays", str(e))
+    business = boolean(data.get("business_days_only"), "business_days_only", False, problems)
+    config = data.get("trigger_config")
+    repeats = trigger_type == "cron" and isinstance(config, Mapping) and "event" not in config and any(
+        config.get(key) is not None for key in ("schedule", "interval_minutes"))
+    for field, on in (("skip_holidays", holidays is not None), ("business_days_only", business)):
+        if not on or repeats:
+            continue
+        if field in given:
+            problems.add(field, "only a repeating schedule (trigger_config.schedule or interval_minutes) skips "
+                                "days; a one-shot, an event or a manual skill has none to skip")
+        else:
+            notes.append(f"{field} dropped: the skill no longer has a repeating schedule")
+    if not repeats:
+        return {"skip_holidays": None, "business_days_only": False}
+    return {"skip_holidays": holidays, "business_days_only": business}
+
+
+def _skip_zone(trigger: TriggerConfig | None, ctx: NormalizeContext, notes: list[str]) -> TriggerConfig | None:
+    """Days are the dates of the skill's zone: an interval, which needs none to fire, gets the default one."""
+    if trigger is None or trigger.timezone is not None:
+        return trigger
+    notes.append(f"timezone '{ctx.default_timezone}' injected: the days skipped are its dates")
+    return trigger.model_copy(update={"timezone": ctx.default_timezone})
 
 
 def _agent_id(value: Any, problems: Problems) -> str | None:

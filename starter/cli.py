@@ -6,6 +6,7 @@
     skills register FILE|-          JSON or YAML, exactly what an LLM sends to memory_store_skill
     skills update REF FILE|-        change some fields
     skills get|delete|pause|resume|run REF
+    skills next REF [-n 10]         the next fire times, in the skill's zone, skipped days marked
     skills emit NAME [--data JSON] [--id ID]   run every skill subscribed to the event NAME
     skills list | runs [REF] | outbox
     skills chat "message" [--session S]   talk to the assistant (it schedules skills for you)
@@ -200,9 +201,35 @@ def get(ref: str, agent: str | None) -> int:
     async def work(skills: SkillsClient) -> None:
         skill = await skills.get(ref, agent)
         next_fire = await skills.next_fire(skill)
+        skipped = _skipped_days(skill)
         data = {**skill.model_dump(mode="json", by_alias=True), "tier": skill.tier,
-                "next_fire": next_fire.isoformat() if next_fire else None}
-        answer(data, lambda: _describe(skill, next_fire))
+                "next_fire": next_fire.isoformat() if next_fire else None,
+                "skipped_days": [{"date": day.isoformat(), "why": why} for day, why in skipped]}
+        answer(data, lambda: _describe(skill, next_fire, skipped))
+
+    return with_client(work)
+
+
+@cli.command("next", short_help="A skill's next fire times, in its zone, skipped days marked.")
+@REF
+@click.option("-n", "count", type=click.IntRange(1, 100), default=10, show_default=True,
+              help="How many fires to list (skipped days are listed beside them).")
+@AGENT
+@data_command
+def next_(ref: str, count: int, agent: str | None) -> int:
+    """A skill's next fire times in its time zone, with the days its schedule skips (business days,
+    holidays) marked where a fire would have been."""
+
+    async def work(skills: SkillsClient) -> None:
+        found = await skills.next(ref, agent, count)
+
+        def show() -> None:
+            print(f"skill {found.skill_id} '{found.name}': {found.trigger}"
+                  + (f"; {found.paused}: no fire until it is enabled" if found.paused else ""))
+            for line in found.lines() or ["(no fire to come)"]:
+                print(f"  {line}")
+
+        answer(found, show)
 
     return with_client(work)
 
@@ -434,11 +461,27 @@ def _registered(skill: Skill | None, notes: list[str], next_fire: datetime | Non
     fields(rows, key_width=10, indent=2)
 
 
-def _describe(skill: Skill, next_fire: datetime | None) -> None:
+def _skipped_days(skill: Skill) -> list[tuple[Any, str]]:
+    from skills.calendar import next_skipped
+
+    return next_skipped(skill, now=datetime.now(UTC))
+
+
+def _skips(skill: Skill, skipped: list[tuple[Any, str]]) -> list[tuple[str, Any]]:
+    """The rows of ``skills get`` on the days the schedule skips."""
+    rules = [*([f"public holidays of {skill.skip_holidays}"] if skill.skip_holidays else []),
+             *(["weekends (business days only)"] if skill.business_days_only else [])]
+    if not rules:
+        return []
+    days = ", ".join(f"{day:%a %Y-%m-%d} ({why})" for day, why in skipped)
+    return [("skips", " and ".join(rules)), ("skipped next", days or "-")]
+
+
+def _describe(skill: Skill, next_fire: datetime | None, skipped: list[tuple[Any, str]] | None = None) -> None:
     rows: list[tuple[str, Any]] = [
         ("id", skill.id), ("agent", skill.agent_id), ("name", skill.name), ("description", skill.description),
         ("tier", skill.tier), ("state", _state(skill)), ("trigger", _trigger(skill)),
-        ("schedule", skill.schedule_id or "-"), ("next fire", when(next_fire)),
+        ("schedule", skill.schedule_id or "-"), ("next fire", when(next_fire)), *_skips(skill, skipped or []),
         ("required tools", ", ".join(skill.required_tools) or "-"), ("max steps", skill.max_steps),
         *_shape(skill), ("notify", _notify(skill)), ("failures", _failures(skill)),
         ("last run", _last_run(skill)), ("created", when(skill.created_at)), ("updated", when(skill.updated_at)),

@@ -12,6 +12,8 @@
   ``overlap_notice_fires`` times or more, gets one notice per such run.
 - The LLM endpoint: one alert when it goes down, one when it is back.
 - Ended schedules: a skill whose ``end_at`` passed is recorded ``ended`` and its schedule paused, saying so.
+- Skip lists: the schedules whose list of skipped days (business days, holidays) runs out within
+  30 days get the next year's, a bounded batch a round.
 """
 
 from __future__ import annotations
@@ -27,7 +29,14 @@ with workflow.unsafe.imports_passed_through():
     from activities.registration import RegistrationActivities
     from activities.runs import RunActivities
     from activities.schedules import ScheduleActivities
-    from skills.messages import EnableInput, MaintenanceReport, MissedOneShot, NotifyInput, ScheduleSync
+    from skills.messages import (
+        EnableInput,
+        MaintenanceReport,
+        MissedOneShot,
+        NotifyInput,
+        ScheduleSync,
+        SkipRenewal,
+    )
     from workflows.failures import activity_cause
     from workflows.options import FAIL_ON_BUG, NOTIFY, SCHEDULE, STORE
     from workflows.run import aftermath, run_notice
@@ -66,6 +75,8 @@ class Maintenance:
                 await workflow.execute_activity_method(ScheduleActivities.sync, ScheduleSync(skill_id=ended.id),
                                                        **SCHEDULE)
                 report.ended.append(ended.name)
+        if workflow.patched("renew-skip-lists"):
+            await self._renew_skip_lists(report)
         change = await workflow.execute_activity_method(AgentActivities.check_endpoint, **STORE)
         if change is not None:
             report.endpoint = "up" if change.up else "down"
@@ -75,9 +86,10 @@ class Maintenance:
                 RunActivities.notify, NotifyInput(skill_id=None, message=message, at=workflow.now()),
                 **NOTIFY,
             )
-        if report.enabled or report.missed or report.closed or report.stuck or report.ended:
-            workflow.logger.info("maintenance: enabled %s, missed one-shots %s, runs closed %s, stuck %s, ended %s",
-                                 report.enabled, report.missed, report.closed, report.stuck, report.ended)
+        if report.enabled or report.missed or report.closed or report.stuck or report.ended or report.skips_renewed:
+            workflow.logger.info("maintenance: enabled %s, missed one-shots %s, runs closed %s, stuck %s, ended %s, "
+                                 "skip lists renewed %s", report.enabled, report.missed, report.closed,
+                                 report.stuck, report.ended, report.skips_renewed)
         return report
 
     @staticmethod
@@ -94,6 +106,15 @@ class Maintenance:
             except ActivityError as e:
                 # The run is closed and counted; one schedule call failing must not hold up the others.
                 workflow.logger.warning("after closing run %s: %s", outcome.run.run_id, activity_cause(e))
+
+    @staticmethod
+    async def _renew_skip_lists(report: MaintenanceReport) -> None:
+        try:
+            report.skips_renewed = await workflow.execute_activity_method(
+                ScheduleActivities.renew_skips, SkipRenewal(), **SCHEDULE)
+        except ActivityError as e:
+            # The lists reach 30 days past the renewal's start: the next round tries again.
+            workflow.logger.warning("skip lists not renewed: %s", activity_cause(e))
 
     @staticmethod
     async def _alert(message: str) -> None:

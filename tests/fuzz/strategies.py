@@ -89,6 +89,7 @@ FIELDS = [
     "name", "instructions", "agent_id", "description", "enabled", "trigger_type", "trigger_config",
     "required_tools", "execution_plan", "max_steps", "model", "preflight", "notify_on_completion",
     "notify_interval_minutes",
+    "skip_holidays", "business_days_only",
     # the trigger's own fields, given at the root (the normalizer re-nests them) or inside
     "schedule", "timezone", "interval_minutes", "at", "in_minutes", "in_hours", "event",
     # a plan step's parts

@@ -1,0 +1,252 @@
+"""Business days and public holidays: the days a skill's schedule skips, and its fires to come.
+
+``skip_holidays: US-CA`` skips the public holidays of a country (and subdivision) as the
+``holidays`` package knows them; ``business_days_only: true`` skips the weekend (the country's,
+when one is named and the package knows it; else Saturday and Sunday). Days are the skill's
+time zone's dates. The schedule gets a date-exact skip list reaching ``SKIP_HORIZON`` ahead
+(``activities.schedule_spec``), which Maintenance renews ``SKIP_RENEW_BEFORE`` before it runs out.
+
+Pure code: every "now" is a parameter. ``holidays`` is imported where it is used, so that a
+workflow importing the models never loads it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from datetime import date, datetime, time, timedelta
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from skills.models import Skill, SkillSpec, TriggerConfig
+from skills.suggest import did_you_mean
+from skills.triggers import require_aware, trigger_next_times, zone_info
+
+SKIP_HORIZON = timedelta(days=400)
+"""How far ahead a schedule's skip list reaches: a year, and a month to spare."""
+SKIP_RENEW_BEFORE = timedelta(days=30)
+"""Maintenance renews a skip list this long before it runs out."""
+MAX_SKIP_TEXT = 40
+"""Characters of a ``skip_holidays`` value: country and subdivision codes are a few each."""
+WEEKEND = frozenset({5, 6})
+"""Saturday and Sunday (Python's weekday numbers): the weekend where no country says otherwise."""
+MAX_UPCOMING = 100
+"""Fires ``skills next`` lists at most."""
+MAX_SKIPPED_LISTED = 100
+"""Skipped days one answer lists at most, and never more than the fires asked for (a skill whose every
+fire is skipped would list for ever)."""
+
+
+class UpcomingFire(BaseModel):
+    """A fire to come, in the skill's time zone; ``skipped`` says why the schedule will not start it then."""
+
+    at: datetime
+    skipped: str | None = None
+
+
+# --- the field ----------------------------------------------------------------------------------
+
+
+def check_holidays(value: Any) -> str:
+    """``us-ca`` -> ``US-CA``: a country code the ``holidays`` package supports, and optionally one of its
+    subdivisions after a dash; ValueError saying what is wrong, with the closest code."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("must be a country code, optionally with a subdivision: 'US', 'US-CA', 'DE-BY'")
+    text = value.strip()
+    if len(text) > MAX_SKIP_TEXT:
+        raise ValueError(f"is {len(text):,} characters; a country and subdivision code have at most {MAX_SKIP_TEXT}")
+    country, _, subdivision = text.partition("-")
+    countries = _countries()
+    names = _country_names()
+    code = {c.upper(): c for c in countries}.get(country.strip().upper()) or names.get(_name_key(country))
+    if code is None:
+        close = did_you_mean(_name_key(country), [*countries, *names])
+        if close:
+            word = close.split("'")[1]
+            close = f"; did you mean '{names.get(word, word)}'{f' ({word.title()})' if word in names else ''}?"
+        raise ValueError(f"unknown country '{country.strip()}'{close}: give an ISO 3166 code the holidays "
+                         "package supports, such as 'US', 'GB', 'DE' or 'FR'")
+    if not subdivision.strip():
+        return code
+    codes = {s.upper(): s for s in countries[code]}
+    sub = codes.get(subdivision.strip().upper()) or _subdivision_alias(code, subdivision.strip())
+    if sub is None:
+        listed = countries[code]
+        hint = did_you_mean(subdivision.strip(), listed) if listed else ""
+        known = f" (its subdivisions: {', '.join(listed[:30])}{', ...' if len(listed) > 30 else ''})" if listed \
+            else f" ({code} has no subdivisions in the holidays package: give '{code}' alone)"
+        raise ValueError(f"unknown subdivision '{subdivision.strip()}' of {code}{hint}{'' if hint else known}")
+    return f"{code}-{sub}"
+
+
+@functools.cache
+def _countries() -> dict[str, list[str]]:
+    import holidays
+
+    return {code: list(subdivisions) for code, subdivisions in holidays.list_supported_countries().items()}
+
+
+@functools.cache
+def _country_names() -> dict[str, str]:
+    """``united states`` -> ``US``: the countries by the names the package files them under."""
+    from holidays import registry
+
+    return {name.replace("_", " "): entry[1] for name, entry in registry.COUNTRIES.items()}
+
+
+def _name_key(text: str) -> str:
+    return " ".join(text.replace("_", " ").split()).lower()
+
+
+def _subdivision_alias(country: str, name: str) -> str | None:
+    """A subdivision by its name (``Bayern`` for ``BY``), as the package knows it."""
+    for code, aliases in _aliases(country).items():
+        if any(alias.lower() == name.lower() for alias in aliases):
+            return code
+    return None
+
+
+@functools.cache
+def _aliases(country: str) -> dict[str, list[str]]:
+    import holidays
+
+    found = holidays.country_holidays(country)
+    aliases = getattr(found, "get_subdivision_aliases", None)
+    return dict(aliases()) if aliases else {}
+
+
+# --- the days skipped ---------------------------------------------------------------------------
+
+
+def skipped_days(skip_holidays: str | None, business_days_only: bool, first: date, last: date) -> dict[date, str]:
+    """Every day from ``first`` to ``last`` (both included) that the schedule skips, with why."""
+    if not skip_holidays and not business_days_only:
+        return {}
+    found = _holidays(skip_holidays, tuple(range(first.year, last.year + 1))) if skip_holidays else None
+    weekend = frozenset(found.weekend) if found is not None else WEEKEND
+    working = set(getattr(found, "weekend_workdays", ()) or ()) if found is not None else set()
+    days: dict[date, str] = {}
+    day = first
+    while day <= last:
+        name = found.get(day) if found is not None else None
+        if name:
+            days[day] = str(name)
+        elif business_days_only and day.weekday() in weekend and day not in working:
+            days[day] = "weekend"
+        day += timedelta(days=1)
+    return days
+
+
+@functools.lru_cache(maxsize=256)
+def _holidays(skip_holidays: str, years: tuple[int, ...]) -> Any:
+    import holidays
+
+    country, _, subdivision = skip_holidays.partition("-")
+    return holidays.country_holidays(country, subdiv=subdivision or None, years=years)
+
+
+def skips(spec: SkillSpec) -> bool:
+    """Whether the skill's schedule skips any day."""
+    return bool(spec.skip_holidays or spec.business_days_only)
+
+
+def skip_window(trigger: TriggerConfig, now: datetime) -> tuple[date, date, datetime]:
+    """The days a skip list built ``now`` covers (first, last, in the trigger's zone), and the instant
+    it runs out: the start of the day after the last."""
+    require_aware(now, "now")
+    zone = zone_info(trigger.timezone or "UTC")
+    today = now.astimezone(zone).date()
+    # From yesterday: a fire just before midnight UTC may still be on yesterday's date in the zone.
+    first, last = today - timedelta(days=1), today + SKIP_HORIZON
+    return first, last, datetime.combine(last + timedelta(days=1), time(0), tzinfo=zone)
+
+
+# --- the fires to come ----------------------------------------------------------------------------
+
+
+def upcoming(spec: SkillSpec, *, anchor: datetime, now: datetime, count: int) -> list[UpcomingFire]:
+    """The skill's next ``count`` fires after ``now`` (its schedule's, in its zone), with the fires its
+    skip list removes listed too, marked: the first of each skipped day (a day is skipped whole).
+
+    These are the times the schedule starts runs at, as long as its skip list is kept renewed
+    (Maintenance does): tests/activities/test_calendar_server.py checks them against the server's own."""
+    trigger = spec.trigger_config
+    if trigger is None or not spec.is_scheduled or count <= 0:
+        return []
+    zone = zone_info(trigger.timezone or "UTC")
+    found: list[UpcomingFire] = []
+    fired = listed = 0
+    after = now
+    skipped: Mapping[date, str] = {}
+    covered: date | None = None
+    while fired < count and listed < min(count, MAX_SKIPPED_LISTED):
+        times = trigger_next_times(trigger, anchor=anchor, after=after, count=1)
+        if not times:
+            break
+        at = times[0].astimezone(zone)
+        day = at.date()
+        if covered is None or day > covered:
+            # A year of days at a time: a skill's next fires are rarely further apart.
+            covered = day + timedelta(days=366)
+            skipped = skipped_days(spec.skip_holidays, spec.business_days_only, day, covered)
+        reason = skipped.get(day)
+        if reason is None:
+            found.append(UpcomingFire(at=at))
+            fired += 1
+            after = times[0]
+            continue
+        found.append(UpcomingFire(at=at, skipped=reason))
+        listed += 1
+        # The rest of the day is skipped too: go on from its last instant.
+        after = max(times[0], datetime.combine(day + timedelta(days=1), time(0), tzinfo=zone) - timedelta(microseconds=1))
+    return found
+
+
+def next_skipped(spec: SkillSpec, *, now: datetime, count: int = 5) -> list[tuple[date, str]]:
+    """The next ``count`` days the skill's schedule skips, from today in its zone (whether it fires on them
+    or not): what ``skills get`` lists."""
+    if not skips(spec) or spec.trigger_config is None or not spec.is_scheduled:
+        return []
+    first, last, _ = skip_window(spec.trigger_config, now)
+    days = skipped_days(spec.skip_holidays, spec.business_days_only, first + timedelta(days=1), last)
+    return sorted(days.items())[:count]
+
+
+class Forecast(BaseModel):
+    """``skills next``: a skill's fires to come, in its zone, the skipped ones marked."""
+
+    skill_id: int
+    name: str
+    timezone: str | None = None
+    trigger: str
+    paused: str | None = None
+    """Why it does not fire now (disabled, and the reason): the times are those it keeps once resumed."""
+    fires: list[UpcomingFire] = Field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """The fires as a person reads them: ``2026-12-24 09:00 Thu``, ``2026-12-25 skipped: Christmas Day``."""
+        return [f"{fire.at:%Y-%m-%d} skipped: {fire.skipped}" if fire.skipped
+                else f"{fire.at:%Y-%m-%d %H:%M %a}" for fire in self.fires]
+
+
+def forecast(skill: Skill, *, now: datetime, count: int) -> Forecast:
+    """The skill's next ``count`` fires (``upcoming``), for ``skills next`` and the management tools."""
+    if not 1 <= count <= MAX_UPCOMING:
+        raise ValueError(f"count must be 1 to {MAX_UPCOMING} (got {count})")
+    trigger = skill.trigger_config
+    paused = None if skill.enabled else f"disabled ({skill.disabled_reason or 'by user'})"
+    return Forecast(skill_id=skill.id, name=skill.name, timezone=trigger.timezone if trigger else None,
+                    trigger=trigger.describe() if trigger else skill.trigger_type, paused=paused,
+                    fires=upcoming(skill, anchor=skill.created_at, now=now, count=count))
+
+
+def without_skipped(spec: SkillSpec, times: list[datetime]) -> list[datetime]:
+    """``times`` (a trigger's fires) less those on days the skill's schedule skips: no fire happens then, so
+    none is missed, coalesced or held back (the run records and the stuck count would otherwise say so)."""
+    if not times or not skips(spec) or spec.trigger_config is None:
+        return times
+    zone = zone_info(spec.trigger_config.timezone or "UTC")
+    days = [t.astimezone(zone).date() for t in times]
+    skipped = skipped_days(spec.skip_holidays, spec.business_days_only, min(days), max(days))
+    return [t for t, day in zip(times, days, strict=True) if day not in skipped]

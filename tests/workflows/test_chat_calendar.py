@@ -1,0 +1,45 @@
+"""The chat's reply to a skill that skips days: the model is told the next fires with the skipped days
+marked (and can ask for more with memory_next_fires), and the facts under its words list them too."""
+
+from __future__ import annotations
+
+import re
+
+from tests.conftest import Engine
+from tests.fakes.llm_server import ScriptedLLM, call, say
+
+FIRE = r"\d{4}-\d\d-\d\d (?:\d\d:\d\d \w{3}|skipped: [^;.]+)"
+
+
+async def test_a_working_days_skill_is_answered_with_its_next_fires(assistant: Engine, llm: ScriptedLLM) -> None:
+    llm.script("chat", [
+        call("memory_store_skill", {"name": "standup", "instructions": "Remind me of the standup",
+                                    "cronExpression": "0 9 * * *", "timezone": "America/New_York",
+                                    "businessDaysOnly": True, "skipHolidays": "US",
+                                    "execution_plan": [{"toolName": "outbox_send_message",
+                                                        "parameters": {"message": "Standup!"}}]}),
+        call("memory_next_fires", {"skill_id": "standup", "count": 10}),
+        say("Every working day at 9, not on US holidays."),
+    ])
+    reply = await assistant.skills.chat("Remind me of the standup every working day at 9 New York time, not on holidays")
+    assert reply.ok, reply.reply
+    [change] = reply.changes
+    assert len(change["coming"]) >= 5 and all(re.fullmatch(FIRE, line) for line in change["coming"])
+
+    requests = llm.requests_for("chat")
+    stored = requests[1].messages[-1]
+    assert stored["role"] == "tool"
+    assert re.search(rf"Its next fires \(America/New_York\): {FIRE}(?:; {FIRE})+\.", stored["content"])
+    listed = requests[2].messages[-1]
+    assert listed["role"] == "tool" and listed["content"].startswith("Skill 1 'standup', cron '0 9 * * *'")
+    lines = listed["content"].splitlines()[1:]
+    # Ten fires span a weekend at least: the model sees it marked.
+    assert sum(1 for line in lines if "skipped" not in line) == 10 and any("skipped: weekend" in line for line in lines)
+
+    skill = await assistant.skills.get("standup")
+    assert (skill.skip_holidays, skill.business_days_only) == ("US", True)
+    [line] = reply.change_lines()
+    if any("skipped" in fire for fire in change["coming"]):
+        assert "next fires " in line and "skipped" in line
+    else:
+        assert "next fire " in line
