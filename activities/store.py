@@ -17,9 +17,10 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, func, update
+from sqlalchemy import delete, func, or_, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import aliased
 from sqlmodel import Session, SQLModel, select
 from temporalio import activity
 
@@ -385,6 +386,59 @@ class Store:
                      .order_by(RunRow.started_at).limit(limit))  # type: ignore[arg-type]
             return [_run_model(r) for r in session.exec(query)]
 
+    # --- retention of the run history ------------------------------------------------------
+
+    def prune_old_runs(self, before: datetime, limit: int) -> int:
+        """Delete up to ``limit`` closed runs that started before ``before``, oldest first, with their
+        Agent conversations; returns how many. Each skill's newest scheduled fire that ran (and the notes
+        after it) is kept, however old: ``begin_run`` reckons the fires missed since it."""
+        candidates = (select(RunRow.run_id).where(RunRow.started_at < before, RunRow.status != "running",  # type: ignore[operator]
+                                                  _deletable())
+                      .order_by(RunRow.started_at).limit(limit))  # type: ignore[arg-type]
+        return self._delete_runs(candidates)
+
+    def prune_skill_runs(self, skill_id: int, keep: int, limit: int) -> int:
+        """Delete up to ``limit`` closed runs of a skill beyond its newest ``keep`` (by start), with their
+        Agent conversations; returns how many. Its newest scheduled fire that ran is kept, as above."""
+        beyond = (select(RunRow.run_id).where(RunRow.skill_id == skill_id, RunRow.status != "running")
+                  .order_by(RunRow.started_at.desc()).offset(keep).limit(limit))  # type: ignore[union-attr]
+        # The cap counts the kept fire among the newest; when it is not among them, it stays all the same.
+        return self._delete_runs(select(RunRow.run_id).where(RunRow.run_id.in_(beyond), _deletable()))  # type: ignore[attr-defined]
+
+    def skill_ids_after(self, after: int, limit: int) -> list[int]:
+        """The next ``limit`` skill ids above ``after``, in order: a bounded slice of a walk over every skill."""
+        with self.session() as session:
+            query = select(SkillRow.id).where(SkillRow.id > after).order_by(SkillRow.id).limit(limit)  # type: ignore[operator,arg-type]
+            return [i for i in session.exec(query) if i is not None]
+
+    def oldest_run(self, skill_id: int | None = None) -> datetime | None:
+        """When the oldest run kept (of a skill, or of all) started: how far back the history goes."""
+        with self.session() as session:
+            query = select(func.min(RunRow.started_at))
+            if skill_id is not None:
+                query = query.where(RunRow.skill_id == skill_id)
+            return session.exec(query).one()
+
+    def scheduled_skills_with_last_fire(self) -> list[tuple[Skill, datetime | None]]:
+        """Every enabled skill with a schedule, and the scheduled time of its newest recorded fire (run,
+        skip or missed): one statement, each newest fire read from the index of fires (uq_runs_scheduled_fire)."""
+        fired = aliased(RunRow)
+        last = (select(func.max(fired.scheduled_at))
+                .where(fired.skill_id == SkillRow.id, fired.trigger == "schedule").scalar_subquery())
+        with self.session() as session:
+            query = (select(SkillRow, last).where(SkillRow.enabled == True, SkillRow.schedule_id != None)  # noqa: E711,E712
+                     .order_by(SkillRow.id))  # type: ignore[arg-type]
+            return [(_skill_model(row), at) for row, at in session.exec(query)]
+
+    def _delete_runs(self, candidates: Any) -> int:
+        with self.session() as session:
+            ids = list(session.exec(candidates))
+            if ids:
+                session.exec(delete(MessageRow).where(MessageRow.conversation_id.in_(ids)))  # type: ignore[call-overload,attr-defined]
+                session.exec(delete(RunRow).where(RunRow.run_id.in_(ids)))  # type: ignore[call-overload,attr-defined]
+                session.commit()
+            return len(ids)
+
     # --- trust in file skills' executable parts -------------------------------------------
 
     def trusted(self, names: list[str]) -> dict[str, tuple[str, datetime]]:
@@ -444,6 +498,16 @@ class Store:
 
 
 _MESSAGE_FIELDS = set(ChatMessage.model_fields)
+
+
+def _deletable() -> Any:
+    """Not the skill's newest scheduled fire that ran, nor a later one: ``previous_scheduled_run`` must
+    still find it, or the next fire would account for every fire since the skill's last change again."""
+    newest = aliased(RunRow)
+    kept = (select(func.max(newest.scheduled_at))
+            .where(newest.skill_id == RunRow.skill_id, newest.trigger == "schedule", newest.status != "missed")
+            .scalar_subquery())
+    return or_(RunRow.trigger != "schedule", kept.is_(None), RunRow.scheduled_at < kept)  # type: ignore[operator]
 
 
 def _insert_or_ignore(engine: Engine, row: SQLModel) -> Any:

@@ -11,6 +11,8 @@
 - Stuck skills: a skill whose scheduled fires are being skipped behind a run still going,
   ``overlap_notice_fires`` times or more, gets one notice per such run.
 - The LLM endpoint: one alert when it goes down, one when it is back.
+- The run history: records past the retention (``run_retention_days``, ``max_runs_per_skill``) are
+  deleted in bounded batches; the gauges of skills overdue and of the LLM endpoint are set.
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ with workflow.unsafe.imports_passed_through():
     from activities.agent import AgentActivities
     from activities.maintenance import MaintenanceActivities
     from activities.registration import RegistrationActivities
+    from activities.retention import RetentionActivities
     from activities.runs import RunActivities
     from activities.schedules import ScheduleActivities
+    from activities.watch import WatchActivities
     from skills.messages import EnableInput, MaintenanceReport, MissedOneShot, NotifyInput, ScheduleSync
     from workflows.failures import activity_cause
     from workflows.options import FAIL_ON_BUG, NOTIFY, SCHEDULE, STORE
@@ -69,6 +73,10 @@ class Maintenance:
                 RunActivities.notify, NotifyInput(skill_id=None, message=message, at=workflow.now()),
                 **NOTIFY,
             )
+        if workflow.patched("retention-and-overdue"):
+            # Last: a round that falls behind on its other work still prunes and still says who is overdue.
+            report.pruned = await workflow.execute_activity_method(RetentionActivities.prune, **STORE)
+            report.overdue = (await workflow.execute_activity_method(WatchActivities.find_overdue, **STORE)).count
         if report.enabled or report.missed or report.closed or report.stuck:
             workflow.logger.info("maintenance: enabled %s, missed one-shots %s, runs closed %s, stuck %s",
                                  report.enabled, report.missed, report.closed, report.stuck)
