@@ -16,11 +16,8 @@ from activities.agent import ENDPOINT_STATE
 from activities.metrics import EngineMetrics
 from activities.store import Store
 from config.settings import Settings
-from skills.messages import OverdueSkill, OverdueSkills, SkillBrief
+from skills.messages import OverdueQuery, OverdueSkill, OverdueSkills, SkillBrief
 from skills.triggers import trigger_next_times
-
-MAX_LISTED = 100
-"""Overdue skills named in an answer at most (the count says how many there are)."""
 
 
 class WatchActivities:
@@ -30,7 +27,7 @@ class WatchActivities:
         self.metrics = metrics or EngineMetrics()
 
     @activity.defn(name="find_overdue_skills")
-    def find_overdue(self) -> OverdueSkills:
+    def find_overdue(self, query: OverdueQuery) -> OverdueSkills:
         """The skills overdue now, the longest overdue first; sets ``skills_overdue`` and, when an LLM is
         configured, ``skills_llm_endpoint_up`` (from the state the endpoint check keeps)."""
         now = datetime.now(UTC)
@@ -53,4 +50,4 @@ class WatchActivities:
             state = self.store.get_state(ENDPOINT_STATE)
             if state is not None:
                 self.metrics.llm_endpoint(bool(state.get("up")))
-        return OverdueSkills(count=len(found), skills=found[:MAX_LISTED], threshold_seconds=threshold.total_seconds())
+        return OverdueSkills(count=len(found), skills=found[:query.limit], threshold_seconds=threshold.total_seconds())

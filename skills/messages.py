@@ -414,12 +414,18 @@ class OverdueSkill(BaseModel):
     """The scheduled time of its newest recorded fire (None: none since its schedule was last set)."""
 
 
+class OverdueQuery(BaseModel):
+    """Which overdue skills to name: the ``limit`` longest overdue (the count is of all)."""
+
+    limit: int = Field(default=100, ge=0, le=1000)
+
+
 class OverdueSkills(BaseModel):
     """The skills overdue now (``skills_overdue``; ``skills doctor``): how many, and the first of them."""
 
     count: int = 0
     skills: list[OverdueSkill] = Field(default_factory=list)
-    """At most ``MAX_LISTED`` (activities.observe), the longest overdue first."""
+    """At most the query's ``limit``, the longest overdue first."""
     threshold_seconds: float = 0
 
 

@@ -30,7 +30,14 @@ with workflow.unsafe.imports_passed_through():
     from activities.runs import RunActivities
     from activities.schedules import ScheduleActivities
     from activities.watch import WatchActivities
-    from skills.messages import EnableInput, MaintenanceReport, MissedOneShot, NotifyInput, ScheduleSync
+    from skills.messages import (
+        EnableInput,
+        MaintenanceReport,
+        MissedOneShot,
+        NotifyInput,
+        OverdueQuery,
+        ScheduleSync,
+    )
     from workflows.failures import activity_cause
     from workflows.options import FAIL_ON_BUG, NOTIFY, SCHEDULE, STORE
     from workflows.run import aftermath, run_notice
@@ -74,9 +81,9 @@ class Maintenance:
                 **NOTIFY,
             )
         if workflow.patched("retention-and-overdue"):
-            # Last: a round that falls behind on its other work still prunes and still says who is overdue.
             report.pruned = await workflow.execute_activity_method(RetentionActivities.prune, **STORE)
-            report.overdue = (await workflow.execute_activity_method(WatchActivities.find_overdue, **STORE)).count
+            report.overdue = (await workflow.execute_activity_method(
+                WatchActivities.find_overdue, OverdueQuery(limit=0), **STORE)).count
         if report.enabled or report.missed or report.closed or report.stuck:
             workflow.logger.info("maintenance: enabled %s, missed one-shots %s, runs closed %s, stuck %s",
                                  report.enabled, report.missed, report.closed, report.stuck)

@@ -17,7 +17,7 @@ from activities.tables import SkillRow
 from activities.watch import WatchActivities
 from config.settings import Settings
 from skills.agent import ChatMessage
-from skills.messages import RunsQuery, SkillRef
+from skills.messages import OverdueQuery, RunsQuery, SkillRef
 from tests.activities.test_store import create, run, spec
 
 NOW = datetime.now(UTC).replace(microsecond=0)
@@ -117,7 +117,7 @@ def test_a_skill_is_overdue_when_its_fire_has_no_run_past_the_threshold(store: S
     last = NOW - timedelta(minutes=4)
     store.start_run(closed(fired, 0, last.replace(second=0)))
     store.start_run(closed(late, 0, NOW - timedelta(minutes=40)))
-    found = WatchActivities(store, settings).find_overdue()
+    found = WatchActivities(store, settings).find_overdue(OverdueQuery())
     assert found.count == 1 and [o.skill.name for o in found.skills] == ["late"], found
     assert found.skills[0].last_fire == NOW - timedelta(minutes=40)
     assert {fresh, paused}.isdisjoint({o.skill.id for o in found.skills})
@@ -125,4 +125,4 @@ def test_a_skill_is_overdue_when_its_fire_has_no_run_past_the_threshold(store: S
     with store.session() as session:
         session.execute(update(SkillRow).where(SkillRow.id == late).values(updated_at=NOW - timedelta(minutes=3)))  # type: ignore[arg-type]
         session.commit()
-    assert WatchActivities(store, settings).find_overdue().count == 0
+    assert WatchActivities(store, settings).find_overdue(OverdueQuery()).count == 0
