@@ -62,6 +62,9 @@ class EngineMetrics:
             "skills_runs_pruned", "Run records deleted by the retention, by reason (age, count)")
         self._endpoint_up = meter.create_gauge(
             "skills_llm_endpoint_up", "1 when the LLM endpoint answered the last maintenance round's check, else 0")
+        self._watched = meter.create_gauge(
+            "skills_watch_timestamp_seconds", "Unix time this worker last set skills_overdue and skills_llm_endpoint_up "
+            "(one worker of several runs each round: an alert reads the gauges of the freshest)")
 
     def run_recorded(self, run: RunRecord, *, agent: str | None = None, disabled: str | None = None) -> None:
         """A run was recorded (closed by ``finish_run``, or a gap accounted for by ``begin_run``)."""
@@ -91,8 +94,9 @@ class EngineMetrics:
             lag = max(0.0, (at - run.scheduled_at).total_seconds())
             self._fire_lag.record(lag, {"tier": run.tier or "unknown", "stage": stage})
 
-    def overdue_skills(self, count: int) -> None:
+    def overdue_skills(self, count: int, at: float) -> None:
         self._overdue.set(count)
+        self._watched.set(int(at))
 
     def runs_pruned(self, by_age: int, by_count: int) -> None:
         if by_age:

@@ -45,7 +45,7 @@ class WatchActivities:
                 found.append(OverdueSkill(skill=SkillBrief(id=skill.id, name=skill.name, schedule_id=skill.schedule_id),
                                           due_at=due[0], last_fire=last_fire))
         found.sort(key=lambda o: o.due_at)
-        self.metrics.overdue_skills(len(found))
+        self.metrics.overdue_skills(len(found), now.timestamp())
         if self.settings.llm_configured:
             state = self.store.get_state(ENDPOINT_STATE)
             if state is not None:
