@@ -392,18 +392,12 @@ class Store:
         """Delete up to ``limit`` closed runs that started before ``before``, oldest first, with their
         Agent conversations; returns how many. Each skill's newest scheduled fire that ran (and the notes
         after it) is kept, however old: ``begin_run`` reckons the fires missed since it."""
-        candidates = (select(RunRow.run_id).where(RunRow.started_at < before, RunRow.status != "running",  # type: ignore[operator]
-                                                  _deletable())
-                      .order_by(RunRow.started_at).limit(limit))  # type: ignore[arg-type]
-        return self._delete_runs(candidates)
+        return self._delete_runs(old_runs(before, limit))
 
     def prune_skill_runs(self, skill_id: int, keep: int, limit: int) -> int:
         """Delete up to ``limit`` closed runs of a skill beyond its newest ``keep`` (by start), with their
         Agent conversations; returns how many. Its newest scheduled fire that ran is kept, as above."""
-        beyond = (select(RunRow.run_id).where(RunRow.skill_id == skill_id, RunRow.status != "running")
-                  .order_by(RunRow.started_at.desc()).offset(keep).limit(limit))  # type: ignore[union-attr]
-        # The cap counts the kept fire among the newest; when it is not among them, it stays all the same.
-        return self._delete_runs(select(RunRow.run_id).where(RunRow.run_id.in_(beyond), _deletable()))  # type: ignore[attr-defined]
+        return self._delete_runs(runs_beyond(skill_id, keep, limit))
 
     def skill_ids_after(self, after: int, limit: int) -> list[int]:
         """The next ``limit`` skill ids above ``after``, in order: a bounded slice of a walk over every skill."""
@@ -422,13 +416,8 @@ class Store:
     def scheduled_skills_with_last_fire(self) -> list[tuple[Skill, datetime | None]]:
         """Every enabled skill with a schedule, and the scheduled time of its newest recorded fire (run,
         skip or missed): one statement, each newest fire read from the index of fires (uq_runs_scheduled_fire)."""
-        fired = aliased(RunRow)
-        last = (select(func.max(fired.scheduled_at))
-                .where(fired.skill_id == SkillRow.id, fired.trigger == "schedule").scalar_subquery())
         with self.session() as session:
-            query = (select(SkillRow, last).where(SkillRow.enabled == True, SkillRow.schedule_id != None)  # noqa: E711,E712
-                     .order_by(SkillRow.id))  # type: ignore[arg-type]
-            return [(_skill_model(row), at) for row, at in session.exec(query)]
+            return [(_skill_model(row), at) for row, at in session.exec(scheduled_with_last_fire())]
 
     def _delete_runs(self, candidates: Any) -> int:
         with self.session() as session:
@@ -500,14 +489,40 @@ class Store:
 _MESSAGE_FIELDS = set(ChatMessage.model_fields)
 
 
+def old_runs(before: datetime, limit: int) -> Any:
+    """The closed runs started before ``before`` that the retention may delete, oldest first (ix_runs_started_at)."""
+    return (select(RunRow.run_id).where(RunRow.started_at < before, RunRow.status != "running",  # type: ignore[operator]
+                                        _deletable())
+            .order_by(RunRow.started_at).limit(limit))  # type: ignore[arg-type]
+
+
+def runs_beyond(skill_id: int, keep: int, limit: int) -> Any:
+    """A skill's closed runs past its newest ``keep`` that the retention may delete (ix_runs_skill_started).
+    The cap counts the kept fire among the newest; when it is not among them, it stays all the same."""
+    beyond = (select(RunRow.run_id).where(RunRow.skill_id == skill_id, RunRow.status != "running")
+              .order_by(RunRow.started_at.desc()).offset(keep).limit(limit))  # type: ignore[union-attr]
+    return select(RunRow.run_id).where(RunRow.run_id.in_(beyond), _deletable())  # type: ignore[attr-defined]
+
+
+def scheduled_with_last_fire() -> Any:
+    """Every enabled skill with a schedule, and its newest recorded fire's time (uq_runs_scheduled_fire)."""
+    fired = aliased(RunRow)
+    last = (select(func.max(fired.scheduled_at))
+            .where(fired.skill_id == SkillRow.id, fired.trigger == "schedule").scalar_subquery())
+    return (select(SkillRow, last).where(SkillRow.enabled == True, SkillRow.schedule_id != None)  # noqa: E711,E712
+            .order_by(SkillRow.id))  # type: ignore[arg-type]
+
+
 def _deletable() -> Any:
-    """Not the skill's newest scheduled fire that ran, nor a later one: ``previous_scheduled_run`` must
-    still find it, or the next fire would account for every fire since the skill's last change again."""
-    newest = aliased(RunRow)
-    kept = (select(func.max(newest.scheduled_at))
-            .where(newest.skill_id == RunRow.skill_id, newest.trigger == "schedule", newest.status != "missed")
-            .scalar_subquery())
-    return or_(RunRow.trigger != "schedule", kept.is_(None), RunRow.scheduled_at < kept)  # type: ignore[operator]
+    """Not the skill's newest scheduled fire that ran, nor a note after it: ``previous_scheduled_run`` must
+    still find it, or the next fire would account for every fire since the skill's last change again.
+    A later fire that ran is found in the index of fires (uq_runs_scheduled_fire), usually its first entry."""
+    later = aliased(RunRow)
+    ran_later = (select(later.run_id)
+                 .where(later.skill_id == RunRow.skill_id, later.trigger == "schedule",
+                        later.scheduled_at > RunRow.scheduled_at, later.status != "missed")  # type: ignore[operator]
+                 .exists())
+    return or_(RunRow.trigger != "schedule", ran_later)
 
 
 def _insert_or_ignore(engine: Engine, row: SQLModel) -> Any:
