@@ -31,6 +31,7 @@ from activities.mcp.launch import ToolsetSandbox
 from activities.mcp.toolsets import SkillToolsets
 from activities.metrics import EngineMetrics
 from activities.registration import RegistrationActivities
+from activities.retention import RetentionActivities
 from activities.runs import RunActivities
 from activities.schedules import ScheduleActivities, ensure_engine_schedules
 from activities.scripts import ScriptActivities
@@ -38,6 +39,7 @@ from activities.skillfiles import SkillFileActivities, declared_toolsets, grante
 from activities.store import Store, StoreActivities
 from activities.tools import ToolActivities
 from activities.trust import TrustActivities
+from activities.watch import WatchActivities
 from client import SkillsClient, connect
 from client.codec import encrypting, settings_codec
 from client.management import ManagementTools
@@ -106,6 +108,8 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
         RegistrationActivities(store, settings, hub.tool_names, catalog=hub.catalog, rules=hub.rules,
                                await_connects=hub.waited_for_connects, schedules=schedules),
         MaintenanceActivities(store, settings, hub.tool_names, metrics),
+        RetentionActivities(store, settings, metrics),
+        WatchActivities(store, settings, metrics),
         schedules,
         StoreActivities(store, settings.backoff, settings.run_limits),
         RunActivities(store, settings, hub.call, metrics),

@@ -22,6 +22,13 @@ SKIP_REASONS = ("disabled", "budget", "backoff", "pre-flight", "catch-up", "over
 """A skipped run's summary starts with its reason (``backoff: 2 consecutive failures ...``)."""
 
 
+FIRE_LAG = "skills_fire_lag"
+FIRE_LAG_BUCKETS = (0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600)
+"""Seconds: a healthy fire starts within a second or two; an engine that falls behind, minutes; an outage, hours."""
+HISTOGRAM_BUCKETS = {FIRE_LAG: FIRE_LAG_BUCKETS}
+"""The exporter's bucket overrides (``config.logs.sdk_telemetry``): the SDK's defaults suit milliseconds."""
+
+
 class EngineMetrics:
     """Counters, a histogram and gauges of what the engine did; every method is cheap and never raises."""
 
@@ -45,6 +52,19 @@ class EngineMetrics:
             "skills_overlap_skips", "Scheduled fires skipped because the skill's previous run was still going")
         self._stuck = meter.create_gauge(
             "skills_stuck", "Skills whose fires are being skipped behind a run still going, past the threshold")
+        # Falling behind (issue 22): lag of each scheduled fire, skills overdue, the history's pruning.
+        self._fire_lag = meter.create_histogram_float(
+            FIRE_LAG, "Seconds from a scheduled fire's time to its run's start (stage start) and end (stage done), "
+            "by tier", "s")
+        self._overdue = meter.create_gauge(
+            "skills_overdue", "Skills with a scheduled fire that has no run or recorded skip past overdue_after")
+        self._pruned = meter.create_counter(
+            "skills_runs_pruned", "Run records deleted by the retention, by reason (age, count)")
+        self._endpoint_up = meter.create_gauge(
+            "skills_llm_endpoint_up", "1 when the LLM endpoint answered the last maintenance round's check, else 0")
+        self._watched = meter.create_gauge(
+            "skills_watch_timestamp_seconds", "Unix time this worker last set skills_overdue and skills_llm_endpoint_up "
+            "(one worker of several runs each round: an alert reads the gauges of the freshest)")
 
     def run_recorded(self, run: RunRecord, *, agent: str | None = None, disabled: str | None = None) -> None:
         """A run was recorded (closed by ``finish_run``, or a gap accounted for by ``begin_run``)."""
@@ -66,6 +86,26 @@ class EngineMetrics:
     def stuck_skills(self, count: int) -> None:
         """How many skills the maintenance round found stuck behind a run still going."""
         self._stuck.set(count)
+
+    def fire_lag(self, run: RunRecord, stage: str) -> None:
+        """A scheduled run started (``start``) or was recorded done (``done``): how long after its time."""
+        at = run.started_at if stage == "start" else run.finished_at
+        if run.trigger == "schedule" and run.scheduled_at is not None and at is not None:
+            lag = max(0.0, (at - run.scheduled_at).total_seconds())
+            self._fire_lag.record(lag, {"tier": run.tier or "unknown", "stage": stage})
+
+    def overdue_skills(self, count: int, at: float) -> None:
+        self._overdue.set(count)
+        self._watched.set(int(at))
+
+    def runs_pruned(self, by_age: int, by_count: int) -> None:
+        if by_age:
+            self._pruned.add(by_age, {"reason": "age"})
+        if by_count:
+            self._pruned.add(by_count, {"reason": "count"})
+
+    def llm_endpoint(self, up: bool) -> None:
+        self._endpoint_up.set(1 if up else 0)
 
     def tool_call(self, server: str, outcome: str, milliseconds: float) -> None:
         attributes = {"server": server}

@@ -69,6 +69,7 @@ class RunActivities:
             return RunStart(skill=None, run=None)
         for gap in gaps:
             self.metrics.run_recorded(gap)
+        self.metrics.fire_lag(stored, "start")
         return RunStart(skill=skill.without_instructions(), run=stored,
                         skip=self._skip(skill, run),
                         tool_timeout_seconds=self.settings.tool_call_timeout.total_seconds(),
@@ -104,6 +105,7 @@ class RunActivities:
         assert outcome is not None  # None only for a closer from outside the run (if_running)
         self.metrics.run_recorded(outcome.run, agent=outcome.skill.agent_id if outcome.skill else None,
                                   disabled=outcome.disabled if outcome.disabled in (FAILURES, BUDGET) else None)
+        self.metrics.fire_lag(outcome.run, "done")
         if outcome.skill is not None:
             outcome.skill = outcome.skill.without_instructions()
         return outcome

@@ -15,11 +15,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
-from sqlalchemy import delete, func, update
+from sqlalchemy import delete, func, or_, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import aliased
 from sqlmodel import Session, SQLModel, select
 from temporalio import activity
 
@@ -44,6 +45,18 @@ from skills.errors import SkillNotFoundError, SkillValidationError
 from skills.messages import RunOutcome, RunsQuery, SkillFilter, SkillRef
 from skills.models import BUDGET, ENDED, FAILURES, FIRED, RunRecord, Skill, SkillSpec
 from skills.naming import schedule_id_for
+
+
+class ScheduledSkill(NamedTuple):
+    """An enabled skill with a schedule, as the overdue reckoning reads it (``Store.scheduled_skills_with_last_fire``)."""
+
+    id: int
+    name: str
+    schedule_id: str
+    trigger_config: dict[str, Any] | None
+    created_at: datetime
+    updated_at: datetime
+    last_fire: datetime | None
 
 
 class Store:
@@ -457,6 +470,49 @@ class Store:
                      .order_by(RunRow.started_at).limit(limit))  # type: ignore[arg-type]
             return [_run_model(r) for r in session.exec(query)]
 
+    # --- retention of the run history ------------------------------------------------------
+
+    def prune_old_runs(self, before: datetime, limit: int) -> int:
+        """Delete up to ``limit`` closed runs that started before ``before``, oldest first, with their
+        Agent conversations; returns how many. Each skill's newest scheduled fire that ran (and the notes
+        after it) is kept, however old: ``begin_run`` reckons the fires missed since it."""
+        return self._delete_runs(old_runs(before, limit))
+
+    def prune_skill_runs(self, skill_id: int, keep: int, limit: int) -> int:
+        """Delete up to ``limit`` closed runs of a skill beyond its newest ``keep`` (by start), with their
+        Agent conversations; returns how many. Its newest scheduled fire that ran is kept, as above."""
+        return self._delete_runs(runs_beyond(skill_id, keep, limit))
+
+    def skill_ids_after(self, after: int, limit: int) -> list[int]:
+        """The next ``limit`` skill ids above ``after``, in order: a bounded slice of a walk over every skill."""
+        with self.session() as session:
+            query = select(SkillRow.id).where(SkillRow.id > after).order_by(SkillRow.id).limit(limit)  # type: ignore[operator,arg-type]
+            return [i for i in session.exec(query) if i is not None]
+
+    def oldest_run(self, skill_id: int | None = None) -> datetime | None:
+        """When the oldest run kept (of a skill, or of all) started: how far back the history goes."""
+        with self.session() as session:
+            query = select(func.min(RunRow.started_at))
+            if skill_id is not None:
+                query = query.where(RunRow.skill_id == skill_id)
+            return session.exec(query).one()
+
+    def scheduled_skills_with_last_fire(self) -> list[ScheduledSkill]:
+        """Every enabled skill with a schedule, and the scheduled time of its newest recorded fire (run,
+        skip or missed): one statement, each newest fire read from the index of fires (uq_runs_scheduled_fire).
+        Only the columns the overdue reckoning reads: 10,000 whole skills would cost seconds to load."""
+        with self.session() as session:
+            return [ScheduledSkill(*row) for row in session.exec(scheduled_with_last_fire())]
+
+    def _delete_runs(self, candidates: Any) -> int:
+        with self.session() as session:
+            ids = list(session.exec(candidates))
+            if ids:
+                session.exec(delete(MessageRow).where(MessageRow.conversation_id.in_(ids)))  # type: ignore[call-overload,attr-defined]
+                session.exec(delete(RunRow).where(RunRow.run_id.in_(ids)))  # type: ignore[call-overload,attr-defined]
+                session.commit()
+            return len(ids)
+
     # --- trust in file skills' executable parts -------------------------------------------
 
     def trusted(self, names: list[str]) -> dict[str, tuple[str, datetime]]:
@@ -578,6 +634,44 @@ class Store:
 
 
 _MESSAGE_FIELDS = set(ChatMessage.model_fields)
+
+
+def old_runs(before: datetime, limit: int) -> Any:
+    """The closed runs started before ``before`` that the retention may delete, oldest first (ix_runs_started_at)."""
+    return (select(RunRow.run_id).where(RunRow.started_at < before, RunRow.status != "running",  # type: ignore[operator]
+                                        _deletable())
+            .order_by(RunRow.started_at).limit(limit))  # type: ignore[arg-type]
+
+
+def runs_beyond(skill_id: int, keep: int, limit: int) -> Any:
+    """A skill's closed runs past its newest ``keep`` that the retention may delete (ix_runs_skill_started).
+    The cap counts the kept fire among the newest; when it is not among them, it stays all the same."""
+    beyond = (select(RunRow.run_id).where(RunRow.skill_id == skill_id, RunRow.status != "running")
+              .order_by(RunRow.started_at.desc()).offset(keep).limit(limit))  # type: ignore[union-attr]
+    return select(RunRow.run_id).where(RunRow.run_id.in_(beyond), _deletable())  # type: ignore[attr-defined]
+
+
+def scheduled_with_last_fire() -> Any:
+    """Every enabled skill with a schedule, and its newest recorded fire's time (uq_runs_scheduled_fire)."""
+    fired = aliased(RunRow)
+    last = (select(func.max(fired.scheduled_at))
+            .where(fired.skill_id == SkillRow.id, fired.trigger == "schedule").scalar_subquery())
+    return (select(SkillRow.id, SkillRow.name, SkillRow.schedule_id, SkillRow.trigger_config,  # type: ignore[call-overload]
+                   SkillRow.created_at, SkillRow.updated_at, last)
+            .where(SkillRow.enabled == True, SkillRow.schedule_id != None)  # noqa: E711,E712
+            .order_by(SkillRow.id))
+
+
+def _deletable() -> Any:
+    """Not the skill's newest scheduled fire that ran, nor a note after it: ``previous_scheduled_run`` must
+    still find it, or the next fire would account for every fire since the skill's last change again.
+    A later fire that ran is found in the index of fires (uq_runs_scheduled_fire), usually its first entry."""
+    later = aliased(RunRow)
+    ran_later = (select(later.run_id)
+                 .where(later.skill_id == RunRow.skill_id, later.trigger == "schedule",
+                        later.scheduled_at > RunRow.scheduled_at, later.status != "missed")  # type: ignore[operator]
+                 .exists())
+    return or_(RunRow.trigger != "schedule", ran_later)
 
 
 def _insert_or_ignore(engine: Engine, row: SQLModel) -> Any:

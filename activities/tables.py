@@ -105,6 +105,9 @@ class RunRow(SQLModel, table=True):
         # One row per fire of a skill's schedule, whichever worker or workflow run records it.
         Index("uq_runs_scheduled_fire", "skill_id", "scheduled_at", unique=True,
               sqlite_where=SCHEDULED_FIRE, postgresql_where=SCHEDULED_FIRE),
+        # The retention's walks (migration 0009): the oldest runs of all, and a skill's runs newest first.
+        Index("ix_runs_started_at", "started_at"),
+        Index("ix_runs_skill_started", "skill_id", "started_at"),
     )
 
     run_id: str = Field(primary_key=True)

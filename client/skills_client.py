@@ -63,9 +63,12 @@ from skills.messages import (
     ChatInput,
     ChatReply,
     ItemRegistration,
+    OverdueQuery,
+    OverdueSkills,
     RegisterInput,
     RegisterManyInput,
     RegistrationResult,
+    RunHistory,
     RunsQuery,
     SkillFilter,
     SkillRef,
@@ -366,6 +369,15 @@ class SkillsClient:
     async def runs(self, ref: str | int | None = None, agent_id: str | None = None, limit: int = 20) -> list[RunRecord]:
         skill = SkillRef(ref=str(ref), agent_id=agent_id) if ref is not None else None
         return await self._read("list_runs", RunsQuery(skill=skill, limit=limit), list[RunRecord])
+
+    async def run_history(self, ref: str | int | None = None, agent_id: str | None = None) -> RunHistory:
+        """How far back :meth:`runs` can go: the worker's retention, and the oldest run it keeps (of a skill)."""
+        skill = SkillRef(ref=str(ref), agent_id=agent_id) if ref is not None else None
+        return await self._read("run_history", RunsQuery(skill=skill), RunHistory)
+
+    async def overdue(self, limit: int = 100) -> OverdueSkills:
+        """The skills with a scheduled fire that has no run or recorded skip past the worker's ``overdue_after``."""
+        return await self._read("find_overdue_skills", OverdueQuery(limit=limit), OverdueSkills)
 
     async def catalog(self, refresh: bool = False) -> ToolCatalog:
         """The worker's live tool catalog (with ``refresh``: re-read the config, list tools again)."""

@@ -86,8 +86,15 @@ def sdk_telemetry(metrics_address: str | None = None) -> TelemetryConfig:
             filter=LoggingConfig.default.filter,
             forwarding=LogForwardingConfig(logger=logging.getLogger("temporalio.core"), append_target_to_name=False,
                                            prepend_target_on_message=False)),
-        metrics=PrometheusConfig(bind_address=metrics_address) if metrics_address else None,
+        metrics=PrometheusConfig(bind_address=metrics_address, histogram_bucket_overrides=_buckets())
+        if metrics_address else None,
     )
+
+
+def _buckets() -> dict[str, list[float]]:
+    from activities.metrics import HISTOGRAM_BUCKETS  # the engine's metrics define their own buckets
+
+    return {name: [float(b) for b in buckets] for name, buckets in HISTOGRAM_BUCKETS.items()}
 
 
 def configure_logging(level: str = "INFO", fmt: Literal["text", "json"] = "text", *,

@@ -159,6 +159,25 @@ class Settings(BaseSettings):
     policy SKIP) is stuck: the maintenance round sends one notice per such run, and counts it in the
     ``skills_stuck`` gauge."""
 
+    run_retention_days: int = Field(default=30, ge=0)
+    """Run records (and their Agent conversations) older than this many days are deleted by the
+    maintenance round, in bounded batches; 0 keeps them for ever. Each skill's newest scheduled run is
+    kept whatever its age (the next fire reckons missed fires from it). Independent of the Temporal
+    namespace's retention, which keeps closed workflow histories (docs/resilience.md#run-history)."""
+
+    max_runs_per_skill: int = Field(default=1000, ge=0)
+    """At most this many run records a skill (the newest); the maintenance round deletes the older ones,
+    a slice of the skills each round. 0: no cap, only ``run_retention_days``."""
+
+    overdue_after: timedelta = timedelta(minutes=10)
+    """A scheduled fire with no run or recorded skip this long after its time makes its skill overdue:
+    the ``skills_overdue`` gauge, its alert, and ``skills doctor``. Longer than a skill's jitter."""
+
+    @field_validator("overdue_after", mode="before")
+    @classmethod
+    def _overdue_seconds(cls, value: object) -> object:
+        return cls._seconds_from_text(value)
+
     notifier_tool: str = "outbox_send_message"
     """The tool that carries notifications; it is called with ``{"message": ...}``."""
 

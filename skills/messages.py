@@ -438,6 +438,45 @@ class StuckSkill(BaseModel):
     message: str
 
 
+class OverdueSkill(BaseModel):
+    """A skill whose schedule should have fired by ``due_at`` and has no run or recorded skip of that fire."""
+
+    skill: SkillBrief
+    due_at: datetime
+    last_fire: datetime | None = None
+    """The scheduled time of its newest recorded fire (None: none since its schedule was last set)."""
+
+
+class OverdueQuery(BaseModel):
+    """Which overdue skills to name: the ``limit`` longest overdue (the count is of all)."""
+
+    limit: int = Field(default=100, ge=0, le=1000)
+
+
+class OverdueSkills(BaseModel):
+    """The skills overdue now (``skills_overdue``; ``skills doctor``): how many, and the first of them."""
+
+    count: int = 0
+    skills: list[OverdueSkill] = Field(default_factory=list)
+    """At most the query's ``limit``, the longest overdue first."""
+    threshold_seconds: float = 0
+
+
+class PrunedRuns(BaseModel):
+    """Run records the maintenance round deleted: past the retention window, and past the cap per skill."""
+
+    by_age: int = 0
+    by_count: int = 0
+
+
+class RunHistory(BaseModel):
+    """How far back the run history goes (``skills runs``): what the retention keeps, and the oldest kept."""
+
+    retention_days: int
+    max_runs_per_skill: int
+    oldest: datetime | None = None
+
+
 class MaintenanceReport(BaseModel):
     enabled: list[str] = Field(default_factory=list)
     missed: list[str] = Field(default_factory=list)
@@ -451,6 +490,9 @@ class MaintenanceReport(BaseModel):
     """Skills recorded ``ended``: their ``end_at`` passed."""
     skips_renewed: list[str] = Field(default_factory=list)
     """Skills whose schedule's skip list (business days, holidays) was renewed before it ran out."""
+    pruned: PrunedRuns | None = None
+    overdue: int = 0
+    """Skills overdue (a scheduled fire with no run or recorded skip past ``overdue_after``)."""
 
 
 SkillRunInput.model_rebuild()

@@ -28,7 +28,8 @@ WORKFLOW_TYPES = frozenset({"RegisterSkill", "RegisterSkills", "ChangeSkill", "S
 """The engine's workflow types: the only ones whose activities may act (activities.guard)."""
 
 CLIENT_READS = frozenset({"get_skill", "list_skills", "list_runs", "get_tool_catalog", "refresh_tool_catalog",
-                          "get_server_states", "trust_states"})
+                          "get_server_states", "trust_states",
+                          "run_history", "find_overdue_skills"})  # issue 22: `skills runs`, `skills doctor`
 """The activities a client (the CLI, ``skills mcp``, the Telegram adapter) starts on its own, outside any
 workflow: they read, and act on nothing a payload names."""
 

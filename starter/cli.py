@@ -9,6 +9,7 @@
     skills next REF [-n 10]         the next fire times, in the skill's zone, skipped days marked
     skills emit NAME [--data JSON] [--id ID]   run every skill subscribed to the event NAME
     skills list | runs [REF] | outbox
+    skills doctor                   the schedules against the store; exits 1 on a problem
     skills chat "message" [--session S]   talk to the assistant (it schedules skills for you)
     skills catalog [--refresh]      the worker's tools, by MCP server, with each server's state
     skills validate|match|prompt|show|sync   SKILL.md files (see docs/skill-files.md)
@@ -388,9 +389,51 @@ def runs(ref: str | None, limit: int, agent: str | None) -> int:
 
     async def work(skills: SkillsClient) -> None:
         found = await skills.runs(ref, agent, limit=limit)
-        answer(found, lambda: _runs_table(found))
+        history = None if current().json else await skills.run_history(ref, agent)
+        answer(found, lambda: (_runs_table(found), _history(history)))
 
     return with_client(work)
+
+
+# --- falling behind (issue 22) --------------------------------------------------------------
+
+
+@cli.command(short_help="Check the schedules against the store; exit 1 on a problem.")
+@data_command
+def doctor() -> int:
+    """Compare the Temporal schedules of the task queue with the skills in the store: a schedule
+    missing, one no skill has, one paused behind the engine's back (or running for a disabled skill),
+    a skill overdue, an engine round missing or paused. Each problem is printed with what to do;
+    exits 1 when there is one (see docs/observability.md#skills-doctor)."""
+    from client.doctor import diagnose
+
+    status = 0
+
+    async def work(skills: SkillsClient) -> None:
+        nonlocal status
+        found = await diagnose(skills)
+        status = 0 if found.ok else 1
+        answer({"ok": found.ok, **found.model_dump(mode="json")}, lambda: _diagnosis(found))
+
+    with_client(work)
+    return status
+
+
+def _diagnosis(found: Any) -> None:
+    print(f"task queue {found.task_queue}: {found.skills} scheduled skills, {found.schedules} schedules")
+    for problem in found.problems:
+        print(f"\n✗ {problem.kind}: {problem.message}\n  schedule: {problem.schedule_id or '-'}\n  fix: {problem.fix}")
+    print("\nno problem found" if found.ok else f"\n{len(found.problems)} problem(s)")
+
+
+def _history(history: Any) -> None:
+    """How far back ``skills runs`` can go: the worker's retention, and the oldest run it keeps."""
+    if history is None:
+        return
+    kept = f"the last {history.retention_days} days" if history.retention_days else "all runs (no age limit)"
+    cap = f", at most {history.max_runs_per_skill:,} a skill" if history.max_runs_per_skill else ""
+    oldest = f"; the oldest kept started {when(history.oldest)}" if history.oldest else ""
+    print(f"History: {kept}{cap}{oldest} (older runs are pruned by the maintenance round).")
 
 
 @cli.command()

@@ -118,7 +118,7 @@ class OrderedGroup(click.Group):
 
 # --- the process ---------------------------------------------------------------------------
 
-def prepare_process(settings: Settings, *, long_running: bool = False) -> None:
+def prepare_process(settings: Settings, *, long_running: bool = False, metrics_address: str | None = None) -> None:
     """What a command that talks to Temporal needs before it connects.
 
     - Logs go to stderr (``SKILLS_LOG_LEVEL``, ``SKILLS_LOG_FORMAT``), secrets redacted; a one-shot
@@ -128,13 +128,14 @@ def prepare_process(settings: Settings, *, long_running: bool = False) -> None:
       carries the answer alone.
     - The configured secrets (LLM key, database password, tokens) are known to the redactor, so no
       error or log line this process prints shows one.
+    - ``metrics_address``: the process's runtime exports Prometheus metrics there (``skills dev``'s worker).
     """
     from config.logs import configure_logging
     from config.secrets import add_secrets, process_secrets
 
     add_secrets(process_secrets(settings.llm_api_key, settings.database_url, os.environ))
     level = settings.log_level if long_running else _at_least_warning(settings.log_level)
-    configure_logging(level, settings.log_format)
+    configure_logging(level, settings.log_format, metrics_address=metrics_address)
 
 
 def _at_least_warning(level: str) -> str:

@@ -130,7 +130,11 @@ def run_dev(config: Path, *, task_queue: str | None = None, address: str | None 
     if ui_codec:  # the dev server's own Web UI may call the endpoint from the browser
         ui = f"http://{profile.server.ip}:{profile.server.ui_port}"
         settings = settings.model_copy(update={"codec_cors_origins": [*settings.codec_cors_origins, ui]})
-    prepare_process(settings, long_running=True)
+    # The worker's own metrics, as `skills worker` serves them: /metrics on the health port.
+    from service.telemetry import metrics_address
+
+    metrics_at = metrics_address(settings)
+    prepare_process(settings, long_running=True, metrics_address=metrics_at)
     _check_store(settings)
 
     server: subprocess.Popen[bytes] | None = None
@@ -143,14 +147,15 @@ def run_dev(config: Path, *, task_queue: str | None = None, address: str | None 
                                   stdout=logfile, stderr=logfile, start_new_session=True)
         log.info("started the Temporal dev server (pid %s), log in %s", server.pid, logfile.name)
     try:
-        asyncio.run(_serve(profile, settings, server))
+        asyncio.run(_serve(profile, settings, server, metrics_at))
     finally:
         if server is not None:
             _stop(server)
     return 0
 
 
-async def _serve(profile: DevProfile, settings: Settings, server: subprocess.Popen[bytes] | None) -> None:
+async def _serve(profile: DevProfile, settings: Settings, server: subprocess.Popen[bytes] | None,
+                 metrics_at: str | None = None) -> None:
     import worker
     from client import SkillsClient
 
@@ -166,7 +171,7 @@ async def _serve(profile: DevProfile, settings: Settings, server: subprocess.Pop
         await register_bundled(SkillsClient(client, settings.task_queue))
 
     ready = asyncio.Event()
-    worker_task = asyncio.create_task(worker.run_worker(settings, client, stop, ready))
+    worker_task = asyncio.create_task(worker.run_worker(settings, client, stop, ready, metrics_at=metrics_at))
     ready_wait = asyncio.create_task(ready.wait())
     await asyncio.wait({ready_wait, worker_task}, return_when=asyncio.FIRST_COMPLETED)
     if worker_task.done():  # it could not start (a taken health port, a bad store URL): say why, do not hang
@@ -206,7 +211,14 @@ def banner(profile: DevProfile, settings: Settings, *, telegram: bool) -> list[t
         ("LLM", settings.llm_description),
         ("Telegram", f"chats {', '.join(settings.telegram_chats)}" if telegram else "off (see docs/chat.md)"),
         ("Payloads", _payloads(profile, settings)),
+        ("Metrics", f"http://{_local(settings.health_host)}:{settings.health_port}/metrics" if settings.health_port else
+         "off (SKILLS_HEALTH_PORT=off)" if settings.health_port is None else "/metrics on the health server's port"),
     ]
+
+
+def _local(host: str) -> str:
+    """Where a browser on this machine reaches a server listening on ``host`` (all interfaces: loopback)."""
+    return "localhost" if host in ("0.0.0.0", "::", "") else host
 
 
 def _payloads(profile: DevProfile, settings: Settings) -> str:

@@ -14,6 +14,8 @@
 - Ended schedules: a skill whose ``end_at`` passed is recorded ``ended`` and its schedule paused, saying so.
 - Skip lists: the schedules whose list of skipped days (business days, holidays) runs out within
   30 days get the next year's, a bounded batch a round.
+- The run history: records past the retention (``run_retention_days``, ``max_runs_per_skill``) are
+  deleted in bounded batches; the gauges of skills overdue and of the LLM endpoint are set.
 """
 
 from __future__ import annotations
@@ -27,13 +29,16 @@ with workflow.unsafe.imports_passed_through():
     from activities.agent import AgentActivities
     from activities.maintenance import MaintenanceActivities
     from activities.registration import RegistrationActivities
+    from activities.retention import RetentionActivities
     from activities.runs import RunActivities
     from activities.schedules import ScheduleActivities
+    from activities.watch import WatchActivities
     from skills.messages import (
         EnableInput,
         MaintenanceReport,
         MissedOneShot,
         NotifyInput,
+        OverdueQuery,
         ScheduleSync,
         SkipRenewal,
     )
@@ -86,6 +91,10 @@ class Maintenance:
                 RunActivities.notify, NotifyInput(skill_id=None, message=message, at=workflow.now()),
                 **NOTIFY,
             )
+        if workflow.patched("retention-and-overdue"):
+            report.pruned = await workflow.execute_activity_method(RetentionActivities.prune, **STORE)
+            report.overdue = (await workflow.execute_activity_method(
+                WatchActivities.find_overdue, OverdueQuery(limit=0), **STORE)).count
         if report.enabled or report.missed or report.closed or report.stuck or report.ended or report.skips_renewed:
             workflow.logger.info("maintenance: enabled %s, missed one-shots %s, runs closed %s, stuck %s, ended %s, "
                                  "skip lists renewed %s", report.enabled, report.missed, report.closed,

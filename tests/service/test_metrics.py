@@ -80,6 +80,12 @@ async def test_metrics_count_what_the_engine_did(client: Client, settings: Setti
     assert value(text, "skills_mcp_server_up", server="gated") == 1
     assert value(text, "skills_mcp_tools", server="gated") == 2
     assert value(text, "skills_mcp_server_up", server="outbox") == 1
+    # The lag of the scheduled fire (skipped, but it started and was recorded), in seconds-to-hours buckets.
+    assert value(text, "skills_fire_lag_count", tier="direct", stage="start") == 1
+    assert value(text, "skills_fire_lag_count", tier="direct", stage="done") == 1
+    assert 0 < value(text, "skills_fire_lag_sum", stage="done") < 60
+    assert value(text, "skills_fire_lag_bucket", stage="done", le="21600") == 1
+    assert value(text, "skills_fire_lag_count", trigger="manual") == 0  # a manual run has no scheduled time
     # The SDK's own metrics, in the same exposition.
     assert value(text, "temporal_workflow_completed", workflow_type="SkillRun") >= 2
     assert value(text, "temporal_workflow_failed", workflow_type="SkillRun") == 3

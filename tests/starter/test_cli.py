@@ -228,7 +228,8 @@ async def test_get_list_and_runs_read_as_a_person_reads_them(engine: Engine) -> 
     assert lines[0].split() == ["ID", "AGENT", "NAME", "TIER", "TRIGGER", "STATE", "LAST", "RUN"]
     assert any(line.split()[:4] == ["1", "thinker", "drink", "water"] for line in lines)
 
-    header, row = runs.stdout.splitlines()
+    header, row, history = runs.stdout.splitlines()
+    assert history.startswith("History: the last 30 days, at most 1,000 a skill; the oldest kept started "), history
     assert header.split()[-1] == "SUMMARY"
     summary = row[header.index("SUMMARY"):]
     assert len(summary) == 60 and summary.endswith("…") and ran.summary.startswith(summary[:-1])

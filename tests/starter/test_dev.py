@@ -102,3 +102,32 @@ async def test_a_taken_health_port_stops_skills_dev_with_one_line(tmp_path: Path
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert f"SKILLS_HEALTH_PORT: cannot listen on 127.0.0.1:{port}" in done.stderr, done.stderr
+
+
+async def test_skills_dev_serves_the_metrics_skills_worker_serves(tmp_path: Path, client: Client) -> None:
+    """`skills dev` answered 404 at /metrics: a newcomer saw none of the figures `skills worker` exports."""
+    from tests.service.http import answers, get, value
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "SKILLS_", "TELEGRAM_"))}
+    env.update(SKILLS_HEALTH_PORT=str(port), SKILLS_HEALTH_HOST="127.0.0.1", SKILLS_DATA_DIR=str(tmp_path),
+               SKILLS_BUNDLED_SKILLS_DIR=str(tmp_path / "none"))
+    log = tmp_path / "dev.log"
+    with log.open("wb") as out:
+        # The session's dev server already listens at --address: `skills dev` uses it, starts none.
+        process = await asyncio.create_subprocess_exec(
+            str(SKILLS), "--task-queue", f"dev-metrics-{port}", "dev", "--config", str(ROOT / "temporal-dev.yaml"),
+            "--address", client.service_client.config.target_host, cwd=tmp_path, env=env, stdout=out, stderr=out)
+    try:
+        await eventually(lambda: "Try:" in log.read_text() or process.returncode is not None, timeout=120)
+        assert process.returncode is None, log.read_text()
+        assert f"  Metrics    http://127.0.0.1:{port}/metrics" in log.read_text().splitlines()
+        await eventually(lambda: answers(port, "/healthz"), timeout=30)
+        status, text = await get(port, "/metrics")
+        assert status == 200, text
+        assert value(text, "skills_mcp_server_up", server="outbox") == 1  # the engine's own
+        assert "temporal_" in text  # and the SDK's, in one exposition
+    finally:
+        process.send_signal(signal.SIGINT)
+        code = await asyncio.wait_for(process.wait(), 60)
+    assert code == 0, log.read_text()
