@@ -57,6 +57,9 @@ class ScheduledSkill(NamedTuple):
     created_at: datetime
     updated_at: datetime
     last_fire: datetime | None
+    skip_holidays: str | None = None
+    business_days_only: bool = False
+    jitter_seconds: int = 0
 
 
 class Store:
@@ -657,7 +660,8 @@ def scheduled_with_last_fire() -> Any:
     last = (select(func.max(fired.scheduled_at))
             .where(fired.skill_id == SkillRow.id, fired.trigger == "schedule").scalar_subquery())
     return (select(SkillRow.id, SkillRow.name, SkillRow.schedule_id, SkillRow.trigger_config,  # type: ignore[call-overload]
-                   SkillRow.created_at, SkillRow.updated_at, last)
+                   SkillRow.created_at, SkillRow.updated_at, last, SkillRow.skip_holidays,
+                   SkillRow.business_days_only, SkillRow.jitter_seconds)
             .where(SkillRow.enabled == True, SkillRow.schedule_id != None)  # noqa: E711,E712
             .order_by(SkillRow.id))
 

@@ -10,17 +10,18 @@ fire is older than the threshold and changed since the last round.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from temporalio import activity
 
 from activities.agent import ENDPOINT_STATE
 from activities.metrics import EngineMetrics
-from activities.store import Store
+from activities.store import ScheduledSkill, Store
 from config.settings import Settings
+from skills.calendar import skipped_days
 from skills.messages import OverdueQuery, OverdueSkill, OverdueSkills, SkillBrief
 from skills.models import TriggerConfig
-from skills.triggers import trigger_next_times
+from skills.triggers import trigger_next_times, zone_info
 
 
 class WatchActivities:
@@ -52,11 +53,10 @@ class WatchActivities:
             if key in self._due:
                 due = self._due[key]
             else:
-                upcoming = trigger_next_times(TriggerConfig.model_validate(skill.trigger_config),
-                                              anchor=skill.created_at, after=since, count=1)
-                due = upcoming[0] if upcoming else None
+                due = _next_fire(skill, since)
             due_after[key] = due
-            if due is not None and due + threshold <= now:
+            # A jittered fire may come up to jitter_seconds after its time, and still be on time.
+            if due is not None and due + threshold + timedelta(seconds=skill.jitter_seconds) <= now:
                 found.append(OverdueSkill(skill=SkillBrief(id=skill.id, name=skill.name, schedule_id=skill.schedule_id),
                                           due_at=due, last_fire=skill.last_fire))
         self._due = due_after  # the next round computes only the skills that fired or changed since
@@ -67,3 +67,22 @@ class WatchActivities:
             if state is not None:
                 self.metrics.llm_endpoint(bool(state.get("up")))
         return OverdueSkills(count=len(found), skills=found[:query.limit], threshold_seconds=threshold.total_seconds())
+
+
+SKIP_LOOKAHEAD = 64
+"""Fires looked at past the last one for the next that is not on a skipped day: a daily skill skipping a
+fortnight of holidays and weekends still finds its next fire; past that, it is not counted overdue."""
+
+
+def _next_fire(skill: ScheduledSkill, since: datetime) -> datetime | None:
+    """The skill's next fire after ``since`` that its schedule does not skip (business days, holidays):
+    a fire on a skipped day never comes, so it is never overdue."""
+    trigger = TriggerConfig.model_validate(skill.trigger_config)
+    count = SKIP_LOOKAHEAD if skill.skip_holidays or skill.business_days_only else 1
+    upcoming = trigger_next_times(trigger, anchor=skill.created_at, after=since, count=count)
+    if count > 1 and upcoming:
+        zone = zone_info(trigger.timezone or "UTC")
+        days = [t.astimezone(zone).date() for t in upcoming]
+        skipped = skipped_days(skill.skip_holidays, skill.business_days_only, min(days), max(days))
+        upcoming = [t for t, day in zip(upcoming, days, strict=True) if day not in skipped]
+    return upcoming[0] if upcoming else None

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from sqlalchemy import update
 
-from activities import retention
+from activities import retention, watch
 from activities.retention import RetentionActivities
-from activities.store import Store, old_runs, runs_beyond, scheduled_with_last_fire
+from activities.store import ScheduledSkill, Store, old_runs, runs_beyond, scheduled_with_last_fire
 from activities.tables import SkillRow
 from activities.watch import WatchActivities
 from config.settings import Settings
@@ -137,3 +137,19 @@ def test_a_skill_is_overdue_when_its_fire_has_no_run_past_the_threshold(store: S
         session.execute(update(SkillRow).where(SkillRow.id == late).values(updated_at=NOW - timedelta(minutes=3)))  # type: ignore[arg-type]
         session.commit()
     assert WatchActivities(store, settings).find_overdue(OverdueQuery()).count == 0
+
+
+def test_a_fire_on_a_skipped_day_is_not_due() -> None:
+    """A weekday skill's Saturday and Sunday fires never come (the schedule skips them): after Friday's
+    fire, the next one due is Monday's, and a Christmas Day fire of a skill skipping holidays neither."""
+    friday = datetime(2026, 11, 27, 9, 0, tzinfo=UTC)
+    weekdays = ScheduledSkill(id=1, name="standup", schedule_id="q-1-standup",
+                              trigger_config={"schedule": "0 9 * * *", "timezone": "UTC"},
+                              created_at=friday - timedelta(days=30), updated_at=friday - timedelta(days=30),
+                              last_fire=friday, business_days_only=True)
+    assert watch._next_fire(weekdays, friday) == datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+    every_day = weekdays._replace(business_days_only=False)
+    assert watch._next_fire(every_day, friday) == datetime(2026, 11, 28, 9, 0, tzinfo=UTC)
+    christmas_eve = datetime(2026, 12, 24, 9, 0, tzinfo=UTC)
+    holidays = every_day._replace(skip_holidays="GB")
+    assert watch._next_fire(holidays, christmas_eve) == datetime(2026, 12, 27, 9, 0, tzinfo=UTC)
