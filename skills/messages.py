@@ -348,6 +348,10 @@ class ChatReply(BaseModel):
             when = f", next fire {_local(change['next_fire'], change.get('trigger'))}" if change.get("next_fire") else ""
             tier = f" ({change['tier']} tier{when})" if change.get("tier") else when
             lines.append(f"{change['action']}: skill {change.get('id')} '{change.get('name')}'{tier}")
+        for proposal in self.proposals:
+            lines.append(f"proposed #{proposal.id}, NOT made: reply yes to make it or no to cancel "
+                         f"(or `skills approve {proposal.id}`), before {_local(proposal.expires_at.isoformat(), None)}")
+            lines += [f"  {line}" for line in proposal.summary.splitlines()]
         return lines
 
 
