@@ -6,8 +6,11 @@ registration road, the store's approvals, the schedules, `skills chat` through t
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 from collections.abc import AsyncIterator
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from temporalio.client import Client
@@ -260,3 +263,29 @@ async def test_the_chat_is_never_offered_a_tool_that_answers_approvals(assistant
             {"id": 999, "kind": "change", "request_key": "k", "tool": "emit_event",
              "requested_at": "2026-01-01T00:00:00Z", "expires_at": "2026-01-01T00:00:00Z"}),
             ApprovalDecision(approval_id=999, approve=True))
+
+
+async def skills_chat(engine: Engine, *words: str) -> str:
+    """`skills chat ...`, the real CLI in its own process, against the test's worker."""
+    client = engine.skills.client
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "SKILLS_"))}
+    env.update(TEMPORAL_ADDRESS=client.service_client.config.target_host, TEMPORAL_NAMESPACE=client.namespace,
+               SKILLS_TASK_QUEUE=engine.settings.task_queue, SKILLS_DATA_DIR=str(engine.settings.data_dir))
+    process = await asyncio.create_subprocess_exec(
+        str(Path(sys.executable).with_name("skills")), "chat", *words, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0, err.decode()
+    return out.decode()
+
+
+async def test_skills_chat_shows_the_proposal_and_how_to_confirm_it(assistant: Engine, llm: ScriptedLLM) -> None:
+    llm.script("chat", [call("memory_store_skill", STRETCH), say("I can remind you daily at 9. Shall I?")])
+    shown = await skills_chat(assistant, "every day at 9 remind me to stretch", "--session", "cli")
+    assert "I can remind you daily at 9. Shall I?" in shown
+    assert "proposed #1, NOT made: reply yes to make it or no to cancel (or `skills approve 1`)" in shown
+    assert "when: cron '0 9 * * *' (UTC)" in shown and "next fires: " in shown and "09:00 UTC" in shown
+    assert await names(assistant) == []
+    made = await skills_chat(assistant, "yes", "--session", "cli")
+    assert "Done, #1" in made and "created: skill 1 'stretch' (direct tier, next fire" in made
+    assert await names(assistant) == ["stretch"]
