@@ -249,8 +249,8 @@ def answered_text(results: list[ChangeDecided]) -> str:
     lines = []
     for result in results:
         approval = result.approval
-        label = f"#{approval.id} ({approval.summary.splitlines()[0] if approval.summary else approval.tool})" \
-            if approval else "?"
+        first = approval.summary.splitlines()[0].rstrip(":") if approval and approval.summary else ""
+        label = f"#{approval.id} ({first or approval.tool})" if approval else "?"
         if result.problem:
             lines.append(f"{label}: {result.problem}")
         elif approval is None:

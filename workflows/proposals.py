@@ -65,8 +65,7 @@ async def _apply(approval: Approval) -> tuple[str, dict[str, Any] | None]:
                 if not registered.ok or registered.skill is None:
                     return _refused(registered.errors), None
                 skill, verb = registered.skill, "Stored" if target is None else "Updated"
-                fire = f"; next fire {registered.next_fire.isoformat()}" if registered.next_fire else ""
-                return (f"{verb} skill {skill.id} '{skill.name}' ({skill.tier} tier{fire})",
+                return (f"{verb} skill {skill.id} '{skill.name}' ({skill.tier} tier)",
                         change_facts("created" if target is None else "updated", skill, registered.next_fire))
             case "memory_delete_skill":
                 changed = await workflow.execute_child_workflow(
