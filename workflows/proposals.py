@@ -19,7 +19,6 @@ with workflow.unsafe.imports_passed_through():
     from skills.approvals import Approval
     from skills.events import EmitInput, EmitResult, EventInfo, event_workflow_id
     from skills.messages import ChangeInput, ChangeResult, RegisterInput, RegistrationResult, SkillRef
-    from skills.naming import DECIDE_CHANGE
     from skills.proposals import (
         ChangeDecided,
         ChangeOutcome,
@@ -32,7 +31,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.options import FAIL_ON_BUG, STORE
 
 
-@workflow.defn(name=DECIDE_CHANGE, failure_exception_types=FAIL_ON_BUG)
+@workflow.defn(name="DecideChange", failure_exception_types=FAIL_ON_BUG)
 class DecideChange:
     @workflow.run
     async def run(self, request: DecideChangeInput) -> ChangeDecided:
