@@ -120,6 +120,12 @@ class ChatSession(BaseModel):
     """The session's pending proposed changes the message answers."""
 
 
+class ChatProposals(BaseModel):
+    """The proposals a turn recorded (approval ids), to read back for its reply."""
+
+    ids: list[int]
+
+
 class ChatAnswer(BaseModel):
     """The turn's reply, written by the engine (an answer to proposals), appended to the conversation."""
 
@@ -198,8 +204,8 @@ class ChatActivities:
                                    request.now)
 
     @activity.defn(name="chat_proposals")
-    def proposals(self, ids: list[int]) -> list[Approval]:
+    def proposals(self, request: ChatProposals) -> list[Approval]:
         """The proposals a turn recorded, as its reply carries them."""
-        return [self.store.get_approval(approval_id) for approval_id in ids]
+        return [self.store.get_approval(approval_id) for approval_id in request.ids]
 
 

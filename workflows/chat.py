@@ -13,7 +13,7 @@ from temporalio import workflow
 from temporalio.exceptions import ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.chat import ChatActivities, ChatAnswer, ChatPrepare, ChatSession
+    from activities.chat import ChatActivities, ChatAnswer, ChatPrepare, ChatProposals, ChatSession
     from skills.approvals import ApprovalDecision
     from skills.messages import AgentLoopState, ChatInput, ChatReply, LoopLimits
     from skills.naming import chat_conversation_id
@@ -52,8 +52,10 @@ class ChatTurn:
                        script_timeout_seconds=session.script_timeout_seconds, answer_chars=REPLY_CHARS),
         )
         proposed = [c["approval_id"] for c in end.state.changes if c.get("action") == "proposed"]
-        proposals = await workflow.execute_activity_method(ChatActivities.proposals, proposed, **STORE) \
-            if proposed else []
+        proposals = []
+        if proposed:  # the approvals as recorded: exactly what would be stored, for the reply to show
+            proposals = await workflow.execute_activity_method(ChatActivities.proposals,
+                                                               ChatProposals(ids=proposed), **STORE)
         return ChatReply(session_id=request.session_id, ok=end.status == "success", reply=end.summary,
                          changes=[c for c in end.state.changes if c.get("action") != "proposed"],
                          matched=session.matched, unavailable=[*session.untrusted, *unavailable],
