@@ -289,3 +289,21 @@ async def test_skills_chat_shows_the_proposal_and_how_to_confirm_it(assistant: E
     made = await skills_chat(assistant, "yes", "--session", "cli")
     assert "Done, #1" in made and "created: skill 1 'stretch' (direct tier, next fire" in made
     assert await names(assistant) == ["stretch"]
+
+
+async def test_a_widening_update_is_made_as_shown_by_yes(assistant: Engine, llm: ScriptedLLM) -> None:
+    await assistant.skills.register({**STRETCH, "name": "direct"})
+    llm.script("chat", [call("memory_update_skill", {"skill_id": "direct", "execution_plan": None,
+                                                     "required_tools": ["outbox_send_message",
+                                                                        "outbox_list_messages"]}),
+                        say("Yes?")])
+    [proposal] = (await assistant.skills.chat("let an LLM do it, and read too", session_id="w")).proposals
+    assert "moves it to the Agent tier" in proposal.summary and "adds tools: outbox_list_messages" in proposal.summary
+    assert "execution_plan: " in proposal.summary and "next fires: " in proposal.summary
+    assert (await assistant.skills.get("direct")).tier == "direct"
+    done = await assistant.skills.chat("yes", session_id="w")
+    [change] = done.changes
+    assert (change["action"], change["tier"]) == ("updated", "agent") and change["next_fire"]
+    skill = await assistant.skills.get("direct")
+    assert (skill.tier, skill.required_tools, skill.trigger_config and skill.trigger_config.schedule) == \
+        ("agent", ["outbox_send_message", "outbox_list_messages"], "0 9 * * *")
