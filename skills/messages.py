@@ -342,7 +342,8 @@ class ChatReply(BaseModel):
     completion_tokens: int = 0
 
     def change_lines(self) -> list[str]:
-        """One line per skill the turn changed, with its next fire: the facts under the model's words."""
+        """One line per skill the turn changed, with its next fire, then each change it proposed, with
+        what would be stored and how to confirm it: the facts under the model's words."""
         lines = []
         for change in self.changes:
             when = f", next fire {_local(change['next_fire'], change.get('trigger'))}" if change.get("next_fire") else ""
