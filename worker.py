@@ -30,6 +30,7 @@ from activities.mcp import ToolHub, load_argument_rules, outbox_server
 from activities.mcp.launch import ToolsetSandbox
 from activities.mcp.toolsets import SkillToolsets
 from activities.metrics import EngineMetrics
+from activities.proposals import ProposalActivities, Proposals
 from activities.registration import RegistrationActivities
 from activities.retention import RetentionActivities
 from activities.runs import RunActivities
@@ -55,6 +56,7 @@ from workflows.chat import ChatTurn
 from workflows.events import EmitEvent
 from workflows.maintenance import Maintenance
 from workflows.manage import ChangeSkill, RegisterSkill, RegisterSkills
+from workflows.proposals import DecideChange
 from workflows.run import SkillRun
 from workflows.sync import SyncSkillFiles
 from workflows.trust import TrustSkill
@@ -96,8 +98,11 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
                 "another port, 0 for a free one, or off for no health server")}]) from None
         logger.info("health server on %s:%d: %s", settings.health_host, port, " ".join([*routes, *requests]))
     await hub.start(wait=False)  # poll at once; a call of a server still connecting waits for it
-    tools = ToolRouter(hub.catalog, hub.call, ManagementTools(SkillsClient(client, settings.task_queue)))
     schedules = ScheduleActivities(client, settings, store)
+    registration = RegistrationActivities(store, settings, hub.tool_names, catalog=hub.catalog, rules=hub.rules,
+                                          await_connects=hub.waited_for_connects, schedules=schedules)
+    proposals = Proposals(store, settings, registration.prepare) if settings.chat_confirm_changes else None
+    tools = ToolRouter(hub.catalog, hub.call, ManagementTools(SkillsClient(client, settings.task_queue)), proposals)
     toolsets = SkillToolsets(lambda grant: granted_toolsets(settings, grant, store),
                              sandbox=ToolsetSandbox.from_settings(settings), allowlist=settings.toolset_env_allowlist,
                              call_timeout=settings.tool_call_timeout.total_seconds(), metrics=metrics,
@@ -105,8 +110,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
     calls = ToolActivities(hub, call_timeout=settings.tool_call_timeout, toolsets=toolsets,
                            declared_toolsets=lambda: declared_toolsets(settings))
     activities = [
-        RegistrationActivities(store, settings, hub.tool_names, catalog=hub.catalog, rules=hub.rules,
-                               await_connects=hub.waited_for_connects, schedules=schedules),
+        registration,
         MaintenanceActivities(store, settings, hub.tool_names, metrics),
         RetentionActivities(store, settings, metrics),
         WatchActivities(store, settings, metrics),
@@ -120,6 +124,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
         EventActivities(store, settings),
         ScriptActivities(settings, store),
         TrustActivities(store, settings),
+        ProposalActivities(store),
     ]
     try:
         with ThreadPoolExecutor(max_workers=16) as executor:
@@ -127,7 +132,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
                 client,
                 task_queue=settings.task_queue,
                 workflows=[RegisterSkill, RegisterSkills, ChangeSkill, SkillRun, Maintenance, SyncSkillFiles, ChatTurn,
-                           EmitEvent, TrustSkill],
+                           EmitEvent, TrustSkill, DecideChange],
                 activities=[method for obj in activities for method in activity_methods(obj)],
                 activity_executor=executor,
                 graceful_shutdown_timeout=timedelta(seconds=20),

@@ -26,6 +26,7 @@ from temporalio.exceptions import ApplicationError
 from activities.failures import application_error
 from activities.heartbeat import heartbeating
 from activities.mcp.toolsets import SkillToolsets
+from activities.proposals import CURRENT_CALL, ChatCall
 from activities.skillfiles import file_skill, script_skills, script_tool
 from activities.store import Store
 from config.secrets import redact
@@ -308,6 +309,8 @@ class AgentActivities:
         if await asyncio.to_thread(self.store.has_tool_result, request.conversation_id, call.id):
             return AgentToolResult(tool=call.name, ok=True, excerpt="(already answered)")
         started = time.monotonic()
+        # Which conversation's call this is: a chat's management tool records its proposal under it.
+        CURRENT_CALL.set(ChatCall(request.conversation_id, request.message_seq, call.id))
         result = await self._run(request.conversation_id, call, request.allowed, request.toolsets,
                                  request.idempotency_key)
         result.duration_ms = round((time.monotonic() - started) * 1000)

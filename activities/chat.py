@@ -15,13 +15,17 @@ from typing import Any
 from pydantic import BaseModel, Field
 from temporalio import activity
 
+from activities.proposals import CURRENT_CALL, Proposals
 from activities.skillfiles import script_skills, toolset_grant
 from activities.store import Store
 from activities.trust import trust_states
-from client.management import SCHEMAS, TOOLS, ManagementTools, answering
+from client.management import SCHEMAS, TOOLS, Handler, ManagementTools, answering
 from config.settings import Settings
-from skills.agent import chat_opening
+from skills.agent import ChatMessage, chat_opening
+from skills.approvals import Approval
 from skills.catalog import ToolInfo, ToolResult, ToolsetGrant
+from skills.naming import CHAT_CONVERSATION, MANAGEMENT_TOOLS
+from skills.proposals import CONFIRMED_TOOLS, plain_answer
 from skills.scripts import RUN_SCRIPT
 from skills.skillmd import disclose, discover
 
@@ -35,10 +39,13 @@ class ToolRouter:
     management tools), enforced by the agent_tool activity."""
 
     def __init__(self, catalog: Callable[[], list[ToolInfo]],
-                 call: Callable[..., Awaitable[ToolResult]], management: ManagementTools) -> None:
+                 call: Callable[..., Awaitable[ToolResult]], management: ManagementTools,
+                 proposals: Proposals | None = None) -> None:
+        """``proposals``: a chat's widening changes are proposed for the owner's yes, not made (None: made)."""
         self._catalog = catalog
         self._call = call
         self._management = management
+        self._proposals = proposals
         self._own = [ToolInfo(name=name, server="skills", tool=name, description=description,
                               input_schema=SCHEMAS[name]) for name, (_, description, _) in TOOLS.items()]
 
@@ -48,15 +55,31 @@ class ToolRouter:
     async def send(self, name: str, arguments: dict[str, Any], *, idempotency_key: str = "") -> ToolResult:
         if name not in TOOLS:
             return await self._call(name, arguments, idempotency_key=idempotency_key)
-        result = await answering(name, getattr(self._management, name))(arguments)
+        handler: Handler = getattr(self._management, name)
+        chat_call = CURRENT_CALL.get()
+        if self._proposals is not None and chat_call is not None and name in CONFIRMED_TOOLS:
+            handler = _proposing(self._proposals, name, handler, chat_call)
+        result = await answering(name, handler)(arguments)
         text = "\n".join(block.text for block in result.content if getattr(block, "text", None))
         structured = result.structured_content
         return ToolResult(ok=not result.is_error, text=text, structured=structured,
                           change=_change(name, structured) if not result.is_error else None)
 
 
+def _proposing(proposals: Proposals, tool: str, make: Handler, call: Any) -> Handler:
+    """``make``, unless the change needs the owner's yes: then it is proposed (recorded, not made)."""
+
+    async def handler(fields: dict[str, Any]) -> Any:
+        proposed = await proposals.propose(tool, fields, call)
+        return proposed if proposed is not None else await make(fields)
+
+    return handler
+
+
 def _change(tool: str, structured: dict[str, Any] | None) -> dict[str, Any] | None:
     """The key facts of a skill a management tool changed: bounded, for the chat's reply."""
+    if structured and structured.get("proposed"):
+        return {"action": "proposed", "approval_id": structured.get("approval_id"), "tool": tool}
     if tool not in CHANGING_TOOLS or not structured:
         return None
     skill = structured.get("skill") or structured.get("deleted") or {}
@@ -92,6 +115,24 @@ class ChatSession(BaseModel):
     untrusted: list[str] = Field(default_factory=list)
     """Why skills in the prompt came without their toolsets and scripts (their owner has not trusted them,
     or they changed since): the turn goes on without them, and says so."""
+    answer: bool | None = None
+    """The message is the user's plain yes (True) or no (False) to ``answering``: no LLM is asked."""
+    answering: list[int] = Field(default_factory=list)
+    """The session's pending proposed changes the message answers."""
+
+
+class ChatProposals(BaseModel):
+    """The proposals a turn recorded (approval ids), to read back for its reply."""
+
+    ids: list[int]
+
+
+class ChatAnswer(BaseModel):
+    """The turn's reply, written by the engine (an answer to proposals), appended to the conversation."""
+
+    conversation_id: str
+    text: str
+    now: datetime
 
 
 class ChatActivities:
@@ -111,13 +152,15 @@ class ChatActivities:
                               [catalog.skills[name] for name in disclosure.instructions if name in catalog.skills])
         shut = {state.name: state for state in states if not state.runs}
         allowed = [name for name in disclosure.instructions if name not in shut]
-        tools = list(TOOLS)
+        # The management tools and nothing that answers approvals: a chat's model may propose, never confirm.
+        tools = [tool for tool in TOOLS if tool in MANAGEMENT_TOOLS or tool == "get_tool_catalog"]
         scripts = script_skills(self.settings, allowed)  # the matches and what they depend on
         if scripts:
             tools.append(RUN_SCRIPT)
         grants = [grant for name in allowed
                   if name in catalog.skills and (grant := toolset_grant(catalog.skills[name])) is not None]
         untrusted = [str(state.error()) for state in shut.values()]
+        answer, answering = self._answering(request)
         messages = self.store.load_messages(request.conversation_id)
         if not (messages and messages[-1].role == "user" and messages[-1].content == request.message):
             opening = chat_opening(request.message, request.now, self.settings.timezone, disclosure.text, tools,
@@ -130,7 +173,40 @@ class ChatActivities:
             llm_timeout_seconds=self.settings.llm_timeout.total_seconds(),
             tool_timeout_seconds=self.settings.tool_call_timeout.total_seconds(),
             script_skills=scripts, script_timeout_seconds=self.settings.script_timeout.total_seconds(),
-            toolsets=grants, untrusted=untrusted,
+            toolsets=grants, untrusted=untrusted, answer=answer if answering else None, answering=answering,
         )
+
+    def _answering(self, request: ChatPrepare) -> tuple[bool | None, list[int]]:
+        """The user's plain yes or no, and the session's pending proposals it answers.
+
+        Only the user's own next message answers: the model has no tool that confirms, and text it
+        read never reaches here. Any other message moves the conversation on, and the session's
+        pending proposals with it: they are denied, so a later yes cannot make what the user
+        did not just see (they stay in ``skills approvals`` as denied)."""
+        session = request.conversation_id.removeprefix(CHAT_CONVERSATION)
+        if session == request.conversation_id:
+            return None, []
+        pending = [a for a in self.store.list_approvals(session_id=session) if a.kind == "change"]
+        answer = plain_answer(request.message)
+        if answer is not None:
+            return answer, sorted(a.id for a in pending)
+        for approval in pending:
+            self.store.decide_approval(approval.id, "denied", now=request.now, by="chat",
+                                       reason="the conversation went on without a yes")
+        return None, []
+
+    @activity.defn(name="chat_answer")
+    def answer(self, request: ChatAnswer) -> None:
+        """Append the engine's reply to the conversation (once), so the model reads what was made."""
+        messages = self.store.load_messages(request.conversation_id)
+        if messages and messages[-1].role == "assistant" and messages[-1].content == request.text:
+            return
+        self.store.append_messages(request.conversation_id, [ChatMessage(role="assistant", content=request.text)],
+                                   request.now)
+
+    @activity.defn(name="chat_proposals")
+    def proposals(self, request: ChatProposals) -> list[Approval]:
+        """The proposals a turn recorded, as its reply carries them."""
+        return [self.store.get_approval(approval_id) for approval_id in request.ids]
 
 

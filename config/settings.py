@@ -227,6 +227,15 @@ class Settings(BaseSettings):
     """The last this many messages of a chat session (with the answers and tool calls that followed
     them) go to the model; older ones stay in the store."""
 
+    chat_confirm_changes: bool = True
+    """A change the assistant proposes in a chat that widens what runs (a new skill, more tools, the
+    Agent tier, enabling, a delete, an event) is recorded and made only once the user confirms it (a
+    plain "yes", a button, ``skills approve``): see docs/chat-confirmation.md. False: made at once, for
+    a single-user setup that wants it so. Narrowing changes (fewer tools, a pause) never wait."""
+
+    chat_proposal_ttl: timedelta = timedelta(hours=1)
+    """How long a change proposed in a chat can be confirmed; later it has expired and must be asked again."""
+
     telegram_chats: Annotated[list[str], NoDecode] = Field(default_factory=list)
     """Telegram chat ids that may talk to the assistant through `skills telegram` (comma-separated
     in the environment); messages from any other chat are ignored, and their chat id logged."""
@@ -407,7 +416,7 @@ class Settings(BaseSettings):
 
     @field_validator("catchup_window", "tool_call_timeout", "tool_catalog_ttl", "notify_interval", "llm_timeout",
                      "maintenance_interval", "skill_sync_interval", "event_dedupe_window", "script_timeout",
-                     mode="before")
+                     "chat_proposal_ttl", mode="before")
     @classmethod
     def _seconds_from_text(cls, value: object) -> object:
         # pydantic reads "90" as seconds but not "90.5"; the environment gives text either way.

@@ -98,7 +98,9 @@ def chat_opening(message: str, now: datetime, timezone: str, disclosure: str, to
         f"Your tools: {', '.join(tools)}.\n{own}"
         "Before creating a skill, call get_tool_catalog and use tool names exactly as it lists them. If a "
         "tool call is refused, fix the fields it names and call again. When you are done, answer the user "
-        "in one or two sentences: what you scheduled, and when it fires next (from the tool's answer)."
+        "in one or two sentences: what you scheduled, and when it fires next (from the tool's answer). "
+        "A tool that answers 'Proposed, NOT made' has changed nothing yet: tell the user what would be "
+        "stored and ask them to reply yes; only their reply makes it."
     )
     if disclosure:
         system += "\n\nSkills that apply to this message:\n\n" + disclosure

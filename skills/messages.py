@@ -369,7 +369,8 @@ class ChatReply(BaseModel):
     completion_tokens: int = 0
 
     def change_lines(self) -> list[str]:
-        """One line per skill the turn changed, with its next fire: the facts under the model's words."""
+        """One line per skill the turn changed, with its next fire, then each change it proposed, with
+        what would be stored and how to confirm it: the facts under the model's words."""
         lines = []
         for change in self.changes:
             when = f", next fire {_local(change['next_fire'], change.get('trigger'))}" if change.get("next_fire") else ""
@@ -378,6 +379,10 @@ class ChatReply(BaseModel):
                 when = f", next fires {'; '.join(change['coming'])}"
             tier = f" ({change['tier']} tier{when})" if change.get("tier") else when
             lines.append(f"{change['action']}: skill {change.get('id')} '{change.get('name')}'{tier}")
+        for proposal in self.proposals:
+            lines.append(f"proposed #{proposal.id}, NOT made: reply yes to make it or no to cancel "
+                         f"(or `skills approve {proposal.id}`), before {_local(proposal.expires_at.isoformat(), None)}")
+            lines += [f"  {line}" for line in proposal.summary.splitlines()]
         return lines
 
 

@@ -23,8 +23,11 @@ SEARCH_ATTRIBUTES = {key.name: "Keyword" for key in (SKILL_NAME, SKILL_AGENT, SK
 TRUST_WORKFLOW = "TrustSkill"
 """The one workflow that records (or forgets) the owner's trust in a SKILL.md skill's executable parts."""
 
+DECIDE_CHANGE = "DecideChange"
+"""The one workflow that answers a change a chat proposed and, approved, makes it (workflows/proposals.py)."""
+
 WORKFLOW_TYPES = frozenset({"RegisterSkill", "RegisterSkills", "ChangeSkill", "SkillRun", "Maintenance",
-                            "SyncSkillFiles", "ChatTurn", "EmitEvent", TRUST_WORKFLOW})
+                            "SyncSkillFiles", "ChatTurn", "EmitEvent", TRUST_WORKFLOW, DECIDE_CHANGE})
 """The engine's workflow types: the only ones whose activities may act (activities.guard)."""
 
 CLIENT_READS = frozenset({"get_skill", "list_skills", "list_runs", "get_tool_catalog", "refresh_tool_catalog",

@@ -10,13 +10,18 @@ it can fix in its next step. The conversation is kept in the store, by session.
 from __future__ import annotations
 
 from temporalio import workflow
+from temporalio.exceptions import ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.chat import ChatActivities, ChatPrepare
+    from activities.chat import ChatActivities, ChatAnswer, ChatPrepare, ChatProposals, ChatSession
+    from skills.approvals import ApprovalDecision
     from skills.messages import AgentLoopState, ChatInput, ChatReply, LoopLimits
     from skills.naming import chat_conversation_id
+    from skills.proposals import ChangeDecided, DecideChangeInput, answered_text
     from workflows.agent_loop import agent_loop, open_toolsets
+    from workflows.failures import activity_cause
     from workflows.options import FAIL_ON_BUG, STORE
+    from workflows.proposals import DecideChange
 
 REPLY_CHARS = 16_000
 """A chat's reply is the model's whole answer, up to four Telegram messages."""
@@ -31,6 +36,8 @@ class ChatTurn:
             ChatActivities.prepare, ChatPrepare(conversation_id=conversation, message=request.message,
                                                 now=workflow.now()), **STORE,
         )
+        if session.answer is not None:
+            return await _answer(request, conversation, session)
         # The matched skills' own toolsets join this turn's sandbox; one that cannot start is left out.
         toolset_tools, grants, unavailable = await open_toolsets(session.toolsets, session.tool_timeout_seconds)
         for reason in unavailable:
@@ -44,7 +51,33 @@ class ChatTurn:
                        tool_timeout_seconds=session.tool_timeout_seconds,
                        script_timeout_seconds=session.script_timeout_seconds, answer_chars=REPLY_CHARS),
         )
+        proposed = [c["approval_id"] for c in end.state.changes if c.get("action") == "proposed"]
+        proposals = []
+        if proposed:  # the approvals as recorded: exactly what would be stored, for the reply to show
+            proposals = await workflow.execute_activity_method(ChatActivities.proposals,
+                                                               ChatProposals(ids=proposed), **STORE)
         return ChatReply(session_id=request.session_id, ok=end.status == "success", reply=end.summary,
-                         changes=end.state.changes, matched=session.matched,
-                         unavailable=[*session.untrusted, *unavailable],
+                         changes=[c for c in end.state.changes if c.get("action") != "proposed"],
+                         matched=session.matched, unavailable=[*session.untrusted, *unavailable],
+                         proposals=[p for p in proposals if p.pending],
                          prompt_tokens=end.state.prompt_tokens, completion_tokens=end.state.completion_tokens)
+
+
+async def _answer(request: ChatInput, conversation: str, session: ChatSession) -> ChatReply:
+    """The user's plain yes or no to the session's pending proposals: each answered through DecideChange
+    (recorded once, made once), no LLM asked; the reply says what was made, and joins the conversation."""
+    assert session.answer is not None
+    results = []
+    for approval_id in session.answering:
+        decision = ApprovalDecision(approval_id=approval_id, approve=session.answer, by=f"chat:{request.session_id}")
+        try:
+            results.append(await workflow.execute_child_workflow(
+                DecideChange.run, DecideChangeInput(decision=decision, session_id=request.session_id),
+                id=f"{workflow.info().workflow_id}-decide-{approval_id}"))
+        except ChildWorkflowError as e:
+            results.append(ChangeDecided(problem=f"#{approval_id} could not be answered: {activity_cause(e)}"))
+    text = answered_text(results)
+    await workflow.execute_activity_method(
+        ChatActivities.answer, ChatAnswer(conversation_id=conversation, text=text, now=workflow.now()), **STORE)
+    return ChatReply(session_id=request.session_id, ok=True, reply=text,
+                     changes=[r.change for r in results if r.change is not None])

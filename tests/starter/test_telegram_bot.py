@@ -68,7 +68,14 @@ async def test_skills_telegram_answers_the_owner_and_ignores_strangers(
     try:
         [answer] = await eventually(lambda: telegram.replies(OWNER), timeout=60)
         assert answer.startswith("Done: I'll remind you in 5 minutes.")
-        assert "• created: skill" in answer and "'drink water' (direct tier, next fire" in answer
+        # Proposed, not made: the reply shows what would be stored, and the owner's plain yes makes it.
+        assert "• proposed #1, NOT made: reply yes" in answer and "name: drink water" in answer
+        assert await assistant.skills.list() == []
+        telegram.message(OWNER, "yes")
+        await eventually(lambda: len(telegram.replies(OWNER)) == 2, timeout=60)
+        confirmed = telegram.replies(OWNER)[1]
+        assert confirmed.startswith("Done, #1") and "• created: skill" in confirmed
+        assert "'drink water' (direct tier, next fire" in confirmed
         skill = await assistant.skills.get("drink water")
         assert skill.trigger_config is not None and skill.trigger_config.at is not None
         assert skill.schedule_id and await schedule_exists(client, skill.schedule_id)
@@ -76,11 +83,11 @@ async def test_skills_telegram_answers_the_owner_and_ignores_strangers(
 
         # The session is the chat: the second message goes on with the first in the model's history.
         telegram.message(OWNER, "what skills do I have?")
-        await eventually(lambda: len(telegram.replies(OWNER)) == 2, timeout=60)
-        assert telegram.replies(OWNER)[1] == "You have one skill: drink water."
+        await eventually(lambda: len(telegram.replies(OWNER)) == 3, timeout=60)
+        assert telegram.replies(OWNER)[2] == "You have one skill: drink water."
         history = llm.requests_for("chat")[-1].messages
         asked = [m["content"] for m in history if m["role"] == "user"]
-        assert asked == ["remind me in 5 minutes to drink water", "what skills do I have?"]
+        assert asked == ["remind me in 5 minutes to drink water", "yes", "what skills do I have?"]
 
         assert telegram.replies(STRANGER) == [] and telegram.replies(GROUP) == []
         assert all("money" not in json.dumps(r.messages) and "exfiltrate" not in json.dumps(r.messages)

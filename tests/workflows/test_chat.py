@@ -37,9 +37,13 @@ async def test_remind_me_in_5_minutes_becomes_a_one_shot(assistant: Engine, llm:
         say("Done: I'll remind you to drink water in 5 minutes."),
     ])
     before = datetime.now(UTC)
-    reply = await assistant.skills.chat("Remind me in 5 minutes to drink water")
+    reply = await assistant.skills.chat("Remind me in 5 minutes to drink water", session_id="water")
     assert reply.ok and reply.reply == "Done: I'll remind you to drink water in 5 minutes."
     assert "cron-scheduling" in reply.matched
+    # Proposed, not made (docs/chat-confirmation.md): the user's plain yes makes it.
+    [proposal] = reply.proposals
+    assert reply.changes == [] and "tier: Direct" in proposal.summary and "once at " in proposal.summary
+    reply = await assistant.skills.chat("yes", session_id="water")
     [change] = reply.changes
     assert (change["action"], change["name"], change["tier"]) == ("created", "drink water", "direct")
 
@@ -66,8 +70,9 @@ async def test_remind_me_every_5_minutes_becomes_a_recurring_skill(assistant: En
                                                         "parameters": {"message": "Stretch!"}}]}),
         say("Every 5 minutes I'll remind you to stretch."),
     ])
-    reply = await assistant.skills.chat("Remind me EVERY 5 minutes to stretch")
-    [change] = reply.changes
+    [proposal] = (await assistant.skills.chat("Remind me EVERY 5 minutes to stretch", session_id="st")).proposals
+    assert "next fires: " in proposal.summary
+    [change] = (await assistant.skills.chat("ok", session_id="st")).changes
     assert change["trigger"]["schedule"] == "*/5 * * * *" and change["next_fire"]
     skill = await assistant.skills.get("stretch")
     assert skill.trigger_config is not None
@@ -83,7 +88,9 @@ async def test_a_bad_cron_comes_back_to_the_model_which_corrects_it(assistant: E
                                     "execution_plan": plan}),
         say("Scheduled for 15:00 every day."),
     ])
-    reply = await assistant.skills.chat("every day at 25 o'clock tell me to stand up")
+    reply = await assistant.skills.chat("every day at 25 o'clock tell me to stand up", session_id="up")
+    assert reply.ok and len(reply.proposals) == 1  # the refused call proposed nothing
+    reply = await assistant.skills.chat("yes", session_id="up")
     assert reply.ok and [c["action"] for c in reply.changes] == ["created"]
     refusal = llm.requests_for("chat")[1].messages[-1]["content"]
     assert "trigger_config.schedule" in refusal and "hour 25 is out of range" in refusal
