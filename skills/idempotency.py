@@ -5,7 +5,7 @@ number, so a retried activity, a replayed workflow and a continue-as-new run all
 same key for the same call::
 
     skill-12/at-20261124T090000Z/step-fetch/1       a scheduled fire's Direct step
-    skill-12/event-3f9c.../preflight-1/1            an event's run, its first pre-flight check
+    skill-12/event-3f9c-at-20261124T0901Z/preflight-1/1   an event's run, its first pre-flight check
     skill-12/run-skills-12-brief-manual-.../turn-3/2   a manual run, the Agent's 2nd call in turn 3
     chat-telegram-42/msg-17/1                       a chat turn: conversation, message, call
 
@@ -51,15 +51,21 @@ def part(text: str, limit: int = _PART_CHARS) -> str:
     return f"{cleaned[: max(0, limit - 17)]}~{digest}"
 
 
-def fire_id(trigger: str, *, scheduled_at: datetime | None, event_id: str | None, workflow_id: str) -> str:
-    """Which fire of a skill this is: its scheduled time for a schedule's fire, the event's id for an
+def fire_id(trigger: str, *, scheduled_at: datetime | None, event_id: str | None, workflow_id: str,
+            event_time: datetime | None = None) -> str:
+    """Which fire of a skill this is: its scheduled time for a schedule's fire, the event's id (and when
+    it was emitted: past the dedupe window the same id is a new event, and runs the skill again) for an
     event's run, the workflow id for a manual run (and for a fire that lacks the other)."""
     if trigger == "schedule" and scheduled_at is not None:
-        at = scheduled_at if scheduled_at.tzinfo else scheduled_at.replace(tzinfo=UTC)
-        return "at-" + at.astimezone(UTC).strftime("%Y%m%dT%H%M%S%fZ").replace("000000Z", "Z")
+        return "at-" + _stamp(scheduled_at)
     if trigger == "event" and event_id:
-        return "event-" + part(event_id)
+        return "event-" + part(event_id) + (f"-at-{_stamp(event_time)}" if event_time is not None else "")
     return "run-" + part(workflow_id)
+
+
+def _stamp(moment: datetime) -> str:
+    at = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return at.astimezone(UTC).strftime("%Y%m%dT%H%M%S%fZ").replace("000000Z", "Z")
 
 
 def run_prefix(skill_id: int, fire: str) -> str:

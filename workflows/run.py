@@ -314,11 +314,14 @@ def run_notice(skill: Skill, outcome: RunOutcome, notify_interval: timedelta, no
 
 
 def _key_prefix(run: RunRecord, request: SkillRunInput | None) -> str:
-    """What this fire's idempotency keys begin with (an Agent loop carries it over a continue-as-new);
-    without the run's input (a run Maintenance closed), a fire by an event is named by its workflow."""
+    """What this fire's idempotency keys begin with (an Agent loop carries it over a continue-as-new).
+    Without the run's input (a run Maintenance closed) an event's run is named by its run id: its
+    workflow id is the same for every emit of one event id."""
     event = request.event if request is not None else None
-    return run_prefix(run.skill_id, fire_id(run.trigger, scheduled_at=run.scheduled_at,
-                                            event_id=event.id if event else None, workflow_id=run.workflow_id))
+    return run_prefix(run.skill_id, fire_id(
+        run.trigger, scheduled_at=run.scheduled_at, event_id=event.id if event else None,
+        event_time=event.time if event else None,
+        workflow_id=run.run_id if run.trigger == "event" and event is None else run.workflow_id))
 
 
 def _zone(skill: Skill) -> str:

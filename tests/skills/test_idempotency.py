@@ -29,6 +29,9 @@ def test_a_fire_is_named_by_its_scheduled_time_its_event_or_its_workflow() -> No
     assert fire_id("schedule", scheduled_at=at + timedelta(microseconds=5), event_id=None,
                    workflow_id="w") == "at-20261124T090000000005Z"
     assert fire_id("event", scheduled_at=None, event_id="ev-42", workflow_id="w") == "event-ev-42"
+    # The same id emitted again past the dedupe window is a new event: its run is a new fire.
+    assert fire_id("event", scheduled_at=None, event_id="ev-42", workflow_id="w", event_time=at) == \
+        "event-ev-42-at-20261124T090000Z"
     assert fire_id("manual", scheduled_at=at, event_id=None, workflow_id="q-manual-7") == "run-q-manual-7"
     assert fire_id("schedule", scheduled_at=None, event_id=None, workflow_id="q-7") == "run-q-7"
 
