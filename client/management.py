@@ -28,7 +28,14 @@ from temporalio.service import RPCError
 from client.skills_client import SkillsClient
 from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
 from skills.fields import parse_bool
-from skills.limits import IN_HOURS, IN_MINUTES, INTERVAL_MINUTES, MAX_STEPS, NOTIFY_INTERVAL_MINUTES
+from skills.limits import (
+    APPROVAL_TIMEOUT_MINUTES,
+    IN_HOURS,
+    IN_MINUTES,
+    INTERVAL_MINUTES,
+    MAX_STEPS,
+    NOTIFY_INTERVAL_MINUTES,
+)
 from skills.messages import RegistrationResult, zone_time
 from skills.models import FIRED, MISSING_TOOLS, Skill
 
@@ -166,6 +173,8 @@ SKILL_PROPERTIES: dict[str, Any] = {
                 "id": {"type": "string", "description": "A step id, e.g. 'step1'."},
                 "toolName": {"type": "string", "description": "Exact name from get_tool_catalog."},
                 "parameters": {"type": "object", "description": "The tool's arguments."},
+                "approval": {"type": "boolean", "description": "true: this call waits for the owner's "
+                                                               "approval at each run (default false)."},
             },
             "required": ["toolName"],
             "additionalProperties": True,
@@ -174,6 +183,13 @@ SKILL_PROPERTIES: dict[str, Any] = {
     "required_tools": {"type": "array", "items": {"type": "string"},
                        "description": "Agent tier: every tool the run may call, exact names from "
                                       "get_tool_catalog. Direct tier: may be left out (taken from the plan)."},
+    "approval_required_tools": {
+        "type": "array", "items": {"type": "string"},
+        "description": "Tools (among the skill's) whose every call waits for the owner's approval, e.g. a send "
+                       "or a payment. Only when the user asks for confirmation before such calls."},
+    "approval_timeout_minutes": {**APPROVAL_TIMEOUT_MINUTES.schema(),
+                                 "description": "Minutes a call waits for the answer before it is denied "
+                                                "(default: the engine's setting)."},
     "max_steps": {**MAX_STEPS.schema(),
                   "description": "Agent tier: at most this many reasoning steps (default 10)."},
     "notify_on_completion": {"type": "boolean", "description": "Send the run's summary to the user "

@@ -153,6 +153,12 @@ class Settings(BaseSettings):
     policy SKIP) is stuck: the maintenance round sends one notice per such run, and counts it in the
     ``skills_stuck`` gauge."""
 
+    approval_timeout: timedelta = Field(default=timedelta(hours=24), ge=timedelta(seconds=1),
+                                        le=timedelta(days=7))
+    """How long a call that needs the owner's approval waits for the answer before it is denied (and the
+    owner told), for a skill that sets no ``approval_timeout_minutes`` (seconds in the environment). A
+    week at most: no run outlives one (``skills.deadline``)."""
+
     notifier_tool: str = "outbox_send_message"
     """The tool that carries notifications; it is called with ``{"message": ...}``."""
 
@@ -375,6 +381,7 @@ class Settings(BaseSettings):
 
     @field_validator("catchup_window", "tool_call_timeout", "tool_catalog_ttl", "notify_interval", "llm_timeout",
                      "maintenance_interval", "skill_sync_interval", "event_dedupe_window", "script_timeout",
+                     "approval_timeout",
                      mode="before")
     @classmethod
     def _seconds_from_text(cls, value: object) -> object:
@@ -418,7 +425,8 @@ class Settings(BaseSettings):
         """The per-call limits a run's execution timeout is derived from (``skills.deadline``)."""
         return RunLimits(tool_seconds=self.tool_call_timeout.total_seconds(),
                          script_seconds=self.script_timeout.total_seconds(),
-                         llm_seconds=self.llm_timeout.total_seconds())
+                         llm_seconds=self.llm_timeout.total_seconds(),
+                         approval_seconds=self.approval_timeout.total_seconds())
 
     @property
     def store_url(self) -> str:

@@ -120,8 +120,12 @@ TOOLSET_TIMEOUT_SECONDS = Bound(
     "seconds one call of a toolset's tool may take; the tool call's activity is bounded anyway, and an hour "
     "is past any interactive tool", whole=False, low_exclusive=True)
 
+APPROVAL_TIMEOUT_MINUTES = Bound(
+    "approval_timeout_minutes", 1, 7 * 24 * 60,
+    "how long a call waits for the owner's answer: a run may not outlive a week (skills.deadline), waits included")
+
 BOUNDS = (MAX_STEPS, NOTIFY_INTERVAL_MINUTES, INTERVAL_MINUTES, IN_MINUTES, IN_HOURS, PRIORITY,
-          TOOLSET_TIMEOUT_SECONDS)
+          TOOLSET_TIMEOUT_SECONDS, APPROVAL_TIMEOUT_MINUTES)
 """Every numeric field a user gives, in the order docs/skills.md lists them."""
 
 MAX_NUMBER_TEXT = 40

@@ -230,6 +230,8 @@ class RunStart(BaseModel):
     """The global minimum between completion notifications (a skill's notify_interval_minutes: 0)."""
     notifier_tool: str = "outbox_send_message"
     """The tool notices go through: a run that called it messaged the user itself (skills.notify)."""
+    approval_timeout_seconds: float = 24 * 3600.0
+    """How long a call waits for the owner's approval (the skill's, else the engine's setting)."""
     llm_timeout_seconds: float = 120.0
     run_token_cap: int = 50_000
     malformed_call_limit: int = 3
@@ -259,6 +261,8 @@ class AgentLoopState(BaseModel):
     toolsets: list[ToolsetGrant] = Field(default_factory=list)
     """The SKILL.md ``toolsets`` granted to this loop (its skill's; a chat's matched skills'): their tools,
     in ``tools``, are called on those skills' own servers."""
+    approval_tools: list[str] = Field(default_factory=list)
+    """Tools whose every call waits for the owner's approval (the skill's ``approval_required_tools``)."""
 
 
 FINAL_EXCERPT = 2000

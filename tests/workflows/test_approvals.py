@@ -1,0 +1,184 @@
+"""Approvals of a run's tool calls (issue 21), on a real worker, real MCP servers (the bundled outbox)
+and a real Temporal dev server: the run waits durably for the owner's answer, and acts on it once."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+from temporalio.client import Client
+
+from client import SkillsClient
+from config.settings import Settings
+from skills.approvals import Approval
+from skills.errors import SkillsError
+from skills.models import RunRecord
+from tests.conftest import Engine, WorkerProcess, eventually, worker_process
+from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
+
+KEY = "sk-test-key"
+llm = scripted_llm_fixture(api_key=KEY)
+
+
+def sender(name: str = "send report", message: str = "Report sent", **extra: object) -> dict[str, object]:
+    """A manual Direct skill whose one step sends a message, which needs the owner's approval."""
+    return {"name": name, "instructions": "Send the report",
+            "execution_plan": [{"id": "send", "toolName": "outbox_send_message", "parameters": {"message": message}}],
+            "approval_required_tools": ["outbox_send_message"], "notify_on_completion": False, **extra}
+
+
+async def waiting(engine: Engine, count: int = 1) -> list[Approval]:
+    return await eventually(lambda: _pending(engine, count), timeout=30)
+
+
+async def _pending(engine: Engine, count: int) -> list[Approval] | None:
+    found = await engine.skills.approvals()
+    return found if len(found) >= count else None
+
+
+async def finished(engine: Engine, name: str) -> RunRecord:
+    async def probe() -> RunRecord | None:
+        runs = [r for r in await engine.skills.runs(name) if r.status not in ("running", "waiting")]
+        return runs[0] if runs else None
+
+    return await eventually(probe, timeout=30)
+
+
+async def test_an_approved_step_is_made_once(engine: Engine, client: Client) -> None:
+    await engine.skills.register(sender())
+    workflow_id = await engine.skills.run("send report", wait=False)
+    [approval] = await waiting(engine)
+    assert (approval.kind, approval.tool, approval.workflow_id) == ("tool_call", "outbox_send_message", workflow_id)
+    # What the owner approves is the call as it would be sent: the arguments after the pipeline.
+    assert approval.arguments["message"] == "Report sent" and "Report sent" in approval.summary
+    assert engine.outbox() == []
+    [run] = await engine.skills.runs("send report")
+    assert run.status == "waiting"
+    query = f"SkillWaiting = true AND TaskQueue = '{engine.settings.task_queue}'"
+    listed = await eventually(lambda: _listed(client, query), timeout=10)
+    assert [w.id for w in listed] == [workflow_id]
+
+    said = await engine.skills.approve(approval.id)
+    assert "approved" in said
+    run = await finished(engine, "send report")
+    assert run.status == "success"
+    assert [m["message"] for m in engine.outbox()] == ["Report sent"]
+    after = await engine.skills.approval(approval.id)
+    assert (after.status, after.decided_by) == ("approved", "client") and after.outcome
+    assert await engine.skills.approvals() == []
+    assert await eventually(lambda: _none_listed(client, query), timeout=10)
+
+
+async def test_a_denied_step_is_not_made_and_the_run_ends_denied(engine: Engine) -> None:
+    await engine.skills.register(sender())
+    await engine.skills.run("send report", wait=False)
+    [approval] = await waiting(engine)
+    await engine.skills.deny(approval.id, "not today")
+    run = await finished(engine, "send report")
+    assert run.status == "denied" and "not today" in run.summary
+    assert engine.outbox() == []
+    skill = await engine.skills.get("send report")
+    # Denied is no failure: the backoff does not count it.
+    assert (skill.consecutive_failures, skill.last_run_status) == (0, "denied")
+    after = await engine.skills.approval(approval.id)
+    assert (after.status, after.reason) == ("denied", "not today")
+
+
+async def _listed(client: Client, query: str) -> list[object]:
+    return [w async for w in client.list_workflows(query)]
+
+
+async def _none_listed(client: Client, query: str) -> bool:
+    return not [w async for w in client.list_workflows(query)]
+
+
+async def test_an_unanswered_call_is_denied_at_its_timeout_with_a_notice(client: Client, settings: Settings) -> None:
+    engine = await Engine(settings.model_copy(update={"approval_timeout": timedelta(seconds=3)}), client).start()
+    try:
+        await engine.skills.register(sender())
+        await engine.skills.run("send report", wait=False)
+        [approval] = await waiting(engine)
+        run = await finished(engine, "send report")
+        assert run.status == "denied" and "no answer in time" in run.summary
+        after = await engine.skills.approval(approval.id)
+        assert (after.status, after.decided_by) == ("denied", "timeout")
+        # The report was not sent; the owner was told (the notifier is the outbox here).
+        [notice] = await eventually(engine.outbox, timeout=30)
+        assert notice["message"].startswith("⏳ send report") and "no answer in time" in notice["message"]
+        assert (await engine.skills.get("send report")).consecutive_failures == 0
+    finally:
+        await engine.stop()
+
+
+async def test_pausing_the_skill_denies_what_waits(engine: Engine) -> None:
+    await engine.skills.register(sender())
+    await engine.skills.run("send report", wait=False)
+    [approval] = await waiting(engine)
+    await engine.skills.pause("send report")
+    run = await finished(engine, "send report")
+    assert run.status == "denied"
+    after = await engine.skills.approval(approval.id)
+    assert (after.status, after.decided_by) == ("denied", "skill paused")
+    assert engine.outbox() == []
+    # An answer after the fact changes nothing.
+    with pytest.raises(SkillsError, match="already answered: denied"):
+        await engine.skills.approve(approval.id)
+
+
+async def test_an_agent_told_of_a_denial_goes_on(client: Client, settings: Settings, llm: ScriptedLLM) -> None:
+    llm.script("default", [
+        call("outbox_send_message", {"message": "Buy 100 shares"}),
+        say("The owner denied the message; nothing was sent."),
+    ])
+    engine = await Engine(settings.model_copy(update={"llm_base_url": llm.base_url, "llm_api_key": KEY,
+                                                      "llm_model": "default"}), client).start()
+    try:
+        await engine.skills.register({"name": "trader", "instructions": "Tell me to buy shares.",
+                                      "required_tools": ["outbox_send_message"],
+                                      "approval_required_tools": ["outbox_send_message"],
+                                      "notify_on_completion": False})
+        await engine.skills.run("trader", wait=False)
+        [approval] = await waiting(engine)
+        assert approval.arguments == {"message": "Buy 100 shares"} and approval.tool == "outbox_send_message"
+        await engine.skills.deny(approval.id, "too risky")
+        run = await finished(engine, "trader")
+        assert run.status == "success" and run.summary == "The owner denied the message; nothing was sent."
+        assert [(c.tool, c.ok) for c in run.tool_calls] == [("outbox_send_message", False)]
+        assert "too risky" in run.tool_calls[0].result
+        assert engine.outbox() == []
+        _, second = llm.requests_for("default")
+        told = [m for m in second.messages if m["role"] == "tool"]
+        assert len(told) == 1 and "too risky" in str(told[0]["content"]) and "not made" in str(told[0]["content"])
+    finally:
+        await engine.stop()
+
+
+async def test_an_answer_given_while_no_worker_runs_is_applied_once_one_does(client: Client,
+                                                                              settings: Settings) -> None:
+    skills = SkillsClient(client, settings.task_queue)
+    first = WorkerProcess(settings, address_of(client)).start()
+    try:
+        await skills.register(sender())
+        workflow_id = await skills.run("send report", wait=False)
+        [approval] = await eventually(skills.approvals, timeout=60)
+        query = f"SkillApproval = {approval.id} AND TaskQueue = '{settings.task_queue}'"
+        await eventually(lambda: _listed(client, query), timeout=10)
+        first.kill()  # SIGKILL while the run waits: no drain, no goodbye
+    finally:
+        first.stop()
+
+    said = await skills.approve(approval.id, by="cli")  # no worker runs: the signal waits in Temporal
+    assert workflow_id in said
+    outbox = settings.outbox_path
+    assert not outbox.exists() or not outbox.read_text().strip()
+    with worker_process(settings, address_of(client)):
+        run = await client.get_workflow_handle(workflow_id).result()
+        assert run["status"] == "success"
+        after = await skills.approval(approval.id)
+        assert (after.status, after.decided_by) == ("approved", "cli")
+    assert [json.loads(line)["message"] for line in outbox.read_text().splitlines()] == ["Report sent"]
+
+
+def address_of(client: Client) -> str:
+    return client.service_client.config.target_host
