@@ -28,7 +28,13 @@ from typing import Any, TypeVar
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
-from temporalio.client import ActivityFailureError, Client, WorkflowFailureError, WorkflowHandle
+from temporalio.client import (
+    ActivityFailureError,
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+)
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.converter import PayloadCodec
 from temporalio.envconfig import ClientConfig
@@ -374,8 +380,14 @@ class SkillsClient:
         change, what ``decide_change`` returns)."""
         verb = "approved" if decision.approve else "denied"
         async for found in self.client.list_workflows(f"{SKILL_APPROVAL.name}={decision.approval_id}", limit=1):
-            await self.client.get_workflow_handle(found.id).signal(APPROVAL_SIGNAL, decision)
-            return f"approval {decision.approval_id} {verb}: the answer is with its run ({found.id})"
+            handle = self.client.get_workflow_handle(found.id)
+            # The list lags behind the run; the run's own description does not.
+            described = await handle.describe()
+            if (described.status == WorkflowExecutionStatus.RUNNING
+                    and described.typed_search_attributes.get(SKILL_APPROVAL) == decision.approval_id):
+                await handle.signal(APPROVAL_SIGNAL, decision)
+                return (f"approval {decision.approval_id} {verb}: sent to its run ({found.id}), which acts on the "
+                        "first answer it gets")
         approval = await self.approval(decision.approval_id)
         if not approval.pending:
             raise SkillsError(f"approval {approval.id} was already answered: {approval.status}"
@@ -391,7 +403,8 @@ class SkillsClient:
         except RPCError as e:
             raise SkillsError(f"approval {approval.id}: its run ({approval.workflow_id}) no longer waits: "
                               f"{e.message}") from e
-        return f"approval {approval.id} {verb}: the answer is with its run ({approval.workflow_id})"
+        return (f"approval {approval.id} {verb}: sent to its run ({approval.workflow_id}), which acts on the first "
+                "answer it gets")
 
     async def catalog(self, refresh: bool = False) -> ToolCatalog:
         """The worker's live tool catalog (with ``refresh``: re-read the config, list tools again)."""

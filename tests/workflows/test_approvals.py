@@ -3,10 +3,12 @@ and a real Temporal dev server: the run waits durably for the owner's answer, an
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import timedelta
 
 import pytest
+from mcp import Client as McpClient
 from temporalio.client import Client
 
 from client import SkillsClient
@@ -14,8 +16,10 @@ from config.settings import Settings
 from skills.approvals import Approval
 from skills.errors import SkillsError
 from skills.models import RunRecord
+from starter.mcp_server import build_server
 from tests.conftest import Engine, WorkerProcess, eventually, worker_process
 from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
+from tests.starter.test_cli import options, run_skills
 
 KEY = "sk-test-key"
 llm = scripted_llm_fixture(api_key=KEY)
@@ -182,3 +186,38 @@ async def test_an_answer_given_while_no_worker_runs_is_applied_once_one_does(cli
 
 def address_of(client: Client) -> str:
     return client.service_client.config.target_host
+
+
+async def test_the_owner_answers_from_the_cli_and_the_mcp_server(engine: Engine) -> None:
+    await engine.skills.register(sender("first", "First report"))
+    await engine.skills.register(sender("second", "Second report"))
+    await engine.skills.run("first", wait=False)
+    await engine.skills.run("second", wait=False)
+    approvals = await waiting(engine, 2)
+    first = next(a for a in approvals if a.skill_name == "first")
+    second = next(a for a in approvals if a.skill_name == "second")
+
+    listed, runs, got = await asyncio.gather(*(asyncio.to_thread(run_skills, *argv, *options(engine)) for argv in (
+        ("approvals",), ("runs",), ("get", "first"))))
+    assert listed.returncode == 0, listed.stderr
+    assert "First report" in listed.stdout and "Second report" in listed.stdout
+    assert runs.stdout.count("waiting for approval") == 2
+    assert f"waiting         for approval {first.id}: first: outbox_send_message" in got.stdout
+    assert "approval        outbox_send_message; unanswered in 24 hours (SKILLS_APPROVAL_TIMEOUT): denied" in got.stdout
+
+    approved = await asyncio.to_thread(run_skills, "approve", str(first.id), *options(engine))
+    assert approved.returncode == 0 and f"approval {first.id} approved" in approved.stdout, approved.stderr
+    assert (await finished(engine, "first")).status == "success"
+
+    async with McpClient(build_server(engine.skills)) as session:
+        found = await session.call_tool("list_approvals", {})
+        assert not found.is_error and found.structured_content is not None
+        assert [a["id"] for a in found.structured_content["approvals"]] == [second.id]
+        denied = await session.call_tool("deny", {"approval_id": second.id, "reason": "wrong week"})
+        assert not denied.is_error
+        assert (await finished(engine, "second")).status == "denied"
+        again = await session.call_tool("approve", {"approval_id": second.id})
+    assert again.is_error and "already answered" in "".join(b.text for b in again.content if b.type == "text")
+    after = await engine.skills.approval(second.id)
+    assert (after.status, after.decided_by, after.reason) == ("denied", "mcp", "wrong week")
+    assert [m["message"] for m in engine.outbox()] == ["First report"]
