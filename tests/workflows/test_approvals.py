@@ -17,8 +17,10 @@ from skills.approvals import Approval
 from skills.errors import SkillsError
 from skills.models import RunRecord
 from starter.mcp_server import build_server
+from starter.telegram_bot import BotApi, TelegramBot
 from tests.conftest import Engine, WorkerProcess, eventually, worker_process
 from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
+from tests.fakes.telegram_api import FakeBotApi
 from tests.starter.test_cli import options, run_skills
 
 KEY = "sk-test-key"
@@ -221,3 +223,40 @@ async def test_the_owner_answers_from_the_cli_and_the_mcp_server(engine: Engine)
     after = await engine.skills.approval(second.id)
     assert (after.status, after.decided_by, after.reason) == ("denied", "mcp", "wrong week")
     assert [m["message"] for m in engine.outbox()] == ["First report"]
+
+
+async def test_the_owner_answers_with_a_telegram_button_and_nobody_else_can(engine: Engine) -> None:
+    owner, stranger = 42, 666
+    with FakeBotApi() as telegram:
+        api = BotApi(telegram.token, telegram.url)
+        bot = TelegramBot(engine.skills, api, [str(owner)], poll_seconds=1)
+        stop = asyncio.Event()
+        serving = asyncio.create_task(bot.run(stop))
+        try:
+            await engine.skills.register(sender())
+            await engine.skills.run("send report", wait=False)
+            [approval] = await waiting(engine)
+            [posted] = await eventually(lambda: telegram.with_buttons(owner), timeout=30)
+            assert f"Approval {approval.id}" in posted["text"] and "outbox_send_message" in posted["text"]
+            assert "Report sent" in posted["text"]
+            keyboard = posted["reply_markup"]["inline_keyboard"]
+            assert [b["callback_data"] for b in keyboard[0]] == [f"approve:{approval.id}", f"deny:{approval.id}"]
+
+            # A stranger's press, even in the owner's chat, answers nothing.
+            refused = telegram.press(owner, posted["message_id"], f"approve:{approval.id}", sender=stranger)
+            await eventually(lambda: any(a.get("callback_query_id") == f"cb{refused}"
+                                         for a in telegram.button_answers), timeout=30)
+            assert (await engine.skills.approval(approval.id)).pending
+            assert engine.outbox() == []
+
+            telegram.press(owner, posted["message_id"], f"approve:{approval.id}")
+            run = await finished(engine, "send report")
+            assert run.status == "success"
+            assert [m["message"] for m in engine.outbox()] == ["Report sent"]
+            after = await engine.skills.approval(approval.id)
+            assert (after.status, after.decided_by) == ("approved", f"telegram:{owner}")
+            assert len(telegram.with_buttons(owner)) == 1  # posted once
+        finally:
+            stop.set()
+            await serving
+            await api.aclose()
