@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from mcp import Client as McpClient
@@ -18,10 +19,11 @@ from skills.errors import SkillsError
 from skills.models import RunRecord
 from starter.mcp_server import build_server
 from starter.telegram_bot import BotApi, TelegramBot
-from tests.conftest import Engine, WorkerProcess, eventually, worker_process
+from tests.conftest import Engine, WorkerProcess, eventually, trigger_schedule, worker_process
 from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
 from tests.fakes.telegram_api import FakeBotApi
 from tests.starter.test_cli import options, run_skills
+from tests.workflows.test_run_ends import _maintenance
 
 KEY = "sk-test-key"
 llm = scripted_llm_fixture(api_key=KEY)
@@ -260,3 +262,39 @@ async def test_the_owner_answers_with_a_telegram_button_and_nobody_else_can(engi
             stop.set()
             await serving
             await api.aclose()
+
+
+async def test_fires_while_a_run_waits_are_skipped_recorded_and_not_called_stuck(engine: Engine,
+                                                                                  client: Client) -> None:
+    skill = (await engine.skills.register(sender("every minute", schedule="* * * * *"))).skill
+    assert skill is not None and skill.schedule_id is not None
+    schedule = client.get_schedule_handle(skill.schedule_id)
+    await trigger_schedule(client, skill.schedule_id)
+    [first] = await waiting(engine)
+    # The next minute's fire comes while the run waits: the overlap policy (skip) drops it.
+    await eventually(lambda: _skipped(schedule), timeout=75, interval=1)
+    # Waiting for the owner is not being stuck: no "still going" notice for it.
+    assert (await _maintenance(client, engine)).stuck == []
+    assert engine.outbox() == []
+
+    await engine.skills.deny(first.id)
+    assert (await finished(engine, "every minute")).status == "denied"
+    await trigger_schedule(client, skill.schedule_id)
+    await waiting(engine)  # the next run waits too; its start recorded the fire skipped behind the first
+    runs = await engine.skills.runs("every minute")
+    skipped = [r for r in runs if r.status == "skipped"]
+    assert skipped and all(r.summary == "overlap: the previous run was still running" for r in skipped)
+    assert sorted(r.status for r in runs if r.status != "skipped") == ["denied", "waiting"]
+
+    await engine.skills.pause("every minute")  # and pausing denies what waits
+    await eventually(lambda: _no_waiting(engine), timeout=30)
+    assert engine.outbox() == []
+
+
+async def _skipped(schedule: Any) -> bool:
+    return (await schedule.describe()).info.num_actions_skipped_overlap >= 1
+
+
+async def _no_waiting(engine: Engine) -> bool:
+    runs = await engine.skills.runs("every minute")
+    return not [r for r in runs if r.status in ("waiting", "running")] and not await engine.skills.approvals()
