@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
@@ -264,8 +265,17 @@ async def test_the_owner_answers_with_a_telegram_button_and_nobody_else_can(engi
             await api.aclose()
 
 
-async def test_fires_while_a_run_waits_are_skipped_recorded_and_not_called_stuck(engine: Engine,
+@pytest.fixture
+async def quick_notice(client: Client, settings: Settings) -> AsyncIterator[Engine]:
+    """An engine that calls a skill stuck after one fire skipped behind a run still going."""
+    engine = await Engine(settings.model_copy(update={"overlap_notice_fires": 1}), client).start()
+    yield engine
+    await engine.stop()
+
+
+async def test_fires_while_a_run_waits_are_skipped_recorded_and_not_called_stuck(quick_notice: Engine,
                                                                                   client: Client) -> None:
+    engine = quick_notice
     skill = (await engine.skills.register(sender("every minute", schedule="* * * * *"))).skill
     assert skill is not None and skill.schedule_id is not None
     schedule = client.get_schedule_handle(skill.schedule_id)
