@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -17,6 +17,7 @@ from client import SkillsClient
 from config.settings import Settings
 from skills.approvals import Approval
 from skills.errors import SkillsError
+from skills.messages import ChatReply
 from skills.models import RunRecord
 from starter.mcp_server import build_server
 from starter.telegram_bot import BotApi, TelegramBot
@@ -138,7 +139,8 @@ async def test_pausing_the_skill_denies_what_waits(engine: Engine) -> None:
 async def test_an_agent_told_of_a_denial_goes_on(client: Client, settings: Settings, llm: ScriptedLLM) -> None:
     llm.script("default", [
         call("outbox_send_message", {"message": "Buy 100 shares"}),
-        say("The owner denied the message; nothing was sent."),
+        call("outbox_send_message", {"message": "Hold your shares"}),
+        say("The owner denied buying; I said to hold instead."),
     ])
     engine = await Engine(settings.model_copy(update={"llm_base_url": llm.base_url, "llm_api_key": KEY,
                                                       "llm_model": "default"}), client).start()
@@ -151,12 +153,20 @@ async def test_an_agent_told_of_a_denial_goes_on(client: Client, settings: Setti
         [approval] = await waiting(engine)
         assert approval.arguments == {"message": "Buy 100 shares"} and approval.tool == "outbox_send_message"
         await engine.skills.deny(approval.id, "too risky")
+        # Told, the model goes on: its next call waits too, and this one is approved.
+        async def next_ask() -> list[Approval]:
+            return [a for a in await engine.skills.approvals() if a.id != approval.id]
+
+        [second_ask] = await eventually(next_ask, timeout=30)
+        assert second_ask.arguments == {"message": "Hold your shares"}
+        await engine.skills.approve(second_ask.id)
         run = await finished(engine, "trader")
-        assert run.status == "success" and run.summary == "The owner denied the message; nothing was sent."
-        assert [(c.tool, c.ok) for c in run.tool_calls] == [("outbox_send_message", False)]
+        assert run.status == "success" and run.summary == "The owner denied buying; I said to hold instead."
+        assert [(c.tool, c.ok) for c in run.tool_calls] == [("outbox_send_message", False),
+                                                            ("outbox_send_message", True)]
         assert "too risky" in run.tool_calls[0].result
-        assert engine.outbox() == []
-        _, second = llm.requests_for("default")
+        assert [m["message"] for m in engine.outbox()] == ["Hold your shares"]
+        _, second, _ = llm.requests_for("default")
         told = [m for m in second.messages if m["role"] == "tool"]
         assert len(told) == 1 and "too risky" in str(told[0]["content"]) and "not made" in str(told[0]["content"])
     finally:
@@ -308,3 +318,39 @@ async def _skipped(schedule: Any) -> bool:
 async def _no_waiting(engine: Engine) -> bool:
     runs = await engine.skills.runs("every minute")
     return not [r for r in runs if r.status in ("waiting", "running")] and not await engine.skills.approvals()
+
+
+async def test_deleting_the_skill_denies_what_waits(engine: Engine) -> None:
+    await engine.skills.register(sender())
+    workflow_id = await engine.skills.run("send report", wait=False)
+    [approval] = await waiting(engine)
+    await engine.skills.delete("send report")
+    run = await engine.skills.client.get_workflow_handle(workflow_id).result()
+    assert run["status"] == "denied" and "skill deleted" in run["summary"]
+    after = await engine.skills.approval(approval.id)
+    assert (after.status, after.decided_by) == ("denied", "skill deleted")
+    assert engine.outbox() == []
+
+
+async def test_a_chat_reply_that_proposes_changes_carries_their_buttons() -> None:
+    proposal = Approval(id=9, kind="change", request_key="chat:1", tool="memory_store_skill", summary="create 'x'",
+                        requested_at=datetime.now(UTC), expires_at=datetime.now(UTC) + timedelta(hours=1))
+
+    class Proposing:
+        async def chat(self, message: str, session_id: str | None = None, turn_id: str | None = None) -> ChatReply:
+            return ChatReply(session_id=session_id or "", ok=True, reply="Shall I create it?", proposals=[proposal])
+
+    with FakeBotApi() as telegram:
+        api = BotApi(telegram.token, telegram.url)
+        bot = TelegramBot(Proposing(), api, ["42"], poll_seconds=1)
+        telegram.message(42, "remind me daily")
+        stop = asyncio.Event()
+        serving = asyncio.create_task(bot.run(stop))
+        try:
+            [reply] = await eventually(lambda: telegram.with_buttons(42), timeout=30)
+        finally:
+            stop.set()
+            await serving
+            await api.aclose()
+    assert reply["text"] == "Shall I create it?"
+    assert [b["callback_data"] for b in reply["reply_markup"]["inline_keyboard"][0]] == ["approve:9", "deny:9"]
