@@ -344,7 +344,8 @@ def runs(ref: str | None, limit: int, agent: str | None) -> int:
 
 @cli.command()
 @click.option("--all", "everything", is_flag=True, help="Answered ones too, newest first.")
-@click.option("--limit", type=click.IntRange(min=1, max=500), default=50, show_default=True)
+@click.option("--limit", type=click.IntRange(min=1, max=500), default=50, show_default=True,
+              help="At most this many approvals.")
 @data_command
 def approvals(everything: bool, limit: int) -> int:
     """What waits for your yes: runs' calls of tools that need approval, and proposed changes."""
