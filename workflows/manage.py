@@ -65,6 +65,8 @@ class RegisterSkill:
             if saved.previous is not None:
                 await _sync(saved.previous, previous=skill)
             return RegistrationResult(ok=False, notes=notes, errors=[_schedule_error(e)])
+        if saved.previous is not None and saved.previous.enabled and not skill.enabled:
+            await _deny_waiting(skill.id, "skill paused")  # an update with enabled: false is a pause too
         return RegistrationResult(ok=True, skill=skill, notes=notes, next_fire=synced.next_fire)
 
 

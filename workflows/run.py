@@ -276,7 +276,7 @@ class SkillRun:
         if approval.decided_by == TIMEOUT:
             # Not as the skill's notice (skill_id None): the completion notices' throttle is not touched.
             await _tell(None, f"⏳ {run.skill_name}: {denial_text(approval)} Approval {approval.id} "
-                                      f"was waiting for you: {approval.summary}")
+                              f"was waiting for you: {approval.summary}")
         return approval
 
     def _approval_wait(self, start: RunStart) -> float:

@@ -135,6 +135,15 @@ async def test_pausing_the_skill_denies_what_waits(engine: Engine) -> None:
     with pytest.raises(SkillsError, match="already answered: denied"):
         await engine.skills.approve(approval.id)
 
+    # An update with enabled: false pauses too (memory_update_skill's way), and denies what waits.
+    await engine.skills.resume("send report")
+    await engine.skills.run("send report", wait=False)
+    [again] = await waiting(engine)
+    await engine.skills.update("send report", {"enabled": False})
+    await eventually(lambda: _decided(engine, again.id), timeout=30)
+    assert (await engine.skills.approval(again.id)).decided_by == "skill paused"
+    assert engine.outbox() == []
+
 
 async def test_an_agent_told_of_a_denial_goes_on(client: Client, settings: Settings, llm: ScriptedLLM) -> None:
     llm.script("default", [
@@ -354,3 +363,7 @@ async def test_a_chat_reply_that_proposes_changes_carries_their_buttons() -> Non
             await api.aclose()
     assert reply["text"] == "Shall I create it?"
     assert [b["callback_data"] for b in reply["reply_markup"]["inline_keyboard"][0]] == ["approve:9", "deny:9"]
+
+
+async def _decided(engine: Engine, approval_id: int) -> bool:
+    return not (await engine.skills.approval(approval_id)).pending
