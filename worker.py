@@ -21,6 +21,7 @@ from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.agent import AgentActivities
+from activities.approvals import ApprovalActivities
 from activities.chat import ChatActivities, ToolRouter
 from activities.events import EventActivities
 from activities.failures import RedactingInterceptor
@@ -117,6 +118,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
         schedules,
         StoreActivities(store, settings.backoff, settings.run_limits),
         RunActivities(store, settings, hub.call, metrics),
+        ApprovalActivities(store, hub.prepare),
         calls,
         SkillFileActivities(store, client, settings, hub.tool_names, await_connects=hub.waited_for_connects),
         AgentActivities(store, settings, tools.catalog, tools.send, settle=hub.settle, toolsets=toolsets),

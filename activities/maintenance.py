@@ -115,8 +115,10 @@ class MaintenanceActivities:
         found: list[StuckSkill] = []
         stuck = 0
         for run in self.store.running_runs(started_before=now):
-            if run.trigger != "schedule" or run.scheduled_at is None:
-                continue  # a manual or event run does not hold the schedule back
+            if run.trigger != "schedule" or run.scheduled_at is None or run.status == "waiting":
+                # A manual or event run does not hold the schedule back; a run waiting for the owner's
+                # approval does, but it is not stuck: it waits for an answer the owner was asked for.
+                continue
             try:
                 skill = self.store.get_skill(run.skill_id)
             except SkillNotFoundError:

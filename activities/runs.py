@@ -25,6 +25,7 @@ from config.settings import Settings
 from skills.budget import DAY
 from skills.calendar import without_skipped
 from skills.catalog import ToolResult
+from skills.deadline import approval_seconds
 from skills.errors import SkillNotFoundError
 from skills.fires import MAX_ACCOUNTED, PreviousFire, account_gap
 from skills.messages import BeginRun, NotifyInput, RunOutcome, RunStart
@@ -79,6 +80,7 @@ class RunActivities:
                         llm_timeout_seconds=self.settings.llm_timeout.total_seconds(),
                         run_token_cap=self.settings.run_token_cap,
                         malformed_call_limit=self.settings.malformed_call_limit,
+                        approval_timeout_seconds=approval_seconds(skill, self.settings.run_limits),
                         **self._file_parts(skill))
 
     def _file_parts(self, skill: Skill) -> dict[str, Any]:

@@ -275,7 +275,7 @@ class ScheduleActivities:
                 raise application_error(NamespaceSetupError(
                     f"Temporal namespace '{self.client.namespace}' lacks the engine's search attributes "
                     f"({e.message}): run `skills setup` against it (on Temporal Cloud, add "
-                    f"{', '.join(f'{name}=Keyword' for name in SEARCH_ATTRIBUTES)} in the UI or with tcld; "
+                    f"{', '.join(f'{name}={kind}' for name, kind in SEARCH_ATTRIBUTES.items())} in the UI or with tcld; "
                     "see docs/deploy.md)")) from e
             raise
 

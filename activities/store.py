@@ -46,6 +46,9 @@ from skills.messages import RunOutcome, RunsQuery, SkillFilter, SkillRef
 from skills.models import BUDGET, ENDED, FAILURES, FIRED, RunRecord, Skill, SkillSpec
 from skills.naming import schedule_id_for
 
+OPEN = ("running", "waiting")
+"""The statuses of a run not recorded as ended yet."""
+
 
 class ScheduledSkill(NamedTuple):
     """An enabled skill with a schedule, as the overdue reckoning reads it (``Store.scheduled_skills_with_last_fire``)."""
@@ -294,13 +297,13 @@ class Store:
             session.execute(update(SkillRow).where(SkillRow.id == run.skill_id)  # type: ignore[arg-type]
                             .values(consecutive_failures=SkillRow.consecutive_failures))
             row = session.get(RunRow, run.run_id)
-            if if_running and (row is None or row.status != "running"):
+            if if_running and (row is None or row.status not in OPEN):
                 session.rollback()
                 return None
             # A retried record (its first attempt committed, its answer lost) must not count twice. A record
             # that changes a closed run's status is no retry: a run recorded a success whose workflow then
             # failed in its own code is recorded again as an error, and that failure counts.
-            repeated = (row is not None and row.status != "running" and row.finished_at is not None
+            repeated = (row is not None and row.status not in OPEN and row.finished_at is not None
                         and row.status == run.status)
             row = row or RunRow(run_id=run.run_id)
             for key, value in run.model_dump(mode="python").items():
@@ -309,7 +312,7 @@ class Store:
             skill = session.get(SkillRow, run.skill_id)
             disabled = retired = None
             if skill is not None and not repeated:
-                if run.status not in ("running", "missed"):
+                if run.status not in (*OPEN, "missed"):
                     skill.last_run_at = run.finished_at or run.started_at
                     skill.last_run_status, skill.last_run_summary = run.status, run.summary
                 if run.status == "success":
@@ -466,9 +469,10 @@ class Store:
             return [_skill_model(row) for row in session.exec(query).all()]
 
     def running_runs(self, started_before: datetime, limit: int = 500) -> list[RunRecord]:
-        """Runs still open (``running``) that started before ``started_before``, oldest first."""
+        """Runs still open (``running``, or ``waiting`` for an approval) that started before
+        ``started_before``, oldest first."""
         with self.session() as session:
-            query = (select(RunRow).where(RunRow.status == "running",
+            query = (select(RunRow).where(RunRow.status.in_(OPEN),  # type: ignore[attr-defined]
                                           RunRow.started_at < started_before)  # type: ignore[operator]
                      .order_by(RunRow.started_at).limit(limit))  # type: ignore[arg-type]
             return [_run_model(r) for r in session.exec(query)]
@@ -597,6 +601,14 @@ class Store:
             ).rowcount
             session.commit()
         return self.get_approval(approval_id), bool(changed)
+
+    def set_run_waiting(self, run_id: str, waiting: bool) -> None:
+        """Show an open run as ``waiting`` for an approval, or ``running`` again; a closed run is left alone."""
+        before, after = ("running", "waiting") if waiting else ("waiting", "running")
+        with self.session() as session:
+            session.execute(update(RunRow).where(RunRow.run_id == run_id, RunRow.status == before)  # type: ignore[arg-type]
+                            .values(status=after))
+            session.commit()
 
     def record_approval_outcome(self, approval_id: int, outcome: str) -> None:
         """What came of an answered approval (the call's result, the change's answer)."""

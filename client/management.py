@@ -30,6 +30,7 @@ from skills.calendar import MAX_UPCOMING, forecast, next_skipped
 from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
 from skills.fields import parse_bool
 from skills.limits import (
+    APPROVAL_TIMEOUT_MINUTES,
     IN_HOURS,
     IN_MINUTES,
     INTERVAL_MINUTES,
@@ -186,6 +187,8 @@ SKILL_PROPERTIES: dict[str, Any] = {
                 "id": {"type": "string", "description": "A step id, e.g. 'step1'."},
                 "toolName": {"type": "string", "description": "Exact name from get_tool_catalog."},
                 "parameters": {"type": "object", "description": "The tool's arguments."},
+                "approval": {"type": "boolean", "description": "true: this call waits for the owner's "
+                                                               "approval at each run (default false)."},
             },
             "required": ["toolName"],
             "additionalProperties": True,
@@ -194,6 +197,13 @@ SKILL_PROPERTIES: dict[str, Any] = {
     "required_tools": {"type": "array", "items": {"type": "string"},
                        "description": "Agent tier: every tool the run may call, exact names from "
                                       "get_tool_catalog. Direct tier: may be left out (taken from the plan)."},
+    "approval_required_tools": {
+        "type": "array", "items": {"type": "string"},
+        "description": "Tools (among the skill's) whose every call waits for the owner's approval, e.g. a send "
+                       "or a payment. Only when the user asks for confirmation before such calls."},
+    "approval_timeout_minutes": {**APPROVAL_TIMEOUT_MINUTES.schema(),
+                                 "description": "Minutes a call waits for the answer before it is denied "
+                                                "(default: the engine's setting)."},
     "max_steps": {**MAX_STEPS.schema(),
                   "description": "Agent tier: at most this many reasoning steps (default 10)."},
     "notify_on_completion": {"type": "boolean", "description": "Send the run's summary to the user "
@@ -261,6 +271,16 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "id": {"type": "string", "description": "The event's id, for dedupe: the same id again within the "
                                                 "window starts nothing. Leave out for a one-off event."},
     }, ["event"]),
+    "list_approvals": _schema({
+        "all": {"type": "boolean", "description": "Answered ones too (default: only those waiting)."},
+    }),
+    "approve": _schema({"approval_id": {"type": "integer", "minimum": 1,
+                                        "description": "The approval's id, from list_approvals."}},
+                       ["approval_id"]),
+    "deny": _schema({"approval_id": {"type": "integer", "minimum": 1,
+                                     "description": "The approval's id, from list_approvals."},
+                     "reason": {"type": "string", "description": "Why, in a few words (the run is told)."}},
+                    ["approval_id"]),
 }
 
 
@@ -335,6 +355,24 @@ class ManagementTools:
         result = await self.skills.emit(name, data, None if event_id is None else str(event_id))
         return _answer(result.message, {"ok": True, **result.model_dump(mode="json")})
 
+    async def list_approvals(self, fields: dict[str, Any]) -> CallToolResult:
+        everything = _optional_bool(fields.get("all"), "all")
+        found = await self.skills.approvals(status=None if everything else "pending")
+        text = f"{len(found)} approval{'s' * (len(found) != 1)}" + (":" if found else " waiting.")
+        lines = [text, *(f"- {a.id} ({a.status}, asked {_iso(a.requested_at)}, expires {_iso(a.expires_at)}): "
+                         f"{a.summary}" for a in found)]
+        return _answer("\n".join(lines), {"count": len(found),
+                                          "approvals": [a.model_dump(mode="json") for a in found]})
+
+    async def approve(self, fields: dict[str, Any]) -> CallToolResult:
+        said = await self.skills.approve(_approval_id(fields), by="mcp")
+        return _answer(str(said), {"ok": True, "result": str(said)})
+
+    async def deny(self, fields: dict[str, Any]) -> CallToolResult:
+        reason = fields.get("reason")
+        said = await self.skills.deny(_approval_id(fields), str(reason) if reason is not None else "", by="mcp")
+        return _answer(str(said), {"ok": True, "result": str(said)})
+
     async def memory_delete_skill(self, fields: dict[str, Any]) -> CallToolResult:
         skill = await self.skills.delete(_required_ref(fields, "memory_delete_skill"), _agent(fields))
         schedule = " and its schedule" if skill.schedule_id else ""
@@ -365,6 +403,23 @@ TOOLS: dict[str, tuple[str, str, ToolAnnotations]] = {
                    ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                                    open_world_hint=False)),
 }
+
+OWNER_TOOLS: dict[str, tuple[str, str, ToolAnnotations]] = {
+    "list_approvals": ("List approvals", "What waits for the owner's yes: runs' calls of tools that need "
+                       "approval, and proposed changes, each with its id, what it would do and when it expires.",
+                       ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)),
+    "approve": ("Approve", "Approve one waiting call or change by its id (from list_approvals): the call is made "
+                "once. Only when the owner says so.",
+                ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+                                open_world_hint=True)),
+    "deny": ("Deny", "Deny one waiting call or change by its id: it is not made (an Agent run is told the reason "
+             "and goes on; a Direct run ends as denied).",
+             ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                             open_world_hint=False)),
+}
+"""The owner's answers, served by ``skills mcp`` to the owner's own MCP client. Not in ``TOOLS``: the
+engine's chat never offers them to its model (text the model read must not answer for the owner), and a
+skill's run may not have them (``skills.naming.MANAGEMENT_TOOLS``)."""
 
 
 
@@ -425,6 +480,16 @@ def _required_ref(fields: dict[str, Any], tool: str) -> str:
     if ref is None or str(ref).strip() == "":
         raise SkillValidationError.single("skill_id", f"required: the id or the name of the skill ({tool})")
     return str(ref)
+
+
+def _approval_id(fields: dict[str, Any]) -> int:
+    value = _first(fields, ("approval_id", "approvalId", "id"))
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit() and len(value.strip()) < 19:
+        value = int(value.strip())
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 < value < 2**63:
+        raise SkillValidationError.single("approval_id", "required: the approval's id, a whole number from "
+                                                         "list_approvals")
+    return value
 
 
 def _agent(fields: dict[str, Any]) -> str | None:

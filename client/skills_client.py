@@ -29,17 +29,24 @@ from typing import Any, TypeVar
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
-from temporalio.client import ActivityFailureError, Client, WorkflowFailureError, WorkflowHandle
+from temporalio.client import (
+    ActivityFailureError,
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+)
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.converter import PayloadCodec
 from temporalio.envconfig import ClientConfig
 from temporalio.exceptions import ApplicationError, TimeoutError, WorkflowAlreadyStartedError
 from temporalio.runtime import Runtime
-from temporalio.service import PayloadLimitsConfig
+from temporalio.service import PayloadLimitsConfig, RPCError
 
 from client import schedules
 from client.codec import codec_from_environ, data_converter
 from config.logs import sdk_telemetry
+from skills.approvals import PENDING, Approval, ApprovalDecision, ApprovalsQuery, ApprovalStatus
 from skills.calendar import MAX_UPCOMING, Forecast, forecast
 from skills.catalog import CatalogRequest, ToolCatalog
 from skills.deadline import RunLimits, run_timeout
@@ -75,10 +82,19 @@ from skills.messages import (
     SkillRunInput,
 )
 from skills.models import BY_USER, RunRecord, Skill
-from skills.naming import run_summary, schedule_id_for, search_attributes, slug
+from skills.naming import (
+    APPROVAL_SIGNAL,
+    SKILL_APPROVAL,
+    run_summary,
+    schedule_id_for,
+    search_attributes,
+    slug,
+)
 
 DEFAULT_ADDRESS = "localhost:7233"
 READ_TIMEOUT = timedelta(seconds=30)
+MAX_REASON = 1000
+"""Characters of a denial's reason: it travels in the signal and is shown to the model and the owner."""
 CHANGE_TIMEOUT = timedelta(minutes=2)
 BULK_BATCH = 200
 BULK_BATCH_BYTES = 1024 * 1024
@@ -378,6 +394,60 @@ class SkillsClient:
     async def overdue(self, limit: int = 100) -> OverdueSkills:
         """The skills with a scheduled fire that has no run or recorded skip past the worker's ``overdue_after``."""
         return await self._read("find_overdue_skills", OverdueQuery(limit=limit), OverdueSkills)
+
+    # --- approvals ----------------------------------------------------------------------------
+
+    async def approvals(self, status: ApprovalStatus | None = PENDING, skill: str | int | None = None,
+                        limit: int = 50) -> list[Approval]:
+        """What waits for the owner's answer (``status=None``: answered ones too), newest first."""
+        skill_id = (await self.get(skill)).id if skill is not None else None
+        return await self._read("list_approvals", ApprovalsQuery(status=status, skill_id=skill_id, limit=limit),
+                                list[Approval])
+
+    async def approval(self, approval_id: int) -> Approval:
+        return await self._read("get_approval", approval_id, Approval)
+
+    async def approve(self, approval_id: int, by: str = "client") -> Any:
+        """Approve: the waiting run makes its call, once (or the proposed change is made)."""
+        return await self._answer(ApprovalDecision(approval_id=approval_id, approve=True, by=by))
+
+    async def deny(self, approval_id: int, reason: str = "", by: str = "client") -> Any:
+        """Deny: the call is not made (an Agent run is told and goes on; a Direct run ends ``denied``)."""
+        return await self._answer(ApprovalDecision(approval_id=approval_id, approve=False, by=by,
+                                                   reason=reason[:MAX_REASON]))
+
+    async def _answer(self, decision: ApprovalDecision) -> Any:
+        """A run's call: the answer is a signal to the run's workflow, found through Temporal's visibility
+        (``SkillApproval``), so it is kept, durably, even while no worker runs; the run records it. A
+        proposed change: ``client.proposals`` makes it. Returns a sentence saying what was done (for a
+        change, what ``decide_change`` returns)."""
+        verb = "approved" if decision.approve else "denied"
+        async for found in self.client.list_workflows(f"{SKILL_APPROVAL.name}={decision.approval_id}", limit=1):
+            handle = self.client.get_workflow_handle(found.id)
+            # The list lags behind the run; the run's own description does not.
+            described = await handle.describe()
+            if (described.status == WorkflowExecutionStatus.RUNNING
+                    and described.typed_search_attributes.get(SKILL_APPROVAL) == decision.approval_id):
+                await handle.signal(APPROVAL_SIGNAL, decision)
+                return (f"approval {decision.approval_id} {verb}: sent to its run ({found.id}), which acts on the "
+                        "first answer it gets")
+        approval = await self.approval(decision.approval_id)
+        if not approval.pending:
+            raise SkillsError(f"approval {approval.id} was already answered: {approval.status}"
+                              f"{f' by {approval.decided_by}' if approval.decided_by else ''}")
+        if approval.kind == "change":
+            from client import proposals  # the chat's proposed changes (their own module)
+
+            return await proposals.decide_change(self, approval, decision)
+        if not approval.workflow_id:
+            raise SkillsError(f"approval {approval.id} names no run to answer")
+        try:
+            await self.client.get_workflow_handle(approval.workflow_id).signal(APPROVAL_SIGNAL, decision)
+        except RPCError as e:
+            raise SkillsError(f"approval {approval.id}: its run ({approval.workflow_id}) no longer waits: "
+                              f"{e.message}") from e
+        return (f"approval {approval.id} {verb}: sent to its run ({approval.workflow_id}), which acts on the first "
+                "answer it gets")
 
     async def catalog(self, refresh: bool = False) -> ToolCatalog:
         """The worker's live tool catalog (with ``refresh``: re-read the config, list tools again)."""

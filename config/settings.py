@@ -177,6 +177,11 @@ class Settings(BaseSettings):
     @classmethod
     def _overdue_seconds(cls, value: object) -> object:
         return cls._seconds_from_text(value)
+    approval_timeout: timedelta = Field(default=timedelta(hours=24), ge=timedelta(seconds=1),
+                                        le=timedelta(days=7))
+    """How long a call that needs the owner's approval waits for the answer before it is denied (and the
+    owner told), for a skill that sets no ``approval_timeout_minutes`` (seconds in the environment). A
+    week at most: no run outlives one (``skills.deadline``)."""
 
     notifier_tool: str = "outbox_send_message"
     """The tool that carries notifications; it is called with ``{"message": ...}``."""
@@ -416,7 +421,7 @@ class Settings(BaseSettings):
 
     @field_validator("catchup_window", "tool_call_timeout", "tool_catalog_ttl", "notify_interval", "llm_timeout",
                      "maintenance_interval", "skill_sync_interval", "event_dedupe_window", "script_timeout",
-                     "chat_proposal_ttl", mode="before")
+                     "chat_proposal_ttl", "approval_timeout", mode="before")
     @classmethod
     def _seconds_from_text(cls, value: object) -> object:
         # pydantic reads "90" as seconds but not "90.5"; the environment gives text either way.
@@ -459,7 +464,8 @@ class Settings(BaseSettings):
         """The per-call limits a run's execution timeout is derived from (``skills.deadline``)."""
         return RunLimits(tool_seconds=self.tool_call_timeout.total_seconds(),
                          script_seconds=self.script_timeout.total_seconds(),
-                         llm_seconds=self.llm_timeout.total_seconds())
+                         llm_seconds=self.llm_timeout.total_seconds(),
+                         approval_seconds=self.approval_timeout.total_seconds())
 
     @property
     def store_url(self) -> str:

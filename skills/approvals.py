@@ -16,6 +16,7 @@ activity boundaries.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any, Literal
 
@@ -79,3 +80,71 @@ class ApprovalDecision(BaseModel):
     approve: bool
     reason: str = ""
     by: str = ""
+
+
+# --- what crosses the run's workflow and its activities -------------------------------------
+
+
+class ApprovalAsk(BaseModel):
+    """A run asks to make a call that needs approval (the ``ask_approval`` activity)."""
+
+    request_key: str
+    """``<run id>:<step id>`` (Direct) or ``<run id>:turn-<n>:<call id>`` (Agent): the same on every
+    replay and retry, and across a run's continue-as-new (the run id is the first one's)."""
+    skill_id: int
+    skill_name: str = ""
+    run_id: str
+    workflow_id: str
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    """A Direct step's arguments, placeholders filled (the activity puts them through the pipeline)."""
+    conversation_id: str | None = None
+    message_seq: int | None = None
+    call_id: str | None = None
+    """An Agent call, by reference: its arguments are read from the stored conversation."""
+    requested_at: datetime
+    timeout_seconds: float
+
+
+class ApprovalAnswer(BaseModel):
+    """The run records the answer it got (the ``answer_approval`` activity)."""
+
+    decision: ApprovalDecision
+    run_id: str
+    now: datetime
+    conversation_id: str | None = None
+    call_id: str | None = None
+    """An Agent call: a denial is stored as the call's result, so the model reads it and goes on."""
+
+
+class ApprovalOutcome(BaseModel):
+    approval_id: int
+    outcome: str
+
+
+class ApprovalsQuery(BaseModel):
+    """Which approvals to list (``list_approvals``): pending ones by default, newest first."""
+
+    status: ApprovalStatus | None = PENDING
+    skill_id: int | None = None
+    kind: ApprovalKind | None = None
+    limit: int = Field(default=50, ge=1, le=500)
+
+
+TIMEOUT = "timeout"
+"""``decided_by`` of a call nobody answered in time."""
+
+
+def describe_call(tool: str, arguments: dict[str, Any], limit: int = 1500) -> str:
+    """The call as the owner reads it before answering: the tool and its arguments as they would be sent."""
+    text = json.dumps(arguments, ensure_ascii=False, sort_keys=True, default=str)
+    if len(text) > limit:
+        text = text[:limit] + f"… ({len(text) - limit} more characters)"
+    return f"{tool}({text})"
+
+
+def denial_text(approval: Approval) -> str:
+    """What a denied call tells the Agent tier's model (its result) and a Direct run's summary."""
+    who = "no answer in time" if approval.decided_by == TIMEOUT else f"denied by {approval.decided_by or 'the owner'}"
+    reason = f": {approval.reason}" if approval.reason else ""
+    return f"The owner did not approve this call of {approval.tool} ({who}{reason}); it was not made."

@@ -10,6 +10,8 @@ every attempt and the waits between them, plus a margin:
       + pre-flight checks x tool call
       + Direct: each plan step's call (a tool call, or a script run for ``run_script``)
         Agent:  start_agent + open_toolsets + max_steps x (LLM turn + max(tool call, script run))
+      + approvals: each call that may wait for the owner (a Direct step, one per Agent turn) x
+        (its approval timeout + 3 store calls: record, answer, outcome)
       + 2 x schedule call      (retire a one-shot, pause for failures)
       + notification
 
@@ -70,6 +72,8 @@ class RunLimits:
     tool_seconds: float = 60.0
     script_seconds: float = 60.0
     llm_seconds: float = 120.0
+    approval_seconds: float = 24 * 3600.0
+    """The engine's approval timeout, for a skill that sets none."""
 
 
 def worst_case(start_to_close: timedelta | float, policy: RetryPolicy) -> float:
@@ -100,6 +104,22 @@ def run_timeout(skill: Skill, limits: RunLimits) -> timedelta:
         # A turn that fails over is tried again on the next model, which the run keeps: each fallback
         # costs at most one more turn's worth, once per run.
         seconds += len(skill.fallback_models) * llm
+    seconds += approval_waits(skill) * (approval_seconds(skill, limits) + 3 * worst_case(STORE_TIMEOUT, STORE_RETRY))
     if not math.isfinite(seconds) or seconds >= RUN_TIMEOUT_CAP.total_seconds():
         return RUN_TIMEOUT_CAP
     return timedelta(seconds=math.ceil(seconds))
+
+
+def approval_seconds(skill: Skill, limits: RunLimits) -> float:
+    """How long one of ``skill``'s calls waits for the owner's answer."""
+    minutes = skill.approval_timeout_minutes
+    return minutes * 60.0 if minutes else limits.approval_seconds
+
+
+def approval_waits(skill: Skill) -> int:
+    """The waits for approval a run may make: each Direct step that needs it; an Agent run, one per turn
+    (more in one turn share what the deadline leaves, see ``workflows.run``)."""
+    if skill.execution_plan:
+        needed = set(skill.approval_required_tools)
+        return sum(1 for step in skill.execution_plan if step.approval or step.tool_name in needed)
+    return max(0, skill.max_steps) if skill.approval_required_tools else 0

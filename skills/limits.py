@@ -133,8 +133,12 @@ JITTER_SECONDS = Bound(
     "each fire is delayed by a random time up to this, so skills that share a minute do not all start in it; "
     "an hour at most, beyond which the fire no longer keeps its hour")
 
+APPROVAL_TIMEOUT_MINUTES = Bound(
+    "approval_timeout_minutes", 1, 7 * 24 * 60,
+    "how long a call waits for the owner's answer: a run may not outlive a week (skills.deadline), waits included")
+
 BOUNDS = (MAX_STEPS, NOTIFY_INTERVAL_MINUTES, INTERVAL_MINUTES, IN_MINUTES, IN_HOURS, PRIORITY,
-          TOOLSET_TIMEOUT_SECONDS, TIMEOUT_MINUTES, MAX_RUNS, JITTER_SECONDS)
+          TOOLSET_TIMEOUT_SECONDS, TIMEOUT_MINUTES, MAX_RUNS, JITTER_SECONDS, APPROVAL_TIMEOUT_MINUTES)
 """Every numeric field a user gives, in the order docs/skills.md lists them."""
 
 MAX_NUMBER_TEXT = 40

@@ -246,6 +246,8 @@ class RunStart(BaseModel):
     """The global minimum between completion notifications (a skill's notify_interval_minutes: 0)."""
     notifier_tool: str = "outbox_send_message"
     """The tool notices go through: a run that called it messaged the user itself (skills.notify)."""
+    approval_timeout_seconds: float = 24 * 3600.0
+    """How long a call waits for the owner's approval (the skill's, else the engine's setting)."""
     llm_timeout_seconds: float = 120.0
     run_token_cap: int = 50_000
     malformed_call_limit: int = 3
@@ -283,6 +285,8 @@ class AgentLoopState(BaseModel):
     (``skills.errors.FALLBACK_FAILURES``); the loop moves to the next one and stays there."""
     answered_by: str | None = None
     """The model of the last turn that answered (recorded on the run)."""
+    approval_tools: list[str] = Field(default_factory=list)
+    """Tools whose every call waits for the owner's approval (the skill's ``approval_required_tools``)."""
 
 
 FINAL_EXCERPT = 2000

@@ -18,7 +18,9 @@ from skills.preflight import PreflightCheck
 
 TriggerType = Literal["cron", "event", "manual"]
 Tier = Literal["direct", "agent"]
-RunStatus = Literal["running", "success", "error", "skipped", "missed"]
+RunStatus = Literal["running", "success", "error", "skipped", "missed", "waiting", "denied"]
+"""``waiting``: for the owner's approval of a call (``skills.approvals``); ``denied``: a Direct step's call
+was denied (or not answered in time), so the run ended without it: not a failure for the backoff."""
 RunTrigger = Literal["schedule", "manual", "event", "hook"]
 """What started a run: its schedule, a person (``skills run``), an event (``skills emit``), or a call of
 its hook (``POST /hooks/<skill>``)."""
@@ -56,6 +58,8 @@ class PlanStep(BaseModel):
     id: str
     tool_name: str = Field(alias="toolName")
     parameters: dict[str, Any] = Field(default_factory=dict)
+    approval: bool = Field(default=False, exclude_if=lambda approval: not approval)
+    """The call waits for the owner's approval (as for a tool in ``approval_required_tools``)."""
 
 
 class TriggerConfig(BaseModel):

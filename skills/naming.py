@@ -16,9 +16,19 @@ from skills.models import SkillSpec
 SKILL_NAME = SearchAttributeKey.for_keyword("SkillName")
 SKILL_AGENT = SearchAttributeKey.for_keyword("SkillAgent")
 SKILL_TIER = SearchAttributeKey.for_keyword("SkillTier")
+SKILL_WAITING = SearchAttributeKey.for_bool("SkillWaiting")
+"""True while a run waits for the owner's approval (``temporal workflow list --query "SkillWaiting=true"``)."""
 
-SEARCH_ATTRIBUTES = {key.name: "Keyword" for key in (SKILL_NAME, SKILL_AGENT, SKILL_TIER)}
+SKILL_APPROVAL = SearchAttributeKey.for_int("SkillApproval")
+"""The id of the approval a run waits for: an answer finds its run through Temporal alone, so it is
+sent (and kept, durably) even while no worker runs."""
+
+SEARCH_ATTRIBUTES = {**{key.name: "Keyword" for key in (SKILL_NAME, SKILL_AGENT, SKILL_TIER)},
+                     SKILL_WAITING.name: "Bool", SKILL_APPROVAL.name: "Int"}
 """Custom search attributes the engine needs registered on the namespace (name -> type)."""
+
+APPROVAL_SIGNAL = "approval_answer"
+"""The signal that carries the owner's answer (``skills.approvals.ApprovalDecision``) to a waiting run."""
 
 TRUST_WORKFLOW = "TrustSkill"
 """The one workflow that records (or forgets) the owner's trust in a SKILL.md skill's executable parts."""
@@ -31,7 +41,7 @@ WORKFLOW_TYPES = frozenset({"RegisterSkill", "RegisterSkills", "ChangeSkill", "S
 """The engine's workflow types: the only ones whose activities may act (activities.guard)."""
 
 CLIENT_READS = frozenset({"get_skill", "list_skills", "list_runs", "get_tool_catalog", "refresh_tool_catalog",
-                          "get_server_states", "trust_states",
+                          "get_server_states", "trust_states", "list_approvals", "get_approval",
                           "run_history", "find_overdue_skills"})  # issue 22: `skills runs`, `skills doctor`
 """The activities a client (the CLI, ``skills mcp``, the Telegram adapter) starts on its own, outside any
 workflow: they read, and act on nothing a payload names."""
@@ -44,7 +54,8 @@ SCHEDULED_START_TIME = SearchAttributeKey.for_datetime("TemporalScheduledStartTi
 MAX_SLUG = 48
 
 MANAGEMENT_TOOLS = frozenset({"memory_store_skill", "memory_update_skill", "memory_list_skills", "memory_get_skill",
-                              "memory_delete_skill", "emit_event", "memory_next_fires"})
+                              "memory_delete_skill", "emit_event", "memory_next_fires",
+                              "list_approvals", "approve", "deny"})
 """The tools that change skills or start runs (``client.management``): the owner's chat and the clients
 have them, a skill's run never (refused in required_tools, not offered, not called)."""
 

@@ -41,6 +41,7 @@ from skills.fields import (
     within_limit,
 )
 from skills.limits import (
+    APPROVAL_TIMEOUT_MINUTES,
     IN_HOURS,
     IN_MINUTES,
     INTERVAL_MINUTES,
@@ -88,6 +89,9 @@ FIELD_ALIASES = {
     "notifyOnCompletion": "notify_on_completion",
     "notify": "notify_on_completion",
     "notifyIntervalMinutes": "notify_interval_minutes",
+    "approvalRequiredTools": "approval_required_tools",
+    "approval_tools": "approval_required_tools",
+    "approvalTimeoutMinutes": "approval_timeout_minutes",
     "prompt": "instructions",
     "pre_flight": "preflight",
     "preFlight": "preflight",
@@ -214,12 +218,15 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
     trigger = _normalize_trigger(data, ctx, notes, problems)
     plan, plan_positions = _normalize_plan(within_limit(data, "execution_plan", MAX_PLAN_BYTES, problems), problems)
     tools = string_list(data.get("required_tools"), "required_tools", problems)
+    approval_tools = string_list(data.get("approval_required_tools"), "approval_required_tools", problems)
     preflight, preflight_positions = _normalize_preflight(data.get("preflight"), problems)
 
     if plan:
         tools = union(tools, [s.tool_name for s in plan])
         verdict = analyse_plan(plan)
         if not verdict.direct:
+            # A step's own approval outlives its plan: the Agent tier asks for every call of its tool.
+            approval_tools = union(approval_tools, [s.tool_name for s in plan if s.approval])
             # The safety net: a placeholder only reasoning can fill would be sent literally
             # by the Direct tier, so an LLM works through the plan's intent instead.
             notes.append(f"execution_plan converted to Agent tier: {verdict.reason} "
@@ -263,6 +270,9 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
         ),
         "preflight": preflight,
         "model": model_name(data.get("model"), "model", problems),
+        "approval_required_tools": approval_tools,
+        "approval_timeout_minutes": integer(data.get("approval_timeout_minutes"), "approval_timeout_minutes", None,
+                                            problems, bound=APPROVAL_TIMEOUT_MINUTES),
     }
     fields["fallback_models"] = fallback_models(data.get("fallback_models"), fields["model"], notes, problems)
     check_models(fields, bool(plan), ctx.llm_models, notes, problems)
@@ -270,6 +280,11 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
     fields.update(_skip_days(data, skips_given, fields["trigger_type"], notes, problems))
     if fields["skip_holidays"] or fields["business_days_only"]:
         fields["trigger_config"] = _skip_zone(fields["trigger_config"], ctx, notes)
+    for tool in approval_tools:
+        if tool not in tools:
+            # An approval for a call the skill never makes would promise a safeguard that never acts.
+            problems.add("approval_required_tools", f"'{tool}' is not one of the skill's tools (required_tools "
+                                                    "or the plan's toolName): list it there too, or drop it here")
     if "agent_id" not in data:
         notes.append(f"agent_id defaulted to '{ctx.default_agent_id}'")
     if fields["agent_id"] in ctx.reserved_agents:
@@ -714,7 +729,8 @@ def _normalize_plan(value: Any, problems: Problems) -> tuple[list[PlanStep] | No
         positions.append(i)
         steps.append(
             PlanStep(id=str(step_id) if step_id not in (None, "") else f"step{i + 1}", tool_name=tool.strip(),
-                     parameters=dict(params))
+                     parameters=dict(params), approval=boolean(raw.get("approval"), f"{where}.approval", False,
+                                                                problems))
         )
     ids = [s.id for s in steps]
     for dup in sorted({i for i in ids if ids.count(i) > 1}):

@@ -10,6 +10,7 @@
     skills emit NAME [--data JSON] [--id ID]   run every skill subscribed to the event NAME
     skills list | runs [REF] | outbox
     skills doctor                   the schedules against the store; exits 1 on a problem
+    skills approvals [--all] | approve ID | deny ID [--reason TEXT]   what waits for your yes
     skills chat "message" [--session S]   talk to the assistant (it schedules skills for you)
     skills catalog [--refresh]      the worker's tools, by MCP server, with each server's state
     skills validate|match|prompt|show|sync   SKILL.md files (see docs/skill-files.md)
@@ -48,6 +49,7 @@ from starter.output import fields, shorten, table, when
 
 if TYPE_CHECKING:
     from client import SkillsClient
+    from skills.approvals import Approval
     from skills.messages import ChatReply
     from skills.models import RunRecord, Skill
 
@@ -203,10 +205,12 @@ def get(ref: str, agent: str | None) -> int:
         skill = await skills.get(ref, agent)
         next_fire = await skills.next_fire(skill)
         skipped = _skipped_days(skill)
+        waiting = await skills.approvals(skill=skill.id)
         data = {**skill.model_dump(mode="json", by_alias=True), "tier": skill.tier,
                 "next_fire": next_fire.isoformat() if next_fire else None,
-                "skipped_days": [{"date": day.isoformat(), "why": why} for day, why in skipped]}
-        answer(data, lambda: _describe(skill, next_fire, skipped))
+                "skipped_days": [{"date": day.isoformat(), "why": why} for day, why in skipped],
+                "waiting_for_approval": [a.model_dump(mode="json") for a in waiting]}
+        answer(data, lambda: _describe(skill, next_fire, skipped, waiting))
 
     return with_client(work)
 
@@ -437,6 +441,52 @@ def _history(history: Any) -> None:
 
 
 @cli.command()
+@click.option("--all", "everything", is_flag=True, help="Answered ones too, newest first.")
+@click.option("--limit", type=click.IntRange(min=1, max=500), default=50, show_default=True,
+              help="At most this many approvals.")
+@data_command
+def approvals(everything: bool, limit: int) -> int:
+    """What waits for your yes: runs' calls of tools that need approval, and proposed changes."""
+
+    async def work(skills: SkillsClient) -> None:
+        found = await skills.approvals(status=None if everything else "pending", limit=limit)
+        answer(found, lambda: table(
+            ["ID", "KIND", "SKILL", "STATUS", "ASKED", "EXPIRES", "WHAT"],
+            [[a.id, a.kind, a.skill_name, a.status + (f" ({a.decided_by})" if a.decided_by else ""),
+              when(a.requested_at), when(a.expires_at), a.summary] for a in found],
+            cut={"SKILL": 30, "WHAT": 80}))
+
+    return with_client(work)
+
+
+@cli.command()
+@click.argument("approval_id", metavar="ID", type=click.IntRange(min=1))
+@data_command
+def approve(approval_id: int) -> int:
+    """Approve: the waiting call is made, once (or the proposed change is made)."""
+
+    async def work(skills: SkillsClient) -> None:
+        said = await skills.approve(approval_id, by="cli")
+        answer({"ok": True, "approval_id": approval_id, "result": str(said)}, lambda: print(said))
+
+    return with_client(work)
+
+
+@cli.command()
+@click.argument("approval_id", metavar="ID", type=click.IntRange(min=1))
+@click.option("--reason", default="", help="Why (the run's model reads it; the run's record keeps it).")
+@data_command
+def deny(approval_id: int, reason: str) -> int:
+    """Deny: the call is not made (an Agent run is told and goes on; a Direct run ends as denied)."""
+
+    async def work(skills: SkillsClient) -> None:
+        said = await skills.deny(approval_id, reason, by="cli")
+        answer({"ok": True, "approval_id": approval_id, "result": str(said)}, lambda: print(said))
+
+    return with_client(work)
+
+
+@cli.command()
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True,
               help="At most this many messages.")
 @click.option("--chat", metavar="ID", help="Only the messages to this chat id.")
@@ -520,13 +570,16 @@ def _skips(skill: Skill, skipped: list[tuple[Any, str]]) -> list[tuple[str, Any]
     return [("skips", " and ".join(rules)), ("skipped next", days or "-")]
 
 
-def _describe(skill: Skill, next_fire: datetime | None, skipped: list[tuple[Any, str]] | None = None) -> None:
+def _describe(skill: Skill, next_fire: datetime | None, skipped: list[tuple[Any, str]] | None = None,
+              waiting: list[Approval] | None = None) -> None:
     rows: list[tuple[str, Any]] = [
         ("id", skill.id), ("agent", skill.agent_id), ("name", skill.name), ("description", skill.description),
         ("tier", skill.tier), ("state", _state(skill)), ("trigger", _trigger(skill)),
         ("schedule", skill.schedule_id or "-"), ("next fire", when(next_fire)), *_skips(skill, skipped or []),
         ("required tools", ", ".join(skill.required_tools) or "-"), ("max steps", skill.max_steps),
         *_shape(skill), ("notify", _notify(skill)), ("failures", _failures(skill)),
+        ("approval", _approval(skill)),
+        *[("waiting", f"for approval {a.id}: {shorten(a.summary, 120)}") for a in waiting or []],
         ("last run", _last_run(skill)), ("created", when(skill.created_at)), ("updated", when(skill.updated_at)),
     ]
     rows[11:11] = _model_and_hook(skill)  # after "max steps"
@@ -566,6 +619,16 @@ def _notify(skill: Skill) -> str:
             "(the default, SKILLS_NOTIFY_INTERVAL); failures always")
 
 
+def _approval(skill: Skill) -> str:
+    steps = [step.id for step in skill.execution_plan or [] if step.approval]
+    if not skill.approval_required_tools and not steps:
+        return "none needed"
+    asked = ", ".join([*skill.approval_required_tools, *(f"step {s}" for s in steps)])
+    timeout = (_minutes(skill.approval_timeout_minutes) if skill.approval_timeout_minutes
+               else f"{_minutes(current().settings().approval_timeout / timedelta(minutes=1))} (SKILLS_APPROVAL_TIMEOUT)")
+    return f"{asked}; unanswered in {timeout}: denied"
+
+
 def _minutes(minutes: float) -> str:
     if minutes >= 60 and minutes % 60 == 0:
         hours = int(minutes // 60)
@@ -578,11 +641,15 @@ def _minutes(minutes: float) -> str:
 def _runs_table(found: list[RunRecord]) -> None:
     table(
         ["STARTED", "SKILL", "TRIGGER", "STATUS", "TIER", "TOOLS", "TOKENS", "MODEL", "SUMMARY"],
-        [[when(r.started_at), r.skill_name, r.trigger, r.status, r.tier, len(r.tool_calls),
+        [[when(r.started_at), r.skill_name, r.trigger, STATUS_TEXT.get(r.status, r.status), r.tier, len(r.tool_calls),
           r.prompt_tokens + r.completion_tokens, r.model or "-", r.summary] for r in found],
         cut={"SKILL": 40, "TRIGGER": 20, "MODEL": 30, "SUMMARY": 60},
-        styles={"STATUS": {"success": "green", "error": "red", "skipped": "yellow", "missed": "yellow"}},
+        styles={"STATUS": {"success": "green", "error": "red", "skipped": "yellow", "missed": "yellow",
+                           "denied": "yellow", STATUS_TEXT["waiting"]: "cyan"}},
     )
+
+
+STATUS_TEXT = {"waiting": "waiting for approval"}
 
 
 def _trigger(skill: Skill) -> str:

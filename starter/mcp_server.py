@@ -37,7 +37,7 @@ import click
 from pydantic import ConfigDict
 
 from client import SkillsClient
-from client.management import INSTRUCTIONS, SCHEMAS, TOOLS, Handler, ManagementTools, answering
+from client.management import INSTRUCTIONS, OWNER_TOOLS, SCHEMAS, TOOLS, Handler, ManagementTools, answering
 from skills.errors import TemporalUnavailableError, UsageError
 from starter import exit_process
 from starter.command import (
@@ -72,7 +72,7 @@ def build_server(skills: SkillsClient, *, token: str | None = None) -> MCPServer
         "skills",
         title="Skills engine",
         instructions=INSTRUCTIONS,
-        tools=[_tool(name, answering(name, getattr(tools, name))) for name in TOOLS],
+        tools=[_tool(name, answering(name, getattr(tools, name))) for name in [*TOOLS, *OWNER_TOOLS]],
         log_level="WARNING",
         **_bearer_auth(token),
     )
@@ -94,7 +94,7 @@ def _tool(name: str, handler: Handler) -> Tool:
         def model_dump_one_level(self) -> dict[str, Any]:
             return {"fields": dict(self.model_extra or {})}
 
-    title, description, annotations = TOOLS[name]
+    title, description, annotations = TOOLS[name] if name in TOOLS else OWNER_TOOLS[name]
     return Tool(fn=handler, name=name, title=title, description=description, parameters=SCHEMAS[name],
                 fn_metadata=FuncMetadata(arg_model=Arguments), is_async=True, annotations=annotations)
 

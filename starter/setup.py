@@ -19,7 +19,8 @@ from client import connect
 from config.settings import Settings
 from skills.naming import SEARCH_ATTRIBUTES
 
-KINDS = {"Keyword": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD}
+KINDS = {"Keyword": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD, "Bool": IndexedValueType.INDEXED_VALUE_TYPE_BOOL,
+         "Int": IndexedValueType.INDEXED_VALUE_TYPE_INT}
 
 
 async def ensure_search_attributes(client: Client) -> list[str]:

@@ -24,6 +24,12 @@ only once answered. An adapter killed mid-message gets that message again when i
 starts; the chat turn is keyed by the update's id, so the assistant does not act twice,
 and the reply is sent again.
 
+Approvals (docs/approvals.md): every few seconds the adapter lists what waits for the owner's yes
+(a run's call of a tool that needs approval) and posts each new one to the allowed chats, showing the
+call, with Approve and Deny buttons; a chat reply whose turn proposed changes carries them too. A press
+counts only from an allowed user in an allowed chat (the same rule as a message); anyone else's is
+answered "not allowed" and changes nothing.
+
 Run it next to a worker: ``skills telegram`` or ``python -m starter.telegram_bot``.
 """
 
@@ -45,6 +51,7 @@ from temporalio.service import RPCError
 
 from client import SkillsClient
 from mcp_servers.telegram import API_BASE_ENV, DEFAULT_API_BASE, TOKEN_ENV, split_message
+from skills.approvals import Approval
 from skills.errors import SkillsError, TemporalUnavailableError
 from skills.messages import ChatReply
 from starter import exit_process
@@ -66,6 +73,8 @@ TYPING_EVERY = 4.0
 """Telegram shows "typing" for 5 seconds after each sendChatAction."""
 RETRY_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 """Waits between attempts when the Bot API cannot be reached or fails."""
+APPROVAL_POLL_SECONDS = 5.0
+"""How often the adapter looks for new approvals to post."""
 HELP = (
     "Hello! Tell me what to do and when, and I schedule it: \"remind me in 5 minutes to drink water\", "
     "\"every morning at 7 send me the weather\", \"what skills do I have?\", \"delete the water reminder\"."
@@ -87,6 +96,14 @@ class FatalTelegramError(TelegramError):
 
 class Chats(Protocol):
     async def chat(self, message: str, session_id: str | None = None, turn_id: str | None = None) -> ChatReply: ...
+
+
+class Answers(Protocol):
+    """The owner's side of approvals (``SkillsClient``): an adapter given one posts them and takes answers."""
+
+    async def approvals(self) -> list[Approval]: ...
+    async def approve(self, approval_id: int, by: str = ...) -> Any: ...
+    async def deny(self, approval_id: int, reason: str = ..., by: str = ...) -> Any: ...
 
 
 class BotApi:
@@ -155,6 +172,29 @@ def reply_text(reply: ChatReply) -> str:
     return "\n".join([reply.reply or "(no answer)", *(f"• {line}" for line in lines)])
 
 
+def approval_text(approval: Approval) -> str:
+    """What the owner reads before pressing a button: what would happen, and until when it waits."""
+    what = "A run wants to call a tool" if approval.kind == "tool_call" else "The assistant proposes a change"
+    return (f"🔐 Approval {approval.id}: {what}.\n{approval.summary}\n"
+            f"Unanswered by {approval.expires_at:%Y-%m-%d %H:%M} UTC: denied.")
+
+
+def buttons(approvals: Iterable[Approval]) -> dict[str, Any]:
+    """An inline keyboard: Approve and Deny for each approval."""
+    return {"inline_keyboard": [[{"text": f"✅ Approve {a.id}", "callback_data": f"approve:{a.id}"},
+                                 {"text": f"❌ Deny {a.id}", "callback_data": f"deny:{a.id}"}] for a in approvals]}
+
+
+def pressed_button(data: Any) -> tuple[bool, int] | None:
+    """``approve:ID`` or ``deny:ID`` as (approve, id); None for anything else."""
+    if not isinstance(data, str) or ":" not in data or len(data) > 64:
+        return None
+    verb, _, number = data.partition(":")
+    if verb not in ("approve", "deny") or not (number.isascii() and number.isdigit()):
+        return None
+    return verb == "approve", int(number)
+
+
 def is_command(text: str, name: str) -> bool:
     """``/name``, or ``/name@botname`` as Telegram writes commands in groups."""
     first = text.strip().split(maxsplit=1)[0] if text.strip() else ""
@@ -172,14 +212,27 @@ class TelegramBot:
         self.poll_seconds = poll_seconds
         self.offset: int | None = None
         """The next update to ask for: everything before it is answered (Telegram forgets it)."""
+        self.answers: Answers | None = chats if hasattr(chats, "approvals") else None  # type: ignore[assignment]
+        self.posted: set[int] = set()
+        """The approvals posted by this adapter (a restarted one posts those still waiting again)."""
 
     async def run(self, stop: asyncio.Event) -> None:
         """Poll and answer until ``stop`` is set; a fatal refusal (bad token, a second poller) raises."""
+        posting = asyncio.create_task(self.post_approvals(stop)) if self.answers is not None else None
+        try:
+            await self._poll(stop)
+        finally:
+            if posting is not None:
+                posting.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await posting
+
+    async def _poll(self, stop: asyncio.Event) -> None:
         failures = 0
         while not stop.is_set():
             try:
                 updates = await _until(stop, self.api.call(
-                    "getUpdates", timeout=self.poll_seconds, allowed_updates=["message"],
+                    "getUpdates", timeout=self.poll_seconds, allowed_updates=["message", "callback_query"],
                     **({"offset": self.offset} if self.offset is not None else {})))
             except FatalTelegramError:
                 raise
@@ -215,8 +268,26 @@ class TelegramBot:
         with contextlib.suppress(ConnectionError, TelegramError):
             await asyncio.wait_for(self.api.call("getUpdates", offset=self.offset, limit=1, timeout=0), 5.0)
 
+    async def post_approvals(self, stop: asyncio.Event) -> None:
+        """Post each new approval to the allowed chats, with its buttons, until ``stop``."""
+        assert self.answers is not None
+        while not stop.is_set():
+            try:
+                for approval in reversed(await self.answers.approvals()):  # oldest first
+                    if approval.id in self.posted or approval.kind != "tool_call":
+                        continue  # a proposed change comes with the chat's reply that proposed it
+                    self.posted.add(approval.id)
+                    for chat in sorted(self.allowed):
+                        await self.send(chat, approval_text(approval), reply_markup=buttons([approval]))
+            except (SkillsError, RPCError) as exc:
+                log.warning("could not list the approvals: %s", exc)
+            await _wait(stop, APPROVAL_POLL_SECONDS)
+
     async def handle(self, update: dict[str, Any]) -> None:
         """Answer one update (never raises for a message the assistant could not handle)."""
+        if isinstance(update.get("callback_query"), dict):
+            await self.pressed(update["callback_query"])
+            return
         message = incoming(update)
         if message is None:
             return
@@ -238,21 +309,54 @@ class TelegramBot:
             try:
                 reply = await self.chats.chat(message.text, session_id=f"telegram-{message.chat_id}",
                                               turn_id=f"bot{self.api.bot_id}-update{message.update_id}")
-                text = reply_text(reply)
+                text, markup = reply_text(reply), buttons(reply.proposals) if reply.proposals else None
             except SkillsError as exc:
                 log.error("chat %s: %s", message.chat_id, exc)
-                text = f"Sorry, I could not handle that: {exc}"
-        await self.send(message.chat_id, text)
+                text, markup = f"Sorry, I could not handle that: {exc}", None
+        await self.send(message.chat_id, text, reply_markup=markup)
+
+    async def pressed(self, query: dict[str, Any]) -> None:
+        """An Approve or Deny button: answered for an allowed user in an allowed chat, refused otherwise."""
+        sender = query.get("from") if isinstance(query.get("from"), dict) else {}
+        message = query.get("message") if isinstance(query.get("message"), dict) else {}
+        chat = message.get("chat") if isinstance(message.get("chat"), dict) else {}
+        user_id = str(sender["id"]) if sender.get("id") is not None else None
+        chat_id = str(chat.get("id"))
+        choice = pressed_button(query.get("data"))
+        if choice is None or self.answers is None or not self.serves(chat_id, user_id):
+            log.warning("ignored a button from user %s in chat %s", user_id or "(none)", chat_id)
+            await self._answer_press(query, "Not allowed.")
+            return
+        approve, approval_id = choice
+        try:
+            said = (await self.answers.approve(approval_id, by=f"telegram:{user_id}") if approve else
+                    await self.answers.deny(approval_id, "denied from Telegram", by=f"telegram:{user_id}"))
+            text = str(said)
+        except SkillsError as exc:
+            text = f"Could not answer approval {approval_id}: {exc}"
+        await self._answer_press(query, text[:200])
+        with contextlib.suppress(ConnectionError, TelegramError):
+            # The buttons go: the message now says what was answered, and a second press has nothing to hit.
+            await self.api.call("editMessageReplyMarkup", chat_id=chat_id, message_id=message.get("message_id"),
+                                reply_markup={"inline_keyboard": []})
+        await self.send(chat_id, text)
+
+    async def _answer_press(self, query: dict[str, Any], text: str) -> None:
+        with contextlib.suppress(ConnectionError, TelegramError):
+            await self.api.call("answerCallbackQuery", callback_query_id=str(query.get("id")), text=text)
 
     def serves(self, chat_id: str, user_id: str | None) -> bool:
         """Whether a message of ``user_id`` in ``chat_id`` is answered: both must be allowed."""
         return chat_id in self.allowed and user_id is not None and user_id in self.users
 
-    async def send(self, chat_id: str, text: str) -> None:
-        """The text in as many messages as Telegram's length limit needs; a refusal is logged, not raised."""
-        for part in split_message(text):
+    async def send(self, chat_id: str, text: str, reply_markup: dict[str, Any] | None = None) -> None:
+        """The text in as many messages as Telegram's length limit needs (buttons under the last); a
+        refusal is logged, not raised."""
+        parts = split_message(text)
+        for i, part in enumerate(parts):
+            markup = {"reply_markup": reply_markup} if reply_markup and i == len(parts) - 1 else {}
             try:
-                await self.api.call("sendMessage", chat_id=chat_id, text=part)
+                await self.api.call("sendMessage", chat_id=chat_id, text=part, **markup)
             except FatalTelegramError:
                 raise
             except (ConnectionError, TelegramError) as exc:

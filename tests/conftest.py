@@ -31,7 +31,7 @@ from temporalio.testing import WorkflowEnvironment
 from client import SkillsClient
 from client.temporal_cli import temporal_binary
 from config.settings import Settings
-from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_TIER
+from skills.naming import SKILL_AGENT, SKILL_APPROVAL, SKILL_NAME, SKILL_TIER, SKILL_WAITING
 from skills.skillmd import BUNDLED_DIR
 from tests.fakes.llm_server import ScriptedLLM, scripted_llm_fixture
 from tests.postgres import PostgresCluster, PostgresUnavailable
@@ -45,7 +45,7 @@ async def env() -> AsyncIterator[WorkflowEnvironment]:
     environment = await WorkflowEnvironment.start_local(
         dev_server_existing_path=temporal_binary(),
         data_converter=pydantic_data_converter,
-        search_attributes=[SKILL_NAME, SKILL_AGENT, SKILL_TIER],
+        search_attributes=[SKILL_NAME, SKILL_AGENT, SKILL_TIER, SKILL_WAITING, SKILL_APPROVAL],
         dev_server_extra_args=["--dynamic-config-value", "system.forceSearchAttributesCacheRefreshOnRead=true"],
     )
     yield environment

@@ -8,14 +8,14 @@ carries only references and counters, so its state fits a continue-as-new.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import NoReturn
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.agent import AgentActivities, AgentToolCall, LlmTurn
+    from activities.agent import AgentActivities, AgentToolCall, LlmTurn, ToolCallRef
     from activities.scripts import AgentScriptCall, ScriptActivities
     from activities.tools import ToolActivities
     from skills.catalog import ToolsetGrant
@@ -47,10 +47,18 @@ async def open_toolsets(grants: list[ToolsetGrant], timeout_seconds: float
     return tools, opened, failures
 
 
+Approve = Callable[[int, int, ToolCallRef], Awaitable[ToolCallRecord | None]]
+"""``approve(step, message_seq, call)`` waits for the owner's answer to a call of a tool in the loop's
+``approval_tools``: None to make the call, or the record of the call not made (its denial, which the
+model reads as the call's result)."""
+
+
 async def agent_loop(state: AgentLoopState, limits: LoopLimits,
-                     carry_over: Callable[[AgentLoopState], NoReturn] | None = None) -> LoopEnd:
+                     carry_over: Callable[[AgentLoopState], NoReturn] | None = None,
+                     approve: Approve | None = None) -> LoopEnd:
     """Run the loop from ``state`` (step 0 for a new conversation); ``carry_over`` continues the
-    workflow as new with the state when Temporal suggests the history is getting long."""
+    workflow as new with the state when Temporal suggests the history is getting long; ``approve``
+    asks the owner before a call that needs it."""
     while state.step < limits.max_steps:
         if carry_over is not None and workflow.info().is_continue_as_new_suggested():
             carry_over(state)
@@ -89,6 +97,11 @@ async def agent_loop(state: AgentLoopState, limits: LoopLimits,
         for index, ref in enumerate(turn.tool_calls, start=1):
             key = "" if ref.name == RUN_SCRIPT else \
                 loop_call_key(state.key_prefix, state.conversation_id, step, turn.message_seq, index)
+            if approve is not None and ref.name in state.approval_tools and ref.name in state.tools:
+                denied = await approve(step, turn.message_seq, ref)
+                if denied is not None:
+                    calls.append(denied)
+                    continue
             # The sandbox: the activity executes nothing outside `allowed`, on every attempt.
             try:
                 if ref.name == RUN_SCRIPT and ref.name in state.tools:

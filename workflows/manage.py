@@ -9,12 +9,14 @@ that runs the workflow, no task-queue round trip); the schedule call is an activ
 from __future__ import annotations
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, TemporalError
 
 with workflow.unsafe.imports_passed_through():
+    from activities.approvals import ApprovalActivities
     from activities.registration import RegistrationActivities
     from activities.schedules import ScheduleActivities
     from activities.store import StoreActivities
+    from skills.approvals import ApprovalDecision, ApprovalsQuery
     from skills.errors import FieldError
     from skills.messages import (
         BulkRegistrationResult,
@@ -32,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
         UndoSave,
     )
     from skills.models import Skill
+    from skills.naming import APPROVAL_SIGNAL
     from workflows.failures import activity_cause
     from workflows.options import BULK_REGISTRATION, FAIL_ON_BUG, SCHEDULE, STORE, STORE_LOCAL
 
@@ -63,6 +66,8 @@ class RegisterSkill:
             if saved.previous is not None:
                 await _sync(saved.previous, previous=skill)
             return RegistrationResult(ok=False, notes=notes, errors=[_schedule_error(e)])
+        if saved.previous is not None and saved.previous.enabled and not skill.enabled:
+            await _deny_waiting(skill.id, "skill paused")  # an update with enabled: false is a pause too
         return RegistrationResult(ok=True, skill=skill, notes=notes, next_fire=synced.next_fire)
 
 
@@ -91,6 +96,7 @@ class ChangeSkill:
             deleted = await workflow.execute_activity_method(RegistrationActivities.delete, request, **STORE)
             if deleted.schedule_id:
                 await workflow.execute_activity_method(ScheduleActivities.delete, deleted.schedule_id, **SCHEDULE)
+            await _deny_waiting(skill.id, "skill deleted")
             return ChangeResult(ok=True, skill=deleted)
 
         if request.action == "hook":
@@ -116,7 +122,24 @@ class ChangeSkill:
                 **STORE,
             )
             return ChangeResult(ok=False, skill=skill, errors=[_schedule_error(e)])
+        if not enable:
+            await _deny_waiting(skill.id, "skill paused")
         return ChangeResult(ok=True, skill=changed)
+
+
+async def _deny_waiting(skill_id: int, why: str) -> None:
+    """A paused or deleted skill makes none of the calls its runs wait to make: each waiting run is told
+    (the signal it waits for; it records the denial and acts on it as on the owner's)."""
+    waiting = await workflow.execute_activity_method(
+        ApprovalActivities.list_approvals, ApprovalsQuery(skill_id=skill_id, kind="tool_call", limit=500), **STORE)
+    for approval in waiting:
+        if not approval.workflow_id:
+            continue
+        try:
+            await workflow.get_external_workflow_handle(approval.workflow_id).signal(
+                APPROVAL_SIGNAL, ApprovalDecision(approval_id=approval.id, approve=False, by=why, reason=why))
+        except TemporalError as e:  # that run has ended: nothing waits there any more
+            workflow.logger.warning("approval %s: run %s not told (%s)", approval.id, approval.workflow_id, e)
 
 
 async def _sync(skill: Skill, *, previous: Skill | None) -> ScheduleSynced:

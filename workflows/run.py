@@ -35,12 +35,23 @@ from temporalio.exceptions import ActivityError, ApplicationError, TemporalError
 with workflow.unsafe.imports_passed_through():
     from temporalio.worker.workflow_sandbox import RestrictedWorkflowAccessError
 
-    from activities.agent import AgentActivities, AgentStart
+    from activities.agent import AgentActivities, AgentStart, ToolCallRef
+    from activities.approvals import ApprovalActivities
     from activities.runs import RunActivities
     from activities.schedules import ScheduleActivities
     from activities.scripts import ScriptActivities, ScriptRun
     from activities.tools import ToolActivities
+    from skills.approvals import (
+        TIMEOUT,
+        Approval,
+        ApprovalAnswer,
+        ApprovalAsk,
+        ApprovalDecision,
+        ApprovalOutcome,
+        denial_text,
+    )
     from skills.catalog import ToolCallInput, ToolCallOutput
+    from skills.deadline import RUN_MARGIN
     from skills.errors import PlanError, SkillRunFailed, WorkflowInputError
     from skills.idempotency import call_key, fire_id, run_prefix, step_place
     from skills.messages import (
@@ -56,7 +67,7 @@ with workflow.unsafe.imports_passed_through():
         SkillRunInput,
     )
     from skills.models import BUDGET, ENDED, FAILURES, RunRecord, Skill, ToolCallRecord
-    from skills.naming import SCHEDULED_START_TIME
+    from skills.naming import APPROVAL_SIGNAL, SCHEDULED_START_TIME, SKILL_APPROVAL, SKILL_WAITING
     from skills.notify import completion_due, completion_message, disabled_message, failure_message, sentence
     from skills.plans import StepOutput, resolve
     from skills.preflight import render_arguments, should_skip
@@ -75,6 +86,12 @@ class SkillRun:
         self._start: RunStart | None = None
         self._run: RunRecord | None = None
         self._key_prefix = ""
+        # The owner's answers by approval id, the first one each (a signal: durable with no worker running).
+        self._answers: dict[int, ApprovalDecision] = {}
+
+    @workflow.signal(name=APPROVAL_SIGNAL)
+    def answer(self, decision: ApprovalDecision) -> None:
+        self._answers.setdefault(decision.approval_id, decision)
 
     @workflow.run
     async def run(self, request: SkillRunInput) -> RunRecord | None:
@@ -200,7 +217,17 @@ class SkillRun:
             except PlanError as e:
                 return run.model_copy(update={"status": "error", "tool_calls": calls,
                                               "summary": f"step {step.id} could not be prepared: {e}"})
+            approval = None
+            if step.approval or step.tool_name in skill.approval_required_tools:
+                approval = await self._approval(start, run, step.id, step.tool_name, arguments=arguments)
+                if approval is not None and approval.status != "approved":
+                    return run.model_copy(update={"status": "denied", "tool_calls": calls,
+                                                  "summary": f"step {step.id}: {denial_text(approval)}"})
             out = await self._call(step.tool_name, arguments, step.id, start, calls)
+            if approval is not None:
+                await workflow.execute_activity_method(
+                    ApprovalActivities.outcome, ApprovalOutcome(approval_id=approval.id, outcome=calls[-1].result),
+                    **STORE)
             if out is None:
                 return _failed(run, calls)
             outputs[step.id] = StepOutput(text=out.text, structured=out.structured)
@@ -223,7 +250,8 @@ class SkillRun:
         )
         loop = AgentLoopState(conversation_id=run.run_id, model=session.model, tools=session.tools,
                               calls=run.tool_calls, script_skills=session.script_skills, toolsets=grants,
-                              key_prefix=self._key_prefix, fallback_models=session.fallback_models)
+                              key_prefix=self._key_prefix, fallback_models=session.fallback_models,
+                              approval_tools=skill.approval_required_tools)
         return await self._agent_loop(skill, run, start, request, loop)
 
     async def _agent_loop(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput,
@@ -236,11 +264,68 @@ class SkillRun:
                             malformed_limit=start.malformed_call_limit, llm_timeout_seconds=start.llm_timeout_seconds,
                             tool_timeout_seconds=start.tool_timeout_seconds,
                             script_timeout_seconds=start.script_timeout_seconds)
-        end = await agent_loop(loop, limits, carry_over)
+        async def approve(step: int, message_seq: int, ref: ToolCallRef) -> ToolCallRecord | None:
+            approval = await self._approval(start, run, f"turn-{step}", ref.name, message_seq=message_seq,
+                                            call_id=ref.id)
+            if approval is None or approval.status == "approved":
+                return None
+            return ToolCallRecord(step_id=f"turn-{step}", tool=ref.name, ok=False, duration_ms=0,
+                                  result=denial_text(approval))
+
+        end = await agent_loop(loop, limits, carry_over, approve)
         return run.model_copy(update={"status": end.status, "summary": end.summary, "tool_calls": end.state.calls,
                                       "prompt_tokens": end.state.prompt_tokens,
                                       "completion_tokens": end.state.completion_tokens,
                                       "model": end.state.answered_by})
+
+    async def _approval(self, start: RunStart, run: RunRecord, step_id: str, tool: str, *,
+                        arguments: dict | None = None, message_seq: int | None = None,
+                        call_id: str | None = None) -> Approval | None:
+        """Record the call, wait for the owner's answer (a signal) or the approval timeout (a timer),
+        and record the answer; the approval comes back decided (None: nothing to approve). While it
+        waits the run shows as ``waiting`` (its row) and ``SkillWaiting=true`` (its workflow)."""
+        agent = call_id is not None
+        ask = ApprovalAsk(
+            request_key=f"{run.run_id}:{step_id}" + (f":{call_id}" if agent else ""), skill_id=run.skill_id,
+            skill_name=run.skill_name, run_id=run.run_id, workflow_id=workflow.info().workflow_id, tool=tool,
+            arguments=arguments or {}, conversation_id=run.run_id if agent else None, message_seq=message_seq,
+            call_id=call_id, requested_at=workflow.now(), timeout_seconds=self._approval_wait(start))
+        approval = await workflow.execute_activity_method(ApprovalActivities.ask, ask, **STORE,
+                                                          summary=f"approval of {tool}")
+        if approval is None or not approval.pending:
+            return approval
+        workflow.upsert_search_attributes([SKILL_WAITING.value_set(True), SKILL_APPROVAL.value_set(approval.id)])
+        wait = (approval.expires_at - workflow.now()).total_seconds()
+        if approval.id not in self._answers and wait > 0:
+            try:
+                await workflow.wait_condition(lambda: approval.id in self._answers, timeout=wait,
+                                              timeout_summary=f"approval {approval.id} times out")
+            except TimeoutError:
+                pass  # the timer won the race: denied, below
+        decision = self._answers.get(approval.id) or ApprovalDecision(
+            approval_id=approval.id, approve=False, by=TIMEOUT,
+            reason=f"no answer within {_minutes(approval.expires_at - approval.requested_at)}")
+        decision = decision.model_copy(update={"reason": decision.reason[:RESULT_EXCERPT]})
+        approval = await workflow.execute_activity_method(
+            ApprovalActivities.answer,
+            ApprovalAnswer(decision=decision, run_id=run.run_id, now=workflow.now(),
+                           conversation_id=ask.conversation_id, call_id=call_id), **STORE)
+        workflow.upsert_search_attributes([SKILL_WAITING.value_set(False), SKILL_APPROVAL.value_unset()])
+        if approval.decided_by == TIMEOUT:
+            # Not as the skill's notice (skill_id None): the completion notices' throttle is not touched.
+            await _tell(None, f"⏳ {run.skill_name}: {denial_text(approval)} Approval {approval.id} "
+                              f"was waiting for you: {approval.summary}",
+                        call_key(self._key_prefix or _key_prefix(run, None), f"approval-{approval.id}", 1))
+        return approval
+
+    def _approval_wait(self, start: RunStart) -> float:
+        """The approval timeout, but never past the run's own deadline (less its margin to close)."""
+        info = workflow.info()
+        wait = start.approval_timeout_seconds
+        if info.execution_timeout is not None:
+            left = info.start_time + info.execution_timeout - RUN_MARGIN - workflow.now()
+            wait = min(wait, max(left.total_seconds(), 1.0))
+        return wait
 
     async def _call(self, tool: str, arguments: dict, step_id: str, start: RunStart,
                     calls: list[ToolCallRecord], label: str = "", *, place: str = "") -> ToolCallOutput | None:
@@ -283,17 +368,19 @@ async def aftermath(skill: Skill, outcome: RunOutcome, message: str | None, key_
             ScheduleActivities.sync,
             ScheduleSync(skill_id=skill.id, previous=PreviousSchedule.of(skill)), **SCHEDULE,
         )
-    if message is None:
-        return
+    if message is not None:
+        await _tell(skill.id, message, call_key(key_prefix or _key_prefix(outcome.run, None), "notify", 1))
+
+
+async def _tell(skill_id: int | None, message: str, idempotency_key: str) -> None:
     try:
         await workflow.execute_activity_method(
-            RunActivities.notify, NotifyInput(skill_id=skill.id, message=message, at=workflow.now(),
-                                              idempotency_key=call_key(key_prefix or _key_prefix(outcome.run, None),
-                                                                       "notify", 1)), **NOTIFY
+            RunActivities.notify, NotifyInput(skill_id=skill_id, message=message, at=workflow.now(),
+                                              idempotency_key=idempotency_key), **NOTIFY
         )
     except ActivityError as e:
         # The run itself is recorded; a notification that cannot be sent must not undo it.
-        workflow.logger.warning("notification for skill %s not sent: %s", skill.id, activity_cause(e))
+        workflow.logger.warning("notification for skill %s not sent: %s", skill_id, activity_cause(e))
 
 
 def run_notice(skill: Skill, outcome: RunOutcome, notify_interval: timedelta, notifier_tool: str) -> str | None:
@@ -322,6 +409,11 @@ def _key_prefix(run: RunRecord, request: SkillRunInput | None) -> str:
         run.trigger, scheduled_at=run.scheduled_at, event_id=event.id if event else None,
         event_time=event.time if event else None,
         workflow_id=run.run_id if run.trigger == "event" and event is None else run.workflow_id))
+
+
+def _minutes(span: timedelta) -> str:
+    minutes = round(span.total_seconds() / 60)
+    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{max(minutes, 1)} min"
 
 
 def _zone(skill: Skill) -> str:

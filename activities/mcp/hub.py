@@ -38,7 +38,7 @@ from activities.mcp.catalog import build_catalog
 from activities.mcp.config import McpConfigSource, McpServerConfig, env_references
 from activities.mcp.session import Launcher, ServerSession, SessionLost, to_result
 from activities.metrics import EngineMetrics
-from skills.arguments import ArgumentRules, prepare_arguments
+from skills.arguments import ArgumentRules, PreparedArguments, prepare_arguments
 from skills.catalog import ServerState, ToolCatalog, ToolInfo, ToolResult
 from skills.errors import McpConfigError, ToolServerError, ToolTimeoutError, UnknownToolError
 
@@ -392,6 +392,13 @@ class ToolHub:
         finally:
             self.metrics.tool_call(owner.name if owner is not None else "unknown", outcome,
                                    (time.monotonic() - started) * 1000)
+
+    async def prepare(self, tool_name: str, arguments: dict[str, Any]) -> PreparedArguments:
+        """The arguments a call of ``tool_name`` would send, put through the pipeline, without calling it
+        (what the owner approves is what goes out). Raises as :meth:`call` does for an unknown tool or
+        arguments the schema refuses."""
+        session, tool = await self._resolve(tool_name)
+        return prepare_arguments(tool_name, arguments, tool.input_schema, self.rules, validator=session.validator(tool))
 
     def _owner_of(self, tool_name: str) -> ServerSession | None:
         found = self._route(tool_name)

@@ -34,6 +34,8 @@ class FakeBotApi:
         """Every sendMessage body, in order."""
         self.actions: list[dict[str, Any]] = []
         """Every sendChatAction body."""
+        self.button_answers: list[dict[str, Any]] = []
+        """Every answerCallbackQuery and editMessageReplyMarkup body, with its ``method``."""
         self.polls: list[dict[str, Any]] = []
         """Every getUpdates body (offsets show what the adapter confirmed)."""
         self.refuse: dict[str, tuple[int, str]] = {}
@@ -76,6 +78,24 @@ class FakeBotApi:
             self._changed.notify_all()
             return update_id
 
+    def press(self, chat_id: int | str, message_id: int, data: str, sender: int | None = None) -> int:
+        """User ``sender`` (the private chat's user by default) presses the inline button ``data`` under
+        message ``message_id`` in ``chat_id``: a ``callback_query`` update; its id."""
+        with self._changed:
+            update_id = self._next_update
+            self._next_update += 1
+            chat = {"id": int(chat_id), "type": "private" if int(chat_id) > 0 else "supergroup"}
+            author = {"id": int(sender if sender is not None else chat_id), "is_bot": False, "first_name": "User"}
+            self.pending.append({"update_id": update_id, "callback_query": {
+                "id": f"cb{update_id}", "from": author, "data": data, "chat_instance": "1",
+                "message": {"message_id": message_id, "date": int(time.time()), "chat": chat}}})
+            self._changed.notify_all()
+            return update_id
+
+    def with_buttons(self, chat_id: int | str) -> list[dict[str, Any]]:
+        """The messages sent to ``chat_id`` with an inline keyboard (each body has its ``message_id``)."""
+        return [m for m in self.sent if str(m["chat_id"]) == str(chat_id) and m.get("reply_markup")]
+
     def replies(self, chat_id: int | str) -> list[str]:
         return [m["text"] for m in self.sent if str(m["chat_id"]) == str(chat_id)]
 
@@ -101,12 +121,15 @@ class FakeBotApi:
             if len(body.get("text") or "") > 4096:
                 return Answer(400, {"ok": False, "error_code": 400, "description": "Bad Request: message is too long"})
             with self._changed:
-                self.sent.append(body)
                 message_id = self._next_message
                 self._next_message += 1
+                self.sent.append({**body, "message_id": message_id})
             return _ok({"message_id": message_id, "chat": {"id": body.get("chat_id")}, "text": body.get("text")})
         if method == "sendChatAction":
             self.actions.append(body)
+            return _ok(True)
+        if method in ("answerCallbackQuery", "editMessageReplyMarkup"):
+            self.button_answers.append({"method": method, **body})
             return _ok(True)
         return Answer(404, {"ok": False, "error_code": 404, "description": "Not Found"})
 

@@ -16,6 +16,9 @@ def _skill(**fields: object) -> Skill:
                                  "created_at": NOW, "updated_at": NOW, **fields})
 
 
+STORE_CALL = worst_case(options.STORE["start_to_close_timeout"], options.STORE["retry_policy"])
+
+
 def _step(tool: str) -> dict[str, object]:
     return {"id": tool, "toolName": tool, "parameters": {}}
 
@@ -43,3 +46,19 @@ def test_the_deadline_grows_with_what_a_run_may_do_and_is_capped() -> None:
     # However large a stored value (the front door bounds them; a row may say anything).
     assert run_timeout(_skill(max_steps=10**18), limits) == RUN_TIMEOUT_CAP
     assert run_timeout(_skill(max_steps=10), RunLimits(llm_seconds=float("inf"))) == RUN_TIMEOUT_CAP
+
+
+def test_a_run_that_may_wait_for_approval_has_the_time_to_wait() -> None:
+    assert STORE_CALL == 927  # record, answer and outcome: three store activities a wait may add
+    limits = RunLimits(approval_seconds=3600)
+    plain = run_timeout(_skill(execution_plan=[_step("t"), _step("u")]), limits)
+    asked = run_timeout(_skill(execution_plan=[_step("t"), _step("u")], approval_required_tools=["u"]), limits)
+    assert asked - plain == timedelta(seconds=3600 + 3 * STORE_CALL)
+    own = run_timeout(_skill(execution_plan=[_step("t"), {**_step("u"), "approval": True}],
+                             approval_timeout_minutes=10), limits)
+    assert own - plain == timedelta(seconds=600 + 3 * STORE_CALL)
+    # The Agent tier may ask at every turn; a week caps it all.
+    agent = run_timeout(_skill(max_steps=10, approval_required_tools=["t"]), limits)
+    assert agent - run_timeout(_skill(max_steps=10), limits) == timedelta(seconds=10 * (3600 + 3 * STORE_CALL))
+    assert run_timeout(_skill(max_steps=100, approval_required_tools=["t"]),
+                       RunLimits(approval_seconds=7 * 86400)) == RUN_TIMEOUT_CAP

@@ -541,3 +541,32 @@ def test_random_inputs_never_crash_and_never_yield_an_invalid_skill(data: dict[s
         assert e.errors and all(err.message for err in e.errors)
         return
     assert_storable(result.spec, ctx)
+
+
+# --- approvals ------------------------------------------------------------------------------
+
+
+def test_approval_fields_are_read_checked_and_kept() -> None:
+    plan = [{"id": "send", "tool": "outbox_send_message", "params": {"message": "hi"}, "approval": "true"}]
+    spec = ok(execution_plan=plan, approvalRequiredTools="outbox_send_message", approvalTimeoutMinutes="90").spec
+    assert spec.approval_required_tools == ["outbox_send_message"] and spec.approval_timeout_minutes == 90
+    assert spec.execution_plan is not None and spec.execution_plan[0].approval
+    # A plan step without approval is stored as before (no `approval: false` in every plan).
+    plain = ok(execution_plan=[{"toolName": "outbox_send_message", "parameters": {"message": "hi"}}]).spec
+    assert plain.execution_plan is not None and "approval" not in plain.execution_plan[0].model_dump()
+
+
+def test_approval_for_a_tool_the_skill_never_calls_is_refused_with_its_field() -> None:
+    problems = refused({"name": "w", "instructions": "x", "required_tools": ["outbox_send_message"],
+                        "approval_required_tools": ["telegram_send_message"], "approval_timeout_minutes": 0,
+                        "execution_plan": [{"toolName": "outbox_send_message", "approval": "maybe"}]})
+    assert "'telegram_send_message' is not one of the skill's tools" in problems["approval_required_tools"]
+    assert problems["approval_timeout_minutes"] == "must be between 1 and 10080 (got 0)"
+    assert "execution_plan[0].approval" in problems
+
+
+def test_a_step_approval_survives_the_safety_net() -> None:
+    plan = [{"id": "send", "toolName": "outbox_send_message", "approval": True,
+             "parameters": {"message": "{{a summary of my day}}"}}]
+    spec = ok(execution_plan=plan).spec
+    assert spec.tier == "agent" and spec.approval_required_tools == ["outbox_send_message"]

@@ -26,7 +26,8 @@ from starter.mcp_server import build_server, run
 from tests.conftest import PYTHON, ROOT, Engine, eventually, free_port, schedule_exists
 
 TOOLS = {"get_tool_catalog", "memory_store_skill", "memory_update_skill", "memory_list_skills",
-         "memory_get_skill", "memory_delete_skill", "emit_event", "memory_next_fires"}
+         "memory_get_skill", "memory_delete_skill", "emit_event", "memory_next_fires",
+         "list_approvals", "approve", "deny"}
 TOKEN = "test-token-7f3a9c"
 
 
