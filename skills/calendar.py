@@ -172,6 +172,9 @@ def upcoming(spec: SkillSpec, *, anchor: datetime, now: datetime, count: int) ->
     These are the times the schedule starts runs at, as long as its skip list is kept renewed
     (Maintenance does): tests/activities/test_calendar_server.py checks them against the server's own."""
     trigger = spec.trigger_config
+    if spec.max_runs is not None:
+        # The schedule ends after max_runs (Temporal's remaining actions): no fire past the last one.
+        count = min(count, max(0, spec.max_runs - getattr(spec, "scheduled_runs", 0)))
     if trigger is None or not spec.is_scheduled or count <= 0:
         return []
     zone = zone_info(trigger.timezone or "UTC")
@@ -182,8 +185,8 @@ def upcoming(spec: SkillSpec, *, anchor: datetime, now: datetime, count: int) ->
     covered: date | None = None
     while fired < count and listed < min(count, MAX_SKIPPED_LISTED):
         times = trigger_next_times(trigger, anchor=anchor, after=after, count=1)
-        if not times:
-            break
+        if not times or (spec.end_at is not None and times[0] > spec.end_at):
+            break  # the schedule ends at end_at (its spec's end_at)
         at = times[0].astimezone(zone)
         day = at.date()
         if covered is None or day > covered:

@@ -22,8 +22,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from skills.approvals import Approval, ApprovalDecision
+from skills.calendar import UpcomingFire, forecast, upcoming
 from skills.models import Skill, SkillSpec
-from skills.triggers import trigger_next_times
 
 CONFIRMED_TOOLS = ("memory_store_skill", "memory_update_skill", "memory_delete_skill", "emit_event")
 """The management tools whose calls a chat may only propose (an update, only when it widens)."""
@@ -129,17 +129,18 @@ def applied_fields(spec: SkillSpec) -> dict[str, Any]:
 # --- what the owner is shown --------------------------------------------------------------------
 
 
-def next_fires(spec: SkillSpec, now: datetime, count: int = NEXT_FIRES) -> list[datetime]:
-    """When the skill would fire next if stored now (an interval counts from now); none if it would not."""
+def next_fires(spec: SkillSpec, now: datetime, count: int = NEXT_FIRES) -> list[UpcomingFire]:
+    """When the skill would fire next if stored now (an interval counts from now), the days its schedule
+    skips marked, by the rules ``skills next`` uses; none if it would not fire."""
     if not spec.enabled or not spec.is_scheduled or spec.trigger_config is None:
         return []
     try:
-        return trigger_next_times(spec.trigger_config, anchor=now, after=now, count=count)
+        return upcoming(spec, anchor=now, now=now, count=count)
     except ValueError:
         return []
 
 
-def describe_spec(spec: SkillSpec, fires: list[datetime], zone_time: Any) -> list[str]:
+def describe_spec(spec: SkillSpec, fires: list[UpcomingFire], zone_time: Any) -> list[str]:
     """The lines a proposal shows of a skill as it would be stored. ``zone_time(moment, zone)`` formats
     a time (skills.messages.zone_time)."""
     zone = spec.trigger_config.timezone if spec.trigger_config else None
@@ -149,7 +150,9 @@ def describe_spec(spec: SkillSpec, fires: list[datetime], zone_time: Any) -> lis
     lines.append(f"when: {spec.trigger_config.describe() if spec.trigger_config else spec.trigger_type}"
                  + ("" if spec.enabled else " (disabled: it will not fire)"))
     if fires:
-        lines.append("next fires: " + ", ".join(_at(moment, zone, zone_time) for moment in fires))
+        lines.append("next fires: " + ", ".join(
+            f"{fire.at:%Y-%m-%d} skipped: {fire.skipped}" if fire.skipped else _at(fire.at, zone, zone_time)
+            for fire in fires))
     if spec.execution_plan:
         lines.append("tier: Direct (fixed tool calls, no LLM), plan:")
         lines += [f"  {step.id}: {step.tool_name} {json.dumps(step.parameters, ensure_ascii=False)}"
@@ -234,14 +237,18 @@ class ChangeDecided(BaseModel):
     problem: str | None = None
 
 
-def change_facts(action: str, skill: Skill | None, next_fire: datetime | None) -> dict[str, Any]:
-    """The key facts of a changed skill, as ``ChatReply.changes`` holds them."""
+def change_facts(action: str, skill: Skill | None, next_fire: datetime | None,
+                 now: datetime | None = None) -> dict[str, Any]:
+    """The key facts of a changed skill, as ``ChatReply.changes`` holds them: with ``now``, a repeating
+    skill's next fires too, skipped days marked (as the answer of a skill stored at once says them)."""
     if skill is None:
         return {"action": action}
     data = skill.model_dump(mode="json")
+    coming = (forecast(skill, now=now, count=5).lines()
+              if now is not None and skill.enabled and skill.is_scheduled and not skill.is_one_shot else [])
     return {"action": action, "id": skill.id, "name": skill.name, "tier": skill.tier,
             "trigger": data.get("trigger_config") or {}, "next_fire": next_fire.isoformat() if next_fire else None,
-            "enabled": skill.enabled, "disabled_reason": skill.disabled_reason}
+            "enabled": skill.enabled, "disabled_reason": skill.disabled_reason, "coming": coming}
 
 
 def answered_text(results: list[ChangeDecided]) -> str:

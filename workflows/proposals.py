@@ -65,7 +65,8 @@ async def _apply(approval: Approval) -> tuple[str, dict[str, Any] | None]:
                     return _refused(registered.errors), None
                 skill, verb = registered.skill, "Stored" if target is None else "Updated"
                 return (f"{verb} skill {skill.id} '{skill.name}' ({skill.tier} tier)",
-                        change_facts("created" if target is None else "updated", skill, registered.next_fire))
+                        change_facts("created" if target is None else "updated", skill, registered.next_fire,
+                                     workflow.now()))
             case "memory_delete_skill":
                 changed = await workflow.execute_child_workflow(
                     "ChangeSkill", ChangeInput(target=SkillRef(ref=str(arguments["skill_id"])), action="delete"),

@@ -69,5 +69,12 @@ def test_applied_fields_store_exactly_the_spec() -> None:
 
 def test_next_fires() -> None:
     now = datetime(2026, 11, 24, 8, 0, tzinfo=UTC)
-    assert [f.hour for f in next_fires(AGENT, now)] == [9, 9, 9]
+    assert [f.at.hour for f in next_fires(AGENT, now)] == [9, 9, 9]
     assert next_fires(AGENT.model_copy(update={"enabled": False}), now) == []
+    # What the owner is shown is what the schedule will do: its skipped days marked, nothing past its end.
+    weekdays = next_fires(AGENT.model_copy(update={"business_days_only": True}), datetime(2026, 11, 27, 8, 0, tzinfo=UTC))
+    assert [(f.at.day, f.skipped) for f in weekdays] == [(27, None), (28, "weekend"), (29, "weekend"), (30, None),
+                                                          (1, None)]
+    assert len(next_fires(AGENT.model_copy(update={"max_runs": 2}), now)) == 2
+    ending = AGENT.model_copy(update={"end_at": datetime(2026, 11, 25, 12, 0, tzinfo=UTC)})
+    assert [f.at.day for f in next_fires(ending, now)] == [24, 25]

@@ -18,28 +18,32 @@ async def test_a_working_days_skill_is_answered_with_its_next_fires(assistant: E
                                     "businessDaysOnly": True, "skipHolidays": "US",
                                     "execution_plan": [{"toolName": "outbox_send_message",
                                                         "parameters": {"message": "Standup!"}}]}),
-        call("memory_next_fires", {"skill_id": "standup", "count": 10}),
-        say("Every working day at 9, not on US holidays."),
+        say("Every working day at 9, not on US holidays: shall I? Reply yes."),
     ])
-    reply = await assistant.skills.chat("Remind me of the standup every working day at 9 New York time, not on holidays")
+    reply = await assistant.skills.chat("Remind me of the standup every working day at 9 New York time, "
+                                        "not on holidays", session_id="standup")
     assert reply.ok, reply.reply
-    [change] = reply.changes
+    # The proposal shows the fires the schedule will make, its skipped days marked, as `skills next` does.
+    [proposal] = reply.proposals
+    [shown] = [line for line in proposal.summary.splitlines() if line.startswith("next fires: ")]
+    fires = shown.removeprefix("next fires: ").split(", ")
+    assert fires and all(re.fullmatch(r"\d{4}-\d\d-\d\d (?:\d\d:\d\d \S+|skipped: .+)", f) for f in fires), fires
+
+    done = await assistant.skills.chat("yes", session_id="standup")
+    [change] = done.changes
     assert len(change["coming"]) >= 5 and all(re.fullmatch(FIRE, line) for line in change["coming"])
-
-    requests = llm.requests_for("chat")
-    stored = requests[1].messages[-1]
-    assert stored["role"] == "tool"
-    assert re.search(rf"Its next fires \(America/New_York\): {FIRE}(?:; {FIRE})+\.", stored["content"])
-    listed = requests[2].messages[-1]
-    assert listed["role"] == "tool" and listed["content"].startswith("Skill 1 'standup', cron '0 9 * * *'")
-    lines = listed["content"].splitlines()[1:]
-    # Ten fires span a weekend at least: the model sees it marked.
-    assert sum(1 for line in lines if "skipped" not in line) == 10 and any("skipped: weekend" in line for line in lines)
-
     skill = await assistant.skills.get("standup")
     assert (skill.skip_holidays, skill.business_days_only) == ("US", True)
-    [line] = reply.change_lines()
+    [line] = done.change_lines()
     if any("skipped" in fire for fire in change["coming"]):
         assert "next fires " in line and "skipped" in line
     else:
         assert "next fire " in line
+
+    # The model asks for more, and sees a weekend marked among ten fires.
+    llm.script("chat", [call("memory_next_fires", {"skill_id": "standup", "count": 10}), say("Listed.")])
+    await assistant.skills.chat("when does it fire?", session_id="standup")
+    listed = llm.requests_for("chat")[-1].messages[-1]
+    assert listed["role"] == "tool" and listed["content"].startswith(f"Skill {skill.id} 'standup', cron '0 9 * * *'")
+    lines = listed["content"].splitlines()[1:]
+    assert sum(1 for line in lines if "skipped" not in line) == 10 and any("skipped: weekend" in line for line in lines)
