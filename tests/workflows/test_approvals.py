@@ -312,7 +312,8 @@ async def test_fires_while_a_run_waits_are_skipped_recorded_and_not_called_stuck
     await waiting(engine)  # the next run waits too; its start recorded the fire skipped behind the first
     runs = await engine.skills.runs("every minute")
     skipped = [r for r in runs if r.status == "skipped"]
-    assert skipped and all(r.summary == "overlap: the previous run was still running" for r in skipped)
+    assert skipped and all(r.summary == "overlap: the previous run was still running" for r in skipped), \
+        [(r.status, r.scheduled_at, r.started_at, r.finished_at, r.summary) for r in runs]
     assert sorted(r.status for r in runs if r.status != "skipped") == ["denied", "waiting"]
 
     await engine.skills.pause("every minute")  # and pausing denies what waits
@@ -361,7 +362,8 @@ async def test_a_chat_reply_that_proposes_changes_carries_their_buttons() -> Non
             stop.set()
             await serving
             await api.aclose()
-    assert reply["text"] == "Shall I create it?"
+    # The model's words, then what is proposed and how to confirm it (ChatReply.change_lines).
+    assert reply["text"].startswith("Shall I create it?\n") and "proposed #9, NOT made" in reply["text"]
     assert [b["callback_data"] for b in reply["reply_markup"]["inline_keyboard"][0]] == ["approve:9", "deny:9"]
 
 

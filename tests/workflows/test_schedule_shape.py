@@ -147,7 +147,9 @@ async def test_a_run_past_its_timeout_ends_as_an_error_counted_and_notified(clie
 
     stored = await engine.skills.get("hasty")
     assert stored.consecutive_failures == 1 and stored.backoff_until is not None
-    notices = [m["message"] for m in engine.outbox() if m["message"].startswith("❌")]
+    # The notice follows the run's record (the run is recorded, then its consequences are seen to).
+    notices = await eventually(lambda: [m["message"] for m in engine.outbox() if m["message"].startswith("❌")],
+                               timeout=30)
     assert len(notices) == 1 and "timed out" in notices[0]
     with pytest.raises(WorkflowFailureError):
         await client.get_workflow_handle(run.workflow_id).result()
