@@ -14,6 +14,10 @@ from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile
 from skills.skillmd.resources import read_body
 
+FILE_FIELDS = (*SHAPE_FIELDS, "skip_holidays", "business_days_only", "approval_required_tools",
+               "approval_timeout_minutes")
+"""Fields a scheduled SKILL.md gives in its ``metadata`` beside ``trigger_config``, passed on as written."""
+
 
 def registration_request(skill: SkillFile, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any] | None:
     """What a registration call would send for this file, or ``None`` if it has no ``trigger_config``.
@@ -43,7 +47,8 @@ def registration_request(skill: SkillFile, limits: Limits = DEFAULT_LIMITS) -> d
         ]
     if metadata.notify_on_completion is not None:
         request["notify_on_completion"] = metadata.notify_on_completion
-    # The schedule's shape, as written: the normalizer checks each (metadata keeps keys it does not type).
+    # The schedule's shape, its skipped days and the calls that need the owner's yes, as written: the
+    # normalizer checks each (metadata keeps keys it does not type).
     extra = metadata.model_extra or {}
-    request |= {key: extra[key] for key in SHAPE_FIELDS if extra.get(key) is not None}
+    request |= {key: extra[key] for key in FILE_FIELDS if extra.get(key) is not None}
     return request

@@ -62,9 +62,14 @@ def test_a_skill_file_subscribes_with_an_event_trigger(tmp_path: Path, write_ski
 
 def test_the_schedule_shape_in_metadata_is_passed_on_as_written(tmp_path: Path, write_skill) -> None:
     write_skill(tmp_path, "hourly", metadata={"trigger_config": {"schedule": "0 * * * *"}, "jitter_seconds": 120,
-                                              "timeout_minutes": 5, "overlap": "buffer_one", "other": 1})
+                                              "timeout_minutes": 5, "overlap": "buffer_one", "other": 1,
+                                              "business_days_only": True, "skip_holidays": "DE-BY",
+                                              "required_tools": ["outbox_send_message"],
+                                              "approval_required_tools": ["outbox_send_message"]})
 
     request = registration_request(discover(user=tmp_path).skills["hourly"])
 
     assert request is not None and "other" not in request
     assert (request["jitter_seconds"], request["timeout_minutes"], request["overlap"]) == (120, 5, "buffer_one")
+    assert (request["business_days_only"], request["skip_holidays"]) == (True, "DE-BY")
+    assert request["approval_required_tools"] == ["outbox_send_message"]
