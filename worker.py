@@ -53,6 +53,7 @@ from service.health import HealthServer, Readiness
 from service.hooks import hook_routes
 from service.telemetry import MetricsEndpoint, Tracing, TracingUnavailable, metrics_address
 from skills.errors import SkillsError
+from skills.naming import SEARCH_ATTRIBUTES
 from workflows.chat import ChatTurn
 from workflows.events import EmitEvent
 from workflows.maintenance import Maintenance
@@ -181,8 +182,27 @@ async def _main(settings: Settings, address: str | None, namespace: str | None, 
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         asyncio.get_running_loop().add_signal_handler(sig, stop.set)
-    await run_worker(settings, await connect(address, namespace, codec=settings_codec(settings)), stop,
-                     metrics_at=metrics_at)
+    client = await connect(address, namespace, codec=settings_codec(settings))
+    await _search_attributes(client)
+    await run_worker(settings, client, stop, metrics_at=metrics_at)
+
+
+async def _search_attributes(client: Client) -> None:
+    """Register the engine's search attributes the namespace lacks (a namespace set up by an older
+    release lacks the newer ones, and a run that sets one it lacks could never finish its workflow task);
+    where the worker may not (Temporal Cloud), say what to do, and serve anyway."""
+    from starter.setup import ensure_search_attributes
+
+    try:
+        added = await ensure_search_attributes(client)
+    except Exception as e:  # no operator rights (Cloud), or an old server: the owner must add them
+        logger.error("could not check or add the engine's search attributes (%s: %s): run `skills setup` "
+                     "against namespace %s, or add %s (docs/deploy.md); until then a run that waits for "
+                     "approval cannot record that it waits", type(e).__name__, e, client.namespace,
+                     ", ".join(f"{name}={kind}" for name, kind in SEARCH_ATTRIBUTES.items()))
+        return
+    if added:
+        logger.info("search attributes added to namespace %s: %s", client.namespace, ", ".join(added))
 
 
 def main(settings: Settings | None = None, address: str | None = None, namespace: str | None = None) -> None:

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
 from temporalio.client import Client
 
 from client import SkillsClient, connect
@@ -132,7 +133,8 @@ def _kill_server_processes(script: str) -> None:
 class DevServer:
     """A Temporal dev server of this test's own, on a db file that outlives its process."""
 
-    def __init__(self, db: Path) -> None:
+    def __init__(self, db: Path, attributes: dict[str, str] = SEARCH_ATTRIBUTES) -> None:
+        self.attributes = attributes
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
@@ -147,7 +149,7 @@ class DevServer:
         command = [temporal_binary(), "server", "start-dev", "--ip", "127.0.0.1", "--port", str(self.port),
                    "--headless", "--db-filename", str(self.db), "--log-level", "error",
                    "--dynamic-config-value", "system.forceSearchAttributesCacheRefreshOnRead=true"]
-        for name, kind in SEARCH_ATTRIBUTES.items():
+        for name, kind in self.attributes.items():
             command += ["--search-attribute", f"{name}={kind}"]
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         return await eventually(self._connect, timeout=60, interval=0.3)
@@ -250,3 +252,22 @@ async def _disabled(skills: SkillsClient, name: str):  # noqa: ANN202
 def _outbox_has(settings: Settings, message: str) -> bool:
     path = settings.outbox_path
     return path.exists() and any(json.loads(line)["message"] == message for line in path.read_text().splitlines())
+
+
+async def test_a_worker_adds_the_search_attributes_a_namespace_set_up_by_an_older_release_lacks(
+        tmp_path: Path, settings: Settings) -> None:
+    """A namespace with only the first release's attributes: a run that waits for approval sets SkillWaiting,
+    which the namespace would refuse for ever; the worker adds what is missing when it starts."""
+    old = {name: kind for name, kind in SEARCH_ATTRIBUTES.items() if name in ("SkillName", "SkillAgent", "SkillTier")}
+    server = DevServer(tmp_path / "temporal.db", attributes=old)
+    client = await server.start()
+    try:
+        with worker_process(settings, server.address):
+            async def registered() -> bool:
+                listed = await client.operator_service.list_search_attributes(
+                    ListSearchAttributesRequest(namespace=client.namespace))
+                return set(SEARCH_ATTRIBUTES) <= set(listed.custom_attributes)
+
+            await eventually(registered, timeout=60)
+    finally:
+        server.kill()
