@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from starter import exit_process, files_cli, install_cli, mcp_server, telegram_bot, tools_cli
+from starter import exit_process
 from starter.command import (
     CONTEXT_SETTINGS,
     OrderedGroup,
@@ -63,7 +63,18 @@ def run(argv: list[str] | None = None) -> int:
     return run_command(cli, argv, "skills")
 
 
-@click.group(cls=OrderedGroup, context_settings=CONTEXT_SETTINGS)
+# The commands of their own modules, in the order `skills --help` lists them (after this module's own).
+LAZY_COMMANDS = {
+    "catalog": "starter.tools_cli:catalog_command",
+    **{name: "starter.files_cli:COMMANDS"
+       for name in ("validate", "match", "prompt", "show", "sync", "trust", "untrust")},
+    **{name: "starter.install_cli:COMMANDS" for name in ("install", "uninstall")},
+    "mcp": "starter.mcp_server:mcp_command",
+    "telegram": "starter.telegram_bot:telegram_command",
+}
+
+
+@click.group(cls=OrderedGroup, context_settings=CONTEXT_SETTINGS, lazy=LAZY_COMMANDS)
 @click.version_option(package_name="skills-engine", prog_name="skills", message="%(prog)s %(version)s",
                       help="Show the version and exit.")
 @data_command
@@ -247,6 +258,8 @@ def next_(ref: str, count: int, agent: str | None) -> int:
 def list_(agent: str | None, file_skills: bool) -> int:
     """Every skill: trigger, state and last run (with --files: every SKILL.md skill, its source and origin)."""
     if file_skills:
+        from starter import install_cli
+
         return install_cli.list_files()
 
     async def work(skills: SkillsClient) -> None:
@@ -521,11 +534,6 @@ def chat(message: tuple[str, ...], session: str | None) -> int:
             raise SkillsError(reply.reply)
 
     return with_client(work)
-
-
-for _command in (tools_cli.catalog_command, *files_cli.COMMANDS, *install_cli.COMMANDS, mcp_server.mcp_command,
-                 telegram_bot.telegram_command):
-    cli.add_command(_command)
 
 
 # --- text ---------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ error (click's) or on settings that cannot be used, 130 on Ctrl-C.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import os
 from collections.abc import Awaitable, Callable, Sequence
@@ -110,10 +111,28 @@ def refuse_json(command: str) -> None:
 
 
 class OrderedGroup(click.Group):
-    """Commands listed in the order they were added (the order of the docs), not alphabetically."""
+    """Commands listed in the order they were added (the order of the docs), not alphabetically.
+
+    ``lazy`` names commands that live in modules of their own (``name -> "module:attribute"``, the
+    attribute a command or a list of them): a module is imported only when one of its commands is
+    run or the commands are listed (``--help``), so ``skills get`` does not import the MCP server,
+    the Telegram adapter and the installer (a second of CPU a command)."""
+
+    def __init__(self, *args: Any, lazy: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(self.commands)
+        return [*self.commands, *(name for name in self.lazy if name not in self.commands)]
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.commands and name in self.lazy:
+            module, _, attribute = self.lazy[name].partition(":")
+            found = getattr(importlib.import_module(module), attribute)
+            for command in found if isinstance(found, list | tuple) else [found]:
+                if command.name == name:
+                    self.add_command(command)
+        return super().get_command(ctx, name)
 
 
 # --- the process ---------------------------------------------------------------------------

@@ -63,8 +63,11 @@ def water(name: str = "drink water", **fields: Any) -> dict[str, Any]:
 def test_every_option_has_help_text() -> None:
     def commands(group: click.Group) -> list[click.Command]:
         found: list[click.Command] = [group]
-        for command in group.commands.values():
-            found += commands(command) if isinstance(command, click.Group) else [command]
+        with click.Context(group) as ctx:
+            for name in group.list_commands(ctx):
+                command = group.get_command(ctx, name)
+                assert command is not None, f"skills {name} is listed but cannot be loaded"
+                found += commands(command) if isinstance(command, click.Group) else [command]
         return found
 
     missing = [f"skills {command.name} {option.opts[0]}" for command in commands(cli)
@@ -285,3 +288,23 @@ async def test_emit_runs_the_subscribers_and_says_which(engine: Engine) -> None:
     assert bad.returncode == 2 and "--data" in bad.stderr and "not valid JSON" in bad.stderr
     refused = await asyncio.to_thread(run_skills, "emit", "guest arrived", *options(engine))
     assert refused.returncode == 1 and "event: 'guest arrived' is not a valid event name" in refused.stderr
+
+
+def test_the_commands_of_their_own_modules_load_only_when_named() -> None:
+    """`skills get` does not import the MCP server, the Telegram adapter or the installer (a second of CPU
+    a command); each command the lazy map names is the one its module defines, and every command of those
+    modules is named."""
+    import subprocess
+    import sys
+
+    from starter import files_cli, install_cli, mcp_server, telegram_bot, tools_cli
+    from starter.cli import LAZY_COMMANDS
+
+    defined = [tools_cli.catalog_command, *files_cli.COMMANDS, *install_cli.COMMANDS, mcp_server.mcp_command,
+               telegram_bot.telegram_command]
+    assert list(LAZY_COMMANDS) == [command.name for command in defined]
+    probe = ("import sys, starter.cli; from click import Context; cli = starter.cli.cli; "
+             "cli.get_command(Context(cli), 'get'); print(sorted(m for m in sys.modules "
+             "if m.split('.')[0] in ('mcp', 'mcp_servers') or m in ('client.install', 'starter.telegram_bot')))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]", loaded
