@@ -298,6 +298,9 @@ async def test_fires_while_a_run_waits_are_skipped_recorded_and_not_called_stuck
     skill = (await engine.skills.register(sender("every minute", schedule="* * * * *"))).skill
     assert skill is not None and skill.schedule_id is not None
     schedule = client.get_schedule_handle(skill.schedule_id)
+    # Trigger well inside a minute: a trigger that meets the minute's own fire is skipped by the overlap
+    # policy in its place, and the run is then that fire, with no fire before it to account for.
+    await eventually(lambda: datetime.now(UTC).second < 40, timeout=30, interval=0.2)
     await trigger_schedule(client, skill.schedule_id)
     [first] = await waiting(engine)
     # The next minute's fire comes while the run waits: the overlap policy (skip) drops it.
@@ -308,6 +311,8 @@ async def test_fires_while_a_run_waits_are_skipped_recorded_and_not_called_stuck
 
     await engine.skills.deny(first.id)
     assert (await finished(engine, "every minute")).status == "denied"
+    # Recorded is not yet ended (its notices follow): a trigger while it runs would be skipped too.
+    await eventually(lambda: _idle(schedule), timeout=30)
     await trigger_schedule(client, skill.schedule_id)
     await waiting(engine)  # the next run waits too; its start recorded the fire skipped behind the first
     runs = await engine.skills.runs("every minute")
@@ -319,6 +324,10 @@ async def test_fires_while_a_run_waits_are_skipped_recorded_and_not_called_stuck
     await engine.skills.pause("every minute")  # and pausing denies what waits
     await eventually(lambda: _no_waiting(engine), timeout=30)
     assert engine.outbox() == []
+
+
+async def _idle(schedule: Any) -> bool:
+    return not (await schedule.describe()).info.running_actions
 
 
 async def _skipped(schedule: Any) -> bool:
