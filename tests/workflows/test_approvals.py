@@ -295,13 +295,12 @@ async def quick_notice(client: Client, settings: Settings) -> AsyncIterator[Engi
 async def test_fires_while_a_run_waits_are_skipped_recorded_and_not_called_stuck(quick_notice: Engine,
                                                                                   client: Client) -> None:
     engine = quick_notice
+    # Register and trigger well inside a minute: had the minute's own fire come first, it would be the
+    # waiting run, the trigger skipped behind it, and no fire before the run to account for.
+    await eventually(lambda: 2 <= datetime.now(UTC).second < 30, timeout=60, interval=0.2)
     skill = (await engine.skills.register(sender("every minute", schedule="* * * * *"))).skill
     assert skill is not None and skill.schedule_id is not None
     schedule = client.get_schedule_handle(skill.schedule_id)
-    # Trigger well inside a minute, clear of its fire on either side: a trigger that meets the minute's own
-    # fire is skipped by the overlap policy in its place, and the run is then that fire, with no fire before
-    # it to account for.
-    await eventually(lambda: 5 <= datetime.now(UTC).second < 40, timeout=30, interval=0.2)
     await trigger_schedule(client, skill.schedule_id)
     [first] = await waiting(engine)
     # The next minute's fire comes while the run waits: the overlap policy (skip) drops it.
