@@ -26,7 +26,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from temporalio.service import RPCError
 
 from client.skills_client import SkillsClient
-from skills.calendar import MAX_UPCOMING, forecast, next_skipped
+from skills.calendar import MAX_UPCOMING, coming_lines, next_skipped
 from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
 from skills.fields import parse_bool
 from skills.limits import (
@@ -593,9 +593,7 @@ def _when(skill: Skill, next_fire: datetime | None) -> str:
 def _coming(skill: Skill, count: int = 5) -> list[str]:
     """The next fires of a repeating skill in its zone, skipped days marked (``memory_next_fires`` has more):
     what the reply to a new skill tells the user, so a wrong schedule is seen before it fires."""
-    if not skill.enabled or not skill.is_scheduled or skill.is_one_shot:
-        return []
-    return forecast(skill, now=datetime.now(UTC), count=count).lines()
+    return coming_lines(skill, now=datetime.now(UTC), count=count)
 
 
 def _skipping(skill: Skill) -> str | None:

@@ -244,6 +244,15 @@ def forecast(skill: Skill, *, now: datetime, count: int) -> Forecast:
                     fires=upcoming(skill, anchor=skill.created_at, now=now, count=count))
 
 
+def coming_lines(skill: Skill, *, now: datetime, count: int = 5) -> list[str]:
+    """The next fires of a skill that repeats, as ``Forecast.lines`` says them, or none: what a reply to a
+    stored or proposed change shows, so a wrong schedule is seen before it fires. A disabled skill, a
+    one-shot and an event skill have no list to show."""
+    if not skill.enabled or not skill.is_scheduled or skill.is_one_shot:
+        return []
+    return forecast(skill, now=now, count=count).lines()
+
+
 def without_skipped(spec: SkillSpec, times: list[datetime]) -> list[datetime]:
     """``times`` (a trigger's fires) less those on days the skill's schedule skips: no fire happens then, so
     none is missed, coalesced or held back (the run records and the stuck count would otherwise say so)."""

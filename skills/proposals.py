@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from skills.approvals import Approval, ApprovalDecision
-from skills.calendar import UpcomingFire, forecast, upcoming
+from skills.calendar import UpcomingFire, coming_lines, upcoming
 from skills.models import Skill, SkillSpec
 
 CONFIRMED_TOOLS = ("memory_store_skill", "memory_update_skill", "memory_delete_skill", "emit_event")
@@ -244,8 +244,7 @@ def change_facts(action: str, skill: Skill | None, next_fire: datetime | None,
     if skill is None:
         return {"action": action}
     data = skill.model_dump(mode="json")
-    coming = (forecast(skill, now=now, count=5).lines()
-              if now is not None and skill.enabled and skill.is_scheduled and not skill.is_one_shot else [])
+    coming = coming_lines(skill, now=now) if now is not None else []
     return {"action": action, "id": skill.id, "name": skill.name, "tier": skill.tier,
             "trigger": data.get("trigger_config") or {}, "next_fire": next_fire.isoformat() if next_fire else None,
             "enabled": skill.enabled, "disabled_reason": skill.disabled_reason, "coming": coming}

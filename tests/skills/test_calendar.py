@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skills.calendar import check_holidays, forecast, next_skipped, skipped_days, upcoming
+from skills.calendar import check_holidays, coming_lines, forecast, next_skipped, skipped_days, upcoming
 from skills.errors import SkillValidationError
 from skills.models import Skill, TriggerConfig
 from skills.normalize import NormalizeContext, normalize
@@ -157,6 +157,14 @@ def test_an_interval_skips_whole_days_of_its_zone() -> None:
     # Every 8 hours from the anchor: 04:00, 12:00 and 20:00 UTC (05:00, 13:00, 21:00 in Berlin).
     assert lines == ["2027-01-01 21:00 Fri", "2027-01-02 skipped: weekend", "2027-01-03 skipped: weekend",
                      "2027-01-04 05:00 Mon", "2027-01-04 13:00 Mon"]
+
+
+def test_a_reply_lists_the_fires_to_come_only_of_a_skill_that_repeats() -> None:
+    daily = skill(TriggerConfig(schedule="0 9 * * *", timezone="America/New_York"), skip_holidays="US")
+    assert coming_lines(daily, now=NOW, count=2) == ["2026-12-20 09:00 Sun", "2026-12-21 09:00 Mon"]
+    assert coming_lines(daily.model_copy(update={"enabled": False}), now=NOW) == []
+    once = skill(TriggerConfig(at=datetime(2026, 12, 24, 9, 0, tzinfo=UTC), timezone="UTC"))
+    assert once.is_one_shot and coming_lines(once, now=NOW) == []
 
 
 def test_skills_get_lists_the_next_skipped_days() -> None:
