@@ -25,7 +25,7 @@ from activities.store import Store
 from config.settings import LLM_SETTINGS, Settings
 from skills.arguments import ArgumentRules
 from skills.catalog import ToolInfo
-from skills.errors import FieldError, SkillNotFoundError, SkillValidationError
+from skills.errors import FieldError, SkillFileError, SkillNotFoundError, SkillValidationError
 from skills.messages import (
     BulkRegistrationResult,
     ChangeInput,
@@ -41,7 +41,7 @@ from skills.messages import (
 )
 from skills.models import BY_USER, MISSING_TOOLS, NO_LLM, Normalized, Skill, SkillSpec
 from skills.normalize import NormalizeContext, normalize
-from skills.skillmd.sync import with_toolset_tools
+from skills.skillmd.sync import file_request, with_toolset_tools
 
 
 class RegistrationActivities:
@@ -80,6 +80,8 @@ class RegistrationActivities:
             if request.target is not None:
                 existing = self.store.find_skill(request.target.ref, request.target.agent_id)
                 existing_id = existing.id
+            if request.from_files:
+                request = self._as_the_file_says(request, existing)
             ctx = _recording(self._with_file_toolsets(self._context(request), request.data), unknown)
             normalized = _without_llm(normalize(request.data, ctx, existing=_spec(existing) if existing else None),
                                       self.settings)
@@ -108,6 +110,26 @@ class RegistrationActivities:
             reserved_agents=self._reserved_agents(request),
             llm_models=self.models,
         )
+
+    def _as_the_file_says(self, request: RegisterInput, existing: Skill | None) -> RegisterInput:
+        """A sync's registration, read from the SKILL.md the worker's folders hold now, never from the payload:
+        any namespace holder can start RegisterSkill and say ``from_files``. Only the name, the target (one of
+        the files agent's skills) and ``enabled: true`` (the sync's re-enable) come from the request."""
+        agent, name = self.settings.file_skills_agent, request.data.get("name")
+        if existing is not None and existing.agent_id != agent:
+            raise SkillValidationError.single("target", f"skill {existing.id} is not the files agent's: the "
+                                              "SKILL.md sync updates only the skills it registered")
+        found = file_skill(self.settings, name) if isinstance(name, str) and name else None
+        if found is None or found.manifest.metadata.trigger_config is None:
+            raise SkillValidationError.single("name", f"no scheduled SKILL.md named {str(name)[:100]!r} in the "
+                                              "worker's skill folders: only the SKILL.md sync registers there")
+        try:
+            data = file_request(found, agent)
+        except SkillFileError as exc:
+            raise SkillValidationError.single("name", str(exc)) from None
+        if request.data.get("enabled") is True:
+            data["enabled"] = True
+        return request.model_copy(update={"data": data})
 
     def _reserved_agents(self, request: RegisterInput) -> frozenset[str]:
         """The files agent, unless the sync asks for a scheduled SKILL.md of the worker's folders: a skill
