@@ -15,12 +15,14 @@ from pathlib import Path
 from temporalio.client import Client
 
 from client.codec import EncryptionCodec, PayloadKeys, with_codec
+from client.files import sync_files
 from client.temporal_cli import temporal_binary
 from config.settings import Settings
 from skills.models import RunRecord
-from tests.conftest import Engine, free_port, write_mcp_config
-from tests.fakes.llm_server import ScriptedLLM, say
+from tests.conftest import Engine, free_port, trust_files, write_mcp_config
+from tests.fakes.llm_server import ScriptedLLM, call, say
 from tests.starter.test_cli import run_skills
+from tests.workflows.test_scripts import NEVER, step, write_skill
 
 FAKES = Path(__file__).resolve().parent.parent / "fakes"
 PRIVATE = "Marguerite's new door code is 4417-CARDAMOM"
@@ -146,3 +148,37 @@ async def test_a_chat_reply_that_echoes_the_llm_key_is_redacted_in_history(
     assert reply.reply == "Your key is ***, keep it safe."
     history = await temporal_show(client, "chat-leaky-t1")
     assert "keep it safe" in history and str(assistant.settings.llm_api_key) not in history
+
+
+LEAK_SCRIPT = 'print("the script found {key} in a log")\n'
+
+
+async def test_an_agent_tools_excerpt_and_a_scripts_output_are_redacted_in_history(
+        client: Client, settings: Settings, tmp_path: Path, llm: ScriptedLLM) -> None:
+    # Each activity that returns outside text has its own result: an Agent tool's excerpt (agent_tool), a
+    # Direct step's script output (run_script) and an Agent's script call (agent_script). A secret in any
+    # of them stays out of history, as in a Direct tool's result.
+    leaked_key = "sk-test-leaked-fedcba9876543210"
+    settings = with_mail(settings, tmp_path, f"your key is {leaked_key} keep it safe").model_copy(update={
+        "llm_api_key": leaked_key, "llm_base_url": llm.base_url, "llm_model": "default", "scripts_enabled": True})
+    script = {"leak.py": LEAK_SCRIPT.format(key=leaked_key)}
+    write_skill(settings.user_skills_dir, "script-step", plan=step("leak.py"), scripts=script, trigger=NEVER)
+    write_skill(settings.user_skills_dir, "script-agent", scripts=script, trigger=NEVER)
+    llm.script("default", [call("gmail_get_new_emails", {}), say("Read it."),
+                           call("run_script", {"script": "leak.py"}), say("Ran it.")])
+    engine = await Engine(settings, client).start()
+    try:
+        await trust_files(engine)
+        await sync_files(engine.skills)
+        await engine.skills.register({"name": "mail agent", "instructions": "Read my new mail",
+                                      "required_tools": ["gmail_get_new_emails"], "notify_on_completion": False})
+        for name, agent in [("mail agent", None), ("script-step", "files"), ("script-agent", "files")]:
+            workflow_id = await engine.skills.run(name, agent, wait=False)
+            assert isinstance(workflow_id, str)
+            run = await client.get_workflow_handle(workflow_id, result_type=RunRecord).result()
+            assert run.status == "success" and run.tool_calls, (name, run)
+            history = await temporal_show(client, workflow_id)
+            assert leaked_key not in history, name
+            assert "***" in history and ("keep it safe" in history or "in a log" in history), name
+    finally:
+        await engine.stop()
