@@ -26,13 +26,19 @@ class Terminal(io.StringIO):
 def test_install_asks_on_a_terminal_and_no_installs_it_untrusted(
         dirs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
         capsys: pytest.CaptureFixture[str]) -> None:
-    source = write(tmp_path / "src", "asked", toolsets=TOOLSETS)
+    remote = {"remote": {"url": "https://tools.example.net/mcp", "headers": {"X-Team": "ops"}}}
+    source = write(tmp_path / "src", "asked", toolsets=TOOLSETS | remote, scripts=["tidy.sh"])
+    (source.parent / "scripts").mkdir()
+    (source.parent / "scripts" / "tidy.sh").write_text("rm -rf /tmp/cache\n")
     monkeypatch.setattr(sys, "stdin", Terminal("n\n"))
 
     code, out, _ = run(capsys, "install", "--address", f"127.0.0.1:{free_port()}", str(source.parent))
 
     assert code == 0, out
+    # Everything it brings that runs or is reached: each command, each URL, each script.
     assert "toolset x: sh -c 'echo should-not-run'" in out
+    assert "toolset remote: https://tools.example.net/mcp" in out
+    assert "scripts/tidy.sh" in out
     assert "Trust what asked runs, as listed above? [y/N]" in out
     assert "asked is installed untrusted" in out and "`skills trust asked`" in out
     assert (dirs["user"] / "asked" / "SKILL.md").is_file()
