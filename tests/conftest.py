@@ -39,6 +39,44 @@ from tests.postgres import PostgresCluster, PostgresUnavailable
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
 
+SLOW_FIRST = (
+    "tests/faults/test_faults.py::test_the_server_killed_and_restarted_on_its_db",
+    "tests/client/test_script_exit.py::test_the_readme_snippet_exits_0_every_time",
+    "tests/faults/test_once.py::test_an_agent_tool_call_retried_after_the_worker_died_stores_its_message_once",
+    "tests/faults/test_faults.py::test_a_worker_killed_mid_call_loses_nothing",
+    "tests/workflows/test_run_ends.py::test_a_skill_whose_fires_are_skipped_behind_a_run_still_going_gets_one_notice",
+    "tests/workflows/test_approvals.py::test_fires_while_a_run_waits_are_skipped_recorded_and_not_called_stuck",
+    "tests/workflows/test_postgres.py::test_three_workers_on_one_store_record_each_fire_once",
+    "tests/service/test_metrics.py::test_metrics_count_what_the_engine_did",
+    "tests/faults/test_once.py::test_a_direct_step_retried_after_the_worker_died_stores_its_message_once",
+    "tests/faults/test_faults.py::test_an_mcp_server_that_dies_fails_runs_into_backoff_then_recovers",
+)
+"""The longest tests, longest first (mostly waiting on a schedule or a restarted process): started at once
+and shared out over the suite's workers, instead of one worker meeting a two-minute test at the end."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist, put the slow tests at the head of each worker's first chunk of tests.
+
+    xdist's ``load`` scheduler hands worker k the k-th run of ``len(items) // workers // 4`` tests
+    first: slow test j goes at the head of run ``j % workers``. Every worker computes the same order
+    (they must collect alike); the other tests keep theirs. Without xdist nothing moves."""
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    name = {id(item): item.nodeid.split("[")[0] for item in items}
+    slow = sorted((item for item in items if name[id(item)] in SLOW_FIRST),
+                  key=lambda item: SLOW_FIRST.index(name[id(item)]))
+    if workers < 2 or not slow:
+        return
+    rest = [item for item in items if name[id(item)] not in SLOW_FIRST]
+    chunk = max(len(items) // workers // 4, 2)
+    ordered: list[pytest.Item] = []
+    for lane in range(workers):
+        mine = slow[lane::workers]
+        ordered += mine
+        ordered += rest[:max(chunk - len(mine), 0)]
+        del rest[:max(chunk - len(mine), 0)]
+    items[:] = ordered + rest
+
 
 @pytest.fixture(scope="session")
 async def env() -> AsyncIterator[WorkflowEnvironment]:

@@ -22,6 +22,7 @@ from config.settings import Settings
 from tests.conftest import PYTHON, ROOT, Engine
 
 RUNS = 20
+LANES = 4
 
 
 def readme_snippet() -> str:
@@ -34,24 +35,31 @@ def readme_snippet() -> str:
 
 async def test_the_readme_snippet_exits_0_every_time(client: Client, settings: Settings, tmp_path: Path) -> None:
     # The snippet uses the default task queue, "skills": this test's worker serves it (on this
-    # test session's own dev server).
+    # test session's own dev server). It runs in LANES at once, each copy registering its own name.
     engine = await Engine(settings.model_copy(update={"task_queue": "skills"}), client).start()
-    script = tmp_path / "water.py"
-    script.write_text(readme_snippet())
+    snippet = readme_snippet()
+    assert snippet.count('"water"') == 1, "the README's skill is no longer named water"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "SKILLS_"))}
     env["TEMPORAL_ADDRESS"] = client.service_client.config.target_host
-    try:
-        for attempt in range(RUNS):
+
+    async def lane(number: int) -> None:
+        name = f"water-{number}"
+        script = tmp_path / f"{name}.py"
+        script.write_text(snippet.replace('"water"', f'"{name}"'))
+        for attempt in range(RUNS // LANES):
             # Not subprocess.run: the worker runs on this event loop and must keep serving.
             process = await asyncio.create_subprocess_exec(
                 PYTHON, str(script), cwd=ROOT, env=env,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-            out, err = await asyncio.wait_for(process.communicate(), timeout=60)
+            out, err = await asyncio.wait_for(process.communicate(), timeout=90)
             stderr = err.decode(errors="replace")
             assert process.returncode == 0 and "Fatal Python error" not in stderr, (
-                f"run {attempt + 1} of {RUNS}: exit {process.returncode}\n{stderr}")
+                f"{name}, run {attempt + 1}: exit {process.returncode}\n{stderr}")
             assert "inferred as 'cron'" in out.decode()  # the registration's notes, printed
-            await engine.skills.delete("water")  # so the next run registers it again
+            await engine.skills.delete(name)  # so the next run registers it again
+
+    try:
+        await asyncio.gather(*(lane(number) for number in range(LANES)))
     finally:
         await engine.stop()
 
