@@ -37,6 +37,7 @@ from client.management import (
 )
 from config.settings import Settings
 from skills.approvals import Approval, ApprovalRequest
+from skills.display import shown, shown_lines
 from skills.errors import SkillNotFoundError, SkillValidationError
 from skills.events import check_event
 from skills.messages import Prepared, RegisterInput, SkillFilter, SkillRef, zone_time
@@ -129,7 +130,7 @@ class Proposals:
             data["enabled"] = True  # disabled for want of an LLM by the registration itself, as it would have been
         lines = [f"Create skill '{spec.name}':", *describe_spec(spec, next_fires(spec, now), zone_time),
                  *(f"note: {note}" for note in normalized.notes)]
-        return None, spec.name, {"data": data}, "\n".join(lines)
+        return None, spec.name, {"data": data}, shown_lines(lines)
 
     def _update(self, fields: dict[str, Any], now: datetime) -> tuple[int, str, dict[str, Any], str] | None:
         ref, agent_id, patch = _update_request(fields)
@@ -144,7 +145,7 @@ class Proposals:
         lines += [line for line in describe_spec(after, next_fires(after, now), zone_time)
                   if line.startswith("next fires")]
         arguments = {"skill_id": existing.id, "patch": applied_fields(after), "base": spec_digest(before)}
-        return existing.id, existing.name, arguments, "\n".join(lines)
+        return existing.id, existing.name, arguments, shown_lines(lines)
 
     def _delete(self, fields: dict[str, Any]) -> tuple[int, str, dict[str, Any], str]:
         skill = self.store.find_skill(_required_ref(fields, "memory_delete_skill"), _agent(fields))
@@ -152,7 +153,7 @@ class Proposals:
         schedule = " and its schedule" if skill.schedule_id else ""
         summary = (f"Delete skill {skill.id} '{skill.name}' (agent {skill.agent_id}, {skill.tier} tier, {when})"
                    f"{schedule}: it will not run again.")
-        return skill.id, skill.name, {"skill_id": skill.id}, summary
+        return skill.id, skill.name, {"skill_id": skill.id}, shown(summary)
 
     def _emit(self, fields: dict[str, Any], call: ChatCall) -> tuple[None, str, dict[str, Any], str]:
         name, data, event_id = _first(fields, EVENT_KEYS), _first(fields, DATA_KEYS), _first(fields, EVENT_ID_KEYS)
@@ -170,7 +171,7 @@ class Proposals:
         runs = ", ".join(f"{s.id} '{s.name}'" for s in subscribers) or "none: no enabled skill is subscribed now"
         summary = (f"Emit event '{name}' (id {event_id}) with data {json.dumps(data, ensure_ascii=False)[:1000]}; "
                    f"each enabled subscriber starts a run: {runs}")
-        return None, name, {"event": name, "data": data, "event_id": event_id}, summary
+        return None, name, {"event": name, "data": data, "event_id": event_id}, shown(summary)
 
     def _normalized(self, request: RegisterInput) -> Prepared:
         prepared = self.prepare(request)

@@ -22,6 +22,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from skills.display import shown
+
 ApprovalKind = Literal["tool_call", "change"]
 ApprovalStatus = Literal["pending", "approved", "denied", "expired"]
 
@@ -140,7 +142,7 @@ def describe_call(tool: str, arguments: dict[str, Any], limit: int = 1500) -> st
     text = json.dumps(arguments, ensure_ascii=False, sort_keys=True, default=str)
     if len(text) > limit:
         text = text[:limit] + f"… ({len(text) - limit} more characters)"
-    return f"{tool}({text})"
+    return shown(f"{tool}({text})")  # JSON escapes the controls; a bidi override it leaves as it is
 
 
 def denial_text(approval: Approval) -> str:

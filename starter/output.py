@@ -21,6 +21,8 @@ from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from skills.display import shown
+
 ELLIPSIS = "…"
 PIPE_WIDTH = 4096
 """The width rich lays out for when stdout is not a terminal: wide enough never to wrap."""
@@ -122,8 +124,9 @@ def fields(rows: Iterable[tuple[str, Any]], *, key_width: int = 15, indent: int 
 
 
 def one_line(text: str) -> str:
-    """Line breaks and runs of blanks as single spaces: one row of a table is one line."""
-    return " ".join(text.split()) if ("\n" in text or "\r" in text or "\t" in text) else text
+    """Line breaks and runs of blanks as single spaces: one row of a table is one line; other characters a
+    terminal would act on are shown as their escapes (``skills.display.shown``)."""
+    return shown(" ".join(text.split()) if ("\n" in text or "\r" in text or "\t" in text) else text)
 
 
 def shorten(text: str, limit: int) -> str:

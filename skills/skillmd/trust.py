@@ -32,6 +32,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from skills.display import shown
 from skills.errors import UntrustedSkillError
 from skills.mcpservers import McpServerConfig
 from skills.skillmd.manifest import SkillFile
@@ -160,19 +161,20 @@ def executable_parts(skill: SkillFile) -> ExecutableParts:
     """Read what ``skill`` runs from its folder now, and pin it."""
     manifest = skill.manifest
     declared, _ = declared_scripts(list(manifest.scripts))
-    toolsets = [_toolset_line(name, server) for name, server in manifest.toolsets.items()]
+    # What the owner reviews is shown, not printed raw: a terminal code in a command could hide it.
+    toolsets = [shown(_toolset_line(name, server)) for name, server in manifest.toolsets.items()]
     scripts = [d.relative_path for d in declared]
     if not toolsets and not scripts:
         return ExecutableParts()
     try:
         files = _pinned_files(skill.folder, manifest.toolsets)
     except (OSError, ValueError) as e:
-        return ExecutableParts(toolsets=toolsets, scripts=scripts, problem=str(e))
+        return ExecutableParts(toolsets=toolsets, scripts=[shown(s) for s in scripts], problem=shown(str(e)))
     # A declared script missing from the folder is pinned as missing: adding it later untrusts the skill.
     for script in scripts:
         files.setdefault(script, b"\0missing")
-    return ExecutableParts(digest=executable_digest(manifest.toolsets, files), toolsets=toolsets, scripts=scripts,
-                           files=sorted(files))
+    return ExecutableParts(digest=executable_digest(manifest.toolsets, files), toolsets=toolsets,
+                           scripts=[shown(s) for s in scripts], files=[shown(f) for f in sorted(files)])
 
 
 def trust_state(skill: SkillFile, trusted_digest: str | None, trusted_at: datetime | None = None, *,

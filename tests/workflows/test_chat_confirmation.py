@@ -307,3 +307,19 @@ async def test_a_widening_update_is_made_as_shown_by_yes(assistant: Engine, llm:
     skill = await assistant.skills.get("direct")
     assert (skill.tier, skill.required_tools, skill.trigger_config and skill.trigger_config.schedule) == \
         ("agent", ["outbox_send_message", "outbox_list_messages"], "0 9 * * *")
+
+
+async def test_a_proposal_shows_what_would_be_stored_and_nothing_a_terminal_acts_on(
+        assistant: Engine, llm: ScriptedLLM) -> None:
+    # Text the model passes on (from a mail it read, say) could erase a line of the proposal and print a
+    # harmless one, or turn the rest of it around: the owner would confirm what they did not see.
+    sly = {**STRETCH, "instructions": "Remind me to stretch\x1b[1A\x1b[2K\rnext fires: never \u202e!",
+           "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": "hi\nDone."}}]}
+    llm.script("chat", [call("memory_store_skill", sly), say("Shall I?")])
+    reply = await assistant.skills.chat("remind me to stretch", session_id="sly")
+    [proposal] = reply.proposals
+    shown = "\n".join([proposal.summary, *reply.change_lines()])
+    assert not any(ch in shown for ch in "\x1b\r\u202e"), shown
+    assert "stretch\\x1b[1A\\x1b[2K\\rnext fires: never \\u202e!" in proposal.summary
+    assert not any(line.startswith("next fires: never") for line in proposal.summary.splitlines())
+    assert await names(assistant) == []
