@@ -30,6 +30,7 @@ import lzma
 import os
 import shutil
 import stat
+import struct
 import subprocess
 import tarfile
 import tempfile
@@ -547,7 +548,8 @@ def _extract_zip(archive: Path, target: Path, limits: InstallLimits) -> None:
 
 
 def _check_zip_index(archive: Path, limits: InstallLimits) -> None:
-    """The entry count and index size from a zip's end record, before ``ZipFile`` reads the whole index."""
+    """The entry count and index size from a zip's end record, then the entries the index holds, before
+    ``ZipFile`` reads the whole index."""
     with archive.open("rb") as raw:
         # zipfile's own reader of the end record (zip64 too); ZipFile() would go on to read every entry.
         end = zipfile._EndRecData(raw)  # type: ignore[attr-defined]  # noqa: SLF001
@@ -561,6 +563,29 @@ def _check_zip_index(archive: Path, limits: InstallLimits) -> None:
     if index_bytes > most:
         raise InstallRefusedError([f"the archive's index is {index_bytes:,} bytes; {entries:,} entries need at most "
                                    f"{describe(most)}"])
+    # ZipFile reads entries until the index's bytes end, whatever the count says: count them as it will.
+    start = end[zipfile._ECD_LOCATION] - index_bytes  # type: ignore[attr-defined]  # noqa: SLF001
+    if end[zipfile._ECD_SIGNATURE] == zipfile.stringEndArchive64:  # type: ignore[attr-defined]  # noqa: SLF001
+        start -= zipfile.sizeEndCentDir64 + zipfile.sizeEndCentDir64Locator  # type: ignore[attr-defined]
+    if _zip_index_entries(archive, start, index_bytes, limits.max_files) > limits.max_files:
+        raise InstallRefusedError([f"the source holds more than {limits.max_files:,} entries, the limit"])
+
+
+def _zip_index_entries(archive: Path, start: int, size: int, most: int) -> int:
+    """The entries in the ``size`` bytes of a zip's index at ``start``, counted up to ``most`` + 1, a header at a
+    time (nothing kept); an index that does not parse is left to ``ZipFile`` to refuse."""
+    header_size, signature = zipfile.sizeCentralDir, zipfile.stringCentralDir  # type: ignore[attr-defined]
+    counted, position = 0, start
+    with archive.open("rb") as raw:
+        while 0 <= position < start + size and counted <= most:
+            raw.seek(position)
+            header = raw.read(header_size)
+            if len(header) < header_size or not header.startswith(signature):
+                break
+            counted += 1
+            name, extra, comment = struct.unpack_from("<3H", header, 28)  # the lengths of what follows
+            position += header_size + name + extra + comment
+    return counted
 
 
 def _export_git(url: str, target: Path, *, path: str | None, ref: str | None, limits: InstallLimits) -> str:

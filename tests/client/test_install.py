@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import struct
 import subprocess
 import tarfile
 import tracemalloc
@@ -400,6 +401,30 @@ def test_a_zip_is_refused_from_its_central_directory_count(tmp_path: Path, folde
 
     assert reasons == ["the source holds 30,000 entries (its index says); the limit is 2,000"]
     assert peak < 4 * MIB, f"peak {peak / MIB:.1f} MiB"  # the index is not read into memory
+
+
+def test_a_zip_whose_end_record_lies_about_its_count_is_refused_from_its_index(
+    tmp_path: Path, folders: dict[str, Path]
+) -> None:
+    # The end record says 1 entry; ZipFile reads every entry the central directory holds, whatever
+    # the count (100,000 here, 78 MiB), so the entries are counted in the index itself, up to the limit.
+    raw = io.BytesIO()
+    with zipfile.ZipFile(raw, "w") as zipped:
+        for i in range(100_000):
+            zipped.writestr(f"{i:x}", b"")
+    data = bytearray(raw.getvalue())
+    del raw
+    end = data.rfind(b"PK\x05\x06")
+    struct.pack_into("<HH", data, end + 8, 1, 1)
+    struct.pack_into("<QQ", data, data.rfind(b"PK\x06\x06") + 24, 1, 1)  # zip64: past 65,535 entries
+    archive = tmp_path / "liar.zip"
+    archive.write_bytes(data)
+    del data
+
+    reasons, peak = refused_with_peak(folders, archive)
+
+    assert reasons == ["the source holds more than 2,000 entries, the limit"]
+    assert peak < 4 * MIB, f"peak {peak / MIB:.1f} MiB"
 
 
 def test_a_header_larger_than_the_limits_is_not_read(tmp_path: Path, folders: dict[str, Path]) -> None:
