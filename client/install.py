@@ -19,7 +19,8 @@ passed:
    taken in the user folder is refused unless ``force``;
 3. each skill folder gets an ``.install.json`` (where it came from) and is renamed into place.
 
-A refusal names every reason (:class:`InstallRefusedError`) and removes the staging folder.
+A refusal names every reason (:class:`InstallRefusedError`), an archive's problems the first ten and then how
+many more, and removes the staging folder.
 """
 
 from __future__ import annotations
