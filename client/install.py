@@ -19,7 +19,8 @@ passed:
    taken in the user folder is refused unless ``force``;
 3. each skill folder gets an ``.install.json`` (where it came from) and is renamed into place.
 
-A refusal names every reason (:class:`InstallRefusedError`) and removes the staging folder.
+A refusal names every reason (:class:`InstallRefusedError`), an archive's problems the first ten and then how
+many more, and removes the staging folder.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import lzma
 import os
 import shutil
 import stat
+import struct
 import subprocess
 import tarfile
 import tempfile
@@ -225,36 +227,62 @@ HEADER_ALLOWANCE = 4 * 1024
 padding): with the limits, this bounds how far into a decompressed archive reading may go."""
 
 
+MAX_REASONS = 10
+"""Problems a refusal names; the rest are counted (``and 1,990 more problems``): a hostile archive can
+have one per entry, and a message of megabytes helps nobody."""
+
+MAX_REASON_CHARS = 300
+"""A reason longer than this (a pax name has no length limit) keeps its start and its end."""
+
+
 @dataclass
 class _Budget:
     """What the source will write, counted entry by entry; :attr:`full` once a total limit is passed,
-    so reading stops there (a count or a size over a total limit is one reason, not one per entry)."""
+    so reading stops there. Every entry read counts, whatever becomes of it (refused, skipped, a
+    folder): otherwise an archive of refused entries would be read to its end."""
 
     limits: InstallLimits
     files: int = 0
     total: int = 0
+    over: str | None = None
+    """The total limit passed, if any: one reason, not one per entry."""
     reasons: list[str] = field(default_factory=list)
-    full: bool = False
+    more: int = 0
+    """Problems past :data:`MAX_REASONS`, counted and not kept."""
+
+    @property
+    def full(self) -> bool:
+        return self.over is not None
+
+    def refuse(self, reason: str) -> None:
+        if len(self.reasons) >= MAX_REASONS:
+            self.more += 1
+        elif len(reason) > MAX_REASON_CHARS:
+            half = MAX_REASON_CHARS // 2
+            self.reasons.append(f"{reason[:half]}…({len(reason) - 2 * half:,} characters)…{reason[-half:]}")
+        else:
+            self.reasons.append(reason)
 
     def entry(self) -> None:
         self.files += 1
         if self.files > self.limits.max_files and not self.full:
-            self.full = True
-            self.reasons.append(f"the source holds more than {self.limits.max_files:,} entries, the limit")
+            self.over = f"the source holds more than {self.limits.max_files:,} entries, the limit"
 
     def add(self, name: str, size: int, *, link: bool = False) -> None:
         """``size`` bytes written at ``name``: a file, or a link installed as a copy of the file it reaches."""
         self.total += size
         if size > self.limits.max_file_bytes:
             what = f"is a link to a file of {size:,} bytes" if link else f"is {size:,} bytes"
-            self.reasons.append(f"{name} {what}; the limit for one file is {describe(self.limits.max_file_bytes)}")
+            self.refuse(f"{name} {what}; the limit for one file is {describe(self.limits.max_file_bytes)}")
         if self.total > self.limits.max_total_bytes and not self.full:
-            self.full = True
-            self.reasons.append(f"the source unpacks to more than {describe(self.limits.max_total_bytes)}, the limit")
+            self.over = f"the source unpacks to more than {describe(self.limits.max_total_bytes)}, the limit"
 
     def refuse_if_any(self) -> None:
-        if self.reasons:
-            raise InstallRefusedError(self.reasons)
+        reasons = ([self.over] if self.over else []) + self.reasons
+        if self.more:
+            reasons.append(f"and {self.more:,} more problems")
+        if reasons:
+            raise InstallRefusedError(reasons)
 
 
 @dataclass
@@ -285,6 +313,7 @@ def _copy_folder(source: Path, target: Path, limits: InstallLimits) -> None:
         if here == root and ".git" in dirnames:
             dirnames.remove(".git")  # a working copy's repository is not part of the skill
         for name in sorted(dirnames) + sorted(filenames):
+            budget.entry()
             if budget.full:
                 break
             full = here / name
@@ -293,23 +322,20 @@ def _copy_folder(source: Path, target: Path, limits: InstallLimits) -> None:
             if stat.S_ISLNK(info.st_mode):
                 real = full.resolve()
                 if not real.is_relative_to(root):
-                    budget.reasons.append(f"{relative} is a link that points outside the skill (to {os.readlink(full)})")
+                    budget.refuse(f"{relative} is a link that points outside the skill (to {os.readlink(full)})")
                 elif real.is_dir():
-                    budget.reasons.append(f"{relative} is a link to a folder; copy the folder instead")
+                    budget.refuse(f"{relative} is a link to a folder; copy the folder instead")
                     dirnames[:] = [d for d in dirnames if d != name]
                 else:
-                    budget.entry()
                     budget.add(relative, real.stat().st_size, link=True)
                     entries.append((relative, real, False))
             elif stat.S_ISDIR(info.st_mode):
-                budget.entry()
                 entries.append((relative, full, True))
             elif stat.S_ISREG(info.st_mode):
-                budget.entry()
                 budget.add(relative, info.st_size)
                 entries.append((relative, full, False))
             else:
-                budget.reasons.append(f"{relative} is {_kind_of(info.st_mode)}, not a file or a folder")
+                budget.refuse(f"{relative} is {_kind_of(info.st_mode)}, not a file or a folder")
         if budget.full:
             break
     budget.refuse_if_any()
@@ -391,6 +417,9 @@ def _extract_tar(archive: Path, target: Path, limits: InstallLimits) -> None:
             links: list[str] = []
             # Entry by entry (not getmembers(), which reads the whole index first), stopping at a total limit.
             while not budget.full and (member := tar.next()) is not None:
+                budget.entry()
+                if budget.full:
+                    break
                 name = _member_name(member.name, budget)
                 if name is None:
                     continue
@@ -398,17 +427,13 @@ def _extract_tar(archive: Path, target: Path, limits: InstallLimits) -> None:
                     link = member.linkname
                     base = PurePosixPath(name).parent if member.issym() else PurePosixPath()
                     if not _stays_inside(base, link):
-                        budget.reasons.append(f"{member.name} is a link that points outside the skill (to {link})")
+                        budget.refuse(f"{member.name} is a link that points outside the skill (to {link})")
                     else:
-                        budget.entry()
                         links.append(name)
-                elif member.isdir():
-                    budget.entry()
                 elif member.isfile():
-                    budget.entry()
                     budget.add(member.name, member.size)
-                else:
-                    budget.reasons.append(f"{member.name} is {_tar_kind(member)}, not a file or a folder")
+                elif not member.isdir():
+                    budget.refuse(f"{member.name} is {_tar_kind(member)}, not a file or a folder")
                 names[name] = member
             # A link is installed as a copy of the file it reaches, so it costs that file's bytes.
             copies: dict[str, str] = {}
@@ -418,7 +443,7 @@ def _extract_tar(archive: Path, target: Path, limits: InstallLimits) -> None:
                     break
                 found, reason = _link_file(name, names, folders)
                 if found is None:
-                    budget.reasons.append(reason)
+                    budget.refuse(reason)
                 else:
                     copies[name] = found
                     budget.add(names[name].name, names[found].size, link=True)
@@ -491,6 +516,7 @@ def _extract_zip(archive: Path, target: Path, limits: InstallLimits) -> None:
             budget = _Budget(limits)
             names: dict[str, zipfile.ZipInfo] = {}
             for info in zipped.infolist():
+                budget.entry()
                 if budget.full:
                     break
                 name = _member_name(info.filename, budget)
@@ -498,13 +524,12 @@ def _extract_zip(archive: Path, target: Path, limits: InstallLimits) -> None:
                     continue
                 mode = info.external_attr >> 16
                 if stat.S_ISLNK(mode):
-                    budget.reasons.append(f"{info.filename} is a link; links are not installed from a zip archive")
+                    budget.refuse(f"{info.filename} is a link; links are not installed from a zip archive")
                 elif info.is_dir():
-                    budget.entry()
+                    pass  # counted above; a folder writes no bytes
                 elif stat.S_IFMT(mode) not in (0, stat.S_IFREG):  # 0: no type recorded, a plain file
-                    budget.reasons.append(f"{info.filename} is {_kind_of(mode)}, not a file or a folder")
+                    budget.refuse(f"{info.filename} is {_kind_of(mode)}, not a file or a folder")
                 else:
-                    budget.entry()
                     budget.add(info.filename, info.file_size)
                 names[name] = info
             budget.refuse_if_any()
@@ -524,7 +549,8 @@ def _extract_zip(archive: Path, target: Path, limits: InstallLimits) -> None:
 
 
 def _check_zip_index(archive: Path, limits: InstallLimits) -> None:
-    """The entry count and index size from a zip's end record, before ``ZipFile`` reads the whole index."""
+    """The entry count and index size from a zip's end record, then the entries the index holds, before
+    ``ZipFile`` reads the whole index."""
     with archive.open("rb") as raw:
         # zipfile's own reader of the end record (zip64 too); ZipFile() would go on to read every entry.
         end = zipfile._EndRecData(raw)  # type: ignore[attr-defined]  # noqa: SLF001
@@ -538,6 +564,29 @@ def _check_zip_index(archive: Path, limits: InstallLimits) -> None:
     if index_bytes > most:
         raise InstallRefusedError([f"the archive's index is {index_bytes:,} bytes; {entries:,} entries need at most "
                                    f"{describe(most)}"])
+    # ZipFile reads entries until the index's bytes end, whatever the count says: count them as it will.
+    start = end[zipfile._ECD_LOCATION] - index_bytes  # type: ignore[attr-defined]  # noqa: SLF001
+    if end[zipfile._ECD_SIGNATURE] == zipfile.stringEndArchive64:  # type: ignore[attr-defined]  # noqa: SLF001
+        start -= zipfile.sizeEndCentDir64 + zipfile.sizeEndCentDir64Locator  # type: ignore[attr-defined]
+    if _zip_index_entries(archive, start, index_bytes, limits.max_files) > limits.max_files:
+        raise InstallRefusedError([f"the source holds more than {limits.max_files:,} entries, the limit"])
+
+
+def _zip_index_entries(archive: Path, start: int, size: int, most: int) -> int:
+    """The entries in the ``size`` bytes of a zip's index at ``start``, counted up to ``most`` + 1, a header at a
+    time (nothing kept); an index that does not parse is left to ``ZipFile`` to refuse."""
+    header_size, signature = zipfile.sizeCentralDir, zipfile.stringCentralDir  # type: ignore[attr-defined]
+    counted, position = 0, start
+    with archive.open("rb") as raw:
+        while 0 <= position < start + size and counted <= most:
+            raw.seek(position)
+            header = raw.read(header_size)
+            if len(header) < header_size or not header.startswith(signature):
+                break
+            counted += 1
+            name, extra, comment = struct.unpack_from("<3H", header, 28)  # the lengths of what follows
+            position += header_size + name + extra + comment
+    return counted
 
 
 def _export_git(url: str, target: Path, *, path: str | None, ref: str | None, limits: InstallLimits) -> str:
@@ -594,10 +643,10 @@ def _member_name(name: str, budget: _Budget) -> str | None:
     cleaned = name.replace("\\", "/")
     posix = PurePosixPath(cleaned)
     if posix.is_absolute() or (len(cleaned) > 1 and cleaned[1] == ":"):
-        budget.reasons.append(f"{name} has an absolute path")
+        budget.refuse(f"{name} has an absolute path")
         return None
     if ".." in posix.parts:
-        budget.reasons.append(f"{name} contains '..' (it would be written outside the skill)")
+        budget.refuse(f"{name} contains '..' (it would be written outside the skill)")
         return None
     parts = [p for p in posix.parts if p not in ("", ".")]
     if not parts:

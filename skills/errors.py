@@ -234,7 +234,8 @@ class ResourceError(SkillFileError):
 
 
 class InstallRefusedError(SkillFileError):
-    """``skills install`` (or ``uninstall``) refused; ``reasons`` lists every one. Nothing was written."""
+    """``skills install`` (or ``uninstall``) refused; ``reasons`` lists them (an archive's problems: the first
+    ten, then how many more). Nothing was written."""
 
     def __init__(self, reasons: list[str]) -> None:
         self.reasons = reasons

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import struct
 import subprocess
 import tarfile
 import tracemalloc
@@ -296,6 +297,100 @@ def test_a_tar_is_read_entry_by_entry_and_stops_at_the_count_limit(tmp_path: Pat
     assert peak < 16 * MIB, f"peak {peak / MIB:.1f} MiB"
 
 
+def hostile_entries(path: Path, member: Any) -> Path:
+    """100,000 entries made by ``member(i)``, headers only, in well under 1 MB of .tar.gz."""
+    headers = b"".join(member(i).tobuf(tarfile.USTAR_FORMAT) for i in range(100_000))
+    path.write_bytes(gzip.compress(headers + b"\0" * 1024, compresslevel=9))
+    return path
+
+
+HOSTILE = {
+    "dot-dot names": (lambda i: tarfile.TarInfo(f"../f{i}"), "../f0 contains '..' (it would be written outside the skill)"),
+    "absolute names": (lambda i: tarfile.TarInfo(f"/tmp/f{i}"), "/tmp/f0 has an absolute path"),
+    "links out": (lambda i: special(f"many/l{i}", tarfile.SYMTYPE, "/etc/passwd"),
+                  "many/l0 is a link that points outside the skill (to /etc/passwd)"),
+    "hard links out": (lambda i: special(f"many/h{i}", tarfile.LNKTYPE, "../../etc/shadow"),
+                       "many/h0 is a link that points outside the skill (to ../../etc/shadow)"),
+    "FIFOs": (lambda i: special(f"many/p{i}", tarfile.FIFOTYPE), "many/p0 is a FIFO, not a file or a folder"),
+    "devices": (lambda i: special(f"many/d{i}", tarfile.CHRTYPE), "many/d0 is a device file, not a file or a folder"),
+    "root entries": (lambda i: special("./", tarfile.DIRTYPE), None),
+    "folders": (lambda i: special(f"many/d{i}", tarfile.DIRTYPE), None),
+}
+
+
+@pytest.mark.parametrize("kind", HOSTILE)
+def test_every_tar_entry_counts_toward_the_limit_whatever_becomes_of_it(
+    kind: str, tmp_path: Path, folders: dict[str, Path]
+) -> None:
+    # Refused or skipped entries used to cost nothing: 100,000 FIFOs, `../` names or links to
+    # /etc/passwd were all read (60-77 MiB) and each added its reason (a 5-7 MB error message).
+    member, first_problem = HOSTILE[kind]
+    archive = hostile_entries(tmp_path / "hostile.tar.gz", member)
+    assert archive.stat().st_size < MIB
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(InstallRefusedError) as caught:
+            install(str(archive), folders=folders)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    reasons = caught.value.reasons
+    assert reasons[0] == "the source holds more than 2,000 entries, the limit"
+    if first_problem is None:
+        assert reasons == reasons[:1]
+    else:
+        # The first few problems by name, then how many more: not one line per entry.
+        assert reasons[1] == first_problem
+        assert 3 <= len(reasons) <= 12
+        assert reasons[-1].startswith("and ") and reasons[-1].endswith(" more problems"), reasons[-1]
+    assert len(str(caught.value)) < 4096, f"{len(str(caught.value)):,} characters"
+    assert peak < 16 * MIB, f"peak {peak / MIB:.1f} MiB"
+    assert snapshot(folders["user"]) in (["<absent>"], [])
+
+
+def test_a_zip_of_refused_entries_names_a_few_and_counts_the_rest(tmp_path: Path, folders: dict[str, Path]) -> None:
+    archive = tmp_path / "escape.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for i in range(2000):  # within the count its index may claim: every entry is refused
+            zipped.writestr(f"../f{i}", b"")
+
+    reasons = refused(folders, archive)
+
+    assert reasons[0] == "../f0 contains '..' (it would be written outside the skill)"
+    assert reasons[-1] == f"and {2000 - len(reasons) + 1:,} more problems"
+    assert len("; ".join(reasons)) < 4096
+
+
+def test_a_long_name_is_shortened_in_a_refusal(tmp_path: Path, folders: dict[str, Path]) -> None:
+    # A pax name has no length limit of its own: the reason keeps its start and its end.
+    long = "../" + "x" * 100_000
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        tar.addfile(tarfile.TarInfo(long))
+    archive = tmp_path / "long.tar"
+    archive.write_bytes(raw.getvalue())
+
+    [reason] = refused(folders, archive)
+
+    assert len(reason) < 400
+    assert reason.startswith("../xxx") and reason.endswith("contains '..' (it would be written outside the skill)")
+
+
+def test_a_folder_counts_its_refused_entries_too(tmp_path: Path, folders: dict[str, Path]) -> None:
+    source = write(tmp_path / "src", "pipes")
+    for i in range(50):
+        os.mkfifo(source / f"pipe{i:02}")
+
+    reasons = refused(folders, source, limits=InstallLimits(max_files=20))
+
+    assert reasons[0] == "the source holds more than 20 entries, the limit"
+    assert reasons[1] == "pipe00 is a FIFO, not a file or a folder"
+    assert reasons[-1].startswith("and ") and reasons[-1].endswith(" more problems")
+    assert len(reasons) <= 12
+
+
 def test_a_zip_is_refused_from_its_central_directory_count(tmp_path: Path, folders: dict[str, Path]) -> None:
     archive = tmp_path / "many.zip"
     with zipfile.ZipFile(archive, "w") as zipped:
@@ -306,6 +401,30 @@ def test_a_zip_is_refused_from_its_central_directory_count(tmp_path: Path, folde
 
     assert reasons == ["the source holds 30,000 entries (its index says); the limit is 2,000"]
     assert peak < 4 * MIB, f"peak {peak / MIB:.1f} MiB"  # the index is not read into memory
+
+
+def test_a_zip_whose_end_record_lies_about_its_count_is_refused_from_its_index(
+    tmp_path: Path, folders: dict[str, Path]
+) -> None:
+    # The end record says 1 entry; ZipFile reads every entry the central directory holds, whatever
+    # the count (100,000 here, 78 MiB), so the entries are counted in the index itself, up to the limit.
+    raw = io.BytesIO()
+    with zipfile.ZipFile(raw, "w") as zipped:
+        for i in range(100_000):
+            zipped.writestr(f"{i:x}", b"")
+    data = bytearray(raw.getvalue())
+    del raw
+    end = data.rfind(b"PK\x05\x06")
+    struct.pack_into("<HH", data, end + 8, 1, 1)
+    struct.pack_into("<QQ", data, data.rfind(b"PK\x06\x06") + 24, 1, 1)  # zip64: past 65,535 entries
+    archive = tmp_path / "liar.zip"
+    archive.write_bytes(data)
+    del data
+
+    reasons, peak = refused_with_peak(folders, archive)
+
+    assert reasons == ["the source holds more than 2,000 entries, the limit"]
+    assert peak < 4 * MIB, f"peak {peak / MIB:.1f} MiB"
 
 
 def test_a_header_larger_than_the_limits_is_not_read(tmp_path: Path, folders: dict[str, Path]) -> None:
