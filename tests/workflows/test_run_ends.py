@@ -120,6 +120,25 @@ async def test_every_run_has_an_execution_timeout_from_its_skills_limits(client:
                        RunLimits()) == timedelta(days=7)
 
 
+async def test_a_skill_timeout_longer_than_its_calls_sits_under_the_execution_timeout(
+        client: Client, engine: Engine) -> None:
+    """A one-step skill with `timeout_minutes: 600`: its calls take at most about 50 minutes, and the execution
+    timeout used to be just that, so Temporal ended the run (nothing recorded, "timed out" never said) long
+    before its own timer. Now the schedule's action and a manual run leave the timer room to fire and close."""
+    skill = (await engine.skills.register({
+        "name": "patient", "instructions": "x", "schedule": "0 0 1 1 *", "timeout_minutes": 600,
+        "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": "hello"}}]})).skill
+    assert skill is not None and skill.schedule_id is not None
+    deadline = run_timeout(skill, engine.settings.run_limits)
+    assert deadline > timedelta(minutes=600 + 30)
+    action = (await client.get_schedule_handle(skill.schedule_id).describe()).schedule.action
+    assert action.execution_timeout == deadline  # type: ignore[attr-defined]
+    manual = await engine.skills.run("patient")
+    assert isinstance(manual, RunRecord)
+    described = await client.get_workflow_handle(manual.workflow_id).describe()
+    assert described.raw_description.execution_config.workflow_execution_timeout.ToTimedelta() == deadline
+
+
 @pytest.fixture
 def slow_log(tmp_path: Path) -> Path:
     return tmp_path / "slow.log"
