@@ -4,10 +4,13 @@ fires are being skipped behind a run still going."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Collection
 from datetime import UTC, datetime, timedelta
 
 from temporalio import activity
+from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.service import RPCError, RPCStatusCode
 
 from activities.metrics import EngineMetrics
 from activities.store import Store
@@ -15,7 +18,15 @@ from config.settings import Settings
 from skills.calendar import without_skipped
 from skills.deadline import RUN_MARGIN, RUN_TIMEOUT_CAP, run_timeout
 from skills.errors import SkillNotFoundError
-from skills.messages import ClosedRuns, MaintenanceScan, MissedOneShot, SkillBrief, SkillFilter, StuckSkill
+from skills.messages import (
+    ClosedRuns,
+    MaintenanceScan,
+    MissedOneShot,
+    RunOutcome,
+    SkillBrief,
+    SkillFilter,
+    StuckSkill,
+)
 from skills.models import FAILURES, MISSED, MISSING_TOOLS, NO_LLM, RunRecord, Skill
 from skills.triggers import trigger_next_times
 
@@ -28,8 +39,9 @@ MAX_COUNTED_SKIPS = 1000
 
 class MaintenanceActivities:
     def __init__(self, store: Store, settings: Settings, tool_names: Callable[[], Collection[str]],
-                 metrics: EngineMetrics | None = None) -> None:
+                 metrics: EngineMetrics | None = None, *, client: Client) -> None:
         self.store = store
+        self.client = client
         self.settings = settings
         self.tool_names = tool_names
         self.metrics = metrics or EngineMetrics()
@@ -77,34 +89,68 @@ class MaintenanceActivities:
         self.store.retire_skill(skill.id, MISSED)
 
     @activity.defn(name="close_stale_runs")
-    def close_stale(self) -> ClosedRuns:
+    async def close_stale(self) -> ClosedRuns:
         """Close as ``error`` each run left ``running`` past its deadline (the execution timeout of its
-        workflow, ``skills.deadline``): its workflow ended without recording it (terminated, timed out,
-        failed on a store outage longer than its retries). Counted and notified like any failed run;
-        a row the run itself closed meanwhile is left alone."""
+        workflow, ``skills.deadline``) whose workflow is no longer running: it ended without recording it
+        (terminated, timed out, failed on a store outage longer than its retries). Counted and notified
+        like any failed run; a row the run itself closed meanwhile is left alone.
+
+        The deadline is reckoned from the skill as it is now, which may be shorter than the one the run
+        was started with (an update since): so a row past it is only a candidate, closed once Temporal
+        says its workflow is not running. Only candidates are described: a round stays cheap."""
         now = datetime.now(UTC)
         closed = ClosedRuns()
+        for run, deadline in await asyncio.to_thread(self._past_deadline, now):
+            if await self._still_going(run):
+                continue
+            outcome = await asyncio.to_thread(self._close, run, deadline, now)
+            if outcome is not None:
+                closed.outcomes.append(outcome)
+        return closed
+
+    def _past_deadline(self, now: datetime) -> list[tuple[RunRecord, timedelta]]:
+        past = []
         for run in self.store.running_runs(started_before=now - RUN_MARGIN):
             try:
                 deadline = run_timeout(self.store.get_skill(run.skill_id), self.settings.run_limits)
             except SkillNotFoundError:
                 deadline = RUN_TIMEOUT_CAP
-            if run.started_at + deadline > now:
-                continue
-            failed = run.model_copy(update={
-                "status": "error", "finished_at": now,
-                "summary": f"no end recorded within {_duration(deadline)}: the run's workflow ended without "
-                           "recording it"})
-            outcome = self.store.record_outcome(failed, self.settings.backoff, if_running=True)
-            if outcome is None:
-                continue
-            activity.logger.warning("run %s of skill %s closed: %s", run.run_id, run.skill_id, failed.summary)
-            self.metrics.run_recorded(outcome.run, agent=outcome.skill.agent_id if outcome.skill else None,
-                                      disabled=outcome.disabled if outcome.disabled == FAILURES else None)
-            if outcome.skill is not None:
-                outcome.skill = outcome.skill.without_instructions()
-            closed.outcomes.append(outcome)
-        return closed
+            if run.started_at + deadline <= now:
+                past.append((run, deadline))
+        return past
+
+    async def _still_going(self, run: RunRecord) -> bool:
+        """Whether the run's workflow chain (its first run is the row's run id; an Agent loop continues as
+        new) is still running. An answer Temporal cannot give now leaves the row for the next round."""
+        try:
+            described = await self.client.get_workflow_handle(run.workflow_id).describe()
+        except RPCError as e:
+            if e.status == RPCStatusCode.NOT_FOUND:
+                return False  # gone past the namespace's retention: ended long ago
+            activity.logger.warning("run %s left open this round: its workflow %s could not be described: %s",
+                                    run.run_id, run.workflow_id, e)
+            return True
+        if described.status != WorkflowExecutionStatus.RUNNING:
+            return False
+        # The workflow id is the newest execution's: an event's runs share theirs, so a running one may be
+        # a later chain, which says nothing of this row's.
+        first = described.raw_description.workflow_execution_info.first_run_id or described.run_id
+        return run.run_id in (first, described.run_id)
+
+    def _close(self, run: RunRecord, deadline: timedelta, now: datetime) -> RunOutcome | None:
+        failed = run.model_copy(update={
+            "status": "error", "finished_at": now,
+            "summary": f"no end recorded within {_duration(deadline)}: the run's workflow ended without "
+                       "recording it"})
+        outcome = self.store.record_outcome(failed, self.settings.backoff, if_running=True)
+        if outcome is None:
+            return None
+        activity.logger.warning("run %s of skill %s closed: %s", run.run_id, run.skill_id, failed.summary)
+        self.metrics.run_recorded(outcome.run, agent=outcome.skill.agent_id if outcome.skill else None,
+                                  disabled=outcome.disabled if outcome.disabled == FAILURES else None)
+        if outcome.skill is not None:
+            outcome.skill = outcome.skill.without_instructions()
+        return outcome
 
     @activity.defn(name="find_stuck_skills")
     def find_stuck(self) -> list[StuckSkill]:

@@ -254,3 +254,46 @@ async def test_a_skill_whose_fires_are_skipped_behind_a_run_still_going_gets_one
 
 async def _skipped(schedule: Any) -> bool:
     return (await schedule.describe()).info.num_actions_skipped_overlap >= 1
+
+
+async def test_a_waiting_run_is_not_closed_for_a_deadline_its_skill_was_given_after_it_started(
+        client: Client, engine: Engine) -> None:
+    """A run waiting for the owner with a week to wait (its workflow's deadline says so); its skill is then
+    updated to wait 5 minutes. The round reckoned the deadline from the skill as it is now: the 3-hour-old
+    row was past it, so it was closed as an error while its workflow went on waiting. A row is closed
+    only once its workflow is no longer running."""
+    await engine.skills.register({
+        "name": "patient approval", "instructions": "x", "approval_timeout_minutes": 7 * 24 * 60,
+        "notify_on_completion": False, "approval_required_tools": ["outbox_send_message"],
+        "execution_plan": [{"id": "send", "toolName": "outbox_send_message", "parameters": {"message": "hi"}}]})
+    workflow_id = await engine.skills.run("patient approval", wait=False)
+    assert isinstance(workflow_id, str)
+    [approval] = await eventually(engine.skills.approvals, timeout=30)
+    [run] = await engine.skills.runs("patient approval")
+    assert run.status == "waiting"
+    await engine.skills.update("patient approval", {"approval_timeout_minutes": 5})
+    # Three hours in (the row's start moved back, as time would): past the deadline reckoned from the
+    # skill as it is now, well within the one its workflow runs under.
+    updated = await engine.skills.get("patient approval")
+    assert run_timeout(updated, engine.settings.run_limits) < timedelta(hours=3)
+    store = _store(engine.settings)
+    with store.session() as session:
+        session.execute(update(RunRow).where(RunRow.run_id == run.run_id)  # type: ignore[arg-type]
+                        .values(started_at=run.started_at - timedelta(hours=3)))
+        session.commit()
+    handle = client.get_workflow_handle(workflow_id)
+    # How the round knows the chain is this row's (an Agent loop continues as new under a new run id).
+    assert (await handle.describe()).raw_description.workflow_execution_info.first_run_id == run.run_id
+    try:
+        assert (await _maintenance(client, engine)).closed == []
+        assert [r.status for r in await engine.skills.runs("patient approval")] == ["waiting"]
+        assert (await handle.describe()).status == WorkflowExecutionStatus.RUNNING
+        assert engine.outbox() == [] and (await engine.skills.get("patient approval")).consecutive_failures == 0
+        # Once its workflow has ended without recording it, the next round closes the row.
+        await handle.terminate("the test ends it while it waits")
+        assert (await _maintenance(client, engine)).closed == [run.run_id]
+        [closed] = await engine.skills.runs("patient approval")
+        assert closed.status == "error" and closed.summary.startswith("no end recorded within ")
+    finally:
+        if (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
+            await handle.terminate("test over")
