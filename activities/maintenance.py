@@ -18,6 +18,7 @@ from config.settings import Settings
 from skills.calendar import without_skipped
 from skills.deadline import RUN_MARGIN, RUN_TIMEOUT_CAP, run_timeout
 from skills.errors import SkillNotFoundError
+from skills.fires import held_behind, skipped_behind
 from skills.messages import (
     ClosedRuns,
     MaintenanceScan,
@@ -154,17 +155,15 @@ class MaintenanceActivities:
 
     @activity.defn(name="find_stuck_skills")
     def find_stuck(self) -> list[StuckSkill]:
-        """Skills whose scheduled fires are being skipped (overlap policy SKIP) behind a run still going,
-        ``overlap_notice_fires`` times or more: each is returned once per such run, with its notice. The
-        gauge ``skills_stuck`` says how many are stuck now; ``skills_overlap_skips`` counts the fires."""
+        """Skills whose scheduled fires are being skipped behind a run still going, ``overlap_notice_fires``
+        times or more: each is returned once per such run, with its notice. What counts as skipped follows
+        the skill's overlap policy (``skills.fires.skipped_behind``): with ``allow`` nothing is, with
+        ``buffer_one`` the fire held to start next is not. The gauge ``skills_stuck`` says how many are stuck
+        now; ``skills_overlap_skips`` counts the fires."""
         now = datetime.now(UTC)
         found: list[StuckSkill] = []
         stuck = 0
-        for run in self.store.running_runs(started_before=now):
-            if run.trigger != "schedule" or run.scheduled_at is None or run.status == "waiting":
-                # A manual or event run does not hold the schedule back; a run waiting for the owner's
-                # approval does, but it is not stuck: it waits for an answer the owner was asked for.
-                continue
+        for run in _holding(self.store.running_runs(started_before=now)):
             try:
                 skill = self.store.get_skill(run.skill_id)
             except SkillNotFoundError:
@@ -172,9 +171,12 @@ class MaintenanceActivities:
             trigger = skill.trigger_config
             if not skill.enabled or trigger is None or trigger.kind not in ("cron", "interval"):
                 continue  # a paused schedule skips nothing; a one-shot has no later fire
+            if skipped_behind(skill.overlap, skill.catch_up, MAX_COUNTED_SKIPS) == 0:
+                continue  # its schedule skips no fire, however long a run takes (the state is left alone)
             due = without_skipped(skill, trigger_next_times(trigger, anchor=skill.created_at,
                                                             after=run.scheduled_at, count=MAX_COUNTED_SKIPS))
-            skipped = sum(1 for t in due if t <= now)
+            came = sum(1 for t in due if t <= now)
+            skipped = skipped_behind(skill.overlap, skill.catch_up, came)
             key = STUCK_STATE.format(skill_id=skill.id)
             seen = self.store.get_state(key) or {}
             counted = seen.get("skipped", 0) if seen.get("run_id") == run.run_id else 0
@@ -189,13 +191,30 @@ class MaintenanceActivities:
             self.store.set_state(key, {"run_id": run.run_id, "skipped": skipped, "noticed": True}, now)
             if noticed:
                 continue
-            more = "+" if skipped >= MAX_COUNTED_SKIPS else ""
+            more = "+" if came >= MAX_COUNTED_SKIPS else ""
+            held = held_behind(skill.overlap, skill.catch_up, came)
+            waits = f" (and {held} waits to start after it)" if held else ""
             found.append(StuckSkill(skill=_brief(skill), run_id=run.run_id, skipped=skipped, message=(
                 f"⏳ {skill.name}: its run started {_duration(now - run.started_at)} ago is still going, and "
-                f"{skipped}{more} scheduled fire{'s' if skipped != 1 else ''} since were skipped behind it. "
+                f"{skipped}{more} scheduled fire{'s' if skipped != 1 else ''} since were skipped behind it{waits}. "
                 f"Its workflow: {run.workflow_id} (`temporal workflow show --workflow-id {run.workflow_id}`).")))
         self.metrics.stuck_skills(stuck)
         return found
+
+
+def _holding(runs: list[RunRecord]) -> list[RunRecord]:
+    """The run that holds each skill's schedule: its newest scheduled fire still going. A manual or event run
+    does not hold the schedule back; a run waiting for the owner's approval does, but it is not stuck: it
+    waits for an answer the owner was asked for. One run a skill, so the per-skill record of what was counted
+    and noticed stays with it (two runs at once, after an ``allow``, made it flip and notice each again)."""
+    newest: dict[int, RunRecord] = {}
+    for run in runs:
+        if run.trigger != "schedule" or run.scheduled_at is None or run.status == "waiting":
+            continue
+        held = newest.get(run.skill_id)
+        if held is None or (held.scheduled_at is not None and run.scheduled_at > held.scheduled_at):
+            newest[run.skill_id] = run
+    return list(newest.values())
 
 
 def _brief(skill: Skill) -> SkillBrief:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import AsyncIterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -297,3 +297,70 @@ async def test_a_waiting_run_is_not_closed_for_a_deadline_its_skill_was_given_af
     finally:
         if (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
             await handle.terminate("test over")
+
+
+async def _inside_a_minute() -> None:
+    """Register and trigger well inside a minute: a run started by the minute's own fire would not be the test's."""
+    await eventually(lambda: 2 <= datetime.now(UTC).second < 30, timeout=60, interval=0.2)
+
+
+async def test_a_skill_that_allows_overlap_skips_nothing_and_gets_no_notice(
+        client: Client, slow_engine: Engine, slow_log: Path) -> None:
+    """With `overlap: allow` the next fire starts a run of its own beside the one still going: nothing was
+    skipped. The round counted it skipped all the same, and sent the "skipped behind it" notice; with two runs
+    going the per-skill record flipped between them, a notice again each round."""
+    engine = slow_engine
+    await _inside_a_minute()
+    skill = (await engine.skills.register({**_held("side by side", "* * * * *"), "overlap": "allow"})).skill
+    assert skill is not None and skill.schedule_id is not None
+    await trigger_schedule(client, skill.schedule_id)
+    first = await _running_run(engine, "side by side", slow_log)
+    try:
+        # The next minute's fire: a second run, going beside the first.
+        await eventually(lambda: _open_runs(engine, "side by side", 2), timeout=75, interval=1)
+        info = (await client.get_schedule_handle(skill.schedule_id).describe()).info
+        assert info.num_actions_skipped_overlap == 0
+        for _ in range(2):
+            assert (await _maintenance(client, engine)).stuck == []
+        assert engine.outbox() == []
+    finally:
+        await engine.skills.pause("side by side")
+        for run in [first, *await engine.skills.runs("side by side")]:
+            handle = client.get_workflow_handle(run.workflow_id)
+            if (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
+                await handle.terminate("test over")
+
+
+async def test_a_fire_buffered_behind_a_run_is_not_counted_skipped(
+        client: Client, slow_engine: Engine, slow_log: Path) -> None:
+    """With `overlap: buffer_one` the first fire behind a run still going is held to start when it ends: not
+    skipped. Only the ones after it are, and the notice counts those."""
+    engine = slow_engine
+    await _inside_a_minute()
+    skill = (await engine.skills.register({**_held("buffered", "* * * * *"), "overlap": "buffer_one"})).skill
+    assert skill is not None and skill.schedule_id is not None
+    schedule = client.get_schedule_handle(skill.schedule_id)
+    await trigger_schedule(client, skill.schedule_id)
+    run = await _running_run(engine, "buffered", slow_log)
+    try:
+        await eventually(lambda: _buffered(schedule), timeout=75, interval=1)
+        assert (await schedule.describe()).info.num_actions_skipped_overlap == 0
+        assert (await _maintenance(client, engine)).stuck == []
+        assert engine.outbox() == []
+        # The minute after: one buffered already, this one is skipped.
+        await eventually(lambda: _skipped(schedule), timeout=75, interval=1)
+        assert (await _maintenance(client, engine)).stuck == ["buffered"]
+        [notice] = [m["message"] for m in engine.outbox()]
+        assert "and 1 scheduled fire since were skipped behind it" in notice, notice
+        assert (await _maintenance(client, engine)).stuck == [] and len(engine.outbox()) == 1
+    finally:
+        await engine.skills.delete("buffered")  # its schedule with it: the buffered fire never starts
+        await client.get_workflow_handle(run.workflow_id).terminate("test over")
+
+
+async def _open_runs(engine: Engine, name: str, count: int) -> bool:
+    return [r.status for r in await engine.skills.runs(name)] == ["running"] * count
+
+
+async def _buffered(schedule: Any) -> bool:
+    return (await schedule.describe()).raw_description.info.buffer_size >= 1
