@@ -163,7 +163,9 @@ class MaintenanceActivities:
         now = datetime.now(UTC)
         found: list[StuckSkill] = []
         stuck = 0
-        for run in _holding(self.store.running_runs(started_before=now)):
+        # Not the runs waiting for the owner (never stuck, and they may wait days): asked for, they could
+        # fill the batch and hide the running ones behind them.
+        for run in _holding(self.store.running_runs(started_before=now, statuses=("running",))):
             try:
                 skill = self.store.get_skill(run.skill_id)
             except SkillNotFoundError:

@@ -364,3 +364,31 @@ async def _open_runs(engine: Engine, name: str, count: int) -> bool:
 
 async def _buffered(schedule: Any) -> bool:
     return (await schedule.describe()).raw_description.info.buffer_size >= 1
+
+
+async def test_runs_waiting_for_the_owner_do_not_hide_a_stuck_skill(
+        client: Client, slow_engine: Engine, slow_log: Path) -> None:
+    """The round looks at a bounded batch of open runs, oldest first. Runs waiting for the owner may wait for
+    days, and are never stuck: 500 of them filled the batch, and a skill stuck behind a newer run went
+    unnoticed."""
+    engine = slow_engine
+    waiter = (await engine.skills.register({
+        "name": "waits", "instructions": "x", "approval_required_tools": ["outbox_send_message"],
+        "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": "hi"}}]})).skill
+    assert waiter is not None
+    store = _store(engine.settings)
+    long_ago = datetime.now(UTC) - timedelta(hours=1)
+    for i in range(500):  # as many runs would have left them (none has a workflow: they are not closed here)
+        store.start_run(RunRecord(run_id=f"waiting-{i}", skill_id=waiter.id, skill_name="waits",
+                                  workflow_id=f"waiting-{i}", trigger="manual", started_at=long_ago,
+                                  status="waiting", tier="direct"))
+    await _inside_a_minute()
+    skill = (await engine.skills.register(_held("hidden", "* * * * *"))).skill
+    assert skill is not None and skill.schedule_id is not None
+    await trigger_schedule(client, skill.schedule_id)
+    run = await _running_run(engine, "hidden", slow_log)
+    try:
+        await eventually(lambda: _skipped(client.get_schedule_handle(skill.schedule_id)), timeout=75, interval=1)
+        assert (await _maintenance(client, engine)).stuck == ["hidden"]
+    finally:
+        await client.get_workflow_handle(run.workflow_id).terminate("test over")
