@@ -113,7 +113,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
                            declared_toolsets=lambda: declared_toolsets(settings))
     activities = [
         registration,
-        MaintenanceActivities(store, settings, hub.tool_names, metrics),
+        MaintenanceActivities(store, settings, hub.tool_names, metrics, client=client),
         RetentionActivities(store, settings, metrics),
         WatchActivities(store, settings, metrics),
         schedules,

@@ -4,10 +4,13 @@ fires are being skipped behind a run still going."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Collection
 from datetime import UTC, datetime, timedelta
 
 from temporalio import activity
+from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.service import RPCError, RPCStatusCode
 
 from activities.metrics import EngineMetrics
 from activities.store import Store
@@ -15,7 +18,16 @@ from config.settings import Settings
 from skills.calendar import without_skipped
 from skills.deadline import RUN_MARGIN, RUN_TIMEOUT_CAP, run_timeout
 from skills.errors import SkillNotFoundError
-from skills.messages import ClosedRuns, MaintenanceScan, MissedOneShot, SkillBrief, SkillFilter, StuckSkill
+from skills.fires import held_behind, skipped_behind
+from skills.messages import (
+    ClosedRuns,
+    MaintenanceScan,
+    MissedOneShot,
+    RunOutcome,
+    SkillBrief,
+    SkillFilter,
+    StuckSkill,
+)
 from skills.models import FAILURES, MISSED, MISSING_TOOLS, NO_LLM, RunRecord, Skill
 from skills.triggers import trigger_next_times
 
@@ -28,8 +40,9 @@ MAX_COUNTED_SKIPS = 1000
 
 class MaintenanceActivities:
     def __init__(self, store: Store, settings: Settings, tool_names: Callable[[], Collection[str]],
-                 metrics: EngineMetrics | None = None) -> None:
+                 metrics: EngineMetrics | None = None, *, client: Client) -> None:
         self.store = store
+        self.client = client
         self.settings = settings
         self.tool_names = tool_names
         self.metrics = metrics or EngineMetrics()
@@ -77,48 +90,82 @@ class MaintenanceActivities:
         self.store.retire_skill(skill.id, MISSED)
 
     @activity.defn(name="close_stale_runs")
-    def close_stale(self) -> ClosedRuns:
+    async def close_stale(self) -> ClosedRuns:
         """Close as ``error`` each run left ``running`` past its deadline (the execution timeout of its
-        workflow, ``skills.deadline``): its workflow ended without recording it (terminated, timed out,
-        failed on a store outage longer than its retries). Counted and notified like any failed run;
-        a row the run itself closed meanwhile is left alone."""
+        workflow, ``skills.deadline``) whose workflow is no longer running: it ended without recording it
+        (terminated, timed out, failed on a store outage longer than its retries). Counted and notified
+        like any failed run; a row the run itself closed meanwhile is left alone.
+
+        The deadline is reckoned from the skill as it is now, which may be shorter than the one the run
+        was started with (an update since): so a row past it is only a candidate, closed once Temporal
+        says its workflow is not running. Only candidates are described: a round stays cheap."""
         now = datetime.now(UTC)
         closed = ClosedRuns()
+        for run, deadline in await asyncio.to_thread(self._past_deadline, now):
+            if await self._still_going(run):
+                continue
+            outcome = await asyncio.to_thread(self._close, run, deadline, now)
+            if outcome is not None:
+                closed.outcomes.append(outcome)
+        return closed
+
+    def _past_deadline(self, now: datetime) -> list[tuple[RunRecord, timedelta]]:
+        past = []
         for run in self.store.running_runs(started_before=now - RUN_MARGIN):
             try:
                 deadline = run_timeout(self.store.get_skill(run.skill_id), self.settings.run_limits)
             except SkillNotFoundError:
                 deadline = RUN_TIMEOUT_CAP
-            if run.started_at + deadline > now:
-                continue
-            failed = run.model_copy(update={
-                "status": "error", "finished_at": now,
-                "summary": f"no end recorded within {_duration(deadline)}: the run's workflow ended without "
-                           "recording it"})
-            outcome = self.store.record_outcome(failed, self.settings.backoff, if_running=True)
-            if outcome is None:
-                continue
-            activity.logger.warning("run %s of skill %s closed: %s", run.run_id, run.skill_id, failed.summary)
-            self.metrics.run_recorded(outcome.run, agent=outcome.skill.agent_id if outcome.skill else None,
-                                      disabled=outcome.disabled if outcome.disabled == FAILURES else None)
-            if outcome.skill is not None:
-                outcome.skill = outcome.skill.without_instructions()
-            closed.outcomes.append(outcome)
-        return closed
+            if run.started_at + deadline <= now:
+                past.append((run, deadline))
+        return past
+
+    async def _still_going(self, run: RunRecord) -> bool:
+        """Whether the run's workflow chain (its first run is the row's run id; an Agent loop continues as
+        new) is still running. An answer Temporal cannot give now leaves the row for the next round."""
+        try:
+            described = await self.client.get_workflow_handle(run.workflow_id).describe()
+        except RPCError as e:
+            if e.status == RPCStatusCode.NOT_FOUND:
+                return False  # gone past the namespace's retention: ended long ago
+            activity.logger.warning("run %s left open this round: its workflow %s could not be described: %s",
+                                    run.run_id, run.workflow_id, e)
+            return True
+        if described.status != WorkflowExecutionStatus.RUNNING:
+            return False
+        # The workflow id is the newest execution's: an event's runs share theirs, so a running one may be
+        # a later chain, which says nothing of this row's.
+        first = described.raw_description.workflow_execution_info.first_run_id or described.run_id
+        return run.run_id in (first, described.run_id)
+
+    def _close(self, run: RunRecord, deadline: timedelta, now: datetime) -> RunOutcome | None:
+        failed = run.model_copy(update={
+            "status": "error", "finished_at": now,
+            "summary": f"no end recorded within {_duration(deadline)}: the run's workflow ended without "
+                       "recording it"})
+        outcome = self.store.record_outcome(failed, self.settings.backoff, if_running=True)
+        if outcome is None:
+            return None
+        activity.logger.warning("run %s of skill %s closed: %s", run.run_id, run.skill_id, failed.summary)
+        self.metrics.run_recorded(outcome.run, agent=outcome.skill.agent_id if outcome.skill else None,
+                                  disabled=outcome.disabled if outcome.disabled == FAILURES else None)
+        if outcome.skill is not None:
+            outcome.skill = outcome.skill.without_instructions()
+        return outcome
 
     @activity.defn(name="find_stuck_skills")
     def find_stuck(self) -> list[StuckSkill]:
-        """Skills whose scheduled fires are being skipped (overlap policy SKIP) behind a run still going,
-        ``overlap_notice_fires`` times or more: each is returned once per such run, with its notice. The
-        gauge ``skills_stuck`` says how many are stuck now; ``skills_overlap_skips`` counts the fires."""
+        """Skills whose scheduled fires are being skipped behind a run still going, ``overlap_notice_fires``
+        times or more: each is returned once per such run, with its notice. What counts as skipped follows
+        the skill's overlap policy (``skills.fires.skipped_behind``): with ``allow`` nothing is, with
+        ``buffer_one`` the fire held to start next is not. The gauge ``skills_stuck`` says how many are stuck
+        now; ``skills_overlap_skips`` counts the fires."""
         now = datetime.now(UTC)
         found: list[StuckSkill] = []
         stuck = 0
-        for run in self.store.running_runs(started_before=now):
-            if run.trigger != "schedule" or run.scheduled_at is None or run.status == "waiting":
-                # A manual or event run does not hold the schedule back; a run waiting for the owner's
-                # approval does, but it is not stuck: it waits for an answer the owner was asked for.
-                continue
+        # Not the runs waiting for the owner (never stuck, and they may wait days): asked for, they could
+        # fill the batch and hide the running ones behind them.
+        for run in _holding(self.store.running_runs(started_before=now, statuses=("running",))):
             try:
                 skill = self.store.get_skill(run.skill_id)
             except SkillNotFoundError:
@@ -126,9 +173,12 @@ class MaintenanceActivities:
             trigger = skill.trigger_config
             if not skill.enabled or trigger is None or trigger.kind not in ("cron", "interval"):
                 continue  # a paused schedule skips nothing; a one-shot has no later fire
+            if skipped_behind(skill.overlap, skill.catch_up, MAX_COUNTED_SKIPS) == 0:
+                continue  # its schedule skips no fire, however long a run takes (the state is left alone)
             due = without_skipped(skill, trigger_next_times(trigger, anchor=skill.created_at,
                                                             after=run.scheduled_at, count=MAX_COUNTED_SKIPS))
-            skipped = sum(1 for t in due if t <= now)
+            came = sum(1 for t in due if t <= now)
+            skipped = skipped_behind(skill.overlap, skill.catch_up, came)
             key = STUCK_STATE.format(skill_id=skill.id)
             seen = self.store.get_state(key) or {}
             counted = seen.get("skipped", 0) if seen.get("run_id") == run.run_id else 0
@@ -143,13 +193,30 @@ class MaintenanceActivities:
             self.store.set_state(key, {"run_id": run.run_id, "skipped": skipped, "noticed": True}, now)
             if noticed:
                 continue
-            more = "+" if skipped >= MAX_COUNTED_SKIPS else ""
+            more = "+" if came >= MAX_COUNTED_SKIPS else ""
+            held = held_behind(skill.overlap, skill.catch_up, came)
+            waits = f" (and {held} waits to start after it)" if held else ""
             found.append(StuckSkill(skill=_brief(skill), run_id=run.run_id, skipped=skipped, message=(
                 f"⏳ {skill.name}: its run started {_duration(now - run.started_at)} ago is still going, and "
-                f"{skipped}{more} scheduled fire{'s' if skipped != 1 else ''} since were skipped behind it. "
+                f"{skipped}{more} scheduled fire{'s' if skipped != 1 else ''} since were skipped behind it{waits}. "
                 f"Its workflow: {run.workflow_id} (`temporal workflow show --workflow-id {run.workflow_id}`).")))
         self.metrics.stuck_skills(stuck)
         return found
+
+
+def _holding(runs: list[RunRecord]) -> list[RunRecord]:
+    """The run that holds each skill's schedule: its newest scheduled fire still going. A manual or event run
+    does not hold the schedule back; a run waiting for the owner's approval does, but it is not stuck: it
+    waits for an answer the owner was asked for. One run a skill, so the per-skill record of what was counted
+    and noticed stays with it (two runs at once, after an ``allow``, made it flip and notice each again)."""
+    newest: dict[int, RunRecord] = {}
+    for run in runs:
+        if run.trigger != "schedule" or run.scheduled_at is None or run.status == "waiting":
+            continue
+        held = newest.get(run.skill_id)
+        if held is None or (held.scheduled_at is not None and run.scheduled_at > held.scheduled_at):
+            newest[run.skill_id] = run
+    return list(newest.values())
 
 
 def _brief(skill: Skill) -> SkillBrief:

@@ -468,11 +468,12 @@ class Store:
                      .limit(limit))
             return [_skill_model(row) for row in session.exec(query).all()]
 
-    def running_runs(self, started_before: datetime, limit: int = 500) -> list[RunRecord]:
-        """Runs still open (``running``, or ``waiting`` for an approval) that started before
-        ``started_before``, oldest first."""
+    def running_runs(self, started_before: datetime, limit: int = 500,
+                     statuses: tuple[str, ...] = OPEN) -> list[RunRecord]:
+        """Runs still open (``running``, or ``waiting`` for an approval; or only those of ``statuses``)
+        that started before ``started_before``, oldest first."""
         with self.session() as session:
-            query = (select(RunRow).where(RunRow.status.in_(OPEN),  # type: ignore[attr-defined]
+            query = (select(RunRow).where(RunRow.status.in_(statuses),  # type: ignore[attr-defined]
                                           RunRow.started_at < started_before)  # type: ignore[operator]
                      .order_by(RunRow.started_at).limit(limit))  # type: ignore[arg-type]
             return [_run_model(r) for r in session.exec(query)]

@@ -7,13 +7,14 @@ every attempt and the waits between them, plus a margin:
 
     margin (5 min: workflow tasks, a worker restart picking the run up)
       + 2 x store call         (begin_run, finish_run)
-      + pre-flight checks x tool call
-      + Direct: each plan step's call (a tool call, or a script run for ``run_script``)
-        Agent:  start_agent + open_toolsets + max_steps x (LLM turn + max(tool call, script run))
-      + approvals: each call that may wait for the owner (a Direct step, one per Agent turn) x
-        (its approval timeout + 3 store calls: record, answer, outcome)
       + 2 x schedule call      (retire a one-shot, pause for failures)
       + notification
+      + the longer of the skill's ``timeout_minutes`` (its own timer ends the work) and the work's calls:
+          pre-flight checks x tool call
+        + Direct: each plan step's call (a tool call, or a script run for ``run_script``)
+          Agent:  start_agent + open_toolsets + max_steps x (LLM turn + max(tool call, script run))
+        + approvals: each call that may wait for the owner (a Direct step, one per Agent turn) x
+          (its approval timeout + 3 store calls: record, answer, outcome)
 
 capped at ``RUN_TIMEOUT_CAP``. A run that goes past it is ended by Temporal, and the
 Maintenance round closes its row as ``error`` (docs/resilience.md). The activities compute it
@@ -91,20 +92,26 @@ def run_timeout(skill: Skill, limits: RunLimits) -> timedelta:
     """The longest a run of ``skill`` may take on a worker with ``limits`` (the module's formula)."""
     tool = worst_case(limits.tool_seconds, TOOL_RETRY)
     script = worst_case(limits.script_seconds + SCRIPT_MARGIN.total_seconds(), SCRIPT_RETRY)
-    seconds = (RUN_MARGIN.total_seconds()
-               + 2 * worst_case(STORE_LOCAL_TIMEOUT, STORE_RETRY)
-               + len(skill.preflight) * tool
-               + 2 * worst_case(SCHEDULE_TIMEOUT, SCHEDULE_RETRY)
-               + worst_case(NOTIFY_TIMEOUT, NOTIFY_RETRY))
+    base = (RUN_MARGIN.total_seconds()
+            + 2 * worst_case(STORE_LOCAL_TIMEOUT, STORE_RETRY)
+            + 2 * worst_case(SCHEDULE_TIMEOUT, SCHEDULE_RETRY)
+            + worst_case(NOTIFY_TIMEOUT, NOTIFY_RETRY))
+    work = len(skill.preflight) * tool
     if skill.execution_plan:
-        seconds += sum(script if step.tool_name == RUN_SCRIPT else tool for step in skill.execution_plan)
+        work += sum(script if step.tool_name == RUN_SCRIPT else tool for step in skill.execution_plan)
     else:
         llm = worst_case(limits.llm_seconds, LLM_RETRY)
-        seconds += worst_case(STORE_TIMEOUT, STORE_RETRY) + tool + max(0, skill.max_steps) * (llm + max(tool, script))
+        work += worst_case(STORE_TIMEOUT, STORE_RETRY) + tool + max(0, skill.max_steps) * (llm + max(tool, script))
         # A turn that fails over is tried again on the next model, which the run keeps: each fallback
         # costs at most one more turn's worth, once per run.
-        seconds += len(skill.fallback_models) * llm
-    seconds += approval_waits(skill) * (approval_seconds(skill, limits) + 3 * worst_case(STORE_TIMEOUT, STORE_RETRY))
+        work += len(skill.fallback_models) * llm
+    work += approval_waits(skill) * (approval_seconds(skill, limits) + 3 * worst_case(STORE_TIMEOUT, STORE_RETRY))
+    if skill.timeout_minutes is not None:
+        # The skill's own timer ends the work from inside, then the run records its end (the base): a
+        # timeout longer than the calls' worst case must not be cut short by Temporal, which would end the
+        # run with nothing recorded instead of "timed out".
+        work = max(work, skill.timeout_minutes * 60.0)
+    seconds = base + work
     if not math.isfinite(seconds) or seconds >= RUN_TIMEOUT_CAP.total_seconds():
         return RUN_TIMEOUT_CAP
     return timedelta(seconds=math.ceil(seconds))

@@ -61,3 +61,22 @@ def account_gap(expected: list[datetime], previous: PreviousFire | None, late: b
         rows = [*rows[: MAX_ACCOUNTED - 1],
                 last.model_copy(update={"summary": f"{last.summary} (and {extra - 1} more times like it)"})]
     return rows
+
+
+def skipped_behind(overlap: str, catch_up: str, due: int) -> int:
+    """Of ``due`` scheduled fires come since a run's own fire while it is still going, how many its schedule
+    skipped (``activities.schedules.schedule_policy``): ``skip`` every one; ``buffer_one`` all but the one
+    it holds to start when the run ends; ``allow`` none (each started a run of its own); and a skill that
+    catches up ``all`` queues every one (BUFFER_ALL), whatever its overlap says."""
+    if catch_up == "all" or overlap == "allow":
+        return 0
+    if overlap == "buffer_one":
+        return max(0, due - 1)
+    return max(0, due)
+
+
+def held_behind(overlap: str, catch_up: str, due: int) -> int:
+    """Of those ``due`` fires, how many wait to start after the run (the rest ran or were skipped)."""
+    if catch_up == "all":
+        return max(0, due)
+    return min(1, max(0, due)) if overlap == "buffer_one" else 0

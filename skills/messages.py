@@ -319,6 +319,9 @@ class AgentResume(BaseModel):
     start: RunStart
     run: RunRecord
     loop: AgentLoopState
+    chain_started_at: datetime | None = None
+    """When the chain's first run started: the execution timeout counts from it, across every carry-over.
+    An input carried over before this field existed has none; its run's start stands in for it."""
 
 
 class RunOutcome(BaseModel):

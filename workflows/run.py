@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, NoReturn
 
 from temporalio import workflow
@@ -88,6 +88,8 @@ class SkillRun:
         self._key_prefix = ""
         # The owner's answers by approval id, the first one each (a signal: durable with no worker running).
         self._answers: dict[int, ApprovalDecision] = {}
+        # When the chain's first run started: the execution timeout is the chain's, not this run's.
+        self._chain_start: datetime | None = None
 
     @workflow.signal(name=APPROVAL_SIGNAL)
     def answer(self, decision: ApprovalDecision) -> None:
@@ -112,12 +114,14 @@ class SkillRun:
                 raise ApplicationError("a resumed run must carry its skill", non_retryable=True,
                                        type=WorkflowInputError.failure_type())
             self._start, self._run = resume.start, resume.run
+            self._chain_start = resume.chain_started_at or resume.run.started_at
             self._key_prefix = resume.loop.key_prefix or _key_prefix(resume.run, request)
             run = await self._bounded(resume.start.skill, resume.run,
                                       self._agent_loop(resume.start.skill, resume.run, resume.start, request,
                                                        resume.loop))
             return await self._close(resume.start.skill, run, resume.start)
         info = workflow.info()
+        self._chain_start = info.workflow_start_time
         start = await workflow.execute_local_activity_method(
             RunActivities.begin,
             BeginRun(skill_id=request.skill_id, run_id=info.run_id, workflow_id=info.workflow_id,
@@ -258,7 +262,8 @@ class SkillRun:
                           loop: AgentLoopState) -> RunRecord:
         def carry_over(state: AgentLoopState) -> NoReturn:
             workflow.continue_as_new(SkillRunInput(skill_id=skill.id, trigger=request.trigger, event=request.event,
-                                                   resume=AgentResume(start=start, run=run, loop=state)))
+                                                   resume=AgentResume(start=start, run=run, loop=state,
+                                                                      chain_started_at=self._chain_start)))
 
         limits = LoopLimits(max_steps=skill.max_steps, token_cap=start.run_token_cap,
                             malformed_limit=start.malformed_call_limit, llm_timeout_seconds=start.llm_timeout_seconds,
@@ -319,11 +324,13 @@ class SkillRun:
         return approval
 
     def _approval_wait(self, start: RunStart) -> float:
-        """The approval timeout, but never past the run's own deadline (less its margin to close)."""
+        """The approval timeout, but never past the run's own deadline (less its margin to close): the
+        execution timeout of the chain, which counts from its first run (an Agent loop continues as new)."""
         info = workflow.info()
         wait = start.approval_timeout_seconds
         if info.execution_timeout is not None:
-            left = info.start_time + info.execution_timeout - RUN_MARGIN - workflow.now()
+            began = self._chain_start or info.start_time
+            left = began + info.execution_timeout - RUN_MARGIN - workflow.now()
             wait = min(wait, max(left.total_seconds(), 1.0))
         return wait
 

@@ -62,3 +62,23 @@ def test_a_run_that_may_wait_for_approval_has_the_time_to_wait() -> None:
     assert agent - run_timeout(_skill(max_steps=10), limits) == timedelta(seconds=10 * (3600 + 3 * STORE_CALL))
     assert run_timeout(_skill(max_steps=100, approval_required_tools=["t"]),
                        RunLimits(approval_seconds=7 * 86400)) == RUN_TIMEOUT_CAP
+
+
+def test_a_skill_timeout_longer_than_its_calls_raises_the_deadline_above_it() -> None:
+    """``timeout_minutes`` ends a run from inside (a timer), then the run records its end: the execution
+    timeout must sit above both, or Temporal kills the run first and nothing says "timed out"."""
+    limits = RunLimits()
+    plain = run_timeout(_skill(execution_plan=[_step("t")]), limits)
+    one_call = timedelta(seconds=worst_case(timedelta(seconds=60), options.TOOL_RETRY))
+    long = run_timeout(_skill(execution_plan=[_step("t")], timeout_minutes=600), limits)
+    # The calls' worst case gives way to the timeout: margin, begin and end, then the timer.
+    assert long == plain - one_call + timedelta(minutes=600)
+    assert long > timedelta(minutes=600) + timedelta(minutes=30)
+    # A timeout shorter than the calls' worst case leaves the deadline as it was (the timer fires first anyway).
+    assert run_timeout(_skill(execution_plan=[_step("t")], timeout_minutes=1), limits) == plain
+    assert run_timeout(_skill(execution_plan=[_step("t")], timeout_minutes=0.5), limits) == plain
+    # An Agent skill too, and the week still caps it.
+    agent = run_timeout(_skill(max_steps=10), limits)
+    assert run_timeout(_skill(max_steps=10, timeout_minutes=60), limits) == agent
+    assert run_timeout(_skill(max_steps=10, timeout_minutes=24 * 60), limits) > timedelta(hours=24)
+    assert run_timeout(_skill(max_steps=10, timeout_minutes=7 * 24 * 60), limits) == RUN_TIMEOUT_CAP

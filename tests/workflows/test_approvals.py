@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -13,11 +14,13 @@ import pytest
 from mcp import Client as McpClient
 from temporalio.client import Client
 
+from activities.store import Store
 from client import SkillsClient
 from config.settings import Settings
+from skills.agent import ChatMessage
 from skills.approvals import Approval
 from skills.errors import SkillsError
-from skills.messages import ChatReply
+from skills.messages import AgentLoopState, AgentResume, ChatReply, RunStart, SkillRunInput
 from skills.models import RunRecord
 from starter.mcp_server import build_server
 from starter.telegram_bot import BotApi, TelegramBot
@@ -395,3 +398,45 @@ async def test_the_chats_model_cannot_answer_for_the_owner(assistant: Engine, ll
     await assistant.skills.deny(approval.id)
     assert (await finished(assistant, "send report")).status == "denied"
     assert assistant.outbox() == []
+
+
+async def test_a_carried_over_agent_run_waits_no_longer_than_its_chains_deadline(
+        client: Client, settings: Settings, llm: ScriptedLLM) -> None:
+    """An Agent loop that continued as new goes on in a new run of the same chain, and Temporal's execution
+    timeout counts from the chain's first run. The wait for the owner was reckoned from the new run's own
+    start, so it could outlast the chain: Temporal then ended the run mid-wait, nothing recorded. Here the
+    chain began 20 minutes before the carried-over run, under a 30-minute deadline: 5 minutes are left to wait
+    (less the margin to close), not 25."""
+    llm.script("default", [call("outbox_send_message", {"message": "hi"})])
+    engine = await Engine(settings.model_copy(update={"llm_base_url": llm.base_url, "llm_api_key": KEY,
+                                                      "llm_model": "default"}), client).start()
+    try:
+        skill = (await engine.skills.register({
+            "name": "carried", "instructions": "Say hi.", "required_tools": ["outbox_send_message"],
+            "approval_required_tools": ["outbox_send_message"], "approval_timeout_minutes": 7 * 24 * 60,
+            "notify_on_completion": False})).skill
+        assert skill is not None
+        began = datetime.now(UTC) - timedelta(minutes=20)
+        workflow_id = f"{settings.task_queue}-carried-{uuid.uuid4().hex[:8]}"
+        # What the first run of the chain left: its row and its conversation, in the store.
+        run = RunRecord(run_id=f"first-{uuid.uuid4().hex[:8]}", skill_id=skill.id, skill_name=skill.name,
+                        workflow_id=workflow_id, trigger="manual", started_at=began, tier="agent")
+        store = Store.open(settings.store_url, schedule_prefix=settings.task_queue)
+        store.start_run(run)
+        store.append_messages(run.run_id, [ChatMessage(role="system", content="You say hi."),
+                                           ChatMessage(role="user", content="Say hi.")], began)
+        carried = SkillRunInput(skill_id=skill.id, trigger="manual", resume=AgentResume(
+            start=RunStart(skill=skill.without_instructions(), run=run, approval_timeout_seconds=7 * 86400.0),
+            run=run, loop=AgentLoopState(conversation_id=run.run_id, model="default", tools=["outbox_send_message"],
+                                         approval_tools=["outbox_send_message"], step=3),
+            chain_started_at=began))
+        handle = await client.start_workflow("SkillRun", carried, id=workflow_id, task_queue=settings.task_queue,
+                                             execution_timeout=timedelta(minutes=30))
+        try:
+            [approval] = await waiting(engine)
+            wait = approval.expires_at - approval.requested_at
+            assert timedelta(0) < wait <= timedelta(minutes=30 - 20 - 5, seconds=30), wait
+        finally:
+            await handle.terminate("test over")
+    finally:
+        await engine.stop()

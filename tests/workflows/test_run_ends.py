@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import AsyncIterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +118,25 @@ async def test_every_run_has_an_execution_timeout_from_its_skills_limits(client:
     assert run_timeout(agent.model_copy(update={"execution_plan": None, "max_steps": 10}), RunLimits()) > deadline
     assert run_timeout(agent.model_copy(update={"execution_plan": None, "max_steps": 10**15}),
                        RunLimits()) == timedelta(days=7)
+
+
+async def test_a_skill_timeout_longer_than_its_calls_sits_under_the_execution_timeout(
+        client: Client, engine: Engine) -> None:
+    """A one-step skill with `timeout_minutes: 600`: its calls take at most about 50 minutes, and the execution
+    timeout used to be just that, so Temporal ended the run (nothing recorded, "timed out" never said) long
+    before its own timer. Now the schedule's action and a manual run leave the timer room to fire and close."""
+    skill = (await engine.skills.register({
+        "name": "patient", "instructions": "x", "schedule": "0 0 1 1 *", "timeout_minutes": 600,
+        "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": "hello"}}]})).skill
+    assert skill is not None and skill.schedule_id is not None
+    deadline = run_timeout(skill, engine.settings.run_limits)
+    assert deadline > timedelta(minutes=600 + 30)
+    action = (await client.get_schedule_handle(skill.schedule_id).describe()).schedule.action
+    assert action.execution_timeout == deadline  # type: ignore[attr-defined]
+    manual = await engine.skills.run("patient")
+    assert isinstance(manual, RunRecord)
+    described = await client.get_workflow_handle(manual.workflow_id).describe()
+    assert described.raw_description.execution_config.workflow_execution_timeout.ToTimedelta() == deadline
 
 
 @pytest.fixture
@@ -235,3 +254,141 @@ async def test_a_skill_whose_fires_are_skipped_behind_a_run_still_going_gets_one
 
 async def _skipped(schedule: Any) -> bool:
     return (await schedule.describe()).info.num_actions_skipped_overlap >= 1
+
+
+async def test_a_waiting_run_is_not_closed_for_a_deadline_its_skill_was_given_after_it_started(
+        client: Client, engine: Engine) -> None:
+    """A run waiting for the owner with a week to wait (its workflow's deadline says so); its skill is then
+    updated to wait 5 minutes. The round reckoned the deadline from the skill as it is now: the 3-hour-old
+    row was past it, so it was closed as an error while its workflow went on waiting. A row is closed
+    only once its workflow is no longer running."""
+    await engine.skills.register({
+        "name": "patient approval", "instructions": "x", "approval_timeout_minutes": 7 * 24 * 60,
+        "notify_on_completion": False, "approval_required_tools": ["outbox_send_message"],
+        "execution_plan": [{"id": "send", "toolName": "outbox_send_message", "parameters": {"message": "hi"}}]})
+    workflow_id = await engine.skills.run("patient approval", wait=False)
+    assert isinstance(workflow_id, str)
+    [approval] = await eventually(engine.skills.approvals, timeout=30)
+    [run] = await engine.skills.runs("patient approval")
+    assert run.status == "waiting"
+    await engine.skills.update("patient approval", {"approval_timeout_minutes": 5})
+    # Three hours in (the row's start moved back, as time would): past the deadline reckoned from the
+    # skill as it is now, well within the one its workflow runs under.
+    updated = await engine.skills.get("patient approval")
+    assert run_timeout(updated, engine.settings.run_limits) < timedelta(hours=3)
+    store = _store(engine.settings)
+    with store.session() as session:
+        session.execute(update(RunRow).where(RunRow.run_id == run.run_id)  # type: ignore[arg-type]
+                        .values(started_at=run.started_at - timedelta(hours=3)))
+        session.commit()
+    handle = client.get_workflow_handle(workflow_id)
+    # How the round knows the chain is this row's (an Agent loop continues as new under a new run id).
+    assert (await handle.describe()).raw_description.workflow_execution_info.first_run_id == run.run_id
+    try:
+        assert (await _maintenance(client, engine)).closed == []
+        assert [r.status for r in await engine.skills.runs("patient approval")] == ["waiting"]
+        assert (await handle.describe()).status == WorkflowExecutionStatus.RUNNING
+        assert engine.outbox() == [] and (await engine.skills.get("patient approval")).consecutive_failures == 0
+        # Once its workflow has ended without recording it, the next round closes the row.
+        await handle.terminate("the test ends it while it waits")
+        assert (await _maintenance(client, engine)).closed == [run.run_id]
+        [closed] = await engine.skills.runs("patient approval")
+        assert closed.status == "error" and closed.summary.startswith("no end recorded within ")
+    finally:
+        if (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
+            await handle.terminate("test over")
+
+
+async def _inside_a_minute() -> None:
+    """Register and trigger well inside a minute: a run started by the minute's own fire would not be the test's."""
+    await eventually(lambda: 2 <= datetime.now(UTC).second < 30, timeout=60, interval=0.2)
+
+
+async def test_a_skill_that_allows_overlap_skips_nothing_and_gets_no_notice(
+        client: Client, slow_engine: Engine, slow_log: Path) -> None:
+    """With `overlap: allow` the next fire starts a run of its own beside the one still going: nothing was
+    skipped. The round counted it skipped all the same, and sent the "skipped behind it" notice; with two runs
+    going the per-skill record flipped between them, a notice again each round."""
+    engine = slow_engine
+    await _inside_a_minute()
+    skill = (await engine.skills.register({**_held("side by side", "* * * * *"), "overlap": "allow"})).skill
+    assert skill is not None and skill.schedule_id is not None
+    await trigger_schedule(client, skill.schedule_id)
+    first = await _running_run(engine, "side by side", slow_log)
+    try:
+        # The next minute's fire: a second run, going beside the first.
+        await eventually(lambda: _open_runs(engine, "side by side", 2), timeout=75, interval=1)
+        info = (await client.get_schedule_handle(skill.schedule_id).describe()).info
+        assert info.num_actions_skipped_overlap == 0
+        for _ in range(2):
+            assert (await _maintenance(client, engine)).stuck == []
+        assert engine.outbox() == []
+    finally:
+        await engine.skills.pause("side by side")
+        for run in [first, *await engine.skills.runs("side by side")]:
+            handle = client.get_workflow_handle(run.workflow_id)
+            if (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
+                await handle.terminate("test over")
+
+
+async def test_a_fire_buffered_behind_a_run_is_not_counted_skipped(
+        client: Client, slow_engine: Engine, slow_log: Path) -> None:
+    """With `overlap: buffer_one` the first fire behind a run still going is held to start when it ends: not
+    skipped. Only the ones after it are, and the notice counts those."""
+    engine = slow_engine
+    await _inside_a_minute()
+    skill = (await engine.skills.register({**_held("buffered", "* * * * *"), "overlap": "buffer_one"})).skill
+    assert skill is not None and skill.schedule_id is not None
+    schedule = client.get_schedule_handle(skill.schedule_id)
+    await trigger_schedule(client, skill.schedule_id)
+    run = await _running_run(engine, "buffered", slow_log)
+    try:
+        await eventually(lambda: _buffered(schedule), timeout=75, interval=1)
+        assert (await schedule.describe()).info.num_actions_skipped_overlap == 0
+        assert (await _maintenance(client, engine)).stuck == []
+        assert engine.outbox() == []
+        # The minute after: one buffered already, this one is skipped.
+        await eventually(lambda: _skipped(schedule), timeout=75, interval=1)
+        assert (await _maintenance(client, engine)).stuck == ["buffered"]
+        [notice] = [m["message"] for m in engine.outbox()]
+        assert "and 1 scheduled fire since were skipped behind it" in notice, notice
+        assert (await _maintenance(client, engine)).stuck == [] and len(engine.outbox()) == 1
+    finally:
+        await engine.skills.delete("buffered")  # its schedule with it: the buffered fire never starts
+        await client.get_workflow_handle(run.workflow_id).terminate("test over")
+
+
+async def _open_runs(engine: Engine, name: str, count: int) -> bool:
+    return [r.status for r in await engine.skills.runs(name)] == ["running"] * count
+
+
+async def _buffered(schedule: Any) -> bool:
+    return (await schedule.describe()).raw_description.info.buffer_size >= 1
+
+
+async def test_runs_waiting_for_the_owner_do_not_hide_a_stuck_skill(
+        client: Client, slow_engine: Engine, slow_log: Path) -> None:
+    """The round looks at a bounded batch of open runs, oldest first. Runs waiting for the owner may wait for
+    days, and are never stuck: 500 of them filled the batch, and a skill stuck behind a newer run went
+    unnoticed."""
+    engine = slow_engine
+    waiter = (await engine.skills.register({
+        "name": "waits", "instructions": "x", "approval_required_tools": ["outbox_send_message"],
+        "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": "hi"}}]})).skill
+    assert waiter is not None
+    store = _store(engine.settings)
+    long_ago = datetime.now(UTC) - timedelta(hours=1)
+    for i in range(500):  # as many runs would have left them (none has a workflow: they are not closed here)
+        store.start_run(RunRecord(run_id=f"waiting-{i}", skill_id=waiter.id, skill_name="waits",
+                                  workflow_id=f"waiting-{i}", trigger="manual", started_at=long_ago,
+                                  status="waiting", tier="direct"))
+    await _inside_a_minute()
+    skill = (await engine.skills.register(_held("hidden", "* * * * *"))).skill
+    assert skill is not None and skill.schedule_id is not None
+    await trigger_schedule(client, skill.schedule_id)
+    run = await _running_run(engine, "hidden", slow_log)
+    try:
+        await eventually(lambda: _skipped(client.get_schedule_handle(skill.schedule_id)), timeout=75, interval=1)
+        assert (await _maintenance(client, engine)).stuck == ["hidden"]
+    finally:
+        await client.get_workflow_handle(run.workflow_id).terminate("test over")
