@@ -32,6 +32,9 @@ def print_failure(as_json: bool, what: str, errors: list[dict[str, str]]) -> int
     if as_json:
         print(json.dumps({"ok": False, "error": what, "errors": errors}, indent=2, ensure_ascii=False))
     else:
+        from skills.display import shown
+
+        # A message may quote what was refused (an archive's entry name): no terminal code of it acts.
         lines = (f"{e['field']}: {e['message']}" if e.get("field") else e["message"] for e in errors)
-        print(f"error: {what}\n" + "\n".join(f"  {line}" for line in lines), file=sys.stderr)
+        print(f"error: {shown(what)}\n" + "\n".join(f"  {shown(line)}" for line in lines), file=sys.stderr)
     return 1

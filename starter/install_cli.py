@@ -23,6 +23,7 @@ from typing import Any
 import click
 
 from client.install import InstalledSkill, describe_record, install, read_record, uninstall
+from skills.display import shown
 from skills.errors import InstallRefusedError, SkillsError
 from skills.skillmd import discover, load_skill_file
 from skills.skillmd.trust import ExecutableParts, executable_parts
@@ -61,7 +62,7 @@ def install_command(source: str, subpath: str | None, ref: str | None, force: bo
             verb = "replaced" if skill.replaced else "installed"
             print(f"{verb} {skill.name} in {skill.path}")
             for line in [*skill.notes, *(f"warning: {w}" for w in skill.warnings)]:
-                print(f"  {line}")
+                print(f"  {shown(line)}")  # notes quote the source's own names
             if skill.scheduled:
                 print("  it carries a schedule: the next sync registers it (`skills sync` does it now)")
             if parts[skill.name].executable:

@@ -58,3 +58,16 @@ def test_a_refused_archive_prints_every_reason_as_json(dirs: dict[str, Path], tm
         {"field": "", "message": "/abs.txt has an absolute path"},
     ]}
     assert not dirs["user"].exists()
+
+
+def test_a_refusal_quoting_an_archives_names_prints_no_terminal_code(
+        dirs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    # An entry named to clear the screen and print a line of its own, shown in the refusal it causes.
+    archive = tmp_path / "sly.tar"
+    with tarfile.open(archive, "w", format=tarfile.PAX_FORMAT) as tar:
+        tar.addfile(tarfile.TarInfo("../x\x1b[2J\x1b[H\rinstalled fine\u202e.txt"))
+
+    code, out, err = run(capsys, "install", str(archive))
+
+    assert code == 1 and not any(ch in out + err for ch in "\x1b\r\u202e"), err
+    assert "../x\\x1b[2J\\x1b[H\\rinstalled fine\\u202e.txt contains '..'" in err
