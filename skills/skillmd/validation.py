@@ -94,6 +94,9 @@ def validate_path(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Problem]:
     else:
         return [Problem.error(f"Not a SKILL.md file: {path}").at(path)]
     try:
+        # The frontmatter's own limit first, read as discovery reads it: a file discovery skips for its
+        # size is not valid, whatever its fields say.
+        files.read_frontmatter_block(skill_md, limits.max_frontmatter_bytes)
         text = files.read_text(skill_md, limits.max_file_bytes)
     except SkillFileError as exc:
         return [Problem.error(str(exc)).at(skill_md)]

@@ -24,7 +24,7 @@ from skills.skillmd.registration import FILE_FIELDS, registration_request
 from skills.skillmd.sources import discover
 from skills.skillmd.validation import validate_path
 from tests.fuzz import EXAMPLES, fuzz_settings
-from tests.fuzz.corpus import FRONTMATTERS
+from tests.fuzz.corpus import FRONTMATTERS, SCHEDULED_FILES
 from tests.fuzz.strategies import FIELD_VALUES, HOSTILE, MESSAGES, TRIGGERS, frontmatters
 
 BOUND = 5.0
@@ -89,6 +89,18 @@ def test_validate_refuses_what_the_registration_of_a_scheduled_file_would(trigge
                                                                         fields: dict[str, Any]) -> None:
     """``skills validate`` and the sync's registration say the same of each field a scheduled file
     passes on: validate refused jitter_seconds 999999999 and max_runs 0 once only in the sync's log."""
+    check_scheduled_file(trigger, fields)
+
+
+@pytest.mark.parametrize(("trigger", "fields"), SCHEDULED_FILES)
+def test_the_corpus_of_found_scheduled_files_still_passes(trigger: dict[str, Any], fields: dict[str, Any]) -> None:
+    check_scheduled_file(trigger, fields)
+
+
+def check_scheduled_file(trigger: dict[str, Any], fields: dict[str, Any]) -> None:
+    """A scheduled SKILL.md with these fields in its ``metadata``: each refusal of one by the sync's
+    registration is said by validate too, in its words, and validate refuses nothing the registration
+    takes; a file discovery does not load is an error for validate."""
     front = {"name": "fuzzed", "description": "A scheduled fuzzed skill.",
              "metadata": {"trigger_config": dict(trigger), "required_tools": ["outbox_send_message"], **fields}}
     try:

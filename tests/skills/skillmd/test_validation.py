@@ -316,6 +316,16 @@ def test_validate_path_on_a_folder_and_on_the_file(tmp_path: Path, write_skill) 
     assert str(problems[0]) == f"{bad}: error: Directory name 'not-bad' must match skill name 'bad'"
 
 
+def test_a_frontmatter_discovery_would_skip_as_too_large_is_an_error_for_validate(tmp_path: Path,
+                                                                                 write_skill) -> None:
+    # Found by the fuzzer: 5,000 approval tools made a 120 KB frontmatter; validate said valid, while
+    # discovery (and so the sync) skipped the file for its size.
+    big = write_skill(tmp_path, "big", metadata={"trigger_config": {"schedule": "0 9 * * *"},
+                                                 "approval_required_tools": ["outbox_send_message"] * 5_000})
+    assert "big" not in discover(user=tmp_path).skills
+    assert messages(validate_path(big.parent)) == [f"{big}: frontmatter exceeds 65536 bytes"]
+
+
 def test_validate_path_on_what_is_not_a_skill(tmp_path: Path) -> None:
     assert messages(validate_path(tmp_path / "nope")) == [f"Path does not exist: {tmp_path / 'nope'}"]
     assert messages(validate_path(tmp_path)) == ["Missing required file: SKILL.md"]
