@@ -26,7 +26,7 @@ from tests.conftest import Engine, eventually
 from tests.fakes.llm_server import ScriptedLLM, say
 from tests.fuzz import EXAMPLES, fuzz_settings
 from tests.fuzz.corpus import REGISTRATIONS
-from tests.fuzz.strategies import registrations
+from tests.fuzz.strategies import DIRECT, registrations
 
 MODEL = "fuzz"
 RUN_BOUND = 90.0
@@ -154,4 +154,11 @@ async def test_after_a_round_of_fuzzing_no_workflow_is_left_running(fuzz_engine:
     for trigger in ({"in_minutes": 30}, {"event": "fuzz.happened"}, {"schedule": "*/5 * * * *"}):
         await attempt(fuzz_engine, llm, {"name": f"left {len(json.dumps(trigger))}", "instructions": "Say hello",
                                          "trigger_config": trigger, "notify_on_completion": False})
+    # A call that waits for the owner: the fuzzer answers it, and the run ends.
+    outcome = await attempt(fuzz_engine, llm, {
+        "name": "left waiting", "instructions": "Say hello", "trigger_config": {"schedule": "*/5 * * * *"},
+        "notify_on_completion": False, "execution_plan": DIRECT, "approval_required_tools": ["outbox_send_message"],
+        "timeout_minutes": 5, "max_runs": 3, "jitter_seconds": 60, "overlap": "buffer_one", "catch_up": "all",
+        "end_at": "2099-01-01T00:00:00", "approval_timeout_minutes": 60})
+    assert outcome.startswith("success"), outcome
     await nothing_left_running(fuzz_engine)
