@@ -58,7 +58,8 @@ class Bound:
     """The range a numeric field may take, with why; ``low_exclusive``: the value must be above ``low``."""
 
     name: str
-    low: int
+    low: float
+    """Whole for a whole-number field; a fraction only where the field takes one (``timeout_minutes``)."""
     high: int
     why: str
     whole: bool = True
@@ -122,9 +123,10 @@ TOOLSET_TIMEOUT_SECONDS = Bound(
 
 # The shape of a schedule and its runs (issue 22): a run's own limit, how many runs, how late a fire may drift.
 TIMEOUT_MINUTES = Bound(
-    "timeout_minutes", 0, 7 * 24 * 60,
+    "timeout_minutes", 0.05, 7 * 24 * 60,
     "how long one run may take before it ends as `error`: timed out; never more than the engine's own cap "
-    "on a run (7 days), and a fraction of a minute is allowed", whole=False, low_exclusive=True)
+    "on a run (7 days). A fraction of a minute is allowed down to 3 seconds: a shorter limit (1e-300 once "
+    "passed \"more than 0\") ends every run before its first call", whole=False)
 MAX_RUNS = Bound(
     "max_runs", 1, 1_000_000,
     "scheduled runs before the schedule ends: a million is past any schedule's life (every minute for two years)")

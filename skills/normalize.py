@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from skills.arguments import ArgumentRules, argument_problems
 from skills.calendar import check_holidays
-from skills.errors import SkillValidationError
+from skills.errors import FieldError, SkillValidationError
 from skills.events import event_name_problem
 from skills.fields import (
     Problems,
@@ -271,8 +271,7 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
         "preflight": preflight,
         "model": model_name(data.get("model"), "model", problems),
         "approval_required_tools": approval_tools,
-        "approval_timeout_minutes": integer(data.get("approval_timeout_minutes"), "approval_timeout_minutes", None,
-                                            problems, bound=APPROVAL_TIMEOUT_MINUTES),
+        "approval_timeout_minutes": _approval_timeout(data, problems),
     }
     fields["fallback_models"] = fallback_models(data.get("fallback_models"), fields["model"], notes, problems)
     check_models(fields, bool(plan), ctx.llm_models, notes, problems)
@@ -312,6 +311,28 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
     if oversize is not None:
         raise SkillValidationError([oversize])
     return Normalized(spec=spec, notes=notes, trigger_as_written=trigger_as_written, missing_tools=missing)
+
+
+def _approval_timeout(data: Mapping[str, Any], problems: Problems) -> int | None:
+    return integer(data.get("approval_timeout_minutes"), "approval_timeout_minutes", None, problems,
+                   bound=APPROVAL_TIMEOUT_MINUTES)
+
+
+def own_field_problems(fields: Mapping[str, Any], zone: str) -> list[FieldError]:
+    """What the normalizer says of each of these fields on its own (the schedule's shape, the skipped
+    days, the approvals: what a scheduled SKILL.md passes on to its registration), so ``skills
+    validate`` refuses what the sync's registration would, in the same words. The checks that weigh a
+    field against the rest of the skill or against the clock (an approval for a tool it never calls,
+    holidays without a repeating schedule, an ``end_at`` already past) are left to the registration.
+    ``zone``: the one a naive ``end_at`` is read in."""
+    problems = Problems()
+    data = dict(fields)
+    ctx = NormalizeContext(now=datetime.min.replace(tzinfo=UTC), default_timezone=zone, default_agent_id="")
+    _schedule_shape(data, set(), None, ctx, [], problems)
+    _skip_days(data, (), "cron", [], problems)
+    string_list(data.get("approval_required_tools"), "approval_required_tools", problems)
+    _approval_timeout(data, problems)
+    return problems.errors
 
 
 # --- the schedule's shape: a run's limit, the schedule's end, jitter, overlap, catch-up ------------------

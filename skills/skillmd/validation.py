@@ -18,13 +18,16 @@ from pydantic import ValidationError
 from skills.errors import FrontmatterError, SkillFileError
 from skills.fields import Problems, integer, number
 from skills.limits import IN_HOURS, IN_MINUTES, INTERVAL_MINUTES
+from skills.normalize import own_field_problems
 from skills.skillmd import files
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillManifest
 from skills.skillmd.parsing import parse_frontmatter
 from skills.skillmd.problems import Problem
+from skills.skillmd.registration import FILE_FIELDS
 from skills.skillmd.scripts import declared_scripts
 from skills.skillmd.scripts import file_problems as script_file_problems
+from skills.triggers import zone_info
 
 MAX_SKILL_NAME_LENGTH = 64
 MAX_DESCRIPTION_LENGTH = 1024
@@ -58,6 +61,7 @@ def check_frontmatter(
         *_check_allowed_tools(data),
         *_check_metadata(data),
         *_check_trigger_numbers(data),
+        *_check_file_fields(data),
         *_check_scripts(data),
     ]
     if not (_non_empty_str(data.get("name")) and _non_empty_str(data.get("description"))):
@@ -90,6 +94,9 @@ def validate_path(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Problem]:
     else:
         return [Problem.error(f"Not a SKILL.md file: {path}").at(path)]
     try:
+        # The frontmatter's own limit first, read as discovery reads it: a file discovery skips for its
+        # size is not valid, whatever its fields say.
+        files.read_frontmatter_block(skill_md, limits.max_frontmatter_bytes)
         text = files.read_text(skill_md, limits.max_file_bytes)
     except SkillFileError as exc:
         return [Problem.error(str(exc)).at(skill_md)]
@@ -224,6 +231,26 @@ def _check_trigger_numbers(data: Mapping[str, Any]) -> list[Problem]:
         else:
             number(trigger[key], where, problems, bound=bound)
     return [Problem.error(f"Field '{e.field}': {e.message}", e.field) for e in problems.errors]
+
+
+def _check_file_fields(data: Mapping[str, Any]) -> list[Problem]:
+    """The fields a scheduled file passes on to its registration beside ``trigger_config`` (its
+    schedule's shape, skipped days, approvals), judged by the normalizer's own checks, so ``skills
+    validate`` says what the sync's registration would refuse. A file without a ``trigger_config``
+    registers nothing: its metadata is the specification's free form."""
+    metadata = data.get("metadata")
+    trigger = metadata.get("trigger_config") if isinstance(metadata, dict) else None
+    if not isinstance(metadata, dict) or not isinstance(trigger, dict):
+        return []
+    fields = {key: metadata[key] for key in FILE_FIELDS if metadata.get(key) is not None}
+    zone = trigger.get("timezone")
+    zone = zone.strip() if isinstance(zone, str) else "UTC"
+    try:
+        zone_info(zone)
+    except ValueError:  # reported by the registration's own trigger check
+        zone = "UTC"
+    return [Problem.error(f"Field 'metadata.{e.field}': {e.message}", f"metadata.{e.field}")
+            for e in own_field_problems(fields, zone)]
 
 
 def _check_scripts(data: Mapping[str, Any]) -> list[Problem]:

@@ -55,3 +55,10 @@ FRONTMATTERS = [
     pytest.param("---\nname: !!python/object/apply:os.system ['touch /tmp/fuzz-pwned']\n---\nx\n",
                  id="yaml-python-tag"),
 ]
+
+SCHEDULED_FILES = [
+    # `skills validate` said valid, while discovery (and so the sync) skipped the file: its frontmatter was
+    # over the 64 KiB that discovery reads, a limit validate did not apply.
+    pytest.param({"schedule": "0 9 * * *"}, {"approval_required_tools": ["outbox_send_message"] * 5_000},
+                 id="frontmatter-over-its-limit-said-valid"),
+]

@@ -21,11 +21,12 @@ from temporalio.client import Client
 
 from config.settings import Settings
 from skills.errors import SkillValidationError
+from skills.models import RunRecord, Skill
 from tests.conftest import Engine, eventually
 from tests.fakes.llm_server import ScriptedLLM, say
 from tests.fuzz import EXAMPLES, fuzz_settings
 from tests.fuzz.corpus import REGISTRATIONS
-from tests.fuzz.strategies import registrations
+from tests.fuzz.strategies import DIRECT, registrations
 
 MODEL = "fuzz"
 RUN_BOUND = 90.0
@@ -85,14 +86,35 @@ async def attempt(engine: Engine, llm: ScriptedLLM, data: dict[str, Any]) -> str
             assert skill is not None and skill.id is not None
             # Whatever model it asked for, the scripted LLM answers it: the run is to end on its merits.
             llm.script(skill.model or MODEL, [say("Done: hello.")] * (skill.max_steps + 1))
-            run = await asyncio.wait_for(engine.skills.run(skill.id, wait=True), RUN_BOUND)
+            run = await asyncio.wait_for(run_answering_approvals(engine, skill), RUN_BOUND)
             assert not isinstance(run, str)
-            assert run.status in {"success", "error", "skipped"}, run
+            assert run.status in {"success", "error", "skipped", "denied"}, run
             await no_workflow_task_failed(engine, run.workflow_id)
             await engine.skills.delete(skill.id)
             outcome = f"{run.status}: {run.summary[:200]}"
     assert watch.worst < STALL_BOUND, f"the worker's event loop stalled {watch.worst:.1f}s ({outcome})"
     return outcome
+
+
+async def run_answering_approvals(engine: Engine, skill: Skill) -> RunRecord | str:
+    """Fire the skill once by hand, its owner at hand: a call that waits for approval is approved (the
+    first) or denied (the others), so a skill with approval_required_tools ends too."""
+    assert skill.id is not None
+    run = asyncio.ensure_future(engine.skills.run(skill.id, wait=True))
+    asks = bool(skill.approval_required_tools) or any(step.approval for step in skill.execution_plan or [])
+    answered = 0
+    try:
+        while asks and not run.done():
+            for approval in await engine.skills.approvals(skill=skill.id):
+                if answered:
+                    await engine.skills.deny(approval.id, "the fuzzer says no")
+                else:
+                    await engine.skills.approve(approval.id)
+                answered += 1
+            await asyncio.wait([run], timeout=0.5)
+        return await run
+    finally:
+        run.cancel()
 
 
 async def no_workflow_task_failed(engine: Engine, workflow_id: str) -> None:
@@ -132,4 +154,11 @@ async def test_after_a_round_of_fuzzing_no_workflow_is_left_running(fuzz_engine:
     for trigger in ({"in_minutes": 30}, {"event": "fuzz.happened"}, {"schedule": "*/5 * * * *"}):
         await attempt(fuzz_engine, llm, {"name": f"left {len(json.dumps(trigger))}", "instructions": "Say hello",
                                          "trigger_config": trigger, "notify_on_completion": False})
+    # A call that waits for the owner: the fuzzer answers it, and the run ends.
+    outcome = await attempt(fuzz_engine, llm, {
+        "name": "left waiting", "instructions": "Say hello", "trigger_config": {"schedule": "*/5 * * * *"},
+        "notify_on_completion": False, "execution_plan": DIRECT, "approval_required_tools": ["outbox_send_message"],
+        "timeout_minutes": 5, "max_runs": 3, "jitter_seconds": 60, "overlap": "buffer_one", "catch_up": "all",
+        "end_at": "2099-01-01T00:00:00", "approval_timeout_minutes": 60})
+    assert outcome.startswith("success"), outcome
     await nothing_left_running(fuzz_engine)

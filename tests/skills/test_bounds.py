@@ -21,13 +21,17 @@ from skills import yamlsafe
 from skills.errors import FrontmatterError, PlanError, SkillValidationError
 from skills.events import check_event
 from skills.limits import (
+    APPROVAL_TIMEOUT_MINUTES,
     IN_HOURS,
     IN_MINUTES,
     INTERVAL_MINUTES,
+    JITTER_SECONDS,
     KIB,
     MAX_NESTING,
+    MAX_RUNS,
     MAX_STEPS,
     NOTIFY_INTERVAL_MINUTES,
+    TIMEOUT_MINUTES,
     body_too_large,
     nesting_depth,
 )
@@ -134,12 +138,23 @@ def test_the_management_schemas_give_the_same_bounds() -> None:
     trigger = store["trigger_config"]["properties"]
     for schema, bound in ((store["max_steps"], MAX_STEPS), (store["notify_interval_minutes"], NOTIFY_INTERVAL_MINUTES),
                           (trigger["interval_minutes"], INTERVAL_MINUTES), (trigger["in_minutes"], IN_MINUTES),
-                          (trigger["in_hours"], IN_HOURS)):
+                          (trigger["in_hours"], IN_HOURS), (store["timeout_minutes"], TIMEOUT_MINUTES),
+                          (store["max_runs"], MAX_RUNS), (store["jitter_seconds"], JITTER_SECONDS),
+                          (store["approval_timeout_minutes"], APPROVAL_TIMEOUT_MINUTES)):
         assert schema.get("minimum", schema.get("exclusiveMinimum")) == bound.low
         assert schema["maximum"] == bound.high
         assert schema["type"] == ("integer" if bound.whole else "number")
     assert SCHEMAS["memory_update_skill"]["properties"]["max_steps"]["maximum"] == MAX_STEPS.high
     assert store["notify_interval_minutes"]["maximum"] == 525600
+    assert store["timeout_minutes"]["minimum"] == 0.05
+
+
+@pytest.mark.parametrize("timeout", [1e-300, 5e-324, 0.001, 0.0499])
+def test_a_run_timeout_too_short_for_any_run_is_refused_with_its_range(timeout: float) -> None:
+    # 1e-300 passed "more than 0": every run of the skill then ended "timed out" before its first call.
+    assert refused(skill(timeout_minutes=timeout)) == {
+        "timeout_minutes": f"must be between 0.05 and 10080 (got {timeout:g})"}
+    assert normalize(skill(timeout_minutes=0.05), CTX).spec.timeout_minutes == 0.05
 
 
 def test_a_toolset_timeout_is_finite_and_at_most_an_hour() -> None:

@@ -12,11 +12,21 @@ from hypothesis import strategies as st
 
 from skills.errors import SkillValidationError
 from skills.fields import parse_bool
-from skills.limits import MAX_INSTRUCTIONS_BYTES, MAX_PLAN_BYTES, MAX_SKILL_BYTES
+from skills.limits import (
+    APPROVAL_TIMEOUT_MINUTES,
+    JITTER_SECONDS,
+    MAX_INSTRUCTIONS_BYTES,
+    MAX_PLAN_BYTES,
+    MAX_RUNS,
+    MAX_SKILL_BYTES,
+    TIMEOUT_MINUTES,
+)
+from skills.llm_models import MAX_FALLBACK_MODELS
 from skills.models import SkillSpec
 from skills.normalize import FIELD_ALIASES, TRIGGER_ALIASES, NormalizeContext, normalize
 from skills.plans import analyse_plan
-from skills.triggers import check_cron
+from skills.triggers import LAST_CALENDAR_YEAR, check_cron
+from tests.fuzz.strategies import FIELD_VALUES
 
 NOW = datetime(2026, 2, 14, 15, 0, tzinfo=UTC)
 CATALOG = {"outbox_send_message", "telegram_send_message", "gmail_list_messages", "gmail_get_message"}
@@ -486,7 +496,8 @@ TRIGGER_VALUES = st.one_of(
 KEYS = st.sampled_from(
     ["name", "instructions", "description", "agent_id", "enabled", "trigger_type", "trigger_config", "schedule",
      "cron", "cronExpression", "interval_minutes", "intervalMinutes", "at", "in_minutes", "in_hours", "timezone",
-     "required_tools", "execution_plan", "max_steps", "notify_on_completion", "notify_interval_minutes", "junk"]
+     "required_tools", "execution_plan", "max_steps", "notify_on_completion", "notify_interval_minutes", "junk",
+     "model", *FIELD_VALUES]
 )
 STEP = st.fixed_dictionaries(
     {"toolName": st.one_of(st.sampled_from(sorted(CATALOG)), st.text(max_size=10)),
@@ -499,6 +510,7 @@ VALUES = st.one_of(
     st.dictionaries(st.sampled_from(["schedule", "at", "in_minutes", "interval_minutes", "timezone", "cron", "x"]),
                     TRIGGER_VALUES, max_size=3),
     st.booleans(),
+    *FIELD_VALUES.values(),
 )
 
 
@@ -526,6 +538,17 @@ def assert_storable(spec: SkillSpec, ctx: NormalizeContext) -> None:
             assert trigger.at.tzinfo is not None and trigger.at > ctx.now
     else:
         assert spec.trigger_config is None
+    # The schedule's shape, approvals and models (issues 21 and 22): each within its bound, or absent.
+    assert spec.timeout_minutes is None or TIMEOUT_MINUTES.problem(spec.timeout_minutes) is None
+    assert spec.max_runs is None or MAX_RUNS.problem(spec.max_runs) is None
+    assert JITTER_SECONDS.problem(spec.jitter_seconds) is None
+    assert spec.approval_timeout_minutes is None or APPROVAL_TIMEOUT_MINUTES.problem(spec.approval_timeout_minutes) is None
+    assert spec.end_at is None or (spec.end_at.tzinfo is not None and spec.end_at.year <= LAST_CALENDAR_YEAR)
+    assert (spec.overlap, spec.catch_up) != ("allow", "all")
+    assert set(spec.approval_required_tools) <= set(spec.required_tools)
+    assert len(spec.fallback_models) <= MAX_FALLBACK_MODELS and spec.model not in spec.fallback_models
+    if spec.skip_holidays or spec.business_days_only:
+        assert spec.trigger_config is not None and spec.trigger_config.kind in ("cron", "interval")
 
 
 @settings(max_examples=int(os.environ.get("HYPOTHESIS_EXAMPLES", "400")), suppress_health_check=[HealthCheck.too_slow], deadline=None)

@@ -95,7 +95,7 @@ async def test_each_field_out_of_range_is_refused_naming_it(engine: Engine) -> N
             "bad", timeout_minutes=0, end_at="2020-01-01T00:00:00", max_runs=0, jitter_seconds=3601,
             overlap="never", catch_up="later"))
     problems = {e.field: e.message for e in refused.value.errors}
-    assert problems["timeout_minutes"] == "must be more than 0 and at most 10080 (got 0)"
+    assert problems["timeout_minutes"] == "must be between 0.05 and 10080 (got 0)"
     assert problems["max_runs"] == "must be between 1 and 1000000 (got 0)"
     assert problems["jitter_seconds"] == "must be between 0 and 3600 (got 3601)"
     assert problems["overlap"] == "must be one of skip, buffer_one, allow (got 'never')"

@@ -316,6 +316,16 @@ def test_validate_path_on_a_folder_and_on_the_file(tmp_path: Path, write_skill) 
     assert str(problems[0]) == f"{bad}: error: Directory name 'not-bad' must match skill name 'bad'"
 
 
+def test_a_frontmatter_discovery_would_skip_as_too_large_is_an_error_for_validate(tmp_path: Path,
+                                                                                 write_skill) -> None:
+    # Found by the fuzzer: 5,000 approval tools made a 120 KB frontmatter; validate said valid, while
+    # discovery (and so the sync) skipped the file for its size.
+    big = write_skill(tmp_path, "big", metadata={"trigger_config": {"schedule": "0 9 * * *"},
+                                                 "approval_required_tools": ["outbox_send_message"] * 5_000})
+    assert "big" not in discover(user=tmp_path).skills
+    assert messages(validate_path(big.parent)) == [f"{big}: frontmatter exceeds 65536 bytes"]
+
+
 def test_validate_path_on_what_is_not_a_skill(tmp_path: Path) -> None:
     assert messages(validate_path(tmp_path / "nope")) == [f"Path does not exist: {tmp_path / 'nope'}"]
     assert messages(validate_path(tmp_path)) == ["Missing required file: SKILL.md"]
@@ -447,3 +457,48 @@ def test_a_toolset_may_say_it_needs_no_network() -> None:
         "x": {"command": "python", "network": "sometimes"}}})
     assert [p.message for p in problems] == ["Field 'toolsets.x.network': Input should be a valid boolean, unable to "
                                              "interpret input"]
+
+
+def test_the_schedule_and_approval_numbers_of_a_scheduled_file_are_held_to_their_bounds() -> None:
+    # Each was passed on to the registration unchecked, so `skills validate` said valid and only the
+    # sync's registration refused it, later, in a log.
+    frontmatter = (
+        "name: x\ndescription: x\nmetadata:\n  trigger_config: {schedule: '0 9 * * *'}\n  max_steps: 500\n"
+        "  jitter_seconds: 999999999\n  max_runs: 0\n  timeout_minutes: .nan\n"
+        "  approval_timeout_minutes: 1.0e+22\n  end_at: '9999-12-31T23:59:59'\n  overlap: sometimes\n"
+        "  catch_up: [all]\n  approval_required_tools: {send: yes}\n  business_days_only: maybe\n"
+    )
+    found = errors_for(frontmatter)
+    assert "Field 'metadata.max_steps': must be between 1 and 100 (got 500)" in found
+    for error in (
+        "Field 'metadata.jitter_seconds': must be between 0 and 3600 (got 999999999)",
+        "Field 'metadata.max_runs': must be between 1 and 1000000 (got 0)",
+        "Field 'metadata.timeout_minutes': must be a number between 0.05 and 10080, got nan",
+        "Field 'metadata.approval_timeout_minutes': must be between 1 and 10080 (got 10000000000000000000000)",
+        "Field 'metadata.end_at': must be before 2101-01-01 (got 9999-12-31T23:59:59+00:00)",
+        "Field 'metadata.overlap': must be one of skip, buffer_one, allow (got 'sometimes')",
+        "Field 'metadata.catch_up': must be one of once, none, all (got \"['all']\")",
+        "Field 'metadata.business_days_only': must be true or false, got 'maybe'",
+    ):
+        assert error in found
+    assert any(e.startswith("Field 'metadata.approval_required_tools': ") for e in found), found
+
+
+def test_a_timeout_too_small_to_run_anything_is_refused_by_validate_with_its_range() -> None:
+    found = errors_for({"name": "x", "description": "x",
+                        "metadata": {"trigger_config": {"interval_minutes": 60}, "timeout_minutes": 1e-300}})
+    assert found == ["Field 'metadata.timeout_minutes': must be between 0.05 and 10080 (got 1e-300)"]
+
+
+def test_a_valid_schedule_shape_in_a_file_has_no_problem() -> None:
+    frontmatter = {"name": "x", "description": "x", "metadata": {
+        "trigger_config": {"schedule": "0 9 * * 1-5", "timezone": "Asia/Tokyo"}, "timeout_minutes": 2.5,
+        "end_at": "2099-01-01T00:00:00", "max_runs": 5, "jitter_seconds": 90, "overlap": "buffer-one",
+        "catch_up": "all", "required_tools": ["send"], "approval_required_tools": ["send"],
+        "approval_timeout_minutes": 60, "skip_holidays": "US", "business_days_only": True}}
+    assert errors_for(frontmatter) == []
+
+
+def test_the_file_fields_are_checked_only_in_a_scheduled_file() -> None:
+    # Without trigger_config a file registers nothing: its metadata is its own (the specification's free form).
+    assert errors_for({"name": "x", "description": "x", "metadata": {"max_runs": "many", "overlap": 3}}) == []
