@@ -41,7 +41,7 @@ from temporalio.converter import PayloadCodec
 from temporalio.envconfig import ClientConfig
 from temporalio.exceptions import ApplicationError, TimeoutError, WorkflowAlreadyStartedError
 from temporalio.runtime import Runtime
-from temporalio.service import PayloadLimitsConfig, RPCError
+from temporalio.service import PayloadLimitsConfig, RPCError, RPCStatusCode
 
 from client import schedules
 from client.codec import codec_from_environ, data_converter
@@ -107,6 +107,10 @@ CHAT_TIMEOUT = timedelta(minutes=15)
 """A chat turn may take several LLM turns of up to `llm_timeout` each."""
 WORKER_GRACE = timedelta(seconds=30)
 """How long a chat turn waits for a worker to poll its task queue before saying there is none."""
+BUSY = frozenset({RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.UNAVAILABLE,
+                  RPCStatusCode.RESOURCE_EXHAUSTED})
+"""What a loaded server answers a call it had no time for (seen: ``operation was canceled`` from a dev
+server under load): no answer at all, to be asked again."""
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -536,8 +540,19 @@ class SkillsClient:
             task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
         )
         deadline = asyncio.get_running_loop().time() + WORKER_GRACE.total_seconds()
-        while not (await self.client.workflow_service.describe_task_queue(request)).pollers:
+        while True:
+            try:
+                if (await self.client.workflow_service.describe_task_queue(request)).pollers:
+                    return
+                answered = True
+            except RPCError as e:
+                if e.status not in BUSY:
+                    raise
+                # The check is a courtesy: a server too busy to answer it has said nothing of the worker.
+                answered = False
             if asyncio.get_running_loop().time() > deadline:
+                if not answered:
+                    return  # go on: the workflow's own timeout still catches a worker that is not there
                 raise WorkerUnavailableError(
                     f"no worker is polling task queue '{self.task_queue}' on namespace "
                     f"'{self.client.namespace}': start one with `skills worker` (or `make run`)")

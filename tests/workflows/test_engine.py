@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from temporalio.client import Client, ScheduleOverlapPolicy, WorkflowExecution, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
 
 from client import SkillsClient
 from skills.errors import SkillNotFoundError, SkillValidationError, WorkerUnavailableError, WorkflowInputError
@@ -15,6 +17,7 @@ from skills.messages import AgentLoopState, AgentResume, RunStart, SkillRunInput
 from skills.models import RunRecord
 from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_TIER
 from tests.conftest import Engine, eventually, schedule_exists
+from tests.fakes.llm_server import ScriptedLLM, say
 
 
 def reminder(name: str = "drink water", message: str = "Drink water!", **trigger: object) -> dict[str, object]:
@@ -209,3 +212,22 @@ async def test_a_run_started_with_an_input_it_cannot_run_fails_instead_of_retryi
     cause = failed.value.cause
     assert isinstance(cause, ApplicationError) and cause.type == WorkflowInputError.failure_type()
     assert cause.non_retryable and "must carry its skill" in cause.message
+
+
+async def test_a_server_too_busy_to_say_whether_a_worker_polls_does_not_fail_the_chat(
+        assistant: Engine, llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Seen under load: the dev server answered the client's "is a worker polling?" with CANCELLED, and the
+    # chat turn failed before it started. That check is a courtesy; the turn itself was never in doubt.
+    service = assistant.skills.client.workflow_service
+    real, refused = service.describe_task_queue, []
+
+    async def busy(*args: Any, **kwargs: Any) -> Any:
+        if len(refused) < 2:
+            refused.append(args)
+            raise RPCError("operation was canceled", RPCStatusCode.CANCELLED, b"")
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(service, "describe_task_queue", busy)
+    llm.script("chat", [say("Hello!")])
+    reply = await assistant.skills.chat("hi", session_id="busy")
+    assert len(refused) == 2 and reply.ok and reply.reply == "Hello!", reply
