@@ -26,7 +26,7 @@ from config.settings import Settings
 from skills.deadline import RunLimits, run_timeout
 from skills.errors import SkillRunFailed
 from skills.messages import MaintenanceReport
-from skills.models import RunRecord
+from skills.models import RunRecord, Skill
 from tests.conftest import ROOT, Engine, eventually, trigger_schedule, write_mcp_config
 
 FAKES = ROOT / "tests" / "fakes"
@@ -97,13 +97,7 @@ async def test_every_run_has_an_execution_timeout_from_its_skills_limits(client:
     assert skill is not None and skill.schedule_id is not None
     deadline = run_timeout(skill, limits)
     assert timedelta(minutes=10) < deadline < timedelta(hours=2)
-    action = (await client.get_schedule_handle(skill.schedule_id).describe()).schedule.action
-    assert action.execution_timeout == deadline  # type: ignore[attr-defined]
-
-    manual = await engine.skills.run("timed")
-    assert isinstance(manual, RunRecord)
-    described = await client.get_workflow_handle(manual.workflow_id).describe()
-    assert described.raw_description.execution_config.workflow_execution_timeout.ToTimedelta() == deadline
+    await _given_as_execution_timeout(client, engine, skill, deadline)
 
     await engine.skills.register({
         "name": "on-event", "instructions": "x", "trigger_type": "event", "trigger_config": {"event": "ping"},
@@ -131,9 +125,15 @@ async def test_a_skill_timeout_longer_than_its_calls_sits_under_the_execution_ti
     assert skill is not None and skill.schedule_id is not None
     deadline = run_timeout(skill, engine.settings.run_limits)
     assert deadline > timedelta(minutes=600 + 30)
+    await _given_as_execution_timeout(client, engine, skill, deadline)
+
+
+async def _given_as_execution_timeout(client: Client, engine: Engine, skill: Skill, deadline: timedelta) -> None:
+    """The schedule's action and a manual run of ``skill`` both carry ``deadline`` as their execution timeout."""
+    assert skill.schedule_id is not None
     action = (await client.get_schedule_handle(skill.schedule_id).describe()).schedule.action
     assert action.execution_timeout == deadline  # type: ignore[attr-defined]
-    manual = await engine.skills.run("patient")
+    manual = await engine.skills.run(skill.id)
     assert isinstance(manual, RunRecord)
     described = await client.get_workflow_handle(manual.workflow_id).describe()
     assert described.raw_description.execution_config.workflow_execution_timeout.ToTimedelta() == deadline
