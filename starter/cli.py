@@ -540,11 +540,15 @@ def chat(message: tuple[str, ...], session: str | None) -> int:
 
 
 def _chatted(reply: ChatReply) -> None:
-    print(reply.reply)
+    from skills.display import shown, shown_lines
+
+    # The model's words may carry what a mail it read said: a terminal code in them (ESC[8m hides what
+    # follows) must not hide or fake the proposal lines printed after them.
+    print(shown_lines(reply.reply.split("\n")))
     for line in reply.change_lines():
-        print(f"  {line}")
+        print(f"  {shown(line)}")
     for reason in reply.unavailable:
-        print(f"  (not available this turn: {reason})")
+        print(f"  (not available this turn: {shown(reason)})")
     print(f"  (session {reply.session_id}; {reply.prompt_tokens + reply.completion_tokens} tokens)")
 
 

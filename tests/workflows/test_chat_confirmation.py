@@ -291,6 +291,15 @@ async def test_skills_chat_shows_the_proposal_and_how_to_confirm_it(assistant: E
     assert await names(assistant) == ["stretch"]
 
 
+async def test_skills_chat_prints_no_terminal_code_of_the_models_reply(assistant: Engine, llm: ScriptedLLM) -> None:
+    # A reply ending in ESC[8m would conceal the proposal lines printed after it: the owner would answer yes
+    # to what the reply says, not to what was proposed.
+    llm.script("chat", [call("memory_store_skill", STRETCH), say("Daily stretch, ok?\x1b[8m\r\u202e")])
+    printed = await skills_chat(assistant, "every day at 9 remind me to stretch", "--session", "hide")
+    assert not any(ch in printed for ch in "\x1b\r\u202e"), printed
+    assert "Daily stretch, ok?\\x1b[8m\\r\\u202e" in printed and "proposed #1, NOT made" in printed
+
+
 async def test_a_widening_update_is_made_as_shown_by_yes(assistant: Engine, llm: ScriptedLLM) -> None:
     await assistant.skills.register({**STRETCH, "name": "direct"})
     llm.script("chat", [call("memory_update_skill", {"skill_id": "direct", "execution_plan": None,
