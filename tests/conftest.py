@@ -41,9 +41,9 @@ T = TypeVar("T")
 
 SLOW_FIRST = (
     "tests/faults/test_faults.py::test_the_server_killed_and_restarted_on_its_db",
+    "tests/workflows/test_approvals.py::test_fires_while_a_run_waits_are_skipped_recorded_and_not_called_stuck",
     "tests/workflows/test_run_ends.py::test_a_fire_buffered_behind_a_run_is_not_counted_skipped",
     "tests/workflows/test_run_ends.py::test_a_skill_that_allows_overlap_skips_nothing_and_gets_no_notice",
-    "tests/workflows/test_approvals.py::test_fires_while_a_run_waits_are_skipped_recorded_and_not_called_stuck",
     "tests/workflows/test_run_ends.py::test_runs_waiting_for_the_owner_do_not_hide_a_stuck_skill",
     "tests/workflows/test_run_ends.py::test_a_skill_whose_fires_are_skipped_behind_a_run_still_going_gets_one_notice",
     "tests/faults/test_faults.py::test_a_worker_killed_mid_call_loses_nothing",

@@ -298,14 +298,13 @@ async def quick_notice(client: Client, settings: Settings) -> AsyncIterator[Engi
 async def test_fires_while_a_run_waits_are_skipped_recorded_and_not_called_stuck(quick_notice: Engine,
                                                                                   client: Client) -> None:
     engine = quick_notice
-    # Register and trigger well inside a minute: had the minute's own fire come first, it would be the
-    # waiting run, the trigger skipped behind it, and no fire before the run to account for.
-    await eventually(lambda: 2 <= datetime.now(UTC).second < 30, timeout=60, interval=0.2)
+    # The run that waits is a minute's own fire, not a trigger: a trigger and a minute's fire race under
+    # load (either may start, the other is skipped), and a skipped trigger is no fire of the schedule's
+    # to account for. Only the minutes' fires come until the run waiting is answered.
     skill = (await engine.skills.register(sender("every minute", schedule="* * * * *"))).skill
     assert skill is not None and skill.schedule_id is not None
     schedule = client.get_schedule_handle(skill.schedule_id)
-    await trigger_schedule(client, skill.schedule_id)
-    [first] = await waiting(engine)
+    [first] = await eventually(lambda: _pending(engine, 1), timeout=90)
     # The next minute's fire comes while the run waits: the overlap policy (skip) drops it.
     await eventually(lambda: _skipped(schedule), timeout=75, interval=1)
     # Waiting for the owner is not being stuck: no "still going" notice for it.
@@ -316,8 +315,10 @@ async def test_fires_while_a_run_waits_are_skipped_recorded_and_not_called_stuck
     assert (await finished(engine, "every minute")).status == "denied"
     # Recorded is not yet ended (its notices follow): a trigger while it runs would be skipped too.
     await eventually(lambda: _idle(schedule), timeout=30)
+    # The next run (this trigger, or a minute's fire it meets) waits too; its start recorded the fire skipped
+    # behind the first.
     await trigger_schedule(client, skill.schedule_id)
-    await waiting(engine)  # the next run waits too; its start recorded the fire skipped behind the first
+    await waiting(engine)
     runs = await engine.skills.runs("every minute")
     skipped = [r for r in runs if r.status == "skipped"]
     assert skipped and all(r.summary == "overlap: the previous run was still running" for r in skipped), \
