@@ -27,24 +27,27 @@ from activities.events import EventActivities
 from activities.failures import RedactingInterceptor
 from activities.guard import EngineOnlyInterceptor
 from activities.maintenance import MaintenanceActivities
-from activities.mcp import ToolHub, load_argument_rules, outbox_server
-from activities.mcp.launch import ToolsetSandbox
-from activities.mcp.toolsets import SkillToolsets
-from activities.metrics import EngineMetrics
 from activities.proposals import ProposalActivities, Proposals
 from activities.registration import RegistrationActivities
 from activities.retention import RetentionActivities
 from activities.runs import RunActivities
-from activities.schedules import ScheduleActivities, ensure_engine_schedules
+from activities.schedules import ScheduleActivities
 from activities.scripts import ScriptActivities
 from activities.skillfiles import SkillFileActivities, declared_toolsets, granted_toolsets
-from activities.store import Store, StoreActivities
+from activities.store import StoreActivities
 from activities.tools import ToolActivities
 from activities.trust import TrustActivities
 from activities.watch import WatchActivities
+from adapters.mcp import ToolHub, load_argument_rules, outbox_server
+from adapters.mcp.launch import ToolsetSandbox
+from adapters.mcp.toolsets import SkillToolsets
+from adapters.metrics import HISTOGRAM_BUCKETS, EngineMetrics
+from adapters.schedules import ensure_engine_schedules
+from adapters.store import Store
 from client import SkillsClient, connect
 from client.codec import encrypting, settings_codec
 from client.management import ManagementTools
+from client.namespace import ensure_search_attributes
 from config.logs import configure_logging
 from config.secrets import add_secrets, process_secrets
 from config.settings import Settings, SettingsError
@@ -103,7 +106,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
     schedules = ScheduleActivities(client, settings, store)
     registration = RegistrationActivities(store, settings, hub.tool_names, catalog=hub.catalog, rules=hub.rules,
                                           await_connects=hub.waited_for_connects, schedules=schedules)
-    proposals = Proposals(store, settings, registration.prepare) if settings.chat_confirm_changes else None
+    proposals = Proposals(store, settings, registration.prepare_skill) if settings.chat_confirm_changes else None
     tools = ToolRouter(hub.catalog, hub.call, ManagementTools(SkillsClient(client, settings.task_queue)), proposals)
     toolsets = SkillToolsets(lambda grant: granted_toolsets(settings, grant, store),
                              sandbox=ToolsetSandbox.from_settings(settings), allowlist=settings.toolset_env_allowlist,
@@ -191,8 +194,6 @@ async def _search_attributes(client: Client) -> None:
     """Register the engine's search attributes the namespace lacks (a namespace set up by an older
     release lacks the newer ones, and a run that sets one it lacks could never finish its workflow task);
     where the worker may not (Temporal Cloud), say what to do, and serve anyway."""
-    from starter.setup import ensure_search_attributes
-
     try:
         added = await ensure_search_attributes(client)
     except Exception as e:  # no operator rights (Cloud), or an old server: the owner must add them
@@ -214,7 +215,8 @@ def main(settings: Settings | None = None, address: str | None = None, namespace
         print(f"error: invalid settings: {e}", file=sys.stderr)
         raise SystemExit(2) from None
     metrics_at = metrics_address(settings)
-    configure_logging(settings.log_level, settings.log_format, metrics_address=metrics_at)
+    configure_logging(settings.log_level, settings.log_format, metrics_address=metrics_at,
+                      histogram_buckets=HISTOGRAM_BUCKETS)
     try:
         asyncio.run(_main(settings, address, namespace, metrics_at))
     except (TracingUnavailable, SettingsError) as e:

@@ -25,10 +25,10 @@ from temporalio.exceptions import ApplicationError
 
 from activities.failures import application_error
 from activities.heartbeat import heartbeating
-from activities.mcp.toolsets import SkillToolsets
 from activities.proposals import CURRENT_CALL, ChatCall
 from activities.skillfiles import file_skill, script_skills, script_tool
-from activities.store import Store
+from adapters.mcp.toolsets import SkillToolsets
+from adapters.store import Store
 from config.secrets import redact
 from config.settings import LLM_SETTINGS, OPENAI_API_URL, Settings
 from skills.agent import ChatMessage, ToolCallMessage, for_the_model, opening_messages, tool_result_text
@@ -45,7 +45,7 @@ from skills.errors import (
 )
 from skills.events import EventInfo
 from skills.messages import FINAL_EXCERPT
-from skills.naming import MANAGEMENT_TOOLS, is_chat_conversation
+from skills.naming import AGENT_TOOL, LLM_TURN, MANAGEMENT_TOOLS, is_chat_conversation
 from skills.schemas import relax_schema
 from skills.scripts import RUN_SCRIPT
 from skills.skillmd.disclosure import render_instructions
@@ -186,8 +186,8 @@ class AgentActivities:
     def client(self, client: openai.AsyncOpenAI) -> None:
         self._client = client
 
-    @activity.defn(name="start_agent")
-    def start(self, request: AgentStart) -> AgentSession:
+    @activity.defn
+    def start_agent(self, request: AgentStart) -> AgentSession:
         """Open the run's conversation: the system prompt and the task (idempotent)."""
         skill = self.store.get_skill(request.skill_id)
         # The normalizer refuses management tools; a row stored before it did (or written around it)
@@ -207,8 +207,8 @@ class AgentActivities:
         return AgentSession(model=model, tools=tools, script_skills=scripts,
                             fallback_models=[m for m in skill.fallback_models if m != model])
 
-    @activity.defn(name="llm_turn")
-    async def turn(self, request: LlmTurn) -> LlmTurnResult:
+    @activity.defn(name=LLM_TURN)
+    async def llm_turn(self, request: LlmTurn) -> LlmTurnResult:
         """One chat completion over the stored conversation, offering only the sandbox's tools."""
         import openai
 
@@ -270,8 +270,8 @@ class AgentActivities:
             catalog = [t for t in catalog if t.name not in names] + own  # a skill's own server comes first
         return catalog
 
-    @activity.defn(name="check_llm_endpoint")
-    async def check_endpoint(self) -> EndpointChange | None:
+    @activity.defn
+    async def check_llm_endpoint(self) -> EndpointChange | None:
         """Ask the endpoint for its models (short timeout); report a change from the stored state.
 
         The state is kept in the store, so a restart neither repeats an alert nor forgets one.
@@ -298,8 +298,8 @@ class AgentActivities:
         # The first check only records a healthy endpoint; an unhealthy one is worth saying at once.
         return None if previous is None and up else EndpointChange(up=up, reason=reason)
 
-    @activity.defn(name="agent_tool")
-    async def tool(self, request: AgentToolCall) -> AgentToolResult:
+    @activity.defn(name=AGENT_TOOL)
+    async def agent_tool(self, request: AgentToolCall) -> AgentToolResult:
         """Run one tool call of the model's (from the stored message) and store its result."""
         message = await asyncio.to_thread(self.store.get_message, request.conversation_id, request.message_seq)
         call = next((c for c in (message.tool_calls if message else []) if c.id == request.call_id), None)

@@ -17,7 +17,7 @@ from typing import Any
 from temporalio import activity
 
 from activities.failures import as_application_errors
-from activities.store import Store
+from adapters.store import Store
 from config.secrets import redact
 from skills.agent import ChatMessage, tool_result_text
 from skills.approvals import (
@@ -32,6 +32,7 @@ from skills.approvals import (
 )
 from skills.arguments import PreparedArguments
 from skills.errors import ToolCallError
+from skills.naming import GET_APPROVAL, LIST_APPROVALS
 
 Prepare = Callable[[str, dict[str, Any]], Awaitable[PreparedArguments]]
 
@@ -42,8 +43,8 @@ class ApprovalActivities:
         self.store = store
         self.prepare = prepare
 
-    @activity.defn(name="ask_approval")
-    async def ask(self, request: ApprovalAsk) -> Approval | None:
+    @activity.defn
+    async def ask_approval(self, request: ApprovalAsk) -> Approval | None:
         """Record the call the run is about to make (idempotent by its request key) and show the run
         as waiting. None: there is nothing to approve (an Agent call whose arguments are not a JSON
         object: the tool activity refuses it without calling anything)."""
@@ -80,8 +81,8 @@ class ApprovalActivities:
         activity.logger.info("approval %s: %s waits for the owner", approval.id, approval.summary)
         return approval
 
-    @activity.defn(name="answer_approval")
-    def answer(self, request: ApprovalAnswer) -> Approval:
+    @activity.defn
+    def answer_approval(self, request: ApprovalAnswer) -> Approval:
         """Record the answer (only a pending approval takes one) and show the run as running again. The
         approval comes back as it stands: the first answer recorded is the one the run acts on. An Agent
         call not approved gets its denial as its result, so the model reads it and goes on."""
@@ -96,17 +97,17 @@ class ApprovalActivities:
             self.store.append_messages(request.conversation_id, [message], datetime.now(UTC))
         return approval
 
-    @activity.defn(name="approval_outcome")
-    def outcome(self, request: ApprovalOutcome) -> None:
+    @activity.defn
+    def approval_outcome(self, request: ApprovalOutcome) -> None:
         self.store.record_approval_outcome(request.approval_id, redact(request.outcome)[:2000])
 
-    @activity.defn(name="list_approvals")
+    @activity.defn(name=LIST_APPROVALS)
     def list_approvals(self, query: ApprovalsQuery) -> list[Approval]:
         found = self.store.list_approvals(status=query.status, skill_id=query.skill_id,
                                           limit=query.limit if query.kind is None else 500)
         return [a for a in found if query.kind is None or a.kind == query.kind][:query.limit]
 
-    @activity.defn(name="get_approval")
+    @activity.defn(name=GET_APPROVAL)
     def get_approval(self, approval_id: int) -> Approval:
         with as_application_errors():
             return self.store.get_approval(approval_id)

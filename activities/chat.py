@@ -17,8 +17,8 @@ from temporalio import activity
 
 from activities.proposals import CURRENT_CALL, Proposals
 from activities.skillfiles import script_skills, toolset_grant
-from activities.store import Store
 from activities.trust import trust_states
+from adapters.store import Store
 from client.management import SCHEMAS, TOOLS, Handler, ManagementTools, answering
 from config.settings import Settings
 from skills.agent import ChatMessage, chat_opening
@@ -140,8 +140,8 @@ class ChatActivities:
         self.store = store
         self.settings = settings
 
-    @activity.defn(name="prepare_chat")
-    def prepare(self, request: ChatPrepare) -> ChatSession:
+    @activity.defn
+    def prepare_chat(self, request: ChatPrepare) -> ChatSession:
         """Match the message to the SKILL.md skills, and open the turn: a fresh system prompt
         (the time, the tools, the matched playbooks) and the user's message, appended to the
         session's conversation (idempotent: a retry does not append twice)."""
@@ -195,8 +195,8 @@ class ChatActivities:
                                        reason="the conversation went on without a yes")
         return None, []
 
-    @activity.defn(name="chat_answer")
-    def answer(self, request: ChatAnswer) -> None:
+    @activity.defn
+    def chat_answer(self, request: ChatAnswer) -> None:
         """Append the engine's reply to the conversation (once), so the model reads what was made."""
         messages = self.store.load_messages(request.conversation_id)
         if messages and messages[-1].role == "assistant" and messages[-1].content == request.text:
@@ -204,8 +204,8 @@ class ChatActivities:
         self.store.append_messages(request.conversation_id, [ChatMessage(role="assistant", content=request.text)],
                                    request.now)
 
-    @activity.defn(name="chat_proposals")
-    def proposals(self, request: ChatProposals) -> list[Approval]:
+    @activity.defn
+    def chat_proposals(self, request: ChatProposals) -> list[Approval]:
         """The proposals a turn recorded, as its reply carries them."""
         return [self.store.get_approval(approval_id) for approval_id in request.ids]
 

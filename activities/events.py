@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from temporalio import activity
 
-from activities.store import Store
+from adapters.store import Store
 from config.settings import Settings
 from skills.deadline import run_timeout
 from skills.errors import SkillNotFoundError
@@ -22,8 +22,8 @@ class EventActivities:
         self.store = store
         self.settings = settings
 
-    @activity.defn(name="claim_event")
-    def claim(self, request: ClaimEvent) -> EventClaim:
+    @activity.defn
+    def claim_event(self, request: ClaimEvent) -> EventClaim:
         """The earlier emit of this id if it is within the dedupe window; otherwise claim it and
         return the skills subscribed to the event (idempotent for the same claimer)."""
         window = self.settings.event_dedupe_window
@@ -56,8 +56,8 @@ class EventActivities:
             return []
         return [skill] if skill.has_hook else []
 
-    @activity.defn(name="record_event")
-    def record(self, request: RecordEvent) -> None:
+    @activity.defn
+    def record_event(self, request: RecordEvent) -> None:
         """Keep what the emit did on its claim, so a duplicate can say what the first one started."""
         result = request.result
         self.store.record_event(result.event, result.event_id, request.claimer, result.model_dump(mode="json"))

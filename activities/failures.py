@@ -17,6 +17,7 @@ from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, 
 
 from config.secrets import redact, redact_value
 from skills.errors import SkillNotFoundError, SkillsError, SkillValidationError
+from skills.naming import OUTSIDE_TEXT
 
 
 def application_error(error: SkillsError, *, details: Sequence[Any] = (), benign: bool = False,
@@ -44,16 +45,9 @@ def as_application_errors() -> Iterator[None]:
         raise application_error(e, details=[[err.model_dump() for err in e.errors]], benign=True) from e
 
 
-OUTSIDE_TEXT = frozenset({"call_tool", "agent_tool", "llm_turn", "run_script", "agent_script"})
-"""Activities whose results carry text from outside the engine: a Direct-tier call's result, an Agent
-tool's excerpt, a script's output, the model's reply (a chat's too). Only these are redacted: the
-others return the engine's own data (ids, schedule ids, skills), which a short secret that happens
-to match a word of it (an LLM key ``test`` beside task queue ``test-1``) must not corrupt."""
-
-
 class RedactingInterceptor(Interceptor):
     """Blots configured secrets out of every activity failure, and out of the results of the
-    activities that return outside text (:data:`OUTSIDE_TEXT`), before Temporal records them.
+    activities that return outside text (:data:`skills.naming.OUTSIDE_TEXT`), before Temporal records them.
 
     An LLM proxy that echoes the API key in its error, a tool that prints a token in its result,
     would otherwise put the secret in the workflow's history and in ``temporal workflow show``.

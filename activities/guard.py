@@ -22,7 +22,7 @@ from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, 
 
 from activities.failures import application_error
 from skills.errors import OutsideEngineError
-from skills.naming import CLIENT_READ_TOOLS, CLIENT_READS, WORKFLOW_TYPES
+from skills.naming import CALL_TOOL, CLIENT_READ_TOOLS, CLIENT_READS, WORKFLOW_TYPES
 
 
 def refusal(info: activity.Info, args: Any) -> str | None:
@@ -31,7 +31,7 @@ def refusal(info: activity.Info, args: Any) -> str | None:
     if info.workflow_type in WORKFLOW_TYPES:
         return None
     if info.workflow_type is None:
-        if name in CLIENT_READS or (name == "call_tool" and _client_read_call(args)):
+        if name in CLIENT_READS or (name == CALL_TOOL and _client_read_call(args)):
             return None
         return (f"activity '{name}' acts, and was started outside a workflow of this engine (by a client): "
                 "only the reads a client uses may be started that way")

@@ -12,8 +12,8 @@ from temporalio import activity
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.metrics import EngineMetrics
-from activities.store import Store
+from adapters.metrics import EngineMetrics
+from adapters.store import Store
 from config.settings import Settings
 from skills.calendar import without_skipped
 from skills.deadline import RUN_MARGIN, RUN_TIMEOUT_CAP, run_timeout
@@ -47,8 +47,8 @@ class MaintenanceActivities:
         self.tool_names = tool_names
         self.metrics = metrics or EngineMetrics()
 
-    @activity.defn(name="scan_skills")
-    def scan(self) -> MaintenanceScan:
+    @activity.defn
+    def scan_skills(self) -> MaintenanceScan:
         available = set(self.tool_names())
         now = datetime.now(UTC)
         scan = MaintenanceScan()
@@ -66,13 +66,13 @@ class MaintenanceActivities:
                 scan.missed.append(_brief(skill))
         return scan
 
-    @activity.defn(name="end_skills")
+    @activity.defn
     def end_skills(self) -> list[SkillBrief]:
         """The skills whose ``end_at`` has passed, recorded as ``ended`` (their schedules fire no more)."""
         return [_brief(skill) for skill in self.store.end_skills(datetime.now(UTC))]
 
-    @activity.defn(name="record_missed_one_shot")
-    def record_missed(self, request: MissedOneShot) -> None:
+    @activity.defn
+    def record_missed_one_shot(self, request: MissedOneShot) -> None:
         """A one-shot whose time passed while the engine was down for longer than the catch-up
         window: its fire is recorded as missed and the skill retired, as if it had fired."""
         try:
@@ -89,8 +89,8 @@ class MaintenanceActivities:
         ))
         self.store.retire_skill(skill.id, MISSED)
 
-    @activity.defn(name="close_stale_runs")
-    async def close_stale(self) -> ClosedRuns:
+    @activity.defn
+    async def close_stale_runs(self) -> ClosedRuns:
         """Close as ``error`` each run left ``running`` past its deadline (the execution timeout of its
         workflow, ``skills.deadline``) whose workflow is no longer running: it ended without recording it
         (terminated, timed out, failed on a store outage longer than its retries). Counted and notified
@@ -153,8 +153,8 @@ class MaintenanceActivities:
             outcome.skill = outcome.skill.without_instructions()
         return outcome
 
-    @activity.defn(name="find_stuck_skills")
-    def find_stuck(self) -> list[StuckSkill]:
+    @activity.defn
+    def find_stuck_skills(self) -> list[StuckSkill]:
         """Skills whose scheduled fires are being skipped behind a run still going, ``overlap_notice_fires``
         times or more: each is returned once per such run, with its notice. What counts as skipped follows
         the skill's overlap policy (``skills.fires.skipped_behind``): with ``allow`` nothing is, with

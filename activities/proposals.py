@@ -24,7 +24,7 @@ from typing import Any
 from mcp_types import CallToolResult, TextContent
 from temporalio import activity
 
-from activities.store import Store
+from adapters.store import Store
 from client.management import (
     DATA_KEYS,
     EVENT_ID_KEYS,
@@ -86,7 +86,7 @@ class Proposals:
     """Turn a chat's widening change into a recorded proposal, with what would be stored."""
 
     def __init__(self, store: Store, settings: Settings, prepare: Callable[[RegisterInput], Prepared]) -> None:
-        """``prepare``: the registration's normalize + validate (RegistrationActivities.prepare), which
+        """``prepare``: the registration's normalize + validate (RegistrationActivities.prepare_skill), which
         reads the store and the catalog and writes nothing."""
         self.store = store
         self.settings = settings
@@ -217,8 +217,8 @@ class ProposalActivities:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    @activity.defn(name="decide_change")
-    def decide(self, request: DecideChangeRequest) -> ChangeVerdict:
+    @activity.defn
+    def decide_change(self, request: DecideChangeRequest) -> ChangeVerdict:
         """Take one answer to a proposed change: refused if it is not a pending change of this session,
         expired past its time, denied if its skill changed since; else recorded, once (compare-and-set)."""
         decision, now = request.decision, request.now
@@ -257,7 +257,7 @@ class ProposalActivities:
             return "the skill changed since this was proposed; ask again"
         return None
 
-    @activity.defn(name="record_change_outcome")
-    def record_outcome(self, request: ChangeOutcome) -> Approval:
+    @activity.defn
+    def record_change_outcome(self, request: ChangeOutcome) -> Approval:
         self.store.record_approval_outcome(request.approval_id, request.outcome)
         return self.store.get_approval(request.approval_id)

@@ -18,10 +18,10 @@ from typing import Any
 from temporalio import activity
 
 from activities.failures import as_application_errors
-from activities.model_list import EndpointModels
 from activities.schedules import ScheduleActivities
 from activities.skillfiles import file_skill
-from activities.store import Store
+from adapters.model_list import EndpointModels
+from adapters.store import Store
 from config.settings import LLM_SETTINGS, Settings
 from skills.arguments import ArgumentRules
 from skills.catalog import ToolInfo
@@ -64,8 +64,8 @@ class RegistrationActivities:
         self.await_connects = await_connects
         self.models = EndpointModels(settings)
 
-    @activity.defn(name="prepare_skill")
-    def prepare(self, request: RegisterInput) -> Prepared:
+    @activity.defn
+    def prepare_skill(self, request: RegisterInput) -> Prepared:
         """Normalize and validate; an update is merged over the stored skill first."""
         unknown: set[str] = set()
         prepared = self._prepare(request, unknown)
@@ -148,8 +148,8 @@ class RegistrationActivities:
         skill = file_skill(self.settings, name) if isinstance(name, str) and name else None
         return with_toolset_tools(ctx, skill.manifest, data) if skill is not None else ctx
 
-    @activity.defn(name="save_skill")
-    def save(self, request: SaveInput) -> Saved:
+    @activity.defn
+    def save_skill(self, request: SaveInput) -> Saved:
         """Insert or replace the skill row (and nothing else) in one transaction."""
         normalized, now = request.normalized, datetime.now(UTC)
         try:
@@ -169,8 +169,8 @@ class RegistrationActivities:
             return Saved(errors=e.errors)
         return Saved(skill=skill.without_instructions(), previous=existing)
 
-    @activity.defn(name="undo_save")
-    def undo(self, request: UndoSave) -> None:
+    @activity.defn
+    def undo_save(self, request: UndoSave) -> None:
         """Compensation when the schedule could not follow: put the store back as it was."""
         if request.previous is not None:
             self.store.restore_skill(request.previous)
@@ -178,8 +178,8 @@ class RegistrationActivities:
         with suppress(SkillNotFoundError):  # a retry after the delete went through
             self.store.delete_skill(request.skill_id)
 
-    @activity.defn(name="register_skills")
-    async def register_many(self, request: RegisterManyInput) -> BulkRegistrationResult:
+    @activity.defn
+    async def register_skills(self, request: RegisterManyInput) -> BulkRegistrationResult:
         """Register new skills in one activity, a few at a time: each item normalized, stored and given its
         schedule on its own, its store write undone if its schedule fails, its refusal reported by index.
 
@@ -210,36 +210,36 @@ class RegistrationActivities:
         if not isinstance(data, dict):
             return refused.model_copy(update={"errors": [FieldError(field="item", message=(
                 f"each item must be a mapping of a skill's fields, not {type(data).__name__}"))]})
-        prepared = await asyncio.to_thread(self.prepare, RegisterInput(data=data))
+        prepared = await asyncio.to_thread(self.prepare_skill, RegisterInput(data=data))
         if prepared.errors or prepared.normalized is None:
             return refused.model_copy(update={"errors": prepared.errors})
         notes = prepared.normalized.notes
-        saved = await asyncio.to_thread(self.save, SaveInput(normalized=prepared.normalized))
+        saved = await asyncio.to_thread(self.save_skill, SaveInput(normalized=prepared.normalized))
         if saved.skill is None:
             return refused.model_copy(update={"errors": saved.errors, "notes": notes})
         skill = saved.skill
         try:
             synced = await self.schedules.create(skill)
         except Exception as e:  # compensate: nothing half-stored
-            await asyncio.to_thread(self.undo, UndoSave(skill_id=skill.id))
+            await asyncio.to_thread(self.undo_save, UndoSave(skill_id=skill.id))
             return refused.model_copy(update={"notes": notes, "errors": [FieldError(
                 field="schedule", message=f"the schedule could not be created: {e}")]})
         return ItemRegistration(index=index, name=skill.name, ok=True, skill_id=skill.id,
                                 schedule_id=synced.schedule_id, next_fire=synced.next_fire, notes=notes)
 
-    @activity.defn(name="set_skill_enabled")
-    def set_enabled(self, request: EnableInput) -> Skill:
+    @activity.defn
+    def set_skill_enabled(self, request: EnableInput) -> Skill:
         with as_application_errors():
             return self.store.set_enabled(request.skill_id, request.enabled, request.reason, request.now)
 
-    @activity.defn(name="set_skill_hook")
-    def set_hook(self, request: HookInput) -> Skill:
+    @activity.defn
+    def set_skill_hook(self, request: HookInput) -> Skill:
         """Set, replace or (digest None) remove a skill's hook token digest."""
         with as_application_errors():
             return self.store.set_hook(request.skill_id, request.digest, request.now)
 
-    @activity.defn(name="delete_skill")
-    def delete(self, request: ChangeInput) -> Skill:
+    @activity.defn
+    def delete_skill(self, request: ChangeInput) -> Skill:
         with as_application_errors():
             skill = self.store.find_skill(request.target.ref, request.target.agent_id)
             return self.store.delete_skill(skill.id)

@@ -16,10 +16,11 @@ from datetime import UTC, datetime, timedelta
 from temporalio import activity
 
 from activities.failures import as_application_errors
-from activities.metrics import EngineMetrics
-from activities.store import Store
+from adapters.metrics import EngineMetrics
+from adapters.store import Store
 from config.settings import Settings
 from skills.messages import PrunedRuns, RunHistory, RunsQuery
+from skills.naming import RUN_HISTORY
 
 BATCH = 1000
 """Run rows deleted in one transaction at most."""
@@ -37,8 +38,8 @@ class RetentionActivities:
         self.settings = settings
         self.metrics = metrics or EngineMetrics()
 
-    @activity.defn(name="prune_runs")
-    def prune(self) -> PrunedRuns:
+    @activity.defn
+    def prune_runs(self) -> PrunedRuns:
         """Delete a bounded share of the run records the retention no longer keeps."""
         pruned = PrunedRuns()
         stop = time.monotonic() + TIME_BUDGET
@@ -83,8 +84,8 @@ class RetentionActivities:
         self.store.set_state(CURSOR, {"after": after}, now)
         return deleted
 
-    @activity.defn(name="run_history")
-    def history(self, query: RunsQuery) -> RunHistory:
+    @activity.defn(name=RUN_HISTORY)
+    def run_history(self, query: RunsQuery) -> RunHistory:
         """How far back the run history goes (``skills runs``): the retention, and the oldest run kept."""
         with as_application_errors():
             skill_id = self.store.find_skill(query.skill.ref, query.skill.agent_id).id if query.skill else None

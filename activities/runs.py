@@ -16,10 +16,10 @@ from typing import Any
 from temporalio import activity
 
 from activities.heartbeat import heartbeating
-from activities.metrics import EngineMetrics
 from activities.skillfiles import dependencies_of, file_skill, toolset_grant
-from activities.store import Store
 from activities.trust import untrusted
+from adapters.metrics import EngineMetrics
+from adapters.store import Store
 from config.secrets import redact
 from config.settings import Settings
 from skills.budget import DAY
@@ -47,8 +47,8 @@ class RunActivities:
         self.send = send
         self.metrics = metrics or EngineMetrics()
 
-    @activity.defn(name="begin_run")
-    def begin(self, request: BeginRun) -> RunStart:
+    @activity.defn
+    def begin_run(self, request: BeginRun) -> RunStart:
         """Load the skill as it is now, decide whether this fire may run it, open its run row
         and account for the scheduled times before it that never ran (idempotent)."""
         try:
@@ -101,8 +101,8 @@ class RunActivities:
         return {"toolsets": toolset_grant(found), "dependencies": [dep.name for dep in brought],
                 "dependency_toolsets": [grant for dep in brought if (grant := toolset_grant(dep)) is not None]}
 
-    @activity.defn(name="finish_run")
-    def finish(self, run: RunRecord) -> RunOutcome:
+    @activity.defn
+    def finish_run(self, run: RunRecord) -> RunOutcome:
         outcome = self.store.record_outcome(_redacted(run), self.settings.backoff, self.settings.budget)
         assert outcome is not None  # None only for a closer from outside the run (if_running)
         self.metrics.run_recorded(outcome.run, agent=outcome.skill.agent_id if outcome.skill else None,
@@ -112,8 +112,8 @@ class RunActivities:
             outcome.skill = outcome.skill.without_instructions()
         return outcome
 
-    @activity.defn(name="notify_user")
-    async def notify(self, request: NotifyInput) -> None:
+    @activity.defn
+    async def notify_user(self, request: NotifyInput) -> None:
         """Send a message through the notifier tool and remember when (for throttling).
 
         A notifier may be slow (a chat API, a webhook): the activity heartbeats while it waits."""

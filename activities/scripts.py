@@ -24,15 +24,16 @@ from temporalio import activity
 
 from activities.agent import TOOL_EXCERPT, AgentToolResult
 from activities.failures import application_error
-from activities.sandbox import Sandbox
 from activities.skillfiles import file_skill
-from activities.store import Store
 from activities.trust import untrusted
+from adapters.sandbox import Sandbox
+from adapters.store import Store
 from config.secrets import redact
 from config.settings import Settings
 from skills.agent import ChatMessage, tool_result_text
 from skills.catalog import ToolCallOutput
 from skills.errors import ConversationError, SandboxUnavailableError, ScriptError
+from skills.naming import AGENT_SCRIPT, RUN_SCRIPT_ACTIVITY
 from skills.scripts import ScriptResult, check_arguments, script_call
 from skills.skillmd.scripts import DeclaredScript, declared_scripts
 
@@ -66,8 +67,8 @@ class ScriptActivities:
         self.store = store
         self.sandbox = sandbox or Sandbox.from_settings(settings)
 
-    @activity.defn(name="run_script")
-    async def run(self, request: ScriptRun) -> ToolCallOutput:
+    @activity.defn(name=RUN_SCRIPT_ACTIVITY)
+    async def run_script(self, request: ScriptRun) -> ToolCallOutput:
         """Run a declared script of the skill in the sandbox. A script that failed is a result with ``ok``
         False (its output, then how it ended); a refusal is a non-retryable failure saying why. The text is
         the output (cut at the limit with a marker); printed JSON can be piped on (``{{step.field}}``)."""
@@ -79,7 +80,7 @@ class ScriptActivities:
             raise application_error(e) from e
         return ToolCallOutput(ok=result.ok, text=result.text(), duration_ms=result.duration_ms)
 
-    @activity.defn(name="agent_script")
+    @activity.defn(name=AGENT_SCRIPT)
     async def agent_script(self, request: AgentScriptCall) -> AgentToolResult:
         """The model's ``run_script`` call: run it, store the output as the call's answer."""
         store = self._store()

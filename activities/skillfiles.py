@@ -25,8 +25,8 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
-from activities.store import Store
 from activities.trust import untrusted
+from adapters.store import Store
 from config.settings import Settings
 from skills.catalog import ToolInfo, ToolsetGrant, toolsets_digest
 from skills.errors import SkillFileError, ToolsetRefusedError
@@ -39,6 +39,7 @@ from skills.messages import (
     SkillFilter,
     SkillRef,
 )
+from skills.naming import CHANGE_SKILL, REGISTER_SKILL
 from skills.normalize import NormalizeContext
 from skills.scripts import RUN_SCRIPT, tool_description, tool_schema
 from skills.skillmd.depends import missing_dependencies
@@ -74,8 +75,8 @@ class SkillFileActivities:
         self.limits = limits
         self.await_connects = await_connects
 
-    @activity.defn(name="scan_skill_files")
-    def scan(self, request: SyncInput) -> SyncPlan:
+    @activity.defn
+    def scan_skill_files(self, request: SyncInput) -> SyncPlan:
         """What the sync must change: the folders' file skills against the files agent's stored skills."""
         agent = self.settings.file_skills_agent
         if self.await_connects is not None:
@@ -90,8 +91,8 @@ class SkillFileActivities:
         )
         return plan_sync(catalog, stored, context, self.limits)
 
-    @activity.defn(name="apply_skill_file")
-    async def apply(self, change: FileChange) -> SyncedSkill:
+    @activity.defn
+    async def apply_skill_file(self, change: FileChange) -> SyncedSkill:
         """Run the registration (or the pause) one change needs, and report how it went."""
         if change.action == "disable":
             return await self._disable(change)
@@ -110,7 +111,7 @@ class SkillFileActivities:
         if change.enable:
             data["enabled"] = True
         target = SkillRef(ref=str(change.skill_id)) if change.action == "update" else None
-        result = await self._run("RegisterSkill", RegisterInput(data=data, target=target, from_files=True),
+        result = await self._run(REGISTER_SKILL, RegisterInput(data=data, target=target, from_files=True),
                                  RegistrationResult,
                                  change)
         if isinstance(result, str):
@@ -121,7 +122,7 @@ class SkillFileActivities:
 
     async def _disable(self, change: FileChange) -> SyncedSkill:
         request = ChangeInput(target=SkillRef(ref=str(change.skill_id)), action="pause", reason=change.reason)
-        result = await self._run("ChangeSkill", request, ChangeResult, change)
+        result = await self._run(CHANGE_SKILL, request, ChangeResult, change)
         if isinstance(result, str):
             return SyncedSkill(change=change, ok=False, errors=[result])
         return SyncedSkill(change=change, ok=result.ok, skill_id=change.skill_id,

@@ -1,11 +1,11 @@
 """The tool activities: call one MCP tool, read or refresh the live tool catalog.
 
-They run on the worker's :class:`~activities.mcp.ToolHub`, which keeps the MCP
-sessions warm (see :mod:`activities.mcp`).
+They run on the worker's :class:`~adapters.mcp.ToolHub`, which keeps the MCP
+sessions warm (see :mod:`adapters.mcp`).
 
 Wiring in the worker (the hub must start in the worker's event loop)::
 
-    from activities.mcp import ToolHub, outbox_server
+    from adapters.mcp import ToolHub, outbox_server
     from activities.tools import ToolActivities
 
     hub = ToolHub.from_config(settings.mcp_config, defaults={"outbox": outbox_server(settings.outbox_path)},
@@ -26,8 +26,8 @@ from temporalio import activity
 
 from activities.failures import application_error
 from activities.heartbeat import heartbeating
-from activities.mcp import ToolHub
-from activities.mcp.toolsets import SkillToolsets
+from adapters.mcp import ToolHub
+from adapters.mcp.toolsets import SkillToolsets
 from skills.catalog import (
     CatalogRequest,
     ServerState,
@@ -40,7 +40,14 @@ from skills.catalog import (
 )
 from skills.errors import ToolCallError
 from skills.mcpservers import ToolsetServer
-from skills.naming import MANAGEMENT_TOOLS, management_tool_problem
+from skills.naming import (
+    CALL_TOOL,
+    GET_SERVER_STATES,
+    GET_TOOL_CATALOG,
+    MANAGEMENT_TOOLS,
+    REFRESH_TOOL_CATALOG,
+    management_tool_problem,
+)
 
 MAX_RESULT_CHARS = 64_000
 """A tool result lands in workflow history (payloads are capped at 2 MB, histories at 50 MB): keep it modest."""
@@ -62,7 +69,7 @@ class ToolActivities:
         self.toolsets = toolsets or SkillToolsets(
             call_timeout=call_timeout.total_seconds() if call_timeout else 60.0, metrics=hub.metrics)
 
-    @activity.defn(name="call_tool")
+    @activity.defn(name=CALL_TOOL)
     async def call_tool(self, call: ToolCallInput) -> ToolCallOutput:
         """Call one MCP tool. An error result comes back as ``ok=False``; the workflow decides what it means."""
         started = time.monotonic()
@@ -94,7 +101,7 @@ class ToolActivities:
         )
         return ToolCallOutput(**_bounded(result).model_dump(), duration_ms=duration_ms)
 
-    @activity.defn(name="open_toolsets")
+    @activity.defn
     async def open_toolsets(self, grant: ToolsetGrant) -> list[str]:
         """Connect a skill's own toolset servers (kept open for its run) and name their tools, which join
         an Agent loop's sandbox. A server that cannot start fails this with its reason."""
@@ -105,7 +112,7 @@ class ToolActivities:
             activity.logger.warning("toolsets of skill %s: %s", grant.skill, exc)
             raise application_error(exc) from exc
 
-    @activity.defn(name="get_tool_catalog")
+    @activity.defn(name=GET_TOOL_CATALOG)
     async def get_tool_catalog(self, request: CatalogRequest | None = None) -> ToolCatalog:
         """The live tool catalog: every tool of every connected server, first sentence of each description.
 
@@ -116,13 +123,13 @@ class ToolActivities:
         await self._hub.reload_config(wait=max(0.0, wait - (time.monotonic() - began)))
         return self._with_toolsets(self._hub.tool_catalog())
 
-    @activity.defn(name="refresh_tool_catalog")
+    @activity.defn(name=REFRESH_TOOL_CATALOG)
     async def refresh_tool_catalog(self, request: CatalogRequest | None = None) -> ToolCatalog:
         """Refresh now (config file, tool lists, failed servers), then answer as ``get_tool_catalog``."""
         await self._hub.refresh(wait=(request or CatalogRequest()).wait_seconds)
         return self._with_toolsets(self._hub.tool_catalog())
 
-    @activity.defn(name="get_server_states")
+    @activity.defn(name=GET_SERVER_STATES)
     async def get_server_states(self, request: CatalogRequest | None = None) -> list[ServerState]:
         """Every configured server: connected, or failed and why."""
         await self._hub.reload_config(wait=(request or CatalogRequest()).wait_seconds)

@@ -16,10 +16,10 @@ from datetime import UTC, datetime
 from temporalio import activity
 
 from activities.failures import application_error
-from activities.store import Store
+from adapters.store import Store
 from config.settings import Settings
 from skills.errors import SkillNotFoundError, UntrustedSkillError, WorkflowInputError
-from skills.naming import TRUST_WORKFLOW
+from skills.naming import TRUST_SKILL, TRUST_STATES
 from skills.skillmd.manifest import SkillFile
 from skills.skillmd.sources import load_skill_file
 from skills.skillmd.trust import (
@@ -62,12 +62,12 @@ class TrustActivities:
         self.store = store
         self.settings = settings
 
-    @activity.defn(name="trust_skill")
-    def trust(self, request: TrustInput) -> TrustResult:
+    @activity.defn
+    def trust_skill(self, request: TrustInput) -> TrustResult:
         """Trust (record the digest of) or untrust a skill's executable parts as the worker's folders hold
         them now. Only a ``TrustSkill`` workflow may ask: trust is the owner's act, not a payload's."""
-        if activity.info().workflow_type != TRUST_WORKFLOW:
-            raise application_error(WorkflowInputError(f"trust_skill runs only inside a {TRUST_WORKFLOW} workflow"))
+        if activity.info().workflow_type != TRUST_SKILL:
+            raise application_error(WorkflowInputError(f"trust_skill runs only inside a {TRUST_SKILL} workflow"))
         skill = located_skill(self.settings, request.name)
         if skill is None:
             raise application_error(SkillNotFoundError(
@@ -91,8 +91,8 @@ class TrustActivities:
         return TrustResult(ok=True, state=state.model_copy(update={
             "status": "trusted", "trusted_digest": parts.digest, "trusted_at": now}))
 
-    @activity.defn(name="trust_states")
-    def states(self, request: TrustQuery) -> list[TrustState]:
+    @activity.defn(name=TRUST_STATES)
+    def trust_states(self, request: TrustQuery) -> list[TrustState]:
         """The trust of each named skill found in the worker's folders (unknown names are left out)."""
         found = [skill for name in dict.fromkeys(request.names[:1000])
                  if (skill := located_skill(self.settings, name)) is not None]

@@ -15,12 +15,13 @@ from datetime import UTC, datetime, timedelta
 from temporalio import activity
 
 from activities.agent import ENDPOINT_STATE
-from activities.metrics import EngineMetrics
-from activities.store import ScheduledSkill, Store
+from adapters.metrics import EngineMetrics
+from adapters.store import ScheduledSkill, Store
 from config.settings import Settings
 from skills.calendar import skipped_days
 from skills.messages import OverdueQuery, OverdueSkill, OverdueSkills, SkillBrief
 from skills.models import TriggerConfig
+from skills.naming import FIND_OVERDUE_SKILLS
 from skills.triggers import trigger_next_times, zone_info
 
 
@@ -33,8 +34,8 @@ class WatchActivities:
         """Each skill's next fire after its newest recorded one, from the last round: a cron's next time
         costs milliseconds, and most skills did not fire between two rounds."""
 
-    @activity.defn(name="find_overdue_skills")
-    def find_overdue(self, query: OverdueQuery) -> OverdueSkills:
+    @activity.defn(name=FIND_OVERDUE_SKILLS)
+    def find_overdue_skills(self, query: OverdueQuery) -> OverdueSkills:
         """The skills overdue now, the longest overdue first; sets ``skills_overdue`` and, when an LLM is
         configured, ``skills_llm_endpoint_up`` (from the state the endpoint check keeps)."""
         now = datetime.now(UTC)

@@ -23,7 +23,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 import worker
-from activities.store import Store
+from adapters.store import Store
 from client import SkillsClient
 from client.temporal_cli import temporal_binary
 from config.settings import Settings

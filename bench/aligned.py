@@ -21,9 +21,9 @@ from datetime import UTC, datetime, timedelta
 
 from temporalio.client import Client, Schedule, ScheduleActionStartWorkflow, ScheduleSpec
 
-from activities.store import Store
+from adapters.store import Store
 from bench.harness import RAW_QUEUE, header, percentile, row, started
-from skills.naming import SCHEDULED_START_TIME
+from skills.naming import SCHEDULED_START_TIME, SKILL_RUN
 
 DRAIN = 90.0
 """Seconds after the last fire minute to wait for every run to close."""
@@ -98,7 +98,7 @@ async def engine_side(client: Client, h: object, n: int, minutes: int) -> dict[s
         for i in range(n)])
     assert not result.refused, result.refused[:3]
     times = window(minutes)
-    query = "WorkflowType = 'SkillRun' AND SkillName STARTS_WITH 'bench aligned'"
+    query = f"WorkflowType = '{SKILL_RUN}' AND SkillName STARTS_WITH 'bench aligned'"
     await drain(client, query, times, n * minutes)
     runs = await listed(client, query, times)
     ids = {item.skill_id for item in result.items}

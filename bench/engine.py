@@ -52,7 +52,7 @@ from client import SkillsClient
 from client.temporal_cli import temporal_binary
 from config.settings import Settings
 from skills.messages import SkillRunInput
-from skills.naming import SCHEDULED_START_TIME, SKILL_AGENT, SKILL_NAME, SKILL_TIER
+from skills.naming import SCHEDULED_START_TIME, SKILL_AGENT, SKILL_NAME, SKILL_RUN, SKILL_TIER
 
 RAW_QUEUE = "bench-raw"
 
@@ -162,7 +162,7 @@ async def per_fire_cpu(client: Client, skills: SkillsClient, settings: Settings,
 
     skill_id = result.skill.id
     engine = await measure(lambda i: client.start_workflow(
-        "SkillRun", SkillRunInput(skill_id=skill_id), id=f"bench-cpu-{i}-{uuid.uuid4().hex[:6]}",
+        SKILL_RUN, SkillRunInput(skill_id=skill_id), id=f"bench-cpu-{i}-{uuid.uuid4().hex[:6]}",
         task_queue=settings.task_queue))
     raw = await measure(lambda i: client.start_workflow(
         "BenchRaw", "x", id=f"bench-raw-cpu-{i}-{uuid.uuid4().hex[:6]}", task_queue=RAW_QUEUE))
@@ -216,7 +216,7 @@ async def fire_lag(client: Client, skills: SkillsClient, settings: Settings, fig
             done.append((listed.close_time - scheduled).total_seconds() * 1000)
         return start, done
 
-    start_lag, done_lag = await lags("WorkflowType = 'SkillRun' AND SkillName STARTS_WITH 'bench lag'")
+    start_lag, done_lag = await lags(f"WorkflowType = '{SKILL_RUN}' AND SkillName STARTS_WITH 'bench lag'")
     raw_start, raw_done = await lags("WorkflowType = 'BenchRaw' AND WorkflowId STARTS_WITH 'bench-raw-lag'")
     figures.add("fire lag to run start, p50/max (ms)", f"{percentile(start_lag, .5):.0f}/{max(start_lag):.0f}",
                 f"{percentile(raw_start, .5):.0f}/{max(raw_start):.0f}", "10 schedules due at the same second")
@@ -263,7 +263,7 @@ async def registration_rate(client: Client, skills: SkillsClient, n: int, figure
 
 
 async def tool_latency(client: Client, settings: Settings, calls: int, figures: Figures) -> None:
-    from activities.mcp import ToolHub, outbox_server
+    from adapters.mcp import ToolHub, outbox_server
 
     async with ToolHub({"outbox": outbox_server(settings.outbox_path)}) as hub:
         await hub.call("outbox_send_message", {"message": "warm-up"}, timeout=30)

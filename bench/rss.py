@@ -17,6 +17,7 @@ from pathlib import Path
 
 from bench.harness import header, row, rss_mib, started
 from skills.messages import SkillRunInput
+from skills.naming import SKILL_RUN
 
 RAW_WORKER = """
 import asyncio
@@ -75,7 +76,7 @@ async def main(count: int, burst: int) -> None:
             async def fire() -> None:
                 ids = [item.skill_id for item in result.items[:burst]]
                 handles = await asyncio.gather(*(h.client.start_workflow(
-                    "SkillRun", SkillRunInput(skill_id=skill_id, trigger="manual"), id=f"bench-rss-{skill_id}-{time.time_ns()}",
+                    SKILL_RUN, SkillRunInput(skill_id=skill_id, trigger="manual"), id=f"bench-rss-{skill_id}-{time.time_ns()}",
                     task_queue=h.settings.task_queue) for skill_id in ids))
                 await asyncio.gather(*(handle.result() for handle in handles))
 

@@ -29,12 +29,12 @@ from pathlib import Path
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
-from activities.store import Store
+from adapters.store import Store
 from bench.aligned import DRAIN, listed, sleep_until, window
 from bench.harness import percentile, rss_mib
 from client import SkillsClient
 from client.temporal_cli import temporal_binary
-from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_TIER
+from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_RUN, SKILL_TIER
 from tests.postgres import running_cluster
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,7 +91,7 @@ async def main(n: int, minutes: int, worker_count: int) -> None:
             print(f"{n} skills registered in {registered:.1f} s on {worker_count} workers; firing "
                   f"{times[0]:%H:%M}..{times[-1]:%H:%M} UTC", flush=True)
             await sleep_until(times[-1])
-            query = "WorkflowType = 'SkillRun' AND SkillName STARTS_WITH 'soak'"
+            query = f"WorkflowType = '{SKILL_RUN}' AND SkillName STARTS_WITH 'soak'"
             deadline = time.monotonic() + DRAIN * 2
             runs = await listed(env.client, query, times)
             while len(runs) < n * minutes and time.monotonic() < deadline:

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from mcp import Client, StdioServerParameters
 
-from activities.mcp import McpServerConfig, ToolHub, outbox_server
+from adapters.mcp import McpServerConfig, ToolHub, outbox_server
 from skills.arguments import ArgumentRules, ParameterDefault, compile_schema, prepare_arguments
 
 CALL_TIMEOUT = 30.0

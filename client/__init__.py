@@ -5,15 +5,19 @@ activities on the worker's task queue. Programs use it, and so do the ``skills``
 server (``skills mcp``), the Telegram adapter and the worker's chat tools (the management tools).
 
 - :mod:`client.skills_client`: :class:`SkillsClient` and :func:`connect`
-- :mod:`client.management`: the six management tools a model calls
+- :mod:`client.management`: the management tools a model calls (``TOOLS``: the catalog, storing,
+  updating, listing, reading, deleting skills, their next fires, events) and the owner's answers to
+  approvals (``OWNER_TOOLS``), with their schemas and answers
 - :mod:`client.schedules`: when a skill's schedule fires next, as Temporal says (the worker reads it too)
 - :mod:`client.files`: syncing the file skills now (``skills sync``, ``skills dev``)
-- :mod:`client.install`: installing SKILL.md skills into the user folder, and removing them
-  (``skills install``, ``skills uninstall``); local, no Temporal
+- :mod:`client.trust`: trusting a SKILL.md skill's executable parts (``skills trust``, ``untrust``)
+- :mod:`client.doctor`: where the schedules disagree with the store (``skills doctor``)
+- :mod:`client.namespace`: the search attributes the engine registers on its namespace
+- :mod:`client.codec`: the payload codec every process that talks to Temporal encrypts with
 - :mod:`client.temporal_cli`: where the ``temporal`` CLI is, to start a dev server
 
-It depends on ``skills`` (what a skill is) only, never on ``starter``, ``activities``,
-``workflows`` or ``worker``.
+It depends on ``skills`` (what a skill is) and ``config`` only, never on ``adapters``, ``activities``,
+``workflows``, ``worker`` or ``starter`` (tests/test_architecture.py holds it to that).
 
 A program opens the client with ``async with await SkillsClient.connect() as skills:``;
 leaving the block stops the Temporal client's threads, so the program exits cleanly

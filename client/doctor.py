@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field
 from temporalio.service import RPCError, RPCStatusCode
 
-from skills.naming import engine_job_id
+from skills.naming import SKILL_RUN, engine_job_id
 from skills.skillmd.sync import SYNC_JOB
 
 if TYPE_CHECKING:
@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from skills.models import Skill
 
 ENGINE_JOBS = ("maintenance", SYNC_JOB)
-"""The engine's own rounds (activities.schedules.engine_schedules), by job name."""
-SKILL_RUN = "SkillRun"
+"""The engine's own rounds (adapters.schedules.engine_schedules), by job name."""
+SKILL_RUN = SKILL_RUN
 
 ProblemKind = Literal["missing", "extra", "paused", "running", "overdue", "engine"]
 

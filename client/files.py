@@ -12,8 +12,8 @@ from datetime import timedelta
 from temporalio.common import WorkflowIDConflictPolicy
 
 from client.skills_client import SkillsClient
-from skills.naming import engine_job_id
-from skills.skillmd.sync import SYNC_JOB, SYNC_WORKFLOW, SyncInput, SyncResult
+from skills.naming import SYNC_SKILL_FILES, engine_job_id
+from skills.skillmd.sync import SYNC_JOB, SyncInput, SyncResult
 
 log = logging.getLogger("skills.sync")
 
@@ -26,7 +26,7 @@ async def sync_files(skills: SkillsClient, *, dry_run: bool = False, task_queue:
     queue = task_queue or skills.task_queue
     now = engine_job_id(queue, f"{SYNC_JOB}-now")
     return await skills.client.execute_workflow(
-        SYNC_WORKFLOW,
+        SYNC_SKILL_FILES,
         SyncInput(dry_run=dry_run),
         id=f"{now}-dry-run" if dry_run else now,
         task_queue=queue,

@@ -84,12 +84,29 @@ from skills.messages import (
 from skills.models import BY_USER, RunRecord, Skill
 from skills.naming import (
     APPROVAL_SIGNAL,
+    CALL_TOOL,
+    CHANGE_SKILL,
+    CHAT_TURN,
+    DECIDE_CHANGE,
+    EMIT_EVENT,
+    FIND_OVERDUE_SKILLS,
+    GET_APPROVAL,
+    GET_SKILL,
+    LIST_APPROVALS,
+    LIST_RUNS,
+    LIST_SKILLS,
+    REFRESH_TOOL_CATALOG,
+    REGISTER_SKILL,
+    REGISTER_SKILLS,
+    RUN_HISTORY,
     SKILL_APPROVAL,
+    SKILL_RUN,
     run_summary,
     schedule_id_for,
     search_attributes,
     slug,
 )
+from skills.proposals import ChangeDecided, DecideChangeInput
 
 DEFAULT_ADDRESS = "localhost:7233"
 READ_TIMEOUT = timedelta(seconds=30)
@@ -202,7 +219,7 @@ class SkillsClient:
         """Register a new skill; raise SkillValidationError naming every problem."""
         _refuse_oversize(data)
         name = str(data.get("name") or "unnamed") if isinstance(data, dict) else "unnamed"
-        return _ok(await self._workflow("RegisterSkill", RegisterInput(data=data), RegistrationResult,
+        return _ok(await self._workflow(REGISTER_SKILL, RegisterInput(data=data), RegistrationResult,
                                         f"register-{slug(name)}", f"register '{name}'"))
 
     async def register_many(self, items: list[Any]) -> BulkRegistrationResult:
@@ -238,7 +255,7 @@ class SkillsClient:
 
         async def send(first_index: int, chunk: list[Any]) -> list[ItemRegistration]:
             async with gate:
-                result = await self._workflow("RegisterSkills", _indexed(first_index, chunk), BulkRegistrationResult,
+                result = await self._workflow(REGISTER_SKILLS, _indexed(first_index, chunk), BulkRegistrationResult,
                                               "register-many", f"register {len(chunk)} skills",
                                               timeout=BULK_TIMEOUT)
             return result.items
@@ -251,7 +268,7 @@ class SkillsClient:
         """Change some fields of a skill; the merged skill is validated again."""
         _refuse_oversize(patch)
         target = SkillRef(ref=str(ref), agent_id=agent_id)
-        return _ok(await self._workflow("RegisterSkill", RegisterInput(data=patch, target=target),
+        return _ok(await self._workflow(REGISTER_SKILL, RegisterInput(data=patch, target=target),
                                         RegistrationResult, f"update-{slug(str(ref))}", f"update '{ref}'"))
 
     async def delete(self, ref: str | int, agent_id: str | None = None) -> Skill:
@@ -268,7 +285,7 @@ class SkillsClient:
         skill = await self.get(ref, agent_id)  # answered by a worker, or WorkerUnavailableError
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         handle = await self.client.start_workflow(
-            "SkillRun",
+            SKILL_RUN,
             SkillRunInput(skill_id=skill.id, trigger="manual"),
             id=f"{skill.schedule_id or schedule_id_for(self.task_queue, skill.id, skill.name)}-manual-{stamp}",
             task_queue=self.task_queue,
@@ -317,7 +334,7 @@ class SkillsClient:
         token = None if revoke else secrets.token_urlsafe(TOKEN_BYTES)
         request = ChangeInput(target=SkillRef(ref=str(ref), agent_id=agent_id), action="hook",
                               hook_digest=token_digest(token) if token else None)
-        result = await self._workflow("ChangeSkill", request, ChangeResult, f"hook-{slug(str(ref))}",
+        result = await self._workflow(CHANGE_SKILL, request, ChangeResult, f"hook-{slug(str(ref))}",
                                       f"{'revoke the hook of' if revoke else 'hook'} '{ref}'")
         if not result.ok:
             _raise(result.errors)
@@ -340,12 +357,12 @@ class SkillsClient:
                 handle = await self._start_emit(request, workflow_id, WorkflowIDReusePolicy.ALLOW_DUPLICATE)
             return await handle.result()
         except WorkflowFailureError as e:
-            raise self._failed("EmitEvent", CHANGE_TIMEOUT, e) from e
+            raise self._failed(EMIT_EVENT, CHANGE_TIMEOUT, e) from e
 
     async def _start_emit(self, request: EmitInput, workflow_id: str,
                           reuse: WorkflowIDReusePolicy) -> WorkflowHandle[Any, EmitResult]:
         return await self.client.start_workflow(
-            "EmitEvent", request, id=workflow_id, task_queue=self.task_queue, result_type=EmitResult,
+            EMIT_EVENT, request, id=workflow_id, task_queue=self.task_queue, result_type=EmitResult,
             static_summary=f"{'hook' if request.skill_id is not None else 'event'} {request.event.name} "
                            f"({request.event.id})",
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING, id_reuse_policy=reuse,
@@ -372,32 +389,32 @@ class SkillsClient:
         message = valid_text(message)
         session = session_id or uuid.uuid4().hex[:12]
         prefix = f"chat-{slug(session)}"
-        return await self._workflow("ChatTurn", ChatInput(session_id=session, message=message), ChatReply, prefix,
+        return await self._workflow(CHAT_TURN, ChatInput(session_id=session, message=message), ChatReply, prefix,
                                     f"chat: {message[:80]}", timeout=CHAT_TIMEOUT,
                                     workflow_id=f"{prefix}-{slug(turn_id)}" if turn_id is not None else None)
 
     # --- reads ------------------------------------------------------------------------------
 
     async def get(self, ref: str | int, agent_id: str | None = None) -> Skill:
-        return await self._read("get_skill", SkillRef(ref=str(ref), agent_id=agent_id), Skill)
+        return await self._read(GET_SKILL, SkillRef(ref=str(ref), agent_id=agent_id), Skill)
 
     async def list(self, agent_id: str | None = None, enabled: bool | None = None,
                    trigger_type: str | None = None) -> list[Skill]:
         flt = SkillFilter(agent_id=agent_id, enabled=enabled, trigger_type=trigger_type)
-        return await self._read("list_skills", flt, list[Skill])
+        return await self._read(LIST_SKILLS, flt, list[Skill])
 
     async def runs(self, ref: str | int | None = None, agent_id: str | None = None, limit: int = 20) -> list[RunRecord]:
         skill = SkillRef(ref=str(ref), agent_id=agent_id) if ref is not None else None
-        return await self._read("list_runs", RunsQuery(skill=skill, limit=limit), list[RunRecord])
+        return await self._read(LIST_RUNS, RunsQuery(skill=skill, limit=limit), list[RunRecord])
 
     async def run_history(self, ref: str | int | None = None, agent_id: str | None = None) -> RunHistory:
         """How far back :meth:`runs` can go: the worker's retention, and the oldest run it keeps (of a skill)."""
         skill = SkillRef(ref=str(ref), agent_id=agent_id) if ref is not None else None
-        return await self._read("run_history", RunsQuery(skill=skill), RunHistory)
+        return await self._read(RUN_HISTORY, RunsQuery(skill=skill), RunHistory)
 
     async def overdue(self, limit: int = 100) -> OverdueSkills:
         """The skills with a scheduled fire that has no run or recorded skip past the worker's ``overdue_after``."""
-        return await self._read("find_overdue_skills", OverdueQuery(limit=limit), OverdueSkills)
+        return await self._read(FIND_OVERDUE_SKILLS, OverdueQuery(limit=limit), OverdueSkills)
 
     # --- approvals ----------------------------------------------------------------------------
 
@@ -405,11 +422,11 @@ class SkillsClient:
                         limit: int = 50) -> list[Approval]:
         """What waits for the owner's answer (``status=None``: answered ones too), newest first."""
         skill_id = (await self.get(skill)).id if skill is not None else None
-        return await self._read("list_approvals", ApprovalsQuery(status=status, skill_id=skill_id, limit=limit),
+        return await self._read(LIST_APPROVALS, ApprovalsQuery(status=status, skill_id=skill_id, limit=limit),
                                 list[Approval])
 
     async def approval(self, approval_id: int) -> Approval:
-        return await self._read("get_approval", approval_id, Approval)
+        return await self._read(GET_APPROVAL, approval_id, Approval)
 
     async def approve(self, approval_id: int, by: str = "client") -> Any:
         """Approve: the waiting run makes its call, once (or the proposed change is made)."""
@@ -423,7 +440,7 @@ class SkillsClient:
     async def _answer(self, decision: ApprovalDecision) -> Any:
         """A run's call: the answer is a signal to the run's workflow, found through Temporal's visibility
         (``SkillApproval``), so it is kept, durably, even while no worker runs; the run records it. A
-        proposed change: ``client.proposals`` makes it. Returns a sentence saying what was done (for a
+        proposed change: :meth:`decide_change` makes it. Returns a sentence saying what was done (for a
         change, what ``decide_change`` returns)."""
         verb = "approved" if decision.approve else "denied"
         async for found in self.client.list_workflows(f"{SKILL_APPROVAL.name}={decision.approval_id}", limit=1):
@@ -440,9 +457,7 @@ class SkillsClient:
             raise SkillsError(f"approval {approval.id} was already answered: {approval.status}"
                               f"{f' by {approval.decided_by}' if approval.decided_by else ''}")
         if approval.kind == "change":
-            from client import proposals  # the chat's proposed changes (their own module)
-
-            return await proposals.decide_change(self, approval, decision)
+            return await self.decide_change(approval, decision)
         if not approval.workflow_id:
             raise SkillsError(f"approval {approval.id} names no run to answer")
         try:
@@ -453,15 +468,32 @@ class SkillsClient:
         return (f"approval {approval.id} {verb}: sent to its run ({approval.workflow_id}), which acts on the first "
                 "answer it gets")
 
+
+    async def decide_change(self, approval: Approval, decision: ApprovalDecision) -> Approval:
+        """Answer ``approval``, a change a chat proposed, as a DecideChange workflow: the approval as it
+        stands after the answer, with the change's outcome when this answer made it. An approval
+        already answered is returned as it was answered (a change is made at most once); an expired one
+        comes back ``expired``."""
+        if approval.kind != "change":
+            raise SkillsError(f"approval #{approval.id} is not a proposed change")
+        decision = decision.model_copy(update={"approval_id": approval.id})
+        verb = "approve" if decision.approve else "deny"
+        result = await self._workflow(DECIDE_CHANGE, DecideChangeInput(decision=decision), ChangeDecided,
+                                      f"decide-change-{approval.id}", f"{verb} change #{approval.id}")
+        if result.approval is None:
+            raise SkillNotFoundError(result.problem or f"no approval with id {approval.id}")
+        if result.problem:
+            raise SkillsError(result.problem)
+        return result.approval
     async def catalog(self, refresh: bool = False) -> ToolCatalog:
         """The worker's live tool catalog (with ``refresh``: re-read the config, list tools again)."""
-        activity = "refresh_tool_catalog" if refresh else "get_tool_catalog"
+        activity = REFRESH_TOOL_CATALOG if refresh else "get_tool_catalog"
         return await self._read(activity, CatalogRequest(), ToolCatalog)
 
     async def outbox(self, limit: int = 20, chat_id: str | None = None) -> list[dict[str, Any]]:
         """The newest messages of the outbox, through its own MCP tool on the worker (newest first)."""
         arguments: dict[str, Any] = {"limit": limit, **({"chat_id": chat_id} if chat_id else {})}
-        result = await self._read("call_tool", {"tool": "outbox_list_messages", "arguments": arguments,
+        result = await self._read(CALL_TOOL, {"tool": "outbox_list_messages", "arguments": arguments,
                                                 "step_id": "cli"}, dict)
         if not result.get("ok"):
             raise SkillsError(f"the outbox could not be read: {result.get('text')}")
@@ -485,7 +517,7 @@ class SkillsClient:
 
     async def _change(self, ref: str | int, agent_id: str | None, action: str, reason: str = BY_USER) -> Skill:
         request = ChangeInput(target=SkillRef(ref=str(ref), agent_id=agent_id), action=action, reason=reason)
-        result = await self._workflow("ChangeSkill", request, ChangeResult, f"{action}-{slug(str(ref))}",
+        result = await self._workflow(CHANGE_SKILL, request, ChangeResult, f"{action}-{slug(str(ref))}",
                                       f"{action} '{ref}'")
         if not result.ok:
             _raise(result.errors)

@@ -11,7 +11,7 @@ from datetime import timedelta
 
 from client.skills_client import SkillsClient
 from skills.errors import SkillNotFoundError, SkillsError
-from skills.naming import TRUST_WORKFLOW, slug
+from skills.naming import TRUST_SKILL, TRUST_STATES, slug
 from skills.skillmd.trust import TrustInput, TrustQuery, TrustResult, TrustState
 
 TRUST_READ_TIMEOUT = timedelta(seconds=10)
@@ -22,7 +22,7 @@ async def trust(skills: SkillsClient, name: str, *, expected_digest: str | None 
     """Trust (or untrust) the skill ``name`` as the worker's folders hold it. With ``expected_digest`` (what
     the owner reviewed), a worker whose copy differs trusts nothing. Raises :class:`SkillsError` saying why."""
     action = "untrust" if untrust else "trust"
-    result = await skills._workflow(TRUST_WORKFLOW, TrustInput(name=name, action=action, expected_digest=expected_digest),
+    result = await skills._workflow(TRUST_SKILL, TrustInput(name=name, action=action, expected_digest=expected_digest),
                                     TrustResult, f"{action}-{slug(name)}", f"{action} skill '{name}'")
     if not result.ok or result.state is None:
         message = result.error or f"{action} of '{name}' failed"
@@ -34,5 +34,5 @@ async def trust_states(skills: SkillsClient, names: list[str]) -> dict[str, Trus
     """The trust of each of ``names`` as the worker sees it (names it does not find are left out)."""
     if not names:
         return {}
-    states = await skills._read("trust_states", TrustQuery(names=names), list[TrustState])
+    states = await skills._read(TRUST_STATES, TrustQuery(names=names), list[TrustState])
     return {state.name: state for state in states}

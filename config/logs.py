@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -74,35 +75,34 @@ class ExpectedFailures(logging.Filter):
         return True
 
 
-def sdk_telemetry(metrics_address: str | None = None) -> TelemetryConfig:
+def sdk_telemetry(metrics_address: str | None = None,
+                  histogram_buckets: Mapping[str, Sequence[float]] | None = None) -> TelemetryConfig:
     """The Temporal SDK core's telemetry with its log lines forwarded to Python logging (logger
     ``temporalio.core``): by default the core writes them, ``[TMPRL1103]`` large-payload warnings
     among them, to stdout, where they would break a command's ``--json`` answer.
 
     With ``metrics_address`` (``host:port``) the same runtime also exports its metrics, the SDK's
-    and the engine's (recorded on its meter), in Prometheus' format at ``http://<address>/metrics``."""
+    and the engine's (recorded on its meter), in Prometheus' format at ``http://<address>/metrics``;
+    ``histogram_buckets`` overrides the buckets of the histograms it names (the SDK's defaults suit
+    milliseconds; the engine's metrics bring their own, ``adapters.metrics.HISTOGRAM_BUCKETS``)."""
     return TelemetryConfig(
         logging=LoggingConfig(
             filter=LoggingConfig.default.filter,
             forwarding=LogForwardingConfig(logger=logging.getLogger("temporalio.core"), append_target_to_name=False,
                                            prepend_target_on_message=False)),
-        metrics=PrometheusConfig(bind_address=metrics_address, histogram_bucket_overrides=_buckets())
+        metrics=PrometheusConfig(bind_address=metrics_address, histogram_bucket_overrides={
+            name: [float(b) for b in buckets] for name, buckets in (histogram_buckets or {}).items()})
         if metrics_address else None,
     )
 
 
-def _buckets() -> dict[str, list[float]]:
-    from activities.metrics import HISTOGRAM_BUCKETS  # the engine's metrics define their own buckets
-
-    return {name: [float(b) for b in buckets] for name, buckets in HISTOGRAM_BUCKETS.items()}
-
-
 def configure_logging(level: str = "INFO", fmt: Literal["text", "json"] = "text", *,
-                      metrics_address: str | None = None) -> None:
+                      metrics_address: str | None = None,
+                      histogram_buckets: Mapping[str, Sequence[float]] | None = None) -> None:
     """Log to stderr at ``level``, as text lines or JSON objects, secrets redacted, the SDK core's
     lines included (through a default runtime that forwards them, set before any client connects).
     ``metrics_address``: that one runtime also serves Prometheus metrics there (the worker's)."""
-    Runtime.set_default(Runtime(telemetry=sdk_telemetry(metrics_address)), error_if_already_set=False)
+    Runtime.set_default(Runtime(telemetry=sdk_telemetry(metrics_address, histogram_buckets)), error_if_already_set=False)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == "json" else RedactingFormatter(TEXT_FORMAT))
     logging.basicConfig(level=level.upper(), handlers=[handler], force=True)

@@ -28,7 +28,7 @@ from urllib.parse import unquote
 
 from temporalio.client import Client
 
-from activities.store import Store
+from adapters.store import Store
 from client import SkillsClient
 from config.settings import Settings
 from service.health import Reply, Request

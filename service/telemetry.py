@@ -2,7 +2,7 @@
 
 Metrics. The worker's Temporal runtime (built once, with the log forwarding of
 :mod:`config.logs`) exports its metrics, the SDK's own (``temporal_*``) and the engine's
-(:mod:`activities.metrics`, recorded on the same runtime's meter), on a private loopback port.
+(:mod:`adapters.metrics`, recorded on the same runtime's meter), on a private loopback port.
 ``/metrics`` on the health port serves that exposition, after setting the catalog gauges: one
 port for probes and scrapes, one exposition for everything.
 

@@ -4,7 +4,7 @@
 ``holidays`` package knows them; ``business_days_only: true`` skips the weekend (the country's,
 when one is named and the package knows it; else Saturday and Sunday). Days are the skill's
 time zone's dates. The schedule gets a date-exact skip list reaching ``SKIP_HORIZON`` ahead
-(``activities.schedule_spec``), which Maintenance renews ``SKIP_RENEW_BEFORE`` before it runs out.
+(``adapters.schedule_spec``), which Maintenance renews ``SKIP_RENEW_BEFORE`` before it runs out.
 
 Pure code: every "now" is a parameter. ``holidays`` is imported where it is used, so that a
 workflow importing the models never loads it.

@@ -1,6 +1,6 @@
 """What the tool side says across workflow and activity boundaries: tool calls, results, the catalog.
 
-Plain pydantic models, apart from the MCP machinery in ``activities.mcp``, so a
+Plain pydantic models, apart from the MCP machinery in ``adapters.mcp``, so a
 client (the CLI, ``skills mcp``) and workflows can use them without importing it.
 """
 

@@ -65,7 +65,7 @@ def account_gap(expected: list[datetime], previous: PreviousFire | None, late: b
 
 def skipped_behind(overlap: str, catch_up: str, due: int) -> int:
     """Of ``due`` scheduled fires come since a run's own fire while it is still going, how many its schedule
-    skipped (``activities.schedules.schedule_policy``): ``skip`` every one; ``buffer_one`` all but the one
+    skipped (``adapters.schedules.schedule_policy``): ``skip`` every one; ``buffer_one`` all but the one
     it holds to start when the run ends; ``allow`` none (each started a run of its own); and a skill that
     catches up ``all`` queues every one (BUFFER_ALL), whatever its overlap says."""
     if catch_up == "all" or overlap == "allow":

@@ -121,7 +121,7 @@ TOOLSET_TIMEOUT_SECONDS = Bound(
     "seconds one call of a toolset's tool may take; the tool call's activity is bounded anyway, and an hour "
     "is past any interactive tool", whole=False, low_exclusive=True)
 
-# The shape of a schedule and its runs (issue 22): a run's own limit, how many runs, how late a fire may drift.
+# The shape of a schedule and its runs: a run's own limit, how many runs, how late a fire may drift.
 TIMEOUT_MINUTES = Bound(
     "timeout_minutes", 0.05, 7 * 24 * 60,
     "how long one run may take before it ends as `error`: timed out; never more than the engine's own cap "

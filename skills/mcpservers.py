@@ -1,6 +1,6 @@
 """One MCP server's connection settings: an entry of an ``mcpServers`` config.
 
-Pure data, shared by the worker's MCP config (``activities/mcp/config.py``) and a SKILL.md's
+Pure data, shared by the worker's MCP config (``adapters/mcp/config.py``) and a SKILL.md's
 ``toolsets`` (``skills/skillmd/manifest.py``): one shape, one set of rules.
 """
 

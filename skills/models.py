@@ -1,7 +1,7 @@
 """What a skill is, as it crosses workflow and activity boundaries.
 
 These are plain pydantic models. The SQLModel tables live only in
-``activities.store``; keeping them apart means the data converter never sees a
+``adapters.store``; keeping them apart means the data converter never sees a
 table model (which would lose its datetime types) and workflows never import a
 database layer.
 """
@@ -47,7 +47,7 @@ CatchUp = Literal["once", "none", "all"]
 OVERLAPS: tuple[str, ...] = get_args(Overlap)
 CATCH_UPS: tuple[str, ...] = get_args(CatchUp)
 SHAPE_FIELDS = ("timeout_minutes", "end_at", "max_runs", "jitter_seconds", "overlap", "catch_up")
-"""The fields that shape a skill's schedule and runs (issue 22)."""
+"""The fields that shape a skill's schedule and runs."""
 
 
 class PlanStep(BaseModel):

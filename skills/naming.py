@@ -1,4 +1,5 @@
-"""How skills show up in Temporal: schedule ids, search attributes, summaries.
+"""How the engine shows up in Temporal: every workflow type, every activity started by name, every
+search attribute and signal (each spelt here once), schedule ids and summaries.
 
 `temporal schedule list` and `temporal workflow list --query "SkillName='…'"` are
 how a user inspects the engine, so everything here aims to read well there.
@@ -12,6 +13,63 @@ import unicodedata
 from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
 
 from skills.models import SkillSpec
+
+# --- workflow types: what `temporal workflow list` shows, and what schedules and clients start ------------
+
+REGISTER_SKILL = "RegisterSkill"
+REGISTER_SKILLS = "RegisterSkills"
+CHANGE_SKILL = "ChangeSkill"
+SKILL_RUN = "SkillRun"
+MAINTENANCE = "Maintenance"
+SYNC_SKILL_FILES = "SyncSkillFiles"
+CHAT_TURN = "ChatTurn"
+EMIT_EVENT = "EmitEvent"
+TRUST_SKILL = "TrustSkill"
+"""The one workflow that records (or forgets) the owner's trust in a SKILL.md skill's executable parts."""
+DECIDE_CHANGE = "DecideChange"
+"""The one workflow that answers a change a chat proposed and, approved, makes it (workflows/proposals.py)."""
+
+WORKFLOW_TYPES = frozenset({REGISTER_SKILL, REGISTER_SKILLS, CHANGE_SKILL, SKILL_RUN, MAINTENANCE,
+                            SYNC_SKILL_FILES, CHAT_TURN, EMIT_EVENT, TRUST_SKILL, DECIDE_CHANGE})
+"""The engine's workflow types: the only ones whose activities may act (activities.guard)."""
+
+# --- activities named outside their class: started by a client, or told apart by the worker ---------------
+# Every other activity is registered under its method's name and called through the method.
+
+GET_SKILL = "get_skill"
+LIST_SKILLS = "list_skills"
+LIST_RUNS = "list_runs"
+RUN_HISTORY = "run_history"
+FIND_OVERDUE_SKILLS = "find_overdue_skills"
+LIST_APPROVALS = "list_approvals"
+GET_APPROVAL = "get_approval"
+TRUST_STATES = "trust_states"
+GET_TOOL_CATALOG = "get_tool_catalog"
+REFRESH_TOOL_CATALOG = "refresh_tool_catalog"
+GET_SERVER_STATES = "get_server_states"
+CALL_TOOL = "call_tool"
+AGENT_TOOL = "agent_tool"
+LLM_TURN = "llm_turn"
+RUN_SCRIPT_ACTIVITY = "run_script"
+AGENT_SCRIPT = "agent_script"
+
+CLIENT_READS = frozenset({GET_SKILL, LIST_SKILLS, LIST_RUNS, GET_TOOL_CATALOG, REFRESH_TOOL_CATALOG,
+                          GET_SERVER_STATES, TRUST_STATES, LIST_APPROVALS, GET_APPROVAL, RUN_HISTORY,
+                          FIND_OVERDUE_SKILLS})
+"""The activities a client (the CLI, ``skills mcp``, the Telegram adapter) starts on its own, outside any
+workflow: they read, and act on nothing a payload names."""
+
+CLIENT_READ_TOOLS = frozenset({"outbox_list_messages"})
+"""Tools ``call_tool`` may call for a client outside a workflow (``skills outbox``): the bundled outbox's read."""
+
+OUTSIDE_TEXT = frozenset({CALL_TOOL, AGENT_TOOL, LLM_TURN, RUN_SCRIPT_ACTIVITY, AGENT_SCRIPT})
+"""Activities whose results carry text from outside the engine: a Direct-tier call's result, an Agent
+tool's excerpt, a script's output, the model's reply (a chat's too). Only these are redacted
+(activities.failures): the others return the engine's own data (ids, schedule ids, skills), which a short
+secret that happens to match a word of it (an LLM key ``test`` beside task queue ``test-1``) must not
+corrupt."""
+
+# --- search attributes, signals ------------------------------------------------------------------------------
 
 SKILL_NAME = SearchAttributeKey.for_keyword("SkillName")
 SKILL_AGENT = SearchAttributeKey.for_keyword("SkillAgent")
@@ -29,25 +87,6 @@ SEARCH_ATTRIBUTES = {**{key.name: "Keyword" for key in (SKILL_NAME, SKILL_AGENT,
 
 APPROVAL_SIGNAL = "approval_answer"
 """The signal that carries the owner's answer (``skills.approvals.ApprovalDecision``) to a waiting run."""
-
-TRUST_WORKFLOW = "TrustSkill"
-"""The one workflow that records (or forgets) the owner's trust in a SKILL.md skill's executable parts."""
-
-DECIDE_CHANGE = "DecideChange"
-"""The one workflow that answers a change a chat proposed and, approved, makes it (workflows/proposals.py)."""
-
-WORKFLOW_TYPES = frozenset({"RegisterSkill", "RegisterSkills", "ChangeSkill", "SkillRun", "Maintenance",
-                            "SyncSkillFiles", "ChatTurn", "EmitEvent", TRUST_WORKFLOW, DECIDE_CHANGE})
-"""The engine's workflow types: the only ones whose activities may act (activities.guard)."""
-
-CLIENT_READS = frozenset({"get_skill", "list_skills", "list_runs", "get_tool_catalog", "refresh_tool_catalog",
-                          "get_server_states", "trust_states", "list_approvals", "get_approval",
-                          "run_history", "find_overdue_skills"})  # issue 22: `skills runs`, `skills doctor`
-"""The activities a client (the CLI, ``skills mcp``, the Telegram adapter) starts on its own, outside any
-workflow: they read, and act on nothing a payload names."""
-
-CLIENT_READ_TOOLS = frozenset({"outbox_list_messages"})
-"""Tools ``call_tool`` may call for a client outside a workflow (``skills outbox``): the bundled outbox's read."""
 
 SCHEDULED_START_TIME = SearchAttributeKey.for_datetime("TemporalScheduledStartTime")
 

@@ -99,7 +99,7 @@ FIELD_ALIASES = {
     "preflightChecks": "preflight",
     "fallbackModels": "fallback_models",
     "fallbacks": "fallback_models",
-    # The schedule's shape (issue 22).
+    # The schedule's shape.
     "timeoutMinutes": "timeout_minutes",
     "timeout": "timeout_minutes",
     "endAt": "end_at",

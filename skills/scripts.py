@@ -2,7 +2,7 @@
 
 A skill declares the scripts it may run (SKILL.md ``scripts``, see
 ``skills.skillmd.scripts``); a run happens in the worker's sandbox
-(``activities.sandbox``), as the ``run_script`` activity. A Direct plan runs one with a
+(``adapters.sandbox``), as the ``run_script`` activity. A Direct plan runs one with a
 step whose ``toolName`` is ``run_script``; an Agent-tier run or a chat turn gets a
 ``run_script`` tool for the active skill's declared scripts. Either way the call is
 ``{"script": "fetch.py", "args": ["--since", "1h"]}``.

@@ -3,7 +3,7 @@
 Pure code: no I/O, and no clock (every "now" is a parameter), so workflows, activities
 and the starter can all import it. croniter is the authority on when a cron fires; the
 Temporal Schedule spec that reproduces these times is built from here by
-``activities.schedule_spec`` (docs/triggers.md explains the mapping in prose).
+``adapters.schedule_spec`` (docs/triggers.md explains the mapping in prose).
 """
 
 from __future__ import annotations

@@ -412,7 +412,7 @@ def runs(ref: str | None, limit: int, agent: str | None) -> int:
     return with_client(work)
 
 
-# --- falling behind (issue 22) --------------------------------------------------------------
+# --- falling behind --------------------------------------------------------------
 
 
 @cli.command(short_help="Check the schedules against the store; exit 1 on a problem.")

@@ -154,7 +154,12 @@ def prepare_process(settings: Settings, *, long_running: bool = False, metrics_a
 
     add_secrets(process_secrets(settings.llm_api_key, settings.database_url, os.environ))
     level = settings.log_level if long_running else _at_least_warning(settings.log_level)
-    configure_logging(level, settings.log_format, metrics_address=metrics_address)
+    buckets = None
+    if metrics_address is not None:
+        from adapters.metrics import HISTOGRAM_BUCKETS
+
+        buckets = HISTOGRAM_BUCKETS
+    configure_logging(level, settings.log_format, metrics_address=metrics_address, histogram_buckets=buckets)
 
 
 def _at_least_warning(level: str) -> str:

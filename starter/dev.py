@@ -195,7 +195,7 @@ async def _serve(profile: DevProfile, settings: Settings, server: subprocess.Pop
 def _check_store(settings: Settings) -> None:
     """Open (create, migrate) the store before anything starts: a wrong SKILLS_DATABASE_URL is
     one line (StoreUnavailableError) at once, not a dev server started for nothing."""
-    from activities.store import Store
+    from adapters.store import Store
 
     Store.open(settings.store_url, schedule_prefix=settings.task_queue).engine.dispose()
 

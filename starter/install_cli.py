@@ -5,7 +5,7 @@
     skills list --files [--json]                                     every file skill, and where it came from
 
 They work on this machine's folders (the `SKILLS_*` settings), like `skills validate`; the code is
-in `client/install.py`. A worker reads its own folders: the next sync registers an installed skill
+in `adapters/installer.py`. A worker reads its own folders: the next sync registers an installed skill
 that carries a schedule (`skills sync` does it now), when the worker shares this user folder.
 
 `install` lists every command, URL and script an installed skill brings: they run only once the owner
@@ -22,7 +22,7 @@ from typing import Any
 
 import click
 
-from client.install import InstalledSkill, describe_record, install, read_record, uninstall
+from adapters.installer import InstalledSkill, describe_record, install, read_record, uninstall
 from skills.display import shown
 from skills.errors import InstallRefusedError, SkillsError
 from skills.skillmd import discover, load_skill_file

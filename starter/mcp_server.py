@@ -5,9 +5,10 @@
     skills mcp --http --no-auth                      the same without a token, on a loopback host only
     python -m starter.mcp_server ...                 the same options, without the rest of the CLI
 
-The tools are the six the reference's playbooks call: ``get_tool_catalog``,
-``memory_store_skill``, ``memory_update_skill``, ``memory_list_skills``,
-``memory_get_skill`` and ``memory_delete_skill``. Each goes through the
+The tools are the management tools of ``client.management.TOOLS`` (``get_tool_catalog``,
+``memory_store_skill``, ``memory_update_skill``, ``memory_list_skills``, ``memory_get_skill``,
+``memory_next_fires``, ``memory_delete_skill``, ``emit_event``) and the owner's answers of
+``OWNER_TOOLS`` (``list_approvals``, ``approve``, ``deny``). Each goes through the
 :class:`SkillsClient`, so a change takes the registration road (RegisterSkill or
 ChangeSkill: normalizer, validation, store, schedule) and a read is an activity
 on the worker. The server keeps no state and never opens the database.

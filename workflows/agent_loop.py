@@ -65,7 +65,7 @@ async def agent_loop(state: AgentLoopState, limits: LoopLimits,
         step = state.step + 1
         try:
             turn = await workflow.execute_activity_method(
-                AgentActivities.turn,
+                AgentActivities.llm_turn,
                 LlmTurn(conversation_id=state.conversation_id, model=state.model, tools=state.tools, step=step,
                         answer_chars=limits.answer_chars, script_skills=state.script_skills,
                         toolsets=state.toolsets),
@@ -114,7 +114,7 @@ async def agent_loop(state: AgentLoopState, limits: LoopLimits,
                     )
                 else:
                     done = await workflow.execute_activity_method(
-                        AgentActivities.tool,
+                        AgentActivities.agent_tool,
                         AgentToolCall(conversation_id=state.conversation_id, message_seq=turn.message_seq,
                                       call_id=ref.id, allowed=state.tools, toolsets=state.toolsets,
                                       idempotency_key=key),

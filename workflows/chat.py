@@ -12,6 +12,8 @@ from __future__ import annotations
 from temporalio import workflow
 from temporalio.exceptions import ChildWorkflowError
 
+from skills.naming import CHAT_TURN
+
 with workflow.unsafe.imports_passed_through():
     from activities.chat import ChatActivities, ChatAnswer, ChatPrepare, ChatProposals, ChatSession
     from skills.approvals import ApprovalDecision
@@ -27,13 +29,13 @@ REPLY_CHARS = 16_000
 """A chat's reply is the model's whole answer, up to four Telegram messages."""
 
 
-@workflow.defn(name="ChatTurn", failure_exception_types=FAIL_ON_BUG)
+@workflow.defn(name=CHAT_TURN, failure_exception_types=FAIL_ON_BUG)
 class ChatTurn:
     @workflow.run
     async def run(self, request: ChatInput) -> ChatReply:
         conversation = chat_conversation_id(request.session_id)
         session = await workflow.execute_activity_method(
-            ChatActivities.prepare, ChatPrepare(conversation_id=conversation, message=request.message,
+            ChatActivities.prepare_chat, ChatPrepare(conversation_id=conversation, message=request.message,
                                                 now=workflow.now()), **STORE,
         )
         if session.answer is not None:
@@ -54,7 +56,7 @@ class ChatTurn:
         proposed = [c["approval_id"] for c in end.state.changes if c.get("action") == "proposed"]
         proposals = []
         if proposed:  # the approvals as recorded: exactly what would be stored, for the reply to show
-            proposals = await workflow.execute_activity_method(ChatActivities.proposals,
+            proposals = await workflow.execute_activity_method(ChatActivities.chat_proposals,
                                                                ChatProposals(ids=proposed), **STORE)
         return ChatReply(session_id=request.session_id, ok=end.status == "success", reply=end.summary,
                          changes=[c for c in end.state.changes if c.get("action") != "proposed"],
@@ -78,6 +80,6 @@ async def _answer(request: ChatInput, conversation: str, session: ChatSession) -
             results.append(ChangeDecided(problem=f"#{approval_id} could not be answered: {activity_cause(e)}"))
     text = answered_text(results)
     await workflow.execute_activity_method(
-        ChatActivities.answer, ChatAnswer(conversation_id=conversation, text=text, now=workflow.now()), **STORE)
+        ChatActivities.chat_answer, ChatAnswer(conversation_id=conversation, text=text, now=workflow.now()), **STORE)
     return ChatReply(session_id=request.session_id, ok=True, reply=text,
                      changes=[r.change for r in results if r.change is not None])

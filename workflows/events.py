@@ -20,6 +20,8 @@ from temporalio import workflow
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.workflow import ParentClosePolicy
 
+from skills.naming import EMIT_EVENT, SKILL_RUN
+
 with workflow.unsafe.imports_passed_through():
     from temporalio.common import WorkflowIDReusePolicy
 
@@ -39,13 +41,13 @@ with workflow.unsafe.imports_passed_through():
     from workflows.options import FAIL_ON_BUG, STORE
 
 
-@workflow.defn(name="EmitEvent", failure_exception_types=FAIL_ON_BUG)
+@workflow.defn(name=EMIT_EVENT, failure_exception_types=FAIL_ON_BUG)
 class EmitEvent:
     @workflow.run
     async def run(self, request: EmitInput) -> EmitResult:
         info, event, now = workflow.info(), request.event, workflow.now()
         claim = await workflow.execute_activity_method(
-            EventActivities.claim,
+            EventActivities.claim_event,
             ClaimEvent(name=event.name, event_id=event.id, dedupe=request.dedupe, claimer=info.run_id, now=now,
                        skill_id=request.skill_id),
             **STORE,
@@ -66,7 +68,7 @@ class EmitEvent:
                 result.skipped.append(SkippedSkill(skill_id=subscriber.skill_id, name=subscriber.name,
                                                    reason=outcome))
         if request.dedupe:
-            await workflow.execute_activity_method(EventActivities.record,
+            await workflow.execute_activity_method(EventActivities.record_event,
                                                    RecordEvent(claimer=info.run_id, result=result), **STORE)
         return result
 
@@ -76,7 +78,7 @@ class EmitEvent:
         run_id = event_run_id(subscriber.run_prefix, request.event.id)
         try:
             handle = await workflow.start_child_workflow(
-                "SkillRun",
+                SKILL_RUN,
                 SkillRunInput(skill_id=subscriber.skill_id, trigger="event" if request.skill_id is None else "hook",
                               event=request.event),
                 id=run_id,

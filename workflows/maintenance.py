@@ -25,6 +25,8 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
+from skills.naming import MAINTENANCE
+
 with workflow.unsafe.imports_passed_through():
     from activities.agent import AgentActivities
     from activities.maintenance import MaintenanceActivities
@@ -47,54 +49,54 @@ with workflow.unsafe.imports_passed_through():
     from workflows.run import aftermath, run_notice
 
 
-@workflow.defn(name="Maintenance", failure_exception_types=FAIL_ON_BUG)
+@workflow.defn(name=MAINTENANCE, failure_exception_types=FAIL_ON_BUG)
 class Maintenance:
     @workflow.run
     async def run(self) -> MaintenanceReport:
-        scan = await workflow.execute_activity_method(MaintenanceActivities.scan, **STORE)
+        scan = await workflow.execute_activity_method(MaintenanceActivities.scan_skills, **STORE)
         report = MaintenanceReport()
         for skill in scan.ready:
             await workflow.execute_activity_method(
-                RegistrationActivities.set_enabled,
+                RegistrationActivities.set_skill_enabled,
                 EnableInput(skill_id=skill.id, enabled=True, now=workflow.now()), **STORE,
             )
-            await workflow.execute_activity_method(ScheduleActivities.sync, ScheduleSync(skill_id=skill.id),
+            await workflow.execute_activity_method(ScheduleActivities.sync_schedule, ScheduleSync(skill_id=skill.id),
                                                    **SCHEDULE)
             report.enabled.append(skill.name)
         for skill in scan.missed:
             await workflow.execute_activity_method(
-                MaintenanceActivities.record_missed,
+                MaintenanceActivities.record_missed_one_shot,
                 MissedOneShot(skill_id=skill.id, workflow_id=workflow.info().workflow_id), **STORE,
             )
             if skill.schedule_id:
-                await workflow.execute_activity_method(ScheduleActivities.delete, skill.schedule_id, **SCHEDULE)
+                await workflow.execute_activity_method(ScheduleActivities.delete_schedule, skill.schedule_id, **SCHEDULE)
             report.missed.append(skill.name)
         # Patched: a round in flight when a worker of the previous version stopped replays as it ran.
         if workflow.patched("close-stale-runs"):
             await self._close_stale_runs(report)
-            for stuck in await workflow.execute_activity_method(MaintenanceActivities.find_stuck, **STORE):
+            for stuck in await workflow.execute_activity_method(MaintenanceActivities.find_stuck_skills, **STORE):
                 report.stuck.append(stuck.skill.name)
                 await self._alert(stuck.message)
         if workflow.patched("schedule-ends"):
             for ended in await workflow.execute_activity_method(MaintenanceActivities.end_skills, **STORE):
-                await workflow.execute_activity_method(ScheduleActivities.sync, ScheduleSync(skill_id=ended.id),
+                await workflow.execute_activity_method(ScheduleActivities.sync_schedule, ScheduleSync(skill_id=ended.id),
                                                        **SCHEDULE)
                 report.ended.append(ended.name)
         if workflow.patched("renew-skip-lists"):
             await self._renew_skip_lists(report)
-        change = await workflow.execute_activity_method(AgentActivities.check_endpoint, **STORE)
+        change = await workflow.execute_activity_method(AgentActivities.check_llm_endpoint, **STORE)
         if change is not None:
             report.endpoint = "up" if change.up else "down"
             message = ("✅ The LLM endpoint is reachable again." if change.up else
                        f"⚠️ The LLM endpoint is {change.reason}. Agent-tier skills fail until it is back.")
             await workflow.execute_activity_method(
-                RunActivities.notify, NotifyInput(skill_id=None, message=message, at=workflow.now()),
+                RunActivities.notify_user, NotifyInput(skill_id=None, message=message, at=workflow.now()),
                 **NOTIFY,
             )
         if workflow.patched("retention-and-overdue"):
-            report.pruned = await workflow.execute_activity_method(RetentionActivities.prune, **STORE)
+            report.pruned = await workflow.execute_activity_method(RetentionActivities.prune_runs, **STORE)
             report.overdue = (await workflow.execute_activity_method(
-                WatchActivities.find_overdue, OverdueQuery(limit=0), **STORE)).count
+                WatchActivities.find_overdue_skills, OverdueQuery(limit=0), **STORE)).count
         if report.enabled or report.missed or report.closed or report.stuck or report.ended or report.skips_renewed:
             workflow.logger.info("maintenance: enabled %s, missed one-shots %s, runs closed %s, stuck %s, ended %s, "
                                  "skip lists renewed %s", report.enabled, report.missed, report.closed,
@@ -105,7 +107,7 @@ class Maintenance:
     async def _close_stale_runs(report: MaintenanceReport) -> None:
         """Close the runs past their deadline, then see to what each means as SkillRun would have:
         retire a fired one-shot, pause a skill at its failure limit, send the failure notice."""
-        closed = await workflow.execute_activity_method(MaintenanceActivities.close_stale, **STORE)
+        closed = await workflow.execute_activity_method(MaintenanceActivities.close_stale_runs, **STORE)
         for outcome in closed.outcomes:
             report.closed.append(outcome.run.run_id)
             if outcome.skill is None:
@@ -120,7 +122,7 @@ class Maintenance:
     async def _renew_skip_lists(report: MaintenanceReport) -> None:
         try:
             report.skips_renewed = await workflow.execute_activity_method(
-                ScheduleActivities.renew_skips, SkipRenewal(), **SCHEDULE)
+                ScheduleActivities.renew_skip_lists, SkipRenewal(), **SCHEDULE)
         except ActivityError as e:
             # The lists reach 30 days past the renewal's start: the next round tries again.
             workflow.logger.warning("skip lists not renewed: %s", activity_cause(e))
@@ -129,6 +131,6 @@ class Maintenance:
     async def _alert(message: str) -> None:
         try:
             await workflow.execute_activity_method(
-                RunActivities.notify, NotifyInput(skill_id=None, message=message, at=workflow.now()), **NOTIFY)
+                RunActivities.notify_user, NotifyInput(skill_id=None, message=message, at=workflow.now()), **NOTIFY)
         except ActivityError as e:
             workflow.logger.warning("alert not sent: %s", activity_cause(e))

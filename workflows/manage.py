@@ -11,6 +11,8 @@ from __future__ import annotations
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, TemporalError
 
+from skills.naming import CHANGE_SKILL, REGISTER_SKILL, REGISTER_SKILLS
+
 with workflow.unsafe.imports_passed_through():
     from activities.approvals import ApprovalActivities
     from activities.registration import RegistrationActivities
@@ -39,20 +41,20 @@ with workflow.unsafe.imports_passed_through():
     from workflows.options import BULK_REGISTRATION, FAIL_ON_BUG, SCHEDULE, STORE, STORE_LOCAL
 
 
-@workflow.defn(name="RegisterSkill", failure_exception_types=FAIL_ON_BUG)
+@workflow.defn(name=REGISTER_SKILL, failure_exception_types=FAIL_ON_BUG)
 class RegisterSkill:
     """Create a skill, or update one (``target`` set), and bring its schedule along."""
 
     @workflow.run
     async def run(self, request: RegisterInput) -> RegistrationResult:
-        prepared = await workflow.execute_local_activity_method(RegistrationActivities.prepare, request,
+        prepared = await workflow.execute_local_activity_method(RegistrationActivities.prepare_skill, request,
                                                                 **STORE_LOCAL)
         if prepared.errors or prepared.normalized is None:
             return RegistrationResult(ok=False, errors=prepared.errors)
         notes = prepared.normalized.notes
 
         change = SaveInput(normalized=prepared.normalized, existing_id=prepared.existing_id)
-        saved = await workflow.execute_local_activity_method(RegistrationActivities.save, change, **STORE_LOCAL)
+        saved = await workflow.execute_local_activity_method(RegistrationActivities.save_skill, change, **STORE_LOCAL)
         if saved.skill is None:
             return RegistrationResult(ok=False, errors=saved.errors, notes=notes)
         # The stored instructions are the normalized ones: the save did not send them back.
@@ -62,7 +64,7 @@ class RegisterSkill:
             synced = await _sync(skill, previous=saved.previous)
         except ActivityError as e:
             undo = UndoSave(skill_id=skill.id, previous=saved.previous)
-            await workflow.execute_local_activity_method(RegistrationActivities.undo, undo, **STORE_LOCAL)
+            await workflow.execute_local_activity_method(RegistrationActivities.undo_save, undo, **STORE_LOCAL)
             if saved.previous is not None:
                 await _sync(saved.previous, previous=skill)
             return RegistrationResult(ok=False, notes=notes, errors=[_schedule_error(e)])
@@ -71,17 +73,17 @@ class RegisterSkill:
         return RegistrationResult(ok=True, skill=skill, notes=notes, next_fire=synced.next_fire)
 
 
-@workflow.defn(name="RegisterSkills", failure_exception_types=FAIL_ON_BUG)
+@workflow.defn(name=REGISTER_SKILLS, failure_exception_types=FAIL_ON_BUG)
 class RegisterSkills:
     """Register a batch of new skills in one activity: each on its own road, refused on its own."""
 
     @workflow.run
     async def run(self, request: RegisterManyInput) -> BulkRegistrationResult:
-        return await workflow.execute_activity_method(RegistrationActivities.register_many, request,
+        return await workflow.execute_activity_method(RegistrationActivities.register_skills, request,
                                                       **BULK_REGISTRATION)
 
 
-@workflow.defn(name="ChangeSkill", failure_exception_types=FAIL_ON_BUG)
+@workflow.defn(name=CHANGE_SKILL, failure_exception_types=FAIL_ON_BUG)
 class ChangeSkill:
     """Delete, pause or resume a skill (pausing keeps the reason on the schedule's note), or set its hook."""
 
@@ -93,21 +95,21 @@ class ChangeSkill:
             return ChangeResult(ok=False, errors=[FieldError(field="target", message=activity_cause(e))])
 
         if request.action == "delete":
-            deleted = await workflow.execute_activity_method(RegistrationActivities.delete, request, **STORE)
+            deleted = await workflow.execute_activity_method(RegistrationActivities.delete_skill, request, **STORE)
             if deleted.schedule_id:
-                await workflow.execute_activity_method(ScheduleActivities.delete, deleted.schedule_id, **SCHEDULE)
+                await workflow.execute_activity_method(ScheduleActivities.delete_schedule, deleted.schedule_id, **SCHEDULE)
             await _deny_waiting(skill.id, "skill deleted")
             return ChangeResult(ok=True, skill=deleted)
 
         if request.action == "hook":
             hooked = await workflow.execute_activity_method(
-                RegistrationActivities.set_hook,
+                RegistrationActivities.set_skill_hook,
                 HookInput(skill_id=skill.id, digest=request.hook_digest, now=workflow.now()), **STORE)
             return ChangeResult(ok=True, skill=hooked)
 
         enable = request.action == "resume"
         changed = await workflow.execute_activity_method(
-            RegistrationActivities.set_enabled,
+            RegistrationActivities.set_skill_enabled,
             EnableInput(skill_id=skill.id, enabled=enable, reason=None if enable else request.reason,
                         now=workflow.now()),
             **STORE,
@@ -116,7 +118,7 @@ class ChangeSkill:
             await _sync(changed, previous=skill)
         except ActivityError as e:
             await workflow.execute_activity_method(
-                RegistrationActivities.set_enabled,
+                RegistrationActivities.set_skill_enabled,
                 EnableInput(skill_id=skill.id, enabled=skill.enabled, reason=skill.disabled_reason,
                             now=workflow.now()),
                 **STORE,
@@ -145,7 +147,7 @@ async def _deny_waiting(skill_id: int, why: str) -> None:
 async def _sync(skill: Skill, *, previous: Skill | None) -> ScheduleSynced:
     """Bring the stored skill's schedule in line; ``previous`` is the skill as its schedule was built."""
     request = ScheduleSync(skill_id=skill.id, previous=PreviousSchedule.of(previous) if previous else None)
-    return await workflow.execute_activity_method(ScheduleActivities.sync, request, **SCHEDULE)
+    return await workflow.execute_activity_method(ScheduleActivities.sync_schedule, request, **SCHEDULE)
 
 
 def _schedule_error(error: ActivityError) -> FieldError:

@@ -4,7 +4,7 @@ Temporal owns retries, so each kind says how long one attempt may take and which
 failures are worth another: deterministic errors are raised non-retryable by the
 activities themselves (see ``skills.errors``), whatever the policy says.
 
-    workflow.execute_activity_method(RunActivities.finish, run, **STORE)
+    workflow.execute_activity_method(RunActivities.finish_run, run, **STORE)
     workflow.execute_activity_method(ToolActivities.call_tool, call, **tool_options(60.0), summary=...)
 """
 
@@ -45,7 +45,7 @@ the workflow, with no task-queue round trip and one marker event each in the his
 events and a workflow task. Each is one short transaction, idempotent on the run id (a replay after a
 worker crash may run it again).
 
-    workflow.execute_local_activity_method(RunActivities.begin, request, **STORE_LOCAL)
+    workflow.execute_local_activity_method(RunActivities.begin_run, request, **STORE_LOCAL)
 """
 
 SCHEDULE: dict[str, Any] = {"start_to_close_timeout": SCHEDULE_TIMEOUT, "retry_policy": SCHEDULE_RETRY}

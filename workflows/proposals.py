@@ -14,6 +14,8 @@ from typing import Any
 from temporalio import workflow
 from temporalio.exceptions import ChildWorkflowError, WorkflowAlreadyStartedError
 
+from skills.naming import CHANGE_SKILL, DECIDE_CHANGE, EMIT_EVENT, REGISTER_SKILL
+
 with workflow.unsafe.imports_passed_through():
     from activities.proposals import ProposalActivities
     from skills.approvals import Approval
@@ -31,12 +33,12 @@ with workflow.unsafe.imports_passed_through():
     from workflows.options import FAIL_ON_BUG, STORE
 
 
-@workflow.defn(name="DecideChange", failure_exception_types=FAIL_ON_BUG)
+@workflow.defn(name=DECIDE_CHANGE, failure_exception_types=FAIL_ON_BUG)
 class DecideChange:
     @workflow.run
     async def run(self, request: DecideChangeInput) -> ChangeDecided:
         verdict: ChangeVerdict = await workflow.execute_activity_method(
-            ProposalActivities.decide,
+            ProposalActivities.decide_change,
             DecideChangeRequest(decision=request.decision, session_id=request.session_id, now=workflow.now()),
             **STORE,
         )
@@ -44,7 +46,7 @@ class DecideChange:
             return ChangeDecided(approval=verdict.approval, problem=verdict.problem)
         outcome, change = await _apply(verdict.approval)
         approval = await workflow.execute_activity_method(
-            ProposalActivities.record_outcome, ChangeOutcome(approval_id=verdict.approval.id, outcome=outcome),
+            ProposalActivities.record_change_outcome, ChangeOutcome(approval_id=verdict.approval.id, outcome=outcome),
             **STORE,
         )
         return ChangeDecided(approval=approval, applied=True, change=change)
@@ -60,7 +62,7 @@ async def _apply(approval: Approval) -> tuple[str, dict[str, Any] | None]:
                 target = SkillRef(ref=str(arguments["skill_id"])) if approval.tool == "memory_update_skill" else None
                 data = arguments["patch"] if target is not None else arguments["data"]
                 registered = await workflow.execute_child_workflow(
-                    "RegisterSkill", RegisterInput(data=data, target=target), id=child, result_type=RegistrationResult)
+                    REGISTER_SKILL, RegisterInput(data=data, target=target), id=child, result_type=RegistrationResult)
                 if not registered.ok or registered.skill is None:
                     return _refused(registered.errors), None
                 skill, verb = registered.skill, "Stored" if target is None else "Updated"
@@ -69,7 +71,7 @@ async def _apply(approval: Approval) -> tuple[str, dict[str, Any] | None]:
                                      workflow.now()))
             case "memory_delete_skill":
                 changed = await workflow.execute_child_workflow(
-                    "ChangeSkill", ChangeInput(target=SkillRef(ref=str(arguments["skill_id"])), action="delete"),
+                    CHANGE_SKILL, ChangeInput(target=SkillRef(ref=str(arguments["skill_id"])), action="delete"),
                     id=child, result_type=ChangeResult)
                 if not changed.ok or changed.skill is None:
                     return _refused(changed.errors), None
@@ -79,7 +81,7 @@ async def _apply(approval: Approval) -> tuple[str, dict[str, Any] | None]:
                 event = EventInfo(name=arguments["event"], id=arguments["event_id"], data=arguments.get("data"),
                                   time=workflow.now())
                 emitted = await workflow.execute_child_workflow(
-                    "EmitEvent", EmitInput(event=event, dedupe=True),
+                    EMIT_EVENT, EmitInput(event=event, dedupe=True),
                     id=event_workflow_id(workflow.info().task_queue, event.name, event.id), result_type=EmitResult)
                 return emitted.message, None
     except WorkflowAlreadyStartedError:

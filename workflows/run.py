@@ -30,6 +30,8 @@ from typing import Any, NoReturn
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, TemporalError
 
+from skills.naming import SKILL_RUN
+
 # All passed through, agent_loop too: imported once per worker, not again in every run's sandbox
 # (it keeps no state; its workflow calls find the running workflow from the context).
 with workflow.unsafe.imports_passed_through():
@@ -79,7 +81,7 @@ with workflow.unsafe.imports_passed_through():
 RESULT_EXCERPT = 2000
 
 
-@workflow.defn(name="SkillRun")
+@workflow.defn(name=SKILL_RUN)
 class SkillRun:
     def __init__(self) -> None:
         # What the run has got to, for the failure path of an unexpected exception.
@@ -123,7 +125,7 @@ class SkillRun:
         info = workflow.info()
         self._chain_start = info.workflow_start_time
         start = await workflow.execute_local_activity_method(
-            RunActivities.begin,
+            RunActivities.begin_run,
             BeginRun(skill_id=request.skill_id, run_id=info.run_id, workflow_id=info.workflow_id,
                      trigger=request.trigger, scheduled_at=info.typed_search_attributes.get(SCHEDULED_START_TIME),
                      started_at=workflow.now()),
@@ -188,7 +190,7 @@ class SkillRun:
         completed with the run, or, for a run in error, failed with it."""
         run = run.model_copy(update={"finished_at": workflow.now()})
         self._run = run
-        outcome = await workflow.execute_local_activity_method(RunActivities.finish, run, **STORE_LOCAL)
+        outcome = await workflow.execute_local_activity_method(RunActivities.finish_run, run, **STORE_LOCAL)
         await aftermath(skill, outcome, run_notice(skill, outcome, timedelta(seconds=start.notify_interval_seconds),
                                                    start.notifier_tool), self._key_prefix)
         if outcome.run.status == "error":
@@ -230,7 +232,7 @@ class SkillRun:
             out = await self._call(step.tool_name, arguments, step.id, start, calls)
             if approval is not None:
                 await workflow.execute_activity_method(
-                    ApprovalActivities.outcome, ApprovalOutcome(approval_id=approval.id, outcome=calls[-1].result),
+                    ApprovalActivities.approval_outcome, ApprovalOutcome(approval_id=approval.id, outcome=calls[-1].result),
                     **STORE)
             if out is None:
                 return _failed(run, calls)
@@ -247,7 +249,7 @@ class SkillRun:
         if failures:
             return run.model_copy(update={"status": "error", "summary": failures[0]})
         session = await workflow.execute_activity_method(
-            AgentActivities.start,
+            AgentActivities.start_agent,
             AgentStart(conversation_id=run.run_id, skill_id=skill.id, now=workflow.now(), event=request.event,
                        toolset_tools=toolset_tools, dependencies=start.dependencies),
             **STORE,
@@ -295,7 +297,7 @@ class SkillRun:
             skill_name=run.skill_name, run_id=run.run_id, workflow_id=workflow.info().workflow_id, tool=tool,
             arguments=arguments or {}, conversation_id=run.run_id if agent else None, message_seq=message_seq,
             call_id=call_id, requested_at=workflow.now(), timeout_seconds=self._approval_wait(start))
-        approval = await workflow.execute_activity_method(ApprovalActivities.ask, ask, **STORE,
+        approval = await workflow.execute_activity_method(ApprovalActivities.ask_approval, ask, **STORE,
                                                           summary=f"approval of {tool}")
         if approval is None or not approval.pending:
             return approval
@@ -312,7 +314,7 @@ class SkillRun:
             reason=f"no answer within {_minutes(approval.expires_at - approval.requested_at)}")
         decision = decision.model_copy(update={"reason": decision.reason[:RESULT_EXCERPT]})
         approval = await workflow.execute_activity_method(
-            ApprovalActivities.answer,
+            ApprovalActivities.answer_approval,
             ApprovalAnswer(decision=decision, run_id=run.run_id, now=workflow.now(),
                            conversation_id=ask.conversation_id, call_id=call_id), **STORE)
         workflow.upsert_search_attributes([SKILL_WAITING.value_set(False), SKILL_APPROVAL.value_unset()])
@@ -342,7 +344,7 @@ class SkillRun:
         key = "" if tool == RUN_SCRIPT else call_key(self._key_prefix, place or step_place(step_id), 1)
         try:
             out = await (workflow.execute_activity_method(  # a script step runs in the sandbox
-                ScriptActivities.run, ScriptRun(skill=start.run.skill_name if start.run else "", arguments=arguments,
+                ScriptActivities.run_script, ScriptRun(skill=start.run.skill_name if start.run else "", arguments=arguments,
                                                 step_id=step_id),
                 **script_options(start.script_timeout_seconds), summary=f"{label}{tool}",
             ) if tool == RUN_SCRIPT else workflow.execute_activity_method(
@@ -368,11 +370,11 @@ async def aftermath(skill: Skill, outcome: RunOutcome, message: str | None, key_
     if outcome.retired_schedule:
         # Local: one server call, idempotent (a schedule already gone is fine); no task-queue round trip
         # before a fired one-shot's run closes.
-        await workflow.execute_local_activity_method(ScheduleActivities.delete, outcome.retired_schedule,
+        await workflow.execute_local_activity_method(ScheduleActivities.delete_schedule, outcome.retired_schedule,
                                                      **SCHEDULE)
     if outcome.disabled in (FAILURES, BUDGET, ENDED) and outcome.skill is not None:
         await workflow.execute_activity_method(
-            ScheduleActivities.sync,
+            ScheduleActivities.sync_schedule,
             ScheduleSync(skill_id=skill.id, previous=PreviousSchedule.of(skill)), **SCHEDULE,
         )
     if message is not None:
@@ -382,7 +384,7 @@ async def aftermath(skill: Skill, outcome: RunOutcome, message: str | None, key_
 async def _tell(skill_id: int | None, message: str, idempotency_key: str) -> None:
     try:
         await workflow.execute_activity_method(
-            RunActivities.notify, NotifyInput(skill_id=skill_id, message=message, at=workflow.now(),
+            RunActivities.notify_user, NotifyInput(skill_id=skill_id, message=message, at=workflow.now(),
                                               idempotency_key=idempotency_key), **NOTIFY
         )
     except ActivityError as e:

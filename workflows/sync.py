@@ -12,17 +12,19 @@ from __future__ import annotations
 
 from temporalio import workflow
 
+from skills.naming import SYNC_SKILL_FILES
+
 with workflow.unsafe.imports_passed_through():
     from activities.skillfiles import SkillFileActivities
     from skills.skillmd.sync import SyncInput, SyncResult
     from workflows.options import FAIL_ON_BUG, FILE_SCAN, REGISTRATION
 
 
-@workflow.defn(name="SyncSkillFiles", failure_exception_types=FAIL_ON_BUG)
+@workflow.defn(name=SYNC_SKILL_FILES, failure_exception_types=FAIL_ON_BUG)
 class SyncSkillFiles:
     @workflow.run
     async def run(self, request: SyncInput) -> SyncResult:
-        plan = await workflow.execute_activity_method(SkillFileActivities.scan, request, **FILE_SCAN)
+        plan = await workflow.execute_activity_method(SkillFileActivities.scan_skill_files, request, **FILE_SCAN)
         result = SyncResult(refused=plan.refused, unchanged=plan.unchanged, shadowed=plan.shadowed,
                             dry_run=request.dry_run)
         if request.dry_run:
@@ -30,7 +32,7 @@ class SyncSkillFiles:
             return result
         for change in plan.changes:
             done = await workflow.execute_activity_method(
-                SkillFileActivities.apply, change, summary=f"{change.action} {change.name}", **REGISTRATION
+                SkillFileActivities.apply_skill_file, change, summary=f"{change.action} {change.name}", **REGISTRATION
             )
             result.record(done)
         workflow.logger.info(

@@ -11,6 +11,8 @@ from __future__ import annotations
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
+from skills.naming import TRUST_SKILL
+
 with workflow.unsafe.imports_passed_through():
     from activities.trust import TrustActivities
     from skills.skillmd.trust import TrustInput, TrustResult
@@ -18,12 +20,12 @@ with workflow.unsafe.imports_passed_through():
     from workflows.options import FAIL_ON_BUG, STORE
 
 
-@workflow.defn(name="TrustSkill", failure_exception_types=FAIL_ON_BUG)
+@workflow.defn(name=TRUST_SKILL, failure_exception_types=FAIL_ON_BUG)
 class TrustSkill:
     @workflow.run
     async def run(self, request: TrustInput) -> TrustResult:
         try:
             return await workflow.execute_activity_method(
-                TrustActivities.trust, request, summary=f"{request.action} {request.name}", **STORE)
+                TrustActivities.trust_skill, request, summary=f"{request.action} {request.name}", **STORE)
         except ActivityError as e:
             return TrustResult(ok=False, error=activity_cause(e))

@@ -1,4 +1,4 @@
-"""Skill composition: ``depends: [other-skill, ...]`` (reference 004, "Phase 3").
+"""Skill composition: ``depends: [other-skill, ...]``.
 
 A skill's dependencies come along whenever its instructions do (disclosure, the
 ``skill`` tool), transitively and once each, even when two paths lead to the same

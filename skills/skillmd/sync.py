@@ -34,7 +34,6 @@ from skills.skillmd.registration import registration_request
 from skills.skillmd.sources import Catalog, is_skipped
 from skills.skillmd.validation import validate_path
 
-SYNC_WORKFLOW = "SyncSkillFiles"
 SYNC_JOB = "sync-files"
 """The periodic sync's schedule is ``<task queue>-sync-files``; an on-demand sync runs as
 ``<task queue>-sync-files-now`` (two ``skills sync`` at once share one run)."""

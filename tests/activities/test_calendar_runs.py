@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from activities.runs import RunActivities
-from activities.store import Store
+from adapters.store import Store
 from skills.models import SkillSpec, TriggerConfig
 from tests.activities.test_runs import fire, runs, store, table  # noqa: F401  (fixtures)
 

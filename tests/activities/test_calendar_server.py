@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 import pytest
 from temporalio.client import Client
 
-from activities.schedule_spec import schedule_spec
+from adapters.schedule_spec import schedule_spec
 from skills.calendar import skip_window, skipped_days, upcoming
 from skills.models import Skill, TriggerConfig
 from tests.activities.test_schedule_spec_server import next_fires

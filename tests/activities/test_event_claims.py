@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 from sqlmodel import select
 
-from activities.store import Store
-from activities.tables import SeenEventRow
+from adapters.store import Store
+from adapters.store.tables import SeenEventRow
 
 NOW = datetime(2026, 2, 14, 15, 0, tzinfo=UTC)
 WINDOW = timedelta(hours=1)

@@ -1,4 +1,4 @@
-"""What runs is the worker's to decide: a grant names a skill, never a command (issue 19, part 1).
+"""What runs is the worker's to decide: a grant names a skill, never a command.
 
 The attack: whoever holds the namespace starts ``call_tool`` or ``open_toolsets`` directly, as a client
 does, or inside a run, with a grant whose server is ``sh -c 'echo K=$K > FILE'`` and whose env expands

@@ -11,14 +11,13 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 from sqlmodel import SQLModel
 
-from activities import migrations
-from activities.store import Store
-from activities.tables import make_engine
+from adapters.store import Store, migrations
+from adapters.store.tables import make_engine
 
 
 def test_the_models_and_the_migrations_agree(store_url: str) -> None:
-    """A change to activities/tables.py without a migration fails here (on both backends):
-    write one with `python -m activities.migrations revision "what changed"`."""
+    """A change to adapters/store/tables.py without a migration fails here (on both backends):
+    write one with `python -m adapters.store.migrations revision "what changed"`."""
     engine = make_engine(store_url)
     migrations.upgrade(engine)
     with engine.connect() as conn:

@@ -13,9 +13,10 @@ from sqlalchemy import update
 
 from activities import retention, watch
 from activities.retention import RetentionActivities
-from activities.store import ScheduledSkill, Store, old_runs, runs_beyond, scheduled_with_last_fire
-from activities.tables import SkillRow
 from activities.watch import WatchActivities
+from adapters.store import ScheduledSkill, Store
+from adapters.store.repository import old_runs, runs_beyond, scheduled_with_last_fire
+from adapters.store.tables import SkillRow
 from config.settings import Settings
 from skills.agent import ChatMessage
 from skills.messages import OverdueQuery, RunsQuery, SkillRef
@@ -108,12 +109,12 @@ def test_the_maintenance_activity_prunes_in_rounds_and_walks_every_skill(
     store.start_run(closed(skills[0], 9, NOW - timedelta(days=31), trigger="manual"))
     monkeypatch.setattr(retention, "SKILLS_PER_ROUND", 2)  # three rounds see the five skills
     activities = RetentionActivities(store, settings)
-    first = activities.prune()
+    first = activities.prune_runs()
     assert (first.by_age, first.by_count) == (1, 4)
-    assert activities.prune().by_count == 4 and activities.prune().by_count == 2
+    assert activities.prune_runs().by_count == 4 and activities.prune_runs().by_count == 2
     assert all(len(ids(store, s)) == 2 for s in skills)
-    assert activities.prune().by_count == 0  # the walk started over, and found nothing more
-    history = activities.history(RunsQuery(skill=SkillRef(ref="s1")))
+    assert activities.prune_runs().by_count == 0  # the walk started over, and found nothing more
+    history = activities.run_history(RunsQuery(skill=SkillRef(ref="s1")))
     assert (history.retention_days, history.max_runs_per_skill) == (30, 2)
     assert history.oldest == NOW - timedelta(hours=8)
 
@@ -128,7 +129,7 @@ def test_a_skill_is_overdue_when_its_fire_has_no_run_past_the_threshold(store: S
     last = NOW - timedelta(minutes=4)
     store.start_run(closed(fired, 0, last.replace(second=0)))
     store.start_run(closed(late, 0, NOW - timedelta(minutes=40)))
-    found = WatchActivities(store, settings).find_overdue(OverdueQuery())
+    found = WatchActivities(store, settings).find_overdue_skills(OverdueQuery())
     assert found.count == 1 and [o.skill.name for o in found.skills] == ["late"], found
     assert found.skills[0].last_fire == NOW - timedelta(minutes=40)
     assert {fresh, paused}.isdisjoint({o.skill.id for o in found.skills})
@@ -136,7 +137,7 @@ def test_a_skill_is_overdue_when_its_fire_has_no_run_past_the_threshold(store: S
     with store.session() as session:
         session.execute(update(SkillRow).where(SkillRow.id == late).values(updated_at=NOW - timedelta(minutes=3)))  # type: ignore[arg-type]
         session.commit()
-    assert WatchActivities(store, settings).find_overdue(OverdueQuery()).count == 0
+    assert WatchActivities(store, settings).find_overdue_skills(OverdueQuery()).count == 0
 
 
 def test_a_fire_on_a_skipped_day_is_not_due() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from activities.runs import RunActivities
-from activities.store import Store
+from adapters.store import Store
 from config.settings import Settings
 from skills.errors import SkillValidationError
 from skills.fires import PreviousFire, account_gap
@@ -48,10 +48,10 @@ def every_minute(store: Store) -> int:
 
 def fire(runs: RunActivities, skill_id: int, n: int, scheduled: datetime, started: datetime,
          status: str = "success") -> None:
-    start = runs.begin(BeginRun(skill_id=skill_id, run_id=f"run-{n}", workflow_id=f"wf-{n}", trigger="schedule",
+    start = runs.begin_run(BeginRun(skill_id=skill_id, run_id=f"run-{n}", workflow_id=f"wf-{n}", trigger="schedule",
                                 scheduled_at=scheduled, started_at=started))
     assert start.run is not None
-    runs.finish(start.run.model_copy(update={"status": status, "finished_at": started + timedelta(seconds=1)}))
+    runs.finish_run(start.run.model_copy(update={"status": status, "finished_at": started + timedelta(seconds=1)}))
 
 
 def table(store: Store, skill_id: int) -> list[tuple[datetime | None, str, str]]:
@@ -93,8 +93,8 @@ def test_begin_is_idempotent(runs: RunActivities, store: Store, every_minute: in
     fire(runs, every_minute, 1, T0 + MINUTE, T0 + MINUTE)
     request = BeginRun(skill_id=every_minute, run_id="late", workflow_id="wf", trigger="schedule",
                        scheduled_at=T0 + 4 * MINUTE, started_at=T0 + 4 * MINUTE + timedelta(seconds=30))
-    runs.begin(request)
-    runs.begin(request)  # the activity retried after a lost completion
+    runs.begin_run(request)
+    runs.begin_run(request)  # the activity retried after a lost completion
     assert [s for _, s, _ in table(store, every_minute)] == ["success", "missed", "missed", "running"]
 
 
@@ -102,7 +102,7 @@ def test_a_second_workflow_run_of_a_fire_runs_nothing(runs: RunActivities, store
     """A reset or re-run workflow of a fire already recorded (a new run id, the same scheduled
     time) finds the record and is told to do nothing: one record per fire."""
     fire(runs, every_minute, 1, T0 + MINUTE, T0 + MINUTE)
-    again = runs.begin(BeginRun(skill_id=every_minute, run_id="reset", workflow_id="wf-1", trigger="schedule",
+    again = runs.begin_run(BeginRun(skill_id=every_minute, run_id="reset", workflow_id="wf-1", trigger="schedule",
                                 scheduled_at=T0 + MINUTE, started_at=T0 + 2 * MINUTE))
     assert again.skill is None and again.run is None
     assert table(store, every_minute) == [(T0 + MINUTE, "success", "")]
@@ -110,14 +110,14 @@ def test_a_second_workflow_run_of_a_fire_runs_nothing(runs: RunActivities, store
 
 def test_backoff_is_decided_from_the_stored_failure_count(runs: RunActivities, every_minute: int) -> None:
     fire(runs, every_minute, 1, T0 + MINUTE, T0 + MINUTE, status="error")
-    inside = runs.begin(BeginRun(skill_id=every_minute, run_id="r2", workflow_id="w", trigger="schedule",
+    inside = runs.begin_run(BeginRun(skill_id=every_minute, run_id="r2", workflow_id="w", trigger="schedule",
                                  scheduled_at=T0 + 2 * MINUTE - timedelta(seconds=30),
                                  started_at=T0 + 2 * MINUTE - timedelta(seconds=30)))
     assert inside.skip is not None and inside.skip.startswith("backoff: 1 consecutive failure")
-    manual = runs.begin(BeginRun(skill_id=every_minute, run_id="r3", workflow_id="w", trigger="manual",
+    manual = runs.begin_run(BeginRun(skill_id=every_minute, run_id="r3", workflow_id="w", trigger="manual",
                                  scheduled_at=None, started_at=T0 + 2 * MINUTE - timedelta(seconds=20)))
     assert manual.skip is None
-    after = runs.begin(BeginRun(skill_id=every_minute, run_id="r4", workflow_id="w", trigger="schedule",
+    after = runs.begin_run(BeginRun(skill_id=every_minute, run_id="r4", workflow_id="w", trigger="schedule",
                                 scheduled_at=T0 + 2 * MINUTE + timedelta(seconds=5),
                                 started_at=T0 + 2 * MINUTE + timedelta(seconds=5)))
     assert after.skip is None
@@ -127,10 +127,10 @@ def test_the_failure_limit_disables_in_the_same_transaction(runs: RunActivities,
                                                              every_minute: int) -> None:
     for n in (1, 2):
         fire(runs, every_minute, n, T0 + n * 5 * MINUTE, T0 + n * 5 * MINUTE, status="error")
-    start = runs.begin(BeginRun(skill_id=every_minute, run_id="r3", workflow_id="w", trigger="manual",
+    start = runs.begin_run(BeginRun(skill_id=every_minute, run_id="r3", workflow_id="w", trigger="manual",
                                 scheduled_at=None, started_at=T0 + 20 * MINUTE))
     assert start.run is not None
-    outcome = runs.finish(start.run.model_copy(update={"status": "error", "summary": "boom",
+    outcome = runs.finish_run(start.run.model_copy(update={"status": "error", "summary": "boom",
                                                        "finished_at": T0 + 20 * MINUTE}))
     assert outcome.disabled == "failures" and outcome.skill is not None
     assert (outcome.skill.enabled, outcome.skill.consecutive_failures, outcome.skill.last_error) == (False, 3, "boom")
@@ -165,7 +165,7 @@ def test_a_file_skills_dependencies_and_their_toolsets_are_read_at_each_fire(
     skill_id = store.create_skill(spec, trigger_as_written=None, disabled_reason=None, now=T0).id
 
     def begin(n: int) -> RunStart:
-        return runs.begin(BeginRun(skill_id=skill_id, run_id=f"r{n}", workflow_id="w", trigger="manual",
+        return runs.begin_run(BeginRun(skill_id=skill_id, run_id=f"r{n}", workflow_id="w", trigger="manual",
                                    scheduled_at=None, started_at=T0 + n * MINUTE))
 
     refused = begin(0)  # style's toolset is not trusted yet: nothing is granted, the run fails at once
@@ -191,12 +191,12 @@ def test_a_file_skills_dependencies_and_their_toolsets_are_read_at_each_fire(
     other = SkillSpec(agent_id="someone", name="letters", trigger_type="cron", instructions="x",
                       trigger_config=TriggerConfig(interval_minutes=1))
     other_id = store.create_skill(other, trigger_as_written=None, disabled_reason=None, now=T0).id
-    plain = runs.begin(BeginRun(skill_id=other_id, run_id="r3", workflow_id="w", trigger="manual",
+    plain = runs.begin_run(BeginRun(skill_id=other_id, run_id="r3", workflow_id="w", trigger="manual",
                                 scheduled_at=None, started_at=T0))
     assert plain.run is not None and plain.dependencies == [] and plain.toolsets is None
 
 
-# --- the schedule's shape (issue 22) ------------------------------------------------------
+# --- the schedule's shape ------------------------------------------------------
 
 
 def _shaped(store: Store, **fields: object) -> int:
@@ -223,11 +223,11 @@ def test_max_runs_counts_each_fire_once_and_the_last_one_ends_the_skill(runs: Ru
     fire(runs, skill_id, 1, T0 + 10 * MINUTE, T0 + 10 * MINUTE)
     request = BeginRun(skill_id=skill_id, run_id="run-2", workflow_id="wf-2", trigger="schedule",
                        scheduled_at=T0 + 20 * MINUTE, started_at=T0 + 20 * MINUTE)
-    start = runs.begin(request)
-    runs.begin(request)  # retried: the same fire, counted once
+    start = runs.begin_run(request)
+    runs.begin_run(request)  # retried: the same fire, counted once
     assert store.get_skill(skill_id).scheduled_runs == 2 and store.get_skill(skill_id).enabled
     assert start.run is not None
-    outcome = runs.finish(start.run.model_copy(update={"status": "success", "finished_at": T0 + 21 * MINUTE}))
+    outcome = runs.finish_run(start.run.model_copy(update={"status": "success", "finished_at": T0 + 21 * MINUTE}))
     assert outcome.disabled == ENDED
     skill = store.get_skill(skill_id)
     assert (skill.enabled, skill.disabled_reason) == (False, ENDED)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from activities.sandbox import Sandbox, find_bwrap
+from adapters.sandbox import Sandbox, find_bwrap
 from skills.errors import SandboxUnavailableError, ScriptError
 from skills.scripts import ScriptLimits, check_arguments, interpreter_for
 from skills.skillmd.scripts import DeclaredScript

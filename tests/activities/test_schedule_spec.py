@@ -1,4 +1,4 @@
-"""activities.schedule_spec and skills.triggers: cron checking, croniter's fire times, and the
+"""adapters.schedule_spec and skills.triggers: cron checking, croniter's fire times, and the
 Temporal spec that reproduces them.
 
 The property tests run the spec through ``TemporalSimulator``, a line-by-line port of the
@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from temporalio.client import ScheduleCalendarSpec, ScheduleIntervalSpec, ScheduleRange, ScheduleSpec
 
-from activities.schedule_spec import schedule_spec
+from adapters.schedule_spec import schedule_spec
 from skills.models import TriggerConfig
 from skills.triggers import (
     MACROS,

@@ -20,7 +20,7 @@ import pytest
 from temporalio.client import Client, Schedule, ScheduleActionStartWorkflow, ScheduleSpec, ScheduleState
 from temporalio.testing import WorkflowEnvironment
 
-from activities.schedule_spec import schedule_spec
+from adapters.schedule_spec import schedule_spec
 from skills.models import TriggerConfig
 from skills.triggers import MACROS, cron_next_times, trigger_next_times
 from tests.activities.test_schedule_spec import TemporalSimulator, is_repeated_wall_time, utc, wall_clock

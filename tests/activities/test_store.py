@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import inspect
 
-from activities.store import Store
+from adapters.store import Store
 from skills.agent import ChatMessage
 from skills.approvals import ApprovalRequest
 from skills.backoff import BackoffPolicy

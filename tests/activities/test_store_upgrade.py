@@ -11,9 +11,8 @@ import pytest
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Engine
 
-from activities import migrations
-from activities.store import Store
-from activities.tables import RunRow, make_engine
+from adapters.store import Store, migrations
+from adapters.store.tables import RunRow, make_engine
 from skills.models import SkillSpec
 
 # The skills table as versions with a boolean notify_on_completion (NOT NULL) created it.

@@ -35,8 +35,8 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import ActivityEnvironment
 
-from activities.mcp import ToolHub
 from activities.tools import ToolActivities
+from adapters.mcp import ToolHub
 from config.settings import Settings
 from skills.catalog import ToolCallInput
 from tests.conftest import Engine, eventually

@@ -21,7 +21,8 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Worker
 
-from activities.mcp import (
+from activities.tools import ToolActivities
+from adapters.mcp import (
     McpServerConfig,
     ToolHub,
     build_catalog,
@@ -30,7 +31,6 @@ from activities.mcp import (
     load_mcp_config,
     outbox_server,
 )
-from activities.tools import ToolActivities
 from client import SkillsClient
 from skills.arguments import ArgumentRules, ParameterDefault
 from skills.catalog import ToolCallInput, ToolCatalog

@@ -20,12 +20,12 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.mcp import ToolHub
-from activities.mcp.launch import ToolsetSandbox
-from activities.mcp.toolsets import SkillToolsets
 from activities.skillfiles import file_skill, granted_toolsets, toolset_grant
-from activities.store import Store
 from activities.tools import ToolActivities
+from adapters.mcp import ToolHub
+from adapters.mcp.launch import ToolsetSandbox
+from adapters.mcp.toolsets import SkillToolsets
+from adapters.store import Store
 from config.settings import Settings
 from skills.catalog import ToolCallInput, ToolsetGrant
 from skills.errors import ToolServerError, ToolsetRefusedError

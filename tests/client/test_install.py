@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from client.install import InstallLimits, install, read_record, uninstall
+from adapters.installer import InstallLimits, install, read_record, uninstall
 from skills.errors import InstallRefusedError
 from skills.limits import MIB
 from tests.skills.skillmd.skill_files import skill_text

@@ -56,7 +56,7 @@ async def test_json_logs_for_log_collectors(client: Client, settings: Settings, 
         await skills.list()  # answered by the worker: it is up, its servers connected
         entries = await eventually(lambda: _json_entries(settings), timeout=30)
     connected = [e for e in entries if e["message"].startswith("MCP server outbox connected")]
-    assert connected and connected[0]["level"] == "INFO" and connected[0]["logger"].startswith("activities.mcp")
+    assert connected and connected[0]["level"] == "INFO" and connected[0]["logger"].startswith("adapters.mcp")
     assert all({"time", "level", "logger", "message"} <= e.keys() for e in entries)
 
 

@@ -3,7 +3,7 @@
 Each rule's expression is read by a small PromQL reader (selectors, label lists of by/on/without,
 functions, durations), and every metric and label it names must be in the exposition a real Temporal
 runtime serves after the engine recorded one of each of its metrics: renaming a metric or a label in
-activities/metrics.py breaks a test here, as the issue asks (not a string compare against a list).
+adapters/metrics.py breaks a test here, as the issue asks (not a string compare against a list).
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 import yaml
-from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
+from temporalio.runtime import Runtime
 
-from activities.metrics import HISTOGRAM_BUCKETS, EngineMetrics
-from config.logs import _buckets
+from adapters.metrics import HISTOGRAM_BUCKETS, EngineMetrics
+from config.logs import sdk_telemetry
 from skills.catalog import ServerState
 from skills.models import RunRecord
 from tests.conftest import eventually, free_port
@@ -103,8 +103,7 @@ def read_promql(expr: str) -> Read:
 def exposition() -> dict[str, set[str]]:
     """Metric name -> label names, as a real runtime's Prometheus exporter serves the engine's metrics."""
     address = f"127.0.0.1:{free_port()}"
-    runtime = Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(
-        bind_address=address, histogram_bucket_overrides=_buckets())))
+    runtime = Runtime(telemetry=sdk_telemetry(address, HISTOGRAM_BUCKETS))
     metrics = EngineMetrics(runtime.metric_meter.with_additional_attributes({"task_queue": "q"}))
     from datetime import UTC, datetime, timedelta
 

@@ -29,7 +29,7 @@ import yaml
 from click.testing import CliRunner
 from temporalio.envconfig import ClientConfigProfile
 
-from activities.mcp.config import load_mcp_config
+from adapters.mcp.config import load_mcp_config
 from config.settings import ENV_PREFIX, Settings
 from starter import telegram_bot
 from starter.cli import cli

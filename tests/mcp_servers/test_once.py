@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from activities.mcp import McpServerConfig, ToolHub
+from adapters.mcp import McpServerConfig, ToolHub
 from mcp_servers.once import ServedKeys
 from mcp_servers.outbox import keys_path
 from tests.mcp_servers.http_fake import Answer, FakeApi, Request, fake_api

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from activities.mcp import McpServerConfig, ToolHub, load_argument_rules
+from adapters.mcp import McpServerConfig, ToolHub, load_argument_rules
 from mcp_servers.telegram import split_message
 from tests.mcp_servers.http_fake import Answer, FakeApi, Request, Responder, fake_api
 

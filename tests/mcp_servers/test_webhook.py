@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from activities.mcp import McpServerConfig, ToolHub
+from adapters.mcp import McpServerConfig, ToolHub
 from mcp_servers.webhook import webhook_format
 from tests.mcp_servers.http_fake import Answer, FakeApi, Request, fake_api
 

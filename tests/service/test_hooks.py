@@ -18,8 +18,8 @@ import pytest
 from sqlmodel import Session, select
 from temporalio.client import Client
 
-from activities.store import Store
-from activities.tables import SkillRow
+from adapters.store import Store
+from adapters.store.tables import SkillRow
 from config.settings import Settings
 from service.hooks import hook_routes
 from skills import hooks

@@ -226,7 +226,7 @@ def test_a_tool_schemas_property_pattern_cannot_hang_on_a_long_name() -> None:
 
 
 def test_an_mcp_env_reference_bomb_expands_in_bounded_time() -> None:
-    from activities.mcp.config import EnvExpander
+    from adapters.mcp.config import EnvExpander
 
     value = "${A:-" * (10 * KIB)  # 11 s with Python's re
     _, took = timed(lambda: EnvExpander({})(value))

@@ -27,7 +27,7 @@ from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 
-from activities import migrations
+from adapters.store import migrations
 from client import SkillsClient
 from starter.cli import cli
 from starter.cli import run as skills
@@ -305,6 +305,6 @@ def test_the_commands_of_their_own_modules_load_only_when_named() -> None:
     assert list(LAZY_COMMANDS) == [command.name for command in defined]
     probe = ("import sys, starter.cli; from click import Context; cli = starter.cli.cli; "
              "cli.get_command(Context(cli), 'get'); print(sorted(m for m in sys.modules "
-             "if m.split('.')[0] in ('mcp', 'mcp_servers') or m in ('client.install', 'starter.telegram_bot')))")
+             "if m.split('.')[0] in ('mcp', 'mcp_servers') or m in ('adapters.installer', 'starter.telegram_bot')))")
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]", loaded

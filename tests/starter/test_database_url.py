@@ -13,7 +13,7 @@ import psycopg
 import pytest
 from temporalio.client import Client
 
-from activities import migrations
+from adapters.store import migrations
 from config.settings import Settings, SettingsError
 from tests.conftest import ROOT, free_port, worker_process
 from tests.postgres import LIMITED_ROLE, SECURED_PASSWORD, SECURED_ROLE, PostgresCluster

@@ -11,7 +11,7 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
-from activities.store import Store
+from adapters.store import Store
 from config.settings import Settings
 from tests.conftest import Engine, eventually, schedule_exists, trigger_schedule
 from tests.fakes.llm_server import ScriptedLLM, call, calls, error, long, say, scripted_llm_fixture

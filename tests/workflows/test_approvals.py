@@ -1,4 +1,4 @@
-"""Approvals of a run's tool calls (issue 21), on a real worker, real MCP servers (the bundled outbox)
+"""Approvals of a run's tool calls, on a real worker, real MCP servers (the bundled outbox)
 and a real Temporal dev server: the run waits durably for the owner's answer, and acts on it once."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from mcp import Client as McpClient
 from temporalio.client import Client
 
-from activities.store import Store
+from adapters.store import Store
 from client import SkillsClient
 from config.settings import Settings
 from skills.agent import ChatMessage

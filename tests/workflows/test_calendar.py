@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from temporalio.client import Client, ScheduleUpdate, ScheduleUpdateInput
 
-from activities.store import Store
+from adapters.store import Store
 from skills.calendar import SKIP_HORIZON
 from skills.errors import SkillValidationError
 from tests.conftest import Engine

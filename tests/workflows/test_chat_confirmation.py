@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from activities.store import Store
-from client.proposals import decide_change
+from adapters.store import Store
 from config.settings import Settings
 from skills.approvals import ApprovalDecision
 from skills.errors import SkillNotFoundError, SkillsError
@@ -141,14 +140,14 @@ async def test_a_change_confirmed_twice_at_once_is_made_once(assistant: Engine, 
     llm.script("chat", [call("memory_store_skill", STRETCH), say("Yes?")])
     [proposal] = (await assistant.skills.chat("stretch", session_id="t")).proposals
     yes = ApprovalDecision(approval_id=proposal.id, approve=True, by="cli")
-    answers = await asyncio.gather(decide_change(assistant.skills, proposal, yes),
-                                   decide_change(assistant.skills, proposal, yes),
+    answers = await asyncio.gather(assistant.skills.decide_change(proposal, yes),
+                                   assistant.skills.decide_change(proposal, yes),
                                    assistant.skills.chat("yes", session_id="t"))
     assert await names(assistant) == ["stretch"]
     assert [a.status for a in answers[:2]] == ["approved", "approved"]
     assert len(store_of(assistant).list_approvals(status="approved", session_id="t")) == 1
     # Confirmed later again: answered as it was, nothing made again.
-    again = await decide_change(assistant.skills, proposal, yes)
+    again = await assistant.skills.decide_change(proposal, yes)
     assert again.status == "approved" and await names(assistant) == ["stretch"]
 
 
@@ -215,7 +214,7 @@ async def test_an_expired_proposal_cannot_be_confirmed(quick_expiry: Engine, llm
     assert "expired" in reply.reply and await names(quick_expiry) == []
     assert store_of(quick_expiry).get_approval(proposal.id).status == "expired"
     with pytest.raises(SkillsError):
-        await decide_change(quick_expiry.skills, proposal.model_copy(update={"kind": "tool_call"}),
+        await quick_expiry.skills.decide_change(proposal.model_copy(update={"kind": "tool_call"}),
                             ApprovalDecision(approval_id=proposal.id, approve=True))
 
 
@@ -259,7 +258,7 @@ async def test_the_chat_is_never_offered_a_tool_that_answers_approvals(assistant
     with pytest.raises(SkillNotFoundError):
         from skills.approvals import Approval
 
-        await decide_change(assistant.skills, Approval.model_validate(
+        await assistant.skills.decide_change(Approval.model_validate(
             {"id": 999, "kind": "change", "request_key": "k", "tool": "emit_event",
              "requested_at": "2026-01-01T00:00:00Z", "expires_at": "2026-01-01T00:00:00Z"}),
             ApprovalDecision(approval_id=999, approve=True))

@@ -1,4 +1,4 @@
-"""Issue 22 on a real worker: the maintenance round prunes the run history past its retention (by age,
+"""On a real worker: the maintenance round prunes the run history past its retention (by age,
 and past the cap per skill) and counts the skills overdue; `skills runs` says how far back the history
 goes; `skills doctor` finds each way the schedules can disagree with the store, and exits 1.
 
@@ -26,8 +26,8 @@ from temporalio.client import (
     ScheduleState,
 )
 
-from activities.store import Store
-from activities.tables import RunRow, SkillRow
+from adapters.store import Store
+from adapters.store.tables import RunRow, SkillRow
 from config.settings import Settings
 from skills.messages import SkillRunInput
 from tests.conftest import ROOT, Engine, schedule_exists

@@ -21,7 +21,8 @@ from temporalio.worker import Worker
 
 from activities.registration import RegistrationActivities
 from activities.schedules import ScheduleActivities
-from activities.store import Store, StoreActivities
+from activities.store import StoreActivities
+from adapters.store import Store
 from client import SkillsClient
 from config.settings import Settings
 from skills.errors import SkillValidationError
@@ -40,12 +41,12 @@ class FailingFirstSync:
         self.failed: set[str] = set()
 
     @activity.defn(name="sync_schedule")
-    async def sync(self, request: ScheduleSync) -> ScheduleSynced:
+    async def sync_schedule(self, request: ScheduleSync) -> ScheduleSynced:
         workflow_id = activity.info().workflow_id or ""
         if workflow_id not in self.failed:
             self.failed.add(workflow_id)
             raise ApplicationError(REFUSAL, non_retryable=True)
-        return await self.real.sync(request)
+        return await self.real.sync_schedule(request)
 
 
 @pytest.fixture
@@ -57,8 +58,9 @@ def _activities(client: Client, settings: Settings, store: Store, sync: object) 
     registration = RegistrationActivities(store, settings, lambda: {"outbox_send_message"})
     reads = StoreActivities(store, settings.backoff)
     schedules = ScheduleActivities(client, settings, store)
-    return [registration.prepare, registration.save, registration.undo, registration.set_enabled,
-            registration.delete, reads.get_skill, reads.list_skills, schedules.delete, sync]
+    return [registration.prepare_skill, registration.save_skill, registration.undo_save,
+            registration.set_skill_enabled, registration.delete_skill, reads.get_skill, reads.list_skills,
+            schedules.delete_schedule, sync]
 
 
 @asynccontextmanager
@@ -78,7 +80,7 @@ async def test_a_new_skill_whose_schedule_fails_is_not_stored(client: Client, se
                                                               store: Store) -> None:
     real = ScheduleActivities(client, settings, store)
     skills = SkillsClient(client, settings.task_queue)
-    async with _worker(client, settings, _activities(client, settings, store, FailingFirstSync(real).sync)):
+    async with _worker(client, settings, _activities(client, settings, store, FailingFirstSync(real).sync_schedule)):
         with pytest.raises(SkillValidationError) as refused:
             await skills.register(_skill(f"water {uuid.uuid4().hex[:6]}"))
         assert [e.field for e in refused.value.errors] == ["schedule"]
@@ -90,11 +92,11 @@ async def test_a_failed_update_puts_the_stored_skill_and_its_schedule_back(clien
                                                                            store: Store) -> None:
     real = ScheduleActivities(client, settings, store)
     skills = SkillsClient(client, settings.task_queue)
-    async with _worker(client, settings, _activities(client, settings, store, real.sync)):
+    async with _worker(client, settings, _activities(client, settings, store, real.sync_schedule)):
         before = (await skills.register(_skill("tea"))).skill
     assert before is not None and before.schedule_id is not None
 
-    async with _worker(client, settings, _activities(client, settings, store, FailingFirstSync(real).sync)):
+    async with _worker(client, settings, _activities(client, settings, store, FailingFirstSync(real).sync_schedule)):
         with pytest.raises(SkillValidationError) as refused:
             # A rename moves the schedule to a new id: the failed sync must leave the old one in place.
             await skills.update("tea", {"name": "green tea", "schedule": "30 7 * * *"})

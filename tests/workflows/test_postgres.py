@@ -16,8 +16,7 @@ from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 
-from activities import migrations
-from activities.store import Store
+from adapters.store import Store, migrations
 from client import SkillsClient
 from config.settings import Settings
 from skills.models import FIRED

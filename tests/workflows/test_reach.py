@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 from temporalio.client import Client
 
-from activities.store import Store
+from adapters.store import Store
 from client.files import sync_files
 from client.management import OWNER_TOOLS, TOOLS, ManagementTools, answering
 from config.settings import Settings

@@ -20,8 +20,8 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureEr
 from temporalio.exceptions import ApplicationError
 
 from activities.maintenance import _duration
-from activities.store import Store
-from activities.tables import RunRow, SkillRow
+from adapters.store import Store
+from adapters.store.tables import RunRow, SkillRow
 from config.settings import Settings
 from skills.deadline import RunLimits, run_timeout
 from skills.errors import SkillRunFailed

@@ -1,4 +1,4 @@
-"""A skill's schedule and runs take a shape (issue 22): timeout_minutes, end_at, max_runs, jitter_seconds,
+"""A skill's schedule and runs take a shape: timeout_minutes, end_at, max_runs, jitter_seconds,
 overlap and catch_up. Each registers, shows in `skills get`, is refused out of range with its field named,
 and takes effect on the real Temporal schedule; a run past its timeout ends as an error on a real worker,
 a schedule that ran max_runs times or passed its end_at ends, and the skill shows `ended`.

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from temporalio.client import Client, ScheduleActionStartWorkflow, ScheduleHandle, ScheduleOverlapPolicy
 
-from activities.schedules import ensure_engine_schedules
+from adapters.schedules import ensure_engine_schedules
 from client.files import sync_files
 from config.settings import Settings
 from skills.models import Skill
@@ -258,7 +258,7 @@ async def _bundled(engine: Engine) -> None:
     reminder = await engine.skills.get("drink-water", AGENT)
     assert reminder.tier == "direct" and not reminder.notify_on_completion
     assert reminder.trigger_config is not None and reminder.trigger_config.schedule == "0 * * * *"
-    # Hourly, and its exact second does not matter: jittered by default (issue 22), on the real schedule too.
+    # Hourly, and its exact second does not matter: jittered by default, on the real schedule too.
     assert reminder.jitter_seconds == 120 and reminder.schedule_id is not None
     spec = (await engine.skills.client.get_schedule_handle(reminder.schedule_id).describe()).schedule.spec
     assert spec.jitter == timedelta(seconds=120)

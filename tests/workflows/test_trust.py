@@ -1,4 +1,4 @@
-"""Trust is explicit and pinned (issue 19, part 2), on a real worker with the real `skills` command and a
+"""Trust is explicit and pinned, on a real worker with the real `skills` command and a
 real stdio MCP server: an installed skill whose SKILL.md declares a `sh -c` toolset and a per-minute plan
 starts nothing, at a sync, a fire or a chat turn, until its owner runs `skills trust`; then it runs; any edit
 of its toolsets or scripts untrusts it again, and the refusal names `skills trust NAME`.

@@ -1,4 +1,4 @@
-"""Installing SKILL.md skills into the user folder (reference 004, "Phase 4"): `skills install`, `uninstall`.
+"""Installing SKILL.md skills into the user folder: `skills install`, `uninstall`.
 
 A source is a local folder, a ``.tar``/``.tar.gz``/``.tgz``/``.zip`` archive, or a git
 repository (a URL, or a local repository with ``ref``), with an optional sub-path. It holds one
@@ -39,13 +39,14 @@ import uuid
 import zipfile
 import zlib
 from contextlib import ExitStack, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from adapters.folders import Budget, FolderRefused, Written, copy_folder, kind_of, write_capped
 from skills.errors import InstallRefusedError, SkillFileError
 from skills.limits import MAX_INSTALL_BYTES, MAX_INSTALL_FILE_BYTES, MAX_INSTALL_FILES, describe
 from skills.skillmd import Catalog, dependency_problems, discover, load_skill_file, validate_text
@@ -151,6 +152,9 @@ def install(
                                installed_at=datetime.now(UTC))
         plans = _check_skills(root, user_dir, folders, force=force)
         installed = [_place(plan, stage, user_dir, record) for plan in plans]
+    except FolderRefused as refused:
+        _clean_up(stage, created)
+        raise InstallRefusedError(refused.reasons) from None
     except OSError as exc:
         _clean_up(stage, created)
         raise InstallRefusedError([f"could not install from {source}: {exc}"]) from exc
@@ -227,127 +231,15 @@ HEADER_ALLOWANCE = 4 * 1024
 padding): with the limits, this bounds how far into a decompressed archive reading may go."""
 
 
-MAX_REASONS = 10
-"""Problems a refusal names; the rest are counted (``and 1,990 more problems``): a hostile archive can
-have one per entry, and a message of megabytes helps nobody."""
-
-MAX_REASON_CHARS = 300
-"""A reason longer than this (a pax name has no length limit) keeps its start and its end."""
-
-
-@dataclass
-class _Budget:
-    """What the source will write, counted entry by entry; :attr:`full` once a total limit is passed,
-    so reading stops there. Every entry read counts, whatever becomes of it (refused, skipped, a
-    folder): otherwise an archive of refused entries would be read to its end."""
-
-    limits: InstallLimits
-    files: int = 0
-    total: int = 0
-    over: str | None = None
-    """The total limit passed, if any: one reason, not one per entry."""
-    reasons: list[str] = field(default_factory=list)
-    more: int = 0
-    """Problems past :data:`MAX_REASONS`, counted and not kept."""
-
-    @property
-    def full(self) -> bool:
-        return self.over is not None
-
-    def refuse(self, reason: str) -> None:
-        if len(self.reasons) >= MAX_REASONS:
-            self.more += 1
-        elif len(reason) > MAX_REASON_CHARS:
-            half = MAX_REASON_CHARS // 2
-            self.reasons.append(f"{reason[:half]}…({len(reason) - 2 * half:,} characters)…{reason[-half:]}")
-        else:
-            self.reasons.append(reason)
-
-    def entry(self) -> None:
-        self.files += 1
-        if self.files > self.limits.max_files and not self.full:
-            self.over = f"the source holds more than {self.limits.max_files:,} entries, the limit"
-
-    def add(self, name: str, size: int, *, link: bool = False) -> None:
-        """``size`` bytes written at ``name``: a file, or a link installed as a copy of the file it reaches."""
-        self.total += size
-        if size > self.limits.max_file_bytes:
-            what = f"is a link to a file of {size:,} bytes" if link else f"is {size:,} bytes"
-            self.refuse(f"{name} {what}; the limit for one file is {describe(self.limits.max_file_bytes)}")
-        if self.total > self.limits.max_total_bytes and not self.full:
-            self.over = f"the source unpacks to more than {describe(self.limits.max_total_bytes)}, the limit"
-
-    def refuse_if_any(self) -> None:
-        reasons = ([self.over] if self.over else []) + self.reasons
-        if self.more:
-            reasons.append(f"and {self.more:,} more problems")
-        if reasons:
-            raise InstallRefusedError(reasons)
-
-
-@dataclass
-class _Written:
-    """Bytes written so far, against the total: the last guard, should a size in an index have lied."""
-
-    limit: int
-    total: int = 0
-
-
 def _unpack(kind: SourceKind, source: str, target: Path, *, path: str | None, ref: str | None,
             limits: InstallLimits) -> str | None:
     if kind == "folder":
-        _copy_folder(Path(source).expanduser(), target, limits)
+        copy_folder(Path(source).expanduser(), target, limits)
         return None
     if kind == "archive":
         _extract_archive(Path(source).expanduser(), target, limits)
         return None
     return _export_git(source, target, path=path, ref=ref, limits=limits)
-
-
-def _copy_folder(source: Path, target: Path, limits: InstallLimits) -> None:
-    root = source.resolve()
-    budget = _Budget(limits)
-    entries: list[tuple[str, Path, bool]] = []  # (relative path, real file, is a folder)
-    for dirpath, dirnames, filenames in os.walk(root):  # links are never followed into
-        here = Path(dirpath)
-        if here == root and ".git" in dirnames:
-            dirnames.remove(".git")  # a working copy's repository is not part of the skill
-        for name in sorted(dirnames) + sorted(filenames):
-            budget.entry()
-            if budget.full:
-                break
-            full = here / name
-            relative = full.relative_to(root).as_posix()
-            info = full.lstat()
-            if stat.S_ISLNK(info.st_mode):
-                real = full.resolve()
-                if not real.is_relative_to(root):
-                    budget.refuse(f"{relative} is a link that points outside the skill (to {os.readlink(full)})")
-                elif real.is_dir():
-                    budget.refuse(f"{relative} is a link to a folder; copy the folder instead")
-                    dirnames[:] = [d for d in dirnames if d != name]
-                else:
-                    budget.add(relative, real.stat().st_size, link=True)
-                    entries.append((relative, real, False))
-            elif stat.S_ISDIR(info.st_mode):
-                entries.append((relative, full, True))
-            elif stat.S_ISREG(info.st_mode):
-                budget.add(relative, info.st_size)
-                entries.append((relative, full, False))
-            else:
-                budget.refuse(f"{relative} is {_kind_of(info.st_mode)}, not a file or a folder")
-        if budget.full:
-            break
-    budget.refuse_if_any()
-    target.mkdir()
-    written = _Written(limits.max_total_bytes)
-    for relative, real, is_dir in entries:
-        destination = target / relative
-        if is_dir:
-            destination.mkdir(exist_ok=True)
-        else:
-            with real.open("rb") as reader:
-                _write_capped(reader, destination, limits.max_file_bytes, relative, written)
 
 
 def _extract_archive(archive: Path, target: Path, limits: InstallLimits) -> None:
@@ -412,7 +304,7 @@ def _extract_tar(archive: Path, target: Path, limits: InstallLimits) -> None:
     try:
         with ExitStack() as stack:
             tar = stack.enter_context(tarfile.open(fileobj=_open_tar_stream(archive, stack, cap), mode="r:"))
-            budget = _Budget(limits)
+            budget = Budget(limits)
             names: dict[str, tarfile.TarInfo] = {}
             links: list[str] = []
             # Entry by entry (not getmembers(), which reads the whole index first), stopping at a total limit.
@@ -449,7 +341,7 @@ def _extract_tar(archive: Path, target: Path, limits: InstallLimits) -> None:
                     budget.add(names[name].name, names[found].size, link=True)
             budget.refuse_if_any()
             target.mkdir()
-            written = _Written(limits.max_total_bytes)
+            written = Written(limits.max_total_bytes)
             for name, member in names.items():
                 destination = target / name
                 if member.isdir():
@@ -459,14 +351,14 @@ def _extract_tar(archive: Path, target: Path, limits: InstallLimits) -> None:
                     reader = tar.extractfile(member)
                     assert reader is not None
                     with reader:
-                        _write_capped(reader, destination, limits.max_file_bytes, member.name, written)
+                        write_capped(reader, destination, limits.max_file_bytes, member.name, written)
             # Links last, as copies of the file they reach (checked above to stay inside): no link is installed.
             for name, found in copies.items():
                 pointed = target / found
                 if pointed.resolve().is_relative_to(target.resolve()) and pointed.is_file():
                     (target / name).parent.mkdir(parents=True, exist_ok=True)
                     with pointed.open("rb") as reader:
-                        _write_capped(reader, target / name, limits.max_file_bytes, names[name].name, written)
+                        write_capped(reader, target / name, limits.max_file_bytes, names[name].name, written)
     except (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile) as exc:
         raise InstallRefusedError([f"{archive}: not a readable tar archive ({exc})"]) from None
 
@@ -513,7 +405,7 @@ def _extract_zip(archive: Path, target: Path, limits: InstallLimits) -> None:
     _check_zip_index(archive, limits)
     try:
         with zipfile.ZipFile(archive) as zipped:
-            budget = _Budget(limits)
+            budget = Budget(limits)
             names: dict[str, zipfile.ZipInfo] = {}
             for info in zipped.infolist():
                 budget.entry()
@@ -528,13 +420,13 @@ def _extract_zip(archive: Path, target: Path, limits: InstallLimits) -> None:
                 elif info.is_dir():
                     pass  # counted above; a folder writes no bytes
                 elif stat.S_IFMT(mode) not in (0, stat.S_IFREG):  # 0: no type recorded, a plain file
-                    budget.refuse(f"{info.filename} is {_kind_of(mode)}, not a file or a folder")
+                    budget.refuse(f"{info.filename} is {kind_of(mode)}, not a file or a folder")
                 else:
                     budget.add(info.filename, info.file_size)
                 names[name] = info
             budget.refuse_if_any()
             target.mkdir()
-            written = _Written(limits.max_total_bytes)
+            written = Written(limits.max_total_bytes)
             for name, info in names.items():
                 destination = target / name
                 if info.is_dir():
@@ -543,7 +435,7 @@ def _extract_zip(archive: Path, target: Path, limits: InstallLimits) -> None:
                 destination.parent.mkdir(parents=True, exist_ok=True)
                 with zipped.open(info) as reader:
                     # Capped while writing too: the sizes in a zip's index are the archive's own claim.
-                    _write_capped(reader, destination, limits.max_file_bytes, info.filename, written)
+                    write_capped(reader, destination, limits.max_file_bytes, info.filename, written)
     except (zipfile.BadZipFile, zipfile.LargeZipFile) as exc:
         raise InstallRefusedError([f"{archive}: not a readable zip archive ({exc})"]) from None
 
@@ -638,7 +530,7 @@ def _git(arguments: list[str], *, check: bool = True, what: str | None = None) -
     return done
 
 
-def _member_name(name: str, budget: _Budget) -> str | None:
+def _member_name(name: str, budget: Budget) -> str | None:
     """An archive member's path, normalised, or None (with the reason) when it could leave the folder."""
     cleaned = name.replace("\\", "/")
     posix = PurePosixPath(cleaned)
@@ -666,29 +558,6 @@ def _stays_inside(base: PurePosixPath, link: str) -> bool:
         elif part != ".":
             depth += 1
     return True
-
-
-def _write_capped(reader: Any, destination: Path, limit: int, name: str, written: _Written) -> None:
-    size = 0
-    with destination.open("xb") as writer:
-        while chunk := reader.read(64 * 1024):
-            size += len(chunk)
-            written.total += len(chunk)
-            if size > limit:
-                raise InstallRefusedError([f"{name} is over {describe(limit)}, the limit for one file"])
-            if written.total > written.limit:
-                raise InstallRefusedError([f"the source unpacks to more than {describe(written.limit)}, the limit"])
-            writer.write(chunk)
-
-
-def _kind_of(mode: int) -> str:
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device file"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "a special file"
 
 
 def _tar_kind(member: tarfile.TarInfo) -> str:

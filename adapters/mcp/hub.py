@@ -34,10 +34,10 @@ from typing import Any
 
 import mcp.types as mcp_types
 
-from activities.mcp.catalog import build_catalog
-from activities.mcp.config import McpConfigSource, McpServerConfig, env_references
-from activities.mcp.session import Launcher, ServerSession, SessionLost, to_result
-from activities.metrics import EngineMetrics
+from adapters.mcp.catalog import build_catalog
+from adapters.mcp.config import McpConfigSource, McpServerConfig, env_references
+from adapters.mcp.session import Launcher, ServerSession, SessionLost, to_result
+from adapters.metrics import EngineMetrics
 from skills.arguments import ArgumentRules, PreparedArguments, prepare_arguments
 from skills.catalog import ServerState, ToolCatalog, ToolInfo, ToolResult
 from skills.errors import McpConfigError, ToolServerError, ToolTimeoutError, UnknownToolError

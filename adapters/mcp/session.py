@@ -29,8 +29,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from activities.mcp.config import EnvExpander, McpServerConfig
-from activities.mcp.stderr import StderrTail
+from adapters.mcp.config import EnvExpander, McpServerConfig
+from adapters.mcp.stderr import StderrTail
 from skills.arguments import compile_schema
 from skills.catalog import ServerState, ServerStatus, ToolResult
 from skills.errors import ToolArgumentsError, ToolServerError, ToolTimeoutError

@@ -1,4 +1,4 @@
-"""The schedule's shape (issue 22): ``skills.timeout_minutes``, ``end_at``, ``max_runs``, ``jitter_seconds``,
+"""The schedule's shape: ``skills.timeout_minutes``, ``end_at``, ``max_runs``, ``jitter_seconds``,
 ``overlap``, ``catch_up``, and ``scheduled_runs``, the count ``max_runs`` is measured against.
 
 Existing skills keep what they did: no run limit but the engine's, no end, no jitter, overlap ``skip``,

@@ -28,14 +28,15 @@ import logging
 import os
 import shutil
 import signal
-import stat
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from adapters.folders import FolderRefused, Limits, copy_folder
 from skills.errors import ResourceError, SandboxUnavailableError, ScriptError, ScriptStartError
+from skills.limits import MAX_INSTALL_FILES
 from skills.scripts import TRUNCATED, ScriptLimits, ScriptResult, interpreter_for
 from skills.skillmd.scripts import DeclaredScript, locate
 
@@ -48,6 +49,7 @@ ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "alternat
 secrets (shadow), the worker's config or credentials."""
 MAX_COPY_BYTES = 64 * 1024 * 1024
 """A skill folder bigger than this is not copied into a sandbox."""
+SANDBOX_COPY = Limits(max_files=MAX_INSTALL_FILES, max_file_bytes=MAX_COPY_BYTES, max_total_bytes=MAX_COPY_BYTES)
 READ_CHUNK = 65_536
 BWRAP_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 """bwrap's own environment. Not the worker's: the sandbox's first process (bwrap's init, pid 1 inside)
@@ -153,7 +155,9 @@ class Sandbox:
         try:
             try:
                 os.chmod(scratch, 0o755)  # the sandbox's user (nobody, for a root worker) must reach the copy
-                _copy_folder(folder, scratch / "skill")
+                copy_for_sandbox(folder, scratch / "skill")
+            except FolderRefused as e:
+                raise ScriptError(f"the skill folder cannot be copied into a sandbox: {e}") from None
             except OSError as e:
                 raise ScriptStartError(f"the skill folder could not be copied for the sandbox: {e}") from None
             argv = [self._tools()[0], *self._namespace_args(),
@@ -288,36 +292,11 @@ class _Budget:
         return self.kept[which].decode(errors="replace")
 
 
-def _copy_folder(source: Path, target: Path) -> None:
-    """Copy the skill folder: regular files and folders only; a link is copied as what it points to
-    when that stays inside the folder, and left out otherwise. Readable by the sandbox's user."""
-    root = source.resolve()
-    copied = 0
-    target.mkdir(mode=0o755)
-    for dirpath, dirnames, filenames in os.walk(root):
-        here = Path(dirpath)
-        rel = here.relative_to(root)
-        for name in list(dirnames):
-            path = here / name
-            if path.is_symlink() or name.startswith(".git"):
-                dirnames.remove(name)  # links to folders are not followed (a loop, or a way out)
-                continue
-            (target / rel / name).mkdir(mode=0o755)
-        for name in filenames:
-            path = here / name
-            real = path.resolve()
-            if not real.is_relative_to(root):
-                continue
-            info = real.stat()
-            if not stat.S_ISREG(info.st_mode):
-                continue
-            copied += info.st_size
-            if copied > MAX_COPY_BYTES:
-                raise ScriptError(f"the skill folder is over {MAX_COPY_BYTES // (1024 * 1024)} MiB: too big to copy "
-                                  "into a sandbox")
-            destination = target / rel / name
-            shutil.copyfile(real, destination)
-            os.chmod(destination, 0o644)
+def copy_for_sandbox(folder: Path, target: Path) -> None:
+    """Copy the skill ``folder`` to ``target``, readable by the sandbox's user (nobody, for a root worker).
+    What may not be copied (a link out of the folder) is left out; a folder over the limits raises
+    :class:`~adapters.folders.FolderRefused`."""
+    copy_folder(folder, target, SANDBOX_COPY, strict=False, file_mode=0o644, folder_mode=0o755)
 
 
 def _first_line(path: Path) -> str:

@@ -1,28 +1,28 @@
 """The worker's MCP client side: the servers' config, one warm session per server, and the hub.
 
-- :mod:`activities.mcp.config`: the ``mcpServers`` file (:func:`load_mcp_config`,
+- :mod:`adapters.mcp.config`: the ``mcpServers`` file (:func:`load_mcp_config`,
   :class:`McpConfigSource`), ``${VAR}`` expansion, the bundled outbox server and
   the argument rules (:func:`load_argument_rules`).
-- :mod:`activities.mcp.catalog`: the catalog as people and models read it
+- :mod:`adapters.mcp.catalog`: the catalog as people and models read it
   (:func:`build_catalog`, :func:`first_sentence`).
-- :mod:`activities.mcp.session`: one server's session, owned by its own task, and
-  how its failures are described; :mod:`activities.mcp.stderr`, a stdio server's stderr
+- :mod:`adapters.mcp.session`: one server's session, owned by its own task, and
+  how its failures are described; :mod:`adapters.mcp.stderr`, a stdio server's stderr
   in the log.
-- :mod:`activities.mcp.hub`: :class:`ToolHub`, every server's session, calls routed
+- :mod:`adapters.mcp.hub`: :class:`ToolHub`, every server's session, calls routed
   by ``<server>_<tool>``, and the catalog kept current.
 
 The activities that use the hub are in :mod:`activities.tools`.
 """
 
-from activities.mcp.catalog import build_catalog, first_sentence
-from activities.mcp.config import (
+from adapters.mcp.catalog import build_catalog, first_sentence
+from adapters.mcp.config import (
     McpConfigSource,
     McpServerConfig,
     load_argument_rules,
     load_mcp_config,
     outbox_server,
 )
-from activities.mcp.hub import ToolHub
+from adapters.mcp.hub import ToolHub
 
 __all__ = [
     "McpConfigSource",

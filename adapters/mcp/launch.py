@@ -1,7 +1,7 @@
 """How a skill's stdio toolset server starts: in the bubblewrap sandbox the scripts use, never bare.
 
 A toolset is a SKILL.md's own MCP server, a long-lived process its skill's runs talk to. It gets what
-a script gets (:class:`activities.sandbox.Sandbox`: a read-only minimal root, its own /proc, /dev and
+a script gets (:class:`adapters.sandbox.Sandbox`: a read-only minimal root, its own /proc, /dev and
 /tmp, no capability), and:
 
 - the skill folder, copied, read-only at ``/skill`` (its working directory; ``cwd`` is relative to it);
@@ -31,8 +31,9 @@ from pathlib import Path, PurePosixPath
 
 from mcp import StdioServerParameters
 
-from activities.mcp.config import EnvExpander
-from activities.sandbox import BWRAP_ENV, SKILL_MOUNT, Sandbox, _copy_folder, find_bwrap, probe
+from adapters.folders import FolderRefused
+from adapters.mcp.config import EnvExpander
+from adapters.sandbox import BWRAP_ENV, SKILL_MOUNT, Sandbox, copy_for_sandbox, find_bwrap, probe
 from skills.errors import SandboxUnavailableError, ToolsetRefusedError
 from skills.mcpservers import McpServerConfig, ToolsetServer
 
@@ -119,8 +120,8 @@ class ToolsetSandbox(Sandbox):
         stack.callback(shutil.rmtree, scratch, ignore_errors=True)
         try:
             os.chmod(scratch, 0o755)  # the sandbox's user (nobody, for a root worker) must reach the copy
-            await asyncio.to_thread(_copy_folder, skill_folder, scratch / "skill")
-        except OSError as e:
+            await asyncio.to_thread(copy_for_sandbox, skill_folder, scratch / "skill")
+        except (OSError, FolderRefused) as e:
             raise ToolsetRefusedError(f"the skill folder could not be copied for the sandbox: {e}") from None
         argv = self.argv(scratch / "skill", config, expand, network=config.network)
         return StdioServerParameters(command=argv[0], args=argv[1:], env=dict(BWRAP_ENV), cwd=scratch)

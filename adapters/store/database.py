@@ -1,5 +1,5 @@
 """Opening the store's database: the engine, the database itself if it is missing (PostgreSQL),
-the schema brought up to date (``activities.migrations``), and every way this can fail said in
+the schema brought up to date (``adapters.store.migrations``), and every way this can fail said in
 one line that names ``SKILLS_DATABASE_URL`` (its password masked), never a traceback."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from activities import migrations
-from activities.tables import make_engine
+from adapters.store import migrations
+from adapters.store.tables import make_engine
 from config.secrets import mask_url, redact
 from config.settings import database_url
 from skills.errors import StoreUnavailableError

@@ -1,6 +1,6 @@
 """The store's tables: SQLModel rows, and the engine that opens them (SQLite or PostgreSQL).
 
-Only ``activities.store`` reads and writes them; everything else sees the plain pydantic
+Only ``adapters.store`` reads and writes them; everything else sees the plain pydantic
 models of ``skills.models`` (a ``table=True`` model would lose its datetime types through
 Temporal's data converter). Times are kept aware, in UTC, whatever the backend.
 """

@@ -26,7 +26,8 @@ FIRE_LAG = "skills_fire_lag"
 FIRE_LAG_BUCKETS = (0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600)
 """Seconds: a healthy fire starts within a second or two; an engine that falls behind, minutes; an outage, hours."""
 HISTOGRAM_BUCKETS = {FIRE_LAG: FIRE_LAG_BUCKETS}
-"""The exporter's bucket overrides (``config.logs.sdk_telemetry``): the SDK's defaults suit milliseconds."""
+"""The exporter's bucket overrides, handed to ``config.logs.configure_logging`` by the processes that export
+metrics: the SDK's defaults suit milliseconds."""
 
 
 class EngineMetrics:
@@ -52,7 +53,7 @@ class EngineMetrics:
             "skills_overlap_skips", "Scheduled fires skipped because the skill's previous run was still going")
         self._stuck = meter.create_gauge(
             "skills_stuck", "Skills whose fires are being skipped behind a run still going, past the threshold")
-        # Falling behind (issue 22): lag of each scheduled fire, skills overdue, the history's pruning.
+        # Falling behind: lag of each scheduled fire, skills overdue, the history's pruning.
         self._fire_lag = meter.create_histogram_float(
             FIRE_LAG, "Seconds from a scheduled fire's time to its run's start (stage start) and end (stage done), "
             "by tier", "s")

@@ -1,4 +1,4 @@
-"""Alembic's environment for the store: always given a connection by ``activities.migrations``
+"""Alembic's environment for the store: always given a connection by ``adapters.store.migrations``
 (no alembic.ini, no URL here), so the upgrade runs inside the caller's transaction and lock."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from alembic import context
 from sqlmodel import SQLModel
 
-import activities.tables  # noqa: F401 - the models fill SQLModel.metadata (for autogenerate)
+import adapters.store.tables  # noqa: F401 - the models fill SQLModel.metadata (for autogenerate)
 
 connection = context.config.attributes["connection"]
 context.configure(connection=connection, target_metadata=SQLModel.metadata, render_as_batch=True,

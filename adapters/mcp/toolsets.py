@@ -1,7 +1,7 @@
 """A skill's toolsets: MCP servers connected while the skill runs, their tools for that run only.
 
 A SKILL.md's ``toolsets`` are ``mcpServers`` entries. They are not in the worker's
-:class:`~activities.mcp.ToolHub`: a run is granted its skill's (:class:`~skills.catalog.ToolsetGrant`,
+:class:`~adapters.mcp.ToolHub`: a run is granted its skill's (:class:`~skills.catalog.ToolsetGrant`,
 made when the run begins), and a call of a tool the grant owns is routed here, to a small hub
 of that skill's own, connected on first use and keyed by (skill, server name, config), so two
 skills never share a session and a skill that declares no toolset cannot reach another's. A
@@ -10,7 +10,7 @@ session unused for ``idle`` seconds is closed.
 A grant is a reference: the skill, its servers' names, a digest. What runs comes from the
 skill's SKILL.md as the worker's folders hold it (``resolve``), and a grant that does not match
 the file is refused (:class:`~skills.errors.ToolsetRefusedError`, naming the skill). A stdio
-server runs in the sandbox (:mod:`activities.mcp.launch`); ``${VAR}`` in an entry is expanded
+server runs in the sandbox (:mod:`adapters.mcp.launch`); ``${VAR}`` in an entry is expanded
 only from the allowlisted variables, never from the engine's own.
 
 A Direct plan's call carries the grant (``ToolCallInput.toolsets``); an Agent-tier run and a
@@ -34,10 +34,10 @@ from typing import Any
 
 from mcp import StdioServerParameters
 
-from activities.mcp.config import EnvExpander, engine_variable, env_references, toolset_environ
-from activities.mcp.hub import ToolHub
-from activities.mcp.launch import ToolsetSandbox, check_cwd
-from activities.metrics import EngineMetrics
+from adapters.mcp.config import EnvExpander, engine_variable, env_references, toolset_environ
+from adapters.mcp.hub import ToolHub
+from adapters.mcp.launch import ToolsetSandbox, check_cwd
+from adapters.metrics import EngineMetrics
 from skills.catalog import ToolInfo, ToolResult, ToolsetGrant
 from skills.errors import SandboxUnavailableError, ToolServerError, ToolsetRefusedError
 from skills.mcpservers import McpServerConfig, ToolsetServer

@@ -1,0 +1,169 @@
+"""Each skill's Temporal Schedule, built whole from the stored skill (its spec from
+``adapters.schedule_spec``, its action, policy and state), and the engine's own schedules
+(the maintenance and sync rounds).
+
+A schedule is always rebuilt from the stored skill, never patched field by field, so writing it
+again is always safe (``activities.schedules`` writes it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import date, datetime, timedelta
+
+from temporalio.client import (
+    Client,
+    Schedule,
+    ScheduleActionStartWorkflow,
+    ScheduleAlreadyRunningError,
+    ScheduleIntervalSpec,
+    ScheduleOverlapPolicy,
+    SchedulePolicy,
+    ScheduleSpec,
+    ScheduleState,
+    ScheduleUpdate,
+    ScheduleUpdateInput,
+)
+
+from adapters.schedule_spec import schedule_spec
+from config.settings import Settings
+from skills.calendar import skip_window, skipped_days, skips
+from skills.deadline import run_timeout
+from skills.messages import SkillRunInput
+from skills.models import BY_USER, FAILURES, Skill
+from skills.naming import (
+    MAINTENANCE,
+    SKILL_RUN,
+    SYNC_SKILL_FILES,
+    engine_job_id,
+    run_summary,
+    search_attributes,
+)
+from skills.skillmd.sync import SYNC_JOB, SyncInput
+
+
+def build_schedule(skill: Skill, settings: Settings, skip_days: Mapping[date, str] | None = None) -> Schedule:
+    """The whole schedule of a stored skill: when, what it starts, and whether it is paused.
+
+    ``skip_days``: the days it skips (``skip_list``), when the skill skips any."""
+    assert skill.trigger_config is not None and skill.schedule_id is not None
+    one_shot = skill.trigger_config.kind == "at"
+    remaining = 1 if one_shot else remaining_runs(skill)
+    return Schedule(
+        action=ScheduleActionStartWorkflow(
+            SKILL_RUN,
+            SkillRunInput(skill_id=skill.id),
+            id=skill.schedule_id,
+            task_queue=settings.task_queue,
+            typed_search_attributes=search_attributes(skill),
+            static_summary=run_summary(skill),
+            # A run always ends: past its deadline Temporal ends it, and Maintenance closes its row.
+            execution_timeout=run_timeout(skill, settings.run_limits),
+        ),
+        spec=shaped_spec(skill, skip_days),
+        policy=schedule_policy(skill, settings.catchup_window),
+        state=ScheduleState(
+            # No runs left: paused (Temporal takes no limit of zero actions).
+            paused=not skill.enabled or remaining == 0,
+            note=pause_note(skill),
+            limited_actions=bool(remaining),
+            remaining_actions=remaining or 0,
+        ),
+    )
+
+
+# --- the schedule's shape (docs/skills.md#schedule-shape) ------------------------------------------
+
+OVERLAP_POLICIES = {"skip": ScheduleOverlapPolicy.SKIP, "buffer_one": ScheduleOverlapPolicy.BUFFER_ONE,
+                    "allow": ScheduleOverlapPolicy.ALLOW_ALL}
+NO_CATCH_UP = timedelta(seconds=10)
+"""The least catch-up window Temporal takes: a fire more than this late (the server was down) is dropped."""
+
+
+def shaped_spec(skill: Skill, skip_days: Mapping[date, str] | None = None) -> ScheduleSpec:
+    """The trigger's spec, with the days it skips, the skill's end and (for a recurring schedule) its jitter."""
+    assert skill.trigger_config is not None
+    spec = schedule_spec(skill.trigger_config, anchor=skill.created_at, skip_days=skip_days)
+    spec.end_at = skill.end_at
+    if skill.jitter_seconds and skill.trigger_config.kind != "at":
+        spec.jitter = timedelta(seconds=skill.jitter_seconds)
+    return spec
+
+
+def schedule_policy(skill: Skill, catchup_window: timedelta) -> SchedulePolicy:
+    """Overlap and catch-up. Temporal catches up by starting each missed fire in the window through the
+    overlap policy: with ``skip`` the first one runs and the rest find it running (one run stands for
+    them all: ``once``); ``all`` queues them (BUFFER_ALL), so each runs, one after another."""
+    overlap = ScheduleOverlapPolicy.BUFFER_ALL if skill.catch_up == "all" else OVERLAP_POLICIES[skill.overlap]
+    return SchedulePolicy(overlap=overlap, catchup_window=NO_CATCH_UP if skill.catch_up == "none" else catchup_window)
+
+
+def remaining_runs(skill: Skill) -> int | None:
+    """The runs a skill with ``max_runs`` has left (Temporal's remaining actions); None: no limit."""
+    return None if skill.max_runs is None else max(0, skill.max_runs - skill.scheduled_runs)
+def skip_list(skill: Skill, now: datetime) -> tuple[dict[date, str], datetime | None]:
+    """The days the skill's schedule skips from ``now`` to ``SKIP_HORIZON`` ahead, and when that list runs
+    out (None: the skill skips no day)."""
+    if not skips(skill) or skill.trigger_config is None or not skill.is_scheduled:
+        return {}, None
+    first, last, until = skip_window(skill.trigger_config, now)
+    return skipped_days(skill.skip_holidays, skill.business_days_only, first, last), until
+
+
+def pause_note(skill: Skill) -> str:
+    if skill.enabled:
+        return f"skill {skill.id} '{skill.name}' ({skill.agent_id})"
+    if skill.disabled_reason == FAILURES:
+        return (f"disabled: {FAILURES} ({skill.consecutive_failures} in a row); "
+                f"last error: {(skill.last_error or '')[:300]}")
+    return f"disabled: {skill.disabled_reason or BY_USER}"
+
+
+
+
+def engine_schedules(settings: Settings) -> dict[str, Schedule]:
+    """The engine's own rounds, each on its own schedule, by schedule id."""
+    maintenance = engine_job_id(settings.task_queue, "maintenance")
+    sync = engine_job_id(settings.task_queue, SYNC_JOB)
+    return {
+        maintenance: _interval_schedule(
+            maintenance, MAINTENANCE, None, settings.maintenance_interval, settings,
+            "maintenance: auto-enable skills whose tools came back, retire missed one-shots"),
+        sync: _interval_schedule(
+            sync, SYNC_SKILL_FILES, SyncInput(), settings.skill_sync_interval, settings,
+            "sync the skills of SKILL.md files that carry a schedule"),
+    }
+
+
+def _interval_schedule(schedule_id: str, workflow: str, arg: object, every: timedelta, settings: Settings,
+                       summary: str) -> Schedule:
+    """An engine job that runs every ``every`` (a maintenance or sync round)."""
+    args = [] if arg is None else [arg]
+    return Schedule(
+        action=ScheduleActionStartWorkflow(workflow, args=args, id=schedule_id, task_queue=settings.task_queue,
+                                           static_summary=summary),
+        spec=ScheduleSpec(intervals=[ScheduleIntervalSpec(every=every)]),
+        # A round that finds the previous one still running, or that was missed while the
+        # server was down, is not worth catching up: the next one sees the same state.
+        policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP, catchup_window=every),
+    )
+
+
+async def ensure_engine_schedules(client: Client, settings: Settings) -> None:
+    """Create the engine's schedules, or bring them to the current settings; safe on every start.
+
+    An existing schedule keeps its state, so a round an operator paused stays paused
+    across worker restarts.
+    """
+    for schedule_id, schedule in engine_schedules(settings).items():
+        try:
+            await client.create_schedule(schedule_id, schedule)
+            continue
+        except ScheduleAlreadyRunningError:
+            pass
+
+        def keep_state(current: ScheduleUpdateInput, schedule: Schedule = schedule) -> ScheduleUpdate:
+            schedule.state = current.description.schedule.state
+            return ScheduleUpdate(schedule=schedule)
+
+        await client.get_schedule_handle(schedule_id).update(keep_state)

@@ -1,0 +1,169 @@
+"""The house's rules, read from the source (docs/architecture.md): which room may import which, no
+import circles, activities/ holds activities, adapters know nothing of Temporal's activity API, and
+every workflow type is spelt in one module."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+LAYERS = {
+    "skills": 0,
+    "config": 1,
+    "client": 2,
+    "mcp_servers": 2,
+    "adapters": 3,
+    "activities": 4,
+    "workflows": 5,
+    "service": 6,
+    "worker": 7,
+    "starter": 8,
+    "bench": 9,
+}
+"""A module may import from its own room and from rooms of a lower layer only."""
+
+WORKFLOWS_MAY_IMPORT = {"skills", "activities", "workflows"}
+"""Workflows are deterministic: they reach activities by reference and import nothing that does I/O."""
+
+MAX_LINES_WITHOUT_ACTIVITY = 120
+
+
+def _modules() -> dict[str, Path]:
+    modules = {}
+    for room in LAYERS:
+        paths = [ROOT / f"{room}.py"] if (ROOT / f"{room}.py").exists() else (ROOT / room).rglob("*.py")
+        for path in paths:
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            modules[".".join(parts)] = path
+    return modules
+
+
+MODULES = _modules()
+
+
+def _imports(module: str, path: Path) -> set[str]:
+    """The engine's modules that ``module`` imports, anywhere in its code (a deferred import is an
+    import too). ``from package import submodule`` imports the submodule; a package's ``__init__``
+    run on the way to a submodule is not counted."""
+    found = set()
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parent, *([node.module] if node.module else [])])
+            names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base for alias in node.names]
+        else:
+            continue
+        for name in names:
+            while name and name not in MODULES:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                found.add(name)
+    return found
+
+
+GRAPH = {module: _imports(module, path) for module, path in MODULES.items()}
+
+
+def _room(module: str) -> str:
+    return module.split(".")[0]
+
+
+def test_rooms_import_only_rooms_below_them() -> None:
+    crossings = [f"{a} imports {b}" for a, targets in GRAPH.items() for b in targets
+                 if _room(a) != _room(b) and LAYERS[_room(b)] >= LAYERS[_room(a)]]
+    assert crossings == []
+
+
+def test_workflows_import_only_models_and_activities() -> None:
+    crossings = [f"{a} imports {b}" for a, targets in GRAPH.items() if _room(a) == "workflows"
+                 for b in targets if _room(b) not in WORKFLOWS_MAY_IMPORT]
+    assert crossings == []
+
+
+def test_no_module_imports_one_that_imports_it_back() -> None:
+    cycles = _cycles(GRAPH)
+    assert cycles == []
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components of more than one module."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph.get(node, ()):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_adapters_know_nothing_of_temporal_activities() -> None:
+    offenders = []
+    for module, path in MODULES.items():
+        if _room(module) != "adapters":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "temporalio" and any(
+                    alias.name in ("activity", "workflow", "worker") for alias in node.names):
+                offenders.append(module)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                    (name or "").startswith(("temporalio.activity", "temporalio.worker", "temporalio.workflow"))
+                    for name in [getattr(node, "module", None), *(a.name for a in node.names)]):
+                offenders.append(module)
+    assert offenders == []
+
+
+def test_every_long_module_of_activities_defines_activities() -> None:
+    """activities/ holds activities and the few Temporal helpers they need (failures, guard, heartbeat)."""
+    long_without = [str(path.relative_to(ROOT)) for module, path in MODULES.items()
+                    if _room(module) == "activities" and "activity.defn" not in path.read_text()
+                    and len(path.read_text().splitlines()) > MAX_LINES_WITHOUT_ACTIVITY]
+    assert long_without == []
+
+
+def test_each_workflow_type_is_spelt_in_one_module() -> None:
+    from skills import naming
+
+    spelt: dict[str, set[str]] = defaultdict(set)
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in naming.WORKFLOW_TYPES:
+                spelt[node.value].add(module)
+    assert dict(spelt) == {name: {"skills.naming"} for name in naming.WORKFLOW_TYPES}
