@@ -129,12 +129,15 @@ def resolve_inside(root: Path, relative: str) -> Path:
         raise ResourceError(
             f"Resource path '{relative}' must not contain '..' (it would leave the skill folder)"
         )
-    real_root = root.resolve()
-    target = (root / relative).resolve()
-    if not target.is_relative_to(real_root):
-        raise ResourceError(f"Resource path '{relative}' resolves outside the skill folder (to {target})")
-    if not target.is_file():
-        raise ResourceError(f"Resource '{relative}' not found in {root}")
+    try:
+        real_root = root.resolve()
+        target = (root / relative).resolve()
+        if not target.is_relative_to(real_root):
+            raise ResourceError(f"Resource path '{relative}' resolves outside the skill folder (to {target})")
+        if not target.is_file():
+            raise ResourceError(f"Resource '{relative}' not found in {root}")
+    except OSError as e:  # a name too long for the file system, a folder that cannot be read
+        raise ResourceError(f"Resource '{relative[:200]}' cannot be read in {root}: {e.strerror or e}") from None
     return target
 
 
