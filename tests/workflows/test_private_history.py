@@ -94,7 +94,10 @@ async def test_with_the_codec_history_holds_ciphertext_and_the_endpoint_decodes_
         workflow_id = await run_mail_check(engine)
         history = await temporal_show(client, workflow_id)
         assert "binary/encrypted" in history
-        assert "CARDAMOM" not in history and "Marguerite" not in history and "4417" not in history
+        # Each part of the private text, long enough that the history's own figures cannot make it by chance:
+        # "4417" alone was found in a timestamp's nanoseconds.
+        assert "CARDAMOM" not in history and "Marguerite" not in history and "4417-CARDAMOM" not in history
+        assert "door code" not in history
         assert "get_new_emails" not in history  # the activities' summaries are payloads too
         # What stays readable, by design: ids, types and the search attributes (SkillName...).
         assert '"SkillName"' in history and '"call_tool"' in history
@@ -172,13 +175,16 @@ async def test_an_agent_tools_excerpt_and_a_scripts_output_are_redacted_in_histo
         await sync_files(engine.skills)
         await engine.skills.register({"name": "mail agent", "instructions": "Read my new mail",
                                       "required_tools": ["gmail_get_new_emails"], "notify_on_completion": False})
-        for name, agent in [("mail agent", None), ("script-step", "files"), ("script-agent", "files")]:
+        mail, script = "your key is *** keep it safe", "the script found *** in a log"
+        for name, agent, blotted in [("mail agent", None, mail), ("script-step", "files", script),
+                                     ("script-agent", "files", script)]:
             workflow_id = await engine.skills.run(name, agent, wait=False)
             assert isinstance(workflow_id, str)
             run = await client.get_workflow_handle(workflow_id, result_type=RunRecord).result()
             assert run.status == "success" and run.tool_calls, (name, run)
             history = await temporal_show(client, workflow_id)
             assert leaked_key not in history, name
-            assert "***" in history and ("keep it safe" in history or "in a log" in history), name
+            # The secret blotted out where it stood, not some "***" elsewhere in the history.
+            assert blotted in history, name
     finally:
         await engine.stop()
