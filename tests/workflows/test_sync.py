@@ -97,8 +97,8 @@ def plan_message(skill: Skill) -> str:
 async def test_a_file_skill_with_a_schedule_registers_and_its_schedule_exists(
     engine: Engine, client: Client, folders: Settings, sync: Sync
 ) -> None:
-    write(folders.project_skills_dir, "wake-up", body="Wake the user up.")
-    write(folders.user_skills_dir, "wake-up", schedule="0 12 * * *")  # shadowed by the project's
+    project = write(folders.project_skills_dir, "wake-up", body="Wake the user up.")
+    user = write(folders.user_skills_dir, "wake-up", schedule="0 12 * * *")  # shadowed by the project's
 
     preview = await sync(dry_run=True)
     assert [(c.action, c.name) for c in preview.planned] == [("create", "wake-up")]
@@ -109,7 +109,8 @@ async def test_a_file_skill_with_a_schedule_registers_and_its_schedule_exists(
     created = result.created[0]
     assert created.change.reason == "new file" and created.change.source == "project"
     assert created.next_fire is not None and (created.next_fire.hour, created.next_fire.minute) == (6, 30)
-    assert len(result.shadowed) == 1 and "user" in result.shadowed[0]
+    # The whole note: "user" in it held either way round, the user folder's path (tmp_path / "user") names it.
+    assert result.shadowed == [f"wake-up: {user} (user) is shadowed by {project} (project)"]
 
     skill = await engine.skills.get("wake-up", AGENT)
     assert skill.tier == "direct" and skill.instructions == "Wake the user up."
