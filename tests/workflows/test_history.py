@@ -105,7 +105,11 @@ async def test_skills_doctor_finds_each_way_the_schedules_disagree_with_the_stor
 
     gone = (await skills.register(_direct("gone"))).skill
     held = (await skills.register(_direct("held"))).skill
-    late = (await skills.register(_direct("late", "*/5 * * * *"))).skill
+    # Hourly, at the minute of half an hour ago: due well past overdue_after, and its schedule does not fire
+    # again while the test runs. At */5 a five-minute mark inside the test fired it, and the run recorded
+    # made the skill on time: three problems, not four.
+    minute = (datetime.now(UTC) - timedelta(minutes=30)).minute
+    late = (await skills.register(_direct("late", f"{minute} * * * *"))).skill
     assert gone and held and late and gone.schedule_id and held.schedule_id and late.schedule_id
     # Behind the engine's back: a schedule deleted, one paused with no reason the store knows, a stray one
     # that starts runs on this queue.
