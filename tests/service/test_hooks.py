@@ -26,6 +26,7 @@ from skills import hooks
 from skills.hooks import MAX_HOOK_BODY, token_digest
 from skills.models import RunRecord
 from tests.conftest import Engine, eventually, free_port
+from tests.history import readable
 
 
 def on_order(name: str = "order-note", message: str = "Order {{event.data.x}} paid") -> dict[str, Any]:
@@ -186,8 +187,8 @@ async def test_only_the_tokens_digest_is_kept_and_never_a_payload(hooked: Engine
     # The ChangeSkill that set it carried the digest, not the token.
     async for listed in client.list_workflows(f"WorkflowType='ChangeSkill' AND TaskQueue='{hooked.settings.task_queue}'"):
         history = await client.get_workflow_handle(listed.id).fetch_history()
-        text = json.dumps(history.to_json_dict())
-        assert token not in text
+        # Decoded: in the JSON as it is, a payload's data is base64, where the token would not be found as it is.
+        assert token not in readable(history.to_json_dict())
     assert not hasattr(await hooked.skills.get(skill.id), "hook_digest")
 
 

@@ -20,6 +20,7 @@ from client.temporal_cli import temporal_binary
 from config.settings import Settings
 from skills.models import RunRecord
 from tests.conftest import Engine, free_port, trust_files, write_mcp_config
+from tests.history import decoded, strings
 from tests.fakes.llm_server import ScriptedLLM, call, say
 from tests.starter.test_cli import run_skills
 from tests.workflows.test_scripts import NEVER, step, write_skill
@@ -40,22 +41,7 @@ async def temporal_show(client: Client, workflow_id: str, *extra: str) -> str:
     assert process.returncode == 0, f"temporal workflow show failed: {err.decode()}"
     history = json.loads(out)
     assert history["events"], "no events shown"
-    return "\n".join([out.decode(), *(_decoded(value) for value in _strings(history))])
-
-
-def _strings(node: object) -> list[str]:
-    if isinstance(node, dict):
-        return [s for value in node.values() for s in _strings(value)]
-    if isinstance(node, list):
-        return [s for value in node for s in _strings(value)]
-    return [node] if isinstance(node, str) else []
-
-
-def _decoded(text: str) -> str:
-    try:
-        return base64.b64decode(text, validate=True).decode("utf-8", "replace")
-    except ValueError:
-        return ""
+    return "\n".join([out.decode(), *(decoded(value) for value in strings(history))])
 
 
 def with_mail(settings: Settings, tmp_path: Path, body: str) -> Settings:
