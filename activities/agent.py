@@ -39,6 +39,7 @@ from skills.errors import (
     LlmNotConfiguredError,
     LlmOverloadedError,
     LlmRefusedError,
+    LlmTimeoutError,
     LlmUnavailableError,
     ToolCallError,
     ToolsetRefusedError,
@@ -237,7 +238,12 @@ class AgentActivities:
                 )
         except openai.APIStatusError as e:
             raise _status_error(e, request.model, self.endpoint) from e
-        except (openai.APIConnectionError, openai.APITimeoutError) as e:
+        except openai.APITimeoutError as e:  # before its base class: reached, and working, but slow
+            raise application_error(LlmTimeoutError(
+                f"the LLM endpoint {self.endpoint} timed out after {_seconds(self.settings.llm_timeout)} "
+                f"without an answer for the model '{request.model}'; a slow model (a local one on CPU) may "
+                "need a longer SKILLS_LLM_TIMEOUT")) from e
+        except openai.APIConnectionError as e:
             raise application_error(LlmUnavailableError(
                 f"the LLM endpoint {self.endpoint} could not be reached ({_sentence(str(e))}); is it running? "
                 "(SKILLS_LLM_BASE_URL)")) from e
@@ -390,6 +396,10 @@ def _status_error(error: openai.APIStatusError, model: str, endpoint: str) -> Ap
     }.get(status, "the request was refused")
     kind = LlmModelNotFoundError if status == 404 else LlmRefusedError
     return application_error(kind(f"{hint} ({status}: {detail})"))
+
+
+def _seconds(span: timedelta) -> str:
+    return f"{span.total_seconds():g} s"
 
 
 def _sentence(text: str) -> str:

@@ -59,6 +59,11 @@ LLM_RETRY = RetryPolicy(initial_interval=timedelta(seconds=2), backoff_coefficie
 """Rate limits and server errors retry (after the endpoint's retry-after); a refused request
 (bad key, unknown model) is raised non-retryable by the activity."""
 
+LLM_MARGIN = timedelta(seconds=15)
+"""An LLM turn's start-to-close is ``SKILLS_LLM_TIMEOUT`` plus this: the endpoint's own timeout (the
+HTTP client's) fires first and is reported as what it is, "timed out after N s", while the turn's
+heartbeat, not its start-to-close, tells a lost worker."""
+
 RUN_MARGIN = timedelta(minutes=5)
 """What a run spends outside its calls: workflow tasks, and a worker restart picking the run up."""
 
@@ -100,7 +105,7 @@ def run_timeout(skill: Skill, limits: RunLimits) -> timedelta:
     if skill.execution_plan:
         work += sum(script if step.tool_name == RUN_SCRIPT else tool for step in skill.execution_plan)
     else:
-        llm = worst_case(limits.llm_seconds, LLM_RETRY)
+        llm = worst_case(limits.llm_seconds + LLM_MARGIN.total_seconds(), LLM_RETRY)
         work += worst_case(STORE_TIMEOUT, STORE_RETRY) + tool + max(0, skill.max_steps) * (llm + max(tool, script))
         # A turn that fails over is tried again on the next model, which the run keeps: each fallback
         # costs at most one more turn's worth, once per run.

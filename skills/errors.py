@@ -167,6 +167,14 @@ class LlmUnavailableError(SkillsError):
     retryable: ClassVar[bool] = True
 
 
+class LlmTimeoutError(LlmUnavailableError):
+    """The LLM endpoint was reached but gave no answer within ``SKILLS_LLM_TIMEOUT``. Not retried:
+    the endpoint is working, and asking again makes a slow server (a local model on CPU) start the
+    same prompt over behind the one it is still processing; the next fire, or the user, asks again."""
+
+    retryable: ClassVar[bool] = False
+
+
 class LlmRefusedError(SkillsError):
     """The LLM endpoint refused the request (bad key, unknown model, bad request): fix, then retry."""
 
@@ -180,9 +188,10 @@ class LlmModelNotFoundError(LlmRefusedError):
     """The endpoint does not know the model (404): not retried, but another model may answer."""
 
 
-FALLBACK_FAILURES = frozenset({LlmOverloadedError.failure_type(), LlmModelNotFoundError.failure_type()})
+FALLBACK_FAILURES = frozenset({LlmOverloadedError.failure_type(), LlmModelNotFoundError.failure_type(),
+                               LlmTimeoutError.failure_type()})
 """The failure types of an LLM turn after which the Agent loop tries the skill's next fallback model:
-another model may answer where this one is unknown, overloaded or rate-limited; a bad key, a bad request,
+another model may answer where this one is unknown, overloaded, rate-limited or too slow; a bad key, a bad request,
 an unreachable endpoint or a missing configuration fail every model alike."""
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from temporalio.common import RetryPolicy
 
 from skills.deadline import (
+    LLM_MARGIN,
     LLM_RETRY,
     NOTIFY_RETRY,
     NOTIFY_TIMEOUT,
@@ -71,8 +72,8 @@ def script_options(timeout_seconds: float) -> dict[str, Any]:
 
 
 def llm_options(timeout_seconds: float) -> dict[str, Any]:
-    """One LLM turn."""
-    return {"start_to_close_timeout": timedelta(seconds=timeout_seconds), "heartbeat_timeout": HEARTBEAT,
+    """One LLM turn: the endpoint's timeout (``timeout_seconds``, the HTTP client's) ends it first."""
+    return {"start_to_close_timeout": timedelta(seconds=timeout_seconds) + LLM_MARGIN, "heartbeat_timeout": HEARTBEAT,
             "retry_policy": LLM_RETRY}
 
 

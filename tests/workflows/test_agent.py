@@ -4,7 +4,9 @@ a real store and real schedules: the loop, the sandbox, retries, tokens and budg
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import AsyncIterator
+from datetime import timedelta
 
 import pytest
 from temporalio.client import Client
@@ -14,7 +16,16 @@ from temporalio.worker import Replayer
 from adapters.store import Store
 from config.settings import Settings
 from tests.conftest import Engine, eventually, schedule_exists, trigger_schedule
-from tests.fakes.llm_server import ScriptedLLM, call, calls, error, long, say, scripted_llm_fixture
+from tests.fakes.llm_server import (
+    ScriptedLLM,
+    call,
+    calls,
+    error,
+    hang_until,
+    long,
+    say,
+    scripted_llm_fixture,
+)
 from workflows.run import SkillRun
 
 KEY = "sk-test-key"
@@ -113,6 +124,32 @@ async def test_rate_limits_and_server_errors_retry_a_bad_key_does_not(agent: Eng
     refused = await agent.skills.run("refused")
     assert refused.status == "error" and "refused the API key: set SKILLS_LLM_API_KEY" in refused.summary
     assert len(llm.requests_for("refused")) == 1  # not retried
+
+
+async def test_a_slow_endpoint_is_reported_as_timed_out_not_unreachable_and_fails_over(
+        client: Client, agent_settings: Settings, llm: ScriptedLLM) -> None:
+    """An endpoint that is reached but answers after SKILLS_LLM_TIMEOUT (a local model on CPU): the run
+    says it timed out, after how long and which setting to raise; the same prompt is not sent again
+    behind the one the server is still working on, and a fallback model is tried."""
+    release = threading.Event()
+    llm.script("slow", [hang_until(release, say("too late"), timeout=30)])
+    llm.script("slow-too", [hang_until(release, say("too late"), timeout=30)])
+    llm.script("quick", [say("Done in time.")])
+    engine = await Engine(agent_settings.model_copy(update={"llm_timeout": timedelta(seconds=1.5)}), client).start()
+    try:
+        await engine.skills.register(briefing(name="slow", model="slow"))
+        slow = await engine.skills.run("slow")
+        assert slow.status == "error"
+        assert "timed out after 1.5 s without an answer for the model 'slow'" in slow.summary, slow.summary
+        assert "SKILLS_LLM_TIMEOUT" in slow.summary and "could not be reached" not in slow.summary
+        assert len(llm.requests_for("slow")) == 1  # not asked again
+
+        await engine.skills.register(briefing(name="patient", model="slow-too", fallback_models=["quick"]))
+        patient = await engine.skills.run("patient")
+        assert (patient.status, patient.summary, patient.model) == ("success", "Done in time.", "quick")
+    finally:
+        release.set()
+        await engine.stop()
 
 
 async def test_a_very_long_answer_is_kept_in_the_store_not_in_the_run(agent: Engine, llm: ScriptedLLM) -> None:

@@ -20,8 +20,8 @@ from client.temporal_cli import temporal_binary
 from config.settings import Settings
 from skills.models import RunRecord
 from tests.conftest import Engine, free_port, trust_files, write_mcp_config
-from tests.history import decoded, strings
 from tests.fakes.llm_server import ScriptedLLM, call, say
+from tests.history import decoded, strings
 from tests.starter.test_cli import run_skills
 from tests.workflows.test_scripts import NEVER, step, write_skill
 
