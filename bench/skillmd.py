@@ -240,6 +240,20 @@ def report(figures: dict[str, Any]) -> None:
     for what, value, note in rows:
         print(f"  {what:<32} {value:>12}   {note}")
     report_worst_case(figures["worst_case_patterns"])
+    report_evaluation()
+
+
+def report_evaluation() -> None:
+    """Matching judged on public skills' names and descriptions (tests/skills/skillmd/data)."""
+    from tests.skills.skillmd.test_match_eval import INDEX, MESSAGES, evaluate
+
+    for part in ("tuning", "held_out"):
+        accuracy, wrong, negatives = evaluate(part)
+        print(f"evaluation, {part}: top-1 {accuracy:.1%} of {len(MESSAGES[part]['positives'])} messages "
+              f"against {len(INDEX):,} public and bundled skills; {len(negatives)} of "
+              f"{len(MESSAGES[part]['negatives'])} messages no skill is for matched one")
+        for message, first, expected in wrong:
+            print(f"  wrong: {message!r}: {first[0] if first else 'nothing'}, not {' or '.join(expected)}")
 
 
 def report_worst_case(w: dict[str, Any]) -> None:

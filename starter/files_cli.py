@@ -168,7 +168,7 @@ def match(message: str, limit: int) -> int:
         print(f"no skill matches (of {len(catalog.skills)})")
     for rank, found in enumerate(matches, 1):
         skill = catalog.skills[found.name]
-        print(f"{rank}. {found.name}  ({skill.source}, priority {found.priority})")
+        print(f"{rank}. {found.name}  (score {found.score:.2f}; {skill.source}, priority {found.priority})")
         for reason in found.reasons:
             print(f"     {reason}")
     return 0

@@ -48,6 +48,48 @@ def read_frontmatter_block(path: Path, max_bytes: int) -> str:
     return "".join(lines)
 
 
+MAX_HEADINGS = 40
+"""Headings kept per SKILL.md for matching: enough for any real skill's outline."""
+
+HEADINGS_BYTES = 64 * 1024
+"""How much of a body is scanned for headings: a skill's outline is near its top."""
+
+
+def read_headings(path: Path, max_bytes: int = HEADINGS_BYTES) -> tuple[str, ...]:
+    """The Markdown headings (``#`` to ``######``) of the body after the frontmatter, without the
+    marks, outside fenced code (a shell comment is not a heading); at most :data:`MAX_HEADINGS`, from
+    the first ``max_bytes``. The body's text is not kept. A file that cannot be read has none."""
+    found: list[str] = []
+    fence = ""
+    size = 0
+    try:
+        with path.open("rb") as f:
+            boundaries = 0
+            while (raw := f.readline(max_bytes)) and size < max_bytes and len(found) < MAX_HEADINGS:
+                size += len(raw)
+                line = raw.decode("utf-8", "replace").rstrip()
+                if boundaries < 2:  # the frontmatter, up to its closing ---
+                    if is_boundary(raw.decode("utf-8", "replace")):
+                        boundaries += 1
+                    elif size == len(raw):
+                        return ()  # no frontmatter: not a skill file that loads
+                    continue
+                stripped = line.lstrip()
+                if stripped.startswith(("```", "~~~")):
+                    mark = stripped[:3]
+                    fence = "" if fence == mark else (fence or mark)
+                    continue
+                if fence or not stripped.startswith("#"):
+                    continue
+                level = len(stripped) - len(stripped.lstrip("#"))
+                text = stripped[level:].strip().strip("#").strip()
+                if 1 <= level <= 6 and text and stripped[level:level + 1] in (" ", "\t"):
+                    found.append(text[:200])
+    except OSError:
+        return ()
+    return tuple(found)
+
+
 def read_text(path: Path, max_bytes: int) -> str:
     """A whole text file, refused before reading if it is bigger than ``max_bytes``."""
     try:

@@ -208,6 +208,9 @@ class SkillFile(BaseModel):
     source: SourceName
     mtime: datetime
     """When the file was last written (UTC), so a sync can tell a newer file."""
+    headings: tuple[str, ...] = ()
+    """The body's headings, read with the frontmatter (``files.read_headings``): matching weighs
+    their words, and the body itself stays unread until it is disclosed."""
 
     @property
     def name(self) -> str:

@@ -1,20 +1,34 @@
-"""Matching a user's message against every skill's triggers, ranked.
+"""Matching a user's message against every skill, ranked, with the reasons.
 
-Built for many skills: keywords, verbs and names go into a dict keyed by their words,
-and a message is cut into its word sequences (up to the longest trigger's length),
-each looked up once, so the cost grows with the message, not with the number of
-skills. Patterns were compiled once when the skill loaded (with RE2, in linear time: see
-:mod:`skills.skillmd.patterns`); they are the only part tried one by one, since a regex has no
-words to index it by, and a pattern several skills share is tried once.
+Two kinds of evidence add up to one score:
 
-A message is matched on its first :data:`~skills.skillmd.patterns.MAX_MATCH_CHARS` characters
-(keywords and patterns alike), so its cost is bounded however long it is.
+- what skills carry, ranked lexically (:mod:`skills.skillmd.lexical`, BM25F over the name, the
+  description, the declared triggers and the body's headings, with stemming and stop words):
+  the ecosystem's skills say when to use them in their description and declare nothing else;
+- declared triggers, found exactly as written (keywords and verbs as whole words, phrases as whole
+  word sequences, RE2 patterns) and the skill's name said in full: an author's word that a message
+  is for the skill, so each one alone is enough to match.
+
+A skill matches when its score reaches :data:`THRESHOLD` and the evidence is more than one word:
+a declared trigger, the name in full, or at least :data:`MIN_TERMS` distinct terms of the message.
+One shared word is not enough: "fit a linear regression" says ``linear``, and so does the
+description of the Linear issue tracker.
+
+Built for many skills: triggers go into a dict keyed by their words, and a message is cut into its
+word sequences (up to the longest trigger's length), each looked up once; the lexical index is
+inverted (each term's skills and scores, computed when the index is built). So the cost grows with
+the message and its words' postings, not with the number of skills. Patterns were compiled once
+when the skill loaded (with RE2, in linear time: see :mod:`skills.skillmd.patterns`); they are the
+only part tried one by one, since a regex has no words to index it by, and a pattern several skills
+share is tried once.
+
+A message is matched on its first :data:`~skills.skillmd.patterns.MAX_MATCH_CHARS` characters, so
+its cost is bounded however long it is.
 """
 
 from __future__ import annotations
 
 import heapq
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -23,17 +37,47 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from skills.skillmd.lexical import Evidence, LexicalIndex
 from skills.skillmd.manifest import SkillFile
 from skills.skillmd.patterns import MAX_MATCH_CHARS, Pattern, match_text
+from skills.skillmd.terms import Term, is_folded, words
 
 DEFAULT_LIMIT = 3
 
-_WORD = re.compile(r"\w+")
+TRIGGER_SCORE = 2.0
+"""What one declared keyword, verb or pattern found in the message adds: as much as the threshold,
+so a declared trigger alone matches, and about as much as two distinctive words of a description."""
+
+PHRASE_WORD_SCORE = 3.5
+"""What each word of a declared multi-word keyword or verb found as a phrase adds: a phrase is more
+specific than its words found apart, so a two-word phrase outranks three single-word triggers."""
+
+MENTION_SCORE = 12.0
+"""What the skill's full name adds when the message says it (``code-review`` or ``code review``):
+the user asked for that skill. Only names of two words or more: a one-word name (``linear``,
+``pdf``) is an ordinary word, weighed like the description's words."""
+
+THRESHOLD = 1.2
+"""The least score that matches: about two distinctive words of the message, or one trigger
+(set on the tuning half of tests/skills/skillmd/data/match_messages.json, checked on the other)."""
+
+MIN_TERMS = 2
+"""Distinct terms of the message a skill must carry to match on lexical evidence alone."""
 
 
-def words(text: str) -> tuple[str, ...]:
-    """The text's words, case-folded; punctuation and spacing between them do not matter."""
-    return tuple(_WORD.findall(text.casefold()))
+class TermMatch(BaseModel):
+    """A word of the message found in what the skill carries."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    word: str
+    """The message's word."""
+    term: str
+    """The term it counts as (stemmed; ``excel`` counts as ``xlsx``)."""
+    fields: list[str]
+    """Where the skill carries it: ``name``, ``description``, ``triggers``, ``headings``."""
+    score: float
+    """What it added to the skill's score."""
 
 
 class SkillMatch(BaseModel):
@@ -42,19 +86,24 @@ class SkillMatch(BaseModel):
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
     name: str
+    score: float
+    """Everything found, added up; the ranking's first key."""
     mentioned: bool
     """The message names the skill (``code-review`` or ``code review``)."""
     phrases: int
     """Multi-word keywords or verbs found as exact phrases."""
     matches: int
     """Distinct triggers found (keywords, verbs and patterns)."""
+    terms: list[TermMatch]
+    """Words of the message found in the skill's name, description, triggers or headings."""
     priority: int
     last_used: datetime | None
     reasons: list[str]
+    """Why, in words: the mention, each trigger, then each word found that no trigger explains."""
 
 
 @dataclass(frozen=True, slots=True)
-class _Term:
+class _Trigger:
     skill: str
     text: str
     words: tuple[str, ...]
@@ -66,25 +115,41 @@ class _Tally:
     mentioned: bool = False
     phrases: int = 0
     matches: int = 0
+    score: float = 0.0
     reasons: list[str] = field(default_factory=list)
+    explained: set[str] = field(default_factory=set)
+    """The message's words a reason already names."""
 
 
 class SkillIndex:
-    """Every skill's triggers, indexed for ``match``."""
+    """Every skill's triggers and text, indexed for ``match``."""
 
     def __init__(self, skills: Iterable[SkillFile]) -> None:
+        self._names: list[str] = []
+        self._numbers: dict[str, int] = {}
         self._priority: dict[str, int] = {}
-        self._by_words: dict[tuple[str, ...], list[_Term]] = defaultdict(list)
+        self._by_words: dict[tuple[str, ...], list[_Trigger]] = defaultdict(list)
         self._longest = 0
         # Skills by pattern text: a pattern many skills share is searched once a message.
         self._patterns: dict[str, tuple[Pattern, list[str]]] = {}
+        documents = []
         for skill in skills:
             self._add(skill)
+            documents.append(_document(skill))
+        self._lexical = LexicalIndex(documents)
+
+    def __len__(self) -> int:
+        return len(self._names)
 
     def _add(self, skill: SkillFile) -> None:
         manifest = skill.manifest
+        self._numbers[skill.name] = len(self._names)
+        self._names.append(skill.name)
         self._priority[skill.name] = manifest.metadata.priority
-        terms = [_Term(skill.name, skill.name, words(skill.name), "name")]
+        triggers = []
+        name = words(skill.name)
+        if len(name) > 1:
+            triggers.append(_Trigger(skill.name, skill.name, name, "name"))
         seen: set[tuple[str, ...]] = set()
         for kind, texts in (("keyword", manifest.keywords), ("verb", manifest.triggers.verbs)):
             for text in texts:
@@ -92,11 +157,10 @@ class SkillIndex:
                 # The same trigger listed twice (or as keyword and verb) counts once.
                 if found and found not in seen:
                     seen.add(found)
-                    terms.append(_Term(skill.name, text, found, kind))
-        for term in terms:
-            if term.words:
-                self._by_words[term.words].append(term)
-                self._longest = max(self._longest, len(term.words))
+                    triggers.append(_Trigger(skill.name, text, found, kind))
+        for trigger in triggers:
+            self._by_words[trigger.words].append(trigger)
+            self._longest = max(self._longest, len(trigger.words))
         for pattern in manifest.triggers.patterns:
             named = self._patterns.setdefault(pattern.pattern, (pattern, []))[1]
             if skill.name not in named:  # the same pattern listed twice counts once
@@ -109,11 +173,50 @@ class SkillIndex:
         limit: int = DEFAULT_LIMIT,
         recent_use: Mapping[str, datetime] | None = None,
     ) -> list[SkillMatch]:
-        """The ``limit`` best-matching skills: named in the message first, then by exact
-        phrases, number of triggers found, ``metadata.priority``, and most recent use."""
+        """The ``limit`` best-matching skills of those that match at all (see the module's doc):
+        by score, then ``metadata.priority``, then most recent use, then name."""
         recent_use = recent_use or {}
-        tallies: dict[str, _Tally] = defaultdict(_Tally)
         message = message[:MAX_MATCH_CHARS]
+        tallies = self._triggers(message)
+        query = self._lexical.query_terms(message)
+        lexical = self._lexical.scores(query)
+        scores = {self._names[number]: score for number, score in lexical.items()}
+        for name, tally in tallies.items():
+            scores[name] = scores.get(name, 0.0) + tally.score
+        evidence: dict[str, list[Evidence]] = {}
+        candidates = []
+        for name, score in scores.items():
+            if score < THRESHOLD:
+                continue
+            if name not in tallies:
+                evidence[name] = self._lexical.evidence(self._numbers[name], query)
+                if len(evidence[name]) < MIN_TERMS:
+                    continue
+            candidates.append(name)
+
+        def rank(name: str) -> tuple[float, int, float, str]:
+            used = recent_use.get(name)
+            # Smallest first: higher score, higher priority, more recent, then by name.
+            return (-scores[name], -self._priority[name], -(used.timestamp() if used else float("-inf")), name)
+
+        best = heapq.nsmallest(limit, candidates, key=rank)
+        return [self._explain(name, scores[name], tallies.get(name, _Tally()),
+                              evidence.get(name) or self._lexical.evidence(self._numbers[name], query),
+                              recent_use.get(name))
+                for name in best]
+
+    def scores(self, message: str) -> dict[str, float]:
+        """The score of every skill with any evidence for ``message``, matched or not: what ranks
+        the skills listed when a prompt has room for only some."""
+        message = message[:MAX_MATCH_CHARS]
+        lexical = self._lexical.scores(self._lexical.query_terms(message))
+        scores = {self._names[number]: score for number, score in lexical.items()}
+        for name, tally in self._triggers(message).items():
+            scores[name] = scores.get(name, 0.0) + tally.score
+        return scores
+
+    def _triggers(self, message: str) -> dict[str, _Tally]:
+        tallies: dict[str, _Tally] = defaultdict(_Tally)
         message_words = words(message)
         found: set[tuple[str, ...]] = set()
         for start in range(len(message_words)):
@@ -122,46 +225,77 @@ class SkillIndex:
                 # A trigger found twice in the message still counts once.
                 if sequence not in found and sequence in self._by_words:
                     found.add(sequence)
-                    for term in self._by_words[sequence]:
-                        _record(tallies[term.skill], term)
-        text = match_text(message)
-        for source, (pattern, skill_names) in self._patterns.items():
-            if pattern.search(text):
-                for name in skill_names:
-                    tally = tallies[name]
-                    tally.matches += 1
-                    tally.reasons.append(f"pattern '{source}'")
-        best = heapq.nsmallest(limit, tallies.items(), key=lambda item: self._rank(*item, recent_use))
-        return [
-            SkillMatch(
-                name=name,
-                mentioned=tally.mentioned,
-                phrases=tally.phrases,
-                matches=tally.matches,
-                priority=self._priority[name],
-                last_used=recent_use.get(name),
-                reasons=tally.reasons,
-            )
-            for name, tally in best
-        ]
+                    for trigger in self._by_words[sequence]:
+                        _record(tallies[trigger.skill], trigger)
+        if self._patterns:
+            text = match_text(message)
+            for source, (pattern, skill_names) in self._patterns.items():
+                if pattern.search(text):
+                    for name in skill_names:
+                        tally = tallies[name]
+                        tally.matches += 1
+                        tally.score += TRIGGER_SCORE
+                        tally.reasons.append(f"pattern '{source}'")
+        return tallies
 
-    def _rank(
-        self, name: str, tally: _Tally, recent_use: Mapping[str, datetime]
-    ) -> tuple[bool, int, int, int, float, str]:
-        used = recent_use.get(name)
-        last_used = used.timestamp() if used else float("-inf")
-        # Smallest first: mentioned, more phrases, more matches, higher priority, more recent, then by name.
-        return (not tally.mentioned, -tally.phrases, -tally.matches, -self._priority[name], -last_used, name)
+    def _explain(self, name: str, score: float, tally: _Tally, evidence: list[Evidence],
+                 last_used: datetime | None) -> SkillMatch:
+        reasons = list(tally.reasons)
+        for found in evidence:
+            if found.word not in tally.explained:
+                shown = f"{found.word}' as '{found.term}" if is_folded(found.word) else found.word
+                reasons.append(f"'{shown}' in {', '.join(found.fields)} (+{found.score:.2f})")
+        return SkillMatch(
+            name=name,
+            score=round(score, 4),
+            mentioned=tally.mentioned,
+            phrases=tally.phrases,
+            matches=tally.matches,
+            terms=[TermMatch(word=e.word, term=e.term, fields=list(e.fields), score=round(e.score, 4))
+                   for e in evidence],
+            priority=self._priority[name],
+            last_used=last_used,
+            reasons=reasons,
+        )
 
 
-def _record(tally: _Tally, term: _Term) -> None:
-    if term.kind == "name":
+def _document(skill: SkillFile) -> dict[str, str]:
+    manifest = skill.manifest
+    return {
+        "name": skill.name,
+        "description": manifest.description,
+        "triggers": "\n".join([*manifest.keywords, *manifest.triggers.verbs]),
+        "headings": "\n".join(skill.headings),
+    }
+
+
+def _record(tally: _Tally, trigger: _Trigger) -> None:
+    tally.explained.update(trigger.words)
+    if trigger.kind == "name":
         tally.mentioned = True
-        tally.reasons.insert(0, f"mentions the skill by name '{term.text}'")
+        tally.score += MENTION_SCORE
+        tally.reasons.insert(0, f"mentions the skill by name '{trigger.text}'")
         return
     tally.matches += 1
-    if len(term.words) > 1:
+    if len(trigger.words) > 1:
         tally.phrases += 1
-        tally.reasons.append(f"{term.kind} phrase '{term.text}'")
+        tally.score += PHRASE_WORD_SCORE * len(trigger.words)
+        tally.reasons.append(f"{trigger.kind} phrase '{trigger.text}'")
     else:
-        tally.reasons.append(f"{term.kind} '{term.text}'")
+        tally.score += TRIGGER_SCORE
+        tally.reasons.append(f"{trigger.kind} '{trigger.text}'")
+
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "MENTION_SCORE",
+    "MIN_TERMS",
+    "PHRASE_WORD_SCORE",
+    "THRESHOLD",
+    "TRIGGER_SCORE",
+    "SkillIndex",
+    "SkillMatch",
+    "TermMatch",
+    "Term",
+    "words",
+]

@@ -98,7 +98,7 @@ def load_skill_file(
     if manifest is None:
         reasons = "; ".join(p.message for p in problems if p.severity == "error")
         return None, [Problem.warning(f"{SKIPPED}{reasons}").at(path)]
-    skill = SkillFile(manifest=manifest, path=path, source=source, mtime=mtime)
+    skill = SkillFile(manifest=manifest, path=path, source=source, mtime=mtime, headings=files.read_headings(path))
     return skill, [p.as_warning().at(path) for p in problems]
 
 

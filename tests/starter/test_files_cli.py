@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -125,9 +126,11 @@ def test_match_ranks_with_reasons(dirs: dict[str, Path], capsys: pytest.CaptureF
 
     code, out, _ = run(capsys, "match", "Please triage my inbox, then look at PR #12")
     assert code == 0
-    assert out.splitlines()[0] == "1. email-triage  (project, priority 0)"
+    first, second = (line for line in out.splitlines() if not line.startswith(" "))
+    assert re.fullmatch(r"1\. email-triage  \(score (\d+\.\d\d); project, priority 0\)", first), first
     assert "verb 'triage'" in out and "keyword 'inbox'" in out
-    assert "2. code-review  (user, priority 3)" in out and r"pattern 'PR\s*#\d+'" in out
+    assert re.fullmatch(r"2\. code-review  \(score (\d+\.\d\d); user, priority 3\)", second), second
+    assert r"pattern 'PR\s*#\d+'" in out
 
     code, out, _ = run(
         capsys, "match", "--json", "--limit", "1", "Please triage my inbox, then look at PR #12"

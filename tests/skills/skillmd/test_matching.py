@@ -40,7 +40,9 @@ def test_phrases_match_as_whole_word_sequences() -> None:
 
     assert names(index, "Can you do a code  review?") == ["cr"]
     assert names(index, "code-review please") == ["cr"]
-    assert names(index, "review the code") == []
+    # Apart, the words are ordinary evidence (both are in what the skill carries), never a phrase.
+    [apart] = index.match("review the code")
+    assert apart.phrases == 0 and not any("phrase" in reason for reason in apart.reasons)
     assert names(index, "barcode reviewer") == []
 
 
@@ -82,11 +84,12 @@ def test_a_name_mention_ranks_above_a_phrase() -> None:
     index = SkillIndex(
         [
             skill("phrased", triggers={"keywords": ["daily report", "report", "summary"]}),
-            skill("weather"),
+            skill("weather-brief"),
         ]
     )
 
-    assert names(index, "weather daily report summary") == ["weather", "phrased"]
+    # A name of two words or more: a one-word name ("linear", "pdf") is an ordinary word, not a mention.
+    assert names(index, "weather brief daily report summary") == ["weather-brief", "phrased"]
 
 
 def test_a_phrase_ranks_above_more_single_word_matches() -> None:

@@ -1,0 +1,69 @@
+"""Matching judged on skills nobody here wrote: the names and descriptions of public SKILL.md
+collections (tests/skills/skillmd/data/skill_collections.json, read at the commits it names; no
+bodies) beside the engine's bundled skills, against messages written here
+(data/match_messages.json). Positives name the skill a message is for; negatives are ordinary
+chat that no skill is for. ``tuning`` set the weights and the threshold; ``held_out`` was written
+apart and not looked at while tuning: both must hold."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from skills.skillmd import BUNDLED_DIR, SkillFile, SkillIndex, SkillManifest, discover
+
+DATA = Path(__file__).parent / "data"
+
+
+def _catalog() -> list[SkillFile]:
+    found: list[SkillFile] = list(discover(bundled=BUNDLED_DIR).skills.values())
+    collections = json.loads((DATA / "skill_collections.json").read_text())["collections"]
+    for collection in collections:
+        for entry in collection["skills"]:
+            manifest = SkillManifest.model_validate({"name": entry["name"], "description": entry["description"]})
+            found.append(SkillFile(manifest=manifest, path=Path(f"/{collection['repository']}/{entry['name']}/SKILL.md"),
+                                   source="user", mtime=datetime(2026, 1, 1, tzinfo=UTC)))
+    return found
+
+
+INDEX = SkillIndex(_catalog())
+MESSAGES = json.loads((DATA / "match_messages.json").read_text())
+
+
+def evaluate(part: str) -> tuple[float, list[tuple[str, list[str], list[str]]], dict[str, list[str]]]:
+    """Top-1 accuracy over the part's positives, the positives it got wrong (message, first match,
+    expected), and the negatives that matched anything (bench.skillmd prints these too)."""
+    positives = MESSAGES[part]["positives"]
+    firsts = {message: [m.name for m in INDEX.match(message, limit=1)] for message, _ in positives}
+    wrong = [(message, firsts[message], expected) for message, expected in positives
+             if not firsts[message] or firsts[message][0] not in expected]
+    matched = {message: [m.name for m in INDEX.match(message)] for message in MESSAGES[part]["negatives"]}
+    return 1 - len(wrong) / len(positives), wrong, {m: found for m, found in matched.items() if found}
+
+
+@pytest.mark.parametrize("part", ["tuning", "held_out"])
+def test_the_right_skill_comes_first_for_nine_messages_in_ten(part: str) -> None:
+    accuracy, wrong, _ = evaluate(part)
+    assert accuracy >= 0.9, f"top-1 accuracy {accuracy:.0%}; wrong: {wrong}"
+
+
+@pytest.mark.parametrize("part", ["tuning", "held_out"])
+def test_no_skill_is_matched_for_a_message_no_skill_is_for(part: str) -> None:
+    assert evaluate(part)[2] == {}
+
+
+def test_a_shared_word_is_not_a_match() -> None:
+    """The issue's two cases: Linear's tracker says "linear", the scheduler says "monthly"."""
+    assert "linear" not in [m.name for m in INDEX.match("fit a linear regression on this data")]
+    spreadsheet = [m.name for m in INDEX.match("build an Excel spreadsheet with a pivot table of monthly revenue")]
+    assert spreadsheet[:1] == ["xlsx"]  # the scheduler's keyword "monthly" no longer outranks the subject
+
+
+def test_each_match_says_why() -> None:
+    [best, *_] = INDEX.match("build an Excel spreadsheet with a pivot table of monthly revenue")
+    assert best.name == "xlsx"
+    assert any(term.word == "excel" and term.term == "xlsx" and "name" in term.fields for term in best.terms)
+    assert any("'excel' as 'xlsx' in name" in reason for reason in best.reasons), best.reasons
