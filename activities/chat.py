@@ -146,7 +146,7 @@ class ChatActivities:
         (the time, the tools, the matched playbooks) and the user's message, appended to the
         session's conversation (idempotent: a retry does not append twice)."""
         catalog = discover(**self.settings.skill_folders())
-        disclosure = disclose(request.message, catalog)
+        disclosure = disclose(request.message, catalog, registry_tokens=self.settings.disclosure_tokens)
         # Instructions of an untrusted skill still guide the model; its toolsets and scripts stay shut.
         states = trust_states(self.store, self.settings,
                               [catalog.skills[name] for name in disclosure.instructions if name in catalog.skills])

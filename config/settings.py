@@ -232,6 +232,10 @@ class Settings(BaseSettings):
     """The last this many messages of a chat session (with the answers and tool calls that followed
     them) go to the model; older ones stay in the store."""
 
+    disclosure_tokens: int = Field(default=2_000, ge=100)
+    """Tokens (estimated) the ``<available_skills>`` list may take in a chat's prompt: each skill's
+    whole description; past it, the skills the message is most about are listed and the rest counted."""
+
     chat_confirm_changes: bool = True
     """A change the assistant proposes in a chat that widens what runs (a new skill, more tools, the
     Agent tier, enabling, a delete, an event) is recorded and made only once the user confirms it (a

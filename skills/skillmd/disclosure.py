@@ -2,16 +2,19 @@
 
 Tier 0, nothing: there are no skills.
 Tier 1, a breadcrumb ``[N skills available]``: skills exist, but none fits the message.
-Tier 2, the registry: names and brief descriptions as the ``<available_skills>`` block
-(the block Agent Skills clients put in a system prompt), for every skill when the user asks what the assistant can do, and
-always for skills that have no triggers (they can never match, so this is how they are found).
+Tier 2, the registry: names and whole descriptions as the ``<available_skills>`` block (the
+block Agent Skills clients put in a system prompt; the spec's description says when to use the
+skill, so none of it is cut), for every skill when the user asks what the assistant can do, and
+always for skills that have no triggers. Within a token budget (``registry_tokens``): when the
+skills would not fit, the ones the matcher scores highest for the message are listed and the
+block says how many it left out.
 Tier 3, the full instructions of the matched skills (and of the skills they depend on).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Literal
 from xml.sax.saxutils import escape, quoteattr
@@ -38,6 +41,13 @@ _ASKS_FOR_REGISTRY = re.compile(
 
 _INSTRUCTIONS_TAG = "skill_instructions"
 
+REGISTRY_TOKENS = 2_000
+"""The registry's default token budget (``SKILLS_DISCLOSURE_TOKENS``)."""
+
+CHARS_PER_TOKEN = 4
+"""English text and XML tags run about four characters a token in the common tokenizers: an
+estimate, used only to keep the registry within its budget."""
+
 # Control characters XML 1.0 cannot carry even escaped; a stray one would make the whole block invalid.
 _NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -56,6 +66,8 @@ class Disclosure(BaseModel):
     """Skills whose full instructions are in the block: the matches, then what they depend on."""
     listed: list[str]
     """Skills in the ``<available_skills>`` registry."""
+    left_out: int = 0
+    """Skills the registry had no room for within its token budget (the block says how many)."""
 
 
 def asks_for_registry(message: str) -> bool:
@@ -70,6 +82,7 @@ def disclose(
     limit: int = DEFAULT_LIMIT,
     recent_use: Mapping[str, datetime] | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    registry_tokens: int = REGISTRY_TOKENS,
 ) -> Disclosure:
     """The disclosure block for ``message``; bodies are read from their files now."""
     if not catalog.skills:
@@ -80,7 +93,8 @@ def disclose(
     # skill per message would cost more than the matching itself in a large catalog.
     candidates = catalog.skills.values() if asks_for_registry(message) else catalog.untriggered
     listed = [s for s in candidates if s.name not in instructions]
-    hidden = len(catalog.skills) - len(instructions) - len(listed)
+    listed, left_out = _within(listed, registry_tokens, lambda: catalog.index.scores(message))
+    hidden = len(catalog.skills) - len(instructions) - len(listed) - left_out
     parts: list[str] = []
     tier: Tier = 1
     if instructions:
@@ -89,6 +103,9 @@ def disclose(
     if listed:
         parts.append(render_available_skills(listed))
         tier = max(tier, 2)
+    if left_out:
+        parts.append(f"[{left_out} more skills not listed: the list is kept within {registry_tokens:,} tokens; "
+                     "ask for a skill by what it does to find it]")
     if hidden:
         parts.append(f"[{hidden} more skills available]" if parts else f"[{hidden} skills available]")
     return Disclosure(
@@ -97,7 +114,26 @@ def disclose(
         matches=matches,
         instructions=instructions,
         listed=[s.name for s in listed],
+        left_out=left_out,
     )
+
+
+def _within(skills: list[SkillFile], budget: int, scores: Callable[[], Mapping[str, float]]
+            ) -> tuple[list[SkillFile], int]:
+    """The skills whose registry entries fit ``budget`` tokens, and how many were left out: all, in
+    their order, when they fit; else the best scored for the message first (then by name)."""
+    cost = {skill.name: -(-len(_entry(skill)) // CHARS_PER_TOKEN) for skill in skills}
+    if sum(cost.values()) <= budget:
+        return skills, 0
+    scored = scores()
+    ranked = sorted(skills, key=lambda s: (-scored.get(s.name, 0.0), s.name))
+    kept: list[SkillFile] = []
+    spent = 0
+    for skill in ranked:
+        if spent + cost[skill.name] <= budget:
+            kept.append(skill)
+            spent += cost[skill.name]
+    return kept, len(skills) - len(kept)
 
 
 def with_dependencies(names: Iterable[str], catalog: Catalog, *, exclude: Iterable[str] = ()) -> list[str]:
@@ -118,17 +154,13 @@ def xml_attribute(text: str) -> str:
 
 
 def render_available_skills(skills: Iterable[SkillFile]) -> str:
-    """The ``<available_skills>`` block: each skill's name and brief description, XML-escaped."""
-    lines = ["<available_skills>"]
-    for skill in skills:
-        lines += [
-            "<skill>",
-            f"<name>{xml_text(skill.name)}</name>",
-            f"<description>{xml_text(skill.manifest.brief)}</description>",
-            "</skill>",
-        ]
-    lines.append("</available_skills>")
-    return "\n".join(lines)
+    """The ``<available_skills>`` block: each skill's name and whole description, XML-escaped."""
+    return "\n".join(["<available_skills>", *(_entry(skill) for skill in skills), "</available_skills>"])
+
+
+def _entry(skill: SkillFile) -> str:
+    return (f"<skill>\n<name>{xml_text(skill.name)}</name>\n"
+            f"<description>{xml_text(skill.manifest.brief)}</description>\n</skill>")
 
 
 def render_instructions(skill: SkillFile, limits: Limits = DEFAULT_LIMITS) -> str:

@@ -21,7 +21,6 @@ from skills.skillmd.patterns import Pattern, PatternError, compile_pattern
 
 SourceName = Literal["project", "user", "bundled"]
 
-_FIRST_SENTENCE = re.compile(r"^(.+?[.!?])(?:\s|$)")
 
 
 def _as_list(value: Any) -> Any:
@@ -176,7 +175,9 @@ class SkillManifest(BaseModel):
     default_enabled: bool = True
     """A skill with ``false`` loads but stays out of matching and disclosure unless enabled by name."""
     brief_description: str | None = None
-    """The one-liner for the registry; the description's first sentence when absent."""
+    """What the registry lists instead of the description, when the author wants it shorter; the
+    whole description when absent (the spec's description says when to use the skill: none of it
+    is cut)."""
     depends: Names = Field(default_factory=list)
     """Skills whose instructions come along whenever this one's are disclosed."""
 
@@ -184,9 +185,7 @@ class SkillManifest(BaseModel):
     def brief(self) -> str:
         if self.brief_description:
             return self.brief_description.strip()
-        description = " ".join(self.description.split())
-        found = _FIRST_SENTENCE.match(description)
-        return found.group(1) if found else description
+        return " ".join(self.description.split())
 
     @property
     def keywords(self) -> list[str]:

@@ -190,7 +190,7 @@ def test_prompt_is_the_disclosure_block(dirs: dict[str, Path], capsys: pytest.Ca
     assert code == 0 and "(tier 3)" in err
     assert '<skill_instructions name="email-triage">\n# Triage\nSort the inbox.\n</skill_instructions>' in out
     # A skill without triggers is always listed, escaped; the rest are a breadcrumb.
-    assert "<name>tone-guide</name>\n<description>Tone &lt;&amp;&gt; style.</description>" in out
+    assert "<name>tone-guide</name>\n<description>Tone &lt;&amp;&gt; style. For every answer.</description>" in out
     assert out.rstrip().endswith("[1 more skills available]")
 
     code, out, _ = run(capsys, "prompt", "--json", "what can you do?")

@@ -64,7 +64,7 @@ def test_tier_2_lists_skills_without_triggers_alongside_the_breadcrumb(catalog: 
         "<available_skills>\n"
         "<skill>\n"
         "<name>tone-guide</name>\n"
-        "<description>Tone &lt;&amp;&gt; style.</description>\n"
+        "<description>Tone &lt;&amp;&gt; style. For replies.</description>\n"
         "</skill>\n"
         "</available_skills>\n"
         "\n"
@@ -87,7 +87,7 @@ def test_tier_2_lists_every_skill_when_the_user_asks(catalog: Catalog, message: 
 
     assert disclosure.tier == 2
     assert disclosure.listed == ["deploy", "email-triage", "tone-guide"]
-    assert "<description>Sorts the inbox.</description>" in disclosure.text
+    assert "<description>Sorts the inbox. Flags what is urgent.</description>" in disclosure.text
     assert "available]" not in disclosure.text
 
 
@@ -136,7 +136,7 @@ def test_registry_escaping_covers_names_and_descriptions(tmp_path: Path, write_s
 
     assert render_available_skills([skill]) == (
         "<available_skills>\n<skill>\n<name>A&amp;B</name>\n"
-        '<description>Quotes " and &lt;tags&gt;.</description>\n</skill>\n</available_skills>'
+        '<description>Quotes " and &lt;tags&gt;. More.</description>\n</skill>\n</available_skills>'
     )
 
 
@@ -159,3 +159,27 @@ def test_dependencies_are_followed_once_even_in_a_cycle(tmp_path: Path, write_sk
     write_skill(tmp_path, "third", triggers={"keywords": ["wait"]})
 
     assert with_dependencies(["first"], discover(user=tmp_path)) == ["first", "second", "third"]
+
+
+def test_a_registry_over_its_budget_lists_what_the_message_is_about_and_says_how_many_it_left_out(
+        tmp_path: Path, write_skill) -> None:
+    for n in range(30):
+        write_skill(tmp_path, f"tool-{n:02d}", description=f"Helper number {n} for general chores around the house. " * 3)
+    for n in range(5):
+        write_skill(tmp_path, f"garden-{n}", description=f"Waters the garden's plants, bed {n}. " * 3)
+    catalog = discover(user=tmp_path)
+
+    whole = disclose("list skills", catalog)
+    assert (len(whole.listed), whole.left_out) == (35, 0)  # the default budget holds them all
+
+    short = disclose("list skills for watering the garden plants", catalog, registry_tokens=300)
+    assert len(short.instructions) == 3  # three garden skills matched; the two others are listed first
+    assert short.left_out == 32 - len(short.listed) and 2 < len(short.listed) < 32
+    assert {name for name in short.listed[:2]} | set(short.instructions) == {f"garden-{n}" for n in range(5)}
+    registry = short.text[short.text.index("<available_skills>"):short.text.index("</available_skills>")]
+    assert len(registry) <= 300 * 4  # the budget, at about 4 characters a token
+    assert f"[{short.left_out} more skills not listed: the list is kept within 300 tokens;" in short.text
+    # Each listed skill still carries its whole description.
+    for name in short.listed:
+        whole_description = " ".join(catalog.skills[name].manifest.description.split())
+        assert f"<name>{name}</name>\n<description>{whole_description}</description>" in registry

@@ -238,11 +238,14 @@ def test_version_written_as_a_number_is_kept_as_text() -> None:
     assert manifest is not None and manifest.version == "1.5"
 
 
-def test_brief_description_is_the_first_sentence_when_absent() -> None:
+def test_the_registry_lists_the_whole_description_when_no_brief_is_given() -> None:
+    """The spec's description says when to use the skill: none of it is cut, and an abbreviation
+    is no sentence's end (a first-sentence rule made "Query the U.S." of usfiscaldata's)."""
     manifest, _ = check_frontmatter({"name": "x", "description": "Reads PDFs.  Use it for forms!"})
-    assert manifest is not None and manifest.brief == "Reads PDFs."
-    manifest, _ = check_frontmatter({"name": "x", "description": "No full stop here"})
-    assert manifest is not None and manifest.brief == "No full stop here"
+    assert manifest is not None and manifest.brief == "Reads PDFs. Use it for forms!"
+    described = "Query the U.S. Treasury's Fiscal Data API: debt, deficits, revenue and spending, e.g. monthly."
+    manifest, _ = check_frontmatter({"name": "x", "description": described})
+    assert manifest is not None and manifest.brief == described
 
 
 @pytest.mark.parametrize(
