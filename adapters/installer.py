@@ -4,8 +4,7 @@ A source is a local folder, a ``.tar``/``.tar.gz``/``.tgz``/``.zip`` archive, or
 repository (a URL, or a local repository with ``ref``), with an optional sub-path. It holds one
 skill (a folder with a ``SKILL.md``) or a folder of skills.
 
-Nothing from the source is ever executed, and nothing reaches the user folder unless all of it
-passed:
+Nothing from the source is ever executed, and nothing reaches the user folder unless it passed:
 
 1. the source is read into a hidden staging folder inside the user folder (so the last step is
    a rename on one file system); an archive's members are checked from its index *before*
@@ -15,12 +14,14 @@ passed:
    (``core.hooksPath=/dev/null``), no submodules and no prompt, then exported with ``git archive``
    and checked as an archive;
 2. every skill is validated as ``skills validate`` does (the Agent Skills specification, strictly),
-   plus its ``depends`` (against the skills installed and those installed with it), and a name
+   plus its ``depends`` (against the skills installed and those that pass with it), and a name
    taken in the user folder is refused unless ``force``;
-3. each skill folder gets an ``.install.json`` (where it came from) and is renamed into place.
+3. each skill that passed gets an ``.install.json`` (where it came from) and is renamed into place.
 
-A refusal names every reason (:class:`InstallRefusedError`), an archive's problems the first ten and then how
-many more, and removes the staging folder.
+A problem of step 1 refuses the whole source (:class:`InstallRefusedError`, naming every reason, an
+archive's problems the first ten and then how many more). In step 2 each skill stands alone: the others
+install and the refused ones are named with their reasons in :attr:`InstallResult.refused`, unless
+``all_or_nothing`` (or none passed), which refuses the source. The staging folder goes either way.
 """
 
 from __future__ import annotations
@@ -49,8 +50,9 @@ from pydantic import BaseModel, ConfigDict
 from adapters.folders import Budget, FolderRefused, Written, copy_folder, kind_of, write_capped
 from skills.errors import InstallRefusedError, SkillFileError
 from skills.limits import MAX_INSTALL_BYTES, MAX_INSTALL_FILE_BYTES, MAX_INSTALL_FILES, describe
-from skills.skillmd import Catalog, dependency_problems, discover, load_skill_file, validate_text
-from skills.skillmd.files import read_text
+from skills.skillmd import Catalog, discover, load_skill_file, validate_text
+from skills.skillmd.depends import ARROW, find_cycle, missing_dependencies
+from skills.skillmd.files import Skipped, collection, read_text
 from skills.skillmd.limits import DEFAULT_LIMITS
 from skills.skillmd.manifest import SourceName
 
@@ -101,11 +103,32 @@ class InstalledSkill(BaseModel):
     notes: list[str] = []
 
 
+class RefusedSkill(BaseModel):
+    """A skill of the source that was not installed, with every reason."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str | None
+    """Its name, when its SKILL.md could be read far enough to say."""
+    folder: str
+    """Its folder in the source (``SKILL.md`` when the source is the skill)."""
+    reasons: list[str]
+
+    @property
+    def label(self) -> str:
+        """How a refusal names it: its folder in a collection, else its name (when it has one)."""
+        return self.name if self.folder == "SKILL.md" and self.name else self.folder
+
+
 class InstallResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     installed: list[InstalledSkill]
     record: InstallRecord
+    refused: list[RefusedSkill] = []
+    """The source's skills that did not pass: the others were installed without them."""
+    skipped: list[str] = []
+    """Folders of the source that were not looked into, and why (``.curated/: a hidden folder of 30 skills``)."""
 
 
 class UninstallResult(BaseModel):
@@ -129,6 +152,7 @@ def install(
     path: str | None = None,
     ref: str | None = None,
     force: bool = False,
+    all_or_nothing: bool = False,
     limits: InstallLimits = InstallLimits(),  # noqa: B008 - frozen
 ) -> InstallResult:
     """Install the skill (or skills) of ``source`` into ``folders["user"]``; see the module's docstring."""
@@ -150,7 +174,10 @@ def install(
             raise InstallRefusedError([f"'{path}' is not a folder in {source}"])
         record = InstallRecord(source=_display_source(kind, source), kind=kind, path=path, ref=ref, commit=commit,
                                installed_at=datetime.now(UTC))
-        plans = _check_skills(root, user_dir, folders, force=force)
+        plans, refused, skipped = _check_skills(root, unpacked, user_dir, folders, force=force)
+        if refused and (all_or_nothing or not plans):
+            raise InstallRefusedError([*(f"{r.label}: {reason}" for r in refused for reason in r.reasons),
+                                       *(f"left out {line}" for line in skipped)])
         installed = [_place(plan, stage, user_dir, record) for plan in plans]
     except FolderRefused as refused:
         _clean_up(stage, created)
@@ -162,7 +189,7 @@ def install(
         _clean_up(stage, created)
         raise
     _remove_tree(stage)
-    return InstallResult(installed=installed, record=record)
+    return InstallResult(installed=installed, record=record, refused=refused, skipped=skipped)
 
 
 def uninstall(name: str, *, folders: dict[SourceName, Path]) -> UninstallResult:
@@ -591,54 +618,102 @@ class _Plan:
     notes: list[str]
 
 
-def _check_skills(root: Path, user_dir: Path, folders: dict[SourceName, Path], *, force: bool) -> list[_Plan]:
-    if (root / "SKILL.md").is_file():
-        candidates = [(root, False)]  # one skill: installed under its own name
-    else:
-        candidates = [(child, True) for child in sorted(root.iterdir())
-                      if child.is_dir() and (child / "SKILL.md").is_file()]
-        if not candidates:
-            raise InstallRefusedError(["no SKILL.md found: give a skill folder, or a folder of skill folders"])
-    reasons: list[str] = []
-    found: list[tuple[Path, str, Any]] = []
-    for folder, named_by_folder in candidates:
+def _check_skills(root: Path, source_root: Path, user_dir: Path, folders: dict[SourceName, Path], *,
+                  force: bool) -> tuple[list[_Plan], list[RefusedSkill], list[str]]:
+    """Each skill of ``root`` checked on its own: (those that pass, those refused with every reason,
+    the folders left out and why). Only a source with no skill at all is refused here."""
+    found = collection(root)
+    skipped = [_skipped_line(s, source_root) for s in found.skipped]
+    if not found.skills:
+        raise InstallRefusedError(["no SKILL.md found: give a skill folder, or a folder of skill folders",
+                                   *(f"left out {line}" for line in skipped)])
+    refusals: dict[str, list[str]] = {}
+    checked: list[_Found] = []
+    for folder in found.skills:
         label = folder.relative_to(root).as_posix() if folder != root else "SKILL.md"
+        refusals[label] = []
         try:
             text = read_text(folder / "SKILL.md", DEFAULT_LIMITS.max_file_bytes)
         except SkillFileError as exc:
-            reasons.append(f"{label}: {exc}")
+            refusals[label].append(str(exc))
             continue
         skill, _ = load_skill_file(folder / "SKILL.md", "user")
-        dir_name = folder.name if named_by_folder else (skill.name if skill else None)
+        dir_name = folder.name if folder != root else (skill.name if skill else None)
         problems = validate_text(text, dir_name)
-        reasons += [f"{label}: {p.message}" for p in problems if p.severity == "error"]
+        refusals[label] += [p.message for p in problems if p.severity == "error"]
         if skill is not None:
-            warnings = [p.message for p in problems if p.severity == "warning"]
-            found.append((folder, skill.name, (skill, warnings)))
-    names = [name for _, name, _ in found]
-    for name in {n for n in names if names.count(n) > 1}:
-        reasons.append(f"two skills in the source are named '{name}'")
-    catalog = _all_skills(folders)
-    graph = {**catalog.dependencies, **{name: list(data[0].manifest.depends) for _, name, data in found}}
-    for name, problems in dependency_problems(names, graph).items():
-        reasons += [f"{name}: {p.message}" for p in problems]
-    plans: list[_Plan] = []
-    for folder, name, (skill, warnings) in found:
-        existing = _user_skill(name, user_dir) or (user_dir / name if (user_dir / name).exists() else None)
+            checked.append(_Found(folder, label, skill, [p.message for p in problems if p.severity == "warning"]))
+    labels: dict[str, list[str]] = {}
+    for item in checked:
+        labels.setdefault(item.skill.name, []).append(item.label)
+    for name, same in labels.items():
+        if len(same) > 1:
+            for label in same:
+                refusals[label].append(f"two skills in the source are named '{name}' ({', '.join(same)})")
+    for item in checked:
+        existing = _user_skill(item.skill.name, user_dir) or (
+            user_dir / item.skill.name if (user_dir / item.skill.name).exists() else None)
         if existing is not None and not force:
-            reasons.append(f"{name}: a skill of that name is already installed ({existing}); "
-                           "give --force to replace it")
+            refusals[item.label].append(f"a skill of that name is already installed ({existing}); "
+                                        "give --force to replace it")
+    catalog = _all_skills(folders)
+    _refuse_unmet_dependencies(checked, refusals, catalog)
+    plans: list[_Plan] = []
+    for item in checked:
+        if refusals[item.label]:
+            continue
+        name = item.skill.name
         notes = []
         owner = catalog.get(name)
         if owner is not None and owner.source == "project":
             notes.append(f"the project's skill of the same name ({owner.folder}) takes precedence over it")
         elif owner is not None and owner.source == "bundled":
             notes.append(f"it shadows the bundled skill of the same name ({owner.folder})")
-        plans.append(_Plan(name=name, folder=folder, replaces=existing, warnings=warnings, notes=notes,
-                           scheduled=bool(skill.manifest.metadata.trigger_config)))
-    if reasons:
-        raise InstallRefusedError(reasons)
-    return plans
+        plans.append(_Plan(name=name, folder=item.folder, replaces=_user_skill(name, user_dir) or (
+            user_dir / name if (user_dir / name).exists() else None), warnings=item.warnings, notes=notes,
+            scheduled=bool(item.skill.manifest.metadata.trigger_config)))
+    names = {item.label: item.skill.name for item in checked}
+    refused = [RefusedSkill(name=names.get(label), folder=label, reasons=reasons)
+               for label, reasons in refusals.items() if reasons]
+    return plans, refused, skipped
+
+
+@dataclass(frozen=True)
+class _Found:
+    folder: Path
+    label: str
+    """The skill's folder as the source names it (``SKILL.md`` for a source that is one skill)."""
+    skill: Any
+    warnings: list[str]
+
+
+def _refuse_unmet_dependencies(checked: list[_Found], refusals: dict[str, list[str]], catalog: Catalog) -> None:
+    """A skill whose ``depends`` names a skill neither installed nor passing in this source is refused,
+    and so, in turn, is any that depends on it; a cycle is refused whole."""
+    refused_names = {item.skill.name for item in checked if refusals[item.label]}
+    while True:
+        passing = [item for item in checked if not refusals[item.label]]
+        graph = {**catalog.dependencies, **{item.skill.name: list(item.skill.manifest.depends) for item in passing}}
+        changed = False
+        for item in passing:
+            name = item.skill.name
+            reasons = [f"it depends on '{dep}', which is refused" if dep in refused_names
+                       else f"Skill '{name}' depends on unknown skill '{dep}'" for dep in missing_dependencies(name, graph)]
+            cycle = find_cycle(name, graph)
+            if cycle is not None:
+                reasons.append(f"Skill dependencies form a cycle: {ARROW.join(cycle)}")
+            if reasons:
+                refusals[item.label] += reasons
+                refused_names.add(name)
+                changed = True
+        if not changed:
+            return
+
+
+def _skipped_line(skipped: Skipped, source_root: Path) -> str:
+    where = skipped.folder.relative_to(source_root).as_posix()
+    hint = f"; to install {'it' if skipped.holds == 1 else 'them'}, give --path {where}" if skipped.holds else ""
+    return f"{where}/: {skipped.why}{hint}"
 
 
 def _place(plan: _Plan, stage: Path, user_dir: Path, record: InstallRecord) -> InstalledSkill:
@@ -717,6 +792,7 @@ __all__ = [
     "InstallRecord",
     "InstallResult",
     "InstalledSkill",
+    "RefusedSkill",
     "UninstallResult",
     "describe_record",
     "install",

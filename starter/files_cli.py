@@ -33,6 +33,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
+from skills.display import shown
 from skills.skillmd import (
     Catalog,
     Problem,
@@ -48,6 +49,7 @@ from skills.skillmd import (
     validate_path,
     with_dependencies,
 )
+from skills.skillmd.files import collection
 from skills.skillmd.scripts import declared_scripts
 from skills.skillmd.trust import ExecutableParts, TrustState, executable_parts
 from starter import exit_process, print_failure
@@ -77,8 +79,9 @@ SEVERITY_STYLES = {"ok": "green", "error": "red", "warning": "yellow"}
 def validate(paths: tuple[str, ...], strict: bool) -> int:
     """Check SKILL.md files against the Agent Skills spec: a skill folder, a SKILL.md, or a folder
     of skills. Exit 1 on any error (with --strict, on warnings too)."""
-    checked = [(path, validate_path(path)) for given in paths for path in _skill_paths(Path(given))]
-    checked = _with_dependency_problems(checked)
+    found = [_skill_paths(Path(given)) for given in paths]
+    checked = _with_dependency_problems([(path, validate_path(path)) for skills, _ in found for path in skills])
+    left_out = [line for _, skipped in found for line in skipped]
     failed = any(has_errors(problems, strict=strict) for _, problems in checked)
     if current().json:
         print_json({
@@ -87,6 +90,7 @@ def validate(paths: tuple[str, ...], strict: bool) -> int:
                        "problems": [p.model_dump(mode="json") for p in problems]} for path, problems in checked],
             "errors": _count(checked, "error"),
             "warnings": _count(checked, "warning"),
+            "left_out": left_out,
         })
         return int(failed)
     lines = Table.grid(padding=(0, 1, 0, 0))
@@ -100,18 +104,22 @@ def validate(paths: tuple[str, ...], strict: bool) -> int:
             lines.add_row(Text(problem.severity, style=SEVERITY_STYLES.get(problem.severity, "")),
                           Text(f"{problem.path or path}: {problem.message}{where}"))
     show(lines)
+    for line in left_out:
+        print(f"left out {shown(line)}")
     errors, warnings = _count(checked, "error"), _count(checked, "warning")
     print(f"\n{len(checked)} checked, {errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}")
     return int(failed)
 
 
-def _skill_paths(path: Path) -> list[Path]:
-    """The path itself, or each skill folder in it when it is a folder of skills (a source folder)."""
-    if path.is_dir() and not (path / "SKILL.md").exists():
-        children = sorted(child for child in path.iterdir() if (child / "SKILL.md").is_file())
-        if children:
-            return children
-    return [path]
+def _skill_paths(path: Path) -> tuple[list[Path], list[str]]:
+    """The path itself, or each skill folder in it when it is a folder of skills (a source folder); and
+    the sub-folders left out, with why and how to check them."""
+    if not path.is_dir():
+        return [path], []
+    found = collection(path)
+    skipped = [f"{s.folder}/: {s.why}" + (f"; to check {'it' if s.holds == 1 else 'them'}: skills validate {s.folder}"
+                                          if s.holds else "") for s in found.skipped]
+    return (found.skills or [path]), (skipped if found.skills or any(s.holds for s in found.skipped) else [])
 
 
 def _with_dependency_problems(checked: list[tuple[Path, list[Problem]]]) -> list[tuple[Path, list[Problem]]]:

@@ -1,6 +1,7 @@
 """`skills install|uninstall`, and `skills list --files`: SKILL.md skills in the user folder.
 
-    skills install SOURCE [--path P] [--ref R] [--force] [--trust] [--json]   a folder, an archive or a git repository
+    skills install SOURCE [--path P] [--ref R] [--force] [--all-or-nothing] [--trust] [--json]
+                                                                     a folder, an archive or a git repository
     skills uninstall NAME [--json]                                   remove a skill from the user folder
     skills list --files [--json]                                     every file skill, and where it came from
 
@@ -38,21 +39,28 @@ from starter.output import fields, print_json, table
 @click.option("--path", "subpath", metavar="P", help="The skill (or folder of skills) inside the source.")
 @click.option("--ref", metavar="R", help="Git branch, tag or commit (the default branch otherwise).")
 @click.option("--force", is_flag=True, help="Replace an installed skill of the same name.")
+@click.option("--all-or-nothing", is_flag=True,
+              help="Install nothing unless every skill of the source passes (by default the others are installed).")
 @click.option("--trust", "trust_now", is_flag=True,
               help="Trust the commands, URLs and scripts the skills bring (through the worker), without asking.")
 @data_command
-def install_command(source: str, subpath: str | None, ref: str | None, force: bool, trust_now: bool) -> int:
+def install_command(source: str, subpath: str | None, ref: str | None, force: bool, all_or_nothing: bool,
+                    trust_now: bool) -> int:
     """Install the skill (or folder of skills) at SOURCE into the user folder: a local folder, a
-    .tar/.tar.gz/.tgz/.zip archive, or a git repository URL. Everything is checked first (the Agent
-    Skills spec as `skills validate` checks it, dependencies, paths, links, sizes, name clashes);
-    nothing is written unless all of it passes, and nothing from the source is run.
+    .tar/.tar.gz/.tgz/.zip archive, or a git repository URL. Everything is checked first (paths, links,
+    sizes: any problem there refuses the whole source; then each skill against the Agent Skills spec as
+    `skills validate` checks it, its dependencies and name clashes). Every skill that passes is installed,
+    the others are named with their reasons (exit 1); with --all-or-nothing, nothing is installed unless
+    all pass. Hidden folders (`.curated/`) are left out unless --path points at them, and said so.
+    Nothing from the source is run.
 
     Every command, URL and script a skill brings is listed: they run only once trusted. On a terminal
     you are asked; with --trust they are trusted at once; otherwise the skill is installed untrusted
     (`skills trust NAME` later)."""
     options = current()
     try:
-        result = install(source, folders=options.settings().skill_folders(), path=subpath, ref=ref, force=force)
+        result = install(source, folders=options.settings().skill_folders(), path=subpath, ref=ref, force=force,
+                         all_or_nothing=all_or_nothing)
     except InstallRefusedError as exc:
         return print_failure(options.json, "refused", [{"field": "", "message": r} for r in exc.reasons])
     parts = {skill.name: _parts(skill) for skill in result.installed}
@@ -70,23 +78,34 @@ def install_command(source: str, subpath: str | None, ref: str | None, force: bo
                 for line in parts[skill.name].lines():
                     print(f"    {line}")
         print(f"from {describe_record(result.record)}")
+        for refused in result.refused:
+            print(f"refused {shown(refused.label)}" + (f" ({shown(refused.folder)})" if refused.name and
+                                                      refused.folder not in (refused.name, "SKILL.md") else ""),
+                  file=sys.stderr)
+            for reason in refused.reasons:
+                print(f"  {shown(reason)}", file=sys.stderr)
+        for line in result.skipped:
+            print(f"left out {shown(line)}")
+        if result.refused:
+            print(f"{len(result.installed)} installed, {len(result.refused)} refused "
+                  "(--all-or-nothing installs none unless all pass)", file=sys.stderr)
     asked = bool(executable) and not trust_now and not options.json and sys.stdin.isatty()
     if asked:
         trust_now = click.confirm(f"Trust what {', '.join(executable)} run{'s' * (len(executable) == 1)}, "
                                   "as listed above?", default=False)
     trusted, failed = _trust(executable, parts) if trust_now and executable else ({}, "")
     if options.json:
-        print_json({"ok": not failed, **result.model_dump(mode="json"),
+        print_json({"ok": not failed and not result.refused, **result.model_dump(mode="json"),
                     "executable": {name: found.model_dump(mode="json") for name, found in parts.items()},
                     "trusted": sorted(trusted), **({"trust_error": failed} if failed else {})})
-        return int(bool(failed))
+        return int(bool(failed or result.refused))
     for name in executable:
         if name in trusted:
             print(f"trusted {name}: its toolsets and scripts run (until any of them changes)")
         else:
             print(f"{name} is installed untrusted: its instructions work, its toolsets and scripts do not run "
                   f"until `skills trust {name}`" + (f" (not trusted: {failed})" if failed else ""))
-    return int(bool(failed))
+    return int(bool(failed or result.refused))
 
 
 def _parts(skill: InstalledSkill) -> ExecutableParts:

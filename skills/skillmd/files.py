@@ -10,6 +10,7 @@ import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import NamedTuple
 
 from skills.errors import ResourceError, SkillFileError, TooLargeError
 from skills.skillmd.parsing import is_boundary
@@ -121,17 +122,23 @@ FileStamp = tuple[int, int, int]
 """What tells a file changed without reading it: (modification time in ns, size, inode)."""
 
 
-def skill_files(root: Path, filename: str = "SKILL.md") -> list[tuple[Path, os.stat_result | None]]:
+def skill_files(
+    root: Path, filename: str = "SKILL.md", hidden: list[Path] | None = None,
+) -> list[tuple[Path, os.stat_result | None]]:
     """Each sub-folder of ``root`` by name (hidden and dunder ones left out, as ``child_dirs``), with the
     stat of its ``filename``, or None when it has no such regular file. One directory read and one stat a
-    folder (``os.scandir``): discovery of thousands of skills costs no more file-system calls than that."""
+    folder (``os.scandir``): discovery of thousands of skills costs no more file-system calls than that.
+    The hidden sub-folders passed over are appended to ``hidden`` when it is given."""
     folders: list[tuple[str, Path]] = []
     with os.scandir(root) as entries:
         for entry in entries:
-            if entry.name.startswith((".", "__")):
+            if entry.name.startswith("__"):
                 continue
             try:
-                if entry.is_dir():
+                if entry.name.startswith("."):
+                    if hidden is not None and entry.is_dir(follow_symlinks=False):
+                        hidden.append(Path(entry.path))
+                elif entry.is_dir():
                     folders.append((entry.name, Path(entry.path)))
             except OSError:
                 continue
@@ -155,6 +162,76 @@ def _is_regular(stat: os.stat_result) -> bool:
 
 def stamp(stat: os.stat_result) -> FileStamp:
     return (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+
+
+class Collection(NamedTuple):
+    """What a folder given as a source holds: its skill folders, and the folders left out with why."""
+
+    skills: list[Path]
+    """The folder itself when it holds a SKILL.md, else each sub-folder that does (hidden ones left out)."""
+    skipped: list[Skipped]
+
+
+class Skipped(NamedTuple):
+    folder: Path
+    why: str
+    """``no SKILL.md``, ``a hidden folder``, each with how many skill folders it holds when any."""
+    holds: int
+    """Skill folders directly inside it: pointing at it would find them."""
+
+
+def collection(root: Path) -> Collection:
+    """The skills of a folder a user points at (``skills validate``, ``skills install``).
+
+    A folder with a SKILL.md is one skill. Otherwise each sub-folder with a SKILL.md is one, except
+    hidden ones (``.curated/``, as openai/skills keeps its skills): those are left out as discovery
+    leaves them out, and named with what they hold, so pointing at ``.curated`` itself is one step
+    away. A sub-folder without a SKILL.md is named too; hidden ones that hold no skill (``.git``,
+    ``.github``) and dunder ones are not.
+    """
+    if (root / "SKILL.md").is_file():
+        return Collection([root], [])
+    skills: list[Path] = []
+    skipped: list[Skipped] = []
+    for child in sorted(root.iterdir()):
+        if not child.is_dir() or child.name.startswith("__"):
+            continue
+        hidden = child.name.startswith(".")
+        is_skill = (child / "SKILL.md").is_file()
+        if is_skill and not hidden:
+            skills.append(child)
+            continue
+        holds = 1 if is_skill else _skill_folders_in(child)
+        if hidden and holds:
+            what = "a hidden skill folder" if is_skill else f"a hidden folder of {_skills(holds)}"
+            skipped.append(Skipped(child, what, holds))
+        elif not hidden:
+            skipped.append(Skipped(child, f"no SKILL.md ({_skills(holds)} inside)" if holds else "no SKILL.md", holds))
+    return Collection(skills, skipped)
+
+
+def _skill_folders_in(folder: Path) -> int:
+    try:
+        return sum(1 for child in folder.iterdir() if child.is_dir() and (child / "SKILL.md").is_file())
+    except OSError:
+        return 0
+
+
+def _skills(count: int) -> str:
+    return f"{count} skill{'s' * (count != 1)}"
+
+
+def hidden_collections(root: Path, hidden: list[Path]) -> list[Skipped]:
+    """Of the hidden sub-folders discovery passed over in ``root``, those that hold skill folders
+    (the staging folders of an install, ``.install-*``, are not reported)."""
+    found = []
+    for folder in hidden:
+        if folder.name.startswith(".install-"):
+            continue
+        holds = _skill_folders_in(folder)
+        if holds:
+            found.append(Skipped(folder, f"a hidden folder of {_skills(holds)}", holds))
+    return found
 
 
 def child_dirs(root: Path) -> list[Path]:

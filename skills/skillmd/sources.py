@@ -175,7 +175,8 @@ def _scan(root: Path, source: SourceName, limits: Limits) -> tuple[list[SkillFil
     problems: list[Problem] = []
     key = (root, source, limits)
     before, seen = _SEEN.get(key, {}), {}
-    for skill_md, stat in files.skill_files(root):
+    hidden: list[Path] = []
+    for skill_md, stat in files.skill_files(root, hidden=hidden):
         if stat is None:
             problems.append(Problem.warning(f"No SKILL.md found in {skill_md.parent.name}").at(skill_md.parent))
             continue
@@ -188,6 +189,8 @@ def _scan(root: Path, source: SourceName, limits: Limits) -> tuple[list[SkillFil
         problems += found
         if skill is not None:
             skills.append(skill)
+    problems += [Problem.warning(f"Left out {skipped.folder.name}: {skipped.why}; point a skills folder "
+                                 "setting at it to use them").at(skipped.folder) for skipped in files.hidden_collections(root, hidden)]
     _SEEN.pop(key, None)
     _SEEN[key] = seen
     while len(_SEEN) > _FOLDERS_KEPT:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import os
 import struct
 import subprocess
@@ -85,12 +86,34 @@ def test_a_folder_of_skills_installs_each_and_a_schedule_is_said(tmp_path: Path,
     assert sorted(p.name for p in folders["user"].iterdir()) == ["alpha", "beta"]
 
 
-def test_an_invalid_skill_is_refused_with_every_reason(tmp_path: Path, folders: dict[str, Path]) -> None:
+def test_a_collection_installs_what_passes_and_refuses_the_others_by_name(
+        tmp_path: Path, folders: dict[str, Path]) -> None:
+    write(tmp_path / "pack", "good")
+    write(tmp_path / "pack", "Bad--Name", folder="bad", compatibility="x" * 501)
+    write(tmp_path / "pack", "needy", depends=["ghost"])
+    write(tmp_path / "pack", "leaning", depends=["needy"])  # valid, but what it needs is refused
+
+    result = install(str(tmp_path / "pack"), folders=folders)
+
+    assert [s.name for s in result.installed] == ["good"]
+    assert sorted(p.name for p in folders["user"].iterdir()) == ["good"]
+    refusals = {r.folder: (r.name, r.reasons) for r in result.refused}
+    assert refusals["bad"] == ("Bad--Name", [
+        "Skill name 'Bad--Name' must be lowercase",
+        "Skill name cannot contain consecutive hyphens",
+        "Directory name 'bad' must match skill name 'Bad--Name'",
+        "Compatibility exceeds 500 character limit (501 chars)",
+    ])
+    assert refusals["needy"] == ("needy", ["Skill 'needy' depends on unknown skill 'ghost'"])
+    assert refusals["leaning"] == ("leaning", ["it depends on 'needy', which is refused"])
+
+
+def test_all_or_nothing_refuses_the_whole_source_with_every_reason(tmp_path: Path, folders: dict[str, Path]) -> None:
     write(tmp_path / "pack", "good")
     write(tmp_path / "pack", "Bad--Name", folder="bad", compatibility="x" * 501)
     write(tmp_path / "pack", "needy", depends=["ghost"])
 
-    reasons = refused(folders, tmp_path / "pack")
+    reasons = refused(folders, tmp_path / "pack", all_or_nothing=True)
 
     assert "bad: Skill name 'Bad--Name' must be lowercase" in reasons
     assert "bad: Compatibility exceeds 500 character limit (501 chars)" in reasons
@@ -99,10 +122,30 @@ def test_an_invalid_skill_is_refused_with_every_reason(tmp_path: Path, folders: 
     assert not folders["user"].exists()  # not even the user folder was created
 
 
+def test_a_source_none_of_whose_skills_pass_is_refused_whole(tmp_path: Path, folders: dict[str, Path]) -> None:
+    write(tmp_path / "pack", "Bad--Name", folder="bad")
+    write(tmp_path / "pack", "needy", depends=["ghost"])
+
+    assert refused(folders, tmp_path / "pack") == [
+        "bad: Skill name 'Bad--Name' must be lowercase",
+        "bad: Skill name cannot contain consecutive hyphens",
+        "bad: Directory name 'bad' must match skill name 'Bad--Name'",
+        "needy: Skill 'needy' depends on unknown skill 'ghost'",
+    ]
+
+
 def test_a_cycle_is_refused_and_a_name_clash_needs_force(tmp_path: Path, folders: dict[str, Path]) -> None:
     write(tmp_path / "cycle", "ping", depends=["pong"])
     write(tmp_path / "cycle", "pong", depends=["ping"])
     assert "ping: Skill dependencies form a cycle: ping → pong → ping" in refused(folders, tmp_path / "cycle")
+    write(tmp_path / "cycle", "steady")
+    result = install(str(tmp_path / "cycle"), folders=folders)
+    assert [s.name for s in result.installed] == ["steady"]
+    assert {r.name: r.reasons for r in result.refused} == {
+        "ping": ["Skill dependencies form a cycle: ping → pong → ping"],
+        "pong": ["Skill dependencies form a cycle: pong → ping → pong"],
+    }
+    uninstall("steady", folders=folders)
 
     install(str(write(tmp_path / "v1", "notes", body="Version one.")), folders=folders)
     v2 = write(tmp_path / "v2", "notes", body="Version two.")
@@ -516,6 +559,88 @@ def test_git_refusals_say_why_and_write_nothing(repo: Path, tmp_path: Path, fold
     git(repo, "commit", "-q", "-m", "leak")
     assert refused(folders, url, path="skills/changelog") == [
         "skills/changelog/leak is a link that points outside the skill (to /etc/passwd)"
+    ]
+
+
+# --- real collections: their names and descriptions, in their layouts -----------------------------
+
+COLLECTIONS = {c["repository"]: c["skills"] for c in json.loads(
+    (Path(__file__).parents[1] / "skills" / "skillmd" / "data" / "skill_collections.json").read_text())["collections"]}
+
+
+def lay_out(root: Path, folder: str, skills: list[dict[str, str]]) -> None:
+    for skill in skills:
+        path = root / folder / skill["name"] / "SKILL.md"
+        path.parent.mkdir(parents=True)
+        path.write_text(skill_text({"name": skill["name"], "description": skill["description"]}, "Steps."))
+
+
+def test_anthropics_skills_from_git_installs_all_but_the_one_with_an_over_long_description(
+        tmp_path: Path, folders: dict[str, Path]) -> None:
+    # The layout of anthropics/skills: skills/<name>/, a template at the top, the spec beside it.
+    repo = tmp_path / "anthropics-skills"
+    skills = COLLECTIONS["anthropics/skills"]
+    lay_out(repo, "skills", [s for s in skills if s["name"] != "template-skill"])
+    [template] = [s for s in skills if s["name"] == "template-skill"]
+    (repo / "template").mkdir()
+    (repo / "template" / "SKILL.md").write_text(skill_text(template, "Steps."))
+    (repo / "spec").mkdir()
+    (repo / "spec" / "agent-skills-spec.md").write_text("See agentskills.io.")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "skills")
+
+    # At the repository's top only the template is found, and it is not valid where it stands: the
+    # refusal says where the skills are.
+    reasons = refused(folders, repo.as_uri())
+    assert "template: Directory name 'template' must match skill name 'template-skill'" in reasons
+    assert "left out skills/: no SKILL.md (17 skills inside); to install them, give --path skills" in reasons
+    assert "left out spec/: no SKILL.md" in reasons
+
+    result = install(repo.as_uri(), folders=folders, path="skills")
+
+    assert len(result.installed) == 16
+    [claude_api] = result.refused
+    assert claude_api.name == "claude-api" and claude_api.folder == "claude-api"
+    assert claude_api.reasons == ["Description exceeds 1024 character limit (1068 chars)"]
+    assert not (folders["user"] / "claude-api").exists()
+    assert sorted(p.name for p in folders["user"].iterdir()) == sorted(s.name for s in result.installed)
+
+
+def test_openai_skills_in_hidden_folders_are_named_and_installed_when_pointed_at(
+        tmp_path: Path, folders: dict[str, Path]) -> None:
+    # openai/skills keeps its skills under skills/.curated/, skills/.experimental/ and skills/.system/.
+    source = tmp_path / "openai-skills"
+    skills = COLLECTIONS["openai/skills"]
+    lay_out(source / "skills", ".curated", skills[:7])
+    lay_out(source / "skills", ".experimental", skills[7:8])
+    lay_out(source / "skills", ".system", skills[8:])
+    (source / "skills" / ".github").mkdir()  # hidden and holding no skill: not worth a word
+
+    assert refused(folders, source, path="skills") == [
+        "no SKILL.md found: give a skill folder, or a folder of skill folders",
+        "left out skills/.curated/: a hidden folder of 7 skills; to install them, give --path skills/.curated",
+        "left out skills/.experimental/: a hidden folder of 1 skill; to install it, give --path skills/.experimental",
+        "left out skills/.system/: a hidden folder of 2 skills; to install them, give --path skills/.system",
+    ]
+
+    result = install(str(source), folders=folders, path="skills/.curated")
+
+    assert [s.name for s in result.installed] == sorted(s["name"] for s in skills[:7])
+    assert result.refused == [] and result.skipped == []
+
+
+def test_a_collection_says_which_folders_it_left_out(tmp_path: Path, folders: dict[str, Path]) -> None:
+    write(tmp_path / "pack", "kept")
+    write(tmp_path / "pack" / ".drafts", "draft")
+    (tmp_path / "pack" / "docs").mkdir()
+
+    result = install(str(tmp_path / "pack"), folders=folders)
+
+    assert [s.name for s in result.installed] == ["kept"]
+    assert result.skipped == [
+        ".drafts/: a hidden folder of 1 skill; to install it, give --path .drafts",
+        "docs/: no SKILL.md",
     ]
 
 

@@ -71,3 +71,43 @@ def test_a_refusal_quoting_an_archives_names_prints_no_terminal_code(
 
     assert code == 1 and not any(ch in out + err for ch in "\x1b\r\u202e"), err
     assert "../x\\x1b[2J\\x1b[H\\rinstalled fine\\u202e.txt contains '..'" in err
+
+
+def test_a_collection_with_a_bad_skill_installs_the_rest_and_exits_1(
+        dirs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    write(tmp_path / "pack", "good")
+    write(tmp_path / "pack", "broken", description="x" * 1025)
+    (tmp_path / "pack" / "docs").mkdir()
+
+    code, out, err = run(capsys, "install", str(tmp_path / "pack"))
+
+    assert code == 1
+    assert f"installed good in {dirs['user'] / 'good'}" in out and "left out docs/: no SKILL.md" in out
+    assert "refused broken\n  Description exceeds 1024 character limit (1025 chars)\n" in err
+    assert "1 installed, 1 refused" in err
+    assert sorted(p.name for p in dirs["user"].iterdir()) == ["good"]
+
+    code, out, _ = run(capsys, "install", "--json", "--force", str(tmp_path / "pack"))
+    answer = json.loads(out)
+    assert code == 1 and answer["ok"] is False
+    assert [s["name"] for s in answer["installed"]] == ["good"]
+    assert answer["refused"] == [{"name": "broken", "folder": "broken",
+                                  "reasons": ["Description exceeds 1024 character limit (1025 chars)"]}]
+
+    code, _, err = run(capsys, "install", "--all-or-nothing", "--force", str(tmp_path / "pack"))
+    assert code == 1 and "broken: Description exceeds 1024 character limit (1025 chars)" in err
+
+
+def test_validate_names_the_hidden_folders_it_left_out(dirs: dict[str, Path], tmp_path: Path,  # noqa: F811
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path / "skills" / ".curated", "gh-fix-ci")
+    write(tmp_path / "skills" / ".curated", "linear")
+
+    code, out, _ = run(capsys, "validate", str(tmp_path / "skills"))
+
+    assert code == 1 and "Missing required file: SKILL.md" in out
+    curated = tmp_path / "skills" / ".curated"
+    assert f"left out {curated}/: a hidden folder of 2 skills; to check them: skills validate {curated}" in out
+
+    code, out, _ = run(capsys, "validate", str(curated))
+    assert code == 0 and "2 checked, 0 errors" in out

@@ -126,6 +126,21 @@ def test_missing_folders_are_empty_sources_and_stray_folders_are_noted(tmp_path:
     assert [p.message for p in catalog.problems] == ["No SKILL.md found in notes"]
 
 
+def test_a_hidden_folder_of_skills_is_named_and_read_when_a_source_points_at_it(tmp_path: Path, write_skill) -> None:
+    # openai/skills keeps its skills in skills/.curated/: discovery leaves hidden folders out, and says so
+    # of one that holds skills.
+    write_skill(tmp_path / ".curated", "linear")
+    write_skill(tmp_path / ".curated", "gh-fix-ci")
+    (tmp_path / ".install-0123abcd" / "source" / "x").mkdir(parents=True)  # an install's staging: not a word
+
+    catalog = discover(user=tmp_path)
+
+    assert catalog.skills == {}
+    assert [p.message for p in catalog.problems] == [
+        "Left out .curated: a hidden folder of 2 skills; point a skills folder setting at it to use them"]
+    assert list(discover(user=tmp_path / ".curated").skills) == ["gh-fix-ci", "linear"]
+
+
 def test_default_enabled_false_stays_out_unless_enabled(tmp_path: Path, write_skill) -> None:
     write_skill(tmp_path, "quiet", default_enabled=False)
     write_skill(tmp_path, "loud")
