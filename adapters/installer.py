@@ -26,6 +26,7 @@ install and the refused ones are named with their reasons in :attr:`InstallResul
 
 from __future__ import annotations
 
+import asyncio
 import bz2
 import gzip
 import lzma
@@ -39,8 +40,9 @@ import tempfile
 import uuid
 import zipfile
 import zlib
+from collections.abc import Mapping
 from contextlib import ExitStack, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
@@ -48,15 +50,25 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from adapters.folders import Budget, FolderRefused, Written, copy_folder, kind_of, write_capped
-from skills.errors import InstallRefusedError, SkillFileError
+from adapters.mcp_skills import (
+    EXTENSION_ID,
+    SkillEntry,
+    SkillExchangeError,
+    download,
+    list_entries,
+    select,
+    skill_path,
+)
+from skills.errors import InstallRefusedError, SkillFileError, ToolServerError
 from skills.limits import MAX_INSTALL_BYTES, MAX_INSTALL_FILE_BYTES, MAX_INSTALL_FILES, describe
+from skills.mcpservers import McpServerConfig
 from skills.skillmd import Catalog, discover, load_skill_file, validate_text
 from skills.skillmd.depends import ARROW, find_cycle, missing_dependencies
 from skills.skillmd.files import Skipped, collection, read_text
 from skills.skillmd.limits import DEFAULT_LIMITS
 from skills.skillmd.manifest import SourceName
 
-SourceKind = Literal["folder", "archive", "git"]
+SourceKind = Literal["folder", "archive", "git", "mcp"]
 
 RECORD = ".install.json"
 """The file in an installed skill's folder that says where it came from."""
@@ -86,6 +98,8 @@ class InstallRecord(BaseModel):
     path: str | None = None
     ref: str | None = None
     commit: str | None = None
+    uri: str | None = None
+    """For a skill from an MCP server (``kind`` mcp, ``source`` ``mcp:SERVER``): its SKILL.md's URI there."""
     installed_at: datetime
 
 
@@ -116,8 +130,8 @@ class RefusedSkill(BaseModel):
 
     @property
     def label(self) -> str:
-        """How a refusal names it: its folder in a collection, else its name (when it has one)."""
-        return self.name if self.folder == "SKILL.md" and self.name else self.folder
+        """How a refusal names it: its folder in a collection, else (one skill, or one from a server) its name."""
+        return self.name if self.name and (self.folder == "SKILL.md" or "://" in self.folder) else self.folder
 
 
 class InstallResult(BaseModel):
@@ -154,11 +168,16 @@ def install(
     force: bool = False,
     all_or_nothing: bool = False,
     limits: InstallLimits = InstallLimits(),  # noqa: B008 - frozen
+    mcp_servers: Mapping[str, McpServerConfig] | None = None,
+    mcp_timeout: float = 60.0,
 ) -> InstallResult:
-    """Install the skill (or skills) of ``source`` into ``folders["user"]``; see the module's docstring."""
+    """Install the skill (or skills) of ``source`` into ``folders["user"]``; see the module's docstring.
+    ``mcp_servers`` (the MCP config) is where an ``mcp:SERVER[/PATH]`` source finds its server."""
     user_dir = Path(folders["user"]).expanduser().absolute()
     kind = source_kind(source, ref)
     reasons: list[str] = []
+    if kind == "mcp":
+        server, path = _mcp_source(source, path, ref, mcp_servers or {})
     if path is not None:
         reasons += _subpath_problems(path)
     if reasons:
@@ -168,17 +187,27 @@ def install(
     try:
         stage.mkdir()
         unpacked = stage / "source"
-        commit = _unpack(kind, source, unpacked, path=path, ref=ref, limits=limits)
-        root = unpacked / path if path else unpacked
+        fetched = _Fetched()
+        if kind == "mcp":
+            fetched = _fetch_from_server(server, (mcp_servers or {})[server], path, unpacked, limits, mcp_timeout)
+            commit, root = None, unpacked
+        else:
+            commit = _unpack(kind, source, unpacked, path=path, ref=ref, limits=limits)
+            root = unpacked / path if path else unpacked
         if not root.is_dir():
             raise InstallRefusedError([f"'{path}' is not a folder in {source}"])
-        record = InstallRecord(source=_display_source(kind, source), kind=kind, path=path, ref=ref, commit=commit,
-                               installed_at=datetime.now(UTC))
-        plans, refused, skipped = _check_skills(root, unpacked, user_dir, folders, force=force)
+        record = InstallRecord(source=f"mcp:{server}" if kind == "mcp" else _display_source(kind, source), kind=kind,
+                               path=path, ref=ref, commit=commit, installed_at=datetime.now(UTC))
+        if fetched.refused and not any(root.iterdir()):
+            raise InstallRefusedError([f"{r.label}: {reason}" for r in fetched.refused for reason in r.reasons])
+        plans, refused, skipped = _check_skills(root, unpacked, user_dir, folders, force=force,
+                                                from_server=kind == "mcp")
+        refused = [*fetched.refused, *refused]
         if refused and (all_or_nothing or not plans):
             raise InstallRefusedError([*(f"{r.label}: {reason}" for r in refused for reason in r.reasons),
                                        *(f"left out {line}" for line in skipped)])
-        installed = [_place(plan, stage, user_dir, record) for plan in plans]
+        installed = [_place(plan, stage, user_dir, record.model_copy(update={"uri": fetched.uris.get(plan.name)}))
+                     for plan in plans]
     except FolderRefused as refused:
         _clean_up(stage, created)
         raise InstallRefusedError(refused.reasons) from None
@@ -225,10 +254,11 @@ def read_record(folder: Path) -> InstallRecord | None:
 
 
 def describe_record(record: InstallRecord | None) -> str:
-    """One line: ``git https://host/repo.git (skills/x @ v1, commit 1a2b3c4)``, or ``-``."""
+    """One line: ``git https://host/repo.git (skills/x @ v1, commit 1a2b3c4)``, ``mcp mcp:docs
+    (skill://pdf/SKILL.md)``, or ``-``."""
     if record is None:
         return "-"
-    details = [d for d in (record.path, f"@ {record.ref}" if record.ref else None,
+    details = [d for d in (record.uri or record.path, f"@ {record.ref}" if record.ref else None,
                            f"commit {record.commit[:10]}" if record.commit else None) if d]
     return f"{record.kind} {record.source}" + (f" ({', '.join(details)})" if details else "")
 
@@ -236,6 +266,8 @@ def describe_record(record: InstallRecord | None) -> str:
 def source_kind(source: str, ref: str | None = None) -> SourceKind:
     """What ``source`` is: a git URL (or a local repository with ``ref``), an archive, or a folder."""
     lowered = source.lower()
+    if lowered.startswith("mcp:"):
+        return "mcp"
     if lowered.startswith(("file://", "http://", "https://", "ssh://", "git://", "git@")) or lowered.endswith(".git"):
         if lowered.startswith(("http://", "https://")) and lowered.endswith(ARCHIVE_SUFFIXES):
             raise InstallRefusedError([f"{source}: archives are installed from a local file; download it first"])
@@ -256,6 +288,95 @@ def source_kind(source: str, ref: str | None = None) -> SourceKind:
 HEADER_ALLOWANCE = 4 * 1024
 """Bytes of tar headers an entry may bring besides its data (a header block, a long name or pax record,
 padding): with the limits, this bounds how far into a decompressed archive reading may go."""
+
+
+# --- from an MCP server that publishes skills (the MCP Skills extension) -----------------------------
+
+
+@dataclass
+class _Fetched:
+    uris: dict[str, str] = field(default_factory=dict)
+    """Each fetched skill's SKILL.md URI on the server, by name."""
+    refused: list[RefusedSkill] = field(default_factory=list)
+    """Skills that could not be fetched as the extension says (a file off its digest, no manifest...)."""
+
+
+def _mcp_source(source: str, path: str | None, ref: str | None,
+                servers: Mapping[str, McpServerConfig]) -> tuple[str, str | None]:
+    """``mcp:SERVER[/PATH]``: the server's name (an entry of the MCP config) and the skill path, if any."""
+    name, _, inside = source[len("mcp:"):].partition("/")
+    if ref is not None:
+        raise InstallRefusedError([f"{source}: --ref is for git repositories, not MCP servers"])
+    if path is not None and inside:
+        raise InstallRefusedError([f"{source}: give the path once, in the source (mcp:SERVER/PATH) or as --path"])
+    if not name:
+        raise InstallRefusedError([f"{source}: name a server of the MCP config: mcp:SERVER[/PATH]"])
+    if name not in servers:
+        known = ", ".join(sorted(servers)) or "none"
+        raise InstallRefusedError([f"{source}: no server '{name}' in the MCP config (SKILLS_MCP_CONFIG); "
+                                   f"it has: {known}"])
+    return name, (inside.strip("/") or path or None)
+
+
+def _fetch_from_server(name: str, config: McpServerConfig, path: str | None, target: Path,
+                       limits: InstallLimits, timeout: float) -> _Fetched:
+    """The server's skills (those under ``path``) written under ``target/<name>/``, each file checked
+    against its digest; a skill that fails is refused by name and leaves nothing behind."""
+    from mcp.client import advertise
+
+    from adapters.mcp.session import one_off_client
+
+    async def fetch() -> _Fetched:
+        fetched = _Fetched()
+        async with one_off_client(name, config, timeout=timeout,
+                                  extensions=[advertise(EXTENSION_ID, {})]) as client:
+            async with asyncio.timeout(timeout):
+                entries = await list_entries(client)
+            chosen = select(entries, path)
+            if not chosen:
+                paths = sorted("/".join(skill_path(e)) for e in entries if _has_path(e))
+                where = f" under '{path}'" if path else ""
+                raise InstallRefusedError([f"mcp:{name} publishes no skill{where}" + (
+                    f"; it publishes {', '.join(paths[:10])}" + (f" and {len(paths) - 10} more" if len(paths) > 10
+                                                                  else "") if paths else "")])
+            names: dict[str, list[str]] = {}
+            for entry in chosen:
+                names.setdefault(str(entry.frontmatter.get("name")), []).append(entry.uri)
+            budget = [limits.max_total_bytes]
+            for entry in chosen:
+                label = str(entry.frontmatter.get("name") or entry.uri)
+                if len(names.get(label, ())) > 1:
+                    fetched.refused.append(RefusedSkill(name=label, folder=entry.uri, reasons=[
+                        f"the server publishes {len(names[label])} skills named '{label}' "
+                        f"({', '.join(names[label])}): install one by its path"]))
+                    continue
+                try:
+                    async with asyncio.timeout(timeout):
+                        skill = await download(client, entry, target, max_file_bytes=limits.max_file_bytes,
+                                               budget=budget)
+                except SkillExchangeError as exc:
+                    if _has_path(entry):
+                        _remove_tree(target / skill_path(entry)[-1])  # what it wrote, if anything
+                    fetched.refused.append(RefusedSkill(name=label, folder=entry.uri, reasons=[str(exc)]))
+                    continue
+                fetched.uris[skill.name] = skill.uri
+        return fetched
+
+    target.mkdir(parents=True, exist_ok=True)
+    try:
+        return asyncio.run(fetch())
+    except (SkillExchangeError, ToolServerError) as exc:
+        raise InstallRefusedError([f"mcp:{name}: {exc}"]) from None
+    except TimeoutError:
+        raise InstallRefusedError([f"mcp:{name}: no answer within {timeout:g} s"]) from None
+
+
+def _has_path(entry: SkillEntry) -> bool:
+    try:
+        skill_path(entry)
+    except SkillExchangeError:
+        return False
+    return True
 
 
 def _unpack(kind: SourceKind, source: str, target: Path, *, path: str | None, ref: str | None,
@@ -619,7 +740,7 @@ class _Plan:
 
 
 def _check_skills(root: Path, source_root: Path, user_dir: Path, folders: dict[SourceName, Path], *,
-                  force: bool) -> tuple[list[_Plan], list[RefusedSkill], list[str]]:
+                  force: bool, from_server: bool = False) -> tuple[list[_Plan], list[RefusedSkill], list[str]]:
     """Each skill of ``root`` checked on its own: (those that pass, those refused with every reason,
     the folders left out and why). Only a source with no skill at all is refused here."""
     found = collection(root)
@@ -654,9 +775,19 @@ def _check_skills(root: Path, source_root: Path, user_dir: Path, folders: dict[S
         existing = _user_skill(item.skill.name, user_dir) or (
             user_dir / item.skill.name if (user_dir / item.skill.name).exists() else None)
         if existing is not None and not force:
-            refusals[item.label].append(f"a skill of that name is already installed ({existing}); "
-                                        "give --force to replace it")
+            origin = read_record(existing)
+            refusals[item.label].append(f"a skill of that name is already installed ({existing}"
+                                        + (f", from {describe_record(origin)}" if origin else "")
+                                        + "); give --force to replace it")
     catalog = _all_skills(folders)
+    if from_server:
+        # A skill from a server never shadows one of this machine's, nor is hidden by one: its name
+        # would then mean two skills, and which one runs would depend on the precedence of folders.
+        for item in checked:
+            owner = catalog.get(item.skill.name)
+            if owner is not None and owner.source != "user":
+                refusals[item.label].append(f"a {owner.source} skill of that name is on this machine "
+                                            f"({owner.folder}); a skill from an MCP server never shadows one")
     _refuse_unmet_dependencies(checked, refusals, catalog)
     plans: list[_Plan] = []
     for item in checked:

@@ -1,7 +1,7 @@
 """`skills install|uninstall`, and `skills list --files`: SKILL.md skills in the user folder.
 
     skills install SOURCE [--path P] [--ref R] [--force] [--all-or-nothing] [--trust] [--json]
-                                                                     a folder, an archive or a git repository
+                                  a folder, an archive, a git repository, or mcp:SERVER[/PATH]
     skills uninstall NAME [--json]                                   remove a skill from the user folder
     skills list --files [--json]                                     every file skill, and where it came from
 
@@ -25,7 +25,7 @@ import click
 
 from adapters.installer import InstalledSkill, describe_record, install, read_record, uninstall
 from skills.display import shown
-from skills.errors import InstallRefusedError, SkillsError
+from skills.errors import InstallRefusedError, McpConfigError, SkillsError
 from skills.skillmd import discover, load_skill_file
 from skills.skillmd.trust import ExecutableParts, executable_parts
 from starter import print_failure
@@ -47,7 +47,8 @@ from starter.output import fields, print_json, table
 def install_command(source: str, subpath: str | None, ref: str | None, force: bool, all_or_nothing: bool,
                     trust_now: bool) -> int:
     """Install the skill (or folder of skills) at SOURCE into the user folder: a local folder, a
-    .tar/.tar.gz/.tgz/.zip archive, or a git repository URL. Everything is checked first (paths, links,
+    .tar/.tar.gz/.tgz/.zip archive, a git repository URL, or mcp:SERVER[/PATH], the skills an MCP server
+    of the MCP config publishes (the MCP Skills extension; every file checked against its digest). Everything is checked first (paths, links,
     sizes: any problem there refuses the whole source; then each skill against the Agent Skills spec as
     `skills validate` checks it, its dependencies and name clashes). Every skill that passes is installed,
     the others are named with their reasons (exit 1); with --all-or-nothing, nothing is installed unless
@@ -59,8 +60,12 @@ def install_command(source: str, subpath: str | None, ref: str | None, force: bo
     (`skills trust NAME` later)."""
     options = current()
     try:
-        result = install(source, folders=options.settings().skill_folders(), path=subpath, ref=ref, force=force,
-                         all_or_nothing=all_or_nothing)
+        settings = options.settings()
+        servers = _mcp_servers(settings.mcp_config) if source.lower().startswith("mcp:") else None
+        result = install(source, folders=settings.skill_folders(), path=subpath, ref=ref, force=force,
+                         all_or_nothing=all_or_nothing, mcp_servers=servers)
+    except McpConfigError as exc:
+        return print_failure(options.json, "refused", [{"field": "mcp_config", "message": str(exc)}])
     except InstallRefusedError as exc:
         return print_failure(options.json, "refused", [{"field": "", "message": r} for r in exc.reasons])
     parts = {skill.name: _parts(skill) for skill in result.installed}
@@ -106,6 +111,13 @@ def install_command(source: str, subpath: str | None, ref: str | None, force: bo
             print(f"{name} is installed untrusted: its instructions work, its toolsets and scripts do not run "
                   f"until `skills trust {name}`" + (f" (not trusted: {failed})" if failed else ""))
     return int(bool(failed or result.refused))
+
+
+def _mcp_servers(path: Path | None) -> dict[str, Any]:
+    """The servers of the MCP config (``SKILLS_MCP_CONFIG``), for an ``mcp:SERVER`` source."""
+    from adapters.mcp.config import load_mcp_config
+
+    return load_mcp_config(path, defaults={})
 
 
 def _parts(skill: InstalledSkill) -> ExecutableParts:

@@ -31,7 +31,9 @@ import hmac
 import logging
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -40,6 +42,8 @@ from pydantic import ConfigDict
 from client import SkillsClient
 from client.management import INSTRUCTIONS, OWNER_TOOLS, SCHEMAS, TOOLS, Handler, ManagementTools, answering
 from skills.errors import TemporalUnavailableError, UsageError
+from skills.skillmd import discover
+from skills.skillmd.manifest import SourceName
 from starter import exit_process
 from starter.command import (
     CONTEXT_SETTINGS,
@@ -64,13 +68,17 @@ TOKEN_ENV = "SKILLS_MCP_TOKEN"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
-def build_server(skills: SkillsClient, *, token: str | None = None) -> MCPServer:
-    """The management tools as an MCP server; with ``token``, streamable HTTP wants it as a bearer token."""
-    from mcp.server.mcpserver import MCPServer
+def build_server(skills: SkillsClient, *, token: str | None = None,
+                 skill_folders: Mapping[SourceName, Path] | None = None) -> MCPServer:
+    """The management tools as an MCP server; with ``token``, streamable HTTP wants it as a bearer token.
+    With ``skill_folders``, it publishes the SKILL.md skills of those folders (the MCP Skills extension)."""
+    from adapters.mcp_skills import Publisher, skills_server
 
+    folders = dict(skill_folders or {})
     tools = ManagementTools(skills)
-    return MCPServer(
-        "skills",
+    return skills_server(
+        Publisher(lambda: discover(**folders)),
+        name="skills",
         title="Skills engine",
         instructions=INSTRUCTIONS,
         tools=[_tool(name, answering(name, getattr(tools, name))) for name in [*TOOLS, *OWNER_TOOLS]],
@@ -196,7 +204,7 @@ async def _serve(args: ServeOptions, token: str | None, globals_: Globals) -> No
     task_queue = globals_.queue
     skills = await SkillsClient.connect(task_queue=task_queue, address=globals_.address,
                                         namespace=globals_.namespace)
-    server = build_server(skills, token=token)
+    server = build_server(skills, token=token, skill_folders=globals_.settings().skill_folders())
     if not args.http:
         log.info("serving the skills management tools on stdio (task queue %s)", task_queue)
         await server.run_stdio_async()

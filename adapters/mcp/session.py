@@ -15,8 +15,8 @@ import logging
 import os
 import sys
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
-from contextlib import AsyncExitStack, suppress
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -270,32 +270,7 @@ class ServerSession:
     async def _open_transport(
         self, stack: AsyncExitStack, expand: EnvExpander, stderr: StderrTail | None, http_errors: deque[str]
     ) -> Any:
-        config = self.config
-        if config.command is not None and self._launcher is not None:
-            params = await self._launcher(config, expand, stack)
-            return stdio_client(params, errlog=stderr.sink if stderr else sys.stderr)
-        if config.command is not None:
-            params = StdioServerParameters(
-                command=expand(config.command),
-                args=[expand(a) for a in config.args],
-                env={k: expand(v) for k, v in config.env.items()},
-                cwd=config.cwd,
-            )
-            return stdio_client(params, errlog=stderr.sink if stderr else sys.stderr)
-
-        async def note_http_error(response: httpx2.Response) -> None:
-            # The transport turns a 401/403/5xx into a bare "error response"; keep the status for the reason.
-            if response.status_code >= 400:
-                http_errors.append(f"HTTP {response.status_code} {response.reason_phrase}")
-
-        http = await stack.enter_async_context(
-            httpx2.AsyncClient(
-                headers={k: expand(v) for k, v in config.headers.items()},
-                timeout=httpx2.Timeout(30.0, read=300.0),  # the MCP SDK's own defaults
-                event_hooks={"response": [note_http_error]},
-            )
-        )
-        return streamable_http_client(expand(config.url or ""), http_client=http)
+        return await open_transport(self.config, stack, expand, stderr, http_errors, launcher=self._launcher)
 
     def _mark_failed(self, reason: str) -> None:
         self._set_status("failed", reason)
@@ -394,6 +369,74 @@ def _is_session_loss(exc: MCPError) -> bool:
     return exc.code == mcp_types.CONNECTION_CLOSED or (
         exc.code == mcp_types.INVALID_REQUEST and "session terminated" in exc.message.lower()
     )
+
+
+async def open_transport(
+    config: McpServerConfig, stack: AsyncExitStack, expand: EnvExpander, stderr: StderrTail | None,
+    http_errors: deque[str], *, launcher: Launcher | None = None,
+) -> Any:
+    """The transport to one server of the config (its child started, or its HTTP client open), closed
+    with ``stack``; ``${VAR}`` references expanded by ``expand`` only now."""
+    if config.command is not None and launcher is not None:
+        params = await launcher(config, expand, stack)
+        return stdio_client(params, errlog=stderr.sink if stderr else sys.stderr)
+    if config.command is not None:
+        params = StdioServerParameters(
+            command=expand(config.command),
+            args=[expand(a) for a in config.args],
+            env={k: expand(v) for k, v in config.env.items()},
+            cwd=config.cwd,
+        )
+        return stdio_client(params, errlog=stderr.sink if stderr else sys.stderr)
+
+    async def note_http_error(response: httpx2.Response) -> None:
+        # The transport turns a 401/403/5xx into a bare "error response"; keep the status for the reason.
+        if response.status_code >= 400:
+            http_errors.append(f"HTTP {response.status_code} {response.reason_phrase}")
+
+    http = await stack.enter_async_context(
+        httpx2.AsyncClient(
+            headers={k: expand(v) for k, v in config.headers.items()},
+            timeout=httpx2.Timeout(30.0, read=300.0),  # the MCP SDK's own defaults
+            event_hooks={"response": [note_http_error]},
+        )
+    )
+    return streamable_http_client(expand(config.url or ""), http_client=http)
+
+
+@asynccontextmanager
+async def one_off_client(
+    name: str, config: McpServerConfig, *, timeout: float, environ: Mapping[str, str] | None = None,
+    extensions: Sequence[Any] = (),
+) -> AsyncIterator[Client]:
+    """A client of one server for one task (``skills install mcp:NAME``), closed on leaving. A server
+    that cannot be reached raises :class:`ToolServerError` with the reason (its stderr's tail included)."""
+    expand = EnvExpander(os.environ if environ is None else environ)
+    stderr = StderrTail(name, expand.redact) if config.transport == "stdio" else None
+    http_errors: deque[str] = deque(maxlen=3)
+    if stderr is not None:
+        await stderr.start()
+    try:
+        async with AsyncExitStack() as stack:
+            try:
+                async with asyncio.timeout(timeout):
+                    transport = await open_transport(config, stack, expand, stderr, http_errors)
+                    client = await stack.enter_async_context(Client(transport, extensions=list(extensions)))
+            except Exception as exc:  # noqa: BLE001 - every way of not connecting is reported the same way
+                if stderr is not None:
+                    await stderr.finish(wait=1.0)
+                reason = f"no answer within {timeout:g} s" if isinstance(exc, TimeoutError) else (
+                    _describe_failure(exc, stderr, http_errors))
+                raise ToolServerError(f"MCP server {name!r} is unavailable: {expand.redact(reason)}") from None
+            if stderr is not None:
+                stderr.child_started()
+            yield client
+    except BaseExceptionGroup as group:
+        # The transports' task groups wrap what the caller's own code raised: give it back as raised.
+        raise _leaf_exception(group) from None
+    finally:
+        if stderr is not None:
+            await stderr.finish(wait=0)
 
 
 def _describe_failure(exc: BaseException, stderr: StderrTail | None, http_errors: deque[str]) -> str:
