@@ -10,8 +10,10 @@ from activities.failures import as_application_errors
 from adapters.store import Store
 from skills.backoff import BackoffPolicy
 from skills.deadline import RunLimits, run_timeout
-from skills.messages import RunsQuery, SkillFilter, SkillRef
+from skills.incidents import Incident
+from skills.messages import IncidentsQuery, RunsQuery, SkillFilter, SkillRef
 from skills.models import RunRecord, Skill
+from skills.naming import LIST_INCIDENTS
 
 
 class StoreActivities:
@@ -40,3 +42,9 @@ class StoreActivities:
         with as_application_errors():
             skill_id = self.store.find_skill(query.skill.ref, query.skill.agent_id).id if query.skill else None
             return self.store.list_runs(skill_id, query.limit)
+
+    @activity.defn(name=LIST_INCIDENTS)
+    def list_incidents(self, query: IncidentsQuery) -> list[Incident]:
+        with as_application_errors():
+            skill_id = self.store.find_skill(query.skill.ref, query.skill.agent_id).id if query.skill else None
+            return self.store.list_incidents(skill_id, closed=query.closed, limit=query.limit)

@@ -62,6 +62,7 @@ from skills.errors import (
 )
 from skills.events import EmitInput, EmitResult, EventInfo, check_event, event_workflow_id
 from skills.hooks import TOKEN_BYTES, hook_event_name, hook_workflow_id, token_digest
+from skills.incidents import Incident
 from skills.limits import TEMPORAL_PAYLOAD_WARNING_BYTES, body_too_large, json_size, valid_text
 from skills.messages import (
     BulkRegistrationResult,
@@ -69,6 +70,7 @@ from skills.messages import (
     ChangeResult,
     ChatInput,
     ChatReply,
+    IncidentsQuery,
     ItemRegistration,
     OverdueQuery,
     OverdueSkills,
@@ -93,6 +95,7 @@ from skills.naming import (
     GET_APPROVAL,
     GET_SKILL,
     LIST_APPROVALS,
+    LIST_INCIDENTS,
     LIST_RUNS,
     LIST_SKILLS,
     REFRESH_TOOL_CATALOG,
@@ -406,6 +409,13 @@ class SkillsClient:
     async def runs(self, ref: str | int | None = None, agent_id: str | None = None, limit: int = 20) -> list[RunRecord]:
         skill = SkillRef(ref=str(ref), agent_id=agent_id) if ref is not None else None
         return await self._read(LIST_RUNS, RunsQuery(skill=skill, limit=limit), list[RunRecord])
+
+    async def incidents(self, ref: str | int | None = None, agent_id: str | None = None, *, closed: bool = False,
+                        limit: int = 50) -> list[Incident]:
+        """The open incidents (``closed``: the closed ones too), of one skill or of all, newest first."""
+        skill = SkillRef(ref=str(ref), agent_id=agent_id) if ref is not None else None
+        return await self._read(LIST_INCIDENTS, IncidentsQuery(skill=skill, closed=closed, limit=limit),
+                                list[Incident])
 
     async def run_history(self, ref: str | int | None = None, agent_id: str | None = None) -> RunHistory:
         """How far back :meth:`runs` can go: the worker's retention, and the oldest run it keeps (of a skill)."""

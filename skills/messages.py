@@ -18,6 +18,7 @@ from skills.approvals import Approval
 from skills.catalog import ToolsetGrant, upgraded_grant
 from skills.errors import FieldError
 from skills.events import EventInfo
+from skills.incidents import IncidentNote
 from skills.models import BY_USER, Normalized, RunRecord, RunTrigger, Skill, ToolCallRecord, TriggerConfig
 
 
@@ -338,6 +339,17 @@ class RunOutcome(BaseModel):
     """Until when scheduled fires are skipped, after a failure."""
     budget: str | None = None
     """Why the run paused its skill for budget: the counts and the thresholds."""
+    incident: IncidentNote | None = None
+    """What the run did to its skill's incident (opened, repeated, recovered...). None in the histories of
+    runs closed before incidents existed: those replay their notice as it was."""
+
+
+class IncidentsQuery(BaseModel):
+    """``skills incidents [REF] [--all]``: the open incidents (with ``closed``, the closed ones too), newest first."""
+
+    skill: SkillRef | None = None
+    closed: bool = False
+    limit: int = Field(default=50, ge=1, le=1000)
 
 
 class NotifyInput(BaseModel):

@@ -8,13 +8,16 @@ Direct-tier skill those are its plan's steps; for an Agent-tier skill, what the 
 
 ``notify_on_completion`` decides: unset (None) = automatic, a notice unless the run messaged
 the user; ``true`` = always; ``false`` = never. A notice goes out at most once per
-``notify_interval_minutes`` (0 = the global default). Failures and auto-disables always notify.
+``notify_interval_minutes`` (0 = the global default). A failure notifies when it opens an incident
+(``skills.incidents``: the failures that repeat its cause are silent), a success that closes one says
+it recovered, and an auto-disable always notifies.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from skills.incidents import Incident, duration
 from skills.models import RunRecord, Skill
 
 MAX_MESSAGE = 1500
@@ -53,6 +56,24 @@ def failure_message(skill: Skill, run: RunRecord, failures: int, retry_after: da
         retry = f" Scheduled fires resume after {retry_after.isoformat(timespec='seconds')}."
     count = f" (failure {failures} in a row)" if failures > 1 else ""
     return _cut(f"❌ {skill.name}{count}: {sentence(run.summary)}{retry}")
+
+
+def incident_message(skill: Skill, run: RunRecord, incident: Incident, retry_after: datetime | None) -> str:
+    """An incident opened: the error, what to do, and that its repeats stay silent."""
+    retry = ""
+    if retry_after is not None and skill.is_scheduled and not skill.is_one_shot:
+        retry = f" Scheduled fires resume after {retry_after.isoformat(timespec='seconds')}."
+    if skill.is_one_shot:
+        return _cut(f"❌ {skill.name}: {sentence(run.summary)}")  # it fires once: no repeat to keep quiet about
+    return _cut(f"❌ {skill.name}: {sentence(run.summary)}{retry} Incident {incident.id}: while it fails the "
+                f"same way you hear nothing more; `skills incidents` shows it, `skills runs {skill.id}` every run.")
+
+
+def recovered_message(skill: Skill, incident: Incident) -> str:
+    end = incident.closed_at or incident.last_failure_at
+    runs = f"{incident.failures} failed run{'s' * (incident.failures != 1)}"
+    return _cut(f"✅ {skill.name} recovered: incident {incident.id} lasted {duration(incident.opened_at, end)} "
+                f"({runs}, {sentence(incident.first_error)[:300]})")
 
 
 def disabled_message(skill: Skill, reason: str, detail: str) -> str:

@@ -412,6 +412,37 @@ def runs(ref: str | None, limit: int, agent: str | None) -> int:
     return with_client(work)
 
 
+@cli.command(short_help="Incidents: a skill's failures of one cause, told once.")
+@click.argument("ref", metavar="[REF]", required=False)
+@click.option("--all", "closed", is_flag=True, help="The closed incidents too (recovered, disabled...).")
+@click.option("--limit", type=click.IntRange(min=1, max=1000), default=50, show_default=True,
+              help="At most this many incidents.")
+@AGENT
+@data_command
+def incidents(ref: str | None, closed: bool, limit: int, agent: str | None) -> int:
+    """The open incidents, of one skill or of all, newest first: consecutive failures of a skill with
+    one cause, notified once when they began and once when the skill recovered. --all shows the
+    closed ones too."""
+
+    async def work(skills: SkillsClient) -> None:
+        found = await skills.incidents(ref, agent, closed=closed, limit=limit)
+        answer(found, lambda: _incidents_table(found, closed))
+
+    return with_client(work)
+
+
+def _incidents_table(found: list[Any], closed: bool) -> None:
+    from skills.incidents import duration
+
+    if not found:
+        print("no incident" + ("" if closed else " open (--all shows the closed ones)"))
+        return
+    table(["ID", "SKILL", "STATE", "FAILED RUNS", "SINCE", "LASTED", "CAUSE"],
+          [[i.id, i.skill_name, i.closed_by or "open", i.failures, i.opened_at.isoformat(timespec="seconds"),
+            duration(i.opened_at, i.closed_at or i.last_failure_at), i.first_error] for i in found],
+          cut={"CAUSE": 70})
+
+
 # --- falling behind --------------------------------------------------------------
 
 

@@ -70,7 +70,15 @@ with workflow.unsafe.imports_passed_through():
     )
     from skills.models import BUDGET, ENDED, FAILURES, RunRecord, Skill, ToolCallRecord
     from skills.naming import APPROVAL_SIGNAL, SCHEDULED_START_TIME, SKILL_APPROVAL, SKILL_WAITING
-    from skills.notify import completion_due, completion_message, disabled_message, failure_message, sentence
+    from skills.notify import (
+        completion_due,
+        completion_message,
+        disabled_message,
+        failure_message,
+        incident_message,
+        recovered_message,
+        sentence,
+    )
     from skills.plans import StepOutput, resolve
     from skills.preflight import render_arguments, should_skip
     from skills.scripts import RUN_SCRIPT
@@ -402,11 +410,19 @@ def run_notice(skill: Skill, outcome: RunOutcome, notify_interval: timedelta, no
         return disabled_message(skill, "budget", f"{outcome.budget}. This run: {run.prompt_tokens:,} prompt + "
                                 f"{run.completion_tokens:,} completion tokens. Resume it with "
                                 f"`skills resume {skill.id}`.")
+    note = outcome.incident  # None in the histories of runs closed before incidents: they notify as they did
     if run.status == "error":
-        return failure_message(skill, run, after.consecutive_failures, outcome.retry_after)
-    if run.status == "success" and completion_due(skill, run, workflow.now(), notify_interval, notifier_tool):
-        return completion_message(skill, run)
-    return None
+        if note is None:
+            return failure_message(skill, run, after.consecutive_failures, outcome.retry_after)
+        if note.event == "repeated":
+            return None  # the incident's notice went out when it opened
+        return incident_message(skill, run, note.incident, outcome.retry_after)
+    if run.status != "success":
+        return None
+    recovered = recovered_message(skill, note.incident) if note is not None and note.event == "recovered" else None
+    done = completion_message(skill, run) if completion_due(skill, run, workflow.now(), notify_interval,
+                                                            notifier_tool) else None
+    return "\n".join(part for part in (recovered, done) if part) or None
 
 
 def _key_prefix(run: RunRecord, request: SkillRunInput | None) -> str:

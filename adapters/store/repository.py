@@ -27,6 +27,7 @@ from adapters.store.database import open_database
 from adapters.store.tables import (
     LAST_RUN_COLUMNS,
     ApprovalRow,
+    IncidentRow,
     MessageRow,
     RunRow,
     SeenEventRow,
@@ -39,6 +40,7 @@ from skills.approvals import PENDING, Approval, ApprovalRequest, ApprovalStatus
 from skills.backoff import BackoffPolicy
 from skills.budget import DAY, BudgetPolicy, Usage, over_budget
 from skills.errors import SkillNotFoundError, SkillValidationError
+from skills.incidents import Incident, IncidentEvent, IncidentNote, cause_of
 from skills.messages import RunOutcome, SkillFilter
 from skills.models import BUDGET, ENDED, FAILURES, FIRED, RunRecord, Skill, SkillSpec
 from skills.naming import schedule_id_for
@@ -156,6 +158,8 @@ class Store:
             skill = self._skill(session, row)
             for run in session.exec(select(RunRow).where(RunRow.skill_id == skill_id)):
                 session.delete(run)
+            for incident in session.exec(select(IncidentRow).where(IncidentRow.skill_id == skill_id)):
+                session.delete(incident)
             session.delete(row)
             session.commit()
             return skill
@@ -332,16 +336,29 @@ class Store:
                     skill.enabled, skill.disabled_reason = False, ENDED
                     disabled = disabled or ENDED
                 session.add(skill)
+            incident = _incident(session, skill, run, disabled == FAILURES) if skill is not None and not repeated \
+                else None
             session.commit()
             after = self._skill(session, skill) if skill else None
         outcome = RunOutcome(run=_run_model(row), skill=after, disabled=disabled, retired_schedule=retired,
-                             retry_after=after.failures.retry_after(policy) if after else None)
+                             retry_after=after.failures.retry_after(policy) if after else None, incident=incident)
         if budget is not None and after is not None and after.enabled and run.prompt_tokens + run.completion_tokens:
             reason = over_budget(self.usage(run, since=(run.finished_at or run.started_at) - DAY), budget)
             if reason is not None:
                 paused = self.set_enabled(after.id, False, BUDGET, run.finished_at or run.started_at)
                 outcome = outcome.model_copy(update={"skill": paused, "disabled": BUDGET, "budget": reason})
         return outcome
+
+    def list_incidents(self, skill_id: int | None = None, *, closed: bool = False, limit: int = 50) -> list[Incident]:
+        """The open incidents (``closed``: the closed ones too), of one skill or of all, newest first."""
+        with self.session() as session:
+            query = select(IncidentRow)
+            if skill_id is not None:
+                query = query.where(IncidentRow.skill_id == skill_id)
+            if not closed:
+                query = query.where(IncidentRow.closed_at.is_(None))  # type: ignore[union-attr]
+            rows = session.exec(query.order_by(IncidentRow.id.desc()).limit(limit)).all()  # type: ignore[union-attr]
+            return [_incident_model(row) for row in rows]
 
     def end_skills(self, now: datetime, limit: int = 500) -> list[Skill]:
         """Record as ``ended`` the enabled skills whose ``end_at`` has passed (the Maintenance round's)."""
@@ -719,3 +736,42 @@ def _approval_model(row: ApprovalRow) -> Approval:
 
 def _run_model(row: RunRow) -> RunRecord:
     return RunRecord.model_validate(row.model_dump())
+
+
+def _incident(session: Session, skill: SkillRow, run: RunRecord, disabled: bool) -> IncidentNote | None:
+    """What a closed run does to its skill's incident (``skills.incidents``), in the run's transaction: a
+    failure opens one or joins the open one of its cause (another cause closes it and opens its own),
+    the failure that disables the skill closes it, a success closes it as recovered."""
+    at = run.finished_at or run.started_at
+    row = session.exec(select(IncidentRow).where(IncidentRow.skill_id == skill.id,
+                                                 IncidentRow.closed_at.is_(None))  # type: ignore[union-attr]
+                       .order_by(IncidentRow.id.desc())).first()  # type: ignore[union-attr]
+    event: IncidentEvent
+    if run.status == "success":
+        if row is None:
+            return None
+        row.closed_at, row.closed_by, event = at, "recovered", "recovered"
+    elif run.status == "error":
+        cause = cause_of(run.summary)
+        if row is not None and row.cause == cause:
+            row.failures += 1
+            row.last_failure_at, row.last_error, event = at, run.summary[:1000], "repeated"
+        else:
+            if row is not None:
+                row.closed_at, row.closed_by = at, "cause changed"
+                session.add(row)
+            row = IncidentRow(skill_id=skill.id, skill_name=skill.name, cause=cause, first_error=run.summary[:1000],
+                              last_error=run.summary[:1000], opened_at=at, last_failure_at=at, failures=1,
+                              last_notified_at=at)
+            event = "opened"
+        if disabled:
+            row.closed_at, row.closed_by, event = at, "disabled", "disabled"
+    else:
+        return None  # a skip, a denial: the incident neither grows nor ends
+    session.add(row)
+    session.flush()
+    return IncidentNote(event=event, incident=_incident_model(row))
+
+
+def _incident_model(row: IncidentRow) -> Incident:
+    return Incident.model_validate(row.model_dump())

@@ -212,6 +212,27 @@ class ApprovalRow(SQLModel, table=True):
     outcome: str | None = Field(default=None, sa_column=Column(Text))
 
 
+class IncidentRow(SQLModel, table=True):
+    """Consecutive failures of one skill with one cause (``skills.incidents``); at most one open a skill
+    (migration 0011)."""
+
+    __tablename__ = "incidents"
+    __table_args__ = ({"sqlite_autoincrement": True},)
+
+    id: int | None = Field(default=None, primary_key=True)
+    skill_id: int = Field(index=True)
+    skill_name: str = ""
+    cause: str = Field(default="", sa_column=Column(Text, nullable=False))
+    first_error: str = Field(default="", sa_column=Column(Text, nullable=False))
+    last_error: str = Field(default="", sa_column=Column(Text, nullable=False))
+    opened_at: datetime = _utc_column(nullable=False)
+    last_failure_at: datetime = _utc_column(nullable=False)
+    failures: int = 1
+    last_notified_at: datetime | None = _utc_column()
+    closed_at: datetime | None = _utc_column()
+    closed_by: str | None = None
+
+
 LAST_RUN_COLUMNS = ("last_run_at", "last_run_status", "last_run_summary")
 """The skill's newest finished run, kept on its row (migration 0004) instead of a query per load."""
 

@@ -139,8 +139,11 @@ async def test_a_tool_error_fails_the_run(engine: Engine) -> None:
     run = await engine.skills.run("broken")
     assert run.status == "error" and "outbox_send_message failed" in run.summary
     assert "message is empty" in run.summary
-    # Failures always notify, through the notifier (the outbox by default).
-    assert [m["message"] for m in engine.outbox()] == [f"❌ broken: {run.summary}."]
+    # A failure that opens an incident notifies, through the notifier (the outbox by default).
+    [incident] = await engine.skills.incidents("broken")
+    assert [m["message"] for m in engine.outbox()] == [
+        f"❌ broken: {run.summary}. Incident {incident.id}: while it fails the same way you hear nothing more; "
+        f"`skills incidents` shows it, `skills runs {run.skill_id}` every run."]
 
 
 async def test_a_worker_restarted_between_registration_and_fire(engine: Engine, client: Client) -> None:

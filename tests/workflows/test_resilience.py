@@ -73,7 +73,8 @@ async def test_backoff_skips_scheduled_fires_and_the_limit_disables(client: Clie
         state = (await client.get_schedule_handle(skill.schedule_id).describe()).schedule.state
         assert state.paused and state.note.startswith("disabled: failures (5 in a row); last error: outbox_send_message")
         messages = [m["message"] for m in engine.outbox()]
-        assert sum(m.startswith("❌ broken") for m in messages) == 4  # failures 1-4 notify
+        # Failures 1-4 have one cause: one incident, one notice when it opened.
+        assert sum(m.startswith("❌ broken") for m in messages) == 1
         assert messages[-1].startswith("⛔ broken was disabled (5 consecutive failures). Last error:")
 
         # A fire of the paused schedule (an operator's trigger) is accounted as skipped.
@@ -87,6 +88,42 @@ async def test_backoff_skips_scheduled_fires_and_the_limit_disables(client: Clie
         assert (await engine.skills.run("broken")).status == "success"
         healed = await engine.skills.get("broken")
         assert healed.enabled and healed.consecutive_failures == 0 and healed.disabled_reason is None
+    finally:
+        await engine.stop()
+
+
+async def test_an_incident_is_told_once_when_it_opens_and_once_when_it_recovers(client: Client,
+                                                                               settings: Settings) -> None:
+    engine = await Engine(settings.model_copy(update={"failure_limit": 10}), client).start()
+    try:
+        skill = (await engine.skills.register(broken())).skill
+        assert skill is not None
+        for _ in range(3):
+            assert (await engine.skills.run("broken")).status == "error"
+        [incident] = await engine.skills.incidents()
+        assert (incident.skill_name, incident.failures, incident.open) == ("broken", 3, True)
+        assert incident.first_error.startswith("outbox_send_message failed")
+
+        # Another cause: the open incident closes, a new one opens (and is told).
+        await engine.skills.update("broken", {"execution_plan": [
+            {"toolName": "outbox_list_messages", "parameters": {"limit": 0}}]})
+        assert (await engine.skills.run("broken")).status == "error"
+        # Fixed: the next success closes it, and says so once.
+        await engine.skills.update("broken", {"execution_plan": [
+            {"toolName": "outbox_send_message", "parameters": {"message": "fixed", "chat_id": "c"}}]})
+        assert (await engine.skills.run("broken")).status == "success"
+        assert (await engine.skills.run("broken")).status == "success"
+
+        notices = [m["message"] for m in engine.outbox() if m["message"] != "fixed"]
+        assert len(notices) == 3, notices
+        assert notices[0].startswith("❌ broken: outbox_send_message failed") and f"Incident {incident.id}:" in notices[0]
+        assert notices[1].startswith("❌ broken: ") and "outbox_list_messages" in notices[1]
+        assert notices[2].startswith(f"✅ broken recovered: incident {incident.id + 1} lasted ")
+        assert "(1 failed run, " in notices[2]
+        assert await engine.skills.incidents() == []
+        closed = await engine.skills.incidents("broken", closed=True)
+        assert [(i.id, i.closed_by, i.failures) for i in closed] == [
+            (incident.id + 1, "recovered", 1), (incident.id, "cause changed", 3)]
     finally:
         await engine.stop()
 
