@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 CAUSE_LENGTH = 200
 """Characters of a failure's summary that name its cause."""
 
-_VARYING = re.compile(r"\d+(?:[.:,]\d+)*|0x[0-9a-f]+|[0-9a-f]{8,}(?:-[0-9a-f]{4,})*", re.IGNORECASE)
+_VARYING = re.compile(r"\b0x[0-9a-f]+|\b[0-9a-f]{8,}(?:-[0-9a-f]{4,})*\b|\d+(?:[.:,]\d+)*", re.IGNORECASE)
 """What changes from one failure of a cause to the next: counts, durations, times, ids and digests."""
 
 IncidentEvent = Literal["opened", "repeated", "recovered", "disabled"]
@@ -62,7 +62,7 @@ class IncidentNote(BaseModel):
 def cause_of(summary: str) -> str:
     """The cause a failure's summary names: its first line, numbers and ids folded, cut to
     ``CAUSE_LENGTH``. "outbox_send_message failed: timed out after 30 s" and "... after 31 s" are one."""
-    first = summary.strip().splitlines()[0] if summary.strip() else "failed"
+    first = summary.strip()[:CAUSE_LENGTH * 4].splitlines()[0] if summary.strip() else "failed"
     return _VARYING.sub("#", first)[:CAUSE_LENGTH]
 
 
