@@ -771,8 +771,9 @@ def _check_skills(root: Path, source_root: Path, user_dir: Path, folders: dict[S
         if len(same) > 1:
             for label in same:
                 refusals[label].append(f"two skills in the source are named '{name}' ({', '.join(same)})")
+    replaces: dict[str, Path | None] = {}
     for item in checked:
-        existing = _user_skill(item.skill.name, user_dir) or (
+        existing = replaces[item.label] = _user_skill(item.skill.name, user_dir) or (
             user_dir / item.skill.name if (user_dir / item.skill.name).exists() else None)
         if existing is not None and not force:
             origin = read_record(existing)
@@ -800,9 +801,8 @@ def _check_skills(root: Path, source_root: Path, user_dir: Path, folders: dict[S
             notes.append(f"the project's skill of the same name ({owner.folder}) takes precedence over it")
         elif owner is not None and owner.source == "bundled":
             notes.append(f"it shadows the bundled skill of the same name ({owner.folder})")
-        plans.append(_Plan(name=name, folder=item.folder, replaces=_user_skill(name, user_dir) or (
-            user_dir / name if (user_dir / name).exists() else None), warnings=item.warnings, notes=notes,
-            scheduled=bool(item.skill.manifest.metadata.trigger_config)))
+        plans.append(_Plan(name=name, folder=item.folder, replaces=replaces[item.label], warnings=item.warnings,
+                           notes=notes, scheduled=bool(item.skill.manifest.metadata.trigger_config)))
     names = {item.label: item.skill.name for item in checked}
     refused = [RefusedSkill(name=names.get(label), folder=label, reasons=reasons)
                for label, reasons in refusals.items() if reasons]
