@@ -321,11 +321,17 @@ class SkillRun:
             approval_id=approval.id, approve=False, by=TIMEOUT,
             reason=f"no answer within {_minutes(approval.expires_at - approval.requested_at)}")
         decision = decision.model_copy(update={"reason": decision.reason[:RESULT_EXCERPT]})
+        # No longer waiting before the answer is stored: a client that finds the approval answered in the
+        # store must not find this run still waiting for it (it would signal an answer nobody reads).
+        unset_first = workflow.patched("approval-unset-before-answer")
+        if unset_first:
+            workflow.upsert_search_attributes([SKILL_WAITING.value_set(False), SKILL_APPROVAL.value_unset()])
         approval = await workflow.execute_activity_method(
             ApprovalActivities.answer_approval,
             ApprovalAnswer(decision=decision, run_id=run.run_id, now=workflow.now(),
                            conversation_id=ask.conversation_id, call_id=call_id), **STORE)
-        workflow.upsert_search_attributes([SKILL_WAITING.value_set(False), SKILL_APPROVAL.value_unset()])
+        if not unset_first:
+            workflow.upsert_search_attributes([SKILL_WAITING.value_set(False), SKILL_APPROVAL.value_unset()])
         if approval.decided_by == TIMEOUT:
             # Not as the skill's notice (skill_id None): the completion notices' throttle is not touched.
             await _tell(None, f"⏳ {run.skill_name}: {denial_text(approval)} Approval {approval.id} "

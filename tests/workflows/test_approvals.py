@@ -315,6 +315,9 @@ async def test_fires_while_a_run_waits_are_skipped_recorded_and_not_called_stuck
     assert (await finished(engine, "every minute")).status == "denied"
     # Recorded is not yet ended (its notices follow): a trigger while it runs would be skipped too.
     await eventually(lambda: _idle(schedule), timeout=30)
+    # A trigger's scheduled time is its second: one in the very second of the fire skipped behind the first
+    # would stand for that fire (its time is not before the trigger's), so it comes a second later at least.
+    await eventually(lambda: datetime.now(UTC).second >= 2, timeout=5)
     # The next run (this trigger, or a minute's fire it meets) waits too; its start recorded the fire skipped
     # behind the first.
     await trigger_schedule(client, skill.schedule_id)
