@@ -57,6 +57,7 @@ from service.hooks import hook_routes
 from service.telemetry import MetricsEndpoint, Tracing, TracingUnavailable, metrics_address
 from skills.errors import SkillsError
 from skills.naming import SEARCH_ATTRIBUTES
+from skills.skillmd import discover
 from workflows.chat import ChatTurn
 from workflows.events import EmitEvent
 from workflows.maintenance import Maintenance
@@ -107,7 +108,8 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
     registration = RegistrationActivities(store, settings, hub.tool_names, catalog=hub.catalog, rules=hub.rules,
                                           await_connects=hub.waited_for_connects, schedules=schedules)
     proposals = Proposals(store, settings, registration.prepare_skill) if settings.chat_confirm_changes else None
-    tools = ToolRouter(hub.catalog, hub.call, ManagementTools(SkillsClient(client, settings.task_queue)), proposals)
+    tools = ToolRouter(hub.catalog, hub.call, ManagementTools(SkillsClient(client, settings.task_queue)), proposals,
+                       skill_files=lambda: discover(**settings.skill_folders()))
     toolsets = SkillToolsets(lambda grant: granted_toolsets(settings, grant, store),
                              sandbox=ToolsetSandbox.from_settings(settings), allowlist=settings.toolset_env_allowlist,
                              call_timeout=settings.tool_call_timeout.total_seconds(), metrics=metrics,

@@ -33,6 +33,7 @@ from config.secrets import redact
 from config.settings import LLM_SETTINGS, OPENAI_API_URL, Settings
 from skills.agent import ChatMessage, ToolCallMessage, for_the_model, opening_messages, tool_result_text
 from skills.catalog import ToolInfo, ToolResult, ToolsetGrant, granted
+from skills.context import DEFAULT_CONTEXT, context_from_model_entry, fit_request
 from skills.errors import (
     ConversationError,
     LlmModelNotFoundError,
@@ -47,7 +48,6 @@ from skills.errors import (
 from skills.events import EventInfo
 from skills.messages import FINAL_EXCERPT
 from skills.naming import AGENT_TOOL, LLM_TURN, MANAGEMENT_TOOLS, is_chat_conversation
-from skills.schemas import relax_schema
 from skills.scripts import RUN_SCRIPT
 from skills.skillmd.disclosure import render_instructions
 
@@ -110,6 +110,8 @@ class LlmTurnResult(BaseModel):
     """The answer (cut to a few kilobytes) when the model called no tool."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    left_out: list[str] = Field(default_factory=list)
+    """What was left out of the request to fit the model's context (``skills.context``), as sentences."""
 
 
 class EndpointChange(BaseModel):
@@ -168,6 +170,7 @@ class AgentActivities:
         self.toolsets = toolsets or SkillToolsets()
         self.endpoint = settings.llm_base_url or OPENAI_API_URL
         self._client = client
+        self._contexts: dict[str, int] = {}
 
     @property
     def client(self) -> openai.AsyncOpenAI:
@@ -229,36 +232,80 @@ class AgentActivities:
         offered = request.tools if is_chat_conversation(request.conversation_id) else \
             [t for t in request.tools if t not in MANAGEMENT_TOOLS]
         tools = _tool_schemas(catalog, offered)
+        context = await self._context(request.model)
+        fitted = fit_request(for_the_model(messages, self.settings.chat_history_turns), tools, context)
+        if fitted.left_out:
+            activity.logger.warning("LLM turn %d: left out to fit the context of %d tokens: %s", request.step,
+                                    context, "; ".join(fitted.left_out))
+        turn_limit = self.settings.llm_turn_timeout
         try:
-            async with heartbeating(f"turn {request.step}"):
-                completion = await self.client.chat.completions.create(
-                    model=request.model,
-                    messages=[m.to_openai() for m in for_the_model(messages, self.settings.chat_history_turns)],
-                    **({"tools": tools} if tools else {}),
-                )
+            async with asyncio.timeout(turn_limit.total_seconds()):
+                message = await self._complete(request, fitted.messages, tools)
+        except TimeoutError as e:
+            raise application_error(LlmTimeoutError(
+                f"the LLM turn for the model '{request.model}' took longer than {_seconds(turn_limit)} "
+                "(SKILLS_LLM_TURN_TIMEOUT), its answer still coming")) from e
         except openai.APIStatusError as e:
             raise _status_error(e, request.model, self.endpoint) from e
         except openai.APITimeoutError as e:  # before its base class: reached, and working, but slow
             raise application_error(LlmTimeoutError(
                 f"the LLM endpoint {self.endpoint} timed out after {_seconds(self.settings.llm_timeout)} "
-                f"without an answer for the model '{request.model}'; a slow model (a local one on CPU) may "
-                "need a longer SKILLS_LLM_TIMEOUT")) from e
+                f"without a word for the model '{request.model}' (SKILLS_LLM_TIMEOUT: how long it may stay "
+                "silent, before its first token or between two); a slow model (a local one on CPU) may need "
+                "a longer one, or a shorter prompt")) from e
         except openai.APIConnectionError as e:
             raise application_error(LlmUnavailableError(
                 f"the LLM endpoint {self.endpoint} could not be reached ({_sentence(str(e))}); is it running? "
                 "(SKILLS_LLM_BASE_URL)")) from e
-        choice = completion.choices[0].message
-        usage = completion.usage
-        message = ChatMessage(
-            role="assistant", content=choice.content,
-            tool_calls=[ToolCallMessage(id=c.id, name=c.function.name, arguments=c.function.arguments or "")
-                        for c in choice.tool_calls or [] if getattr(c, "function", None) is not None],
-            prompt_tokens=usage.prompt_tokens if usage else 0,
-            completion_tokens=usage.completion_tokens if usage else 0,
-        )
+        activity.logger.info("LLM turn %d (%s): %d prompt tokens estimated, %d counted by the endpoint",
+                             request.step, request.model, fitted.tokens, message.prompt_tokens)
         seq = await asyncio.to_thread(self.store.append_messages, request.conversation_id, [message],
                                       datetime.now(UTC))
-        return _result(message, seq, request.answer_chars)
+        return _result(message, seq, request.answer_chars, fitted.left_out)
+
+    async def _complete(self, request: LlmTurn, messages: list[ChatMessage], tools: list[dict[str, Any]]
+                        ) -> ChatMessage:
+        """One chat completion, streamed where the endpoint can (``SKILLS_LLM_STREAM``): the HTTP client's
+        timeout is then how long the endpoint may stay silent, and the activity heartbeats with what
+        has come, so a slow model that is answering is not taken for a dead one."""
+        arguments: dict[str, Any] = {"model": request.model, "messages": [m.to_openai() for m in messages],
+                                     **({"tools": tools} if tools else {})}
+        if not self.settings.llm_stream:
+            async with heartbeating(f"turn {request.step}", "waiting for the answer"):
+                completion = await self.client.chat.completions.create(**arguments)
+            choice = completion.choices[0].message
+            usage = completion.usage
+            return ChatMessage(
+                role="assistant", content=choice.content,
+                tool_calls=[ToolCallMessage(id=c.id, name=c.function.name, arguments=c.function.arguments or "")
+                            for c in choice.tool_calls or [] if getattr(c, "function", None) is not None],
+                prompt_tokens=usage.prompt_tokens if usage else 0,
+                completion_tokens=usage.completion_tokens if usage else 0,
+            )
+        answer = StreamedAnswer()
+        async with heartbeating(f"turn {request.step}", "waiting for the first token"):
+            stream = await self.client.chat.completions.create(
+                **arguments, stream=True, stream_options={"include_usage": True})
+            async for chunk in stream:
+                answer.add(chunk)
+                activity.heartbeat(f"turn {request.step}", f"{answer.chars} characters received")
+        return answer.message()
+
+    async def _context(self, model: str) -> int:
+        """The model's context in tokens: ``SKILLS_LLM_CONTEXT``, else what the endpoint's model list says
+        of it (asked once per model), else ``skills.context.DEFAULT_CONTEXT``."""
+        if self.settings.llm_context is not None:
+            return self.settings.llm_context
+        if model not in self._contexts:
+            found = None
+            try:
+                listed = await self.client.models.list(timeout=HEALTH_TIMEOUT)
+                entry = next((m for m in listed.data if m.id == model), None)
+                found = context_from_model_entry(entry.model_dump()) if entry is not None else None
+            except Exception as e:  # noqa: BLE001 - any failure to say leaves the default
+                activity.logger.info("the LLM endpoint's model list does not say the context of %s: %s", model, e)
+            self._contexts[model] = found or DEFAULT_CONTEXT
+        return self._contexts[model]
 
     async def _catalog(self, request: LlmTurn) -> list[ToolInfo]:
         """The tools the turn can describe: the catalog, ``run_script`` with the sandbox's scripts, and
@@ -356,26 +403,67 @@ class AgentActivities:
         await asyncio.to_thread(self.store.append_messages, conversation_id, [message], datetime.now(UTC))
 
 
-def _result(message: ChatMessage, seq: int, answer_chars: int) -> LlmTurnResult:
+def _result(message: ChatMessage, seq: int, answer_chars: int, left_out: list[str] | None = None) -> LlmTurnResult:
     return LlmTurnResult(
         message_seq=seq,
         tool_calls=[ToolCallRef(id=c.id, name=c.name) for c in message.tool_calls],
         final="" if message.tool_calls else (message.content or "")[:answer_chars],
         prompt_tokens=message.prompt_tokens,
         completion_tokens=message.completion_tokens,
+        left_out=left_out or [],
     )
 
 
+class StreamedAnswer:
+    """The chunks of a streamed chat completion, put back together: the text, the tool calls (their
+    id and name come in the first delta of each, the arguments in pieces), the usage (last chunk)."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.chars = 0
+
+    def add(self, chunk: Any) -> None:
+        if chunk.usage is not None:
+            self.prompt_tokens = chunk.usage.prompt_tokens or 0
+            self.completion_tokens = chunk.usage.completion_tokens or 0
+        for choice in chunk.choices or []:
+            delta = choice.delta
+            if delta is None:
+                continue
+            if delta.content:
+                self.text.append(delta.content)
+                self.chars += len(delta.content)
+            for part in delta.tool_calls or []:
+                call = self.calls.setdefault(part.index, {"id": "", "name": "", "arguments": []})
+                call["id"] = part.id or call["id"]
+                if part.function is not None:
+                    call["name"] = part.function.name or call["name"]
+                    if part.function.arguments:
+                        call["arguments"].append(part.function.arguments)
+                        self.chars += len(part.function.arguments)
+
+    def message(self) -> ChatMessage:
+        calls = [ToolCallMessage(id=c["id"] or f"call_{index}", name=c["name"], arguments="".join(c["arguments"]))
+                 for index, c in sorted(self.calls.items()) if c["name"]]
+        return ChatMessage(role="assistant", content="".join(self.text) or None, tool_calls=calls,
+                           prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens)
+
+
 def _tool_schemas(catalog: list[ToolInfo], names: list[str]) -> list[dict[str, Any]]:
-    """The sandbox's tools in the chat-completions shape, with schemas relaxed for LLMs
-    (numbers and booleans may come as strings, optional fields as null): the argument
-    pipeline turns the answers back into the strict types."""
+    """The sandbox's tools in the chat-completions shape, with their schemas as their servers wrote them.
+    A model's loose answers (numbers and booleans as strings, optional fields as null) are taken all
+    the same: the argument pipeline turns them into the strict types. The system prompt says so once
+    (``skills.agent.LOOSE_ARGUMENTS``) instead of every schema widening every field, which tripled a
+    schema's tokens."""
     known = {tool.name: tool for tool in catalog}
     return [
         {"type": "function", "function": {
             "name": name,
             "description": known[name].description[:1024],
-            "parameters": relax_schema(known[name].input_schema or {"type": "object", "properties": {}}),
+            "parameters": known[name].input_schema or {"type": "object", "properties": {}},
         }}
         for name in names if name in known
     ]

@@ -8,6 +8,7 @@ sends in a chat takes the registration road of every other client.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
@@ -19,7 +20,7 @@ from activities.proposals import CURRENT_CALL, Proposals
 from activities.skillfiles import script_skills, toolset_grant
 from activities.trust import trust_states
 from adapters.store import Store
-from client.management import SCHEMAS, TOOLS, Handler, ManagementTools, answering
+from client.management import CHAT_DESCRIPTIONS, CHAT_SCHEMAS, TOOLS, Handler, ManagementTools, answering
 from config.settings import Settings
 from skills.agent import ChatMessage, chat_opening
 from skills.approvals import Approval
@@ -27,7 +28,15 @@ from skills.catalog import ToolInfo, ToolResult, ToolsetGrant
 from skills.naming import CHAT_CONVERSATION, MANAGEMENT_TOOLS
 from skills.proposals import CONFIRMED_TOOLS, plain_answer
 from skills.scripts import RUN_SCRIPT
-from skills.skillmd import disclose, discover
+from skills.skillmd import (
+    SKILL_TOOL,
+    Catalog,
+    disclose,
+    discover,
+    list_resources,
+    run_skill_tool,
+    skill_file_tool,
+)
 
 CHANGING_TOOLS = {"memory_store_skill": "created", "memory_update_skill": "updated", "memory_delete_skill": "deleted"}
 
@@ -40,19 +49,30 @@ class ToolRouter:
 
     def __init__(self, catalog: Callable[[], list[ToolInfo]],
                  call: Callable[..., Awaitable[ToolResult]], management: ManagementTools,
-                 proposals: Proposals | None = None) -> None:
-        """``proposals``: a chat's widening changes are proposed for the owner's yes, not made (None: made)."""
+                 proposals: Proposals | None = None, skill_files: Callable[[], Catalog] | None = None) -> None:
+        """``proposals``: a chat's widening changes are proposed for the owner's yes, not made (None: made).
+        ``skill_files`` reads the SKILL.md folders, for the ``skill`` tool (None: no such tool)."""
         self._catalog = catalog
         self._call = call
         self._management = management
         self._proposals = proposals
-        self._own = [ToolInfo(name=name, server="skills", tool=name, description=description,
-                              input_schema=SCHEMAS[name]) for name, (_, description, _) in TOOLS.items()]
+        self._skill_files = skill_files
+        # As a chat's model reads them: compact (``client.management.CHAT_SCHEMAS``).
+        self._own = [ToolInfo(name=name, server="skills", tool=name, description=CHAT_DESCRIPTIONS[name],
+                              input_schema=CHAT_SCHEMAS[name]) for name in TOOLS]
+        reader = skill_file_tool(["?"])
+        if skill_files is not None and reader is not None:
+            schema = reader["function"]["parameters"]
+            schema["properties"]["skill_name"].pop("enum")  # any skill: a wrong name is answered with the names
+            self._own.append(ToolInfo(name=SKILL_TOOL, server="skills", tool=SKILL_TOOL,
+                                      description=reader["function"]["description"], input_schema=schema))
 
     def catalog(self) -> list[ToolInfo]:
         return [*self._catalog(), *self._own]
 
     async def send(self, name: str, arguments: dict[str, Any], *, idempotency_key: str = "") -> ToolResult:
+        if name == SKILL_TOOL and self._skill_files is not None:
+            return await asyncio.to_thread(self._read_skill, arguments)
         if name not in TOOLS:
             return await self._call(name, arguments, idempotency_key=idempotency_key)
         handler: Handler = getattr(self._management, name)
@@ -64,6 +84,15 @@ class ToolRouter:
         structured = result.structured_content
         return ToolResult(ok=not result.is_error, text=text, structured=structured,
                           change=_change(name, structured) if not result.is_error else None)
+
+
+    def _read_skill(self, arguments: dict[str, Any]) -> ToolResult:
+        """The ``skill`` tool: a skill's instructions, or one of its files (read-only, from the worker's folders)."""
+        assert self._skill_files is not None
+        file = arguments.get("file") or arguments.get("path")
+        text = run_skill_tool(self._skill_files(), str(arguments.get("skill_name") or arguments.get("name") or ""),
+                              file=str(file) if file else None)
+        return ToolResult(ok=not text.startswith("Error"), text=text)
 
 
 def _proposing(proposals: Proposals, tool: str, make: Handler, call: Any) -> Handler:
@@ -154,6 +183,8 @@ class ChatActivities:
         allowed = [name for name in disclosure.instructions if name not in shut]
         # The management tools and nothing that answers approvals: a chat's model may propose, never confirm.
         tools = [tool for tool in TOOLS if tool in MANAGEMENT_TOOLS or tool == "get_tool_catalog"]
+        if any(list_resources(catalog.skills[name]) for name in disclosure.instructions if name in catalog.skills):
+            tools.append(SKILL_TOOL)  # the disclosed playbooks' details, read when the model asks
         scripts = script_skills(self.settings, allowed)  # the matches and what they depend on
         if scripts:
             tools.append(RUN_SCRIPT)
@@ -170,7 +201,7 @@ class ChatActivities:
             model=self.settings.llm_model, tools=tools, matched=[m.name for m in disclosure.matches],
             max_steps=self.settings.chat_max_steps, token_cap=self.settings.run_token_cap,
             malformed_limit=self.settings.malformed_call_limit,
-            llm_timeout_seconds=self.settings.llm_timeout.total_seconds(),
+            llm_timeout_seconds=self.settings.llm_turn_timeout.total_seconds(),
             tool_timeout_seconds=self.settings.tool_call_timeout.total_seconds(),
             script_skills=scripts, script_timeout_seconds=self.settings.script_timeout.total_seconds(),
             toolsets=grants, untrusted=untrusted, answer=answer if answering else None, answering=answering,

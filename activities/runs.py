@@ -77,7 +77,7 @@ class RunActivities:
                         script_timeout_seconds=self.settings.script_timeout.total_seconds(),
                         notify_interval_seconds=self.settings.notify_interval.total_seconds(),
                         notifier_tool=self.settings.notifier_tool,
-                        llm_timeout_seconds=self.settings.llm_timeout.total_seconds(),
+                        llm_timeout_seconds=self.settings.llm_turn_timeout.total_seconds(),
                         run_token_cap=self.settings.run_token_cap,
                         malformed_call_limit=self.settings.malformed_call_limit,
                         approval_timeout_seconds=approval_seconds(skill, self.settings.run_limits),

@@ -284,6 +284,86 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 }
 
 
+# --- the same tools as a chat's model reads them: compact ----------------------------------------
+# A chat's first request must fit a local model's context and be read before its first token (at tens of
+# tokens a second on a CPU): the playbook the message matched teaches the fields, so the chat's tools carry
+# one line each and the fields a typical skill needs. Every other field of SKILL_PROPERTIES is still taken
+# (additionalProperties), named in the playbook's references; the normalizer reads what the model sends.
+
+CHAT_DESCRIPTIONS: dict[str, str] = {
+    "get_tool_catalog": "List the tools a skill may use, by MCP server. Call it before memory_store_skill and use "
+                        "the names exactly.",
+    "memory_store_skill": "Create a skill (a reminder, a task on a schedule). Direct tier: a fixed execution_plan. "
+                          "Agent tier: instructions and required_tools, no plan. A refusal names each bad field: "
+                          "fix them and call again.",
+    "memory_update_skill": "Change a skill: give skill_id and only the fields to change (any field of "
+                           "memory_store_skill); enabled: false pauses it.",
+    "memory_list_skills": "List the user's skills: id, name, tier, trigger, state, last run.",
+    "memory_get_skill": "One skill in full, with when it fires next.",
+    "memory_next_fires": "A skill's next fire times, with the days it skips.",
+    "memory_delete_skill": "Delete a skill and its schedule for good (to stop it for a while: update enabled: "
+                           "false).",
+    "emit_event": "Emit an event: every skill with trigger_config {\"event\": NAME} runs now, with data as its "
+                  "input.",
+}
+
+_CHAT_SKILL_FIELDS: dict[str, str | None] = {
+    # field: its description for a chat's model (None: the name says it)
+    "name": "Short, human, unique",
+    "description": None,
+    "instructions": "Direct: one sentence. Agent: the full task, as orders to a future run",
+    "trigger_config": "One of: in_minutes, in_hours, at, schedule (5-field cron), interval_minutes, event",
+    "execution_plan": "Direct tier only: [{id, toolName, parameters}]",
+    "required_tools": "Agent tier: every tool the run calls",
+    "max_steps": None,
+    "end_at": None,
+    "max_runs": None,
+    "business_days_only": None,
+    "skip_holidays": "Country code, e.g. 'US'",
+    "enabled": None,
+}
+_CHAT_TRIGGER_FIELDS = ("in_minutes", "in_hours", "at", "schedule", "timezone", "interval_minutes", "event")
+_CHAT_REF = {"type": ["integer", "string"], "description": "Its id or name"}
+
+
+def _chat_field(name: str, description: str | None) -> dict[str, Any]:
+    """A skill field as the chat offers it: its type, its subfields' types (bounds are the normalizer's to
+    check: a value out of them comes back as an error naming the field)."""
+    full = SKILL_PROPERTIES[name]
+    field = {key: value for key, value in full.items() if key in ("type", "enum", "additionalProperties")}
+    if name == "trigger_config":
+        field["properties"] = {key: {"type": full["properties"][key]["type"]} for key in _CHAT_TRIGGER_FIELDS}
+    elif name == "execution_plan":
+        step = full["items"]
+        field["items"] = {"type": "object", "properties": {key: {"type": step["properties"][key]["type"]}
+                                                           for key in ("id", "toolName", "parameters")},
+                          "required": step["required"]}
+    elif "items" in full:
+        field["items"] = full["items"]
+    if name == "skip_holidays":
+        field["type"] = "string"
+    if description:
+        field["description"] = description
+    return field
+
+
+_CHAT_SKILL = {name: _chat_field(name, description) for name, description in _CHAT_SKILL_FIELDS.items()}
+
+CHAT_SCHEMAS: dict[str, dict[str, Any]] = {
+    "get_tool_catalog": _schema({}),
+    "memory_store_skill": _schema(_CHAT_SKILL, ["name", "instructions"]),
+    "memory_update_skill": _schema({"skill_id": _CHAT_REF, "enabled": _CHAT_SKILL["enabled"],
+                                    "trigger_config": {"type": "object"}}, ["skill_id"]),
+    "memory_list_skills": _schema({"enabled": {"type": "boolean"}}),
+    "memory_get_skill": _schema({"skill_id": _CHAT_REF}, ["skill_id"]),
+    "memory_delete_skill": _schema({"skill_id": _CHAT_REF}, ["skill_id"]),
+    "memory_next_fires": _schema({"skill_id": _CHAT_REF, "count": {"type": "integer", "minimum": 1,
+                                                                   "maximum": MAX_UPCOMING}}, ["skill_id"]),
+    "emit_event": _schema({"event": {"type": "string"}, "data": {}, "id": {"type": "string"}}, ["event"]),
+}
+"""The management tools' schemas as a chat offers them; ``SCHEMAS`` (whole) is what ``skills mcp`` serves."""
+
+
 # --- the tools ------------------------------------------------------------------------------
 
 

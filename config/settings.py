@@ -208,7 +208,21 @@ class Settings(BaseSettings):
     """The model of Agent-tier runs whose skill names none."""
 
     llm_timeout: timedelta = timedelta(minutes=2)
-    """Start-to-close timeout of one LLM turn."""
+    """How long the LLM endpoint may stay silent: before the first token of its answer (while it reads
+    the prompt), or between two tokens of a streamed one. Past it the turn fails, "timed out after N s"."""
+
+    llm_turn_timeout: timedelta = timedelta(minutes=10)
+    """How long one LLM turn may take in all, however steadily its answer streams (``llm_turn``'s
+    start-to-close; its heartbeat tells a lost worker within seconds)."""
+
+    llm_stream: bool = True
+    """Stream the LLM's answers (``stream: true``): a slow model that is answering is told from a stuck
+    one. False for an endpoint that cannot stream; ``SKILLS_LLM_TIMEOUT`` then bounds the whole answer."""
+
+    llm_context: int | None = Field(default=None, ge=512)
+    """Tokens of the model's context window. Unset: what the endpoint's model list says of the model
+    (``context_length``, ``max_model_len``, llama.cpp's ``n_ctx``), else 8,192. A request that would not
+    leave room for the answer is shortened first, and the chat says what it left out (``skills.context``)."""
 
     run_token_cap: int = 50_000
     """A run that has used more tokens (prompt + completion) than this is stopped."""
@@ -424,6 +438,7 @@ class Settings(BaseSettings):
         return value
 
     @field_validator("catchup_window", "tool_call_timeout", "tool_catalog_ttl", "notify_interval", "llm_timeout",
+                     "llm_turn_timeout",
                      "maintenance_interval", "skill_sync_interval", "event_dedupe_window", "script_timeout",
                      "chat_proposal_ttl", "approval_timeout", mode="before")
     @classmethod
@@ -468,7 +483,7 @@ class Settings(BaseSettings):
         """The per-call limits a run's execution timeout is derived from (``skills.deadline``)."""
         return RunLimits(tool_seconds=self.tool_call_timeout.total_seconds(),
                          script_seconds=self.script_timeout.total_seconds(),
-                         llm_seconds=self.llm_timeout.total_seconds(),
+                         llm_seconds=self.llm_turn_timeout.total_seconds(),
                          approval_seconds=self.approval_timeout.total_seconds())
 
     @property

@@ -19,6 +19,10 @@ from skills.models import Skill
 
 Role = Literal["system", "user", "assistant", "tool"]
 
+LOOSE_ARGUMENTS = "In tool arguments a number or true/false may also be a string, and an optional field null."
+"""Said once in every system prompt: the tools' schemas stay strict (and short); the argument pipeline
+takes these answers and turns them into the strict types."""
+
 TOOL_RESULT_LIMIT = 16_000
 """Characters of a tool result the model is shown (the rest is cut, and it is told so)."""
 
@@ -65,7 +69,8 @@ def opening_messages(skill: Skill, now: datetime, tools: list[str], event: Event
         f"You are running the skill \"{skill.name}\" for the user, on your own: nobody is there to answer "
         "questions, so do the task and finish.\n"
         f"The current time is {local.strftime('%A %Y-%m-%d %H:%M')} ({zone}).\n"
-        f"The tools you may use are exactly: {listed}. Any other tool is not available to this skill.\n"
+        f"The tools you may use are exactly: {listed}. Any other tool is not available to this skill. "
+        f"{LOOSE_ARGUMENTS}\n"
         "When the task is done, answer without calling a tool: one or two sentences saying what you did "
         "and what you found. That answer is the run's summary."
     )
@@ -95,7 +100,7 @@ def chat_opening(message: str, now: datetime, timezone: str, disclosure: str, to
         "You are the user's assistant. You can create and manage their skills: things done later, at a "
         "set time or again and again (reminders, summaries, checks).\n"
         f"The current time is {local.strftime('%A %Y-%m-%d %H:%M')} ({timezone}), the user's time zone.\n"
-        f"Your tools: {', '.join(tools)}.\n{own}"
+        f"Your tools: {', '.join(tools)}. {LOOSE_ARGUMENTS}\n{own}"
         "Before creating a skill, call get_tool_catalog and use tool names exactly as it lists them. If a "
         "tool call is refused, fix the fields it names and call again. When you are done, answer the user "
         "in one or two sentences: what you scheduled, and when it fires next (from the tool's answer). "

@@ -60,9 +60,9 @@ LLM_RETRY = RetryPolicy(initial_interval=timedelta(seconds=2), backoff_coefficie
 (bad key, unknown model) is raised non-retryable by the activity."""
 
 LLM_MARGIN = timedelta(seconds=15)
-"""An LLM turn's start-to-close is ``SKILLS_LLM_TIMEOUT`` plus this: the endpoint's own timeout (the
-HTTP client's) fires first and is reported as what it is, "timed out after N s", while the turn's
-heartbeat, not its start-to-close, tells a lost worker."""
+"""An LLM turn's start-to-close is ``SKILLS_LLM_TURN_TIMEOUT`` plus this: the activity's own limits (the
+HTTP client's ``SKILLS_LLM_TIMEOUT`` of silence, the turn's limit) fire first and are reported as what
+they are, "timed out after N s", while the turn's heartbeat, not its start-to-close, tells a lost worker."""
 
 RUN_MARGIN = timedelta(minutes=5)
 """What a run spends outside its calls: workflow tasks, and a worker restart picking the run up."""

@@ -249,7 +249,8 @@ class RunStart(BaseModel):
     """The tool notices go through: a run that called it messaged the user itself (skills.notify)."""
     approval_timeout_seconds: float = 24 * 3600.0
     """How long a call waits for the owner's approval (the skill's, else the engine's setting)."""
-    llm_timeout_seconds: float = 120.0
+    llm_timeout_seconds: float = 600.0
+    """One LLM turn's limit in all (``SKILLS_LLM_TURN_TIMEOUT``): the ``llm_turn`` activity's start-to-close."""
     run_token_cap: int = 50_000
     malformed_call_limit: int = 3
 
@@ -273,6 +274,8 @@ class AgentLoopState(BaseModel):
     calls: list[ToolCallRecord] = Field(default_factory=list)
     changes: list[dict[str, Any]] = Field(default_factory=list)
     """What management tools changed (a chat's skills created, updated, deleted)."""
+    left_out: list[str] = Field(default_factory=list)
+    """What the loop's requests left out to fit the model's context (``skills.context``), once each."""
     script_skills: list[str] = Field(default_factory=list)
     """The file skills whose declared scripts ``run_script`` may run in this loop (empty: none)."""
     toolsets: list[ToolsetGrant] = Field(default_factory=list)
@@ -301,6 +304,7 @@ class LoopLimits(BaseModel):
     token_cap: int
     malformed_limit: int
     llm_timeout_seconds: float
+    """One LLM turn's limit in all (``SKILLS_LLM_TURN_TIMEOUT``)."""
     tool_timeout_seconds: float
     script_timeout_seconds: float = 60.0
     """A ``run_script`` call's wall timeout (its activity gets a margin on top)."""
@@ -386,6 +390,8 @@ class ChatReply(BaseModel):
     """Changes the turn proposed and did not make: each waits for the owner's yes (``skills.approvals``)."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    left_out: list[str] = Field(default_factory=list)
+    """What was left out of the model's requests to fit its context (earlier messages, lower-ranked skills)."""
 
     def change_lines(self) -> list[str]:
         """One line per skill the turn changed, with its next fire, then each change it proposed, with

@@ -580,6 +580,8 @@ def _chatted(reply: ChatReply) -> None:
         print(f"  {shown(line)}")
     for reason in reply.unavailable:
         print(f"  (not available this turn: {shown(reason)})")
+    if reply.left_out:
+        print(f"  (left out to fit the model's context, SKILLS_LLM_CONTEXT: {shown('; '.join(reply.left_out))})")
     print(f"  (session {reply.session_id}; {reply.prompt_tokens + reply.completion_tokens} tokens)")
 
 

@@ -168,7 +168,8 @@ def incoming(update: dict[str, Any]) -> Incoming | None:
 def reply_text(reply: ChatReply) -> str:
     """The model's answer, then one line per skill it changed (with the next fire), and what a matched
     skill's own tools could not do this turn."""
-    lines = [*reply.change_lines(), *(f"not available this turn: {reason}" for reason in reply.unavailable)]
+    lines = [*reply.change_lines(), *(f"not available this turn: {reason}" for reason in reply.unavailable),
+             *([f"left out to fit the model's context: {'; '.join(reply.left_out)}"] if reply.left_out else [])]
     return "\n".join([reply.reply or "(no answer)", *(f"• {line}" for line in lines)])
 
 

@@ -87,6 +87,7 @@ async def agent_loop(state: AgentLoopState, limits: LoopLimits,
             "step": step,
             "prompt_tokens": state.prompt_tokens + turn.prompt_tokens,
             "completion_tokens": state.completion_tokens + turn.completion_tokens,
+            "left_out": list(dict.fromkeys([*state.left_out, *turn.left_out])),
         })
         used = state.prompt_tokens + state.completion_tokens
         if used > limits.token_cap:

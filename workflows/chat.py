@@ -62,7 +62,8 @@ class ChatTurn:
                          changes=[c for c in end.state.changes if c.get("action") != "proposed"],
                          matched=session.matched, unavailable=[*session.untrusted, *unavailable],
                          proposals=[p for p in proposals if p.pending],
-                         prompt_tokens=end.state.prompt_tokens, completion_tokens=end.state.completion_tokens)
+                         prompt_tokens=end.state.prompt_tokens, completion_tokens=end.state.completion_tokens,
+                         left_out=end.state.left_out)
 
 
 async def _answer(request: ChatInput, conversation: str, session: ChatSession) -> ChatReply:

@@ -37,7 +37,8 @@ from skills.skillmd.sources import (
     load_skill_file,
     project_skills_dir,
 )
-from skills.skillmd.tool import run_skill_tool, skill_tool_definition
+from skills.skillmd.tool import TOOL_NAME as SKILL_TOOL
+from skills.skillmd.tool import run_skill_tool, skill_file_tool, skill_tool_definition
 from skills.skillmd.validation import check_frontmatter, validate_path, validate_text
 
 __all__ = [
@@ -82,7 +83,9 @@ __all__ = [
     "registration_request",
     "render_available_skills",
     "render_instructions",
+    "SKILL_TOOL",
     "run_skill_tool",
+    "skill_file_tool",
     "skill_tool_definition",
     "validate_path",
     "validate_text",

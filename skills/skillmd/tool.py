@@ -1,8 +1,10 @@
-"""The ``skill`` tool: the LLM loads a skill's instructions by name.
+"""The ``skill`` tool: the LLM loads a skill's instructions by name, or one of its files.
 
-One parameter, ``skill_name``, whose JSON Schema ``enum`` is the skill names; the
-description lists the skills as XML. Unknown names and unreadable files come back
-as error text for the LLM, never as exceptions, so a conversation goes on.
+``skill_name``, whose JSON Schema ``enum`` is the skill names (the description lists the
+skills as XML), and optionally ``file``, a path inside the skill's folder
+(``references/schedules.md``): progressive disclosure's last tier, read when the model asks.
+Unknown names, bad paths and unreadable files come back as error text for the LLM, never
+as exceptions, so a conversation goes on.
 """
 
 from __future__ import annotations
@@ -15,11 +17,28 @@ from skills.errors import SkillFileError
 from skills.skillmd.disclosure import render_instructions, with_dependencies, xml_attribute, xml_text
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile
-from skills.skillmd.resources import read_body
+from skills.skillmd.resources import list_resources, read_body, read_resource
 from skills.skillmd.sources import Catalog
 
 TOOL_NAME = "skill"
 _NAMES_IN_ERROR = 20
+FILE_DESCRIPTION = "Read this file of the skill instead, e.g. 'references/x.md'"
+
+
+def skill_file_tool(skills: Iterable[str]) -> dict[str, Any] | None:
+    """The ``skill`` tool as a chat offers it beside instructions it already disclosed: short, the names
+    as an ``enum`` and no listing (the system prompt has them), ``file`` to read more."""
+    names = sorted(skills)
+    if not names:
+        return None
+    return {"type": "function", "function": {
+        "name": TOOL_NAME,
+        "description": "Read a skill's instructions, or one of its files.",
+        "parameters": {"type": "object", "properties": {
+            "skill_name": {"type": "string", "enum": names},
+            "file": {"type": "string", "description": FILE_DESCRIPTION},
+        }, "required": ["skill_name"], "additionalProperties": False},
+    }}
 
 
 def skill_tool_definition(skills: Iterable[SkillFile]) -> dict[str, Any] | None:
@@ -45,7 +64,8 @@ def skill_tool_definition(skills: Iterable[SkillFile]) -> dict[str, Any] | None:
                         "type": "string",
                         "enum": [s.name for s in skills],
                         "description": "The name of the skill to load",
-                    }
+                    },
+                    "file": {"type": "string", "description": FILE_DESCRIPTION},
                 },
                 "required": ["skill_name"],
                 "additionalProperties": False,
@@ -55,17 +75,30 @@ def skill_tool_definition(skills: Iterable[SkillFile]) -> dict[str, Any] | None:
 
 
 def run_skill_tool(
-    catalog: Catalog, skill_name: str, limits: Limits = DEFAULT_LIMITS, *, loaded: Collection[str] = ()
+    catalog: Catalog, skill_name: str, limits: Limits = DEFAULT_LIMITS, *, loaded: Collection[str] = (),
+    file: str | None = None,
 ) -> str:
-    """The tool's result: the skill's body, or an error text that helps the LLM pick again.
+    """The tool's result: the skill's body (or its ``file``), or an error text that helps the LLM pick again.
 
     The skills it ``depends`` on follow its body, each in a ``<skill_instructions>`` block, once
     each; those named in ``loaded`` (already given in the conversation) are not repeated.
-    Resources stay unread: the bodies say which files to ask for.
+    Resources stay unread until asked for by ``file``: the bodies say which files to ask for.
     """
     skill = catalog.get(skill_name)
     if skill is None:
         return _not_found(skill_name, list(catalog.skills))
+    if file:
+        # Only the files progressive disclosure offers (references/, assets/...): not SKILL.md's
+        # neighbours such as scripts or an installer's record, whatever path is asked for.
+        known = [resource.path for resource in list_resources(skill)]
+        listed = ", ".join(known[:_NAMES_IN_ERROR]) or "none"
+        path = file.strip().removeprefix("./")
+        if path not in known:
+            return f"Error: skill '{skill_name}' has no file '{file}'. Its files: {listed}."
+        try:
+            return read_resource(skill, path, limits)
+        except SkillFileError as exc:
+            return f"Error reading '{file}' of skill '{skill_name}': {exc}. Its files: {listed}."
     try:
         body = read_body(skill, limits)
     except SkillFileError as exc:

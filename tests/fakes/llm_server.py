@@ -23,7 +23,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +31,7 @@ import pytest
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 HOST = "127.0.0.1"
@@ -103,7 +103,19 @@ class Expect:
     then: Step
 
 
-Step = Say | Calls | Error | Hang | Expect
+@dataclass(frozen=True)
+class Slow:
+    """Answer `then` (a Say or Calls) streamed slowly: nothing for `first_after` seconds (a model reading
+    its prompt), then `pieces` chunks `every` seconds apart. Without `stream: true` in the request the
+    whole answer comes after all that time, in one body."""
+
+    then: Say | Calls
+    first_after: float = 0.0
+    every: float = 0.0
+    pieces: int = 4
+
+
+Step = Say | Calls | Error | Hang | Expect | Slow
 
 
 def say(text: str, *, prompt_tokens: int | None = None, completion_tokens: int | None = None) -> Say:
@@ -173,6 +185,11 @@ def long(n_chars: int, *, prompt_tokens: int | None = None, completion_tokens: i
 def hang_until(event: threading.Event, then: Step | None = None, *, timeout: float = 60.0) -> Hang:
     """Hold the turn in flight until `event` is set (e.g. while a test kills the worker)."""
     return Hang(event, then if then is not None else say("ok"), timeout)
+
+
+def slow(then: Say | Calls, *, first_after: float = 0.0, every: float = 0.0, pieces: int = 4) -> Slow:
+    """A slow model: silent for `first_after` s, then `pieces` chunks `every` s apart (streamed)."""
+    return Slow(then, first_after, every, pieces)
 
 
 def expect(check: Callable[[Recorded], Any], then: Step) -> Expect:
@@ -307,12 +324,18 @@ class ScriptedLLM:
     `api_key`: when given, requests must carry `Authorization: Bearer <api_key>` (else 401).
     `models`: names the models list reports besides the scripted ones.
     `list_models`: False answers `GET /v1/models` with a 404, as endpoints without a model list do.
+    `streaming`: False refuses `stream: true` with a 400, as endpoints that cannot stream do.
+    `contexts`: a model's context length, said in its models-list entry.
     """
 
-    def __init__(self, *, api_key: str | None = None, models: Sequence[str] = (), list_models: bool = True) -> None:
+    def __init__(self, *, api_key: str | None = None, models: Sequence[str] = (), list_models: bool = True,
+                 streaming: bool = True, contexts: Mapping[str, int] | None = None) -> None:
         self._api_key = api_key
         self._models = list(models)
         self.list_models = list_models
+        self.streaming = streaming
+        self.contexts = dict(contexts or {})
+        """A model's context length, told in its models-list entry (``context_length``) as LM Studio does."""
         self._lock = threading.Lock()
         self._arrived = threading.Condition(self._lock)  # notified on every recorded request
         self._scripts: dict[str, list[Step]] = {}
@@ -495,9 +518,11 @@ class ScriptedLLM:
         with self._lock:
             return sorted(set(self._models) | set(self._scripts))
 
-    @staticmethod
-    def _model_entry(name: str) -> dict[str, Any]:
-        return {"id": name, "object": "model", "created": 1700000000, "owned_by": "scripted"}
+    def _model_entry(self, name: str) -> dict[str, Any]:
+        entry: dict[str, Any] = {"id": name, "object": "model", "created": 1700000000, "owned_by": "scripted"}
+        if name in self.contexts:
+            entry["context_length"] = self.contexts[name]
+        return entry
 
     async def _chat(self, recorded: Recorded) -> Response:
         body = recorded.body
@@ -511,8 +536,8 @@ class ScriptedLLM:
             return JSONResponse(
                 _error_body("you must provide a model parameter", "invalid_request_error"), status_code=400
             )
-        if body.get("stream"):
-            # The engine does not stream; a request that does is a bug the test should see.
+        if body.get("stream") and not self.streaming:
+            # As an endpoint that cannot stream answers a request that asks it to.
             return JSONResponse(
                 _error_body(
                     "scripted LLM: streaming is not supported", "invalid_request_error", param="stream"
@@ -538,7 +563,15 @@ class ScriptedLLM:
         return await self._play(step, recorded, model, number)
 
     async def _play(self, step: Step, recorded: Recorded, model: str, number: int) -> Response:
+        streamed = isinstance(recorded.body, dict) and bool(recorded.body.get("stream"))
+        if streamed and isinstance(step, Say | Calls):
+            step = Slow(step, pieces=1)
         match step:
+            case Slow():
+                if not streamed:
+                    await asyncio.sleep(step.first_after + step.every * max(0, step.pieces - 1))
+                    return await self._play(step.then, recorded, model, number)
+                return StreamingResponse(self._stream(step, recorded, model), media_type="text/event-stream")
             case Say():
                 message: dict[str, Any] = {"role": "assistant", "content": step.text, "refusal": None}
                 usage = self._usage(recorded, step.prompt_tokens, step.completion_tokens, len(step.text))
@@ -595,6 +628,49 @@ class ScriptedLLM:
                 # A 400, not a 500: the engine must not retry a request the test has refused.
                 return JSONResponse(_error_body(failure, "invalid_request_error"), status_code=400)
         raise TypeError(f"not a script step: {step!r}")
+
+    async def _stream(self, step: Slow, recorded: Recorded, model: str) -> AsyncIterator[str]:
+        """The answer as OpenAI streams it: chunks of `chat.completion.chunk`, the usage (when asked
+        for with `stream_options.include_usage`), then `[DONE]`."""
+        answer = step.then
+        base = {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion.chunk",
+                "created": int(time.time()), "model": model, "system_fingerprint": "fp_scripted"}
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+            body = {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+            return f"data: {json.dumps(body)}\n\n"
+
+        await asyncio.sleep(step.first_after)
+        pieces = max(1, step.pieces)
+        if isinstance(answer, Say):
+            text = answer.text
+            size = -(-len(text) // pieces) or 1
+            parts = [text[i:i + size] for i in range(0, len(text), size)] or [""]
+            for index, part in enumerate(parts):
+                if index:
+                    await asyncio.sleep(step.every)
+                yield chunk({"role": "assistant", "content": part} if index == 0 else {"content": part})
+            finish, chars = "stop", len(text)
+        else:
+            yield chunk({"role": "assistant", "content": answer.content})
+            for index, tc in enumerate(answer.tool_calls):
+                arguments = tc.arguments_json()
+                size = -(-len(arguments) // pieces) or 1
+                yield chunk({"tool_calls": [{"index": index, "id": tc.id or f"call_{uuid.uuid4().hex[:24]}",
+                                             "type": "function", "function": {"name": tc.name, "arguments": ""}}]})
+                for start in range(0, len(arguments), size):
+                    await asyncio.sleep(step.every)
+                    yield chunk({"tool_calls": [{"index": index,
+                                                 "function": {"arguments": arguments[start:start + size]}}]})
+            finish = "tool_calls"
+            chars = len(answer.content or "") + sum(len(tc.name) + len(tc.arguments_json())
+                                                    for tc in answer.tool_calls)
+        yield chunk({}, finish)
+        options = recorded.body.get("stream_options") or {}
+        if options.get("include_usage"):
+            usage = self._usage(recorded, answer.prompt_tokens, answer.completion_tokens, chars)
+            yield f"data: {json.dumps({**base, 'choices': [], 'usage': usage})}\n\n"
+        yield "data: [DONE]\n\n"
 
     async def _wait(self, step: Hang) -> str:
         """Poll instead of blocking a thread: the server's loop keeps serving other requests."""

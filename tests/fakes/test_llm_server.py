@@ -25,6 +25,7 @@ from tests.fakes.llm_server import (
     say,
     scripted_llm,  # noqa: F401 - a fixture, used by name
     scripted_llm_fixture,
+    slow,
 )
 
 KEY = "sk-test-key"
@@ -323,10 +324,39 @@ async def test_wait_for_times_out_clearly(llm: ScriptedLLM) -> None:
         await llm.wait_for("m", timeout=0.05)
 
 
-async def test_streaming_is_refused(llm: ScriptedLLM, client: openai.AsyncOpenAI) -> None:
-    llm.script("m", [say("unused")])
-    with pytest.raises(openai.BadRequestError, match="streaming"):
-        await ask(client, "m", stream=True)
+async def test_streaming_is_refused_by_an_endpoint_that_cannot() -> None:
+    with ScriptedLLM(streaming=False) as server:
+        server.script("m", [say("unused")])
+        async with client_for(server) as c:
+            with pytest.raises(openai.BadRequestError, match="streaming"):
+                await ask(c, "m", stream=True)
+
+
+async def test_an_answer_streams_in_chunks_with_its_usage_last(llm: ScriptedLLM, client: openai.AsyncOpenAI) -> None:
+    llm.script("m", [slow(say("Every weekday at 9."), pieces=3),
+                     slow(call("memory_store_skill", {"name": "stand up", "instructions": "x"}), pieces=3)])
+    chunks = [c async for c in await ask(client, "m", stream=True, stream_options={"include_usage": True})]
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == "Every weekday at 9." and len([c for c in chunks if c.choices]) >= 4
+    assert chunks[-1].choices == [] and chunks[-1].usage is not None and chunks[-1].usage.prompt_tokens > 0
+
+    chunks = [c async for c in await ask(client, "m", stream=True)]
+    parts = [t for c in chunks for t in (c.choices[0].delta.tool_calls or [])]
+    assert parts[0].function.name == "memory_store_skill" and parts[0].id
+    assert json.loads("".join(p.function.arguments or "" for p in parts)) == {"name": "stand up", "instructions": "x"}
+    assert all(c.usage is None for c in chunks)  # not asked for
+    assert chunks[-1].choices[0].finish_reason == "tool_calls"
+
+
+async def test_a_slow_model_is_silent_then_answers_piece_by_piece(llm: ScriptedLLM,
+                                                                 client: openai.AsyncOpenAI) -> None:
+    llm.script("m", [slow(say("abcd"), first_after=0.3, every=0.2, pieces=4), slow(say("whole"), first_after=0.2)])
+    started = time.monotonic()
+    arrivals = [time.monotonic() - started async for _ in await ask(client, "m", stream=True)]
+    assert arrivals[0] >= 0.3 and arrivals[-1] >= 0.9
+    started = time.monotonic()
+    assert (await ask(client, "m")).choices[0].message.content == "whole"  # not streamed: all at the end
+    assert time.monotonic() - started >= 0.2
 
 
 async def test_the_plain_fixture_has_no_key(scripted_llm: ScriptedLLM) -> None:  # noqa: F811

@@ -140,7 +140,7 @@ async def test_a_slow_endpoint_is_reported_as_timed_out_not_unreachable_and_fail
         await engine.skills.register(briefing(name="slow", model="slow"))
         slow = await engine.skills.run("slow")
         assert slow.status == "error"
-        assert "timed out after 1.5 s without an answer for the model 'slow'" in slow.summary, slow.summary
+        assert "timed out after 1.5 s without a word for the model 'slow'" in slow.summary, slow.summary
         assert "SKILLS_LLM_TIMEOUT" in slow.summary and "could not be reached" not in slow.summary
         assert len(llm.requests_for("slow")) == 1  # not asked again
 

@@ -55,7 +55,8 @@ async def test_remind_me_in_5_minutes_becomes_a_one_shot(assistant: Engine, llm:
     assert await schedule_exists(client, skill.schedule_id)
 
     first = llm.requests_for("chat")[0]
-    assert sorted(first.tool_names) == sorted(MANAGEMENT)
+    # The management tools, and `skill` for the playbook's details (its references/ files).
+    assert sorted(first.tool_names) == sorted([*MANAGEMENT, "skill"])
     system = first.messages[0]["content"]
     assert "cron-scheduling" in system and "in_minutes" in system  # the playbook, disclosed
     stored = llm.requests_for("chat")[2].messages[-1]
@@ -97,6 +98,28 @@ async def test_a_bad_cron_comes_back_to_the_model_which_corrects_it(assistant: E
     assert "Fix these fields and call memory_store_skill again" in refusal
     skill = await assistant.skills.get("stand up")
     assert skill.trigger_config is not None and skill.trigger_config.schedule == "0 15 * * *"
+
+
+async def test_the_model_reads_the_playbooks_details_when_it_asks(assistant: Engine, llm: ScriptedLLM) -> None:
+    """Progressive disclosure's last tier: the first request carries the playbook's core; its references
+    are read through the `skill` tool. Only the skill's own resource files: no path leads out."""
+    llm.script("chat", [
+        call("skill", {"skill_name": "cron-scheduling", "file": "references/schedules.md"}),
+        call("skill", {"skill_name": "cron-scheduling", "file": "../../../../../../etc/passwd"}),
+        call("skill", {"skill_name": "cron-scheduling", "file": "SKILL.md"}),
+        call("skill", {"skill_name": "no-such-skill"}),
+        say("Every working day at 9, not on holidays."),
+    ])
+    reply = await assistant.skills.chat("every working day at 9 remind me to file my hours", session_id="detail")
+    assert reply.ok
+    first, *later = llm.requests_for("chat")
+    assert "business_days_only" not in first.messages[0]["content"]  # a detail, not in the core
+    answers = [r.messages[-1]["content"] for r in later]
+    assert "business_days_only" in answers[0] and "skip_holidays" in answers[0]
+    assert answers[1].startswith("Error: skill 'cron-scheduling' has no file") and "root:" not in answers[1]
+    assert "references/schedules.md" in answers[1]  # the files it may ask for
+    assert answers[2].startswith("Error: skill 'cron-scheduling' has no file")
+    assert answers[3].startswith("Error: Skill 'no-such-skill' not found")
 
 
 async def test_a_session_goes_on_over_several_turns(assistant: Engine, llm: ScriptedLLM) -> None:

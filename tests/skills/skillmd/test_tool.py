@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from skills.skillmd import Catalog, discover, run_skill_tool, skill_tool_definition
+from skills.skillmd import Catalog, discover, run_skill_tool, skill_file_tool, skill_tool_definition
 
 
 @pytest.fixture
@@ -32,7 +32,8 @@ def test_the_definition_enumerates_the_skills(catalog: Catalog) -> None:
                 "type": "string",
                 "enum": ["brainstorming", "debugging"],
                 "description": "The name of the skill to load",
-            }
+            },
+            "file": {"type": "string", "description": "Read this file of the skill instead, e.g. 'references/x.md'"},
         },
         "required": ["skill_name"],
         "additionalProperties": False,
@@ -64,3 +65,27 @@ def test_a_file_gone_since_discovery_is_an_error_text(catalog: Catalog) -> None:
     catalog.skills["debugging"].path.unlink()
 
     assert run_skill_tool(catalog, "debugging").startswith("Error loading skill 'debugging': ")
+
+
+def test_a_file_of_the_skill_is_read_and_nothing_beside_it(catalog: Catalog, tmp_path: Path) -> None:
+    folder = catalog.skills["debugging"].folder
+    (folder / "references").mkdir()
+    (folder / "references" / "steps.md").write_text("Bisect.")
+    (folder / ".skills-install.json").write_text('{"secret": "x"}')
+    (tmp_path / "outside.md").write_text("not the skill's")
+    (folder / "references" / "out.md").symlink_to(tmp_path / "outside.md")
+
+    assert run_skill_tool(catalog, "debugging", file="references/steps.md") == "Bisect."
+    assert run_skill_tool(catalog, "debugging", file="./references/steps.md") == "Bisect."
+    for path in ("../outside.md", "references/../../outside.md", "/etc/passwd", ".skills-install.json",
+                 "SKILL.md", "references/out.md"):
+        answer = run_skill_tool(catalog, "debugging", file=path)
+        assert answer == (f"Error: skill 'debugging' has no file '{path}'. Its files: references/steps.md."), path
+
+
+def test_the_chat_form_is_short_and_names_the_skills() -> None:
+    tool = skill_file_tool(["debugging", "brainstorming"])
+    assert tool is not None and skill_file_tool([]) is None
+    parameters = tool["function"]["parameters"]
+    assert parameters["properties"]["skill_name"]["enum"] == ["brainstorming", "debugging"]
+    assert parameters["required"] == ["skill_name"] and "file" in parameters["properties"]

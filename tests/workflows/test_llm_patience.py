@@ -1,0 +1,120 @@
+"""A slow endpoint is not an unreachable one: a model that answers slowly but steadily (a local model on
+a CPU) finishes its turn, however long past SKILLS_LLM_TIMEOUT, while the turn heartbeats; silence past
+SKILLS_LLM_TIMEOUT, or a turn past SKILLS_LLM_TURN_TIMEOUT, is reported as the timeout it is."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import timedelta
+
+import pytest
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.contrib.pydantic import pydantic_data_converter
+
+from config.settings import Settings
+from skills.deadline import LLM_MARGIN
+from skills.naming import LLM_TURN
+from tests.conftest import Engine, eventually
+from tests.fakes.llm_server import ScriptedLLM, call, say, slow
+from workflows.options import HEARTBEAT
+
+SILENCE = timedelta(seconds=2)
+"""SKILLS_LLM_TIMEOUT in these tests: the old start-to-close of a turn was this plus LLM_MARGIN."""
+
+
+def briefing(model: str) -> dict[str, object]:
+    return {"name": model, "instructions": "Send me a short good-morning note.", "model": model,
+            "required_tools": ["outbox_send_message"], "notify_on_completion": False}
+
+
+@pytest.fixture
+async def patient(client: Client, settings: Settings, llm: ScriptedLLM) -> AsyncIterator[Engine]:
+    engine = await Engine(settings.model_copy(update={
+        "llm_base_url": llm.base_url, "llm_api_key": "sk-test", "llm_model": "default", "llm_timeout": SILENCE,
+        "llm_turn_timeout": timedelta(seconds=60)}), client).start()
+    yield engine
+    await engine.stop()
+
+
+async def test_a_slow_steady_answer_completes_past_the_old_timeout_while_the_turn_heartbeats(
+        patient: Engine, llm: ScriptedLLM, client: Client) -> None:
+    old_limit = (SILENCE + LLM_MARGIN).total_seconds()
+    pieces = int(old_limit) + 3  # one a second: past the old start-to-close and the heartbeat timeout
+    assert pieces > HEARTBEAT.total_seconds()
+    llm.script("steady", [
+        slow(call("outbox_send_message", {"message": "Good morning! " * 8}), first_after=1.5, every=1, pieces=pieces),
+        say("Sent."),
+    ])
+    await patient.skills.register(briefing("steady"))
+    started = await patient.skills.run("steady", wait=False)
+    assert isinstance(started, str)
+    handle = client.get_workflow_handle(started)
+
+    async def received() -> bool:
+        described = await handle.describe()
+        for pending in described.raw_description.pending_activities:
+            if pending.activity_type.name == LLM_TURN and pending.heartbeat_details.payloads:
+                details = await pydantic_data_converter.decode(pending.heartbeat_details.payloads)
+                return any("characters received" in str(d) for d in details)
+        return False
+
+    await eventually(received, timeout=30, interval=0.5)  # the turn tells what has come so far
+    await eventually(lambda: _done(handle), timeout=90, interval=0.5)
+    [record] = await patient.skills.runs("steady")
+    assert (record.status, record.summary) == ("success", "Sent."), record.summary
+    assert (record.finished_at - record.started_at).total_seconds() > old_limit
+    assert [m["message"] for m in patient.outbox()] == ["Good morning! " * 8]
+
+
+async def _done(handle: WorkflowHandle) -> bool:
+    return (await handle.describe()).status == WorkflowExecutionStatus.COMPLETED
+
+
+async def test_silence_past_the_timeout_is_a_timeout_that_names_its_setting(patient: Engine,
+                                                                           llm: ScriptedLLM) -> None:
+    llm.script("mute", [slow(say("too late"), first_after=SILENCE.total_seconds() + 3)])
+    await patient.skills.register(briefing("mute"))
+    run = await patient.skills.run("mute")
+    assert run.status == "error"
+    assert "timed out after 2 s without a word for the model 'mute'" in run.summary, run.summary
+    assert "SKILLS_LLM_TIMEOUT" in run.summary and "could not be reached" not in run.summary
+    assert len(llm.requests_for("mute")) == 1  # a timeout is not asked again
+
+
+async def test_a_turn_past_its_whole_limit_is_a_timeout_that_names_its_setting(
+        client: Client, settings: Settings, llm: ScriptedLLM) -> None:
+    engine = await Engine(settings.model_copy(update={
+        "llm_base_url": llm.base_url, "llm_api_key": "sk-test", "llm_model": "default", "llm_timeout": SILENCE,
+        "llm_turn_timeout": timedelta(seconds=3)}), client).start()
+    try:
+        llm.script("endless", [slow(say("word " * 40), first_after=0.5, every=0.5, pieces=40)])
+        await engine.skills.register(briefing("endless"))
+        run = await engine.skills.run("endless")
+        assert run.status == "error"
+        assert "took longer than 3 s (SKILLS_LLM_TURN_TIMEOUT)" in run.summary, run.summary
+    finally:
+        await engine.stop()
+
+
+async def test_an_endpoint_that_cannot_stream_is_asked_without(client: Client, settings: Settings) -> None:
+    with ScriptedLLM(streaming=False) as llm:
+        engine = await Engine(settings.model_copy(update={
+            "llm_base_url": llm.base_url, "llm_api_key": "sk-test", "llm_model": "default",
+            "llm_stream": False}), client).start()
+        try:
+            llm.script("plain", [say("Sent a note.", prompt_tokens=321, completion_tokens=4)])
+            await engine.skills.register(briefing("plain"))
+            run = await engine.skills.run("plain")
+            assert (run.status, run.summary, run.prompt_tokens) == ("success", "Sent a note.", 321)
+            assert "stream" not in llm.requests_for("plain")[0].body
+        finally:
+            await engine.stop()
+
+
+async def test_a_streamed_answer_records_the_endpoints_usage(patient: Engine, llm: ScriptedLLM) -> None:
+    llm.script("counted", [say("Done.", prompt_tokens=1234, completion_tokens=5)])
+    await patient.skills.register(briefing("counted"))
+    run = await patient.skills.run("counted")
+    assert (run.status, run.prompt_tokens, run.completion_tokens) == ("success", 1234, 5)
+    body = llm.requests_for("counted")[0].body
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
