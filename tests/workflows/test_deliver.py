@@ -4,8 +4,12 @@ never) and the quiet Agent run (an answer of exactly NOTHING_TO_REPORT)."""
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
-from temporalio.client import Client
+import pytest
+from temporalio.client import Client, WorkflowHistory
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.worker import Replayer
 
 from config.settings import Settings
 from skills.models import RunRecord
@@ -13,6 +17,7 @@ from skills.notify import NOTHING_TO_REPORT, result_digest
 from starter.cli import _status
 from tests.conftest import Engine
 from tests.fakes.llm_server import ScriptedLLM, error, say
+from workflows.run import SkillRun
 
 
 def watcher(name: str = "watcher", **extra: object) -> dict[str, object]:
@@ -123,3 +128,15 @@ async def test_a_quiet_agent_run_sends_nothing_and_resets_nothing(client: Client
         assert "parcels recovered" in last and "✅ parcels: Two new parcels arrived." in last
     finally:
         await engine.stop()
+
+
+HISTORIES = Path(__file__).parent / "histories"
+
+
+@pytest.mark.parametrize("name", ["direct_notice_before_deliver", "agent_nothing_to_report_before_deliver"])
+async def test_runs_recorded_before_deliver_replay_as_they_ran(name: str) -> None:
+    """Histories SkillRun wrote before deliver and quiet existed (main at 8a60b39): a Direct run's completion
+    notice, and an Agent run that answered NOTHING_TO_REPORT, then a success that was told as such. The
+    decisions are finish_run's, recorded in the history, so the workflow issues the same commands."""
+    history = WorkflowHistory.from_json(name, (HISTORIES / f"{name}.json").read_text())
+    await Replayer(workflows=[SkillRun], data_converter=pydantic_data_converter).replay_workflow(history)
