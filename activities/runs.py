@@ -30,6 +30,7 @@ from skills.errors import SkillNotFoundError
 from skills.fires import MAX_ACCOUNTED, PreviousFire, account_gap
 from skills.messages import BeginRun, NotifyInput, RunOutcome, RunStart
 from skills.models import BUDGET, FAILURES, RunRecord, Skill
+from skills.notify import settle
 from skills.triggers import trigger_next_times
 
 LATE = timedelta(seconds=15)
@@ -103,7 +104,12 @@ class RunActivities:
 
     @activity.defn
     def finish_run(self, run: RunRecord) -> RunOutcome:
-        outcome = self.store.record_outcome(_redacted(run), self.settings.backoff, self.settings.budget)
+        """Record the run as ``settle`` reads it (quiet, unchanged: decided here, so the workflow's replay of
+        an older history sees what was recorded) and apply what it means to its skill."""
+        run = _redacted(run)
+        if run.status == "success":
+            run = settle(self._skill_now(run.skill_id), run)
+        outcome = self.store.record_outcome(run, self.settings.backoff, self.settings.budget)
         assert outcome is not None  # None only for a closer from outside the run (if_running)
         self.metrics.run_recorded(outcome.run, agent=outcome.skill.agent_id if outcome.skill else None,
                                   disabled=outcome.disabled if outcome.disabled in (FAILURES, BUDGET) else None)
@@ -123,7 +129,13 @@ class RunActivities:
         if not result.ok:
             raise RuntimeError(f"{self.settings.notifier_tool} refused the notification: {result.text}")
         if request.skill_id is not None:
-            await asyncio.to_thread(self.store.mark_notified, request.skill_id, request.at)
+            await asyncio.to_thread(self.store.mark_notified, request.skill_id, request.at, request.digest)
+
+    def _skill_now(self, skill_id: int) -> Skill | None:
+        try:
+            return self.store.get_skill(skill_id)
+        except SkillNotFoundError:
+            return None  # deleted while it ran: its run is recorded all the same
 
     def _skip(self, skill: Skill, run: RunRecord) -> str | None:
         if run.trigger == "manual":

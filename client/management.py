@@ -42,7 +42,7 @@ from skills.limits import (
 )
 from skills.llm_models import MAX_FALLBACK_MODELS
 from skills.messages import RegistrationResult, zone_time
-from skills.models import CATCH_UPS, ENDED, FIRED, MISSING_TOOLS, OVERLAPS, Skill
+from skills.models import CATCH_UPS, DELIVERIES, ENDED, FIRED, MISSING_TOOLS, OVERLAPS, Skill
 
 TRIGGER_TYPES = ("cron", "event", "manual")
 
@@ -211,6 +211,10 @@ SKILL_PROPERTIES: dict[str, Any] = {
                                                                "the message itself)."},
     "notify_interval_minutes": {**NOTIFY_INTERVAL_MINUTES.schema(),
                                 "description": "Minimum minutes between notifications (0: the default)."},
+    "deliver": {"type": "string", "enum": list(DELIVERIES),
+                "description": "Whether a run's result is sent to the user: always (default), on_change (only "
+                               "when it differs from the last one sent: 'tell me when something changes'), or "
+                               "never. Failures are told whatever this says."},
     "agent_id": {"type": "string", "description": "The agent that owns the skill; leave out unless told."},
     "enabled": {"type": "boolean", "description": "false stores the skill paused (default true)."},
     "model": {"type": "string", "description": "Agent tier: the model for this skill (default: the engine's)."},
@@ -707,6 +711,10 @@ def _details(skill: Skill, next_fire: datetime | None) -> str:
         lines += [f"- {step.id}: {step.tool_name} {json.dumps(step.parameters, ensure_ascii=False)}"
                   for step in skill.execution_plan]
     lines.append(f"Instructions: {skill.instructions}")
+    if skill.deliver != "always":
+        lines.append("Results are sent to the user " + ("only when they differ from the last one sent."
+                                                       if skill.deliver == "on_change" else
+                                                       "never (failures are still told)."))
     if skill.consecutive_failures:
         lines.append(f"Failures in a row: {skill.consecutive_failures}; last error: {(skill.last_error or '')[:300]}")
     if skill.last_run_summary:

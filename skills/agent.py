@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from skills.events import EventInfo
 from skills.models import Skill
+from skills.notify import NOTHING_TO_REPORT
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -72,7 +73,9 @@ def opening_messages(skill: Skill, now: datetime, tools: list[str], event: Event
         f"The tools you may use are exactly: {listed}. Any other tool is not available to this skill. "
         f"{LOOSE_ARGUMENTS}\n"
         "When the task is done, answer without calling a tool: one or two sentences saying what you did "
-        "and what you found. That answer is the run's summary."
+        "and what you found. That answer is the run's summary.\n"
+        "If the task finds nothing worth telling the user (nothing new, nothing to do), answer exactly "
+        f"{NOTHING_TO_REPORT} and nothing else: the run is recorded as quiet and the user is not disturbed."
     )
     task = skill.instructions if not skill.description else f"{skill.instructions}\n\n(Skill: {skill.description})"
     if dependencies:

@@ -364,6 +364,9 @@ class NotifyInput(BaseModel):
     idempotency_key: str = ""
     """Sent with the notifier's call (``skills.idempotency``: the run's ``notify`` call), so a retried
     notification is delivered once by a notifier that honours it; empty for the engine's own alerts."""
+    digest: str | None = None
+    """The digest of the result this notice delivers (``skills.notify.result_digest``), kept on the skill
+    once it is sent: what ``deliver: on_change`` compares the next result with. None: no result in it."""
 
 
 # --- chat -------------------------------------------------------------------------------

@@ -18,9 +18,12 @@ from skills.preflight import PreflightCheck
 
 TriggerType = Literal["cron", "event", "manual"]
 Tier = Literal["direct", "agent"]
-RunStatus = Literal["running", "success", "error", "skipped", "missed", "waiting", "denied"]
+RunStatus = Literal["running", "success", "error", "skipped", "missed", "waiting", "denied", "quiet"]
 """``waiting``: for the owner's approval of a call (``skills.approvals``); ``denied``: a Direct step's call
-was denied (or not answered in time), so the run ended without it: not a failure for the backoff."""
+was denied (or not answered in time), so the run ended without it: not a failure for the backoff;
+``quiet``: an Agent-tier run whose model answered that there is nothing to report
+(``skills.notify.NOTHING_TO_REPORT``): no notice, and neither a success nor a failure for the failure
+count, the backoff or an incident."""
 RunTrigger = Literal["schedule", "manual", "event", "hook"]
 """What started a run: its schedule, a person (``skills run``), an event (``skills emit``), or a call of
 its hook (``POST /hooks/<skill>``)."""
@@ -46,6 +49,10 @@ CatchUp = Literal["once", "none", "all"]
 """Fires missed while the engine was down, within the catch-up window: one run for them all, none, or each."""
 OVERLAPS: tuple[str, ...] = get_args(Overlap)
 CATCH_UPS: tuple[str, ...] = get_args(CatchUp)
+Deliver = Literal["always", "on_change", "never"]
+"""Whether a successful run's result reaches the owner (its completion notice): each time, only when it differs
+from the last one delivered, or never (failures are told whatever this says: they are about the skill's health)."""
+DELIVERIES: tuple[str, ...] = get_args(Deliver)
 SHAPE_FIELDS = ("timeout_minutes", "end_at", "max_runs", "jitter_seconds", "overlap", "catch_up")
 """The fields that shape a skill's schedule and runs."""
 
@@ -119,6 +126,8 @@ class SkillSpec(BaseModel):
     """The completion notice: None (unset) = automatic, sent unless the run itself messaged the user
     (see ``skills.notify``); True = always; False = never. Failures notify whatever this says."""
     notify_interval_minutes: int = 0
+    deliver: Deliver = "always"
+    """``on_change``: a result equal to the last delivered one (by its digest) is recorded, not delivered."""
     preflight: list[PreflightCheck] = Field(default_factory=list)
     """Checks run before the tier; one that finds nothing to do skips the run at zero cost."""
     model: str | None = None
@@ -186,6 +195,9 @@ class Skill(SkillSpec):
     last_run_status: RunStatus | None = None
     last_run_summary: str | None = None
     last_notified_at: datetime | None = None
+    delivered_digest: str | None = None
+    """SHA-256 (hex) of the last result delivered to the owner (``skills.notify.result_digest``): what
+    ``deliver: on_change`` compares a new result with; the text itself is not kept twice."""
     has_hook: bool = False
     """A ``POST /hooks/<skill>`` token is set (``skills hook NAME``); only its digest is stored, never shown."""
     scheduled_runs: int = 0
@@ -270,3 +282,5 @@ class RunRecord(BaseModel):
     completion_tokens: int = 0
     model: str | None = None
     """The model that gave an Agent-tier run's last answer (a fallback model when the primary failed)."""
+    unchanged: bool = False
+    """A success with ``deliver: on_change`` whose result was the last delivered one: not delivered again."""

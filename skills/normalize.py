@@ -59,7 +59,16 @@ from skills.limits import (
     too_large,
 )
 from skills.llm_models import ModelList, check_models, fallback_models, model_name
-from skills.models import CATCH_UPS, OVERLAPS, Normalized, PlanStep, Skill, SkillSpec, TriggerConfig
+from skills.models import (
+    CATCH_UPS,
+    DELIVERIES,
+    OVERLAPS,
+    Normalized,
+    PlanStep,
+    Skill,
+    SkillSpec,
+    TriggerConfig,
+)
 from skills.naming import MANAGEMENT_TOOLS, management_tool_problem
 from skills.plans import analyse_plan, event_placeholders
 from skills.preflight import PreflightCheck, automatic_checks, time_offset_problems
@@ -89,6 +98,8 @@ FIELD_ALIASES = {
     "notifyOnCompletion": "notify_on_completion",
     "notify": "notify_on_completion",
     "notifyIntervalMinutes": "notify_interval_minutes",
+    "delivery": "deliver",
+    "deliverOn": "deliver",
     "approvalRequiredTools": "approval_required_tools",
     "approval_tools": "approval_required_tools",
     "approvalTimeoutMinutes": "approval_timeout_minutes",
@@ -268,6 +279,7 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
         "notify_interval_minutes": integer(
             data.get("notify_interval_minutes"), "notify_interval_minutes", 0, problems, bound=NOTIFY_INTERVAL_MINUTES
         ),
+        "deliver": _deliver(data, given, notes, problems),
         "preflight": preflight,
         "model": model_name(data.get("model"), "model", problems),
         "approval_required_tools": approval_tools,
@@ -313,6 +325,14 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
     return Normalized(spec=spec, notes=notes, trigger_as_written=trigger_as_written, missing_tools=missing)
 
 
+def _deliver(data: Mapping[str, Any], given: Collection[str], notes: list[str], problems: Problems) -> str:
+    """``deliver``: always, on_change or never (``skills.notify``); ``given``: the fields of this input."""
+    deliver = _choice(data.get("deliver"), "deliver", DELIVERIES, problems)
+    if deliver != "always" and data.get("notify_on_completion") is False and "deliver" in given:
+        notes.append(f"deliver '{deliver}': no effect, notify_on_completion false sends no completion notice")
+    return deliver
+
+
 def _approval_timeout(data: Mapping[str, Any], problems: Problems) -> int | None:
     return integer(data.get("approval_timeout_minutes"), "approval_timeout_minutes", None, problems,
                    bound=APPROVAL_TIMEOUT_MINUTES)
@@ -332,6 +352,7 @@ def own_field_problems(fields: Mapping[str, Any], zone: str) -> list[FieldError]
     _skip_days(data, (), "cron", [], problems)
     string_list(data.get("approval_required_tools"), "approval_required_tools", problems)
     _approval_timeout(data, problems)
+    _deliver(data, (), [], problems)
     return problems.errors
 
 

@@ -7,19 +7,28 @@ tool or of a messaging tool (``*_send_message``, ``*_post_message``: the bundled
 Direct-tier skill those are its plan's steps; for an Agent-tier skill, what the model called.
 
 ``notify_on_completion`` decides: unset (None) = automatic, a notice unless the run messaged
-the user; ``true`` = always; ``false`` = never. A notice goes out at most once per
-``notify_interval_minutes`` (0 = the global default). A failure notifies when it opens an incident
+the user; ``true`` = always; ``false`` = never. ``deliver`` decides whether the result is worth
+telling: ``always``; ``on_change``, only a result whose digest differs from the last one delivered
+(the run is recorded ``unchanged`` otherwise); ``never``. A notice goes out at most once per
+``notify_interval_minutes`` (0 = the global default). An Agent-tier run whose answer is exactly
+``NOTHING_TO_REPORT`` is ``quiet``: no notice at all. A failure notifies when it opens an incident
 (``skills.incidents``: the failures that repeat its cause are silent), a success that closes one says
 it recovered, and an auto-disable always notifies.
 """
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from skills.incidents import Incident, duration
 from skills.models import RunRecord, Skill
 
+NOTHING_TO_REPORT = "NOTHING_TO_REPORT"
+"""An Agent-tier run's whole answer when it found nothing worth telling the owner (its system prompt
+says so): the run is recorded ``quiet`` and sends no notice."""
+QUIET_SUMMARY = "nothing to report"
 MAX_MESSAGE = 1500
 MESSAGING_SUFFIXES = ("_send_message", "_post_message")
 """Tools named like this deliver a message to the user (besides the configured notifier)."""
@@ -35,9 +44,36 @@ def messaged_user(run: RunRecord, notifier_tool: str) -> bool:
                and is_messaging_tool(call.tool, notifier_tool) for call in run.tool_calls)
 
 
+@dataclass(frozen=True)
+class Notice:
+    """What a closed run tells its owner; ``digest``: the result it delivers, when it delivers one
+    (remembered for ``deliver: on_change``)."""
+
+    text: str
+    digest: str | None = None
+
+
+def result_digest(result: str) -> str:
+    """The digest ``deliver: on_change`` compares: SHA-256 (hex) of the result as stored (redacted)."""
+    return hashlib.sha256(result.encode(errors="replace")).hexdigest()
+
+
+def settle(skill: Skill | None, run: RunRecord) -> RunRecord:
+    """The run as it is recorded: an Agent-tier success that answered ``NOTHING_TO_REPORT`` is ``quiet``;
+    with ``deliver: on_change``, a success whose result is the last delivered one is ``unchanged``.
+    ``run`` is redacted already (the digest is of the stored text); ``skill`` as stored now."""
+    if run.status != "success":
+        return run
+    if run.tier == "agent" and run.summary.strip() == NOTHING_TO_REPORT:
+        return run.model_copy(update={"status": "quiet", "summary": QUIET_SUMMARY})
+    if skill is not None and skill.deliver == "on_change" and skill.delivered_digest is not None:
+        return run.model_copy(update={"unchanged": result_digest(run.summary) == skill.delivered_digest})
+    return run
+
+
 def completion_due(skill: Skill, run: RunRecord, now: datetime, default_interval: timedelta,
                    notifier_tool: str) -> bool:
-    if skill.notify_on_completion is False:
+    if skill.notify_on_completion is False or skill.deliver == "never" or run.unchanged:
         return False
     if skill.notify_on_completion is None and messaged_user(run, notifier_tool):
         return False

@@ -622,7 +622,8 @@ def _describe(skill: Skill, next_fire: datetime | None, skipped: list[tuple[Any,
         ("tier", skill.tier), ("state", _state(skill)), ("trigger", _trigger(skill)),
         ("schedule", skill.schedule_id or "-"), ("next fire", when(next_fire)), *_skips(skill, skipped or []),
         ("required tools", ", ".join(skill.required_tools) or "-"), ("max steps", skill.max_steps),
-        *_shape(skill), ("notify", _notify(skill)), ("failures", _failures(skill)),
+        *_shape(skill), ("notify", _notify(skill)), ("deliver", DELIVER_TEXT[skill.deliver]),
+        ("failures", _failures(skill)),
         ("approval", _approval(skill)),
         *[("waiting", f"for approval {a.id}: {shorten(a.summary, 120)}") for a in waiting or []],
         ("last run", _last_run(skill)), ("created", when(skill.created_at)), ("updated", when(skill.updated_at)),
@@ -651,9 +652,16 @@ def _model_and_hook(skill: Skill) -> list[tuple[str, Any]]:
     return rows
 
 
+DELIVER_TEXT = {
+    "always": "always (each successful run's result)",
+    "on_change": "on change (a result only when it differs from the last one delivered)",
+    "never": "never (no result is sent; failures still are)",
+}
+
+
 def _notify(skill: Skill) -> str:
     """When the user hears about a run, as a person says it."""
-    if skill.notify_on_completion is False:
+    if skill.notify_on_completion is False or skill.deliver == "never":
         return "on failure only"
     automatic = ", unless the run messaged the user itself" if skill.notify_on_completion is None else ""
     if skill.notify_interval_minutes:
@@ -686,15 +694,21 @@ def _minutes(minutes: float) -> str:
 def _runs_table(found: list[RunRecord]) -> None:
     table(
         ["STARTED", "SKILL", "TRIGGER", "STATUS", "TIER", "TOOLS", "TOKENS", "MODEL", "SUMMARY"],
-        [[when(r.started_at), r.skill_name, r.trigger, STATUS_TEXT.get(r.status, r.status), r.tier, len(r.tool_calls),
+        [[when(r.started_at), r.skill_name, r.trigger, _status(r), r.tier, len(r.tool_calls),
           r.prompt_tokens + r.completion_tokens, r.model or "-", r.summary] for r in found],
         cut={"SKILL": 40, "TRIGGER": 20, "MODEL": 30, "SUMMARY": 60},
-        styles={"STATUS": {"success": "green", "error": "red", "skipped": "yellow", "missed": "yellow",
-                           "denied": "yellow", STATUS_TEXT["waiting"]: "cyan"}},
+        styles={"STATUS": {"success": "green", UNCHANGED: "green", "error": "red", "skipped": "yellow",
+                           "missed": "yellow", "denied": "yellow", "quiet": "blue", STATUS_TEXT["waiting"]: "cyan"}},
     )
 
 
 STATUS_TEXT = {"waiting": "waiting for approval"}
+UNCHANGED = "success, unchanged"
+"""A success whose result was the last one delivered (deliver: on_change): recorded, not sent again."""
+
+
+def _status(run: RunRecord) -> str:
+    return UNCHANGED if run.unchanged and run.status == "success" else STATUS_TEXT.get(run.status, run.status)
 
 
 def _trigger(skill: Skill) -> str:

@@ -71,12 +71,14 @@ with workflow.unsafe.imports_passed_through():
     from skills.models import BUDGET, ENDED, FAILURES, RunRecord, Skill, ToolCallRecord
     from skills.naming import APPROVAL_SIGNAL, SCHEDULED_START_TIME, SKILL_APPROVAL, SKILL_WAITING
     from skills.notify import (
+        Notice,
         completion_due,
         completion_message,
         disabled_message,
         failure_message,
         incident_message,
         recovered_message,
+        result_digest,
         sentence,
     )
     from skills.plans import StepOutput, resolve
@@ -377,7 +379,7 @@ class SkillRun:
         return out if ok else None
 
 
-async def aftermath(skill: Skill, outcome: RunOutcome, message: str | None, key_prefix: str = "") -> None:
+async def aftermath(skill: Skill, outcome: RunOutcome, notice: Notice | None, key_prefix: str = "") -> None:
     """Retire a fired one-shot, pause a skill that failed too often, and tell the user (a closed run's
     consequences: SkillRun's, and Maintenance's for a run it closed). The notice's idempotency key is the
     run's ``notify`` call (``key_prefix``: the run's; derived from the run's record when not given)."""
@@ -391,44 +393,49 @@ async def aftermath(skill: Skill, outcome: RunOutcome, message: str | None, key_
             ScheduleActivities.sync_schedule,
             ScheduleSync(skill_id=skill.id, previous=PreviousSchedule.of(skill)), **SCHEDULE,
         )
-    if message is not None:
-        await _tell(skill.id, message, call_key(key_prefix or _key_prefix(outcome.run, None), "notify", 1))
+    if notice is not None:
+        await _tell(skill.id, notice.text, call_key(key_prefix or _key_prefix(outcome.run, None), "notify", 1),
+                    notice.digest)
 
 
-async def _tell(skill_id: int | None, message: str, idempotency_key: str) -> None:
+async def _tell(skill_id: int | None, message: str, idempotency_key: str, digest: str | None = None) -> None:
     try:
         await workflow.execute_activity_method(
             RunActivities.notify_user, NotifyInput(skill_id=skill_id, message=message, at=workflow.now(),
-                                              idempotency_key=idempotency_key), **NOTIFY
+                                                   idempotency_key=idempotency_key, digest=digest), **NOTIFY
         )
     except ActivityError as e:
         # The run itself is recorded; a notification that cannot be sent must not undo it.
         workflow.logger.warning("notification for skill %s not sent: %s", skill_id, activity_cause(e))
 
 
-def run_notice(skill: Skill, outcome: RunOutcome, notify_interval: timedelta, notifier_tool: str) -> str | None:
-    """What to tell the user about a closed run, if anything."""
+def run_notice(skill: Skill, outcome: RunOutcome, notify_interval: timedelta, notifier_tool: str) -> Notice | None:
+    """What to tell the user about a closed run, if anything. A ``quiet`` run, a skip or a denial tells
+    nothing; a success's result goes out as ``completion_due`` and the skill's ``deliver`` say (finish_run
+    recorded whether it is ``unchanged``), its digest with it."""
     run, after = outcome.run, outcome.skill or skill
     if outcome.disabled == FAILURES:
-        return disabled_message(skill, f"{after.consecutive_failures} consecutive failures",
-                                f"Last error: {sentence(run.summary)} Resume it with `skills resume {skill.id}`.")
+        return Notice(disabled_message(skill, f"{after.consecutive_failures} consecutive failures",
+                                       f"Last error: {sentence(run.summary)} Resume it with "
+                                       f"`skills resume {skill.id}`."))
     if outcome.disabled == BUDGET:
-        return disabled_message(skill, "budget", f"{outcome.budget}. This run: {run.prompt_tokens:,} prompt + "
-                                f"{run.completion_tokens:,} completion tokens. Resume it with "
-                                f"`skills resume {skill.id}`.")
+        return Notice(disabled_message(skill, "budget", f"{outcome.budget}. This run: {run.prompt_tokens:,} prompt + "
+                                       f"{run.completion_tokens:,} completion tokens. Resume it with "
+                                       f"`skills resume {skill.id}`."))
     note = outcome.incident  # None in the histories of runs closed before incidents: they notify as they did
     if run.status == "error":
         if note is None:
-            return failure_message(skill, run, after.consecutive_failures, outcome.retry_after)
+            return Notice(failure_message(skill, run, after.consecutive_failures, outcome.retry_after))
         if note.event == "repeated":
             return None  # the incident's notice went out when it opened
-        return incident_message(skill, run, note.incident, outcome.retry_after)
+        return Notice(incident_message(skill, run, note.incident, outcome.retry_after))
     if run.status != "success":
         return None
     recovered = recovered_message(skill, note.incident) if note is not None and note.event == "recovered" else None
     done = completion_message(skill, run) if completion_due(skill, run, workflow.now(), notify_interval,
                                                             notifier_tool) else None
-    return "\n".join(part for part in (recovered, done) if part) or None
+    text = "\n".join(part for part in (recovered, done) if part)
+    return Notice(text, result_digest(run.summary) if done else None) if text else None
 
 
 def _key_prefix(run: RunRecord, request: SkillRunInput | None) -> str:

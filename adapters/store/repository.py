@@ -371,11 +371,15 @@ class Store:
             session.commit()
             return [self._skill(session, row) for row in rows]
 
-    def mark_notified(self, skill_id: int, at: datetime) -> None:
+    def mark_notified(self, skill_id: int, at: datetime, digest: str | None = None) -> None:
+        """A notice of the skill went out at ``at``; ``digest``: the result it delivered (kept for
+        ``deliver: on_change``; None leaves the last one)."""
         with self.session() as session:
             row = session.get(SkillRow, skill_id)
             if row is not None:
                 row.last_notified_at = at
+                if digest is not None:
+                    row.delivered_digest = digest
                 session.add(row)
                 session.commit()
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, Index, Text, UniqueConstraint, event, text
+from sqlalchemy import JSON, Boolean, Column, DateTime, Index, Text, UniqueConstraint, event, false, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel, create_engine
@@ -59,6 +59,10 @@ class SkillRow(SQLModel, table=True):
     notify_on_completion: bool | None = Field(default=None, nullable=True)
     """None: automatic (skills.notify). Stores made before it could be None: migration 0002."""
     notify_interval_minutes: int = 0
+    deliver: str = "always"
+    """always, on_change or never (skills.models.Deliver; migration 0012)."""
+    delivered_digest: str | None = None
+    """SHA-256 (hex) of the last result delivered: what ``deliver: on_change`` compares (migration 0012)."""
     preflight: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     model: str | None = None
     approval_required_tools: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
@@ -126,6 +130,8 @@ class RunRow(SQLModel, table=True):
     completion_tokens: int = 0
     model: str | None = None
     """The model that answered an Agent-tier run (migration 0010)."""
+    unchanged: bool = Field(default=False, sa_column=Column(Boolean, nullable=False, server_default=false()))
+    """``deliver: on_change`` found the result the last delivered one: not delivered (migration 0012)."""
 
 
 class MessageRow(SQLModel, table=True):

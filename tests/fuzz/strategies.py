@@ -113,6 +113,8 @@ FIELD_VALUES: dict[str, st.SearchStrategy[Any]] = {
         LONG_LISTS, st.lists(TEXT, max_size=6)),
     "skip_holidays": st.one_of(st.sampled_from(["US", "us-ca", "GB-SCT", "XX", "US-ZZ", "", True]), TEXT),
     "business_days_only": st.one_of(st.booleans(), st.sampled_from(["yes", "no", "maybe", 2])),
+    "deliver": st.one_of(st.sampled_from(["always", "on_change", "never", "On-Change", " NEVER ", "daily", "",
+                                          "on_change " * 10_000, None, False]), TEXT),
 }
 """Each new field's own values: valid ones, so the skill reaches a fire with it, and hostile ones (out of
 range, NaN and infinities, the wrong type, dates off the calendar, long lists); the HOSTILE values are
