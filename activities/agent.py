@@ -283,12 +283,11 @@ class AgentActivities:
                 completion_tokens=usage.completion_tokens if usage else 0,
             )
         answer = StreamedAnswer()
-        async with heartbeating(f"turn {request.step}", "waiting for the first token"):
+        async with heartbeating(f"turn {request.step}", answer.progress):
             stream = await self.client.chat.completions.create(
                 **arguments, stream=True, stream_options={"include_usage": True})
             async for chunk in stream:
                 answer.add(chunk)
-                activity.heartbeat(f"turn {request.step}", f"{answer.chars} characters received")
         return answer.message()
 
     async def _context(self, model: str) -> int:
@@ -444,6 +443,10 @@ class StreamedAnswer:
                     if part.function.arguments:
                         call["arguments"].append(part.function.arguments)
                         self.chars += len(part.function.arguments)
+
+    def progress(self) -> str:
+        """What has come so far, as the turn's heartbeat says it."""
+        return f"{self.chars} characters received" if self.chars else "waiting for the first token"
 
     def message(self) -> ChatMessage:
         calls = [ToolCallMessage(id=c["id"] or f"call_{index}", name=c["name"], arguments="".join(c["arguments"]))

@@ -21,13 +21,14 @@ MAX_INTERVAL = 10.0
 @asynccontextmanager
 async def heartbeating(*details: Any) -> AsyncIterator[None]:
     """Heartbeat with ``details`` while the body runs: once at the start, then every
-    third of the heartbeat timeout (at most every 10 s). The heartbeats stop when the body ends."""
+    third of the heartbeat timeout (at most every 10 s). A detail that is callable is called at each
+    beat (progress the body updates: "120 characters received"). The heartbeats stop when the body ends."""
 
     async def beat() -> None:
         timeout = activity.info().heartbeat_timeout
         interval = min(timeout.total_seconds() / 3, MAX_INTERVAL) if timeout else MAX_INTERVAL
         while True:
-            activity.heartbeat(*details)
+            activity.heartbeat(*(detail() if callable(detail) else detail for detail in details))
             await asyncio.sleep(interval)
 
     task = asyncio.create_task(beat())

@@ -18,11 +18,13 @@ calling into Python, while the interpreter tears itself down.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import secrets
 import uuid
 import weakref
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -98,6 +100,7 @@ from skills.naming import (
     LIST_INCIDENTS,
     LIST_RUNS,
     LIST_SKILLS,
+    LLM_TURN,
     REFRESH_TOOL_CATALOG,
     REGISTER_SKILL,
     REGISTER_SKILLS,
@@ -123,6 +126,8 @@ Temporal payload."""
 BULK_WORKFLOWS = 2
 """Batches registered at once."""
 BULK_TIMEOUT = timedelta(minutes=15)
+WAIT_NOTICE = timedelta(seconds=10)
+"""How often ``chat(waiting=...)`` says what a turn waits on."""
 CHAT_TIMEOUT = timedelta(minutes=15)
 """A chat turn may take several LLM turns of up to `llm_timeout` each."""
 WORKER_GRACE = timedelta(seconds=30)
@@ -379,22 +384,59 @@ class SkillsClient:
         except WorkflowFailureError:
             return None
 
-    async def chat(self, message: str, session_id: str | None = None, turn_id: str | None = None) -> ChatReply:
+    async def chat(self, message: str, session_id: str | None = None, turn_id: str | None = None,
+                   waiting: Callable[[str], None] | None = None) -> ChatReply:
         """One turn of a conversation with the assistant (a ChatTurn workflow); the session's
         history is kept in the store, so the next call with the same ``session_id`` goes on.
 
         ``turn_id`` makes the turn idempotent: a channel that is handed the same message again
         (Telegram redelivers what was not acknowledged) gets the first turn's reply, and the
-        model is not asked twice."""
+        model is not asked twice. ``waiting`` is told, every ``WAIT_NOTICE`` while the turn goes on,
+        what it waits for ("the model, LLM turn 1, 40 s: 120 characters received"): a slow local model
+        is not a silent hang."""
         await self._require_worker()  # or a turn with no worker would wait out CHAT_TIMEOUT
         # A person's message is answered, not refused: text no payload can carry (a lone surrogate, as a
         # channel's JSON escape can decode to) becomes U+FFFD, as a bad byte would.
         message = valid_text(message)
         session = session_id or uuid.uuid4().hex[:12]
         prefix = f"chat-{slug(session)}"
-        return await self._workflow(CHAT_TURN, ChatInput(session_id=session, message=message), ChatReply, prefix,
-                                    f"chat: {message[:80]}", timeout=CHAT_TIMEOUT,
-                                    workflow_id=f"{prefix}-{slug(turn_id)}" if turn_id is not None else None)
+        workflow_id = f"{prefix}-{slug(turn_id)}" if turn_id is not None else None
+        if waiting is not None:
+            workflow_id = workflow_id or f"{prefix}-{uuid.uuid4().hex[:8]}"
+        turn = self._workflow(CHAT_TURN, ChatInput(session_id=session, message=message), ChatReply, prefix,
+                              f"chat: {message[:80]}", timeout=CHAT_TIMEOUT, workflow_id=workflow_id)
+        if waiting is None or workflow_id is None:
+            return await turn
+        watch = asyncio.create_task(self._tell_waits(workflow_id, waiting))
+        try:
+            return await turn
+        finally:
+            watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watch
+
+    async def _tell_waits(self, workflow_id: str, waiting: Callable[[str], None]) -> None:
+        """Every ``WAIT_NOTICE``, what the turn's workflow waits on: its pending LLM turn (how long, and
+        what its heartbeats say has come), else a tool call; nothing when it waits on nothing."""
+        handle = self.client.get_workflow_handle(workflow_id)
+        while True:
+            await asyncio.sleep(WAIT_NOTICE.total_seconds())
+            try:
+                described = await handle.describe()
+            except RPCError:
+                continue  # not started yet, or a busy server: the next round asks again
+            now = datetime.now(UTC)
+            for pending in described.raw_description.pending_activities:
+                started = pending.last_started_time.ToDatetime(tzinfo=UTC) \
+                    if pending.HasField("last_started_time") else now
+                seconds = int((now - started).total_seconds())
+                details: list[Any] = []
+                if pending.heartbeat_details.payloads:
+                    with contextlib.suppress(Exception):  # a detail it cannot read is left out
+                        details = await self.client.data_converter.decode(pending.heartbeat_details.payloads)
+                said = ": ".join(str(d) for d in details[1:]) if len(details) > 1 else ""
+                what = "the model" if pending.activity_type.name == LLM_TURN else pending.activity_type.name
+                waiting(f"waiting for {what}, {seconds} s{f' ({said})' if said else ''}")
 
     # --- reads ------------------------------------------------------------------------------
 

@@ -92,11 +92,11 @@ def fit_request(messages: Sequence[ChatMessage], tools: Sequence[Mapping[str, An
 def context_from_model_entry(entry: Mapping[str, Any]) -> int | None:
     """A model's context as an endpoint's ``/v1/models`` entry states it, under the names servers use:
     ``context_length`` (LM Studio, OpenRouter), ``max_model_len`` (vLLM), ``context_window``,
-    ``max_context_length``, llama.cpp's ``meta.n_ctx`` (or ``n_ctx_train``, what the model was trained
-    for, when the server does not say what it runs with)."""
+    ``max_context_length``, ``meta.n_ctx``. Not llama.cpp's ``meta.n_ctx_train``: that is what the model
+    was trained for, not the ``-c`` the server runs it with, and a request fitted to it would be cut."""
     meta = entry.get("meta") if isinstance(entry.get("meta"), Mapping) else {}
     for value in (entry.get("context_length"), entry.get("max_model_len"), entry.get("context_window"),
-                  entry.get("max_context_length"), meta.get("n_ctx"), meta.get("n_ctx_train")):
+                  entry.get("max_context_length"), meta.get("n_ctx")):
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
     return None

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -558,8 +559,11 @@ def chat(message: tuple[str, ...], session: str | None) -> int:
     change and delete skills. Exit 1 if the turn did not finish."""
     from skills.errors import SkillsError
 
+    def waiting(line: str) -> None:  # on stderr: stdout stays the reply (and --json the JSON)
+        print(f"  ... {line}", file=sys.stderr, flush=True)
+
     async def work(skills: SkillsClient) -> None:
-        reply = await skills.chat(" ".join(message), session_id=session)
+        reply = await skills.chat(" ".join(message), session_id=session, waiting=waiting)
         answer(reply, lambda: _chatted(reply))
         if not reply.ok:
             raise SkillsError(reply.reply)

@@ -88,8 +88,8 @@ def test_the_reserve_for_the_answer() -> None:
 def test_the_context_an_endpoint_states_under_its_names() -> None:
     assert context_from_model_entry({"id": "m", "context_length": 4096}) == 4096
     assert context_from_model_entry({"id": "m", "max_model_len": 32768}) == 32768
-    assert context_from_model_entry({"id": "m", "meta": {"n_ctx_train": 32768, "n_vocab": 1}}) == 32768
     assert context_from_model_entry({"id": "m", "meta": {"n_ctx": 4096, "n_ctx_train": 32768}}) == 4096
-    for silent in ({"id": "m"}, {"id": "m", "context_length": "4096"}, {"id": "m", "context_length": True},
+    # llama.cpp's trained context is not what its server runs with (-c): not taken.
+    for silent in ({"id": "m", "meta": {"n_ctx_train": 32768, "n_vocab": 1}}, {"id": "m"}, {"id": "m", "context_length": "4096"}, {"id": "m", "context_length": True},
                    {"id": "m", "meta": "x"}, {"id": "m", "context_length": 0}):
         assert context_from_model_entry(silent) is None

@@ -11,6 +11,7 @@ import pytest
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
 
+import client.skills_client as skills_client
 from config.settings import Settings
 from skills.deadline import LLM_MARGIN
 from skills.naming import LLM_TURN
@@ -118,3 +119,17 @@ async def test_a_streamed_answer_records_the_endpoints_usage(patient: Engine, ll
     assert (run.status, run.prompt_tokens, run.completion_tokens) == ("success", 1234, 5)
     body = llm.requests_for("counted")[0].body
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+
+
+async def test_a_chat_says_what_it_waits_for(patient: Engine, llm: ScriptedLLM,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """`skills chat` with a slow local model: the wait is told (on stderr), with what has come."""
+    monkeypatch.setattr(skills_client, "WAIT_NOTICE", timedelta(seconds=0.3))
+    # Long enough for a second heartbeat to reach the server (the SDK sends one every 8 s at most).
+    llm.script("default", [slow(say("Hello, " + "slowly " * 20), first_after=1, every=1, pieces=11)])
+    told: list[str] = []
+    reply = await patient.skills.chat("hello", session_id="slow", waiting=told.append)
+    assert reply.ok and reply.reply.startswith("Hello, slowly")
+    assert any(line.startswith("waiting for the model, ") and "waiting for the first token" in line
+               for line in told), told
+    assert any("characters received" in line for line in told), told
