@@ -38,6 +38,7 @@ from skills.limits import (
     MAX_RUNS,
     MAX_STEPS,
     NOTIFY_INTERVAL_MINUTES,
+    REMIND_AFTER_MINUTES,
     TIMEOUT_MINUTES,
 )
 from skills.llm_models import MAX_FALLBACK_MODELS
@@ -211,6 +212,9 @@ SKILL_PROPERTIES: dict[str, Any] = {
                                                                "the message itself)."},
     "notify_interval_minutes": {**NOTIFY_INTERVAL_MINUTES.schema(),
                                 "description": "Minimum minutes between notifications (0: the default)."},
+    "remind_after_minutes": {**REMIND_AFTER_MINUTES.schema(),
+                             "description": "While the same failure repeats, tell it again after this many minutes "
+                                            "(0, the default: once when it starts, once when it ends)."},
     "deliver": {"type": "string", "enum": list(DELIVERIES),
                 "description": "Whether a run's result is sent to the user: always (default), on_change (only "
                                "when it differs from the last one sent: 'tell me when something changes'), or "

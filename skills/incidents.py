@@ -10,7 +10,7 @@ change nothing. Pure: the store keeps the incidents, these functions say what an
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -21,8 +21,8 @@ CAUSE_LENGTH = 200
 _VARYING = re.compile(r"\b0x[0-9a-f]+|\b[0-9a-f]{8,}(?:-[0-9a-f]{4,})*\b|\d+(?:[.:,]\d+)*", re.IGNORECASE)
 """What changes from one failure of a cause to the next: counts, durations, times, ids and digests."""
 
-IncidentEvent = Literal["opened", "repeated", "recovered", "disabled"]
-"""What a run did to its skill's incident."""
+IncidentEvent = Literal["opened", "repeated", "reminded", "recovered", "disabled"]
+"""What a run did to its skill's incident: ``reminded`` is a repeat told again (``remind_after_minutes``)."""
 
 ClosedBy = Literal["recovered", "disabled", "cause changed", "deleted"]
 
@@ -48,6 +48,12 @@ class Incident(BaseModel):
     @property
     def open(self) -> bool:
         return self.closed_at is None
+
+
+def reminder_due(remind_after_minutes: int, last_told: datetime, now: datetime) -> bool:
+    """Whether a repeat of an open incident is told again: its skill asks for reminders, and that many
+    minutes have passed since the incident was last told."""
+    return remind_after_minutes > 0 and now - last_told >= timedelta(minutes=remind_after_minutes)
 
 
 class IncidentNote(BaseModel):

@@ -102,6 +102,9 @@ NOTIFY_INTERVAL_MINUTES = Bound(
     "notify_interval_minutes", 0, MINUTES_PER_YEAR,
     "0 is the engine's default; a notice at most once a year is as quiet as a notice can usefully be, and "
     "a larger value overflowed the workflow's date arithmetic")
+REMIND_AFTER_MINUTES = Bound(
+    "remind_after_minutes", 0, MINUTES_PER_YEAR,
+    "0 tells an incident once; a reminder at most once a year is as rare as one can usefully be")
 INTERVAL_MINUTES = Bound(
     "trigger_config.interval_minutes", 1, MINUTES_PER_YEAR,
     "every minute up to once a year; anything rarer is a cron or a one-shot `at`")
@@ -139,7 +142,7 @@ APPROVAL_TIMEOUT_MINUTES = Bound(
     "approval_timeout_minutes", 1, 7 * 24 * 60,
     "how long a call waits for the owner's answer: a run may not outlive a week (skills.deadline), waits included")
 
-BOUNDS = (MAX_STEPS, NOTIFY_INTERVAL_MINUTES, INTERVAL_MINUTES, IN_MINUTES, IN_HOURS, PRIORITY,
+BOUNDS = (MAX_STEPS, NOTIFY_INTERVAL_MINUTES, REMIND_AFTER_MINUTES, INTERVAL_MINUTES, IN_MINUTES, IN_HOURS, PRIORITY,
           TOOLSET_TIMEOUT_SECONDS, TIMEOUT_MINUTES, MAX_RUNS, JITTER_SECONDS, APPROVAL_TIMEOUT_MINUTES)
 """Every numeric field a user gives, in the order docs/skills.md lists them."""
 

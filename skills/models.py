@@ -128,6 +128,9 @@ class SkillSpec(BaseModel):
     notify_interval_minutes: int = 0
     deliver: Deliver = "always"
     """``on_change``: a result equal to the last delivered one (by its digest) is recorded, not delivered."""
+    remind_after_minutes: int = 0
+    """While an incident stays open (the same failure again and again), tell it again once this many minutes
+    have passed since it was last told (0: only when it opens, and when it ends; ``skills.incidents``)."""
     preflight: list[PreflightCheck] = Field(default_factory=list)
     """Checks run before the tier; one that finds nothing to do skips the run at zero cost."""
     model: str | None = None

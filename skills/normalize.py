@@ -53,6 +53,7 @@ from skills.limits import (
     MAX_STEPS,
     NOTIFY_INTERVAL_MINUTES,
     RELATIVE_MINUTES_LIMIT,
+    REMIND_AFTER_MINUTES,
     TIMEOUT_MINUTES,
     body_too_large,
     json_size,
@@ -98,6 +99,7 @@ FIELD_ALIASES = {
     "notifyOnCompletion": "notify_on_completion",
     "notify": "notify_on_completion",
     "notifyIntervalMinutes": "notify_interval_minutes",
+    "remindAfterMinutes": "remind_after_minutes",
     "delivery": "deliver",
     "deliverOn": "deliver",
     "approvalRequiredTools": "approval_required_tools",
@@ -280,6 +282,7 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
             data.get("notify_interval_minutes"), "notify_interval_minutes", 0, problems, bound=NOTIFY_INTERVAL_MINUTES
         ),
         "deliver": _deliver(data, given, notes, problems),
+        "remind_after_minutes": _remind_after(data, problems),
         "preflight": preflight,
         "model": model_name(data.get("model"), "model", problems),
         "approval_required_tools": approval_tools,
@@ -353,7 +356,12 @@ def own_field_problems(fields: Mapping[str, Any], zone: str) -> list[FieldError]
     string_list(data.get("approval_required_tools"), "approval_required_tools", problems)
     _approval_timeout(data, problems)
     _deliver(data, (), [], problems)
+    _remind_after(data, problems)
     return problems.errors
+
+
+def _remind_after(data: Mapping[str, Any], problems: Problems) -> int:
+    return integer(data.get("remind_after_minutes"), "remind_after_minutes", 0, problems, bound=REMIND_AFTER_MINUTES)
 
 
 # --- the schedule's shape: a run's limit, the schedule's end, jitter, overlap, catch-up ------------------

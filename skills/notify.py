@@ -101,8 +101,23 @@ def incident_message(skill: Skill, run: RunRecord, incident: Incident, retry_aft
         retry = f" Scheduled fires resume after {retry_after.isoformat(timespec='seconds')}."
     if skill.is_one_shot:
         return _cut(f"❌ {skill.name}: {sentence(run.summary)}")  # it fires once: no repeat to keep quiet about
-    return _cut(f"❌ {skill.name}: {sentence(run.summary)}{retry} Incident {incident.id}: while it fails the "
-                f"same way you hear nothing more; `skills incidents` shows it, `skills runs {skill.id}` every run.")
+    if skill.remind_after_minutes:
+        quiet = f"while it fails the same way you hear again every {_every(skill.remind_after_minutes)}"
+    else:
+        quiet = "while it fails the same way you hear nothing more"
+    return _cut(f"❌ {skill.name}: {sentence(run.summary)}{retry} Incident {incident.id}: {quiet}; "
+                f"`skills incidents` shows it, `skills runs {skill.id}` every run.")
+
+
+def reminder_message(skill: Skill, run: RunRecord, incident: Incident) -> str:
+    """An open incident told again (``remind_after_minutes``): still failing, since when, how many runs."""
+    runs = f"{incident.failures} failed run{'s' * (incident.failures != 1)}"
+    return _cut(f"❌ {skill.name} still failing: incident {incident.id}, for {duration(incident.opened_at, incident.last_failure_at)} "
+                f"({runs}). Last error: {sentence(run.summary)} `skills runs {skill.id}` shows every run.")
+
+
+def _every(minutes: int) -> str:
+    return f"{minutes // 60} h" if minutes % 60 == 0 else f"{minutes} min"
 
 
 def recovered_message(skill: Skill, incident: Incident) -> str:

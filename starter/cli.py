@@ -627,6 +627,8 @@ def _describe(skill: Skill, next_fire: datetime | None, skipped: list[tuple[Any,
         ("schedule", skill.schedule_id or "-"), ("next fire", when(next_fire)), *_skips(skill, skipped or []),
         ("required tools", ", ".join(skill.required_tools) or "-"), ("max steps", skill.max_steps),
         *_shape(skill), ("notify", _notify(skill)), ("deliver", DELIVER_TEXT[skill.deliver]),
+        ("incidents", f"told when they open and end, and again every {_minutes(skill.remind_after_minutes)} while "
+                      "they last" if skill.remind_after_minutes else "told when they open and when they end"),
         ("failures", _failures(skill)),
         ("approval", _approval(skill)),
         *[("waiting", f"for approval {a.id}: {shorten(a.summary, 120)}") for a in waiting or []],

@@ -78,6 +78,7 @@ with workflow.unsafe.imports_passed_through():
         failure_message,
         incident_message,
         recovered_message,
+        reminder_message,
         result_digest,
         sentence,
     )
@@ -428,6 +429,8 @@ def run_notice(skill: Skill, outcome: RunOutcome, notify_interval: timedelta, no
             return Notice(failure_message(skill, run, after.consecutive_failures, outcome.retry_after))
         if note.event == "repeated":
             return None  # the incident's notice went out when it opened
+        if note.event == "reminded":  # still open, and its skill's remind_after_minutes have passed
+            return Notice(reminder_message(skill, run, note.incident))
         return Notice(incident_message(skill, run, note.incident, outcome.retry_after))
     if run.status != "success":
         return None

@@ -40,7 +40,7 @@ from skills.approvals import PENDING, Approval, ApprovalRequest, ApprovalStatus
 from skills.backoff import BackoffPolicy
 from skills.budget import DAY, BudgetPolicy, Usage, over_budget
 from skills.errors import SkillNotFoundError, SkillValidationError
-from skills.incidents import Incident, IncidentEvent, IncidentNote, cause_of
+from skills.incidents import Incident, IncidentEvent, IncidentNote, cause_of, reminder_due
 from skills.messages import RunOutcome, SkillFilter
 from skills.models import BUDGET, ENDED, FAILURES, FIRED, RunRecord, Skill, SkillSpec
 from skills.naming import schedule_id_for
@@ -745,7 +745,8 @@ def _run_model(row: RunRow) -> RunRecord:
 def _incident(session: Session, skill: SkillRow, run: RunRecord, disabled: bool) -> IncidentNote | None:
     """What a closed run does to its skill's incident (``skills.incidents``), in the run's transaction: a
     failure opens one or joins the open one of its cause (another cause closes it and opens its own),
-    the failure that disables the skill closes it, a success closes it as recovered."""
+    the failure that disables the skill closes it, a success closes it as recovered. A repeat is told again
+    (``reminded``) when the skill's ``remind_after_minutes`` have passed since the incident was last told."""
     at = run.finished_at or run.started_at
     row = session.exec(select(IncidentRow).where(IncidentRow.skill_id == skill.id,
                                                  IncidentRow.closed_at.is_(None))  # type: ignore[union-attr]
@@ -760,6 +761,8 @@ def _incident(session: Session, skill: SkillRow, run: RunRecord, disabled: bool)
         if row is not None and row.cause == cause:
             row.failures += 1
             row.last_failure_at, row.last_error, event = at, run.summary[:1000], "repeated"
+            if reminder_due(skill.remind_after_minutes, row.last_notified_at or row.opened_at, at):
+                row.last_notified_at, event = at, "reminded"
         else:
             if row is not None:
                 row.closed_at, row.closed_by = at, "cause changed"

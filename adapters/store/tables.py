@@ -10,7 +10,19 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Column, DateTime, Index, Text, UniqueConstraint, event, false, text
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    DateTime,
+    Index,
+    Integer,
+    Text,
+    UniqueConstraint,
+    event,
+    false,
+    text,
+)
 from sqlalchemy.engine import Engine
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel, create_engine
@@ -59,6 +71,8 @@ class SkillRow(SQLModel, table=True):
     notify_on_completion: bool | None = Field(default=None, nullable=True)
     """None: automatic (skills.notify). Stores made before it could be None: migration 0002."""
     notify_interval_minutes: int = 0
+    remind_after_minutes: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default="0"))
+    """Minutes between reminders of an open incident; 0: none (migration 0013)."""
     deliver: str = "always"
     """always, on_change or never (skills.models.Deliver; migration 0012)."""
     delivered_digest: str | None = None

@@ -281,3 +281,27 @@ def test_two_answers_at_once_decide_an_approval_once(store: Store) -> None:
     for t in threads:
         t.join()
     assert results.count(True) == 1
+
+
+def test_an_open_incident_is_told_again_after_remind_after_minutes(store: Store) -> None:
+    """The same failure again and again is one incident, silent while it repeats; a skill that asks for
+    reminders hears of it again once its minutes have passed since it was last told, then silence again."""
+    skill_id = create(store, spec(remind_after_minutes=30))
+    policy = BackoffPolicy(steps=[timedelta(minutes=1)], limit=100)
+
+    def fail(n: int, at: datetime) -> str | None:
+        record = run(skill_id, n, trigger="manual").model_copy(update={"started_at": at})
+        store.start_run(record)
+        note = store.record_outcome(record.model_copy(update={
+            "status": "error", "summary": f"HTTP 503 from the mail server (request {n})", "finished_at": at}),
+            policy).incident
+        return note.event if note else None
+
+    events = [fail(n, T0 + timedelta(minutes=minutes)) for n, minutes in
+              enumerate((0, 10, 29, 30, 45, 59, 61), start=1)]
+    assert events == ["opened", "repeated", "repeated", "reminded", "repeated", "repeated", "reminded"]
+    [incident] = store.list_incidents(skill_id)
+    assert (incident.failures, incident.last_notified_at) == (7, T0 + timedelta(minutes=61))
+
+    skill_id = create(store, spec("quiet"))  # remind_after_minutes 0: told once, whatever the time
+    assert [fail(n, T0 + timedelta(days=n)) for n in range(20, 23)] == ["opened", "repeated", "repeated"]

@@ -115,6 +115,8 @@ FIELD_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "business_days_only": st.one_of(st.booleans(), st.sampled_from(["yes", "no", "maybe", 2])),
     "deliver": st.one_of(st.sampled_from(["always", "on_change", "never", "On-Change", " NEVER ", "daily", "",
                                           "on_change " * 10_000, None, False]), TEXT),
+    "remind_after_minutes": st.one_of(st.integers(0, 525_600), st.sampled_from([-1, 525_601, "90", 90.5, True]),
+                                      NUMBERS),
 }
 """Each new field's own values: valid ones, so the skill reaches a fire with it, and hostile ones (out of
 range, NaN and infinities, the wrong type, dates off the calendar, long lists); the HOSTILE values are

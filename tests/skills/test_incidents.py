@@ -5,7 +5,16 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime, timedelta
 
-from skills.incidents import CAUSE_LENGTH, cause_of, duration
+import pytest
+
+from skills.errors import SkillValidationError
+from skills.incidents import CAUSE_LENGTH, Incident, cause_of, duration, reminder_due
+from skills.models import RunRecord, Skill
+from skills.normalize import NormalizeContext, normalize
+from skills.notify import incident_message, reminder_message
+
+T = datetime(2026, 11, 26, 9, 0, tzinfo=UTC)
+CONTEXT = NormalizeContext(now=T, default_timezone="UTC", default_agent_id="main")
 
 
 def test_failures_that_differ_only_in_numbers_and_ids_have_one_cause() -> None:
@@ -32,3 +41,34 @@ def test_durations_read_as_a_person_would_say_them() -> None:
     assert duration(start, start + timedelta(hours=2, minutes=5)) == "2 h 05 min"
     assert duration(start, start + timedelta(days=3, hours=4)) == "3 days 4 h"
     assert duration(start, start - timedelta(minutes=1)) == "0 s"
+
+
+def test_a_reminder_is_due_only_when_asked_for_and_its_minutes_have_passed() -> None:
+    told = datetime(2026, 11, 26, 9, 0, tzinfo=UTC)
+    assert not reminder_due(0, told, told + timedelta(days=30))
+    assert not reminder_due(30, told, told + timedelta(minutes=29, seconds=59))
+    assert reminder_due(30, told, told + timedelta(minutes=30))
+
+
+def test_the_reminder_and_the_opening_notice_say_how_often() -> None:
+    skill = Skill.model_validate({"id": 3, "name": "inbox", "instructions": "x", "agent_id": "a",
+                                  "trigger_type": "cron", "trigger_config": {"schedule": "0 * * * *"},
+                                  "remind_after_minutes": 120, "created_at": T, "updated_at": T})
+    incident = Incident(id=7, skill_id=3, skill_name="inbox", cause="c", first_error="e", last_error="e",
+                        opened_at=T, last_failure_at=T + timedelta(hours=2, minutes=5), failures=3)
+    run = RunRecord(run_id="r", skill_id=3, skill_name="inbox", workflow_id="w", trigger="schedule",
+                    started_at=T, status="error", summary="HTTP 503 from the mail server", tier="direct")
+    assert incident_message(skill, run, incident, None).endswith(
+        "Incident 7: while it fails the same way you hear again every 2 h; `skills incidents` shows it, "
+        "`skills runs 3` every run.")
+    assert reminder_message(skill, run, incident) == (
+        "❌ inbox still failing: incident 7, for 2 h 05 min (3 failed runs). Last error: HTTP 503 from the mail "
+        "server. `skills runs 3` shows every run.")
+
+
+def test_remind_after_minutes_is_bounded_and_named() -> None:
+    with pytest.raises(SkillValidationError) as refused:
+        normalize({"name": "x", "instructions": "x", "remind_after_minutes": -5}, CONTEXT)
+    assert [e.field for e in refused.value.errors] == ["remind_after_minutes"], refused.value.errors
+    assert normalize({"name": "x", "instructions": "x", "remindAfterMinutes": "90"}, CONTEXT).spec \
+        .remind_after_minutes == 90
