@@ -107,6 +107,7 @@ class RegistrationActivities:
             tool_catalog=names,
             tool_schemas=schemas,
             argument_rules=self.rules,
+            destination_allowlists=_allowlists(self.settings),
             reserved_agents=self._reserved_agents(request),
             llm_models=self.models,
         )
@@ -302,3 +303,10 @@ def _disabled_reason(spec: SkillSpec, missing_tools: list[str], existing: Skill 
     if existing is not None and not existing.enabled and existing.disabled_reason:
         return existing.disabled_reason
     return BY_USER
+
+
+def _allowlists(settings: Settings) -> dict[str, dict[str, list[str]]]:
+    """Where ``deliver_to`` may send: the owner's Telegram chats (``SKILLS_TELEGRAM_CHATS`` and the default
+    chat), when any are set; the telegram server refuses any other chat again at each call."""
+    chats = [*settings.telegram_chats, *([settings.default_chat_id] if settings.default_chat_id else [])]
+    return {"telegram_send_message": {"chat_id": chats}} if chats else {}

@@ -28,7 +28,7 @@ from skills.catalog import ToolResult
 from skills.deadline import approval_seconds
 from skills.errors import SkillNotFoundError
 from skills.fires import MAX_ACCOUNTED, PreviousFire, account_gap
-from skills.messages import BeginRun, NotifyInput, RunOutcome, RunStart
+from skills.messages import BeginRun, DeliveriesRecord, DeliverInput, NotifyInput, RunOutcome, RunStart
 from skills.models import BUDGET, FAILURES, RunRecord, Skill
 from skills.notify import settle
 from skills.triggers import trigger_next_times
@@ -129,6 +129,28 @@ class RunActivities:
         if not result.ok:
             raise RuntimeError(f"{self.settings.notifier_tool} refused the notification: {result.text}")
         if request.skill_id is not None:
+            await asyncio.to_thread(self.store.mark_notified, request.skill_id, request.at, request.digest)
+
+    @activity.defn
+    async def deliver(self, request: DeliverInput) -> None:
+        """A run's result to one ``deliver_to`` destination: its send tool with its fixed arguments and the
+        result as ``message``, through the argument pipeline (its allowlists) like any call, with the
+        delivery's own idempotency key. A refusal raises, so Temporal retries it, then the run says failed."""
+        tool = request.destination.tool
+        async with heartbeating("deliver", tool):
+            result = await self.send(tool, {**request.destination.arguments, "message": redact(request.message)},
+                                     idempotency_key=request.idempotency_key)
+        if not result.ok:
+            raise RuntimeError(f"{tool} refused the delivery: {result.text[:300]}")
+
+    @activity.defn
+    async def record_deliveries(self, request: DeliveriesRecord) -> None:
+        """Each destination's outcome on the run's record, counted by the metric; a result delivered anywhere
+        is the skill's last delivered one (its digest, for ``deliver: on_change``; its time, for the throttle)."""
+        await asyncio.to_thread(self.store.record_deliveries, request.run_id, request.deliveries)
+        for delivery in request.deliveries:
+            self.metrics.delivered(delivery.destination.split(" ", 1)[0], delivery.status)
+        if any(d.status == "delivered" for d in request.deliveries):
             await asyncio.to_thread(self.store.mark_notified, request.skill_id, request.at, request.digest)
 
     def _skill_now(self, skill_id: int) -> Skill | None:

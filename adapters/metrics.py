@@ -44,6 +44,9 @@ class EngineMetrics:
             "skills_tool_call_latency", "Duration of an MCP tool call, by server", "ms")
         self._tokens = meter.create_counter(
             "skills_llm_tokens", "LLM tokens used by Agent-tier runs, by skill, agent and kind (prompt, completion)")
+        self._deliveries = meter.create_counter(
+            "skills_deliveries", "Results sent to a skill's deliver_to destinations, by tool and outcome (delivered, "
+            "failed, unknown)")
         self._disables = meter.create_counter(
             "skills_auto_disables", "Skills the engine disabled by itself, by reason (failures, budget)")
         self._server_up = meter.create_gauge(
@@ -79,6 +82,10 @@ class EngineMetrics:
             self._tokens.add(run.completion_tokens, {"skill": skill, "agent": agent or "", "kind": "completion"})
         if disabled:
             self._disables.add(1, {"reason": disabled})
+
+    def delivered(self, tool: str, status: str) -> None:
+        """One destination's outcome for a run's result (``deliver_to``)."""
+        self._deliveries.add(1, {"tool": tool, "outcome": status})
 
     def overlap_skips(self, fires: int) -> None:
         """Fires found skipped behind a run still going (counted by the maintenance round, as they pass)."""

@@ -35,6 +35,7 @@ from skills.limits import (
     IN_MINUTES,
     INTERVAL_MINUTES,
     JITTER_SECONDS,
+    MAX_DESTINATIONS,
     MAX_RUNS,
     MAX_STEPS,
     NOTIFY_INTERVAL_MINUTES,
@@ -212,6 +213,12 @@ SKILL_PROPERTIES: dict[str, Any] = {
                                                                "the message itself)."},
     "notify_interval_minutes": {**NOTIFY_INTERVAL_MINUTES.schema(),
                                 "description": "Minimum minutes between notifications (0: the default)."},
+    "deliver_to": {"type": "array", "maxItems": MAX_DESTINATIONS,
+                   "items": {"type": "object", "properties": {"tool": {"type": "string"}}, "required": ["tool"],
+                             "additionalProperties": True},
+                   "description": "Where the result goes instead of the default notice: send tools of the catalog "
+                                  "with their fixed arguments, e.g. [{\"tool\": \"telegram_send_message\", "
+                                  "\"chat_id\": \"42\"}] (the result is their message)."},
     "remind_after_minutes": {**REMIND_AFTER_MINUTES.schema(),
                              "description": "While the same failure repeats, tell it again after this many minutes "
                                             "(0, the default: once when it starts, once when it ends)."},

@@ -102,6 +102,10 @@ NOTIFY_INTERVAL_MINUTES = Bound(
     "notify_interval_minutes", 0, MINUTES_PER_YEAR,
     "0 is the engine's default; a notice at most once a year is as quiet as a notice can usefully be, and "
     "a larger value overflowed the workflow's date arithmetic")
+MAX_DESTINATIONS = 5
+"""Entries of ``deliver_to``: each is a message per result; more is a broadcast, not a delivery."""
+MAX_DESTINATION_BYTES = 2_048
+"""JSON size of one destination's fixed arguments (a chat id, a URL name, a subject)."""
 REMIND_AFTER_MINUTES = Bound(
     "remind_after_minutes", 0, MINUTES_PER_YEAR,
     "0 tells an incident once; a reminder at most once a year is as rare as one can usefully be")

@@ -19,7 +19,17 @@ from skills.catalog import ToolsetGrant, upgraded_grant
 from skills.errors import FieldError
 from skills.events import EventInfo
 from skills.incidents import IncidentNote
-from skills.models import BY_USER, Normalized, RunRecord, RunTrigger, Skill, ToolCallRecord, TriggerConfig
+from skills.models import (
+    BY_USER,
+    Delivery,
+    Destination,
+    Normalized,
+    RunRecord,
+    RunTrigger,
+    Skill,
+    ToolCallRecord,
+    TriggerConfig,
+)
 
 
 class SkillRef(BaseModel):
@@ -354,6 +364,25 @@ class IncidentsQuery(BaseModel):
     skill: SkillRef | None = None
     closed: bool = False
     limit: int = Field(default=50, ge=1, le=1000)
+
+
+class DeliverInput(BaseModel):
+    """One destination of a run's result (``deliver_to``): its own activity, retried, with its own key."""
+
+    destination: Destination
+    message: str
+    idempotency_key: str
+
+
+class DeliveriesRecord(BaseModel):
+    """What became of a run's result at each destination, for its record, the skill and the metric."""
+
+    run_id: str
+    skill_id: int
+    deliveries: list[Delivery]
+    at: datetime
+    digest: str | None = None
+    """The delivered result's digest (kept on the skill when one destination at least had it)."""
 
 
 class NotifyInput(BaseModel):

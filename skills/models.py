@@ -57,6 +57,35 @@ SHAPE_FIELDS = ("timeout_minutes", "end_at", "max_runs", "jitter_seconds", "over
 """The fields that shape a skill's schedule and runs."""
 
 
+class Destination(BaseModel):
+    """Where a skill's result goes (``deliver_to``): a send tool of the catalog, with its fixed arguments; the
+    result is its ``message``. Checked at registration as a plan step is (the tool, its schema, the
+    argument rules' allowlists)."""
+
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """The tool and what names its recipient: ``telegram_send_message chat_id=42``."""
+        named = " ".join(f"{k}={v}" for k, v in sorted(self.arguments.items()) if isinstance(v, str | int))
+        return f"{self.tool} {named}".strip()
+
+
+DeliveryStatus = Literal["delivered", "failed", "unknown"]
+"""What became of one delivery: sent; refused or unreachable, every retry; or not known (its call timed out,
+the message may have gone)."""
+
+
+class Delivery(BaseModel):
+    """One destination's outcome for a run's result (``RunRecord.deliveries``)."""
+
+    destination: str
+    """``Destination.label``."""
+    status: DeliveryStatus
+    error: str = ""
+
+
 class PlanStep(BaseModel):
     """One fixed tool call of a Direct-tier plan (``{id, toolName, parameters}``; ``toolName`` as model-written JSON spells it)."""
 
@@ -128,6 +157,8 @@ class SkillSpec(BaseModel):
     notify_interval_minutes: int = 0
     deliver: Deliver = "always"
     """``on_change``: a result equal to the last delivered one (by its digest) is recorded, not delivered."""
+    deliver_to: list[Destination] = Field(default_factory=list)
+    """Where a successful run's result goes, each a durable step of its own (empty: the notifier, as ever)."""
     remind_after_minutes: int = 0
     """While an incident stays open (the same failure again and again), tell it again once this many minutes
     have passed since it was last told (0: only when it opens, and when it ends; ``skills.incidents``)."""
@@ -285,5 +316,7 @@ class RunRecord(BaseModel):
     completion_tokens: int = 0
     model: str | None = None
     """The model that gave an Agent-tier run's last answer (a fallback model when the primary failed)."""
+    deliveries: list[Delivery] = Field(default_factory=list)
+    """Each ``deliver_to`` destination's outcome for this run's result (empty: none, or the notifier's)."""
     unchanged: bool = False
     """A success with ``deliver: on_change`` whose result was the last delivered one: not delivered again."""

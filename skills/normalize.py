@@ -12,6 +12,7 @@ that calls it owns the clock and the catalog.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 from collections.abc import Callable, Collection, Mapping
@@ -46,6 +47,8 @@ from skills.limits import (
     IN_MINUTES,
     INTERVAL_MINUTES,
     JITTER_SECONDS,
+    MAX_DESTINATION_BYTES,
+    MAX_DESTINATIONS,
     MAX_INSTRUCTIONS_BYTES,
     MAX_PLAN_BYTES,
     MAX_RUNS,
@@ -64,6 +67,7 @@ from skills.models import (
     CATCH_UPS,
     DELIVERIES,
     OVERLAPS,
+    Destination,
     Normalized,
     PlanStep,
     Skill,
@@ -100,6 +104,7 @@ FIELD_ALIASES = {
     "notify": "notify_on_completion",
     "notifyIntervalMinutes": "notify_interval_minutes",
     "remindAfterMinutes": "remind_after_minutes",
+    "deliverTo": "deliver_to",
     "delivery": "deliver",
     "deliverOn": "deliver",
     "approvalRequiredTools": "approval_required_tools",
@@ -192,6 +197,9 @@ class NormalizeContext:
     """Each available tool's input JSON Schema, by name; None skips the parameter check."""
     argument_rules: ArgumentRules | None = None
     """The argument pipeline's rules, so a parameter is judged as a call would judge it."""
+    destination_allowlists: Mapping[str, Mapping[str, Collection[str]]] = dataclasses.field(default_factory=dict)
+    """tool -> parameter -> the values a ``deliver_to`` destination may give it (the owner's Telegram chats):
+    a result is never sent where its owner did not allow."""
     reserved_agents: frozenset[str] = frozenset()
     """Agents this input may not register under: the files agent, for every caller but the SKILL.md sync
     (a skill there named like a SKILL.md would be given that file's toolsets and scripts)."""
@@ -283,6 +291,7 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
         ),
         "deliver": _deliver(data, given, notes, problems),
         "remind_after_minutes": _remind_after(data, problems),
+        "deliver_to": _deliver_to(data.get("deliver_to"), problems),
         "preflight": preflight,
         "model": model_name(data.get("model"), "model", problems),
         "approval_required_tools": approval_tools,
@@ -315,6 +324,7 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
     reserved = _reserved_tools(tools, preflight, problems)
     needed = [t for t in union(tools, [c.tool for c in preflight]) if t not in reserved]
     missing = _check_tools(needed, ctx.tool_catalog, fields["enabled"], problems)
+    _check_destinations(fields["deliver_to"], ctx, problems)
     if missing:
         notes.append(f"registered disabled until these tools are available: {', '.join(missing)}")
 
@@ -358,6 +368,80 @@ def own_field_problems(fields: Mapping[str, Any], zone: str) -> list[FieldError]
     _deliver(data, (), [], problems)
     _remind_after(data, problems)
     return problems.errors
+
+
+DESTINATION_TOOL_KEYS = ("tool", "toolName", "tool_name", "name")
+
+
+def _deliver_to(value: Any, problems: Problems) -> list[Destination]:
+    """``deliver_to``: a list of destinations, each ``{tool: NAME, ...its fixed arguments}`` (a tool name
+    alone is a destination without arguments; one object is a list of one)."""
+    if value is None or value == []:
+        return []
+    if isinstance(value, str):
+        value = parse_json(value, "deliver_to", problems) if value.strip()[:1] in "[{" else [value]
+    if isinstance(value, Mapping):
+        value = [value]
+    if not isinstance(value, list):
+        problems.add("deliver_to", "must be a list of destinations, each {tool: NAME, ...its fixed arguments}")
+        return []
+    if len(value) > MAX_DESTINATIONS:
+        problems.add("deliver_to", f"at most {MAX_DESTINATIONS} destinations, got {len(value)}")
+        return []
+    destinations: list[Destination] = []
+    for i, raw in enumerate(value):
+        where = f"deliver_to[{i}]"
+        if isinstance(raw, str):
+            raw = {"tool": raw}
+        if not isinstance(raw, Mapping):
+            problems.add(where, "each destination is {tool: NAME, ...its fixed arguments}")
+            continue
+        key = next((k for k in DESTINATION_TOOL_KEYS if k in raw), None)
+        tool = raw.get(key) if key else None
+        if not isinstance(tool, str) or not tool.strip():
+            problems.add(f"{where}.tool", "give the send tool (from get_tool_catalog), e.g. outbox_send_message")
+            continue
+        arguments = {k: v for k, v in raw.items() if k != key}
+        if isinstance(arguments.get("arguments"), Mapping) and len(arguments) == 1:
+            arguments = dict(arguments["arguments"])  # {tool, arguments: {...}}, as it is stored
+        if "message" in arguments:
+            problems.add(f"{where}.message", "the message is the run's result: give only the fixed arguments "
+                                             "(who it goes to)")
+            continue
+        oversize = too_large(where, json_size(arguments), MAX_DESTINATION_BYTES)
+        if oversize is not None:
+            problems.errors.append(oversize)
+            continue
+        destinations.append(Destination(tool=tool.strip(), arguments=arguments))
+    return destinations
+
+
+def _check_destinations(destinations: list[Destination], ctx: NormalizeContext, problems: Problems) -> None:
+    """Each destination as a call of its tool would be judged: a tool of the catalog that takes a
+    ``message``, and its fixed arguments within the tool's schema and the argument rules' allowlists."""
+    for i, destination in enumerate(destinations):
+        where, tool = f"deliver_to[{i}]", destination.tool
+        if tool in MANAGEMENT_TOOLS:
+            problems.add(f"{where}.tool", management_tool_problem(tool))
+            continue
+        if ctx.tool_catalog is not None and tool not in ctx.tool_catalog:
+            close = difflib.get_close_matches(tool, list(ctx.tool_catalog), n=3, cutoff=0.6)
+            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else \
+                "; call get_tool_catalog (or `skills catalog`) for the available tools"
+            problems.add(f"{where}.tool", f"unknown tool '{tool}'{hint}")
+            continue
+        schema = (ctx.tool_schemas or {}).get(tool)
+        if schema is not None and "message" not in (schema.get("properties") or {}):
+            problems.add(f"{where}.tool", f"'{tool}' takes no `message`: a destination is a tool that sends one "
+                                          "(outbox_send_message, telegram_send_message, ...)")
+            continue
+        for parameter, allowed in ctx.destination_allowlists.get(tool, {}).items():
+            value = destination.arguments.get(parameter)
+            if value is not None and str(value) not in allowed:
+                problems.add(f"{where}.{parameter}", f"'{value}' is not an allowed destination of {tool}: the owner "
+                                                     f"allows {', '.join(sorted(allowed)) or 'none'}")
+        _check_parameters(where, "arguments", tool, {**destination.arguments, "message": "(the result)"}, ctx,
+                          problems)
 
 
 def _remind_after(data: Mapping[str, Any], problems: Problems) -> int:

@@ -51,6 +51,10 @@ class Notice:
 
     text: str
     digest: str | None = None
+    result: str | None = None
+    """The part of ``text`` that is the run's result (its completion notice): what ``deliver_to`` sends."""
+    health: str | None = None
+    """The part about the skill's health (a "recovered" line): the notifier's, whatever ``deliver_to`` says."""
 
 
 def result_digest(result: str) -> str:

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from client import SkillsClient
     from skills.approvals import Approval
     from skills.messages import ChatReply
-    from skills.models import RunRecord, Skill
+    from skills.models import Delivery, RunRecord, Skill
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -218,11 +218,15 @@ def get(ref: str, agent: str | None) -> int:
         next_fire = await skills.next_fire(skill)
         skipped = _skipped_days(skill)
         waiting = await skills.approvals(skill=skill.id)
+        # Where the last result went, destination by destination (deliver_to).
+        delivered = next((r.deliveries for r in await skills.runs(skill.id, limit=5) if r.deliveries), []) \
+            if skill.deliver_to else []
         data = {**skill.model_dump(mode="json", by_alias=True), "tier": skill.tier,
                 "next_fire": next_fire.isoformat() if next_fire else None,
                 "skipped_days": [{"date": day.isoformat(), "why": why} for day, why in skipped],
-                "waiting_for_approval": [a.model_dump(mode="json") for a in waiting]}
-        answer(data, lambda: _describe(skill, next_fire, skipped, waiting))
+                "waiting_for_approval": [a.model_dump(mode="json") for a in waiting],
+                "last_deliveries": [d.model_dump(mode="json") for d in delivered]}
+        answer(data, lambda: _describe(skill, next_fire, skipped, waiting, delivered))
 
     return with_client(work)
 
@@ -620,13 +624,15 @@ def _skips(skill: Skill, skipped: list[tuple[Any, str]]) -> list[tuple[str, Any]
 
 
 def _describe(skill: Skill, next_fire: datetime | None, skipped: list[tuple[Any, str]] | None = None,
-              waiting: list[Approval] | None = None) -> None:
+              waiting: list[Approval] | None = None, delivered: list[Delivery] | None = None) -> None:
     rows: list[tuple[str, Any]] = [
         ("id", skill.id), ("agent", skill.agent_id), ("name", skill.name), ("description", skill.description),
         ("tier", skill.tier), ("state", _state(skill)), ("trigger", _trigger(skill)),
         ("schedule", skill.schedule_id or "-"), ("next fire", when(next_fire)), *_skips(skill, skipped or []),
         ("required tools", ", ".join(skill.required_tools) or "-"), ("max steps", skill.max_steps),
         *_shape(skill), ("notify", _notify(skill)), ("deliver", DELIVER_TEXT[skill.deliver]),
+        ("deliver to", "; ".join(d.label for d in skill.deliver_to) or "the notifier"),
+        *[("delivered", f"{d.destination}: {d.status}{f' ({d.error})' if d.error else ''}") for d in delivered or []],
         ("incidents", f"told when they open and end, and again every {_minutes(skill.remind_after_minutes)} while "
                       "they last" if skill.remind_after_minutes else "told when they open and when they end"),
         ("failures", _failures(skill)),
@@ -714,7 +720,11 @@ UNCHANGED = "success, unchanged"
 
 
 def _status(run: RunRecord) -> str:
-    return UNCHANGED if run.unchanged and run.status == "success" else STATUS_TEXT.get(run.status, run.status)
+    status = UNCHANGED if run.unchanged and run.status == "success" else STATUS_TEXT.get(run.status, run.status)
+    if run.deliveries:  # deliver_to: how many destinations had the result
+        sent = sum(d.status == "delivered" for d in run.deliveries)
+        status += f", delivered {sent}/{len(run.deliveries)}"
+    return status
 
 
 def _trigger(skill: Skill) -> str:

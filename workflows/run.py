@@ -29,6 +29,7 @@ from typing import Any, NoReturn
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, TemporalError
+from temporalio.exceptions import TimeoutError as ActivityTimeoutError
 
 from skills.naming import SKILL_RUN
 
@@ -60,6 +61,8 @@ with workflow.unsafe.imports_passed_through():
         AgentLoopState,
         AgentResume,
         BeginRun,
+        DeliveriesRecord,
+        DeliverInput,
         LoopLimits,
         NotifyInput,
         PreviousSchedule,
@@ -68,7 +71,7 @@ with workflow.unsafe.imports_passed_through():
         ScheduleSync,
         SkillRunInput,
     )
-    from skills.models import BUDGET, ENDED, FAILURES, RunRecord, Skill, ToolCallRecord
+    from skills.models import BUDGET, ENDED, FAILURES, Delivery, RunRecord, Skill, ToolCallRecord
     from skills.naming import APPROVAL_SIGNAL, SCHEDULED_START_TIME, SKILL_APPROVAL, SKILL_WAITING
     from skills.notify import (
         Notice,
@@ -394,9 +397,46 @@ async def aftermath(skill: Skill, outcome: RunOutcome, notice: Notice | None, ke
             ScheduleActivities.sync_schedule,
             ScheduleSync(skill_id=skill.id, previous=PreviousSchedule.of(skill)), **SCHEDULE,
         )
-    if notice is not None:
-        await _tell(skill.id, notice.text, call_key(key_prefix or _key_prefix(outcome.run, None), "notify", 1),
-                    notice.digest)
+    prefix = key_prefix or _key_prefix(outcome.run, None)
+    if notice is not None and notice.result and skill.deliver_to:
+        # The result goes to its destinations, each a step of its own; what concerns the skill's health
+        # stays with the notifier. (Decided by the skill begin_run recorded: older histories had none.)
+        if notice.health:
+            await _tell(skill.id, notice.health, call_key(prefix, "notify", 1))
+        await _deliver(skill, outcome.run, notice.result, notice.digest, prefix)
+    elif notice is not None:
+        await _tell(skill.id, notice.text, call_key(prefix, "notify", 1), notice.digest)
+
+
+async def _deliver(skill: Skill, run: RunRecord, result: str, digest: str | None, prefix: str) -> None:
+    """The result to each ``deliver_to`` destination, one activity each (retried, with its own idempotency
+    key: a worker lost between two destinations sends each once), then the outcomes recorded on the run.
+    When every destination failed, the owner hears it through the notifier, once."""
+    deliveries: list[Delivery] = []
+    for index, destination in enumerate(skill.deliver_to):
+        try:
+            await workflow.execute_activity_method(
+                RunActivities.deliver, DeliverInput(destination=destination, message=result,
+                                                    idempotency_key=call_key(prefix, f"deliver-{index}", 1)),
+                **NOTIFY, summary=f"deliver to {destination.label}"[:200])
+            deliveries.append(Delivery(destination=destination.label, status="delivered"))
+        except ActivityError as e:
+            # A call that timed out may have sent the message: not known, rather than failed.
+            status = "unknown" if isinstance(e.cause, ActivityTimeoutError) else "failed"
+            deliveries.append(Delivery(destination=destination.label, status=status,
+                                       error=activity_cause(e)[:300]))
+    delivered = any(d.status == "delivered" for d in deliveries)
+    try:
+        await workflow.execute_activity_method(
+            RunActivities.record_deliveries,
+            DeliveriesRecord(run_id=run.run_id, skill_id=skill.id, deliveries=deliveries, at=workflow.now(),
+                             digest=digest if delivered else None), **STORE)
+    except ActivityError as e:
+        workflow.logger.warning("deliveries of run %s not recorded: %s", run.run_id, activity_cause(e))
+    if all(d.status == "failed" for d in deliveries):
+        reasons = "; ".join(f"{d.destination}: {d.error}" for d in deliveries)
+        await _tell(skill.id, f"⚠️ {skill.name}: its result reached none of its destinations ({reasons}). "
+                              f"The result: {result}", call_key(prefix, "undelivered", 1))
 
 
 async def _tell(skill_id: int | None, message: str, idempotency_key: str, digest: str | None = None) -> None:
@@ -438,7 +478,7 @@ def run_notice(skill: Skill, outcome: RunOutcome, notify_interval: timedelta, no
     done = completion_message(skill, run) if completion_due(skill, run, workflow.now(), notify_interval,
                                                             notifier_tool) else None
     text = "\n".join(part for part in (recovered, done) if part)
-    return Notice(text, result_digest(run.summary) if done else None) if text else None
+    return Notice(text, result_digest(run.summary) if done else None, done, recovered) if text else None
 
 
 def _key_prefix(run: RunRecord, request: SkillRunInput | None) -> str:

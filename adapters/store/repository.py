@@ -42,7 +42,7 @@ from skills.budget import DAY, BudgetPolicy, Usage, over_budget
 from skills.errors import SkillNotFoundError, SkillValidationError
 from skills.incidents import Incident, IncidentEvent, IncidentNote, cause_of, reminder_due
 from skills.messages import RunOutcome, SkillFilter
-from skills.models import BUDGET, ENDED, FAILURES, FIRED, RunRecord, Skill, SkillSpec
+from skills.models import BUDGET, ENDED, FAILURES, FIRED, Delivery, RunRecord, Skill, SkillSpec
 from skills.naming import schedule_id_for
 
 OPEN = ("running", "waiting")
@@ -380,6 +380,16 @@ class Store:
                 row.last_notified_at = at
                 if digest is not None:
                     row.delivered_digest = digest
+                session.add(row)
+                session.commit()
+
+    def record_deliveries(self, run_id: str, deliveries: list[Delivery]) -> None:
+        """What became of a run's result at each ``deliver_to`` destination, on its record (once: a retry
+        writes the same)."""
+        with self.session() as session:
+            row = session.get(RunRow, run_id)
+            if row is not None:
+                row.deliveries = [d.model_dump(mode="json") for d in deliveries]
                 session.add(row)
                 session.commit()
 

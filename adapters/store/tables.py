@@ -71,6 +71,9 @@ class SkillRow(SQLModel, table=True):
     notify_on_completion: bool | None = Field(default=None, nullable=True)
     """None: automatic (skills.notify). Stores made before it could be None: migration 0002."""
     notify_interval_minutes: int = 0
+    deliver_to: list[dict[str, Any]] = Field(default_factory=list,
+                                             sa_column=Column(JSON, nullable=False, server_default="[]"))
+    """Where a result goes: ``[{tool, arguments}]`` (skills.models.Destination; migration 0014)."""
     remind_after_minutes: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default="0"))
     """Minutes between reminders of an open incident; 0: none (migration 0013)."""
     deliver: str = "always"
@@ -144,6 +147,9 @@ class RunRow(SQLModel, table=True):
     completion_tokens: int = 0
     model: str | None = None
     """The model that answered an Agent-tier run (migration 0010)."""
+    deliveries: list[dict[str, Any]] = Field(default_factory=list,
+                                             sa_column=Column(JSON, nullable=False, server_default="[]"))
+    """Each deliver_to destination's outcome: ``[{destination, status, error}]`` (migration 0014)."""
     unchanged: bool = Field(default=False, sa_column=Column(Boolean, nullable=False, server_default=false()))
     """``deliver: on_change`` found the result the last delivered one: not delivered (migration 0012)."""
 

@@ -40,6 +40,8 @@ class FakeBotApi:
         """Every getUpdates body (offsets show what the adapter confirmed)."""
         self.refuse: dict[str, tuple[int, str]] = {}
         """Method -> (error_code, description) to answer with instead."""
+        self.calls: list[dict[str, Any]] = []
+        """Every request the API was sent, answered or refused, as its body with its ``method``."""
         self._next_update = 1000
         self._next_message = 1
         self._changed = threading.Condition()
@@ -110,6 +112,7 @@ class FakeBotApi:
         if not request.path.startswith(prefix):
             return Answer(401, {"ok": False, "error_code": 401, "description": "Unauthorized"})
         method, body = request.path[len(prefix):], request.body or {}
+        self.calls.append({"method": method, **body})
         if method in self.refuse:
             code, description = self.refuse[method]
             return Answer(code, {"ok": False, "error_code": code, "description": description})
