@@ -395,14 +395,18 @@ async def aftermath(skill: Skill, outcome: RunOutcome, notice: Notice | None, ke
         )
     if notice is not None:
         await _tell(skill.id, notice.text, call_key(key_prefix or _key_prefix(outcome.run, None), "notify", 1),
-                    notice.digest)
+                    notice.digest, run_id=outcome.run.run_id)
 
 
-async def _tell(skill_id: int | None, message: str, idempotency_key: str, digest: str | None = None) -> None:
+async def _tell(skill_id: int | None, message: str, idempotency_key: str, digest: str | None = None,
+                run_id: str | None = None) -> None:
+    """``run_id``: the run the notice tells of, remembered with the message a chat delivered (a reply to it
+    continues with that run). Only the activity's input changes with it: histories replay as they were."""
     try:
         await workflow.execute_activity_method(
             RunActivities.notify_user, NotifyInput(skill_id=skill_id, message=message, at=workflow.now(),
-                                                   idempotency_key=idempotency_key, digest=digest), **NOTIFY
+                                                   idempotency_key=idempotency_key, digest=digest,
+                                                   run_id=run_id), **NOTIFY
         )
     except ActivityError as e:
         # The run itself is recorded; a notification that cannot be sent must not undo it.

@@ -10,7 +10,19 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Column, DateTime, Index, Text, UniqueConstraint, event, false, text
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Index,
+    Text,
+    UniqueConstraint,
+    event,
+    false,
+    text,
+)
 from sqlalchemy.engine import Engine
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel, create_engine
@@ -150,6 +162,21 @@ class MessageRow(SQLModel, table=True):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     created_at: datetime = _utc_column(nullable=False)
+
+
+class NoticeRow(SQLModel, table=True):
+    """A run's completion notice as a chat delivered it: the message a reply can point at (migration 0014).
+
+    Recorded when the notifier answers with the ids of what it sent (the bundled telegram server's
+    ``chat_id`` and ``message_ids``); a reply to one of them continues with its run as context. Pruned
+    with its run."""
+
+    __tablename__ = "notices"
+
+    chat_id: str = Field(primary_key=True)
+    message_id: int = Field(sa_column=Column(BigInteger, primary_key=True, autoincrement=False))
+    run_id: str = Field(index=True)
+    sent_at: datetime = _utc_column(nullable=False)
 
 
 class StateRow(SQLModel, table=True):
