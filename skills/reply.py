@@ -32,6 +32,8 @@ SKILL_CHARS = 600
 """Characters of what the skill does (its description, else its instructions)."""
 MAX_RUN_REF_CHARS = 200
 """``reply_to``: a run id (a UUID, or a gap's ``<uuid>-gap-<n>``) or its first characters."""
+RUN_PREFIX_CHARS = 8
+"""A run may be named by the first this many characters of its id (or more), as `skills runs` shows it."""
 BLOCK = "replied_result"
 
 

@@ -45,9 +45,7 @@ from skills.incidents import Incident, IncidentEvent, IncidentNote, cause_of
 from skills.messages import RunOutcome, SkillFilter
 from skills.models import BUDGET, ENDED, FAILURES, FIRED, RunRecord, Skill, SkillSpec
 from skills.naming import schedule_id_for
-
-RUN_PREFIX_CHARS = 8
-"""A run may be named by the first this many characters of its id (or more), as `skills runs` shows it."""
+from skills.reply import RUN_PREFIX_CHARS
 
 OPEN = ("running", "waiting")
 """The statuses of a run not recorded as ended yet."""
