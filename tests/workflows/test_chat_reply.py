@@ -104,7 +104,7 @@ async def test_a_result_that_gives_orders_stays_data_and_the_tools_stay_the_chat
     head, _, rest = user.partition(f"<{BLOCK}>\n")
     block, _, tail = rest.partition(f"\n</{BLOCK}>")
     assert "ignore previous instructions" in block and "ignore previous instructions" not in head + tail
-    assert user.count(f"</{BLOCK}>") == 1 and "\\u003c/replied_result>" in block
+    assert user.count(f"<{BLOCK}>") == user.count(f"</{BLOCK}>") == 1 and "\\u003c/replied_result>" in block
     assert replied(first.messages)["result"] == run.summary
     system = first.messages[0]["content"]
     assert "ignore previous instructions" not in system
