@@ -16,17 +16,22 @@ from typing import Any
 from pydantic import BaseModel, Field
 from temporalio import activity
 
+from activities.failures import application_error
 from activities.proposals import CURRENT_CALL, Proposals
 from activities.skillfiles import script_skills, toolset_grant
 from activities.trust import trust_states
 from adapters.store import Store
 from client.management import CHAT_DESCRIPTIONS, CHAT_SCHEMAS, TOOLS, Handler, ManagementTools, answering
+from config.secrets import redact
 from config.settings import Settings
 from skills.agent import ChatMessage, chat_opening
 from skills.approvals import Approval
 from skills.catalog import ToolInfo, ToolResult, ToolsetGrant
+from skills.errors import RunNotFoundError, SkillNotFoundError
+from skills.models import RunRecord, Skill
 from skills.naming import CHAT_CONVERSATION, MANAGEMENT_TOOLS
 from skills.proposals import CONFIRMED_TOOLS, plain_answer
+from skills.reply import NoticeRef, reply_block, run_ref_problem, with_reply
 from skills.scripts import RUN_SCRIPT
 from skills.skillmd import (
     SKILL_TOOL,
@@ -95,6 +100,11 @@ class ToolRouter:
         return ToolResult(ok=not text.startswith("Error"), text=text)
 
 
+def _block(run: RunRecord, skill: Skill | None) -> str:
+    """The run's data block, its result redacted again (stored redacted; a secret configured since is blotted too)."""
+    return reply_block(run.model_copy(update={"summary": redact(run.summary)}), skill)
+
+
 def _proposing(proposals: Proposals, tool: str, make: Handler, call: Any) -> Handler:
     """``make``, unless the change needs the owner's yes: then it is proposed (recorded, not made)."""
 
@@ -123,6 +133,10 @@ class ChatPrepare(BaseModel):
     conversation_id: str
     message: str
     now: datetime
+    reply_to: str | None = None
+    """The run the message replies to (``ChatInput.reply_to``): its id only, read here from the store."""
+    reply_to_notice: NoticeRef | None = None
+    agent_id: str | None = None
 
 
 class ChatSession(BaseModel):
@@ -191,10 +205,13 @@ class ChatActivities:
         grants = [grant for name in allowed
                   if name in catalog.skills and (grant := toolset_grant(catalog.skills[name])) is not None]
         untrusted = [str(state.error()) for state in shut.values()]
-        answer, answering = self._answering(request)
+        block = self._replied(request)
+        # A reply to a result is about that result: it answers no pending proposal (and moves on past them).
+        answer, answering = self._answering(request) if block is None else self._answering(request, moved_on=True)
+        content = request.message if block is None else with_reply(request.message, block)
         messages = self.store.load_messages(request.conversation_id)
-        if not (messages and messages[-1].role == "user" and messages[-1].content == request.message):
-            opening = chat_opening(request.message, request.now, self.settings.timezone, disclosure.text, tools,
+        if not (messages and messages[-1].role == "user" and messages[-1].content == content):
+            opening = chat_opening(content, request.now, self.settings.timezone, disclosure.text, tools,
                                    {grant.skill: list(grant.servers) for grant in grants}, untrusted=list(shut))
             self.store.append_messages(request.conversation_id, opening, request.now)
         return ChatSession(
@@ -207,7 +224,39 @@ class ChatActivities:
             toolsets=grants, untrusted=untrusted, answer=answer if answering else None, answering=answering,
         )
 
-    def _answering(self, request: ChatPrepare) -> tuple[bool | None, list[int]]:
+    def _replied(self, request: ChatPrepare) -> str | None:
+        """The data block of the run the message replies to (``skills.reply``), or None for no reply. A
+        ``reply_to`` no run answers to is refused, naming the field; a reply to a message that was no notice
+        (or whose run was pruned) is a plain message."""
+        ref = request.reply_to
+        if ref is None and request.reply_to_notice is not None:
+            ref = self.store.notice_run(request.reply_to_notice.chat_id, request.reply_to_notice.message_id)
+            if ref is None:
+                return None
+        if ref is None:
+            return None
+        problem = run_ref_problem(ref)
+        found = [] if problem else self.store.find_runs(ref)
+        skill = None
+        if len(found) == 1:
+            try:
+                skill = self.store.get_skill(found[0].skill_id)
+            except SkillNotFoundError:
+                skill = None  # deleted since: its run still says what it did
+            if request.agent_id is not None and (skill is None or skill.agent_id != request.agent_id):
+                found = []  # another agent's run: not even its existence is told
+        if request.reply_to is None:
+            return _block(found[0], skill) if len(found) == 1 else None
+        if problem or not found:
+            raise application_error(RunNotFoundError(
+                f"reply_to (--reply-to): {problem or f'no run has the id {ref!r}'}; `skills runs --json` lists "
+                "the runs kept, with their run_id"), benign=True)
+        if len(found) > 1:
+            raise application_error(RunNotFoundError(
+                f"reply_to (--reply-to): {ref!r} begins the ids of more than one run; give more of it"), benign=True)
+        return _block(found[0], skill)
+
+    def _answering(self, request: ChatPrepare, moved_on: bool = False) -> tuple[bool | None, list[int]]:
         """The user's plain yes or no, and the session's pending proposals it answers.
 
         Only the user's own next message answers: the model has no tool that confirms, and text it
@@ -218,7 +267,7 @@ class ChatActivities:
         if session == request.conversation_id:
             return None, []
         pending = [a for a in self.store.list_approvals(session_id=session) if a.kind == "change"]
-        answer = plain_answer(request.message)
+        answer = None if moved_on else plain_answer(request.message)
         if answer is not None:
             return answer, sorted(a.id for a in pending)
         for approval in pending:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from temporalio import activity
@@ -128,6 +128,10 @@ class RunActivities:
                                      idempotency_key=request.idempotency_key)
         if not result.ok:
             raise RuntimeError(f"{self.settings.notifier_tool} refused the notification: {result.text}")
+        sent = delivered_messages(result.structured)
+        if request.run_id is not None and sent is not None:
+            # A reply to this notice (in Telegram) continues with its run: the chat's prepare reads it back.
+            await asyncio.to_thread(self.store.record_notice, sent[0], sent[1], request.run_id, request.at)
         if request.skill_id is not None:
             await asyncio.to_thread(self.store.mark_notified, request.skill_id, request.at, request.digest)
 
@@ -142,6 +146,9 @@ class RunActivities:
                                      idempotency_key=request.idempotency_key)
         if not result.ok:
             raise RuntimeError(f"{tool} refused the delivery: {result.text[:300]}")
+        sent = delivered_messages(result.structured)
+        if request.run_id is not None and sent is not None:  # a Telegram reply to it continues with its run
+            await asyncio.to_thread(self.store.record_notice, sent[0], sent[1], request.run_id, datetime.now(UTC))
 
     @activity.defn
     async def record_deliveries(self, request: DeliveriesRecord) -> None:
@@ -201,6 +208,25 @@ class RunActivities:
                       summary=gap.summary, tier=skill.tier)
             for i, gap in enumerate(account_gap(expected, before, late))
         ]
+
+
+MAX_NOTICE_PARTS = 16
+"""A notice is at most a few messages (1,500 characters, Telegram's parts are 4,096): more is not a notifier's answer."""
+
+
+def delivered_messages(structured: dict[str, Any] | None) -> tuple[str, list[int]] | None:
+    """The chat and message ids a notifier says it sent (the telegram server's ``chat_id`` and ``message_ids``),
+    or None for a notifier that says no such thing (the outbox, a webhook)."""
+    if not isinstance(structured, dict):
+        return None
+    chat, ids = structured.get("chat_id"), structured.get("message_ids")
+    if not isinstance(chat, (str, int)) or isinstance(chat, bool) or not str(chat).strip() or len(str(chat)) > 64:
+        return None
+    if not isinstance(ids, list) or not ids or len(ids) > MAX_NOTICE_PARTS:
+        return None
+    if not all(isinstance(i, int) and not isinstance(i, bool) and 0 < i < 2**53 for i in ids):
+        return None
+    return str(chat).strip(), ids
 
 
 def _redacted(run: RunRecord) -> RunRecord:

@@ -54,6 +54,7 @@ from skills.catalog import CatalogRequest, ToolCatalog
 from skills.deadline import RunLimits, run_timeout
 from skills.errors import (
     FieldError,
+    RunNotFoundError,
     SkillNotFoundError,
     SkillRunFailed,
     SkillsError,
@@ -113,6 +114,7 @@ from skills.naming import (
     slug,
 )
 from skills.proposals import ChangeDecided, DecideChangeInput
+from skills.reply import NoticeRef, run_ref_problem
 
 DEFAULT_ADDRESS = "localhost:7233"
 READ_TIMEOUT = timedelta(seconds=30)
@@ -384,8 +386,9 @@ class SkillsClient:
         except WorkflowFailureError:
             return None
 
-    async def chat(self, message: str, session_id: str | None = None, turn_id: str | None = None,
-                   waiting: Callable[[str], None] | None = None) -> ChatReply:
+    async def chat(self, message: str, session_id: str | None = None, turn_id: str | None = None, *,
+                   reply_to: str | None = None, reply_to_notice: NoticeRef | None = None,
+                   agent_id: str | None = None, waiting: Callable[[str], None] | None = None) -> ChatReply:
         """One turn of a conversation with the assistant (a ChatTurn workflow); the session's
         history is kept in the store, so the next call with the same ``session_id`` goes on.
 
@@ -393,7 +396,14 @@ class SkillsClient:
         (Telegram redelivers what was not acknowledged) gets the first turn's reply, and the
         model is not asked twice. ``waiting`` is told, every ``WAIT_NOTICE`` while the turn goes on,
         what it waits for ("the model, LLM turn 1, 40 s: 120 characters received"): a slow local model
-        is not a silent hang."""
+        is not a silent hang.
+
+        ``reply_to`` (a run id, or its first 8+ characters) replies to that run's result: the turn opens with
+        the result and the skill it came from, as data (docs/chat.md, "Replying to a result"); no run by that
+        id raises :class:`RunNotFoundError`. ``reply_to_notice``: the delivered notice a channel's reply points
+        at (Telegram's), its run the context when the store knows it. ``agent_id``: only that agent's runs."""
+        if reply_to is not None and (problem := run_ref_problem(reply_to)) is not None:
+            raise SkillValidationError([FieldError(field="reply_to", message=problem)])
         await self._require_worker()  # or a turn with no worker would wait out CHAT_TIMEOUT
         # A person's message is answered, not refused: text no payload can carry (a lone surrogate, as a
         # channel's JSON escape can decode to) becomes U+FFFD, as a bad byte would.
@@ -403,8 +413,10 @@ class SkillsClient:
         workflow_id = f"{prefix}-{slug(turn_id)}" if turn_id is not None else None
         if waiting is not None:
             workflow_id = workflow_id or f"{prefix}-{uuid.uuid4().hex[:8]}"
-        turn = self._workflow(CHAT_TURN, ChatInput(session_id=session, message=message), ChatReply, prefix,
-                              f"chat: {message[:80]}", timeout=CHAT_TIMEOUT, workflow_id=workflow_id)
+        request = ChatInput(session_id=session, message=message, reply_to=reply_to, reply_to_notice=reply_to_notice,
+                            agent_id=agent_id)
+        turn = self._workflow(CHAT_TURN, request, ChatReply, prefix, f"chat: {message[:80]}", timeout=CHAT_TIMEOUT,
+                              workflow_id=workflow_id)
         if waiting is None or workflow_id is None:
             return await turn
         watch = asyncio.create_task(self._tell_waits(workflow_id, waiting))
@@ -609,6 +621,9 @@ class SkillsClient:
             return WorkerUnavailableError(
                 f"{workflow} did not finish within {int(timeout.total_seconds())}s: is a worker running on "
                 f"task queue '{self.task_queue}' (`skills worker` or `make run`)?")
+        root = _root(e)
+        if isinstance(root, ApplicationError) and error_class(root.type) is RunNotFoundError:
+            return RunNotFoundError(root.message)  # a chat's reply_to: the words say what to give
         return SkillsError(f"{workflow} failed: {_root_message(e)}")
 
     async def _require_worker(self) -> None:
@@ -701,7 +716,12 @@ def _raise(errors: list[FieldError]) -> None:
     raise SkillValidationError(errors)
 
 
-def _root_message(error: BaseException) -> str:
+def _root(error: BaseException) -> BaseException:
     while error.__cause__ is not None:
         error = error.__cause__
+    return error
+
+
+def _root_message(error: BaseException) -> str:
+    error = _root(error)
     return str(getattr(error, "message", None) or error)

@@ -11,6 +11,7 @@ an error and the client that reads it back use the same constant and cannot drif
     SkillsError
     ├── SkillValidationError        an input was refused; nothing was stored
     ├── SkillNotFoundError          no skill by that id or name
+    ├── RunNotFoundError            no run kept by that id (a chat's reply_to)
     ├── PlanError                   a plan placeholder cannot be filled at run time
     ├── WorkflowInputError          a workflow was started with an input it cannot run
     ├── SkillRunFailed              a skill's run ended in error (recorded; the failure carries the run)
@@ -92,6 +93,10 @@ class SkillValidationError(SkillsError):
 
 class SkillNotFoundError(SkillsError):
     """No skill has that id, or that name for that agent."""
+
+
+class RunNotFoundError(SkillsError):
+    """No run kept has that id (a chat's ``reply_to``): never run, pruned, or another agent's."""
 
 
 class PlanError(SkillsError):

@@ -30,6 +30,7 @@ from skills.models import (
     ToolCallRecord,
     TriggerConfig,
 )
+from skills.reply import NoticeRef
 
 
 class SkillRef(BaseModel):
@@ -372,6 +373,8 @@ class DeliverInput(BaseModel):
     destination: Destination
     message: str
     idempotency_key: str
+    run_id: str | None = None
+    """The run whose result it is: remembered with the message a chat delivered, for a reply to it."""
 
 
 class DeliveriesRecord(BaseModel):
@@ -393,6 +396,9 @@ class NotifyInput(BaseModel):
     idempotency_key: str = ""
     """Sent with the notifier's call (``skills.idempotency``: the run's ``notify`` call), so a retried
     notification is delivered once by a notifier that honours it; empty for the engine's own alerts."""
+    run_id: str | None = None
+    """The run the notice tells of: a notifier that answers with the ids of what it sent (the telegram
+    server) has them remembered, so a reply to the notice continues with that run (``skills.reply``)."""
     digest: str | None = None
     """The digest of the result this notice delivers (``skills.notify.result_digest``), kept on the skill
     once it is sent: what ``deliver: on_change`` compares the next result with. None: no result in it."""
@@ -405,6 +411,14 @@ class ChatInput(BaseModel):
     session_id: str
     """Messages of one session share a conversation (kept in the store)."""
     message: str
+    reply_to: str | None = None
+    """The run whose result the message replies to (its id, or its first 8+ characters): the turn opens
+    with that result and its skill, read from the store by the prepare activity (``skills.reply``)."""
+    reply_to_notice: NoticeRef | None = None
+    """The delivered notice the message replies to (a Telegram reply): its run, if the store knows it,
+    is the context, as with ``reply_to``; a message that was no notice adds nothing."""
+    agent_id: str | None = None
+    """With a reply: only a run of this agent's skills may be its context."""
 
 
 class ChatReply(BaseModel):

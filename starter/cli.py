@@ -557,17 +557,21 @@ def outbox(limit: int, chat: str | None) -> int:
 @cli.command(short_help="One message to the assistant: it can schedule skills for you.")
 @click.argument("message", nargs=-1, required=True)
 @click.option("--session", metavar="S", help="Go on with this conversation (the reply says its session id).")
+@click.option("--reply-to", "reply_to", metavar="RUN_ID",
+              help="Reply to this run's result (`skills runs` shows RUN, its first characters): the turn "
+                   "opens with the result and the skill it came from.")
 @data_command
-def chat(message: tuple[str, ...], session: str | None) -> int:
+def chat(message: tuple[str, ...], session: str | None, reply_to: str | None) -> int:
     """One message to the assistant, e.g. "remind me in 5 minutes to drink water": it can create,
-    change and delete skills. Exit 1 if the turn did not finish."""
+    change and delete skills. With --reply-to RUN_ID the message replies to that run's result ("why did
+    it fail?", "send that to me every Monday too"). Exit 1 if the turn did not finish."""
     from skills.errors import SkillsError
 
     def waiting(line: str) -> None:  # on stderr: stdout stays the reply (and --json the JSON)
         print(f"  ... {line}", file=sys.stderr, flush=True)
 
     async def work(skills: SkillsClient) -> None:
-        reply = await skills.chat(" ".join(message), session_id=session, waiting=waiting)
+        reply = await skills.chat(" ".join(message), session_id=session, reply_to=reply_to, waiting=waiting)
         answer(reply, lambda: _chatted(reply))
         if not reply.ok:
             raise SkillsError(reply.reply)
@@ -704,9 +708,11 @@ def _minutes(minutes: float) -> str:
 
 
 def _runs_table(found: list[RunRecord]) -> None:
+    from skills.reply import RUN_PREFIX_CHARS
+
     table(
-        ["STARTED", "SKILL", "TRIGGER", "STATUS", "TIER", "TOOLS", "TOKENS", "MODEL", "SUMMARY"],
-        [[when(r.started_at), r.skill_name, r.trigger, _status(r), r.tier, len(r.tool_calls),
+        ["STARTED", "RUN", "SKILL", "TRIGGER", "STATUS", "TIER", "TOOLS", "TOKENS", "MODEL", "SUMMARY"],
+        [[when(r.started_at), r.run_id[:RUN_PREFIX_CHARS], r.skill_name, r.trigger, _status(r), r.tier, len(r.tool_calls),
           r.prompt_tokens + r.completion_tokens, r.model or "-", r.summary] for r in found],
         cut={"SKILL": 40, "TRIGGER": 20, "MODEL": 30, "SUMMARY": 60},
         styles={"STATUS": {"success": "green", UNCHANGED: "green", "error": "red", "skipped": "yellow",

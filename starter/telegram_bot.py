@@ -24,6 +24,11 @@ only once answered. An adapter killed mid-message gets that message again when i
 starts; the chat turn is keyed by the update's id, so the assistant does not act twice,
 and the reply is sent again.
 
+A reply (Telegram's "Reply") to a run's completion notice that the ``telegram`` notifier delivered goes
+on from that result: the worker remembered which run the notice told of (by its chat and message id), and
+the turn opens with that result and its skill as context (docs/chat.md, "Replying to a result"). A reply
+to any other message is a plain message.
+
 Approvals (docs/approvals.md): every few seconds the adapter lists what waits for the owner's yes
 (a run's call of a tool that needs approval) and posts each new one to the allowed chats, showing the
 call, with Approve and Deny buttons; a chat reply whose turn proposed changes carries them too. A press
@@ -54,6 +59,7 @@ from mcp_servers.telegram import API_BASE_ENV, DEFAULT_API_BASE, TOKEN_ENV, spli
 from skills.approvals import Approval
 from skills.errors import SkillsError, TemporalUnavailableError
 from skills.messages import ChatReply
+from skills.reply import NoticeRef
 from starter import exit_process
 from starter.command import (
     CONTEXT_SETTINGS,
@@ -95,7 +101,8 @@ class FatalTelegramError(TelegramError):
 
 
 class Chats(Protocol):
-    async def chat(self, message: str, session_id: str | None = None, turn_id: str | None = None) -> ChatReply: ...
+    async def chat(self, message: str, session_id: str | None = None, turn_id: str | None = None, *,
+                   reply_to_notice: NoticeRef | None = None) -> ChatReply: ...
 
 
 class Answers(Protocol):
@@ -152,6 +159,8 @@ class Incoming:
     """None for a message without text (a photo, a sticker)."""
     user_id: str | None = None
     """The sender (``from.id``); None when Telegram names none (a channel's post)."""
+    reply_to: int | None = None
+    """The id of the message this one replies to (``reply_to_message``), in the same chat."""
 
 
 def incoming(update: dict[str, Any]) -> Incoming | None:
@@ -161,8 +170,11 @@ def incoming(update: dict[str, Any]) -> Incoming | None:
         return None
     sender = message.get("from")
     user_id = sender.get("id") if isinstance(sender, dict) else None
+    replied = message.get("reply_to_message")
+    replied_id = replied.get("message_id") if isinstance(replied, dict) else None
     return Incoming(update_id=int(update["update_id"]), chat_id=str(message["chat"].get("id")),
-                    text=message.get("text"), user_id=str(user_id) if user_id is not None else None)
+                    text=message.get("text"), user_id=str(user_id) if user_id is not None else None,
+                    reply_to=replied_id if isinstance(replied_id, int) and not isinstance(replied_id, bool) else None)
 
 
 def reply_text(reply: ChatReply) -> str:
@@ -305,11 +317,15 @@ class TelegramBot:
         if is_command(message.text, "start") or is_command(message.text, "help"):
             await self.send(message.chat_id, HELP)
             return
-        log.info("chat %s: a message of %d characters", message.chat_id, len(message.text))
+        log.info("chat %s: a message of %d characters%s", message.chat_id, len(message.text),
+                 " (a reply)" if message.reply_to is not None else "")
+        # A reply to a delivered notice goes on from that run's result: the worker knows which run it told of.
+        replying = ({"reply_to_notice": NoticeRef(chat_id=message.chat_id, message_id=message.reply_to)}
+                    if message.reply_to is not None else {})
         async with self.typing(message.chat_id):
             try:
                 reply = await self.chats.chat(message.text, session_id=f"telegram-{message.chat_id}",
-                                              turn_id=f"bot{self.api.bot_id}-update{message.update_id}")
+                                              turn_id=f"bot{self.api.bot_id}-update{message.update_id}", **replying)
                 text, markup = reply_text(reply), buttons(reply.proposals) if reply.proposals else None
             except SkillsError as exc:
                 log.error("chat %s: %s", message.chat_id, exc)

@@ -36,7 +36,9 @@ class ChatTurn:
         conversation = chat_conversation_id(request.session_id)
         session = await workflow.execute_activity_method(
             ChatActivities.prepare_chat, ChatPrepare(conversation_id=conversation, message=request.message,
-                                                now=workflow.now()), **STORE,
+                                                now=workflow.now(), reply_to=request.reply_to,
+                                                reply_to_notice=request.reply_to_notice,
+                                                agent_id=request.agent_id), **STORE,
         )
         if session.answer is not None:
             return await _answer(request, conversation, session)

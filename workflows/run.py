@@ -397,15 +397,15 @@ async def aftermath(skill: Skill, outcome: RunOutcome, notice: Notice | None, ke
             ScheduleActivities.sync_schedule,
             ScheduleSync(skill_id=skill.id, previous=PreviousSchedule.of(skill)), **SCHEDULE,
         )
-    prefix = key_prefix or _key_prefix(outcome.run, None)
+    prefix, run_id = key_prefix or _key_prefix(outcome.run, None), outcome.run.run_id
     if notice is not None and notice.result and skill.deliver_to:
         # The result goes to its destinations, each a step of its own; what concerns the skill's health
         # stays with the notifier. (Decided by the skill begin_run recorded: older histories had none.)
         if notice.health:
-            await _tell(skill.id, notice.health, call_key(prefix, "notify", 1))
+            await _tell(skill.id, notice.health, call_key(prefix, "notify", 1), run_id=run_id)
         await _deliver(skill, outcome.run, notice.result, notice.digest, prefix)
     elif notice is not None:
-        await _tell(skill.id, notice.text, call_key(prefix, "notify", 1), notice.digest)
+        await _tell(skill.id, notice.text, call_key(prefix, "notify", 1), notice.digest, run_id=run_id)
 
 
 async def _deliver(skill: Skill, run: RunRecord, result: str, digest: str | None, prefix: str) -> None:
@@ -416,7 +416,7 @@ async def _deliver(skill: Skill, run: RunRecord, result: str, digest: str | None
     for index, destination in enumerate(skill.deliver_to):
         try:
             await workflow.execute_activity_method(
-                RunActivities.deliver, DeliverInput(destination=destination, message=result,
+                RunActivities.deliver, DeliverInput(destination=destination, message=result, run_id=run.run_id,
                                                     idempotency_key=call_key(prefix, f"deliver-{index}", 1)),
                 **NOTIFY, summary=f"deliver to {destination.label}"[:200])
             deliveries.append(Delivery(destination=destination.label, status="delivered"))
@@ -439,11 +439,15 @@ async def _deliver(skill: Skill, run: RunRecord, result: str, digest: str | None
                               f"The result: {result}", call_key(prefix, "undelivered", 1))
 
 
-async def _tell(skill_id: int | None, message: str, idempotency_key: str, digest: str | None = None) -> None:
+async def _tell(skill_id: int | None, message: str, idempotency_key: str, digest: str | None = None,
+                run_id: str | None = None) -> None:
+    """``run_id``: the run the notice tells of, remembered with the message a chat delivered (a reply to it
+    continues with that run). Only the activity's input changes with it: histories replay as they were."""
     try:
         await workflow.execute_activity_method(
             RunActivities.notify_user, NotifyInput(skill_id=skill_id, message=message, at=workflow.now(),
-                                                   idempotency_key=idempotency_key, digest=digest), **NOTIFY
+                                                   idempotency_key=idempotency_key, digest=digest,
+                                                   run_id=run_id), **NOTIFY
         )
     except ActivityError as e:
         # The run itself is recorded; a notification that cannot be sent must not undo it.

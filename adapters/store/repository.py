@@ -29,6 +29,7 @@ from adapters.store.tables import (
     ApprovalRow,
     IncidentRow,
     MessageRow,
+    NoticeRow,
     RunRow,
     SeenEventRow,
     SkillRow,
@@ -44,6 +45,7 @@ from skills.incidents import Incident, IncidentEvent, IncidentNote, cause_of, re
 from skills.messages import RunOutcome, SkillFilter
 from skills.models import BUDGET, ENDED, FAILURES, FIRED, Delivery, RunRecord, Skill, SkillSpec
 from skills.naming import schedule_id_for
+from skills.reply import RUN_PREFIX_CHARS
 
 OPEN = ("running", "waiting")
 """The statuses of a run not recorded as ended yet."""
@@ -545,6 +547,7 @@ class Store:
             ids = list(session.exec(candidates))
             if ids:
                 session.exec(delete(MessageRow).where(MessageRow.conversation_id.in_(ids)))  # type: ignore[call-overload,attr-defined]
+                session.exec(delete(NoticeRow).where(NoticeRow.run_id.in_(ids)))  # type: ignore[call-overload,attr-defined]
                 session.exec(delete(RunRow).where(RunRow.run_id.in_(ids)))  # type: ignore[call-overload,attr-defined]
                 session.commit()
             return len(ids)
@@ -654,6 +657,39 @@ class Store:
             if skill_id is not None:
                 query = query.where(RunRow.skill_id == skill_id)
             return [_run_model(r) for r in session.exec(query)]
+
+    def find_runs(self, ref: str, limit: int = 2) -> list[RunRecord]:
+        """The run whose id is ``ref``; else the runs whose id begins with it (at most ``limit``: more than
+        one is ambiguous). A prefix shorter than ``RUN_PREFIX_CHARS`` matches only exactly."""
+        with self.session() as session:
+            row = session.get(RunRow, ref)
+            if row is not None:
+                return [_run_model(row)]
+            if len(ref) < RUN_PREFIX_CHARS:
+                return []
+            pattern = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            query = (select(RunRow).where(RunRow.run_id.like(pattern, escape="\\"))  # type: ignore[attr-defined]
+                     .order_by(RunRow.started_at.desc()).limit(limit))  # type: ignore[attr-defined]
+            return [_run_model(r) for r in session.exec(query)]
+
+    # --- notices a chat delivered, for replies to them -------------------------------------
+
+    def record_notice(self, chat_id: str, message_ids: list[int], run_id: str, now: datetime) -> None:
+        """Remember that these messages of ``chat_id`` told of ``run_id`` (again: unchanged)."""
+        with self.session() as session:
+            for message_id in message_ids:
+                if session.get(NoticeRow, (chat_id, message_id)) is None:
+                    session.add(NoticeRow(chat_id=chat_id, message_id=message_id, run_id=run_id, sent_at=now))
+            try:
+                session.commit()
+            except IntegrityError:  # another worker recorded it first: the same fact
+                session.rollback()
+
+    def notice_run(self, chat_id: str, message_id: int) -> str | None:
+        """The run a delivered notice told of, or None (not a notice, or its run was pruned)."""
+        with self.session() as session:
+            row = session.get(NoticeRow, (chat_id, message_id))
+            return row.run_id if row is not None else None
 
     # --- helpers --------------------------------------------------------------------------
 

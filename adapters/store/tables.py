@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     Column,
     DateTime,
@@ -170,6 +171,21 @@ class MessageRow(SQLModel, table=True):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     created_at: datetime = _utc_column(nullable=False)
+
+
+class NoticeRow(SQLModel, table=True):
+    """A run's completion notice as a chat delivered it: the message a reply can point at (migration 0015).
+
+    Recorded when the notifier answers with the ids of what it sent (the bundled telegram server's
+    ``chat_id`` and ``message_ids``); a reply to one of them continues with its run as context. Pruned
+    with its run."""
+
+    __tablename__ = "notices"
+
+    chat_id: str = Field(primary_key=True)
+    message_id: int = Field(sa_column=Column(BigInteger, primary_key=True, autoincrement=False))
+    run_id: str = Field(index=True)
+    sent_at: datetime = _utc_column(nullable=False)
 
 
 class StateRow(SQLModel, table=True):

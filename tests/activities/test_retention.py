@@ -154,3 +154,26 @@ def test_a_fire_on_a_skipped_day_is_not_due() -> None:
     christmas_eve = datetime(2026, 12, 24, 9, 0, tzinfo=UTC)
     holidays = every_day._replace(skip_holidays="GB")
     assert watch._next_fire(holidays, christmas_eve) == datetime(2026, 12, 27, 9, 0, tzinfo=UTC)
+
+
+def test_a_notice_names_its_run_until_the_run_is_pruned(store: Store) -> None:
+    old = NOW - timedelta(days=40)
+    skill = create(store, spec("digest"))
+    for n in range(2):
+        store.start_run(run(skill, n, "success", scheduled=old + timedelta(minutes=n), trigger="manual",
+                            run_id=f"0123abcd-{n}"))
+    store.start_run(run(skill, 5, "success", scheduled=NOW - timedelta(days=1), run_id="0123abce-5"))
+    store.record_notice("42", [7, 8], "0123abcd-0", old)  # a notice in two parts
+    store.record_notice("42", [7], "0123abcd-0", old)     # told again (a retried notify): the same
+    store.record_notice("42", [9], "0123abce-5", NOW)
+    assert store.notice_run("42", 8) == "0123abcd-0" and store.notice_run("-100", 8) is None
+
+    # A run is named by its id, or by 8+ characters beginning it (two runs: ambiguous, both given back).
+    assert [r.run_id for r in store.find_runs("0123abce")] == ["0123abce-5"]
+    assert [r.run_id for r in store.find_runs("0123abcd-1")] == ["0123abcd-1"]
+    assert len(store.find_runs("0123abcd")) == 2 and store.find_runs("0123abc") == []
+    assert store.find_runs("0123abc_") == [] and store.find_runs("%%%%%%%%") == []  # LIKE's wildcards are text
+
+    store.prune_old_runs(NOW - timedelta(days=30), limit=100)
+    assert store.notice_run("42", 7) is None and store.notice_run("42", 8) is None
+    assert store.notice_run("42", 9) == "0123abce-5"
