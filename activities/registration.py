@@ -109,6 +109,7 @@ class RegistrationActivities:
             argument_rules=self.rules,
             reserved_agents=self._reserved_agents(request),
             llm_models=self.models,
+            skill_names=self.store.skill_names,
         )
 
     def _as_the_file_says(self, request: RegisterInput, existing: Skill | None) -> RegisterInput:

@@ -128,6 +128,9 @@ class SkillSpec(BaseModel):
     notify_interval_minutes: int = 0
     deliver: Deliver = "always"
     """``on_change``: a result equal to the last delivered one (by its digest) is recorded, not delivered."""
+    context_from: list[str] = Field(default_factory=list)
+    """Skills whose last delivered result an Agent-tier run is given as context in its first turn
+    (``skills.recall``): ``self`` (this skill) or names of the same agent's skills."""
     preflight: list[PreflightCheck] = Field(default_factory=list)
     """Checks run before the tier; one that finds nothing to do skips the run at zero cost."""
     model: str | None = None

@@ -623,6 +623,7 @@ def _describe(skill: Skill, next_fire: datetime | None, skipped: list[tuple[Any,
         ("schedule", skill.schedule_id or "-"), ("next fire", when(next_fire)), *_skips(skill, skipped or []),
         ("required tools", ", ".join(skill.required_tools) or "-"), ("max steps", skill.max_steps),
         *_shape(skill), ("notify", _notify(skill)), ("deliver", DELIVER_TEXT[skill.deliver]),
+        ("remembers", _remembers(skill)),
         ("failures", _failures(skill)),
         ("approval", _approval(skill)),
         *[("waiting", f"for approval {a.id}: {shorten(a.summary, 120)}") for a in waiting or []],
@@ -657,6 +658,15 @@ DELIVER_TEXT = {
     "on_change": "on change (a result only when it differs from the last one delivered)",
     "never": "never (no result is sent; failures still are)",
 }
+
+
+def _remembers(skill: Skill) -> str:
+    """``context_from``: whose last delivered result each run is given."""
+    from skills.recall import SELF
+
+    if not skill.context_from:
+        return "-"
+    return ", ".join("its own last result" if n == SELF else f"{n}'s last result" for n in skill.context_from)
 
 
 def _notify(skill: Skill) -> str:
