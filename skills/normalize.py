@@ -395,6 +395,10 @@ def _check_recalled(fields: dict[str, Any], plan_positions: list[int], plan: lis
     if remembered and plan:
         notes.append("context_from gives the Agent tier its context; a Direct plan reads a result with "
                      "{{last.result}} or {{skill:NAME.last}} in a step's parameters")
+    read = {name.lower() for step in plan for name in recall_names(step.parameters)}
+    if len(read) > MAX_CONTEXT_FROM:
+        problems.add("execution_plan", f"reads the results of {len(read)} skills ({{{{last.result}}}}, "
+                                       f"{{{{skill:NAME.last}}}}); at most {MAX_CONTEXT_FROM} are allowed")
     for i, step in zip(plan_positions, plan, strict=False):
         for name in recall_names(step.parameters):
             if unknown(name):

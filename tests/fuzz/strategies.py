@@ -115,6 +115,10 @@ FIELD_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "business_days_only": st.one_of(st.booleans(), st.sampled_from(["yes", "no", "maybe", 2])),
     "deliver": st.one_of(st.sampled_from(["always", "on_change", "never", "On-Change", " NEVER ", "daily", "",
                                           "on_change " * 10_000, None, False]), TEXT),
+    "context_from": st.one_of(
+        st.sampled_from([["self"], "self", "SELF, self", ["fuzz-unknown"], [""], [3], {"self": 1}, ["x" * 300],
+                         ["self"] * 6, "[" * 5_000]),
+        LONG_LISTS, st.lists(TEXT, max_size=6)),
 }
 """Each new field's own values: valid ones, so the skill reaches a fire with it, and hostile ones (out of
 range, NaN and infinities, the wrong type, dates off the calendar, long lists); the HOSTILE values are

@@ -122,3 +122,12 @@ def test_the_context_block_keeps_results_as_data() -> None:
     assert entries[4] == {"from": "the pre-flight check outbox_list_messages, run just before this run",
                           "result": "2 messages"}
     assert context_block([], []) == ""
+
+
+def test_a_plan_reads_at_most_five_skills_results() -> None:
+    names = {f"s{i}" for i in range(MAX_CONTEXT_FROM + 1)}
+    ctx = NormalizeContext(now=NOW, default_timezone="UTC", default_agent_id="main", skill_names=lambda _: names)
+    message = " ".join(f"{{{{skill:{name}.last}}}}" for name in sorted(names))
+    plan = [{"toolName": "outbox_send_message", "parameters": {"message": message}}]
+    [(field, words)] = refused(agent_skill(execution_plan=plan), ctx)
+    assert field == "execution_plan" and f"at most {MAX_CONTEXT_FROM}" in words
