@@ -115,7 +115,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
                              call_timeout=settings.tool_call_timeout.total_seconds(), metrics=metrics,
                              reserved=hub.referenced_variables)
     calls = ToolActivities(hub, call_timeout=settings.tool_call_timeout, toolsets=toolsets,
-                           declared_toolsets=lambda: declared_toolsets(settings))
+                           declared_toolsets=lambda: declared_toolsets(settings), store=store)
     activities = [
         registration,
         MaintenanceActivities(store, settings, hub.tool_names, metrics, client=client),

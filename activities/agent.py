@@ -46,15 +46,27 @@ from skills.errors import (
     ToolsetRefusedError,
 )
 from skills.events import EventInfo
+from skills.limits import MAX_CONTEXT_FROM
 from skills.messages import FINAL_EXCERPT
+from skills.models import Skill
 from skills.naming import AGENT_TOOL, LLM_TURN, MANAGEMENT_TOOLS, is_chat_conversation
+from skills.recall import context_block
 from skills.scripts import RUN_SCRIPT
 from skills.skillmd.disclosure import render_instructions
 
 TOOL_EXCERPT = 300
+MAX_PREFLIGHT_CONTEXT = 5
+"""Pre-flight results given to a run's first turn (a skill declares a few checks at most)."""
 HEALTH_TIMEOUT = 3.0
 ENDPOINT_STATE = "llm_endpoint"
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
+
+
+class PreflightResult(BaseModel):
+    """A pre-flight check that ran and did not skip: its tool and its result (the call's, as recorded)."""
+
+    tool: str
+    result: str
 
 
 class AgentStart(BaseModel):
@@ -69,6 +81,9 @@ class AgentStart(BaseModel):
     dependencies: list[str] = Field(default_factory=list)
     """The SKILL.md skills a file skill depends on (``begin_run``): their instructions follow the task,
     and their declared scripts join ``run_script``."""
+    preflight: list[PreflightResult] = Field(default_factory=list)
+    """The run's pre-flight checks that ran and did not skip, with their results (already in the run's
+    history, as their calls' results): given to the first turn as data (``skills.recall``)."""
 
 
 class AgentSession(BaseModel):
@@ -205,11 +220,21 @@ class AgentActivities:
             brought = [render_instructions(found) for name in request.dependencies
                        if (found := file_skill(self.settings, name)) is not None]
             self.store.append_messages(
-                request.conversation_id, opening_messages(skill, request.now, tools, request.event, brought),
+                request.conversation_id, opening_messages(skill, request.now, tools, request.event, brought,
+                                                          self._given(skill, request)),
                 request.now)
         model = skill.model or self.settings.llm_model
         return AgentSession(model=model, tools=tools, script_skills=scripts,
                             fallback_models=[m for m in skill.fallback_models if m != model])
+
+    def _given(self, skill: Skill, request: AgentStart) -> str:
+        """What the run is given as data (``skills.recall``): the last delivered result of each skill its
+        ``context_from`` names, read from the store now (never from a payload), and its pre-flight results;
+        each redacted and bounded."""
+        remembered = [item.model_copy(update={"text": redact(item.text)}) if item.text is not None else item
+                      for item in self.store.remembered(skill, skill.context_from[:MAX_CONTEXT_FROM])]
+        checks = [(check.tool, redact(check.result)) for check in request.preflight[:MAX_PREFLIGHT_CONTEXT]]
+        return context_block(remembered, checks)
 
     @activity.defn(name=LLM_TURN)
     async def llm_turn(self, request: LlmTurn) -> LlmTurnResult:

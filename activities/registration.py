@@ -110,6 +110,7 @@ class RegistrationActivities:
             destination_allowlists=_allowlists(self.settings),
             reserved_agents=self._reserved_agents(request),
             llm_models=self.models,
+            skill_names=self.store.skill_names,
         )
 
     def _as_the_file_says(self, request: RegisterInput, existing: Skill | None) -> RegisterInput:

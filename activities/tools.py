@@ -17,6 +17,7 @@ Wiring in the worker (the hub must start in the worker's event loop)::
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Callable
@@ -28,6 +29,8 @@ from activities.failures import application_error
 from activities.heartbeat import heartbeating
 from adapters.mcp import ToolHub
 from adapters.mcp.toolsets import SkillToolsets
+from adapters.store import Store
+from config.secrets import redact
 from skills.catalog import (
     CatalogRequest,
     ServerState,
@@ -38,7 +41,7 @@ from skills.catalog import (
     ToolResult,
     ToolsetGrant,
 )
-from skills.errors import ToolCallError
+from skills.errors import SkillNotFoundError, ToolCallError
 from skills.mcpservers import ToolsetServer
 from skills.naming import (
     CALL_TOOL,
@@ -48,6 +51,8 @@ from skills.naming import (
     REFRESH_TOOL_CATALOG,
     management_tool_problem,
 )
+from skills.plans import recall_names
+from skills.recall import RecallRef, bounded, fill_markers
 
 MAX_RESULT_CHARS = 64_000
 """A tool result lands in workflow history (payloads are capped at 2 MB, histories at 50 MB): keep it modest."""
@@ -58,12 +63,15 @@ class ToolActivities:
 
     def __init__(self, hub: ToolHub, *, call_timeout: timedelta | None = None,
                  toolsets: SkillToolsets | None = None,
-                 declared_toolsets: Callable[[], dict[str, dict[str, ToolsetServer]]] | None = None) -> None:
+                 declared_toolsets: Callable[[], dict[str, dict[str, ToolsetServer]]] | None = None,
+                 store: Store | None = None) -> None:
         """``call_timeout`` caps every call, on top of each server's own timeout. ``toolsets`` holds the
         sessions of skills' own MCP servers (SKILL.md ``toolsets``, shared with the Agent tier's
         activities); one is made when not given. ``declared_toolsets()`` reads the file skills'
         toolsets now, by skill, for the catalog."""
         self._hub = hub
+        self._store = store
+        """Where a Direct step's remembered results are read (``skills.recall``); None: such a step fails."""
         self._declared_toolsets = declared_toolsets
         self._call_timeout = call_timeout
         self.toolsets = toolsets or SkillToolsets(
@@ -75,6 +83,9 @@ class ToolActivities:
         started = time.monotonic()
         if call.tool in MANAGEMENT_TOOLS:  # a Direct step or a pre-flight check, whatever its stored row says
             raise application_error(ToolCallError(management_tool_problem(call.tool)))
+        if call.recall is not None:
+            texts = await asyncio.to_thread(self._recalled, call.recall)
+            call = call.model_copy(update={"arguments": fill_markers(call.arguments, call.recall.nonce, texts)})
         try:
             # Long tool calls must heartbeat, or a heartbeat timeout would fail them and
             # cancellation would never reach them.
@@ -100,6 +111,24 @@ class ToolActivities:
             duration_ms,
         )
         return ToolCallOutput(**_bounded(result).model_dump(), duration_ms=duration_ms)
+
+    def _recalled(self, ref: RecallRef) -> list[str]:
+        """The texts ``ref``'s markers stand for, read from the store now: each named skill's last delivered
+        result, redacted and bounded (empty when it has none yet). Only names the skill's stored plan uses
+        are read, whatever the input says."""
+        try:
+            if self._store is None:
+                raise SkillNotFoundError("this worker has no store to read remembered results from")
+            skill = self._store.get_skill(ref.skill_id)
+        except SkillNotFoundError as exc:
+            raise application_error(ToolCallError(f"remembered results: {exc}")) from None
+        planned = {name for step in skill.execution_plan or [] for name in recall_names(step.parameters)}
+        unplanned = [name for name in ref.names if name not in planned]
+        if unplanned:
+            raise application_error(ToolCallError(
+                f"remembered results: the plan of skill {skill.id} does not use {unplanned[0][:100]!r}"))
+        return [bounded(redact(item.text)) if item.text is not None else ""
+                for item in self._store.remembered(skill, ref.names)]
 
     @activity.defn
     async def open_toolsets(self, grant: ToolsetGrant) -> list[str]:

@@ -35,6 +35,7 @@ from skills.limits import (
     IN_MINUTES,
     INTERVAL_MINUTES,
     JITTER_SECONDS,
+    MAX_CONTEXT_FROM,
     MAX_DESTINATIONS,
     MAX_RUNS,
     MAX_STEPS,
@@ -45,6 +46,8 @@ from skills.limits import (
 from skills.llm_models import MAX_FALLBACK_MODELS
 from skills.messages import RegistrationResult, zone_time
 from skills.models import CATCH_UPS, DELIVERIES, ENDED, FIRED, MISSING_TOOLS, OVERLAPS, Skill
+from skills.normalize import MAX_NAME_LENGTH
+from skills.recall import SELF
 
 TRIGGER_TYPES = ("cron", "event", "manual")
 
@@ -226,6 +229,12 @@ SKILL_PROPERTIES: dict[str, Any] = {
                 "description": "Whether a run's result is sent to the user: always (default), on_change (only "
                                "when it differs from the last one sent: 'tell me when something changes'), or "
                                "never. Failures are told whatever this says."},
+    "context_from": {"type": "array", "items": {"type": "string", "maxLength": MAX_NAME_LENGTH},
+                     "maxItems": MAX_CONTEXT_FROM,
+                     "description": "Agent tier: 'self' and/or names of the user's other skills whose last "
+                                    "delivered result each run is given as context ('what did you tell me last "
+                                    "time'). A Direct plan uses {{last.result}} or {{skill:NAME.last}} in a "
+                                    "step's parameters instead."},
     "agent_id": {"type": "string", "description": "The agent that owns the skill; leave out unless told."},
     "enabled": {"type": "boolean", "description": "false stores the skill paused (default true)."},
     "model": {"type": "string", "description": "Agent tier: the model for this skill (default: the engine's)."},
@@ -726,6 +735,9 @@ def _details(skill: Skill, next_fire: datetime | None) -> str:
         lines.append("Results are sent to the user " + ("only when they differ from the last one sent."
                                                        if skill.deliver == "on_change" else
                                                        "never (failures are still told)."))
+    if skill.context_from:
+        lines.append("Each run is given the last delivered result of: "
+                     + ", ".join("this skill" if n == SELF else n for n in skill.context_from) + ".")
     if skill.consecutive_failures:
         lines.append(f"Failures in a row: {skill.consecutive_failures}; last error: {(skill.last_error or '')[:300]}")
     if skill.last_run_summary:

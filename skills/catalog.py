@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from skills.mcpservers import ToolsetServer
+from skills.recall import RecallRef
 
 
 class ToolInfo(BaseModel):
@@ -191,6 +192,9 @@ class ToolCallInput(BaseModel):
     toolsets: ToolsetGrant | None = None
     """The run's skill's SKILL.md ``toolsets``, by reference: a tool one of them owns is called on that server,
     connected for that skill from its SKILL.md; None for most skills."""
+    recall: RecallRef | None = None
+    """A Direct step's remembered results (``{{last.result}}``, ``{{skill:NAME.last}}``), by reference: the
+    activity reads them from the store and fills the arguments' markers (``skills.recall``)."""
 
     @model_validator(mode="before")
     @classmethod

@@ -146,6 +146,14 @@ APPROVAL_TIMEOUT_MINUTES = Bound(
     "approval_timeout_minutes", 1, 7 * 24 * 60,
     "how long a call waits for the owner's answer: a run may not outlive a week (skills.deadline), waits included")
 
+MAX_CONTEXT_FROM = 5
+"""Skills one ``context_from`` may name (``self`` counts): each brings up to :data:`MAX_RECALL_CHARS` to
+every run's first LLM turn, so five keep the block within a local model's context."""
+MAX_RECALL_CHARS = 3000
+"""Characters of one remembered result (``context_from``, ``{{last.result}}``, ``{{skill:NAME.last}}``) and of one
+pre-flight check's result given to an Agent-tier run: a run's stored summary is up to 2,000 already; past
+this it is cut and says so."""
+
 BOUNDS = (MAX_STEPS, NOTIFY_INTERVAL_MINUTES, REMIND_AFTER_MINUTES, INTERVAL_MINUTES, IN_MINUTES, IN_HOURS, PRIORITY,
           TOOLSET_TIMEOUT_SECONDS, TIMEOUT_MINUTES, MAX_RUNS, JITTER_SECONDS, APPROVAL_TIMEOUT_MINUTES)
 """Every numeric field a user gives, in the order docs/skills.md lists them."""

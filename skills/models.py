@@ -162,6 +162,9 @@ class SkillSpec(BaseModel):
     remind_after_minutes: int = 0
     """While an incident stays open (the same failure again and again), tell it again once this many minutes
     have passed since it was last told (0: only when it opens, and when it ends; ``skills.incidents``)."""
+    context_from: list[str] = Field(default_factory=list)
+    """Skills whose last delivered result an Agent-tier run is given as context in its first turn
+    (``skills.recall``): ``self`` (this skill) or names of the same agent's skills."""
     preflight: list[PreflightCheck] = Field(default_factory=list)
     """Checks run before the tier; one that finds nothing to do skips the run at zero cost."""
     model: str | None = None

@@ -47,10 +47,12 @@ from skills.limits import (
     IN_MINUTES,
     INTERVAL_MINUTES,
     JITTER_SECONDS,
+    MAX_CONTEXT_FROM,
     MAX_DESTINATION_BYTES,
     MAX_DESTINATIONS,
     MAX_INSTRUCTIONS_BYTES,
     MAX_PLAN_BYTES,
+    MAX_RECALL_CHARS,
     MAX_RUNS,
     MAX_SKILL_BYTES,
     MAX_STEPS,
@@ -75,8 +77,9 @@ from skills.models import (
     TriggerConfig,
 )
 from skills.naming import MANAGEMENT_TOOLS, management_tool_problem
-from skills.plans import analyse_plan, event_placeholders
+from skills.plans import analyse_plan, event_placeholders, recall_names
 from skills.preflight import PreflightCheck, automatic_checks, time_offset_problems
+from skills.recall import SELF
 from skills.suggest import did_you_mean
 from skills.triggers import LAST_CALENDAR_YEAR, MAX_ZONE_NAME, check_cron, zone_info
 
@@ -107,6 +110,7 @@ FIELD_ALIASES = {
     "deliverTo": "deliver_to",
     "delivery": "deliver",
     "deliverOn": "deliver",
+    "contextFrom": "context_from",
     "approvalRequiredTools": "approval_required_tools",
     "approval_tools": "approval_required_tools",
     "approvalTimeoutMinutes": "approval_timeout_minutes",
@@ -206,6 +210,9 @@ class NormalizeContext:
     llm_models: Callable[[bool], ModelList] | None = None
     """The LLM endpoint's models (``True``: asked again, not a kept list), asked for only when a skill
     names one; None skips the check."""
+    skill_names: Callable[[str], Collection[str]] | None = None
+    """The names of an agent's skills now, lowercased (``context_from``, ``{{skill:NAME.last}}``); None
+    skips the check."""
 
 
 def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = None) -> Normalized:
@@ -292,6 +299,7 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
         "deliver": _deliver(data, given, notes, problems),
         "remind_after_minutes": _remind_after(data, problems),
         "deliver_to": _deliver_to(data.get("deliver_to"), problems),
+        "context_from": context_from(data.get("context_from"), problems),
         "preflight": preflight,
         "model": model_name(data.get("model"), "model", problems),
         "approval_required_tools": approval_tools,
@@ -313,6 +321,7 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
     if fields["agent_id"] in ctx.reserved_agents:
         problems.add("agent_id", f"the agent '{fields['agent_id']}' is reserved for the skills the SKILL.md sync "
                                  "registers from the skill folders: choose another agent_id")
+    _check_recalled(fields, plan_positions, plan or [], ctx, notes, problems)
     if fields["trigger_type"] != "event":
         for i, step in zip(plan_positions, plan or [], strict=False):
             for expression in event_placeholders(step.parameters):
@@ -346,6 +355,70 @@ def _deliver(data: Mapping[str, Any], given: Collection[str], notes: list[str], 
     return deliver
 
 
+def context_from(value: Any, problems: Problems) -> list[str]:
+    """``context_from``: ``self`` or skill names (``skills.recall``), a list (or one name, or a comma-separated
+    text), at most ``MAX_CONTEXT_FROM``, each once."""
+    field = "context_from"
+    if value is None or value == "" or value == []:
+        return []
+    if isinstance(value, str):
+        text = value.strip()
+        value = parse_json(text, field, problems) if text.startswith("[") else [p for p in text.split(",")]
+        if value is None:
+            return []
+    if not isinstance(value, list):
+        problems.add(field, f"must be a list of skill names or 'self' (got {type(value).__name__})")
+        return []
+    if len(value) > MAX_CONTEXT_FROM:
+        problems.add(field, f"names {len(value)} skills; at most {MAX_CONTEXT_FROM} are allowed (each brings up "
+                            f"to {MAX_RECALL_CHARS:,} characters to every run's first turn)")
+        return []
+    names: list[str] = []
+    for i, item in enumerate(value):
+        if not isinstance(item, str) or not item.strip():
+            problems.add(f"{field}[{i}]", "must be a skill name or 'self'")
+            continue
+        name = item.strip()
+        if len(name) > MAX_NAME_LENGTH:
+            problems.add(f"{field}[{i}]", f"is {len(name)} characters; a skill name is at most {MAX_NAME_LENGTH}")
+            continue
+        name = SELF if name.lower() == SELF else name
+        if name.lower() not in {n.lower() for n in names}:
+            names.append(name)
+    return names
+
+
+def _check_recalled(fields: dict[str, Any], plan_positions: list[int], plan: list[PlanStep], ctx: NormalizeContext,
+                    notes: list[str], problems: Problems) -> None:
+    """The skills ``context_from`` and ``{{skill:NAME.last}}`` name are the agent's (the skill's own name is
+    ``self``); an unknown one is refused, naming where it was given."""
+    own = (fields.get("name") or "").strip().lower()
+    known = None if ctx.skill_names is None else {n.lower() for n in ctx.skill_names(fields["agent_id"])}
+    agent = fields["agent_id"]
+
+    def unknown(name: str) -> bool:
+        return known is not None and name != SELF and name.lower() != own and name.lower() not in known
+
+    remembered = fields.get("context_from") or []
+    for i, name in enumerate(remembered):
+        if unknown(name):
+            problems.add(f"context_from[{i}]", f"no skill {name[:100]!r} for agent '{agent}': name a skill of "
+                                               "the same agent, or 'self' for this one")
+    fields["context_from"] = list(dict.fromkeys(SELF if n.lower() == own else n for n in remembered))
+    if remembered and plan:
+        notes.append("context_from gives the Agent tier its context; a Direct plan reads a result with "
+                     "{{last.result}} or {{skill:NAME.last}} in a step's parameters")
+    read = {name.lower() for step in plan for name in recall_names(step.parameters)}
+    if len(read) > MAX_CONTEXT_FROM:
+        problems.add("execution_plan", f"reads the results of {len(read)} skills ({{{{last.result}}}}, "
+                                       f"{{{{skill:NAME.last}}}}); at most {MAX_CONTEXT_FROM} are allowed")
+    for i, step in zip(plan_positions, plan, strict=False):
+        for name in recall_names(step.parameters):
+            if unknown(name):
+                problems.add(f"execution_plan[{i}].parameters",
+                             f"'{{{{skill:{name[:100]}.last}}}}': no skill {name[:100]!r} for agent '{agent}'")
+
+
 def _approval_timeout(data: Mapping[str, Any], problems: Problems) -> int | None:
     return integer(data.get("approval_timeout_minutes"), "approval_timeout_minutes", None, problems,
                    bound=APPROVAL_TIMEOUT_MINUTES)
@@ -367,6 +440,7 @@ def own_field_problems(fields: Mapping[str, Any], zone: str) -> list[FieldError]
     _approval_timeout(data, problems)
     _deliver(data, (), [], problems)
     _remind_after(data, problems)
+    context_from(data.get("context_from"), problems)
     return problems.errors
 
 

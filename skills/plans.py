@@ -9,7 +9,10 @@ A parameter may hold placeholders:
 - ``{{now}}``, ``{{now+2h}}``, ``{{today}}``: the fire's time in the skill's zone;
 - ``{{event.data.sender}}`` (or the short ``{{event.sender}}``), ``{{event.name}}``,
   ``{{event.id}}``, ``{{event.time}}``, ``{{event}}``: the event that started the run (an
-  event-type skill's; ``{{steps.event.result}}`` reaches a step whose id is ``event``).
+  event-type skill's; ``{{steps.event.result}}`` reaches a step whose id is ``event``);
+- ``{{last.result}}``: this skill's last delivered result; ``{{skill:NAME.last}}``: the last
+  delivered result of the skill NAME of the same agent (``skills.recall``; empty text when there is
+  none yet). The workflow leaves a marker; the tool call activity reads the text from the store.
 
 A parameter that is one placeholder and nothing else takes the value as it is (a
 list stays a list); inside longer text a value is written as text (JSON for
@@ -32,6 +35,7 @@ import re2
 from skills.errors import PlanError
 from skills.models import PlanStep
 from skills.preflight import render_arguments
+from skills.recall import MARKER, recalled_name
 
 _PLACEHOLDER = re2.compile(r"\{\{\s*(.*?)\s*\}\}")
 """RE2 runs in time linear in the text. Python's re tried every ``{{`` against the rest of the text:
@@ -60,7 +64,7 @@ def analyse_plan(steps: list[PlanStep]) -> Verdict:
     piped = 0
     for step in steps:
         for expression in _expressions(step.parameters):
-            if _TIME.fullmatch(expression) or _EVENT.fullmatch(expression):
+            if _TIME.fullmatch(expression) or _EVENT.fullmatch(expression) or recalled_name(expression):
                 continue
             reference = _reference(expression, earlier)
             if reference is None:
@@ -77,11 +81,13 @@ def analyse_plan(steps: list[PlanStep]) -> Verdict:
 
 
 def resolve(parameters: dict[str, Any], outputs: dict[str, StepOutput], now: datetime, timezone: str,
-            event: dict[str, Any] | None = None) -> dict[str, Any]:
+            event: dict[str, Any] | None = None, nonce: str | None = None) -> dict[str, Any]:
     """The step's parameters with every placeholder filled from ``outputs``, the clock and the
-    event that started the run (``{name, id, time, data}``; None when no event did)."""
+    event that started the run (``{name, id, time, data}``; None when no event did). A remembered
+    result's placeholder becomes a marker of ``nonce`` (``skills.recall.MARKER``), indexed in
+    ``recall_names(parameters)``; without a nonce it cannot be filled."""
     timed = render_arguments(parameters, now, timezone)
-    return _fill(timed, outputs, event)
+    return _fill(timed, outputs, event, (nonce, recall_names(parameters)))
 
 
 def event_placeholders(parameters: Any) -> list[str]:
@@ -89,22 +95,36 @@ def event_placeholders(parameters: Any) -> list[str]:
     return [e for e in _expressions(parameters) if _EVENT.fullmatch(e)]
 
 
-def _fill(value: Any, outputs: dict[str, StepOutput], event: dict[str, Any] | None) -> Any:
+def recall_names(parameters: Any) -> list[str]:
+    """The skills whose last delivered result ``parameters`` use (``self`` for ``{{last.result}}``), each once."""
+    return list(dict.fromkeys(name for e in _expressions(parameters) if (name := recalled_name(e))))
+
+
+Recall = tuple[str | None, list[str]]
+
+
+def _fill(value: Any, outputs: dict[str, StepOutput], event: dict[str, Any] | None, recall: Recall) -> Any:
     if isinstance(value, dict):
-        return {k: _fill(v, outputs, event) for k, v in value.items()}
+        return {k: _fill(v, outputs, event, recall) for k, v in value.items()}
     if isinstance(value, list):
-        return [_fill(v, outputs, event) for v in value]
+        return [_fill(v, outputs, event, recall) for v in value]
     if not isinstance(value, str) or "{{" not in value:
         return value
     whole = _PLACEHOLDER.fullmatch(value.strip())
     if whole and "{{" not in whole.group(1):  # "{{a}} and {{b}}" fullmatches too, as "a}} and {{b"
-        return _lookup(whole.group(1), outputs, event)
-    return _PLACEHOLDER.sub(lambda m: _as_text(_lookup(m.group(1), outputs, event)), value)
+        return _lookup(whole.group(1), outputs, event, recall)
+    return _PLACEHOLDER.sub(lambda m: _as_text(_lookup(m.group(1), outputs, event, recall)), value)
 
 
-def _lookup(expression: str, outputs: dict[str, StepOutput], event: dict[str, Any] | None) -> Any:
+def _lookup(expression: str, outputs: dict[str, StepOutput], event: dict[str, Any] | None, recall: Recall) -> Any:
     if _EVENT.fullmatch(expression):
         return _event_value(expression, event)
+    name = recalled_name(expression)
+    if name is not None:
+        nonce, names = recall
+        if nonce is None or name not in names:
+            raise PlanError(f"'{{{{{expression[:80]}}}}}' is a remembered result, read when the call is made")
+        return MARKER.format(nonce=nonce, index=names.index(name))
     reference = _reference(expression, set(outputs))
     if reference is None:
         shown = expression if len(expression) <= 80 else expression[:79] + "…"  # a run's summary, not a dump

@@ -639,6 +639,7 @@ def _describe(skill: Skill, next_fire: datetime | None, skipped: list[tuple[Any,
         *[("delivered", f"{d.destination}: {d.status}{f' ({d.error})' if d.error else ''}") for d in delivered or []],
         ("incidents", f"told when they open and end, and again every {_minutes(skill.remind_after_minutes)} while "
                       "they last" if skill.remind_after_minutes else "told when they open and when they end"),
+        ("remembers", _remembers(skill)),
         ("failures", _failures(skill)),
         ("approval", _approval(skill)),
         *[("waiting", f"for approval {a.id}: {shorten(a.summary, 120)}") for a in waiting or []],
@@ -673,6 +674,15 @@ DELIVER_TEXT = {
     "on_change": "on change (a result only when it differs from the last one delivered)",
     "never": "never (no result is sent; failures still are)",
 }
+
+
+def _remembers(skill: Skill) -> str:
+    """``context_from``: whose last delivered result each run is given."""
+    from skills.recall import SELF
+
+    if not skill.context_from:
+        return "-"
+    return ", ".join("its own last result" if n == SELF else f"{n}'s last result" for n in skill.context_from)
 
 
 def _notify(skill: Skill) -> str:

@@ -38,7 +38,7 @@ from skills.naming import SKILL_RUN
 with workflow.unsafe.imports_passed_through():
     from temporalio.worker.workflow_sandbox import RestrictedWorkflowAccessError
 
-    from activities.agent import AgentActivities, AgentStart, ToolCallRef
+    from activities.agent import AgentActivities, AgentStart, PreflightResult, ToolCallRef
     from activities.approvals import ApprovalActivities
     from activities.runs import RunActivities
     from activities.schedules import ScheduleActivities
@@ -85,8 +85,9 @@ with workflow.unsafe.imports_passed_through():
         result_digest,
         sentence,
     )
-    from skills.plans import StepOutput, resolve
+    from skills.plans import StepOutput, recall_names, resolve
     from skills.preflight import render_arguments, should_skip
+    from skills.recall import RecallRef
     from skills.scripts import RUN_SCRIPT
     from workflows.agent_loop import agent_loop, open_toolsets
     from workflows.failures import activity_cause
@@ -231,9 +232,16 @@ class SkillRun:
             return await self._agent(skill, run.model_copy(update={"tool_calls": calls}), start, request)
         outputs: dict[str, StepOutput] = {}
         for step in skill.execution_plan or []:
+            # A remembered result ({{last.result}}) is left as a marker of a nonce drawn here; the call's
+            # activity reads the text from the store. Drawn only for such a step: no plan before them had one.
+            remembered = recall_names(step.parameters)
+            recall = RecallRef(skill_id=skill.id, names=remembered, nonce=workflow.uuid4().hex) if remembered else None
             try:
+                if recall is not None and step.tool_name == RUN_SCRIPT:
+                    raise PlanError("a script's arguments cannot take a remembered result")
                 arguments = resolve(step.parameters, outputs, workflow.now(), _zone(skill),
-                                    request.event.model_dump(mode="json") if request.event else None)
+                                    request.event.model_dump(mode="json") if request.event else None,
+                                    recall.nonce if recall else None)
             except PlanError as e:
                 return run.model_copy(update={"status": "error", "tool_calls": calls,
                                               "summary": f"step {step.id} could not be prepared: {e}"})
@@ -243,7 +251,7 @@ class SkillRun:
                 if approval is not None and approval.status != "approved":
                     return run.model_copy(update={"status": "denied", "tool_calls": calls,
                                                   "summary": f"step {step.id}: {denial_text(approval)}"})
-            out = await self._call(step.tool_name, arguments, step.id, start, calls)
+            out = await self._call(step.tool_name, arguments, step.id, start, calls, recall=recall)
             if approval is not None:
                 await workflow.execute_activity_method(
                     ApprovalActivities.approval_outcome, ApprovalOutcome(approval_id=approval.id, outcome=calls[-1].result),
@@ -265,7 +273,9 @@ class SkillRun:
         session = await workflow.execute_activity_method(
             AgentActivities.start_agent,
             AgentStart(conversation_id=run.run_id, skill_id=skill.id, now=workflow.now(), event=request.event,
-                       toolset_tools=toolset_tools, dependencies=start.dependencies),
+                       toolset_tools=toolset_tools, dependencies=start.dependencies,
+                       preflight=[PreflightResult(tool=c.tool, result=c.result) for c in run.tool_calls
+                                  if c.step_id.startswith("preflight") and c.ok]),
             **STORE,
         )
         loop = AgentLoopState(conversation_id=run.run_id, model=session.model, tools=session.tools,
@@ -357,7 +367,8 @@ class SkillRun:
         return wait
 
     async def _call(self, tool: str, arguments: dict, step_id: str, start: RunStart,
-                    calls: list[ToolCallRecord], label: str = "", *, place: str = "") -> ToolCallOutput | None:
+                    calls: list[ToolCallRecord], label: str = "", *, place: str = "",
+                    recall: RecallRef | None = None) -> ToolCallOutput | None:
         """One tool call as its own activity; its record is appended, None if it failed. ``place`` names
         it in its idempotency key (a plan step's by its id when not given)."""
         began = workflow.now()
@@ -370,7 +381,7 @@ class SkillRun:
             ) if tool == RUN_SCRIPT else workflow.execute_activity_method(
                 ToolActivities.call_tool,
                 ToolCallInput(tool=tool, arguments=arguments, step_id=step_id, toolsets=start.toolsets,
-                              idempotency_key=key),
+                              idempotency_key=key, recall=recall),
                 **tool_options(start.tool_timeout_seconds),
                 summary=f"{label}{tool}",
             ))

@@ -45,6 +45,7 @@ from skills.incidents import Incident, IncidentEvent, IncidentNote, cause_of, re
 from skills.messages import RunOutcome, SkillFilter
 from skills.models import BUDGET, ENDED, FAILURES, FIRED, Delivery, RunRecord, Skill, SkillSpec
 from skills.naming import schedule_id_for
+from skills.recall import SELF, Remembered
 from skills.reply import RUN_PREFIX_CHARS
 
 OPEN = ("running", "waiting")
@@ -394,6 +395,32 @@ class Store:
                 row.deliveries = [d.model_dump(mode="json") for d in deliveries]
                 session.add(row)
                 session.commit()
+    def skill_names(self, agent_id: str) -> list[str]:
+        """The names of an agent's skills, lowercased."""
+        with self.session() as session:
+            return [name.lower() for name in session.exec(select(SkillRow.name).where(SkillRow.agent_id == agent_id))]
+
+    def remembered(self, skill: Skill, names: list[str]) -> list[Remembered]:
+        """Each named skill's last delivered result (``skills.recall``: its latest run that ended ``success``,
+        not ``unchanged``), as stored; ``self`` is ``skill``, a name is one of its agent's skills."""
+        found: list[Remembered] = []
+        with self.session() as session:
+            for name in names:
+                if name == SELF:
+                    skill_id: int | None = skill.id
+                else:
+                    skill_id = session.exec(select(SkillRow.id).where(
+                        SkillRow.agent_id == skill.agent_id, func.lower(SkillRow.name) == name.lower())).first()
+                if skill_id is None:
+                    found.append(Remembered(name=name, missing=True))
+                    continue
+                run = session.exec(
+                    select(RunRow).where(RunRow.skill_id == skill_id, RunRow.status == "success",
+                                         RunRow.unchanged == False)  # noqa: E712
+                    .order_by(RunRow.started_at.desc()).limit(1)).first()  # type: ignore[union-attr]
+                found.append(Remembered(name=name, text=run.summary, at=run.finished_at) if run is not None
+                             else Remembered(name=name))
+        return found
 
     def previous_scheduled_run(self, skill_id: int, before: datetime) -> RunRecord | None:
         """The newest run this skill's schedule started before ``before``."""

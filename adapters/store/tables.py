@@ -81,6 +81,8 @@ class SkillRow(SQLModel, table=True):
     """always, on_change or never (skills.models.Deliver; migration 0012)."""
     delivered_digest: str | None = None
     """SHA-256 (hex) of the last result delivered: what ``deliver: on_change`` compares (migration 0012)."""
+    context_from: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    """``self`` or skill names: whose last delivered result a run is given (skills.recall; migration 0016)."""
     preflight: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     model: str | None = None
     approval_required_tools: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))

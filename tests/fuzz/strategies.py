@@ -117,6 +117,10 @@ FIELD_VALUES: dict[str, st.SearchStrategy[Any]] = {
                                           "on_change " * 10_000, None, False]), TEXT),
     "remind_after_minutes": st.one_of(st.integers(0, 525_600), st.sampled_from([-1, 525_601, "90", 90.5, True]),
                                       NUMBERS),
+    "context_from": st.one_of(
+        st.sampled_from([["self"], "self", "SELF, self", ["fuzz-unknown"], [""], [3], {"self": 1}, ["x" * 300],
+                         ["self"] * 6, "[" * 5_000]),
+        LONG_LISTS, st.lists(TEXT, max_size=6)),
 }
 """Each new field's own values: valid ones, so the skill reaches a fire with it, and hostile ones (out of
 range, NaN and infinities, the wrong type, dates off the calendar, long lists); the HOSTILE values are
