@@ -23,6 +23,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from activities.agent import AgentActivities
 from activities.approvals import ApprovalActivities
 from activities.chat import ChatActivities, ToolRouter
+from activities.digests import DigestActivities
 from activities.events import EventActivities
 from activities.failures import RedactingInterceptor
 from activities.guard import EngineOnlyInterceptor
@@ -59,6 +60,7 @@ from skills.errors import SkillsError
 from skills.naming import SEARCH_ATTRIBUTES
 from skills.skillmd import discover
 from workflows.chat import ChatTurn
+from workflows.digests import DeliveryDigest
 from workflows.events import EmitEvent
 from workflows.maintenance import Maintenance
 from workflows.manage import ChangeSkill, RegisterSkill, RegisterSkills
@@ -133,6 +135,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
         ScriptActivities(settings, store),
         TrustActivities(store, settings),
         ProposalActivities(store),
+        DigestActivities(client, store, settings, hub.call),
     ]
     try:
         with ThreadPoolExecutor(max_workers=16) as executor:
@@ -140,7 +143,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
                 client,
                 task_queue=settings.task_queue,
                 workflows=[RegisterSkill, RegisterSkills, ChangeSkill, SkillRun, Maintenance, SyncSkillFiles, ChatTurn,
-                           EmitEvent, TrustSkill, DecideChange],
+                           EmitEvent, TrustSkill, DecideChange, DeliveryDigest],
                 activities=[method for obj in activities for method in activity_methods(obj)],
                 activity_executor=executor,
                 graceful_shutdown_timeout=timedelta(seconds=20),

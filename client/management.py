@@ -221,7 +221,8 @@ SKILL_PROPERTIES: dict[str, Any] = {
                              "additionalProperties": True},
                    "description": "Where the result goes instead of the default notice: send tools of the catalog "
                                   "with their fixed arguments, e.g. [{\"tool\": \"telegram_send_message\", "
-                                  "\"chat_id\": \"42\"}] (the result is their message)."},
+                                  "\"chat_id\": \"42\"}] (the result is their message); a destination's digest_minutes "
+                                  "gathers what is sent there within those minutes into one message."},
     "remind_after_minutes": {**REMIND_AFTER_MINUTES.schema(),
                              "description": "While the same failure repeats, tell it again after this many minutes "
                                             "(0, the default: once when it starts, once when it ends)."},

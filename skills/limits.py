@@ -106,6 +106,9 @@ MAX_DESTINATIONS = 5
 """Entries of ``deliver_to``: each is a message per result; more is a broadcast, not a delivery."""
 MAX_DESTINATION_BYTES = 2_048
 """JSON size of one destination's fixed arguments (a chat id, a URL name, a subject)."""
+DIGEST_MINUTES = Bound(
+    "digest_minutes", 0.05, 1440,
+    "from 3 seconds to a day: a digest gathers one day's results at most", whole=False)
 REMIND_AFTER_MINUTES = Bound(
     "remind_after_minutes", 0, MINUTES_PER_YEAR,
     "0 tells an incident once; a reminder at most once a year is as rare as one can usefully be")

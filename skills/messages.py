@@ -377,6 +377,35 @@ class DeliverInput(BaseModel):
     """The run whose result it is: remembered with the message a chat delivered, for a reply to it."""
 
 
+class DigestItem(BaseModel):
+    """A result for a digest, by reference: the run, its skill, and the destination's place in its deliver_to."""
+
+    run_id: str
+    skill_id: int
+    destination: int
+
+
+class DigestQueue(BaseModel):
+    key: str
+    """``Destination.key``: which digest."""
+    label: str
+    minutes: float
+    item: DigestItem
+
+
+class DigestStart(BaseModel):
+    key: str
+    minutes: float
+    pending: list[DigestItem] = Field(default_factory=list)
+    """Results that came while the previous digest was sent (a continue-as-new)."""
+
+
+class DigestSend(BaseModel):
+    key: str
+    items: list[DigestItem]
+    error: str = ""
+
+
 class DeliveriesRecord(BaseModel):
     """What became of a run's result at each destination, for its record, the skill and the metric."""
 

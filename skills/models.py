@@ -8,6 +8,8 @@ database layer.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from datetime import datetime
 from typing import Any, Literal, get_args
 
@@ -64,6 +66,14 @@ class Destination(BaseModel):
 
     tool: str
     arguments: dict[str, Any] = Field(default_factory=dict)
+    digest_minutes: float | None = None
+    """Results for this destination within this many minutes go out as one message (``DeliveryDigest``)."""
+
+    @property
+    def key(self) -> str:
+        """What names this destination's digest: the tool and its arguments, hashed (same place, same digest)."""
+        text = json.dumps([self.tool, self.arguments, self.digest_minutes], sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:20]
 
     @property
     def label(self) -> str:
@@ -72,9 +82,9 @@ class Destination(BaseModel):
         return f"{self.tool} {named}".strip()
 
 
-DeliveryStatus = Literal["delivered", "failed", "unknown"]
-"""What became of one delivery: sent; refused or unreachable, every retry; or not known (its call timed out,
-the message may have gone)."""
+DeliveryStatus = Literal["delivered", "failed", "unknown", "queued"]
+"""What became of one delivery: sent; refused or unreachable, every retry; not known (its call timed out,
+the message may have gone); or waiting in its destination's digest (``digest_minutes``), until it is sent."""
 
 
 class Delivery(BaseModel):

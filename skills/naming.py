@@ -29,8 +29,11 @@ TRUST_SKILL = "TrustSkill"
 DECIDE_CHANGE = "DecideChange"
 """The one workflow that answers a change a chat proposed and, approved, makes it (workflows/proposals.py)."""
 
+DELIVERY_DIGEST = "DeliveryDigest"
+"""One per ``deliver_to`` destination with ``digest_minutes``: its results gathered, sent as one (workflows/digests.py)."""
+
 WORKFLOW_TYPES = frozenset({REGISTER_SKILL, REGISTER_SKILLS, CHANGE_SKILL, SKILL_RUN, MAINTENANCE,
-                            SYNC_SKILL_FILES, CHAT_TURN, EMIT_EVENT, TRUST_SKILL, DECIDE_CHANGE})
+                            SYNC_SKILL_FILES, CHAT_TURN, EMIT_EVENT, TRUST_SKILL, DECIDE_CHANGE, DELIVERY_DIGEST})
 """The engine's workflow types: the only ones whose activities may act (activities.guard)."""
 
 # --- activities named outside their class: started by a client, or told apart by the worker ---------------
@@ -87,6 +90,8 @@ SEARCH_ATTRIBUTES = {**{key.name: "Keyword" for key in (SKILL_NAME, SKILL_AGENT,
 """Custom search attributes the engine needs registered on the namespace (name -> type)."""
 
 APPROVAL_SIGNAL = "approval_answer"
+DIGEST_SIGNAL = "digest_add"
+"""A run's result for a destination's digest (``DeliveryDigest``)."""
 """The signal that carries the owner's answer (``skills.approvals.ApprovalDecision``) to a waiting run."""
 
 SCHEDULED_START_TIME = SearchAttributeKey.for_datetime("TemporalScheduledStartTime")

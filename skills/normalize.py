@@ -43,6 +43,7 @@ from skills.fields import (
 )
 from skills.limits import (
     APPROVAL_TIMEOUT_MINUTES,
+    DIGEST_MINUTES,
     IN_HOURS,
     IN_MINUTES,
     INTERVAL_MINUTES,
@@ -476,8 +477,13 @@ def _deliver_to(value: Any, problems: Problems) -> list[Destination]:
             problems.add(f"{where}.tool", "give the send tool (from get_tool_catalog), e.g. outbox_send_message")
             continue
         arguments = {k: v for k, v in raw.items() if k != key}
+        digest = arguments.pop("digest_minutes", arguments.pop("digestMinutes", None))
         if isinstance(arguments.get("arguments"), Mapping) and len(arguments) == 1:
             arguments = dict(arguments["arguments"])  # {tool, arguments: {...}}, as it is stored
+        if digest is not None:
+            digest = number(digest, f"{where}.digest_minutes", problems, bound=DIGEST_MINUTES)
+            if digest is None:
+                continue
         if "message" in arguments:
             problems.add(f"{where}.message", "the message is the run's result: give only the fixed arguments "
                                              "(who it goes to)")
@@ -486,7 +492,7 @@ def _deliver_to(value: Any, problems: Problems) -> list[Destination]:
         if oversize is not None:
             problems.errors.append(oversize)
             continue
-        destinations.append(Destination(tool=tool.strip(), arguments=arguments))
+        destinations.append(Destination(tool=tool.strip(), arguments=arguments, digest_minutes=digest))
     return destinations
 
 

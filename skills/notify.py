@@ -143,3 +143,10 @@ def sentence(text: str) -> str:
 
 def _cut(text: str) -> str:
     return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
+
+
+def digest_message(results: list[tuple[str, str]]) -> str:
+    """A destination's digest: each skill's result, in the order they came."""
+    lines = [f"📬 {len(results)} result{'s' * (len(results) != 1)}:"]
+    lines += [f"• {name}: {sentence(summary)}" for name, summary in results]
+    return _cut("\n".join(lines))

@@ -40,6 +40,7 @@ with workflow.unsafe.imports_passed_through():
 
     from activities.agent import AgentActivities, AgentStart, PreflightResult, ToolCallRef
     from activities.approvals import ApprovalActivities
+    from activities.digests import DigestActivities
     from activities.runs import RunActivities
     from activities.schedules import ScheduleActivities
     from activities.scripts import ScriptActivities, ScriptRun
@@ -63,6 +64,8 @@ with workflow.unsafe.imports_passed_through():
         BeginRun,
         DeliveriesRecord,
         DeliverInput,
+        DigestItem,
+        DigestQueue,
         LoopLimits,
         NotifyInput,
         PreviousSchedule,
@@ -425,6 +428,19 @@ async def _deliver(skill: Skill, run: RunRecord, result: str, digest: str | None
     When every destination failed, the owner hears it through the notifier, once."""
     deliveries: list[Delivery] = []
     for index, destination in enumerate(skill.deliver_to):
+        if destination.digest_minutes:
+            # Gathered with what else goes there within its minutes, and sent as one (DeliveryDigest).
+            try:
+                await workflow.execute_activity_method(
+                    DigestActivities.queue_digest,
+                    DigestQueue(key=destination.key, label=destination.label, minutes=destination.digest_minutes,
+                                item=DigestItem(run_id=run.run_id, skill_id=skill.id, destination=index)),
+                    **NOTIFY, summary=f"digest for {destination.label}"[:200])
+                deliveries.append(Delivery(destination=destination.label, status="queued"))
+            except ActivityError as e:
+                deliveries.append(Delivery(destination=destination.label, status="failed",
+                                           error=activity_cause(e)[:300]))
+            continue
         try:
             await workflow.execute_activity_method(
                 RunActivities.deliver, DeliverInput(destination=destination, message=result, run_id=run.run_id,
@@ -444,7 +460,7 @@ async def _deliver(skill: Skill, run: RunRecord, result: str, digest: str | None
                              digest=digest if delivered else None), **STORE)
     except ActivityError as e:
         workflow.logger.warning("deliveries of run %s not recorded: %s", run.run_id, activity_cause(e))
-    if all(d.status == "failed" for d in deliveries):
+    if deliveries and all(d.status == "failed" for d in deliveries):
         reasons = "; ".join(f"{d.destination}: {d.error}" for d in deliveries)
         await _tell(skill.id, f"⚠️ {skill.name}: its result reached none of its destinations ({reasons}). "
                               f"The result: {result}", call_key(prefix, "undelivered", 1))

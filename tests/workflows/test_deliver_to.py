@@ -17,7 +17,9 @@ from temporalio.client import Client
 from client import SkillsClient
 from config.settings import Settings
 from skills.errors import SkillValidationError
-from skills.models import RunRecord
+from skills.messages import DigestItem, DigestStart
+from skills.models import Destination, RunRecord
+from skills.naming import DELIVERY_DIGEST, DIGEST_SIGNAL
 from tests.conftest import Engine, WorkerProcess, eventually, worker_process, write_mcp_config
 from tests.fakes.telegram_api import FakeBotApi
 from tests.starter.test_cli import address_of, options, run_skills
@@ -136,3 +138,41 @@ async def test_a_worker_killed_between_two_destinations_delivers_each_once(clien
 
 async def _with_deliveries(skills: SkillsClient) -> list[RunRecord]:
     return [r for r in await skills.runs("report") if r.deliveries]
+
+
+async def test_a_destinations_digest_sends_the_results_of_its_minutes_as_one_message(engine: Engine,
+                                                                                     client: Client) -> None:
+    digest = {"tool": "outbox_send_message", "chat_id": "morning", "digest_minutes": 0.1}
+    for name in ("weather", "inbox"):
+        await engine.skills.register(report(name=name, instructions=f"The {name}.", deliver_to=[digest]))
+    assert (await engine.skills.run("weather")).status == "success"
+    assert (await engine.skills.run("inbox")).status == "success"
+    for name in ("weather", "inbox"):
+        [record] = await engine.skills.runs(name)
+        assert [d.status for d in record.deliveries] in (["queued"], ["delivered"])
+    [sent] = await eventually(lambda: [m for m in engine.outbox() if m.get("chat_id") == "morning"], timeout=60)
+    assert sent["message"].startswith("📬 2 results:")
+    assert "• weather: " in sent["message"] and "• inbox: " in sent["message"]
+    for name in ("weather", "inbox"):  # each run says its result went, in the digest
+        await eventually(lambda name=name: _delivered(engine, name), timeout=30)
+    assert len([m for m in engine.outbox() if m.get("chat_id") == "morning"]) == 1  # once
+
+
+async def test_a_forged_digest_sends_nothing_its_owner_did_not_ask_for(engine: Engine, client: Client) -> None:
+    """DeliveryDigest carries references only: a namespace holder who starts one naming another skill's run and
+    a destination of their choosing gets nothing sent (the destination is read from the skill, and must match)."""
+    await engine.skills.register(report(name="private", deliver_to=[{"tool": "outbox_send_message", "chat_id": "me"}]))
+    run = await engine.skills.run("private")
+    skill = await engine.skills.get("private")
+    forged = Destination(tool="outbox_send_message", arguments={"chat_id": "attacker"}, digest_minutes=0.05)
+    handle = await client.start_workflow(
+        DELIVERY_DIGEST, DigestStart(key=forged.key, minutes=0.05), id="delivery-digest-forged",
+        task_queue=engine.settings.task_queue, start_signal=DIGEST_SIGNAL,
+        start_signal_args=[DigestItem(run_id=run.run_id, skill_id=skill.id, destination=0)])
+    assert await handle.result() == 1  # it ran, and sent nothing
+    assert [m.get("chat_id") for m in engine.outbox()] == ["me"]
+
+
+async def _delivered(engine: Engine, name: str) -> bool:
+    [record] = await engine.skills.runs(name)
+    return [d.status for d in record.deliveries] == ["delivered"]
