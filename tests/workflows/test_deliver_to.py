@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +22,7 @@ from skills.models import Destination, RunRecord
 from skills.naming import DELIVERY_DIGEST, DIGEST_SIGNAL
 from tests.conftest import Engine, WorkerProcess, eventually, worker_process, write_mcp_config
 from tests.fakes.telegram_api import FakeBotApi
+from tests.mcp_servers.http_fake import Answer, FakeApi, fake_api
 from tests.starter.test_cli import address_of, options, run_skills
 
 OWNER = "42"
@@ -29,14 +30,24 @@ ROOT = str(Path(__file__).resolve().parents[2])
 
 
 @pytest.fixture
-def telegram() -> AsyncIterator[FakeBotApi]:
+def telegram() -> Iterator[FakeBotApi]:
     with FakeBotApi() as api:
         yield api
 
 
 @pytest.fixture
-async def engine(client: Client, settings: Settings, tmp_path: Path, telegram: FakeBotApi) -> AsyncIterator[Engine]:
+def slack() -> Iterator[FakeApi]:
+    with fake_api(lambda _request: Answer(200, "ok")) as api:  # what Slack answers a good post
+        yield api
+
+
+@pytest.fixture
+async def engine(client: Client, settings: Settings, tmp_path: Path, telegram: FakeBotApi,
+                 slack: FakeApi) -> AsyncIterator[Engine]:
     config = write_mcp_config(tmp_path / "mcp.json", {
+        "webhook": {"command": sys.executable, "args": ["-m", "mcp_servers.webhook"], "cwd": ROOT,
+                    "env": {"WEBHOOK_URL": slack.url + "/services/T0001/B0002/secret",
+                            "SKILLS_DATA_DIR": str(tmp_path / "webhook-data")}},
         "telegram": {"command": sys.executable, "args": ["-m", "mcp_servers.telegram"],
                      "cwd": ROOT,
                      "env": {"TELEGRAM_BOT_TOKEN": telegram.token, "TELEGRAM_API_BASE": telegram.url,
@@ -56,22 +67,25 @@ def report(**fields: object) -> dict[str, object]:
 
 
 async def test_the_result_goes_to_each_destination_once_and_each_outcome_is_on_the_run(
-        engine: Engine, telegram: FakeBotApi) -> None:
+        engine: Engine, telegram: FakeBotApi, slack: FakeApi) -> None:
     await engine.skills.register(report(deliver_to=[
         {"tool": "outbox_send_message", "chat_id": "family"},
         {"tool": "telegram_send_message", "chat_id": OWNER},
+        "webhook_send_message",
     ]))
     run = await engine.skills.run("report")
     assert run.status == "success"
     [record] = await engine.skills.runs("report")
     assert [(d.destination, d.status) for d in record.deliveries] == [
-        ("outbox_send_message chat_id=family", "delivered"), (f"telegram_send_message chat_id={OWNER}", "delivered")]
+        ("outbox_send_message chat_id=family", "delivered"), (f"telegram_send_message chat_id={OWNER}", "delivered"),
+        ("webhook_send_message", "delivered")]
     [sent] = engine.outbox()
     assert sent["chat_id"] == "family" and sent["message"].startswith("✅ report")  # not the default chat
     assert [text for text in telegram.replies(OWNER) if text.startswith("✅ report")] == [sent["message"]]
+    assert [r.body for r in slack.requests] == [{"text": sent["message"]}]
 
     shown = await asyncio.to_thread(run_skills, "runs", "report", *options(engine))
-    assert "success, delivered 2/2" in shown.stdout, shown.stdout
+    assert "success, delivered 3/3" in shown.stdout, shown.stdout
     got = await asyncio.to_thread(run_skills, "get", "report", *options(engine))
     assert f"telegram_send_message chat_id={OWNER}: delivered" in got.stdout, got.stdout
 
