@@ -47,12 +47,13 @@ def collisions(spec: SkillSpec, others: Iterable[Skill], now: datetime) -> list[
     closely repeats, most reasons first."""
     found: list[Collision] = []
     mine = _fires(spec, now, anchor=now)
+    fires: dict[str, set[datetime]] = {}  # by trigger: the skills a registration repeats mostly share theirs
     for other in others:
         if other.agent_id != spec.agent_id:
             continue
         reasons: list[str] = []
         same_work = _same_work(spec, other)
-        if same_work and mine and mine & _fires(other, now, anchor=other.created_at):
+        if same_work and mine and mine & _cached(fires, other, now):
             reasons += [same_work, "fire times that meet"]
         elif same_work and not mine and not other.is_scheduled:
             reasons.append(same_work)  # two on-demand skills doing one thing
@@ -81,6 +82,18 @@ def _same_work(spec: SkillSpec, other: SkillSpec) -> str | None:
     if not spec.execution_plan and not other.execution_plan and spec.required_tools:
         return "the same tools" if set(spec.required_tools) == set(other.required_tools) else None
     return None
+
+
+def _cached(cache: dict[str, set[datetime]], skill: Skill, now: datetime) -> set[datetime]:
+    """``_fires`` of ``skill``, once per distinct trigger (an interval's fires depend on when it began)."""
+    trigger = skill.trigger_config
+    key = trigger.model_dump_json() if trigger is not None else ""
+    if trigger is not None and trigger.interval_minutes is not None:
+        key += skill.created_at.isoformat()
+    key += f"|{skill.enabled}|{skill.is_scheduled}"
+    if key not in cache:
+        cache[key] = _fires(skill, now, anchor=skill.created_at)
+    return cache[key]
 
 
 def _fires(spec: SkillSpec, now: datetime, anchor: datetime) -> set[datetime]:
