@@ -33,7 +33,7 @@ from config.secrets import redact
 from config.settings import LLM_SETTINGS, OPENAI_API_URL, Settings
 from skills.agent import ChatMessage, ToolCallMessage, for_the_model, opening_messages, tool_result_text
 from skills.catalog import ToolInfo, ToolResult, ToolsetGrant, granted
-from skills.context import DEFAULT_CONTEXT, context_from_model_entry, fit_request
+from skills.context import DEFAULT_CONTEXT, OPENAI_CONTEXT, context_from_model_entry, fit_request
 from skills.errors import (
     ConversationError,
     LlmModelNotFoundError,
@@ -186,6 +186,8 @@ class AgentActivities:
         self.endpoint = settings.llm_base_url or OPENAI_API_URL
         self._client = client
         self._contexts: dict[str, int] = {}
+        self._unstreamed = False
+        """The endpoint refused ``stream: true``: its answers are asked for whole."""
 
     @property
     def client(self) -> openai.AsyncOpenAI:
@@ -293,20 +295,35 @@ class AgentActivities:
         """One chat completion, streamed where the endpoint can (``SKILLS_LLM_STREAM``): the HTTP client's
         timeout is then how long the endpoint may stay silent, and the activity heartbeats with what
         has come, so a slow model that is answering is not taken for a dead one."""
+        import openai
+
         arguments: dict[str, Any] = {"model": request.model, "messages": [m.to_openai() for m in messages],
                                      **({"tools": tools} if tools else {})}
-        if not self.settings.llm_stream:
-            async with heartbeating(f"turn {request.step}", "waiting for the answer"):
-                completion = await self.client.chat.completions.create(**arguments)
-            choice = completion.choices[0].message
-            usage = completion.usage
-            return ChatMessage(
-                role="assistant", content=choice.content,
-                tool_calls=[ToolCallMessage(id=c.id, name=c.function.name, arguments=c.function.arguments or "")
-                            for c in choice.tool_calls or [] if getattr(c, "function", None) is not None],
-                prompt_tokens=usage.prompt_tokens if usage else 0,
-                completion_tokens=usage.completion_tokens if usage else 0,
-            )
+        if self.settings.llm_stream and not self._unstreamed:
+            try:
+                return await self._streamed(request, arguments)
+            except openai.BadRequestError as e:
+                if "stream" not in str(e).lower():
+                    raise
+                # An endpoint that cannot stream says so in a 400: ask it whole, now and from now on.
+                activity.logger.warning("the LLM endpoint %s refused to stream (%s): asking for whole answers; "
+                                        "SKILLS_LLM_STREAM=false says so from the start", self.endpoint,
+                                        _sentence(_error_detail(e)))
+                self._unstreamed = True
+        async with heartbeating(f"turn {request.step}", "waiting for the answer"):
+            completion = await self.client.chat.completions.create(**arguments)
+        choice = completion.choices[0].message
+        usage = completion.usage
+        return ChatMessage(
+            role="assistant", content=choice.content,
+            tool_calls=[ToolCallMessage(id=c.id, name=c.function.name, arguments=c.function.arguments or "")
+                        for c in choice.tool_calls or [] if getattr(c, "function", None) is not None],
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+        )
+
+    async def _streamed(self, request: LlmTurn, arguments: dict[str, Any]) -> ChatMessage:
+        """The answer streamed: the HTTP client's timeout is between two chunks, the heartbeat says how much came."""
         answer = StreamedAnswer()
         async with heartbeating(f"turn {request.step}", answer.progress):
             stream = await self.client.chat.completions.create(
@@ -328,7 +345,8 @@ class AgentActivities:
                 found = context_from_model_entry(entry.model_dump()) if entry is not None else None
             except Exception as e:  # noqa: BLE001 - any failure to say leaves the default
                 activity.logger.info("the LLM endpoint's model list does not say the context of %s: %s", model, e)
-            self._contexts[model] = found or DEFAULT_CONTEXT
+            # The OpenAI API states no context in its model list; its models hold 128k and more.
+            self._contexts[model] = found or (OPENAI_CONTEXT if self.endpoint == OPENAI_API_URL else DEFAULT_CONTEXT)
         return self._contexts[model]
 
     async def _catalog(self, request: LlmTurn) -> list[ToolInfo]:

@@ -221,7 +221,7 @@ class Settings(BaseSettings):
 
     llm_context: int | None = Field(default=None, ge=512)
     """Tokens of the model's context window. Unset: what the endpoint's model list says of the model
-    (``context_length``, ``max_model_len``, ``n_ctx``), else 8,192. A request that would not
+    (``context_length``, ``max_model_len``, ``n_ctx``), else 8,192 (128,000 for the OpenAI API). A request that would not
     leave room for the answer is shortened first, and the chat says what it left out (``skills.context``)."""
 
     run_token_cap: int = 50_000

@@ -29,6 +29,8 @@ from skills.tokens import request_tokens
 
 DEFAULT_CONTEXT = 8_192
 """The context assumed when neither ``SKILLS_LLM_CONTEXT`` nor the endpoint's model list says."""
+OPENAI_CONTEXT = 128_000
+"""The same for the OpenAI API itself (no ``SKILLS_LLM_BASE_URL``), whose models hold 128k tokens or more."""
 
 _BLOCK = re.compile(r"\n*(<skill_instructions name=\"([^\"]*)\">.*?</skill_instructions>|"
                     r"<available_skills>.*?</available_skills>|\[\d+ more skills not listed[^\]]*\])", re.S)

@@ -133,3 +133,20 @@ async def test_a_chat_says_what_it_waits_for(patient: Engine, llm: ScriptedLLM,
     assert any(line.startswith("waiting for the model, ") and "waiting for the first token" in line
                for line in told), told
     assert any("characters received" in line for line in told), told
+
+
+async def test_an_endpoint_that_refuses_to_stream_is_asked_whole(client: Client, settings: Settings) -> None:
+    """SKILLS_LLM_STREAM left on, an endpoint that answers `stream: true` with a 400: the turn is asked
+    again whole, and the worker asks that endpoint whole from then on."""
+    with ScriptedLLM(streaming=False) as llm:
+        engine = await Engine(settings.model_copy(update={
+            "llm_base_url": llm.base_url, "llm_api_key": "sk-test", "llm_model": "default"}), client).start()
+        try:
+            llm.script("whole", [say("First."), say("Second.")])
+            await engine.skills.register(briefing("whole"))
+            assert (await engine.skills.run("whole")).summary == "First."
+            assert (await engine.skills.run("whole")).summary == "Second."
+            asked = [bool(r.body.get("stream")) for r in llm.requests_for("whole")]
+            assert asked == [True, False, False]  # refused once, then whole
+        finally:
+            await engine.stop()
