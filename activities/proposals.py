@@ -41,8 +41,9 @@ from skills.display import shown, shown_lines
 from skills.errors import SkillNotFoundError, SkillValidationError
 from skills.events import check_event
 from skills.messages import Prepared, RegisterInput, SkillFilter, SkillRef, zone_time
-from skills.models import NO_LLM, Skill
+from skills.models import NO_LLM, Skill, SkillSpec
 from skills.naming import CHAT_CONVERSATION
+from skills.outlook import outlook
 from skills.proposals import (
     ChangeOutcome,
     ChangeVerdict,
@@ -129,8 +130,17 @@ class Proposals:
         if normalized.disabled_reason == NO_LLM:
             data["enabled"] = True  # disabled for want of an LLM by the registration itself, as it would have been
         lines = [f"Create skill '{spec.name}':", *describe_spec(spec, next_fires(spec, now), zone_time),
-                 *(f"note: {note}" for note in normalized.notes)]
+                 *self._outlook(spec, now), *(f"note: {note}" for note in normalized.notes)]
         return None, spec.name, {"data": data}, shown_lines(lines)
+
+    def _outlook(self, spec: SkillSpec, now: datetime) -> list[str]:
+        """The next 30 days of the skill as it would be stored (skills.outlook): runs, messages, tokens
+        estimated from recorded runs on its model (a new skill has none of its own)."""
+        model = spec.model or self.settings.llm_model
+        similar = [r.prompt_tokens + r.completion_tokens for r in self.store.list_runs(None, limit=200)
+                   if r.tier == "agent" and r.status == "success" and r.model == model]
+        return outlook(spec, now, anchor=now, notifier_tool=self.settings.notifier_tool,
+                       similar_tokens=similar).lines()
 
     def _update(self, fields: dict[str, Any], now: datetime) -> tuple[int, str, dict[str, Any], str] | None:
         ref, agent_id, patch = _update_request(fields)

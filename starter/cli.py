@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from skills.approvals import Approval
     from skills.messages import ChatReply
     from skills.models import Delivery, RunRecord, Skill
+    from skills.outlook import Outlook
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -218,15 +219,17 @@ def get(ref: str, agent: str | None) -> int:
         next_fire = await skills.next_fire(skill)
         skipped = _skipped_days(skill)
         waiting = await skills.approvals(skill=skill.id)
+        recent = await skills.runs(skill.id, limit=20)
         # Where the last result went, destination by destination (deliver_to).
-        delivered = next((r.deliveries for r in await skills.runs(skill.id, limit=5) if r.deliveries), []) \
-            if skill.deliver_to else []
+        delivered = next((r.deliveries for r in recent if r.deliveries), [])
+        ahead = await _outlook(skills, skill, recent)
         data = {**skill.model_dump(mode="json", by_alias=True), "tier": skill.tier,
                 "next_fire": next_fire.isoformat() if next_fire else None,
                 "skipped_days": [{"date": day.isoformat(), "why": why} for day, why in skipped],
                 "waiting_for_approval": [a.model_dump(mode="json") for a in waiting],
-                "last_deliveries": [d.model_dump(mode="json") for d in delivered]}
-        answer(data, lambda: _describe(skill, next_fire, skipped, waiting, delivered))
+                "last_deliveries": [d.model_dump(mode="json") for d in delivered],
+                "next_30_days": ahead.model_dump(mode="json")}
+        answer(data, lambda: _describe(skill, next_fire, skipped, waiting, delivered, ahead))
 
     return with_client(work)
 
@@ -627,12 +630,33 @@ def _skips(skill: Skill, skipped: list[tuple[Any, str]]) -> list[tuple[str, Any]
     return [("skips", " and ".join(rules)), ("skipped next", days or "-")]
 
 
+async def _outlook(skills: SkillsClient, skill: Skill, recent: list[RunRecord]) -> Outlook:
+    """The skill's next 30 days (skills.outlook), its tokens from its own recorded runs, else from other
+    skills' runs on its model."""
+    from config.settings import Settings
+    from skills.outlook import outlook
+
+    def tokens(runs: list[RunRecord]) -> list[int]:
+        return [r.prompt_tokens + r.completion_tokens for r in runs if r.tier == "agent" and r.status == "success"]
+
+    settings = Settings()
+    own = tokens(recent)
+    similar: list[int] = []
+    if not own and not skill.execution_plan:
+        model = skill.model or settings.llm_model
+        similar = tokens([r for r in await skills.runs(limit=200) if r.model == model])
+    return outlook(skill, datetime.now(UTC), anchor=skill.created_at, done=skill.scheduled_runs,
+                   notifier_tool=settings.notifier_tool, own_tokens=own, similar_tokens=similar)
+
+
 def _describe(skill: Skill, next_fire: datetime | None, skipped: list[tuple[Any, str]] | None = None,
-              waiting: list[Approval] | None = None, delivered: list[Delivery] | None = None) -> None:
+              waiting: list[Approval] | None = None, delivered: list[Delivery] | None = None,
+              ahead: Outlook | None = None) -> None:
     rows: list[tuple[str, Any]] = [
         ("id", skill.id), ("agent", skill.agent_id), ("name", skill.name), ("description", skill.description),
         ("tier", skill.tier), ("state", _state(skill)), ("trigger", _trigger(skill)),
-        ("schedule", skill.schedule_id or "-"), ("next fire", when(next_fire)), *_skips(skill, skipped or []),
+        ("schedule", skill.schedule_id or "-"), ("next fire", when(next_fire)),
+        *[("next 30 days", line.removeprefix("next 30 days: ")) for line in (ahead.lines() if ahead else [])], *_skips(skill, skipped or []),
         ("required tools", ", ".join(skill.required_tools) or "-"), ("max steps", skill.max_steps),
         *_shape(skill), ("notify", _notify(skill)), ("deliver", DELIVER_TEXT[skill.deliver]),
         ("deliver to", "; ".join(d.label for d in skill.deliver_to) or "the notifier"),

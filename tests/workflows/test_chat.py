@@ -43,6 +43,8 @@ async def test_remind_me_in_5_minutes_becomes_a_one_shot(assistant: Engine, llm:
     # Proposed, not made (docs/chat-confirmation.md): the user's plain yes makes it.
     [proposal] = reply.proposals
     assert reply.changes == [] and "tier: Direct" in proposal.summary and "once at " in proposal.summary
+    # What it will do in the next 30 days, before the yes: one run, its one message.
+    assert "next 30 days: 1 run; 1 message (1 each: 1 from the plan)" in proposal.summary
     reply = await assistant.skills.chat("yes", session_id="water")
     [change] = reply.changes
     assert (change["action"], change["name"], change["tier"]) == ("created", "drink water", "direct")

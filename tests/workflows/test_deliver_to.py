@@ -88,6 +88,7 @@ async def test_the_result_goes_to_each_destination_once_and_each_outcome_is_on_t
     assert "success, delivered 3/3" in shown.stdout, shown.stdout
     got = await asyncio.to_thread(run_skills, "get", "report", *options(engine))
     assert f"telegram_send_message chat_id={OWNER}: delivered" in got.stdout, got.stdout
+    assert "next 30 days    0 runs" in got.stdout  # on demand only
 
 
 async def test_a_failing_destination_is_retried_then_failed_and_the_owner_hears_it_once(
