@@ -9,6 +9,7 @@ forgets nothing.
 from __future__ import annotations
 
 import asyncio
+import statistics
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -34,6 +35,9 @@ from skills.notify import settle
 from skills.triggers import trigger_next_times
 
 LATE = timedelta(seconds=15)
+MONTH = timedelta(days=30)
+OVER_CAP = "budget (max_tokens_per_month)"
+"""How a skip for a skill's monthly token cap begins."""
 """A scheduled fire that starts this late is a catch-up after an outage (normal lag is ~1 s)."""
 
 
@@ -72,8 +76,9 @@ class RunActivities:
         for gap in gaps:
             self.metrics.run_recorded(gap)
         self.metrics.fire_lag(stored, "start")
+        skip = self._skip(skill, run)
         return RunStart(skill=skill.without_instructions(), run=stored,
-                        skip=self._skip(skill, run),
+                        skip=skip, skip_notice=self._cap_notice(skill, skip, run),
                         tool_timeout_seconds=self.settings.tool_call_timeout.total_seconds(),
                         script_timeout_seconds=self.settings.script_timeout.total_seconds(),
                         notify_interval_seconds=self.settings.notify_interval.total_seconds(),
@@ -177,9 +182,29 @@ class RunActivities:
             if used >= self.settings.daily_tokens:
                 return (f"budget: all skills used {used:,} tokens in 24 hours; the daily budget is "
                         f"{self.settings.daily_tokens:,}")
+            cap = skill.max_tokens_per_month
+            if cap:
+                used = self.store.tokens_since(run.started_at - MONTH, skill.id)
+                recent = self.store.recent_run_tokens(skill.id)
+                typical = int(statistics.median(recent)) if recent else 0
+                if used + typical > cap:  # this run would pass the cap: not started
+                    return (f"{OVER_CAP}: the skill used {used:,} tokens in 30 days and a run takes about "
+                            f"{typical:,}; its max_tokens_per_month is {cap:,}")
         # The start, not the scheduled time: backoff asks whether it is too soon to try again now
         # (and a schedule's times are whole seconds).
         return skill.failures.skip_reason(self.settings.backoff, run.started_at)
+
+    def _cap_notice(self, skill: Skill, skip: str | None, run: RunRecord) -> str | None:
+        """A skill past its max_tokens_per_month: told once in 30 days (its first skip), not at every fire."""
+        if skip is None or not skip.startswith(OVER_CAP):
+            return None
+        key = f"monthly-cap-told:{skill.id}"
+        told = self.store.get_state(key)
+        if told is not None and datetime.fromisoformat(told["at"]) > run.started_at - MONTH:
+            return None
+        self.store.set_state(key, {"at": run.started_at.isoformat()}, run.started_at)
+        return (f"⛔ {skill.name}: its fires are skipped, {skip.removeprefix(OVER_CAP + ': ')}. They run again when its "
+                f"last 30 days' tokens leave room, or raise max_tokens_per_month (`skills update {skill.id}`).")
 
     def _gaps(self, skill: Skill, run: RunRecord) -> list[RunRecord]:
         trigger, scheduled = skill.trigger_config, run.scheduled_at

@@ -39,6 +39,7 @@ from skills.limits import (
     MAX_DESTINATIONS,
     MAX_RUNS,
     MAX_STEPS,
+    MAX_TOKENS_PER_MONTH,
     NOTIFY_INTERVAL_MINUTES,
     REMIND_AFTER_MINUTES,
     TIMEOUT_MINUTES,
@@ -223,6 +224,9 @@ SKILL_PROPERTIES: dict[str, Any] = {
                                   "with their fixed arguments, e.g. [{\"tool\": \"telegram_send_message\", "
                                   "\"chat_id\": \"42\"}] (the result is their message); a destination's digest_minutes "
                                   "gathers what is sent there within those minutes into one message."},
+    "max_tokens_per_month": {**MAX_TOKENS_PER_MONTH.schema(),
+                             "description": "Agent tier: the skill's tokens in any 30 days; a fire that would pass it "
+                                            "is skipped, and the user told once."},
     "remind_after_minutes": {**REMIND_AFTER_MINUTES.schema(),
                              "description": "While the same failure repeats, tell it again after this many minutes "
                                             "(0, the default: once when it starts, once when it ends)."},

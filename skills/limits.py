@@ -145,6 +145,9 @@ JITTER_SECONDS = Bound(
     "each fire is delayed by a random time up to this, so skills that share a minute do not all start in it; "
     "an hour at most, beyond which the fire no longer keeps its hour")
 
+MAX_TOKENS_PER_MONTH = Bound(
+    "max_tokens_per_month", 1, 1_000_000_000,
+    "an Agent-tier skill's tokens in 30 days; a billion is far past any monthly bill worth a cap")
 APPROVAL_TIMEOUT_MINUTES = Bound(
     "approval_timeout_minutes", 1, 7 * 24 * 60,
     "how long a call waits for the owner's answer: a run may not outlive a week (skills.deadline), waits included")
@@ -157,7 +160,7 @@ MAX_RECALL_CHARS = 3000
 pre-flight check's result given to an Agent-tier run: a run's stored summary is up to 2,000 already; past
 this it is cut and says so."""
 
-BOUNDS = (MAX_STEPS, NOTIFY_INTERVAL_MINUTES, REMIND_AFTER_MINUTES, INTERVAL_MINUTES, IN_MINUTES, IN_HOURS, PRIORITY,
+BOUNDS = (MAX_STEPS, NOTIFY_INTERVAL_MINUTES, REMIND_AFTER_MINUTES, MAX_TOKENS_PER_MONTH, INTERVAL_MINUTES, IN_MINUTES, IN_HOURS, PRIORITY,
           TOOLSET_TIMEOUT_SECONDS, TIMEOUT_MINUTES, MAX_RUNS, JITTER_SECONDS, APPROVAL_TIMEOUT_MINUTES)
 """Every numeric field a user gives, in the order docs/skills.md lists them."""
 

@@ -239,6 +239,8 @@ class RunStart(BaseModel):
     run: RunRecord | None
     skip: str | None = None
     """Why this fire must not run the skill (disabled, backoff), decided from the stored state."""
+    skip_notice: str | None = None
+    """What the owner is told of the skip, once (a skill past its ``max_tokens_per_month``); None: nothing."""
     refused: str | None = None
     """Why this fire fails at once, recorded as an error (an ``UntrustedSkillError``: its executable parts,
     or a dependency's, are not trusted by the owner); nothing of the skill ran."""

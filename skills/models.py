@@ -169,6 +169,9 @@ class SkillSpec(BaseModel):
     """``on_change``: a result equal to the last delivered one (by its digest) is recorded, not delivered."""
     deliver_to: list[Destination] = Field(default_factory=list)
     """Where a successful run's result goes, each a durable step of its own (empty: the notifier, as ever)."""
+    max_tokens_per_month: int | None = None
+    """An Agent-tier skill's tokens in any 30 days: a fire that would pass it (what it used, plus the median of
+    its recent runs) is skipped, and the owner told once."""
     remind_after_minutes: int = 0
     """While an incident stays open (the same failure again and again), tell it again once this many minutes
     have passed since it was last told (0: only when it opens, and when it ends; ``skills.incidents``)."""

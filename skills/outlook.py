@@ -108,5 +108,7 @@ def outlook(spec: SkillSpec, now: datetime, *, anchor: datetime, done: int = 0, 
     view = Outlook(runs=runs, more=more, messages=runs * each, messages_how=how)
     if not spec.execution_plan:  # the Agent tier
         tokens, tokens_how = tokens_ahead(runs, own_tokens or [], similar_tokens or [], spec.model)
+        if tokens is not None and spec.max_tokens_per_month and tokens > spec.max_tokens_per_month:
+            tokens_how += f"; over its max_tokens_per_month of {spec.max_tokens_per_month:,}: fires will be skipped"
         view = view.model_copy(update={"tokens": tokens, "tokens_how": tokens_how})
     return view

@@ -219,6 +219,8 @@ class SkillRun:
     async def _execute(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput) -> RunRecord:
         self._key_prefix = _key_prefix(run, request)
         if start.skip:
+            if start.skip_notice:  # told once (begin_run decides), not as the skill's notice: no throttle moved
+                await _tell(None, start.skip_notice, call_key(self._key_prefix, "skip-notice", 1))
             return _skipped(run, start.skip)
         if start.refused:
             return run.model_copy(update={"status": "error", "summary": start.refused})

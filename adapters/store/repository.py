@@ -452,10 +452,22 @@ class Store:
             return Usage(run=run.prompt_tokens + run.completion_tokens, skill_day=session.exec(skill_day).one(),
                          day=session.exec(day).one(), recent=list(session.exec(recent)))
 
-    def tokens_since(self, since: datetime) -> int:
+    def tokens_since(self, since: datetime, skill_id: int | None = None) -> int:
+        """Tokens of the runs started since ``since``: all skills', or one's."""
         with self.session() as session:
             query = select(func.coalesce(func.sum(RunRow.prompt_tokens + RunRow.completion_tokens), 0))
-            return session.exec(query.where(RunRow.started_at >= since)).one()  # type: ignore[operator]
+            query = query.where(RunRow.started_at >= since)  # type: ignore[operator]
+            if skill_id is not None:
+                query = query.where(RunRow.skill_id == skill_id)
+            return session.exec(query).one()
+
+    def recent_run_tokens(self, skill_id: int, limit: int = 10) -> list[int]:
+        """The tokens of a skill's latest Agent-tier runs that used any, newest first."""
+        tokens = RunRow.prompt_tokens + RunRow.completion_tokens
+        with self.session() as session:
+            return list(session.exec(select(tokens).where(RunRow.skill_id == skill_id, RunRow.tier == "agent",
+                                                          tokens > 0)
+                                     .order_by(RunRow.started_at.desc()).limit(limit)))  # type: ignore[union-attr]
 
     # --- conversations --------------------------------------------------------------------
 

@@ -75,6 +75,8 @@ class SkillRow(SQLModel, table=True):
     deliver_to: list[dict[str, Any]] = Field(default_factory=list,
                                              sa_column=Column(JSON, nullable=False, server_default="[]"))
     """Where a result goes: ``[{tool, arguments}]`` (skills.models.Destination; migration 0014)."""
+    max_tokens_per_month: int | None = None
+    """An Agent-tier skill's token cap in 30 days (migration 0017)."""
     remind_after_minutes: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default="0"))
     """Minutes between reminders of an open incident; 0: none (migration 0013)."""
     deliver: str = "always"
