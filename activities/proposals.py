@@ -140,7 +140,7 @@ class Proposals:
         similar = [r.prompt_tokens + r.completion_tokens for r in self.store.list_runs(None, limit=200)
                    if r.tier == "agent" and r.status == "success" and r.model == model]
         return outlook(spec, now, anchor=now, notifier_tool=self.settings.notifier_tool,
-                       similar_tokens=similar).lines()
+                       similar_tokens=similar, price=self.settings.llm_price).lines()
 
     def _update(self, fields: dict[str, Any], now: datetime) -> tuple[int, str, dict[str, Any], str] | None:
         ref, agent_id, patch = _update_request(fields)

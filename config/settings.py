@@ -219,6 +219,10 @@ class Settings(BaseSettings):
     """Stream the LLM's answers (``stream: true``): a slow model that is answering is told from a stuck
     one. False for an endpoint that cannot stream; ``SKILLS_LLM_TIMEOUT`` then bounds the whole answer."""
 
+    llm_price: float | None = Field(default=None, ge=0)
+    """What a million tokens cost at the endpoint (prompt and completion alike, in the owner's currency):
+    with it, the next 30 days' estimate of an Agent-tier skill says its cost too. Unset: tokens only."""
+
     llm_context: int | None = Field(default=None, ge=512)
     """Tokens of the model's context window. Unset: what the endpoint's model list says of the model
     (``context_length``, ``max_model_len``, ``n_ctx``), else 8,192 (128,000 for the OpenAI API). A request that would not

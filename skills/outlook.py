@@ -35,6 +35,8 @@ class Outlook(BaseModel):
     """How a run's messages were counted: "1 each (the notifier)", "at least 1 each (Agent tier)"..."""
     tokens: int | None = None
     tokens_how: str = ""
+    cost: float | None = None
+    """``tokens`` at ``SKILLS_LLM_PRICE`` (a million tokens' cost), when it is set."""
 
     def lines(self) -> list[str]:
         runs = f"{self.runs:,}{'+' if self.more else ''} run{'s' * (self.runs != 1)}"
@@ -42,7 +44,8 @@ class Outlook(BaseModel):
         parts = [f"next {HORIZON_DAYS} days: {runs}",
                  f"{least}{self.messages:,} message{'s' * (self.messages != 1)} ({self.messages_how})"]
         if self.tokens_how:
-            parts.append(f"{self.tokens:,} tokens ({self.tokens_how})" if self.tokens is not None
+            cost = f", about {self.cost:,.2f} at SKILLS_LLM_PRICE" if self.cost is not None else ""
+            parts.append(f"{self.tokens:,} tokens{cost} ({self.tokens_how})" if self.tokens is not None
                          else f"tokens: {self.tokens_how}")
         return ["; ".join(parts)]
 
@@ -102,7 +105,9 @@ def tokens_ahead(runs: int, own: list[int], similar: list[int], model: str | Non
 
 
 def outlook(spec: SkillSpec, now: datetime, *, anchor: datetime, done: int = 0, notifier_tool: str,
-            own_tokens: list[int] | None = None, similar_tokens: list[int] | None = None) -> Outlook:
+            own_tokens: list[int] | None = None, similar_tokens: list[int] | None = None,
+            price: float | None = None) -> Outlook:
+    """``price``: what a million tokens cost (``SKILLS_LLM_PRICE``), for the cost beside the tokens."""
     runs, more = runs_ahead(spec, now, anchor=anchor, done=done)
     each, how = messages_per_run(spec, notifier_tool)
     view = Outlook(runs=runs, more=more, messages=runs * each, messages_how=how)
@@ -110,5 +115,6 @@ def outlook(spec: SkillSpec, now: datetime, *, anchor: datetime, done: int = 0, 
         tokens, tokens_how = tokens_ahead(runs, own_tokens or [], similar_tokens or [], spec.model)
         if tokens is not None and spec.max_tokens_per_month and tokens > spec.max_tokens_per_month:
             tokens_how += f"; over its max_tokens_per_month of {spec.max_tokens_per_month:,}: fires will be skipped"
-        view = view.model_copy(update={"tokens": tokens, "tokens_how": tokens_how})
+        cost = tokens * price / 1_000_000 if tokens is not None and price is not None else None
+        view = view.model_copy(update={"tokens": tokens, "tokens_how": tokens_how, "cost": cost})
     return view

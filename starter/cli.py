@@ -646,7 +646,8 @@ async def _outlook(skills: SkillsClient, skill: Skill, recent: list[RunRecord]) 
         model = skill.model or settings.llm_model
         similar = tokens([r for r in await skills.runs(limit=200) if r.model == model])
     return outlook(skill, datetime.now(UTC), anchor=skill.created_at, done=skill.scheduled_runs,
-                   notifier_tool=settings.notifier_tool, own_tokens=own, similar_tokens=similar)
+                   notifier_tool=settings.notifier_tool, own_tokens=own, similar_tokens=similar,
+                   price=settings.llm_price)
 
 
 def _describe(skill: Skill, next_fire: datetime | None, skipped: list[tuple[Any, str]] | None = None,

@@ -54,6 +54,11 @@ def test_tokens_are_a_median_of_comparable_runs_or_no_history() -> None:
     view = outlook(agent, NOW, anchor=NOW, notifier_tool=NOTIFIER)
     assert view.lines() == ["next 30 days: 30 runs; at least 30 messages (at least 1 each: its result to the "
                             "notifier, and what the model sends); tokens: no history to estimate from"]
+    priced = outlook(agent, NOW, anchor=NOW, notifier_tool=NOTIFIER, own_tokens=[2_000], price=0.6)
+    assert "60,000 tokens, about 0.04 at SKILLS_LLM_PRICE (2,000 a run" in priced.lines()[0]
+    capped = outlook(agent.model_copy(update={"max_tokens_per_month": 50_000}), NOW, anchor=NOW,
+                     notifier_tool=NOTIFIER, own_tokens=[2_000])
+    assert capped.lines()[0].endswith("over its max_tokens_per_month of 50,000: fires will be skipped)")
     direct = outlook(spec(), NOW, anchor=NOW, notifier_tool=NOTIFIER)
     assert direct.tokens is None and direct.lines() == [
         "next 30 days: 720 runs; 720 messages (1 each: its result to the notifier)"]
