@@ -34,7 +34,7 @@ from typing import Annotated, BinaryIO
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from mcp_servers import run_server
@@ -167,7 +167,9 @@ server = MCPServer(
         "Send a message to the user by storing it in the outbox. "
         "Returns a short confirmation with the message id. "
         "Omit chat_id to reach the default conversation."
-    )
+    ),
+    annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                                open_world_hint=False),
 )
 async def send_message(
     message: Annotated[str, Field(description="The text to deliver.")],
@@ -208,7 +210,8 @@ def _sent(stored: StoredMessage) -> CallToolResult:
 @server.tool(
     description=(
         "List the newest messages in the outbox, newest first. Filter by chat_id to see one conversation."
-    )
+    ),
+    annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
 )
 def list_messages(
     limit: Annotated[int, Field(description=f"How many messages to return (1 to {MAX_LIST_LIMIT}).")] = 20,

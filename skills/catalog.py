@@ -18,6 +18,21 @@ from skills.mcpservers import ToolsetServer
 from skills.recall import RecallRef
 
 
+class ToolHints(BaseModel):
+    """What a server says of its tool (MCP's tool annotations): hints, not guarantees; None: not said."""
+
+    read_only: bool | None = None
+    destructive: bool | None = None
+    idempotent: bool | None = None
+    open_world: bool | None = None
+
+    def words(self) -> list[str]:
+        """The hints as ``skills catalog`` shows them: ``read-only``, ``destructive``, ... (what was said)."""
+        said = [("read-only", self.read_only), ("destructive", self.destructive and not self.read_only),
+                ("idempotent", self.idempotent), ("open world", self.open_world)]
+        return [word for word, value in said if value]
+
+
 class ToolInfo(BaseModel):
     """One tool as the engine names it."""
 
@@ -28,6 +43,8 @@ class ToolInfo(BaseModel):
     """The name the server itself uses."""
     description: str = ""
     input_schema: dict[str, Any] = Field(default_factory=dict)
+    hints: ToolHints = Field(default_factory=ToolHints)
+    """The server's annotations of the tool (``readOnlyHint``, ``destructiveHint``, ...)."""
 
 
 ServerStatus = Literal["connecting", "connected", "failed", "closed"]
@@ -71,6 +88,8 @@ class CatalogEntry(BaseModel):
     name: str
     description: str
     """First sentence of the tool's description."""
+    hints: list[str] = Field(default_factory=list)
+    """What its server says of it: ``read-only``, ``destructive``, ``idempotent``, ``open world``."""
 
 
 class SkillToolset(BaseModel):

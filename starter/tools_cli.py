@@ -102,7 +102,8 @@ def print_catalog(found: ToolCatalog, trust: dict[str, str] | None = None) -> No
         tools.add_column(min_width=name_width, no_wrap=True)
         tools.add_column()
         for entry in found.catalog.get(name, []):
-            tools.add_row(Text(entry.name), Text(entry.description))
+            hints = f"  [{', '.join(entry.hints)}]" if entry.hints else ""
+            tools.add_row(Text(entry.name), Text(entry.description + hints))
         if tools.row_count:
             show(Padding(tools, (0, 0, 0, 2)))
     if found.skill_toolsets:

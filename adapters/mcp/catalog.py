@@ -20,7 +20,7 @@ def build_catalog(
     grouped: dict[str, list[CatalogEntry]] = {}
     for tool in tools:
         grouped.setdefault(tool.server, []).append(
-            CatalogEntry(name=tool.name, description=first_sentence(tool.description))
+            CatalogEntry(name=tool.name, description=first_sentence(tool.description), hints=tool.hints.words())
         )
     tool_count, server_count = len(tools), len(grouped)
     return ToolCatalog(

@@ -39,7 +39,7 @@ from adapters.mcp.config import McpConfigSource, McpServerConfig, env_references
 from adapters.mcp.session import Launcher, ServerSession, SessionLost, to_result
 from adapters.metrics import EngineMetrics
 from skills.arguments import ArgumentRules, PreparedArguments, prepare_arguments
-from skills.catalog import ServerState, ToolCatalog, ToolInfo, ToolResult
+from skills.catalog import ServerState, ToolCatalog, ToolHints, ToolInfo, ToolResult
 from skills.errors import McpConfigError, ToolServerError, ToolTimeoutError, UnknownToolError
 
 logger = logging.getLogger(__name__)
@@ -241,6 +241,7 @@ class ToolHub:
                         tool=tool.name,
                         description=tool.description or "",
                         input_schema=tool.input_schema,
+                        hints=_hints(tool.annotations),
                     )
                 )
         # Several threads may rebuild at once; each publishes a complete, consistent result.
@@ -471,3 +472,11 @@ async def _within(task: Awaitable[Any], wait: float | None) -> bool:
     except TimeoutError:
         return False
     return True
+
+
+def _hints(annotations: Any) -> ToolHints:
+    """A tool's MCP annotations as the engine keeps them (a server may send none)."""
+    if annotations is None:
+        return ToolHints()
+    return ToolHints(read_only=annotations.read_only_hint, destructive=annotations.destructive_hint,
+                     idempotent=annotations.idempotent_hint, open_world=annotations.open_world_hint)

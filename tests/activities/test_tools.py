@@ -177,10 +177,12 @@ async def test_get_tool_catalog_has_the_reference_shape(hub: ToolHub) -> None:
                 {
                     "name": "outbox_send_message",
                     "description": "Send a message to the user by storing it in the outbox.",
+                    "hints": [],  # it writes, and says it is neither destructive nor idempotent
                 },
                 {
                     "name": "outbox_list_messages",
                     "description": "List the newest messages in the outbox, newest first.",
+                    "hints": ["read-only"],  # the server's own annotation, read from its tools/list
                 },
             ]
         },
@@ -612,7 +614,7 @@ async def test_refresh_tool_catalog_on_demand(tmp_path: Path) -> None:
 
     assert before.refreshed_at is None and "changing_on_demand" not in unrefreshed.tool_names()
     assert "changing_on_demand" in refreshed.tool_names() and refreshed.refreshed_at is not None
-    assert {"name": "changing_on_demand", "description": "Added while running: on_demand."} in [
+    assert {"name": "changing_on_demand", "description": "Added while running: on_demand.", "hints": []} in [
         entry.model_dump() for entry in refreshed.catalog["changing"]
     ]
     assert [(s.name, s.status, s.tools) for s in states] == [("changing", "connected", 4)]
@@ -678,4 +680,5 @@ async def test_skills_catalog_prints_servers_and_tools_through_temporal(
     assert [s["status"] for s in as_json["servers"]] == ["connected", "failed"]
     assert as_json["catalog"]["outbox"][1] == {
         "name": "outbox_list_messages", "description": "List the newest messages in the outbox, newest first.",
+        "hints": ["read-only"],
     }

@@ -24,6 +24,7 @@ from mcp_types import CallToolResult
 from skills.errors import SkillNotFoundError
 from starter.mcp_server import build_server, run
 from tests.conftest import PYTHON, ROOT, Engine, eventually, free_port, schedule_exists
+from tests.starter.test_cli import options, run_skills
 
 TOOLS = {"get_tool_catalog", "memory_store_skill", "memory_update_skill", "memory_list_skills",
          "memory_get_skill", "memory_delete_skill", "emit_event", "memory_next_fires",
@@ -236,6 +237,13 @@ async def test_the_tool_catalog_lists_the_outbox_tools(engine: Engine) -> None:
         assert {"outbox_send_message", "outbox_list_messages"} <= names
         assert "- outbox_send_message:" in text(catalog)
         assert catalog.structured_content["summary"].endswith("across 1 MCP server")
+        # The server's own annotations (MCP tool hints), read from its tools/list: shown by `skills catalog` too.
+        hints = {entry["name"]: entry["hints"] for entry in catalog.structured_content["catalog"]["outbox"]}
+        assert hints == {"outbox_send_message": [], "outbox_list_messages": ["read-only"]}
+    shown = await asyncio.to_thread(run_skills, "catalog", *options(engine))
+    assert shown.returncode == 0, shown.stderr
+    [listed] = [line for line in shown.stdout.splitlines() if "outbox_list_messages" in line]
+    assert listed.rstrip().endswith("[read-only]"), shown.stdout
 
 
 # --- events ---------------------------------------------------------------------------------
