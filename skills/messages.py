@@ -572,6 +572,8 @@ class PrunedRuns(BaseModel):
 
     by_age: int = 0
     by_count: int = 0
+    revisions: int = 0
+    """Revisions of skills deleted before the retention window, forgotten."""
 
 
 class RunHistory(BaseModel):
