@@ -73,6 +73,7 @@ from skills.messages import (
     ChangeResult,
     ChatInput,
     ChatReply,
+    HistoryQuery,
     IncidentsQuery,
     ItemRegistration,
     OverdueQuery,
@@ -99,6 +100,7 @@ from skills.naming import (
     GET_SKILL,
     LIST_APPROVALS,
     LIST_INCIDENTS,
+    LIST_REVISIONS,
     LIST_RUNS,
     LIST_SKILLS,
     LLM_TURN,
@@ -115,6 +117,7 @@ from skills.naming import (
 )
 from skills.proposals import ChangeDecided, DecideChangeInput
 from skills.reply import NoticeRef, run_ref_problem
+from skills.revisions import BY_CLIENT, Revision, revert_data
 
 DEFAULT_ADDRESS = "localhost:7233"
 READ_TIMEOUT = timedelta(seconds=30)
@@ -181,21 +184,25 @@ async def connect(address: str | None = None, namespace: str | None = None, runt
 
 
 class SkillsClient:
-    def __init__(self, client: Client, task_queue: str = "skills", *, runtime: Runtime | None = None) -> None:
+    def __init__(self, client: Client, task_queue: str = "skills", *, runtime: Runtime | None = None,
+                 by: str = BY_CLIENT) -> None:
         """``runtime``: the client's own runtime, which :meth:`close` releases with it. A client
-        built on a runtime the caller keeps (the SDK's default one) is the caller's to keep."""
+        built on a runtime the caller keeps (the SDK's default one) is the caller's to keep. ``by``: who
+        its changes are recorded as made by in the skills' revisions (``cli``, ``mcp``...): attribution only."""
         self.client = client
         self.task_queue = task_queue
         self._runtime = runtime
+        self.by = by
 
     @classmethod
     async def connect(cls, task_queue: str = "skills", address: str | None = None,
-                      namespace: str | None = None, codec: PayloadCodec | None = FROM_ENVIRONMENT) -> SkillsClient:
+                      namespace: str | None = None, codec: PayloadCodec | None = FROM_ENVIRONMENT,
+                      by: str = BY_CLIENT) -> SkillsClient:
         """Connect on a runtime of the client's own, so that :meth:`close` (or leaving ``async
         with``) can stop its threads before the interpreter exits."""
         runtime = Runtime(telemetry=sdk_telemetry())
         try:
-            return cls(await connect(address, namespace, runtime, codec), task_queue, runtime=runtime)
+            return cls(await connect(address, namespace, runtime, codec), task_queue, runtime=runtime, by=by)
         except TemporalUnavailableError as e:
             # The failed attempt's frames hold the runtime: raise a fresh error and let them go.
             refused = TemporalUnavailableError(str(e))
@@ -229,7 +236,7 @@ class SkillsClient:
         """Register a new skill; raise SkillValidationError naming every problem."""
         _refuse_oversize(data)
         name = str(data.get("name") or "unnamed") if isinstance(data, dict) else "unnamed"
-        return _ok(await self._workflow(REGISTER_SKILL, RegisterInput(data=data), RegistrationResult,
+        return _ok(await self._workflow(REGISTER_SKILL, RegisterInput(data=data, by=self.by), RegistrationResult,
                                         f"register-{slug(name)}", f"register '{name}'"))
 
     async def register_many(self, items: list[Any]) -> BulkRegistrationResult:
@@ -278,8 +285,32 @@ class SkillsClient:
         """Change some fields of a skill; the merged skill is validated again."""
         _refuse_oversize(patch)
         target = SkillRef(ref=str(ref), agent_id=agent_id)
-        return _ok(await self._workflow(REGISTER_SKILL, RegisterInput(data=patch, target=target),
+        return _ok(await self._workflow(REGISTER_SKILL, RegisterInput(data=patch, target=target, by=self.by),
                                         RegistrationResult, f"update-{slug(str(ref))}", f"update '{ref}'"))
+
+    async def history(self, ref: str | int, agent_id: str | None = None, limit: int = 50) -> list[Revision]:
+        """A skill's revisions, newest first (a deleted skill's too, by its name or id)."""
+        query = HistoryQuery(skill=SkillRef(ref=str(ref), agent_id=agent_id), limit=limit)
+        return await self._read(LIST_REVISIONS, query, list[Revision])
+
+    async def revert(self, ref: str | int, rev: int, agent_id: str | None = None) -> RegistrationResult:
+        """Restore revision ``rev`` of a skill (its definition, and so its schedule) through the road of every
+        update, validated again; recorded as a revision of its own. A deleted skill is registered again."""
+        [revision] = await self._read(LIST_REVISIONS, HistoryQuery(skill=SkillRef(ref=str(ref), agent_id=agent_id),
+                                                                   rev=rev), list[Revision])
+        data = revert_data(revision)
+        gone = revision.action == "deleted" or not await self._exists(revision.skill_id)
+        target = None if gone else SkillRef(ref=str(revision.skill_id))
+        return _ok(await self._workflow(REGISTER_SKILL, RegisterInput(data=data, target=target, by=self.by,
+                                                                      reverts=rev),
+                                        RegistrationResult, f"revert-{slug(str(ref))}", f"revert '{ref}' to {rev}"))
+
+    async def _exists(self, skill_id: int) -> bool:
+        try:
+            await self.get(skill_id)
+        except SkillNotFoundError:
+            return False
+        return True
 
     async def delete(self, ref: str | int, agent_id: str | None = None) -> Skill:
         return await self._change(ref, agent_id, "delete")
@@ -580,7 +611,8 @@ class SkillsClient:
     # --- plumbing ---------------------------------------------------------------------------
 
     async def _change(self, ref: str | int, agent_id: str | None, action: str, reason: str = BY_USER) -> Skill:
-        request = ChangeInput(target=SkillRef(ref=str(ref), agent_id=agent_id), action=action, reason=reason)
+        request = ChangeInput(target=SkillRef(ref=str(ref), agent_id=agent_id), action=action, reason=reason,
+                              by=self.by)
         result = await self._workflow(CHANGE_SKILL, request, ChangeResult, f"{action}-{slug(str(ref))}",
                                       f"{action} '{ref}'")
         if not result.ok:

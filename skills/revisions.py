@@ -76,6 +76,12 @@ def by_of(by: str | None) -> str:
     return by or BY_CLIENT
 
 
+def revert_data(revision: Revision) -> dict[str, Any]:
+    """What a revert registers: the revision's whole spec, every field said (a field it left unset, None,
+    is unset again)."""
+    return dict(revision.spec)
+
+
 def changed_fields(revision: Revision) -> list[str]:
     """The names of the fields a revision changed (a creation: none, it set them all)."""
     return [] if revision.action == "created" else [change.field for change in revision.diff]
