@@ -690,6 +690,7 @@ def _describe(skill: Skill, next_fire: datetime | None, skipped: list[tuple[Any,
         ("approval", _approval(skill)),
         *[("waiting", f"for approval {a.id}: {shorten(a.summary, 120)}") for a in waiting or []],
         ("last run", _last_run(skill)), ("created", when(skill.created_at)), ("updated", when(skill.updated_at)),
+        ("revision", f"{skill.revision} (`skills history {skill.id}`)" if skill.revision else "none recorded yet"),
     ]
     rows[11:11] = _model_and_hook(skill)  # after "max steps"
     rows += [("pre-flight", f"{check.tool} {json.dumps(check.arguments)}: skip when {check.reason()}")
