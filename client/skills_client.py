@@ -25,6 +25,7 @@ import secrets
 import uuid
 import weakref
 from collections.abc import Callable
+from contextvars import ContextVar
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -183,6 +184,11 @@ async def connect(address: str | None = None, namespace: str | None = None, runt
         ) from e
 
 
+ATTRIBUTION: ContextVar[str | None] = ContextVar("attribution", default=None)
+"""Who the changes made in this context are recorded as made by, over the client's own ``by``: one client
+serves every chat of a worker, and each chat's management tool says which session asked."""
+
+
 class SkillsClient:
     def __init__(self, client: Client, task_queue: str = "skills", *, runtime: Runtime | None = None,
                  by: str = BY_CLIENT) -> None:
@@ -224,6 +230,11 @@ class SkillsClient:
             logger.warning("the Temporal client is still referenced elsewhere (a workflow handle?): its "
                            "threads stop only at interpreter exit, which may then abort")
 
+    @property
+    def attribution(self) -> str:
+        """Who this client's changes are recorded as made by, now (``ATTRIBUTION``, else ``by``)."""
+        return ATTRIBUTION.get() or self.by
+
     async def __aenter__(self) -> SkillsClient:
         return self
 
@@ -236,7 +247,7 @@ class SkillsClient:
         """Register a new skill; raise SkillValidationError naming every problem."""
         _refuse_oversize(data)
         name = str(data.get("name") or "unnamed") if isinstance(data, dict) else "unnamed"
-        return _ok(await self._workflow(REGISTER_SKILL, RegisterInput(data=data, by=self.by), RegistrationResult,
+        return _ok(await self._workflow(REGISTER_SKILL, RegisterInput(data=data, by=self.attribution), RegistrationResult,
                                         f"register-{slug(name)}", f"register '{name}'"))
 
     async def register_many(self, items: list[Any]) -> BulkRegistrationResult:
@@ -285,7 +296,7 @@ class SkillsClient:
         """Change some fields of a skill; the merged skill is validated again."""
         _refuse_oversize(patch)
         target = SkillRef(ref=str(ref), agent_id=agent_id)
-        return _ok(await self._workflow(REGISTER_SKILL, RegisterInput(data=patch, target=target, by=self.by),
+        return _ok(await self._workflow(REGISTER_SKILL, RegisterInput(data=patch, target=target, by=self.attribution),
                                         RegistrationResult, f"update-{slug(str(ref))}", f"update '{ref}'"))
 
     async def history(self, ref: str | int, agent_id: str | None = None, limit: int = 50) -> list[Revision]:
@@ -301,7 +312,7 @@ class SkillsClient:
         data = revert_data(revision)
         gone = revision.action == "deleted" or not await self._exists(revision.skill_id)
         target = None if gone else SkillRef(ref=str(revision.skill_id))
-        return _ok(await self._workflow(REGISTER_SKILL, RegisterInput(data=data, target=target, by=self.by,
+        return _ok(await self._workflow(REGISTER_SKILL, RegisterInput(data=data, target=target, by=self.attribution,
                                                                       reverts=rev),
                                         RegistrationResult, f"revert-{slug(str(ref))}", f"revert '{ref}' to {rev}"))
 
@@ -612,7 +623,7 @@ class SkillsClient:
 
     async def _change(self, ref: str | int, agent_id: str | None, action: str, reason: str = BY_USER) -> Skill:
         request = ChangeInput(target=SkillRef(ref=str(ref), agent_id=agent_id), action=action, reason=reason,
-                              by=self.by)
+                              by=self.attribution)
         result = await self._workflow(CHANGE_SKILL, request, ChangeResult, f"{action}-{slug(str(ref))}",
                                       f"{action} '{ref}'")
         if not result.ok:
