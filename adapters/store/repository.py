@@ -122,7 +122,7 @@ class Store:
                       disabled_reason: str | None, now: datetime, by: str = BY_CLIENT,
                       action: RevisionAction = "updated") -> Skill:
         with self.session() as session:
-            row = self._row(session, skill_id)
+            row = self._row(session, skill_id, lock=True)
             before = _spec_json(row)
             for key, value in _spec_columns(spec).items():
                 setattr(row, key, value)
@@ -155,7 +155,7 @@ class Store:
     def set_enabled(self, skill_id: int, enabled: bool, reason: str | None, now: datetime,
                     by: str = BY_CLIENT) -> Skill:
         with self.session() as session:
-            row = self._row(session, skill_id)
+            row = self._row(session, skill_id, lock=True)
             ended = self._skill(session, row).ended(now) if enabled else None
             if ended is not None:
                 raise SkillValidationError.single("enabled", f"its schedule has ended ({ended}): give a later "
@@ -182,7 +182,7 @@ class Store:
         """Delete a skill and its runs and incidents; its revisions stay, the delete's last (by None: the
         undo of a creation, which forgets the skill's revisions too)."""
         with self.session() as session:
-            row = self._row(session, skill_id)
+            row = self._row(session, skill_id, lock=True)
             skill = self._skill(session, row)
             if by is None:
                 session.execute(delete(RevisionRow).where(RevisionRow.skill_id == skill_id))  # type: ignore[arg-type]
@@ -820,8 +820,10 @@ class Store:
     # --- helpers --------------------------------------------------------------------------
 
     @staticmethod
-    def _row(session: Session, skill_id: int) -> SkillRow:
-        row = session.get(SkillRow, skill_id)
+    def _row(session: Session, skill_id: int, *, lock: bool = False) -> SkillRow:
+        """``lock``: for a change that writes a revision, so two changes at once number theirs one after the
+        other (PostgreSQL: SELECT ... FOR UPDATE; SQLite writes one transaction at a time anyway)."""
+        row = session.get(SkillRow, skill_id, with_for_update=lock)
         if row is None:
             raise SkillNotFoundError(f"no skill with id {skill_id}")
         return row

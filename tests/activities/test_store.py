@@ -351,3 +351,32 @@ def test_revisions_are_bounded_per_skill(store: Store) -> None:
     store.delete_skill(skill_id, now=T0)
     assert store.prune_deleted_revisions(T0 + timedelta(days=1), 100) == 3
     assert store.list_revisions(skill_id) == []
+
+
+def test_changes_of_one_skill_at_once_number_their_revisions_one_after_the_other(pg_url: str) -> None:
+    store = Store.open(pg_url)
+    skill_id = create(store, spec())
+    workers = [Store.open(pg_url) for _ in range(4)]
+    barrier = threading.Barrier(8)
+    errors: list[BaseException] = []
+
+    def change(worker: Store, steps: int) -> None:
+        barrier.wait()
+        try:
+            worker.replace_skill(skill_id, spec(max_steps=steps), trigger_as_written=None, disabled_reason=None,
+                                 now=T0, by=f"w{steps}")
+        except BaseException as e:  # reported below, not swallowed
+            errors.append(e)
+
+    threads = [threading.Thread(target=change, args=(workers[i % 4], i + 2)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    revisions = store.list_revisions(skill_id)
+    assert [r.rev for r in revisions] == list(range(9, 0, -1)) and store.get_skill(skill_id).revision == 9
+    # Each revision's diff starts where the one before it ended.
+    for newer, older in zip(revisions, revisions[1:], strict=False):
+        [changed] = newer.diff
+        assert changed.before == older.spec["max_steps"] and changed.after == newer.spec["max_steps"]
