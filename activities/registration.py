@@ -212,13 +212,13 @@ class RegistrationActivities:
                 return
             key = str(data.get("name") or "").strip().lower() if isinstance(data, dict) else ""
             async with same_name.setdefault(key, asyncio.Lock()), gate:
-                done[index] = await self._register_one(index, data)
+                done[index] = await self._register_one(index, data, request.by)
             activity.heartbeat([item.model_dump(mode="json") for item in done.values()])
 
         await asyncio.gather(*(one(i, data) for i, data in enumerate(request.items)))
         return BulkRegistrationResult(items=sorted(done.values(), key=lambda item: item.index))
 
-    async def _register_one(self, index: int, data: Any) -> ItemRegistration:
+    async def _register_one(self, index: int, data: Any, by: str = "") -> ItemRegistration:
         assert self.schedules is not None
         name = str(data.get("name") or "") if isinstance(data, dict) else ""
         refused = ItemRegistration(index=index, name=name, ok=False)
@@ -229,7 +229,7 @@ class RegistrationActivities:
         if prepared.errors or prepared.normalized is None:
             return refused.model_copy(update={"errors": prepared.errors})
         notes = prepared.normalized.notes
-        saved = await asyncio.to_thread(self.save_skill, SaveInput(normalized=prepared.normalized))
+        saved = await asyncio.to_thread(self.save_skill, SaveInput(normalized=prepared.normalized, by=by))
         if saved.skill is None:
             return refused.model_copy(update={"errors": saved.errors, "notes": notes})
         skill = saved.skill

@@ -283,7 +283,8 @@ class SkillsClient:
 
         async def send(first_index: int, chunk: list[Any]) -> list[ItemRegistration]:
             async with gate:
-                result = await self._workflow(REGISTER_SKILLS, _indexed(first_index, chunk), BulkRegistrationResult,
+                result = await self._workflow(REGISTER_SKILLS, _indexed(first_index, chunk, self.attribution),
+                                              BulkRegistrationResult,
                                               "register-many", f"register {len(chunk)} skills",
                                               timeout=BULK_TIMEOUT)
             return result.items
@@ -742,9 +743,9 @@ async def run_result(handle: WorkflowHandle[Any, RunRecord]) -> RunRecord:
         raise SkillsError(f"SkillRun failed: {_root_message(e)}") from e
 
 
-def _indexed(first_index: int, items: list[Any]) -> RegisterManyInput:
+def _indexed(first_index: int, items: list[Any], by: str = "") -> RegisterManyInput:
     """A batch of consecutive items of the caller's list, from position ``first_index``."""
-    return RegisterManyInput(items=items, first_index=first_index)
+    return RegisterManyInput(items=items, first_index=first_index, by=by)
 
 
 def _ok(result: RegistrationResult) -> RegistrationResult:

@@ -122,6 +122,8 @@ class RegisterManyInput(BaseModel):
     """Each a mapping of a skill's fields; anything else is refused as that item."""
     first_index: int = 0
     """The position of ``items[0]`` in the caller's whole list (a big list is sent in batches)."""
+    by: str = ""
+    """Who asked, for the skills' revisions (``RegisterInput.by``)."""
 
 
 class ItemRegistration(BaseModel):

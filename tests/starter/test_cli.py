@@ -206,6 +206,7 @@ async def test_a_folder_registers_every_skill_in_it_and_names_each_refusal(engin
     assert lines[2].startswith("refused #2 'folder one': name: ") and "already has a skill named" in lines[2]
     assert lines[3] == "2 registered, 1 refused"
     assert sorted(s.name for s in await engine.skills.list()) == ["folder one", "folder two"]
+    assert [(r.action, r.by) for r in await engine.skills.history("folder two")] == [("created", "cli")]
 
 
 async def test_get_list_and_runs_read_as_a_person_reads_them(engine: Engine) -> None:
