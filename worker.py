@@ -80,6 +80,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
     client = encrypting(client, settings)
     tracing = Tracing(settings)
     store = Store.open(settings.store_url, schedule_prefix=settings.task_queue)
+    store.max_revisions = settings.max_revisions_per_skill
     meter = (client.service_client.config.runtime or Runtime.default()).metric_meter
     metrics = EngineMetrics(meter.with_additional_attributes({"task_queue": settings.task_queue}))
     hub = ToolHub.from_config(

@@ -22,6 +22,7 @@ from activities.skillfiles import script_skills, toolset_grant
 from activities.trust import trust_states
 from adapters.store import Store
 from client.management import CHAT_DESCRIPTIONS, CHAT_SCHEMAS, TOOLS, Handler, ManagementTools, answering
+from client.skills_client import ATTRIBUTION
 from config.secrets import redact
 from config.settings import Settings
 from skills.agent import ChatMessage, chat_opening
@@ -84,7 +85,12 @@ class ToolRouter:
         chat_call = CURRENT_CALL.get()
         if self._proposals is not None and chat_call is not None and name in CONFIRMED_TOOLS:
             handler = _proposing(self._proposals, name, handler, chat_call)
-        result = await answering(name, handler)(arguments)
+        session = chat_call.session_id if chat_call is not None else None
+        attributed = ATTRIBUTION.set(f"chat:{session}" if session else "agent")  # the skills' revisions say who
+        try:
+            result = await answering(name, handler)(arguments)
+        finally:
+            ATTRIBUTION.reset(attributed)
         text = "\n".join(block.text for block in result.content if getattr(block, "text", None))
         structured = result.structured_content
         return ToolResult(ok=not result.is_error, text=text, structured=structured,

@@ -43,6 +43,7 @@ from skills.messages import (
 )
 from skills.models import BY_USER, MISSING_TOOLS, NO_LLM, Normalized, Skill, SkillSpec
 from skills.normalize import NormalizeContext, normalize
+from skills.revisions import BY_CLIENT
 from skills.skillmd.sync import file_request, with_toolset_tools
 
 
@@ -168,14 +169,17 @@ class RegistrationActivities:
         except SkillNotFoundError as e:  # deleted since it was prepared
             return Saved(errors=[FieldError(field="target", message=str(e))])
         reason = normalized.disabled_reason or _disabled_reason(normalized.spec, normalized.missing_tools, existing)
+        by = request.by or BY_CLIENT
         try:
             if existing is None:
                 skill = self.store.create_skill(normalized.spec, trigger_as_written=normalized.trigger_as_written,
-                                                disabled_reason=reason, now=now)
+                                                disabled_reason=reason, now=now, by=by,
+                                                action="reverted" if request.reverts else "created")
             else:
                 skill = self.store.replace_skill(existing.id, normalized.spec,
                                                  trigger_as_written=normalized.trigger_as_written,
-                                                 disabled_reason=reason, now=now)
+                                                 disabled_reason=reason, now=now, by=by,
+                                                 action="reverted" if request.reverts else "updated")
         except SkillValidationError as e:
             return Saved(errors=e.errors)
         return Saved(skill=skill.without_instructions(), previous=existing)
@@ -187,7 +191,7 @@ class RegistrationActivities:
             self.store.restore_skill(request.previous)
             return
         with suppress(SkillNotFoundError):  # a retry after the delete went through
-            self.store.delete_skill(request.skill_id)
+            self.store.delete_skill(request.skill_id, by=None)
 
     @activity.defn
     async def register_skills(self, request: RegisterManyInput) -> BulkRegistrationResult:
@@ -208,13 +212,13 @@ class RegistrationActivities:
                 return
             key = str(data.get("name") or "").strip().lower() if isinstance(data, dict) else ""
             async with same_name.setdefault(key, asyncio.Lock()), gate:
-                done[index] = await self._register_one(index, data)
+                done[index] = await self._register_one(index, data, request.by)
             activity.heartbeat([item.model_dump(mode="json") for item in done.values()])
 
         await asyncio.gather(*(one(i, data) for i, data in enumerate(request.items)))
         return BulkRegistrationResult(items=sorted(done.values(), key=lambda item: item.index))
 
-    async def _register_one(self, index: int, data: Any) -> ItemRegistration:
+    async def _register_one(self, index: int, data: Any, by: str = "") -> ItemRegistration:
         assert self.schedules is not None
         name = str(data.get("name") or "") if isinstance(data, dict) else ""
         refused = ItemRegistration(index=index, name=name, ok=False)
@@ -225,7 +229,7 @@ class RegistrationActivities:
         if prepared.errors or prepared.normalized is None:
             return refused.model_copy(update={"errors": prepared.errors})
         notes = prepared.normalized.notes
-        saved = await asyncio.to_thread(self.save_skill, SaveInput(normalized=prepared.normalized))
+        saved = await asyncio.to_thread(self.save_skill, SaveInput(normalized=prepared.normalized, by=by))
         if saved.skill is None:
             return refused.model_copy(update={"errors": saved.errors, "notes": notes})
         skill = saved.skill
@@ -241,7 +245,8 @@ class RegistrationActivities:
     @activity.defn
     def set_skill_enabled(self, request: EnableInput) -> Skill:
         with as_application_errors():
-            return self.store.set_enabled(request.skill_id, request.enabled, request.reason, request.now)
+            return self.store.set_enabled(request.skill_id, request.enabled, request.reason, request.now,
+                                          by=request.by or BY_CLIENT)
 
     @activity.defn
     def set_skill_hook(self, request: HookInput) -> Skill:
@@ -253,7 +258,7 @@ class RegistrationActivities:
     def delete_skill(self, request: ChangeInput) -> Skill:
         with as_application_errors():
             skill = self.store.find_skill(request.target.ref, request.target.agent_id)
-            return self.store.delete_skill(skill.id)
+            return self.store.delete_skill(skill.id, by=request.by or BY_CLIENT)
 
 
 class Catalog(set[str]):

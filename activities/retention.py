@@ -50,6 +50,8 @@ class RetentionActivities:
                 pruned.by_age += deleted
                 if deleted < BATCH:
                     break
+            # A deleted skill's revisions (what ``skills revert`` re-creates it from) go with its old runs.
+            pruned.revisions = self.store.prune_deleted_revisions(before, BATCH)
         if self.settings.max_runs_per_skill:
             pruned.by_count = self._cap(stop)
         self.metrics.runs_pruned(pruned.by_age, pruned.by_count)

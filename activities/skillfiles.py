@@ -111,7 +111,7 @@ class SkillFileActivities:
         if change.enable:
             data["enabled"] = True
         target = SkillRef(ref=str(change.skill_id)) if change.action == "update" else None
-        result = await self._run(REGISTER_SKILL, RegisterInput(data=data, target=target, from_files=True),
+        result = await self._run(REGISTER_SKILL, RegisterInput(data=data, target=target, from_files=True, by="sync"),
                                  RegistrationResult,
                                  change)
         if isinstance(result, str):
@@ -121,7 +121,8 @@ class SkillFileActivities:
                            notes=result.notes, errors=[str(e) for e in result.errors])
 
     async def _disable(self, change: FileChange) -> SyncedSkill:
-        request = ChangeInput(target=SkillRef(ref=str(change.skill_id)), action="pause", reason=change.reason)
+        request = ChangeInput(target=SkillRef(ref=str(change.skill_id)), action="pause", reason=change.reason,
+                              by="sync")
         result = await self._run(CHANGE_SKILL, request, ChangeResult, change)
         if isinstance(result, str):
             return SyncedSkill(change=change, ok=False, errors=[result])

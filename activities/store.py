@@ -10,10 +10,12 @@ from activities.failures import as_application_errors
 from adapters.store import Store
 from skills.backoff import BackoffPolicy
 from skills.deadline import RunLimits, run_timeout
+from skills.errors import SkillNotFoundError
 from skills.incidents import Incident
-from skills.messages import IncidentsQuery, RunsQuery, SkillFilter, SkillRef
+from skills.messages import HistoryQuery, IncidentsQuery, RunsQuery, SkillFilter, SkillRef
 from skills.models import RunRecord, Skill
-from skills.naming import LIST_INCIDENTS
+from skills.naming import LIST_INCIDENTS, LIST_REVISIONS
+from skills.revisions import Revision
 
 
 class StoreActivities:
@@ -48,3 +50,22 @@ class StoreActivities:
         with as_application_errors():
             skill_id = self.store.find_skill(query.skill.ref, query.skill.agent_id).id if query.skill else None
             return self.store.list_incidents(skill_id, closed=query.closed, limit=query.limit)
+
+    @activity.defn(name=LIST_REVISIONS)
+    def list_revisions(self, query: HistoryQuery) -> list[Revision]:
+        """A skill's revisions, newest first (``rev``: that one); a deleted skill's, found by its name or id."""
+        with as_application_errors():
+            ref = query.skill
+            try:
+                skill_id = self.store.find_skill(ref.ref, ref.agent_id).id
+            except SkillNotFoundError:
+                gone = self.store.deleted_skill_revisions(ref.ref, ref.agent_id)
+                if len(gone) != 1:
+                    raise SkillNotFoundError(
+                        f"no skill {ref.ref!r}" + ("" if not gone else f", and {len(gone)} deleted ones of that name "
+                                                   "(name one by its id: " + ", ".join(str(r.skill_id) for r in gone)
+                                                   + ")")) from None
+                skill_id = gone[0].skill_id
+            if query.rev is not None:
+                return [self.store.get_revision(skill_id, query.rev)]
+            return self.store.list_revisions(skill_id, query.limit)

@@ -25,6 +25,7 @@ import secrets
 import uuid
 import weakref
 from collections.abc import Callable
+from contextvars import ContextVar
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -73,6 +74,7 @@ from skills.messages import (
     ChangeResult,
     ChatInput,
     ChatReply,
+    HistoryQuery,
     IncidentsQuery,
     ItemRegistration,
     OverdueQuery,
@@ -99,6 +101,7 @@ from skills.naming import (
     GET_SKILL,
     LIST_APPROVALS,
     LIST_INCIDENTS,
+    LIST_REVISIONS,
     LIST_RUNS,
     LIST_SKILLS,
     LLM_TURN,
@@ -115,6 +118,7 @@ from skills.naming import (
 )
 from skills.proposals import ChangeDecided, DecideChangeInput
 from skills.reply import NoticeRef, run_ref_problem
+from skills.revisions import BY_CLIENT, Revision, revert_data
 
 DEFAULT_ADDRESS = "localhost:7233"
 READ_TIMEOUT = timedelta(seconds=30)
@@ -180,22 +184,31 @@ async def connect(address: str | None = None, namespace: str | None = None, runt
         ) from e
 
 
+ATTRIBUTION: ContextVar[str | None] = ContextVar("attribution", default=None)
+"""Who the changes made in this context are recorded as made by, over the client's own ``by``: one client
+serves every chat of a worker, and each chat's management tool says which session asked."""
+
+
 class SkillsClient:
-    def __init__(self, client: Client, task_queue: str = "skills", *, runtime: Runtime | None = None) -> None:
+    def __init__(self, client: Client, task_queue: str = "skills", *, runtime: Runtime | None = None,
+                 by: str = BY_CLIENT) -> None:
         """``runtime``: the client's own runtime, which :meth:`close` releases with it. A client
-        built on a runtime the caller keeps (the SDK's default one) is the caller's to keep."""
+        built on a runtime the caller keeps (the SDK's default one) is the caller's to keep. ``by``: who
+        its changes are recorded as made by in the skills' revisions (``cli``, ``mcp``...): attribution only."""
         self.client = client
         self.task_queue = task_queue
         self._runtime = runtime
+        self.by = by
 
     @classmethod
     async def connect(cls, task_queue: str = "skills", address: str | None = None,
-                      namespace: str | None = None, codec: PayloadCodec | None = FROM_ENVIRONMENT) -> SkillsClient:
+                      namespace: str | None = None, codec: PayloadCodec | None = FROM_ENVIRONMENT,
+                      by: str = BY_CLIENT) -> SkillsClient:
         """Connect on a runtime of the client's own, so that :meth:`close` (or leaving ``async
         with``) can stop its threads before the interpreter exits."""
         runtime = Runtime(telemetry=sdk_telemetry())
         try:
-            return cls(await connect(address, namespace, runtime, codec), task_queue, runtime=runtime)
+            return cls(await connect(address, namespace, runtime, codec), task_queue, runtime=runtime, by=by)
         except TemporalUnavailableError as e:
             # The failed attempt's frames hold the runtime: raise a fresh error and let them go.
             refused = TemporalUnavailableError(str(e))
@@ -217,6 +230,11 @@ class SkillsClient:
             logger.warning("the Temporal client is still referenced elsewhere (a workflow handle?): its "
                            "threads stop only at interpreter exit, which may then abort")
 
+    @property
+    def attribution(self) -> str:
+        """Who this client's changes are recorded as made by, now (``ATTRIBUTION``, else ``by``)."""
+        return ATTRIBUTION.get() or self.by
+
     async def __aenter__(self) -> SkillsClient:
         return self
 
@@ -229,7 +247,7 @@ class SkillsClient:
         """Register a new skill; raise SkillValidationError naming every problem."""
         _refuse_oversize(data)
         name = str(data.get("name") or "unnamed") if isinstance(data, dict) else "unnamed"
-        return _ok(await self._workflow(REGISTER_SKILL, RegisterInput(data=data), RegistrationResult,
+        return _ok(await self._workflow(REGISTER_SKILL, RegisterInput(data=data, by=self.attribution), RegistrationResult,
                                         f"register-{slug(name)}", f"register '{name}'"))
 
     async def register_many(self, items: list[Any]) -> BulkRegistrationResult:
@@ -265,7 +283,8 @@ class SkillsClient:
 
         async def send(first_index: int, chunk: list[Any]) -> list[ItemRegistration]:
             async with gate:
-                result = await self._workflow(REGISTER_SKILLS, _indexed(first_index, chunk), BulkRegistrationResult,
+                result = await self._workflow(REGISTER_SKILLS, _indexed(first_index, chunk, self.attribution),
+                                              BulkRegistrationResult,
                                               "register-many", f"register {len(chunk)} skills",
                                               timeout=BULK_TIMEOUT)
             return result.items
@@ -278,8 +297,32 @@ class SkillsClient:
         """Change some fields of a skill; the merged skill is validated again."""
         _refuse_oversize(patch)
         target = SkillRef(ref=str(ref), agent_id=agent_id)
-        return _ok(await self._workflow(REGISTER_SKILL, RegisterInput(data=patch, target=target),
+        return _ok(await self._workflow(REGISTER_SKILL, RegisterInput(data=patch, target=target, by=self.attribution),
                                         RegistrationResult, f"update-{slug(str(ref))}", f"update '{ref}'"))
+
+    async def history(self, ref: str | int, agent_id: str | None = None, limit: int = 50) -> list[Revision]:
+        """A skill's revisions, newest first (a deleted skill's too, by its name or id)."""
+        query = HistoryQuery(skill=SkillRef(ref=str(ref), agent_id=agent_id), limit=limit)
+        return await self._read(LIST_REVISIONS, query, list[Revision])
+
+    async def revert(self, ref: str | int, rev: int, agent_id: str | None = None) -> RegistrationResult:
+        """Restore revision ``rev`` of a skill (its definition, and so its schedule) through the road of every
+        update, validated again; recorded as a revision of its own. A deleted skill is registered again."""
+        [revision] = await self._read(LIST_REVISIONS, HistoryQuery(skill=SkillRef(ref=str(ref), agent_id=agent_id),
+                                                                   rev=rev), list[Revision])
+        data = revert_data(revision)
+        gone = revision.action == "deleted" or not await self._exists(revision.skill_id)
+        target = None if gone else SkillRef(ref=str(revision.skill_id))
+        return _ok(await self._workflow(REGISTER_SKILL, RegisterInput(data=data, target=target, by=self.attribution,
+                                                                      reverts=rev),
+                                        RegistrationResult, f"revert-{slug(str(ref))}", f"revert '{ref}' to {rev}"))
+
+    async def _exists(self, skill_id: int) -> bool:
+        try:
+            await self.get(skill_id)
+        except SkillNotFoundError:
+            return False
+        return True
 
     async def delete(self, ref: str | int, agent_id: str | None = None) -> Skill:
         return await self._change(ref, agent_id, "delete")
@@ -580,7 +623,8 @@ class SkillsClient:
     # --- plumbing ---------------------------------------------------------------------------
 
     async def _change(self, ref: str | int, agent_id: str | None, action: str, reason: str = BY_USER) -> Skill:
-        request = ChangeInput(target=SkillRef(ref=str(ref), agent_id=agent_id), action=action, reason=reason)
+        request = ChangeInput(target=SkillRef(ref=str(ref), agent_id=agent_id), action=action, reason=reason,
+                              by=self.attribution)
         result = await self._workflow(CHANGE_SKILL, request, ChangeResult, f"{action}-{slug(str(ref))}",
                                       f"{action} '{ref}'")
         if not result.ok:
@@ -699,9 +743,9 @@ async def run_result(handle: WorkflowHandle[Any, RunRecord]) -> RunRecord:
         raise SkillsError(f"SkillRun failed: {_root_message(e)}") from e
 
 
-def _indexed(first_index: int, items: list[Any]) -> RegisterManyInput:
+def _indexed(first_index: int, items: list[Any], by: str = "") -> RegisterManyInput:
     """A batch of consecutive items of the caller's list, from position ``first_index``."""
-    return RegisterManyInput(items=items, first_index=first_index)
+    return RegisterManyInput(items=items, first_index=first_index, by=by)
 
 
 def _ok(result: RegistrationResult) -> RegistrationResult:

@@ -169,6 +169,10 @@ class Settings(BaseSettings):
     """At most this many run records a skill (the newest); the maintenance round deletes the older ones,
     a slice of the skills each round. 0: no cap, only ``run_retention_days``."""
 
+    max_revisions_per_skill: int = Field(default=50, ge=0)
+    """At most this many revisions a skill (``skills history``; the newest): each change drops the older
+    ones. A deleted skill's revisions go ``run_retention_days`` after its delete. 0: no cap."""
+
     overdue_after: timedelta = timedelta(minutes=10)
     """A scheduled fire with no run or recorded skip this long after its time makes its skill overdue:
     the ``skills_overdue`` gauge, its alert, and ``skills doctor``. Longer than a skill's jitter."""

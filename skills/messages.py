@@ -62,6 +62,11 @@ class RegisterInput(BaseModel):
     from_files: bool = False
     """Set by the SKILL.md sync alone: only it registers skills of the files agent, and only for a scheduled
     SKILL.md the worker's folders hold."""
+    by: str = ""
+    """Who asked, for the skill's revisions (``skills.revisions``): ``cli``, ``mcp``, ``chat:<session>``,
+    ``sync``... Attribution only, never a privilege; empty: ``client``."""
+    reverts: int | None = None
+    """``skills revert``: the revision whose spec ``data`` is, recorded as a revert of it."""
 
 
 class Prepared(BaseModel):
@@ -76,6 +81,8 @@ class Prepared(BaseModel):
 class SaveInput(BaseModel):
     normalized: Normalized
     existing_id: int | None = None
+    by: str = ""
+    reverts: int | None = None
 
 
 class Saved(BaseModel):
@@ -115,6 +122,8 @@ class RegisterManyInput(BaseModel):
     """Each a mapping of a skill's fields; anything else is refused as that item."""
     first_index: int = 0
     """The position of ``items[0]`` in the caller's whole list (a big list is sent in batches)."""
+    by: str = ""
+    """Who asked, for the skills' revisions (``RegisterInput.by``)."""
 
 
 class ItemRegistration(BaseModel):
@@ -187,6 +196,9 @@ class ChangeInput(BaseModel):
     hook_digest: str | None = None
     """``hook``: the digest of the skill's new hook token (replacing any); None removes its hook. The
     token itself never enters a payload (``skills.hooks``)."""
+    by: str = ""
+    """Who asked, for the skill's revisions (``skills.revisions``): ``cli``, ``mcp``, ``chat:<session>``,
+    ``sync``... Attribution only, never a privilege; empty: ``client``."""
 
 
 class ChangeResult(BaseModel):
@@ -206,6 +218,7 @@ class EnableInput(BaseModel):
     enabled: bool
     reason: str | None = None
     now: datetime
+    by: str = ""
 
 
 # --- a fire -------------------------------------------------------------------------------
@@ -359,6 +372,15 @@ class RunOutcome(BaseModel):
     incident: IncidentNote | None = None
     """What the run did to its skill's incident (opened, repeated, recovered...). None in the histories of
     runs closed before incidents existed: those replay their notice as it was."""
+
+
+class HistoryQuery(BaseModel):
+    """``skills history REF``: a skill's revisions, newest first (``rev``: that one alone). A deleted
+    skill's are found by its name or id too."""
+
+    skill: SkillRef
+    rev: int | None = Field(default=None, ge=1)
+    limit: int = Field(default=50, ge=1, le=1000)
 
 
 class IncidentsQuery(BaseModel):
@@ -574,6 +596,8 @@ class PrunedRuns(BaseModel):
 
     by_age: int = 0
     by_count: int = 0
+    revisions: int = 0
+    """Revisions of skills deleted before the retention window, forgotten."""
 
 
 class RunHistory(BaseModel):

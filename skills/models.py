@@ -252,6 +252,8 @@ class Skill(SkillSpec):
     """A ``POST /hooks/<skill>`` token is set (``skills hook NAME``); only its digest is stored, never shown."""
     scheduled_runs: int = 0
     """Runs its schedule started (each fire once, skipped ones too): what ``max_runs`` counts."""
+    revision: int = 0
+    """Its newest revision (``skills history``); 0: none recorded yet."""
     created_at: datetime
     updated_at: datetime
 

@@ -43,6 +43,7 @@ GET_SKILL = "get_skill"
 LIST_SKILLS = "list_skills"
 LIST_RUNS = "list_runs"
 LIST_INCIDENTS = "list_incidents"
+LIST_REVISIONS = "list_revisions"
 RUN_HISTORY = "run_history"
 FIND_OVERDUE_SKILLS = "find_overdue_skills"
 LIST_APPROVALS = "list_approvals"
@@ -57,7 +58,7 @@ LLM_TURN = "llm_turn"
 RUN_SCRIPT_ACTIVITY = "run_script"
 AGENT_SCRIPT = "agent_script"
 
-CLIENT_READS = frozenset({GET_SKILL, LIST_SKILLS, LIST_RUNS, LIST_INCIDENTS, GET_TOOL_CATALOG,
+CLIENT_READS = frozenset({GET_SKILL, LIST_SKILLS, LIST_RUNS, LIST_INCIDENTS, LIST_REVISIONS, GET_TOOL_CATALOG,
                           REFRESH_TOOL_CATALOG, GET_SERVER_STATES, TRUST_STATES, LIST_APPROVALS, GET_APPROVAL,
                           RUN_HISTORY, FIND_OVERDUE_SKILLS})
 """The activities a client (the CLI, ``skills mcp``, the Telegram adapter) starts on its own, outside any

@@ -207,6 +207,52 @@ def update(ref: str, file: str, agent: str | None) -> int:
     return with_client(work)
 
 
+@cli.command(short_help="A skill's revisions: who changed what, when.")
+@REF
+@click.option("--limit", type=click.IntRange(min=1, max=1000), default=50, show_default=True,
+              help="At most this many revisions.")
+@AGENT
+@data_command
+def history(ref: str, limit: int, agent: str | None) -> int:
+    """A skill's revisions, newest first: each change (who made it: cli, mcp, chat:<session>, sync...;
+    when; the fields it changed). A deleted skill's too, by its name or id. `skills revert REF REV`
+    restores one."""
+
+    async def work(skills: SkillsClient) -> None:
+        found = await skills.history(ref, agent, limit=limit)
+        answer(found, lambda: _history_table(found))
+
+    return with_client(work)
+
+
+def _history_table(found: list[Any]) -> None:
+    from skills.revisions import changed_fields
+
+    if not found:
+        print("no revision recorded yet (the next change is the first)")
+        return
+    table(["REV", "WHEN", "BY", "ACTION", "CHANGED"],
+          [[r.rev, r.at.isoformat(timespec="seconds"), r.by, r.action, ", ".join(changed_fields(r)) or "-"]
+           for r in found], cut={"CHANGED": 70})
+
+
+@cli.command(short_help="Restore a revision of a skill (its definition and schedule).")
+@REF
+@click.argument("rev", type=click.IntRange(min=1))
+@AGENT
+@data_command
+def revert(ref: str, rev: int, agent: str | None) -> int:
+    """Restore revision REV of a skill (`skills history REF` lists them): its definition, and with it
+    its schedule, validated again like any update and recorded as a revision of its own. A deleted
+    skill is registered again (under a new id)."""
+
+    async def work(skills: SkillsClient) -> None:
+        result = await skills.revert(ref, rev, agent)
+        answer(result, lambda: _registered(result.skill, result.notes, result.next_fire, f"reverted to {rev}:"))
+
+    return with_client(work)
+
+
 @cli.command()
 @REF
 @AGENT
@@ -669,6 +715,7 @@ def _describe(skill: Skill, next_fire: datetime | None, skipped: list[tuple[Any,
         ("approval", _approval(skill)),
         *[("waiting", f"for approval {a.id}: {shorten(a.summary, 120)}") for a in waiting or []],
         ("last run", _last_run(skill)), ("created", when(skill.created_at)), ("updated", when(skill.updated_at)),
+        ("revision", f"{skill.revision} (`skills history {skill.id}`)" if skill.revision else "none recorded yet"),
     ]
     rows[11:11] = _model_and_hook(skill)  # after "max steps"
     rows += [("pre-flight", f"{check.tool} {json.dumps(check.arguments)}: skip when {check.reason()}")

@@ -176,7 +176,7 @@ def with_client(work: Callable[[SkillsClient], Awaitable[None]]) -> int:
 
     async def go() -> None:
         skills = await SkillsClient.connect(task_queue=options.queue, address=options.address,
-                                            namespace=options.namespace)
+                                            namespace=options.namespace, by="cli")
         await work(skills)
 
     asyncio.run(go())

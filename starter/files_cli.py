@@ -322,7 +322,7 @@ def sync(dry_run: bool) -> int:
 
     async def run() -> Any:
         skills = await SkillsClient.connect(task_queue=options.queue, address=options.address,
-                                            namespace=options.namespace)
+                                            namespace=options.namespace, by="sync")
         return await sync_files(skills, dry_run=dry_run)
 
     try:
@@ -409,7 +409,7 @@ def with_worker(work: Callable[[Any], Awaitable[T]], timeout: float | None = Non
 
     async def go() -> T:
         async with await SkillsClient.connect(task_queue=options.queue, address=options.address,
-                                              namespace=options.namespace) as skills:
+                                              namespace=options.namespace, by="cli") as skills:
             return await work(skills)
 
     return asyncio.run(asyncio.wait_for(go(), timeout))

@@ -203,7 +203,7 @@ def _http_token(args: ServeOptions) -> str | None:
 async def _serve(args: ServeOptions, token: str | None, globals_: Globals) -> None:
     task_queue = globals_.queue
     skills = await SkillsClient.connect(task_queue=task_queue, address=globals_.address,
-                                        namespace=globals_.namespace)
+                                        namespace=globals_.namespace, by="mcp")
     server = build_server(skills, token=token, skill_folders=globals_.settings().skill_folders())
     if not args.http:
         log.info("serving the skills management tools on stdio (task queue %s)", task_queue)

@@ -53,7 +53,8 @@ class RegisterSkill:
             return RegistrationResult(ok=False, errors=prepared.errors)
         notes = prepared.normalized.notes
 
-        change = SaveInput(normalized=prepared.normalized, existing_id=prepared.existing_id)
+        change = SaveInput(normalized=prepared.normalized, existing_id=prepared.existing_id, by=request.by,
+                           reverts=request.reverts)
         saved = await workflow.execute_local_activity_method(RegistrationActivities.save_skill, change, **STORE_LOCAL)
         if saved.skill is None:
             return RegistrationResult(ok=False, errors=saved.errors, notes=notes)
@@ -111,7 +112,7 @@ class ChangeSkill:
         changed = await workflow.execute_activity_method(
             RegistrationActivities.set_skill_enabled,
             EnableInput(skill_id=skill.id, enabled=enable, reason=None if enable else request.reason,
-                        now=workflow.now()),
+                        now=workflow.now(), by=request.by),
             **STORE,
         )
         try:
@@ -120,7 +121,7 @@ class ChangeSkill:
             await workflow.execute_activity_method(
                 RegistrationActivities.set_skill_enabled,
                 EnableInput(skill_id=skill.id, enabled=skill.enabled, reason=skill.disabled_reason,
-                            now=workflow.now()),
+                            now=workflow.now(), by=request.by),
                 **STORE,
             )
             return ChangeResult(ok=False, skill=skill, errors=[_schedule_error(e)])

@@ -62,7 +62,8 @@ async def _apply(approval: Approval) -> tuple[str, dict[str, Any] | None]:
                 target = SkillRef(ref=str(arguments["skill_id"])) if approval.tool == "memory_update_skill" else None
                 data = arguments["patch"] if target is not None else arguments["data"]
                 registered = await workflow.execute_child_workflow(
-                    REGISTER_SKILL, RegisterInput(data=data, target=target), id=child, result_type=RegistrationResult)
+                    REGISTER_SKILL, RegisterInput(data=data, target=target, by=_by(approval)), id=child,
+                    result_type=RegistrationResult)
                 if not registered.ok or registered.skill is None:
                     return _refused(registered.errors), None
                 skill, verb = registered.skill, "Stored" if target is None else "Updated"
@@ -71,7 +72,8 @@ async def _apply(approval: Approval) -> tuple[str, dict[str, Any] | None]:
                                      workflow.now()))
             case "memory_delete_skill":
                 changed = await workflow.execute_child_workflow(
-                    CHANGE_SKILL, ChangeInput(target=SkillRef(ref=str(arguments["skill_id"])), action="delete"),
+                    CHANGE_SKILL, ChangeInput(target=SkillRef(ref=str(arguments["skill_id"])), action="delete",
+                                              by=_by(approval)),
                     id=child, result_type=ChangeResult)
                 if not changed.ok or changed.skill is None:
                     return _refused(changed.errors), None
@@ -89,6 +91,11 @@ async def _apply(approval: Approval) -> tuple[str, dict[str, Any] | None]:
     except ChildWorkflowError as e:
         return f"failed: {activity_cause(e)}", None
     return f"not made: '{approval.tool}' is not a change this engine makes", None
+
+
+def _by(approval: Approval) -> str:
+    """Who made a change a chat proposed, for its revision: the chat session."""
+    return f"chat:{approval.session_id}" if approval.session_id else "chat"
 
 
 def _refused(errors: list[Any]) -> str:

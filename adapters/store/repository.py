@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
 from sqlalchemy import delete, func, or_, update
@@ -30,6 +30,7 @@ from adapters.store.tables import (
     IncidentRow,
     MessageRow,
     NoticeRow,
+    RevisionRow,
     RunRow,
     SeenEventRow,
     SkillRow,
@@ -47,6 +48,15 @@ from skills.models import BUDGET, ENDED, FAILURES, FIRED, Delivery, RunRecord, S
 from skills.naming import schedule_id_for
 from skills.recall import SELF, Remembered
 from skills.reply import RUN_PREFIX_CHARS
+from skills.revisions import (
+    BY_CLIENT,
+    BY_ENGINE,
+    DEFAULT_MAX_REVISIONS,
+    Revision,
+    RevisionAction,
+    by_of,
+    diff_specs,
+)
 
 OPEN = ("running", "waiting")
 """The statuses of a run not recorded as ended yet."""
@@ -74,6 +84,8 @@ class Store:
         self.engine = engine
         self.schedule_prefix = schedule_prefix
         """Schedule ids are ``<prefix>-<id>-<name>``; the worker gives its task queue."""
+        self.max_revisions = DEFAULT_MAX_REVISIONS
+        """Revisions kept a skill (the newest); each change drops the older ones. 0: all (the worker sets it)."""
 
     @classmethod
     def open(cls, url: str, schedule_prefix: str = "skills") -> Store:
@@ -89,7 +101,8 @@ class Store:
     # --- skills ---------------------------------------------------------------------------
 
     def create_skill(self, spec: SkillSpec, *, trigger_as_written: dict[str, Any] | None,
-                     disabled_reason: str | None, now: datetime) -> Skill:
+                     disabled_reason: str | None, now: datetime, by: str = BY_CLIENT,
+                     action: RevisionAction = "created") -> Skill:
         row = SkillRow(created_at=now, updated_at=now, trigger_as_written=trigger_as_written,
                        disabled_reason=disabled_reason if not spec.enabled else None, **_spec_columns(spec))
         with self.session() as session:
@@ -101,13 +114,16 @@ class Store:
                 raise _name_taken(spec) from e
             assert row.id is not None
             row.schedule_id = schedule_id_for(self.schedule_prefix, row.id, spec.name) if spec.is_scheduled else None
+            self._revise(session, row, action, by, now, before=None)
             self._commit_unique(session, spec)
             return self._skill(session, row)
 
     def replace_skill(self, skill_id: int, spec: SkillSpec, *, trigger_as_written: dict[str, Any] | None,
-                      disabled_reason: str | None, now: datetime) -> Skill:
+                      disabled_reason: str | None, now: datetime, by: str = BY_CLIENT,
+                      action: RevisionAction = "updated") -> Skill:
         with self.session() as session:
-            row = self._row(session, skill_id)
+            row = self._row(session, skill_id, lock=True)
+            before = _spec_json(row)
             for key, value in _spec_columns(spec).items():
                 setattr(row, key, value)
             row.trigger_as_written = trigger_as_written
@@ -115,30 +131,37 @@ class Store:
             row.schedule_id = (schedule_id_for(self.schedule_prefix, skill_id, spec.name)
                                if spec.is_scheduled else None)
             row.updated_at = now
+            self._revise(session, row, action, by, now, before=before)
             session.add(row)
             self._commit_unique(session, spec)
             return self._skill(session, row)
 
     def restore_skill(self, skill: Skill) -> None:
-        """Put back a skill exactly as it was (the undo of a registration whose schedule failed)."""
+        """Put back a skill exactly as it was (the undo of a registration whose schedule failed), and
+        forget the revisions written since, in the same transaction."""
         with self.session() as session:
             row = session.get(SkillRow, skill.id) or SkillRow(id=skill.id)
             for key, value in _spec_columns(skill).items():
                 setattr(row, key, value)
             for key in ("disabled_reason", "trigger_as_written", "schedule_id", "last_notified_at", "scheduled_runs",
                         "consecutive_failures", "last_failure_at", "last_error", "created_at", "updated_at",
-                        *LAST_RUN_COLUMNS):
+                        "revision", *LAST_RUN_COLUMNS):
                 setattr(row, key, getattr(skill, key))
             session.add(row)
+            session.execute(delete(RevisionRow).where(RevisionRow.skill_id == skill.id,  # type: ignore[arg-type]
+                                                      RevisionRow.rev > skill.revision))  # type: ignore[arg-type]
             session.commit()
 
-    def set_enabled(self, skill_id: int, enabled: bool, reason: str | None, now: datetime) -> Skill:
+    def set_enabled(self, skill_id: int, enabled: bool, reason: str | None, now: datetime,
+                    by: str = BY_CLIENT) -> Skill:
         with self.session() as session:
-            row = self._row(session, skill_id)
+            row = self._row(session, skill_id, lock=True)
             ended = self._skill(session, row).ended(now) if enabled else None
             if ended is not None:
                 raise SkillValidationError.single("enabled", f"its schedule has ended ({ended}): give a later "
                                                              "end_at or a larger max_runs first")
+            if row.enabled != enabled:
+                self._revise(session, row, "updated", by, now, before=_spec_json(row), after={"enabled": enabled})
             row.enabled = enabled
             row.disabled_reason = None if enabled else reason
             row.updated_at = now
@@ -155,10 +178,16 @@ class Store:
             session.commit()
             return self._skill(session, row)
 
-    def delete_skill(self, skill_id: int) -> Skill:
+    def delete_skill(self, skill_id: int, *, by: str | None = BY_CLIENT, now: datetime | None = None) -> Skill:
+        """Delete a skill and its runs and incidents; its revisions stay, the delete's last (by None: the
+        undo of a creation, which forgets the skill's revisions too)."""
         with self.session() as session:
-            row = self._row(session, skill_id)
+            row = self._row(session, skill_id, lock=True)
             skill = self._skill(session, row)
+            if by is None:
+                session.execute(delete(RevisionRow).where(RevisionRow.skill_id == skill_id))  # type: ignore[arg-type]
+            else:
+                self._revise(session, row, "deleted", by, now or datetime.now(UTC), before=None, spec=_spec_json(row))
             for run in session.exec(select(RunRow).where(RunRow.skill_id == skill_id)):
                 session.delete(run)
             for incident in session.exec(select(IncidentRow).where(IncidentRow.skill_id == skill_id)):
@@ -348,7 +377,7 @@ class Store:
         if budget is not None and after is not None and after.enabled and run.prompt_tokens + run.completion_tokens:
             reason = over_budget(self.usage(run, since=(run.finished_at or run.started_at) - DAY), budget)
             if reason is not None:
-                paused = self.set_enabled(after.id, False, BUDGET, run.finished_at or run.started_at)
+                paused = self.set_enabled(after.id, False, BUDGET, run.finished_at or run.started_at, by=BY_ENGINE)
                 outcome = outcome.model_copy(update={"skill": paused, "disabled": BUDGET, "budget": reason})
         return outcome
 
@@ -730,11 +759,83 @@ class Store:
             row = session.get(NoticeRow, (chat_id, message_id))
             return row.run_id if row is not None else None
 
+    # --- revisions (skills.revisions) -----------------------------------------------------
+
+    def list_revisions(self, skill_id: int, limit: int = 50) -> list[Revision]:
+        """A skill's revisions (a deleted one's too), newest first."""
+        with self.session() as session:
+            query = (select(RevisionRow).where(RevisionRow.skill_id == skill_id)
+                     .order_by(RevisionRow.rev.desc()).limit(limit))  # type: ignore[attr-defined]
+            return [Revision.model_validate(row.model_dump()) for row in session.exec(query)]
+
+    def get_revision(self, skill_id: int, rev: int) -> Revision:
+        with self.session() as session:
+            row = session.exec(select(RevisionRow).where(RevisionRow.skill_id == skill_id,
+                                                         RevisionRow.rev == rev)).first()
+            if row is None:
+                raise SkillNotFoundError(f"skill {skill_id} has no revision {rev} (skills history lists them)")
+            return Revision.model_validate(row.model_dump())
+
+    def deleted_skill_revisions(self, ref: str, agent_id: str | None = None) -> list[Revision]:
+        """The newest revision of each deleted skill ``ref`` names (an id, or a name case-insensitively)."""
+        with self.session() as session:
+            query = select(RevisionRow).where(RevisionRow.action == "deleted")
+            if ref.isascii() and ref.isdigit() and len(ref) <= 18:
+                query = query.where(RevisionRow.skill_id == int(ref))
+            else:
+                query = query.where(func.lower(RevisionRow.skill_name) == ref.strip().lower())
+            if agent_id:
+                query = query.where(RevisionRow.agent_id == agent_id)
+            rows = session.exec(query.order_by(RevisionRow.id.desc()).limit(20)).all()  # type: ignore[union-attr]
+            live = {row.id for row in session.exec(select(SkillRow).where(
+                SkillRow.id.in_([r.skill_id for r in rows])))}  # type: ignore[union-attr]
+            newest: dict[int, Revision] = {}
+            for row in rows:
+                if row.skill_id not in live and row.skill_id not in newest:
+                    newest[row.skill_id] = Revision.model_validate(row.model_dump())
+            return list(newest.values())
+
+    def prune_deleted_revisions(self, before: datetime, limit: int) -> int:
+        """Forget the revisions of skills deleted before ``before`` (their delete's revision is that old)."""
+        with self.session() as session:
+            gone = (select(RevisionRow.skill_id).where(RevisionRow.action == "deleted",
+                                                       RevisionRow.at < before)  # type: ignore[operator]
+                    .where(~select(SkillRow.id).where(SkillRow.id == RevisionRow.skill_id).exists())
+                    .limit(limit))
+            ids = list(session.exec(gone))
+            if not ids:
+                return 0
+            count = session.execute(delete(RevisionRow).where(RevisionRow.skill_id.in_(ids))).rowcount  # type: ignore[attr-defined]
+            session.commit()
+            return count
+
+    def _revise(self, session: Session, row: SkillRow, action: RevisionAction, by: str, now: datetime, *,
+                before: dict[str, Any] | None, after: dict[str, Any] | None = None,
+                spec: dict[str, Any] | None = None) -> None:
+        """Record a change of ``row`` in its transaction: the spec after it (the row's, with ``after`` over it:
+        a change not yet set on the row; ``spec``: the one kept instead, a delete's), and what changed since
+        ``before``. Revisions past the newest ``max_revisions`` go."""
+        assert row.id is not None
+        kept = spec if spec is not None else {**_spec_json(row), **(after or {})}
+        # A creation's spec is all there is to say, a delete's too: only an update lists what changed.
+        changes = diff_specs(before, kept) if before is not None and spec is None else []
+        row.revision = (row.revision or 0) + 1
+        session.add(RevisionRow(skill_id=row.id, skill_name=row.name, agent_id=row.agent_id, rev=row.revision,
+                                at=now, by=by_of(by), action=action, spec=kept,
+                                diff=[c.model_dump(mode="json") for c in changes]))
+        if self.max_revisions:
+            with session.no_autoflush:  # a taken name is the commit's to tell (_commit_unique), not this delete's
+                session.execute(delete(RevisionRow).where(
+                    RevisionRow.skill_id == row.id,  # type: ignore[arg-type]
+                    RevisionRow.rev <= row.revision - self.max_revisions))  # type: ignore[arg-type]
+
     # --- helpers --------------------------------------------------------------------------
 
     @staticmethod
-    def _row(session: Session, skill_id: int) -> SkillRow:
-        row = session.get(SkillRow, skill_id)
+    def _row(session: Session, skill_id: int, *, lock: bool = False) -> SkillRow:
+        """``lock``: for a change that writes a revision, so two changes at once number theirs one after the
+        other (PostgreSQL: SELECT ... FOR UPDATE; SQLite writes one transaction at a time anyway)."""
+        row = session.get(SkillRow, skill_id, with_for_update=lock)
         if row is None:
             raise SkillNotFoundError(f"no skill with id {skill_id}")
         return row
@@ -813,6 +914,11 @@ def _spec_columns(spec: SkillSpec) -> dict[str, Any]:
     data = SkillSpec.model_validate(spec, from_attributes=True).model_dump(mode="json")
     data["end_at"] = spec.end_at  # a datetime column, not JSON
     return {key: data[key] for key in SkillSpec.model_fields}
+
+
+def _spec_json(row: SkillRow | SkillSpec) -> dict[str, Any]:
+    """A skill's spec as JSON (what a revision keeps and compares)."""
+    return SkillSpec.model_validate(row, from_attributes=True).model_dump(mode="json")
 
 
 def _skill_model(row: SkillRow) -> Skill:

@@ -118,6 +118,8 @@ class SkillRow(SQLModel, table=True):
     loading a skill costs no query of the runs. Stores made before it are filled in by upgrade_schema."""
     last_run_status: str | None = None
     last_run_summary: str | None = Field(default=None, sa_column=Column(Text))
+    revision: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default="0"))
+    """The newest of its revisions (``revisions.rev``); 0: none recorded (a skill older than migration 0018)."""
     created_at: datetime = _utc_column(nullable=False)
     updated_at: datetime = _utc_column(nullable=False)
 
@@ -277,6 +279,26 @@ class IncidentRow(SQLModel, table=True):
     last_notified_at: datetime | None = _utc_column()
     closed_at: datetime | None = _utc_column()
     closed_by: str | None = None
+
+
+class RevisionRow(SQLModel, table=True):
+    """One change to a skill (``skills.revisions``), written in the change's transaction (migration 0018).
+    Kept when its skill is deleted: the delete's own revision is what a revert re-creates it from."""
+
+    __tablename__ = "revisions"
+    __table_args__ = (UniqueConstraint("skill_id", "rev", name="uq_revisions_skill_rev"),
+                      {"sqlite_autoincrement": True})
+
+    id: int | None = Field(default=None, primary_key=True)
+    skill_id: int
+    skill_name: str
+    agent_id: str
+    rev: int
+    at: datetime = _utc_column(nullable=False)
+    by: str
+    action: str
+    spec: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    diff: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
 
 
 LAST_RUN_COLUMNS = ("last_run_at", "last_run_status", "last_run_summary")

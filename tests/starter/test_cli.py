@@ -206,6 +206,7 @@ async def test_a_folder_registers_every_skill_in_it_and_names_each_refusal(engin
     assert lines[2].startswith("refused #2 'folder one': name: ") and "already has a skill named" in lines[2]
     assert lines[3] == "2 registered, 1 refused"
     assert sorted(s.name for s in await engine.skills.list()) == ["folder one", "folder two"]
+    assert [(r.action, r.by) for r in await engine.skills.history("folder two")] == [("created", "cli")]
 
 
 async def test_get_list_and_runs_read_as_a_person_reads_them(engine: Engine) -> None:
@@ -308,3 +309,28 @@ def test_the_commands_of_their_own_modules_load_only_when_named() -> None:
              "if m.split('.')[0] in ('mcp', 'mcp_servers') or m in ('adapters.installer', 'starter.telegram_bot')))")
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]", loaded
+
+
+async def test_history_says_who_changed_what_and_revert_puts_it_back(engine: Engine, tmp_path: Path) -> None:
+    await engine.skills.register(water("stretch"))
+    patch = tmp_path / "patch.json"
+    patch.write_text(json.dumps({"schedule": "30 17 * * *"}))
+    done = await asyncio.to_thread(run_skills, "update", "stretch", str(patch), *options(engine))
+    assert done.returncode == 0, done.stderr
+
+    listed = await asyncio.to_thread(run_skills, "history", "stretch", *options(engine))
+    assert listed.returncode == 0, listed.stderr
+    header, newest, first = listed.stdout.splitlines()
+    assert header.split() == ["REV", "WHEN", "BY", "ACTION", "CHANGED"]
+    assert newest.split()[0] == "2" and newest.split()[2:] == ["cli", "updated", "trigger_config"]
+    assert first.split()[0] == "1" and first.split()[2:] == ["client", "created", "-"]
+
+    reverted = await asyncio.to_thread(run_skills, "--json", "revert", "stretch", "1", *options(engine))
+    assert reverted.returncode == 0, reverted.stderr
+    answer = json.loads(reverted.stdout)
+    assert answer["ok"] is True and answer["skill"]["revision"] == 3
+    assert "0 9 * * *" in json.dumps(answer["skill"]["trigger_config"])
+    as_json = await asyncio.to_thread(run_skills, "history", "stretch", "--json", *options(engine))
+    assert [(r["rev"], r["action"], r["by"]) for r in json.loads(as_json.stdout)][0] == (3, "reverted", "cli")
+    missing = await asyncio.to_thread(run_skills, "revert", "stretch", "9", *options(engine))
+    assert missing.returncode != 0 and "no revision 9" in missing.stderr

@@ -62,6 +62,7 @@ async def test_a_new_skill_is_proposed_shown_as_stored_and_made_by_a_plain_yes(
     assert skill.schedule_id and await schedule_exists(client, skill.schedule_id)
     answered = store_of(assistant).get_approval(proposal.id)
     assert (answered.status, answered.decided_by) == ("approved", "chat:s1") and "Stored skill" in answered.outcome
+    assert [(r.action, r.by) for r in await assistant.skills.history("stretch")] == [("created", "chat:s1")]
 
     # The model reads what was made in the next turn.
     llm.script("chat", [say("ok")])
@@ -100,6 +101,8 @@ async def test_narrowing_changes_are_made_at_once_widening_ones_proposed(assista
     assert [c["action"] for c in reply.changes] == ["updated"] * 3 and reply.proposals == []
     skill = await assistant.skills.get("agentic")
     assert (skill.enabled, skill.required_tools, skill.description) == (False, ["outbox_send_message"], "stretching")
+    history = await assistant.skills.history("agentic")
+    assert [(r.rev, r.by) for r in history] == [(4, "chat:u"), (3, "chat:u"), (2, "chat:u"), (1, "client")]
 
     llm.script("chat", [
         call("memory_update_skill", {"skill_id": "agentic", "enabled": True}),
