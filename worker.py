@@ -26,6 +26,7 @@ from activities.chat import ChatActivities, ToolRouter
 from activities.digests import DigestActivities
 from activities.events import EventActivities
 from activities.failures import RedactingInterceptor
+from activities.grants import GrantActivities
 from activities.guard import EngineOnlyInterceptor
 from activities.maintenance import MaintenanceActivities
 from activities.proposals import ProposalActivities, Proposals
@@ -62,6 +63,7 @@ from skills.skillmd import discover
 from workflows.chat import ChatTurn
 from workflows.digests import DeliveryDigest
 from workflows.events import EmitEvent
+from workflows.grants import ChangeGrant
 from workflows.maintenance import Maintenance
 from workflows.manage import ChangeSkill, RegisterSkill, RegisterSkills
 from workflows.proposals import DecideChange
@@ -135,6 +137,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
         EventActivities(store, settings),
         ScriptActivities(settings, store),
         TrustActivities(store, settings),
+        GrantActivities(store, hub.tool_names),
         ProposalActivities(store),
         DigestActivities(client, store, settings, hub.call),
     ]
@@ -144,7 +147,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
                 client,
                 task_queue=settings.task_queue,
                 workflows=[RegisterSkill, RegisterSkills, ChangeSkill, SkillRun, Maintenance, SyncSkillFiles, ChatTurn,
-                           EmitEvent, TrustSkill, DecideChange, DeliveryDigest],
+                           EmitEvent, TrustSkill, DecideChange, DeliveryDigest, ChangeGrant],
                 activities=[method for obj in activities for method in activity_methods(obj)],
                 activity_executor=executor,
                 graceful_shutdown_timeout=timedelta(seconds=20),

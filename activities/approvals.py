@@ -32,6 +32,7 @@ from skills.approvals import (
 )
 from skills.arguments import PreparedArguments
 from skills.errors import ToolCallError
+from skills.grants import GRANT_PREFIX, describe_grant
 from skills.naming import GET_APPROVAL, LIST_APPROVALS
 
 Prepare = Callable[[str, dict[str, Any]], Awaitable[PreparedArguments]]
@@ -69,6 +70,8 @@ class ApprovalActivities:
             except ToolCallError as e:
                 # Asked anyway: the call fails as it is now, but a server back by then would take it.
                 summary = f" (not checked against the tool's schema: {e})"
+        now = datetime.now(UTC)
+        grant = await asyncio.to_thread(self.store.matching_grant, tool, request.skill_id, arguments, now)
         arguments = json.loads(redact(json.dumps(arguments, default=str)))
         approval = await asyncio.to_thread(self.store.add_approval, ApprovalRequest(
             kind="tool_call", request_key=request.request_key, skill_id=request.skill_id,
@@ -76,6 +79,13 @@ class ApprovalActivities:
             arguments=arguments, summary=f"{request.skill_name}: {describe_call(tool, arguments)}{summary}",
             requested_at=request.requested_at,
             expires_at=request.requested_at + timedelta(seconds=request.timeout_seconds)))
+        if approval.pending and grant is not None:
+            # The owner said yes beforehand: recorded as approved by the grant, and the run goes on.
+            approval, _ = await asyncio.to_thread(
+                self.store.decide_approval, approval.id, "approved", now=now, by=f"{GRANT_PREFIX}{grant.id}",
+                reason=f"approved by standing {describe_grant(grant)}")
+            activity.logger.info("approval %s: approved by grant %s: %s", approval.id, grant.id, approval.summary)
+            return approval
         if approval.pending:
             await asyncio.to_thread(self.store.set_run_waiting, request.run_id, True)
         activity.logger.info("approval %s: %s waits for the owner", approval.id, approval.summary)

@@ -4,6 +4,8 @@ thread pool)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from temporalio import activity
 
 from activities.failures import as_application_errors
@@ -11,10 +13,11 @@ from adapters.store import Store
 from skills.backoff import BackoffPolicy
 from skills.deadline import RunLimits, run_timeout
 from skills.errors import SkillNotFoundError
+from skills.grants import Grant, GrantsQuery
 from skills.incidents import Incident
 from skills.messages import HistoryQuery, IncidentsQuery, RunsQuery, SkillFilter, SkillRef
 from skills.models import RunRecord, Skill
-from skills.naming import LIST_INCIDENTS, LIST_REVISIONS
+from skills.naming import LIST_GRANTS, LIST_INCIDENTS, LIST_REVISIONS
 from skills.revisions import Revision
 
 
@@ -50,6 +53,11 @@ class StoreActivities:
         with as_application_errors():
             skill_id = self.store.find_skill(query.skill.ref, query.skill.agent_id).id if query.skill else None
             return self.store.list_incidents(skill_id, closed=query.closed, limit=query.limit)
+
+    @activity.defn(name=LIST_GRANTS)
+    def list_grants(self, query: GrantsQuery) -> list[Grant]:
+        """The standing grants, newest first: the live ones, or (``all``) revoked and expired ones too."""
+        return self.store.list_grants(now=datetime.now(UTC), live_only=not query.all, limit=query.limit)
 
     @activity.defn(name=LIST_REVISIONS)
     def list_revisions(self, query: HistoryQuery) -> list[Revision]:

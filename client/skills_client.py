@@ -65,6 +65,7 @@ from skills.errors import (
     error_class,
 )
 from skills.events import EmitInput, EmitResult, EventInfo, check_event, event_workflow_id
+from skills.grants import Grant, GrantChange, GrantRequest, GrantResult, GrantsQuery
 from skills.hooks import TOKEN_BYTES, hook_event_name, hook_workflow_id, token_digest
 from skills.incidents import Incident
 from skills.limits import TEMPORAL_PAYLOAD_WARNING_BYTES, body_too_large, json_size, valid_text
@@ -92,6 +93,7 @@ from skills.models import BY_USER, RunRecord, Skill
 from skills.naming import (
     APPROVAL_SIGNAL,
     CALL_TOOL,
+    CHANGE_GRANT,
     CHANGE_SKILL,
     CHAT_TURN,
     DECIDE_CHANGE,
@@ -100,6 +102,7 @@ from skills.naming import (
     GET_APPROVAL,
     GET_SKILL,
     LIST_APPROVALS,
+    LIST_GRANTS,
     LIST_INCIDENTS,
     LIST_REVISIONS,
     LIST_RUNS,
@@ -531,6 +534,35 @@ class SkillsClient:
         skill_id = (await self.get(skill)).id if skill is not None else None
         return await self._read(LIST_APPROVALS, ApprovalsQuery(status=status, skill_id=skill_id, limit=limit),
                                 list[Approval])
+
+    # --- standing grants ---------------------------------------------------------------------
+
+    async def grant(self, tool: str, *, skill: str | int | None = None, agent_id: str | None = None,
+                    where: dict[str, str] | None = None, minutes: int | None = None, by: str = "client") -> Grant:
+        """A standing grant: calls of ``tool`` (of ``skill``, or any) whose arguments equal ``where`` are approved
+        without asking, for ``minutes`` (None: until revoked). Refused, naming the field: an unknown tool, a
+        management tool, no such skill, a duration out of bounds."""
+        request = GrantRequest(tool=tool, skill=str(skill) if skill is not None else None, agent_id=agent_id,
+                               where=where or {}, minutes=minutes, by=by)
+        return await self._grant_change(GrantChange(action="grant", grant=request), f"grant-{slug(tool)}",
+                                        f"grant {tool}")
+
+    async def grants(self, *, everything: bool = False, limit: int = 100) -> list[Grant]:
+        """The live standing grants, newest first (``everything``: revoked and expired ones too)."""
+        return await self._read(LIST_GRANTS, GrantsQuery(all=everything, limit=limit), list[Grant])
+
+    async def revoke_grant(self, grant_id: int) -> Grant:
+        """Revoke a standing grant: from now on its calls wait for the owner again."""
+        return await self._grant_change(GrantChange(action="revoke", grant_id=grant_id), f"revoke-grant-{grant_id}",
+                                        f"revoke grant {grant_id}")
+
+    async def _grant_change(self, change: GrantChange, id_prefix: str, summary: str) -> Grant:
+        result = await self._workflow(CHANGE_GRANT, change, GrantResult, id_prefix, summary)
+        if not result.ok or result.grant is None:
+            if any(e.message.startswith(("no grant", "no skill")) for e in result.errors):
+                raise SkillNotFoundError("; ".join(e.message for e in result.errors))
+            raise SkillValidationError(result.errors or [FieldError(field="grant", message=f"{summary} failed")])
+        return result.grant
 
     async def approval(self, approval_id: int) -> Approval:
         return await self._read(GET_APPROVAL, approval_id, Approval)

@@ -270,3 +270,11 @@ def body_too_large(body: Any) -> FieldError | None:
     :data:`MAX_NESTING`, or holding text no payload can carry, if it is (the depth first: the other
     two walk the body)."""
     return too_deep("", body) or not_unicode(body) or too_large("", json_size(body), MAX_SKILL_BYTES)
+
+GRANT_MINUTES = Bound(
+    "for", 1, MINUTES_PER_YEAR,
+    "a standing grant approves calls without asking; one that outlives a year should be given again, knowingly")
+MAX_GRANT_WHERE = 20
+"""``--where`` conditions of one grant."""
+MAX_GRANT_VALUE_BYTES = 2_048
+"""One ``--where`` value: an argument compared exactly, not a document."""

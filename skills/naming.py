@@ -29,11 +29,15 @@ TRUST_SKILL = "TrustSkill"
 DECIDE_CHANGE = "DecideChange"
 """The one workflow that answers a change a chat proposed and, approved, makes it (workflows/proposals.py)."""
 
+CHANGE_GRANT = "ChangeGrant"
+"""The one workflow that creates or revokes a standing grant (workflows/grants.py)."""
+
 DELIVERY_DIGEST = "DeliveryDigest"
 """One per ``deliver_to`` destination with ``digest_minutes``: its results gathered, sent as one (workflows/digests.py)."""
 
 WORKFLOW_TYPES = frozenset({REGISTER_SKILL, REGISTER_SKILLS, CHANGE_SKILL, SKILL_RUN, MAINTENANCE,
-                            SYNC_SKILL_FILES, CHAT_TURN, EMIT_EVENT, TRUST_SKILL, DECIDE_CHANGE, DELIVERY_DIGEST})
+                            SYNC_SKILL_FILES, CHAT_TURN, EMIT_EVENT, TRUST_SKILL, DECIDE_CHANGE, DELIVERY_DIGEST,
+                            CHANGE_GRANT})
 """The engine's workflow types: the only ones whose activities may act (activities.guard)."""
 
 # --- activities named outside their class: started by a client, or told apart by the worker ---------------
@@ -48,6 +52,7 @@ RUN_HISTORY = "run_history"
 FIND_OVERDUE_SKILLS = "find_overdue_skills"
 LIST_APPROVALS = "list_approvals"
 GET_APPROVAL = "get_approval"
+LIST_GRANTS = "list_grants"
 TRUST_STATES = "trust_states"
 GET_TOOL_CATALOG = "get_tool_catalog"
 REFRESH_TOOL_CATALOG = "refresh_tool_catalog"
@@ -60,7 +65,7 @@ AGENT_SCRIPT = "agent_script"
 
 CLIENT_READS = frozenset({GET_SKILL, LIST_SKILLS, LIST_RUNS, LIST_INCIDENTS, LIST_REVISIONS, GET_TOOL_CATALOG,
                           REFRESH_TOOL_CATALOG, GET_SERVER_STATES, TRUST_STATES, LIST_APPROVALS, GET_APPROVAL,
-                          RUN_HISTORY, FIND_OVERDUE_SKILLS})
+                          RUN_HISTORY, FIND_OVERDUE_SKILLS, LIST_GRANTS})
 """The activities a client (the CLI, ``skills mcp``, the Telegram adapter) starts on its own, outside any
 workflow: they read, and act on nothing a payload names."""
 

@@ -11,6 +11,7 @@
     skills list | runs [REF] | outbox
     skills doctor                   the schedules against the store; exits 1 on a problem
     skills approvals [--all] | approve ID | deny ID [--reason TEXT]   what waits for your yes
+    skills grant TOOL [--skill REF] [--where ARG=VALUE]... [--for 30d] | grants [--all] | revoke ID
     skills chat "message" [--session S]   talk to the assistant (it schedules skills for you)
     skills catalog [--refresh]      the worker's tools, by MCP server, with each server's state
     skills validate|match|prompt|show|sync   SKILL.md files (see docs/skill-files.md)
@@ -580,6 +581,65 @@ def deny(approval_id: int, reason: str) -> int:
     async def work(skills: SkillsClient) -> None:
         said = await skills.deny(approval_id, reason, by="cli")
         answer({"ok": True, "approval_id": approval_id, "result": str(said)}, lambda: print(said))
+
+    return with_client(work)
+
+
+@cli.command()
+@click.argument("tool")
+@click.option("--skill", "skill_ref", metavar="REF", help="Only this skill's calls (default: any skill's).")
+@click.option("--where", "where_items", metavar="ARG=VALUE", multiple=True,
+              help="Only calls whose argument ARG is exactly VALUE (repeatable; non-strings compared as JSON).")
+@click.option("--for", "duration", metavar="30d|12h|90m", help="Expires after this long (default: until revoked).")
+@data_command
+def grant(tool: str, skill_ref: str | None, where_items: tuple[str, ...], duration: str | None) -> int:
+    """A standing grant: calls of TOOL that need approval and match are approved without asking."""
+    from skills.grants import describe_grant, parse_duration, parse_where
+
+    try:
+        where = parse_where(list(where_items))
+    except ValueError as e:
+        raise click.BadParameter(str(e).removeprefix("where: "), param_hint="--where") from None
+    try:
+        minutes = parse_duration(duration) if duration is not None else None
+    except ValueError as e:
+        raise click.BadParameter(str(e).removeprefix("for: "), param_hint="--for") from None
+
+    async def work(skills: SkillsClient) -> None:
+        made = await skills.grant(tool, skill=skill_ref, where=where, minutes=minutes, by="cli")
+        answer(made, lambda: print(f"{describe_grant(made)}; "
+                                   + (f"expires {when(made.expires_at)}" if made.expires_at else "until revoked")))
+
+    return with_client(work)
+
+
+@cli.command()
+@click.option("--all", "everything", is_flag=True, help="Revoked and expired ones too.")
+@data_command
+def grants(everything: bool) -> int:
+    """The standing grants: what is approved without asking."""
+
+    async def work(skills: SkillsClient) -> None:
+        now = datetime.now(UTC)
+        found = await skills.grants(everything=everything)
+        answer(found, lambda: table(
+            ["ID", "TOOL", "SKILL", "WHERE", "STATE", "EXPIRES", "BY"],
+            [[g.id, g.tool, g.skill_name or "(any)", " ".join(f"{k}={v}" for k, v in g.where.items()) or "-",
+              g.state(now), when(g.expires_at), g.created_by] for g in found],
+            cut={"WHERE": 60}))
+
+    return with_client(work)
+
+
+@cli.command()
+@click.argument("grant_id", metavar="GRANT_ID", type=click.IntRange(min=1))
+@data_command
+def revoke(grant_id: int) -> int:
+    """Revoke a standing grant: its calls wait for your answer again."""
+
+    async def work(skills: SkillsClient) -> None:
+        revoked = await skills.revoke_grant(grant_id)
+        answer({"ok": True, "grant_id": revoked.id}, lambda: print(f"grant {revoked.id} revoked"))
 
     return with_client(work)
 

@@ -27,6 +27,7 @@ from adapters.store.database import open_database
 from adapters.store.tables import (
     LAST_RUN_COLUMNS,
     ApprovalRow,
+    GrantRow,
     IncidentRow,
     MessageRow,
     NoticeRow,
@@ -42,6 +43,7 @@ from skills.approvals import PENDING, Approval, ApprovalRequest, ApprovalStatus
 from skills.backoff import BackoffPolicy
 from skills.budget import DAY, BudgetPolicy, Usage, over_budget
 from skills.errors import SkillNotFoundError, SkillValidationError
+from skills.grants import Grant, matches
 from skills.incidents import Incident, IncidentEvent, IncidentNote, cause_of, reminder_due
 from skills.messages import RunOutcome, SkillFilter
 from skills.models import BUDGET, ENDED, FAILURES, FIRED, Delivery, RunRecord, Skill, SkillSpec
@@ -701,6 +703,54 @@ class Store:
             ).rowcount
             session.commit()
         return self.get_approval(approval_id), bool(changed)
+
+    # --- standing grants -----------------------------------------------------------------
+
+    def add_grant(self, *, tool: str, skill_id: int | None, skill_name: str, where: dict[str, str],
+                  created_at: datetime, expires_at: datetime | None, created_by: str) -> Grant:
+        with self.session() as session:
+            row = GrantRow(tool=tool, skill_id=skill_id, skill_name=skill_name, where=dict(where),
+                           created_at=created_at, expires_at=expires_at, created_by=created_by)
+            session.add(row)
+            session.commit()
+            session.refresh(row)
+            return Grant.model_validate(row.model_dump())
+
+    def get_grant(self, grant_id: int) -> Grant:
+        with self.session() as session:
+            row = session.get(GrantRow, grant_id)
+            if row is None:
+                raise SkillNotFoundError(f"no grant with id {grant_id}")
+            return Grant.model_validate(row.model_dump())
+
+    def list_grants(self, *, now: datetime, live_only: bool = True, limit: int = 100) -> list[Grant]:
+        """Newest first; only the live ones (neither revoked nor expired) unless ``live_only`` is False."""
+        with self.session() as session:
+            query = select(GrantRow).order_by(GrantRow.id.desc())  # type: ignore[union-attr]
+            if live_only:
+                query = query.where(GrantRow.revoked_at.is_(None),  # type: ignore[union-attr]
+                                    or_(GrantRow.expires_at.is_(None), GrantRow.expires_at > now))  # type: ignore[union-attr,operator]
+            return [Grant.model_validate(r.model_dump()) for r in session.exec(query.limit(limit))]
+
+    def revoke_grant(self, grant_id: int, now: datetime) -> tuple[Grant, bool]:
+        """Revoke a grant; returns it and whether this call revoked it (False: it already was)."""
+        with self.session() as session:
+            changed = session.execute(
+                update(GrantRow).where(GrantRow.id == grant_id, GrantRow.revoked_at.is_(None))  # type: ignore[arg-type,union-attr]
+                .values(revoked_at=now)).rowcount
+            session.commit()
+        return self.get_grant(grant_id), bool(changed)
+
+    def matching_grant(self, tool: str, skill_id: int | None, arguments: dict[str, Any], now: datetime) -> Grant | None:
+        """The oldest live grant that approves this call now, or None."""
+        with self.session() as session:
+            query = select(GrantRow).where(GrantRow.tool == tool, GrantRow.revoked_at.is_(None)  # type: ignore[union-attr]
+                                           ).order_by(GrantRow.id)  # type: ignore[arg-type]
+            for row in session.exec(query):
+                grant = Grant.model_validate(row.model_dump())
+                if matches(grant, tool, skill_id, arguments, now):
+                    return grant
+        return None
 
     def set_run_waiting(self, run_id: str, waiting: bool) -> None:
         """Show an open run as ``waiting`` for an approval, or ``running`` again; a closed run is left alone."""

@@ -320,3 +320,21 @@ def make_engine(url: str) -> Engine:
 
         return engine
     return create_engine(url, pool_pre_ping=True)
+
+
+class GrantRow(SQLModel, table=True):
+    """A standing grant (``skills.grants``): calls of ``tool`` (of one skill, or any) whose arguments match
+    ``where`` are approved without asking while it is neither revoked nor expired (migration 0019)."""
+
+    __tablename__ = "grants"
+    __table_args__ = ({"sqlite_autoincrement": True},)
+
+    id: int | None = Field(default=None, primary_key=True)
+    tool: str = Field(index=True)
+    skill_id: int | None = None
+    skill_name: str = ""
+    where: dict[str, str] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = _utc_column(nullable=False)
+    expires_at: datetime | None = _utc_column()
+    created_by: str = ""
+    revoked_at: datetime | None = _utc_column()
