@@ -110,6 +110,8 @@ class Proposals:
                 change = self._delete(fields)
             case "emit_event":
                 change = self._emit(fields, call)
+            case "memory_undo":
+                tool, change = self._undo(call.session_id, now)
             case _:
                 return None
         if change is None:
@@ -156,6 +158,28 @@ class Proposals:
                   if line.startswith("next fires")]
         arguments = {"skill_id": existing.id, "patch": applied_fields(after), "base": spec_digest(before)}
         return existing.id, existing.name, arguments, shown_lines(lines)
+
+    def _undo(self, session: str, now: datetime) -> tuple[str, tuple[int | None, str, dict[str, Any], str]]:
+        """"Undo that": the session's last change (its revision), taken back as the change that does it, always
+        proposed: a created skill deleted, an update or a revert reverted to the revision before it, a deleted
+        skill created again. The tool the approval names is that change's, which DecideChange makes."""
+        last = self.store.last_revision_by(f"chat:{session}")
+        if last is None:
+            raise SkillValidationError.single("memory_undo", "this chat has changed no skill: nothing to undo")
+        undo = f"Undo of this chat's last change (revision {last.rev} of '{last.skill_name}', {last.action}): "
+        if last.action == "created":
+            skill_id, name, arguments, summary = self._delete({"skill_id": last.skill_id})
+            return "memory_delete_skill", (skill_id, name, arguments, shown(undo) + "\n" + summary)
+        if last.action == "deleted":
+            skill_id, name, arguments, summary = self._create(dict(last.spec), now)
+            return "memory_store_skill", (skill_id, name, arguments, shown(undo) + "\n" + summary)
+        before = self.store.get_revision(last.skill_id, last.rev - 1)
+        existing = self.store.get_skill(last.skill_id)
+        current, wanted = as_spec(existing), SkillSpec.model_validate(before.spec)
+        lines = [undo, f"Change skill {existing.id} '{existing.name}' back to revision {before.rev}:",
+                 *describe_update(current, wanted, ["an undo is always yours to confirm"])]
+        arguments = {"skill_id": existing.id, "patch": applied_fields(wanted), "base": spec_digest(current)}
+        return "memory_update_skill", (existing.id, existing.name, arguments, shown_lines(lines))
 
     def _delete(self, fields: dict[str, Any]) -> tuple[int, str, dict[str, Any], str]:
         skill = self.store.find_skill(_required_ref(fields, "memory_delete_skill"), _agent(fields))

@@ -288,6 +288,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     }),
     "memory_get_skill": _schema({"skill_id": _REF, "agent_id": _AGENT}, ["skill_id"]),
     "memory_delete_skill": _schema({"skill_id": _REF, "agent_id": _AGENT}, ["skill_id"]),
+    "memory_undo": _schema({}),
     "memory_next_fires": _schema({"skill_id": _REF, "agent_id": _AGENT,
                                   "count": {"type": "integer", "minimum": 1, "maximum": MAX_UPCOMING,
                                             "description": "How many fires to list (default 10)."}},
@@ -330,6 +331,7 @@ CHAT_DESCRIPTIONS: dict[str, str] = {
     "memory_list_skills": "List the user's skills: id, name, tier, trigger, state, last run.",
     "memory_get_skill": "One skill in full, with when it fires next.",
     "memory_next_fires": "A skill's next fire times, with the days it skips.",
+    "memory_undo": "Undo this chat's last change to a skill (\"undo that\"): proposed for the user's yes.",
     "memory_delete_skill": "Delete a skill and its schedule for good (to stop it for a while: update enabled: "
                            "false).",
     "emit_event": "Emit an event: every skill with trigger_config {\"event\": NAME} runs now, with data as its "
@@ -386,6 +388,7 @@ CHAT_SCHEMAS: dict[str, dict[str, Any]] = {
     "memory_list_skills": _schema({"enabled": {"type": "boolean"}}),
     "memory_get_skill": _schema({"skill_id": _CHAT_REF}, ["skill_id"]),
     "memory_delete_skill": _schema({"skill_id": _CHAT_REF}, ["skill_id"]),
+    "memory_undo": _schema({}),
     "memory_next_fires": _schema({"skill_id": _CHAT_REF, "count": {"type": "integer", "minimum": 1,
                                                                    "maximum": MAX_UPCOMING}}, ["skill_id"]),
     "emit_event": _schema({"event": {"type": "string"}, "data": {}, "id": {"type": "string"}}, ["event"]),
@@ -439,6 +442,11 @@ class ManagementTools:
         skipped = [{"date": day.isoformat(), "why": why} for day, why in next_skipped(skill, now=datetime.now(UTC))]
         return _answer(_details(skill, next_fire), {"skill": _skill_json(skill), "next_fire": _iso(next_fire),
                                                     "skipped_days": skipped})
+
+    async def memory_undo(self, fields: dict[str, Any]) -> CallToolResult:
+        """Reached only where a chat's changes are not proposed (a chat's undo is always proposed: Proposals)."""
+        raise SkillsError("memory_undo takes back a chat's last change, as a proposal for the owner's yes; here, "
+                          "`skills history NAME` lists a skill's changes and `skills revert NAME REV` restores one")
 
     async def memory_next_fires(self, fields: dict[str, Any]) -> CallToolResult:
         count = fields.get("count", fields.get("n", 10))
@@ -503,6 +511,11 @@ TOOLS: dict[str, tuple[str, str, ToolAnnotations]] = {
                            ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)),
     "memory_get_skill": ("Get a skill", GET_DESCRIPTION,
                          ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)),
+    "memory_undo": ("Undo the chat's last change", "Undo this chat's last change to a skill (the user says \"undo "
+                    "that\"): a created skill deleted, a change reverted, a deleted skill made again; always "
+                    "proposed for the user's yes. Only in a chat.",
+                    ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
+                                    open_world_hint=False)),
     "memory_next_fires": ("A skill's next fires", NEXT_DESCRIPTION,
                           ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)),
     "memory_delete_skill": ("Delete a skill", DELETE_DESCRIPTION,
@@ -512,6 +525,9 @@ TOOLS: dict[str, tuple[str, str, ToolAnnotations]] = {
                    ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                                    open_world_hint=False)),
 }
+
+CHAT_ONLY_TOOLS = frozenset({"memory_undo"})
+"""Offered in a chat only: ``skills mcp`` does not serve them (its client has ``skills revert``)."""
 
 OWNER_TOOLS: dict[str, tuple[str, str, ToolAnnotations]] = {
     "list_approvals": ("List approvals", "What waits for the owner's yes: runs' calls of tools that need "

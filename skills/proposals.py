@@ -25,7 +25,7 @@ from skills.approvals import Approval, ApprovalDecision
 from skills.calendar import UpcomingFire, coming_lines, upcoming
 from skills.models import Skill, SkillSpec
 
-CONFIRMED_TOOLS = ("memory_store_skill", "memory_update_skill", "memory_delete_skill", "emit_event")
+CONFIRMED_TOOLS = ("memory_store_skill", "memory_update_skill", "memory_delete_skill", "emit_event", "memory_undo")
 """The management tools whose calls a chat may only propose (an update, only when it widens)."""
 
 NEXT_FIRES = 3

@@ -40,7 +40,16 @@ import click
 from pydantic import ConfigDict
 
 from client import SkillsClient
-from client.management import INSTRUCTIONS, OWNER_TOOLS, SCHEMAS, TOOLS, Handler, ManagementTools, answering
+from client.management import (
+    CHAT_ONLY_TOOLS,
+    INSTRUCTIONS,
+    OWNER_TOOLS,
+    SCHEMAS,
+    TOOLS,
+    Handler,
+    ManagementTools,
+    answering,
+)
 from skills.errors import TemporalUnavailableError, UsageError
 from skills.skillmd import discover
 from skills.skillmd.manifest import SourceName
@@ -81,7 +90,8 @@ def build_server(skills: SkillsClient, *, token: str | None = None,
         name="skills",
         title="Skills engine",
         instructions=INSTRUCTIONS,
-        tools=[_tool(name, answering(name, getattr(tools, name))) for name in [*TOOLS, *OWNER_TOOLS]],
+        tools=[_tool(name, answering(name, getattr(tools, name))) for name in [*TOOLS, *OWNER_TOOLS]
+               if name not in CHAT_ONLY_TOOLS],
         log_level="WARNING",
         **_bearer_auth(token),
     )

@@ -818,6 +818,13 @@ class Store:
                      .order_by(RevisionRow.rev.desc()).limit(limit))  # type: ignore[attr-defined]
             return [Revision.model_validate(row.model_dump()) for row in session.exec(query)]
 
+    def last_revision_by(self, by: str) -> Revision | None:
+        """The newest change recorded as made by ``by`` (a chat session's: ``chat:<id>``), of any skill."""
+        with self.session() as session:
+            row = session.exec(select(RevisionRow).where(RevisionRow.by == by)
+                               .order_by(RevisionRow.id.desc()).limit(1)).first()  # type: ignore[union-attr]
+            return Revision.model_validate(row.model_dump()) if row is not None else None
+
     def get_revision(self, skill_id: int, rev: int) -> Revision:
         with self.session() as session:
             row = session.exec(select(RevisionRow).where(RevisionRow.skill_id == skill_id,

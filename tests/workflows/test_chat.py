@@ -20,7 +20,7 @@ from tests.conftest import Engine, schedule_exists
 from tests.fakes.llm_server import ScriptedLLM, call, say
 
 MANAGEMENT = ["get_tool_catalog", "memory_store_skill", "memory_update_skill", "memory_list_skills",
-              "memory_get_skill", "memory_delete_skill", "memory_next_fires", "emit_event"]
+              "memory_get_skill", "memory_delete_skill", "memory_next_fires", "emit_event", "memory_undo"]
 
 
 async def test_remind_me_in_5_minutes_becomes_a_one_shot(assistant: Engine, llm: ScriptedLLM,
