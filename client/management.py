@@ -323,15 +323,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 CHAT_DESCRIPTIONS: dict[str, str] = {
     "get_tool_catalog": "List the tools a skill may use, by MCP server. Call it before memory_store_skill and use "
                         "the names exactly.",
-    "memory_store_skill": "Create a skill (a reminder, a task on a schedule). Direct tier: a fixed execution_plan. "
-                          "Agent tier: instructions and required_tools, no plan. A refusal names each bad field: "
-                          "fix them and call again.",
+    "memory_store_skill": "Create a skill. Direct tier: a fixed execution_plan. Agent tier: instructions and "
+                          "required_tools, no plan. A refusal names each bad field: fix them and call again.",
     "memory_update_skill": "Change a skill: give skill_id and only the fields to change (any field of "
                            "memory_store_skill); enabled: false pauses it.",
     "memory_list_skills": "List the user's skills: id, name, tier, trigger, state, last run.",
     "memory_get_skill": "One skill in full, with when it fires next.",
     "memory_next_fires": "A skill's next fire times, with the days it skips.",
-    "memory_undo": "Undo this chat's last change to a skill (\"undo that\"): proposed for the user's yes.",
+    "memory_undo": "Undo this chat's last change (\"undo that\").",
     "memory_delete_skill": "Delete a skill and its schedule for good (to stop it for a while: update enabled: "
                            "false).",
     "emit_event": "Emit an event: every skill with trigger_config {\"event\": NAME} runs now, with data as its "
