@@ -66,12 +66,11 @@ class ToolRouter:
         # As a chat's model reads them: compact (``client.management.CHAT_SCHEMAS``).
         self._own = [ToolInfo(name=name, server="skills", tool=name, description=CHAT_DESCRIPTIONS[name],
                               input_schema=CHAT_SCHEMAS[name]) for name in TOOLS]
-        reader = skill_file_tool(["?"])
+        reader = skill_file_tool(None)  # any skill: a wrong name is answered with the names
         if skill_files is not None and reader is not None:
-            schema = reader["function"]["parameters"]
-            schema["properties"]["skill_name"].pop("enum")  # any skill: a wrong name is answered with the names
             self._own.append(ToolInfo(name=SKILL_TOOL, server="skills", tool=SKILL_TOOL,
-                                      description=reader["function"]["description"], input_schema=schema))
+                                      description=reader["function"]["description"],
+                                      input_schema=reader["function"]["parameters"]))
 
     def catalog(self) -> list[ToolInfo]:
         return [*self._catalog(), *self._own]

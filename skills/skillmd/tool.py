@@ -25,17 +25,18 @@ _NAMES_IN_ERROR = 20
 FILE_DESCRIPTION = "Read this file of the skill instead, e.g. 'references/x.md'"
 
 
-def skill_file_tool(skills: Iterable[str]) -> dict[str, Any] | None:
+def skill_file_tool(skills: Iterable[str] | None) -> dict[str, Any] | None:
     """The ``skill`` tool as a chat offers it beside instructions it already disclosed: short, the names
-    as an ``enum`` and no listing (the system prompt has them), ``file`` to read more."""
-    names = sorted(skills)
-    if not names:
+    as an ``enum`` and no listing (the system prompt has them), ``file`` to read more. ``None``: any skill
+    (no ``enum``; a wrong name is answered with the names); an empty list: no tool."""
+    names = sorted(skills) if skills is not None else None
+    if names == []:
         return None
     return {"type": "function", "function": {
         "name": TOOL_NAME,
         "description": "Read a skill's instructions, or one of its files.",
         "parameters": {"type": "object", "properties": {
-            "skill_name": {"type": "string", "enum": names},
+            "skill_name": {"type": "string", **({"enum": names} if names is not None else {})},
             "file": {"type": "string", "description": FILE_DESCRIPTION},
         }, "required": ["skill_name"], "additionalProperties": False},
     }}
