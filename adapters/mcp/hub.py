@@ -44,6 +44,10 @@ from skills.errors import McpConfigError, ToolServerError, ToolTimeoutError, Unk
 
 logger = logging.getLogger(__name__)
 
+RETRY_FAILED_EVERY = 15.0
+"""Seconds between two tries of a failed server prompted by registrations naming its tools (the
+catalog's own refresh retries every failed server every ``catalog_ttl``)."""
+
 
 class ToolHub:
     """Warm MCP sessions for every configured server, and calls routed by ``<server>_<tool>``.
@@ -105,6 +109,9 @@ class ToolHub:
         self._settled = threading.Event()
         """Set when the first connect of every server has ended (connected or failed)."""
         self._first_connects = {name: threading.Event() for name in self._sessions}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._retry_lock = threading.Lock()
+        self._retried: dict[str, float] = {}
 
     @classmethod
     def from_config(
@@ -141,6 +148,7 @@ class ToolHub:
         queue meanwhile): a call of a server still connecting waits for it (within the call's
         timeout), and :meth:`settle` / :meth:`waited_for_connects` wait for the first connects to end."""
         if self._starting is None:
+            self._loop = asyncio.get_running_loop()
             self._starting = asyncio.create_task(self._start(), name="mcp-hub-start")
         if wait:
             await asyncio.shield(self._starting)
@@ -176,16 +184,33 @@ class ToolHub:
     def waited_for_connects(self, tools: Collection[str] | None = None, timeout: float | None = None) -> bool:
         """For a thread (a synchronous activity; never the hub's event loop): wait, at most ``timeout``
         seconds (the connect timeout by default), for the servers that could offer ``tools`` (all
-        servers when None) while they are on their first connect. True when there were any, so a
-        catalog read before may have missed their tools."""
-        pending = [
-            event for name, event in self._first_connects.items()
-            if not event.is_set() and (tools is None or any(t.startswith(name + "_") for t in tools))
-        ]
+        servers when None) while they are on their first connect, and try once more those of them that
+        failed (at most every :data:`RETRY_FAILED_EVERY` seconds: a server down when the worker started
+        may be up now). True when there were any, so a catalog read before may have missed their tools."""
+        def could_offer(name: str) -> bool:
+            return tools is None or any(t.startswith(name + "_") for t in tools)
+
+        pending = [event for name, event in self._first_connects.items() if not event.is_set() and could_offer(name)]
         deadline = time.monotonic() + (self._connect_timeout if timeout is None else timeout)
         for event in pending:
             event.wait(max(0.0, deadline - time.monotonic()))
-        return bool(pending)
+        retried = self._retry_failed([s for s in self._sessions.values() if s.status == "failed" and could_offer(s.name)],
+                                     deadline)
+        return bool(pending) or retried
+
+    def _retry_failed(self, sessions: list[ServerSession], deadline: float) -> bool:
+        """From a thread: reconnect ``sessions`` on the hub's loop, each at most every RETRY_FAILED_EVERY s."""
+        now = time.monotonic()
+        with self._retry_lock:
+            due = [s for s in sessions if now - self._retried.get(s.name, -RETRY_FAILED_EVERY) >= RETRY_FAILED_EVERY]
+            self._retried.update((s.name, now) for s in due)
+        if not due or self._loop is None or self._closed:
+            return False
+        futures = [asyncio.run_coroutine_threadsafe(self._connect_quietly(s), self._loop) for s in due]
+        for future in futures:
+            with suppress(Exception):  # a connect that failed again, or took too long: its status says so
+                future.result(max(0.0, deadline - time.monotonic()))
+        return any(s.status == "connected" for s in due)
 
     @staticmethod
     async def _connect_quietly(session: ServerSession) -> None:

@@ -31,6 +31,7 @@ from adapters.mcp import (
     load_mcp_config,
     outbox_server,
 )
+from adapters.mcp import hub as hub_module
 from client import SkillsClient
 from skills.arguments import ArgumentRules, ParameterDefault
 from skills.catalog import ToolCallInput, ToolCatalog
@@ -601,6 +602,32 @@ async def test_the_ttl_relists_tools_and_retries_failed_servers(tmp_path: Path) 
         catalog = await eventually(refreshed_with_both)
 
     assert catalog.unavailable == {}
+
+
+async def test_a_registration_tries_a_failed_server_again_before_calling_its_tools_unknown(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Down when the worker started, up now: a registration naming its tool must not wait for the TTL.
+    flag = tmp_path / "may-start"
+    late_starter = McpServerConfig(
+        command=sys.executable,
+        args=["-c", ("import os, runpy, sys; sys.exit(3) if not os.path.exists(sys.argv[1]) else None; "
+                     "sys.argv = ['outbox']; runpy.run_module('mcp_servers.outbox', run_name='__main__')"), str(flag)],
+        env={"SKILLS_OUTBOX_PATH": str(tmp_path / "outbox.jsonl")},
+        cwd=ROOT,
+    )
+    async with ToolHub({"late": late_starter}, catalog_ttl=None) as hub:
+        assert [s.status for s in hub.server_states()] == ["failed"]
+        # A tool of another server: no try.
+        assert await asyncio.to_thread(hub.waited_for_connects, {"other_tool"}) is False
+        # Tried, still down. Then up, but tried again only RETRY_FAILED_EVERY seconds later, so a broken
+        # server named by many registrations does not hold each of them for a connect.
+        assert await asyncio.to_thread(hub.waited_for_connects, {"late_send_message"}) is False
+        flag.touch()
+        assert await asyncio.to_thread(hub.waited_for_connects, {"late_send_message"}) is False
+        assert [s.status for s in hub.server_states()] == ["failed"]
+        monkeypatch.setattr(hub_module, "RETRY_FAILED_EVERY", 0.0)
+        assert await asyncio.to_thread(hub.waited_for_connects, {"late_send_message"}) is True
+        assert "late_send_message" in hub.tool_names()
 
 
 async def test_refresh_tool_catalog_on_demand(tmp_path: Path) -> None:

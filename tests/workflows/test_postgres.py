@@ -6,6 +6,7 @@ once per action of its one schedule."""
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -25,11 +26,13 @@ from tests.conftest import (
     ROOT,
     Engine,
     eventually,
+    free_port,
     schedule_exists,
     trigger_schedule,
     worker_process,
     write_mcp_config,
 )
+from tests.service.http import answers
 
 VERDICT = ROOT / "tests" / "mcp_servers" / "verdict_server.py"
 
@@ -78,17 +81,26 @@ async def test_three_workers_on_one_store_record_each_fire_once(client: Client, 
            "SKILLS_MAINTENANCE_INTERVAL": "2"}
     skills = SkillsClient(client, queue)
     address = client.service_client.config.target_host
+    ports = [free_port() for _ in range(3)]
     # Three processes started at once on a new database: they create and migrate it together.
-    with worker_process(settings, address, **env) as one, worker_process(settings, address, **env) as two, \
-            worker_process(settings, address, **env) as three:
+    with worker_process(settings, address, **env, SKILLS_HEALTH_PORT=str(ports[0])) as one, \
+            worker_process(settings, address, **env, SKILLS_HEALTH_PORT=str(ports[1])) as two, \
+            worker_process(settings, address, **env, SKILLS_HEALTH_PORT=str(ports[2])) as three:
         workers = (one, two, three)
 
-        async def all_polling() -> bool:
+        async def all_ready() -> bool:
+            # Polling, and the verdict server's first connect over in each: a registration may land on any of
+            # them (one whose first connect failed on this busy machine tries the server again).
             for worker in workers:
                 assert worker.process is not None and worker.process.poll() is None, worker.log.read_text()
+            for port in ports:
+                answer = await answers(port, "/readyz")
+                body = json.loads(answer[1]) if answer and answer[0] == 200 else {}
+                if body.get("mcp", {}).get("verdict", {}).get("status") not in ("connected", "failed"):
+                    return False
             return await pollers(client, queue) >= 3
 
-        await eventually(all_polling, timeout=180, interval=0.5)  # three processes starting on a busy machine
+        await eventually(all_ready, timeout=180, interval=0.5)  # three processes starting on a busy machine
 
         fine = [(await skills.register(verdict_skill(f"fine-{i}", True))).skill for i in range(2)]
         failing = [(await skills.register(verdict_skill(f"failing-{i}", False))).skill for i in range(2)]
