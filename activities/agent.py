@@ -51,6 +51,7 @@ from skills.messages import FINAL_EXCERPT
 from skills.models import Skill
 from skills.naming import AGENT_TOOL, LLM_TURN, MANAGEMENT_TOOLS, is_chat_conversation
 from skills.recall import context_block
+from skills.rehearsal import rehearsed
 from skills.scripts import RUN_SCRIPT
 from skills.skillmd.disclosure import render_instructions
 
@@ -84,6 +85,8 @@ class AgentStart(BaseModel):
     preflight: list[PreflightResult] = Field(default_factory=list)
     """The run's pre-flight checks that ran and did not skip, with their results (already in the run's
     history, as their calls' results): given to the first turn as data (``skills.recall``)."""
+    skill: Skill | None = None
+    """A rehearsal of a definition: the skill as it normalized (not stored, or stored otherwise)."""
 
 
 class AgentSession(BaseModel):
@@ -146,6 +149,10 @@ class AgentToolCall(BaseModel):
     """The skills' own toolsets granted to the loop: a tool one of them owns is called on its server."""
     idempotency_key: str = ""
     """Sent to the server with the call (``skills.idempotency``), the same on every retry; empty: none."""
+    rehearsal: bool = False
+    """A rehearsal's call: made only when its tool is read-only (``ToolHub.rehearse``), else recorded."""
+    record_only: bool = False
+    """A rehearsal's call of a tool that would need approval: recorded, read-only or not."""
 
 
 class AgentToolResult(BaseModel):
@@ -158,6 +165,9 @@ class AgentToolResult(BaseModel):
     adjusted: list[str] = Field(default_factory=list)
     change: dict[str, Any] | None = None
     """For a management tool that changed a skill: what it did (bounded: the skill's key facts)."""
+    rehearsed: bool = False
+    arguments: dict[str, Any] | None = None
+    """A rehearsed call's arguments as they would have been sent."""
 
 
 if TYPE_CHECKING:
@@ -169,18 +179,27 @@ class Send(Protocol):
     def __call__(self, name: str, arguments: dict[str, Any], *, idempotency_key: str = "") -> Awaitable[ToolResult]: ...
 
 
+class Rehearse(Protocol):
+    """A rehearsal's call (``ToolHub.rehearse``): made only for a read-only tool, else recorded."""
+
+    def __call__(self, name: str, arguments: dict[str, Any], *, idempotency_key: str = "",
+                 record_only: bool = False) -> Awaitable[ToolResult]: ...
+
+
 class AgentActivities:
     def __init__(self, store: Store, settings: Settings, catalog: Callable[[], list[ToolInfo]], send: Send,
                  client: openai.AsyncOpenAI | None = None,
                  settle: Callable[[float], Awaitable[bool]] | None = None,
-                 toolsets: SkillToolsets | None = None) -> None:
+                 toolsets: SkillToolsets | None = None, rehearse: Rehearse | None = None) -> None:
         """``settle(seconds)`` waits for MCP servers still on their first connect (the hub's): a turn
         whose sandbox names a tool the catalog lacks waits for them, so the model is offered it.
-        ``toolsets`` holds the sessions of skills' own servers (the tool activities' too)."""
+        ``toolsets`` holds the sessions of skills' own servers (the tool activities' too). ``rehearse``
+        makes a rehearsal's calls (none without it: every call of a rehearsal is then recorded)."""
         self.store = store
         self.settings = settings
         self.catalog = catalog
         self.send = send
+        self.rehearse = rehearse
         self.settle = settle
         self.toolsets = toolsets or SkillToolsets()
         self.endpoint = settings.llm_base_url or OPENAI_API_URL
@@ -210,7 +229,7 @@ class AgentActivities:
     @activity.defn
     def start_agent(self, request: AgentStart) -> AgentSession:
         """Open the run's conversation: the system prompt and the task (idempotent)."""
-        skill = self.store.get_skill(request.skill_id)
+        skill = request.skill or self.store.get_skill(request.skill_id)
         # The normalizer refuses management tools; a row stored before it did (or written around it)
         # still never offers them to a skill's run.
         tools = [t for t in dict.fromkeys([*skill.required_tools, *request.toolset_tools]) if t not in MANAGEMENT_TOOLS]
@@ -407,12 +426,12 @@ class AgentActivities:
         # Which conversation's call this is: a chat's management tool records its proposal under it.
         CURRENT_CALL.set(ChatCall(request.conversation_id, request.message_seq, call.id))
         result = await self._run(request.conversation_id, call, request.allowed, request.toolsets,
-                                 request.idempotency_key)
+                                 request.idempotency_key, request)
         result.duration_ms = round((time.monotonic() - started) * 1000)
         return result
 
     async def _run(self, conversation_id: str, call: ToolCallMessage, allowed: Collection[str],
-                   toolsets: list[ToolsetGrant], key: str) -> AgentToolResult:
+                   toolsets: list[ToolsetGrant], key: str, request: AgentToolCall | None = None) -> AgentToolResult:
         if call.name not in allowed or (call.name in MANAGEMENT_TOOLS and not is_chat_conversation(conversation_id)):
             text = (f"Error: the tool '{call.name}' is not available to this skill. "
                     f"Use only: {', '.join(allowed) or 'no tools'}.")
@@ -427,10 +446,17 @@ class AgentActivities:
             await self._answer(conversation_id, call, text)
             return AgentToolResult(tool=call.name, ok=False, malformed=True, excerpt=text[:TOOL_EXCERPT])
         change = None
+        rehearsal = request is not None and request.rehearsal
         try:
             grant = granted(toolsets, call.name)
-            result = await (self.send(call.name, arguments, idempotency_key=key) if grant is None
-                            else self.toolsets.call(grant, call.name, arguments, idempotency_key=key))
+            if rehearsal:  # a skill's own toolset tool, or no way to tell read-only ones: recorded
+                result = (rehearsed(arguments) if grant is not None or self.rehearse is None or call.name == RUN_SCRIPT
+                          else
+                          await self.rehearse(call.name, arguments, idempotency_key=key,
+                                              record_only=request is not None and request.record_only))
+            else:
+                result = await (self.send(call.name, arguments, idempotency_key=key) if grant is None
+                                else self.toolsets.call(grant, call.name, arguments, idempotency_key=key))
             ok, text, adjusted, change = result.ok, result.text, result.adjusted, result.change
         except ToolsetRefusedError as e:  # the grant is not the skill's file's: the run fails, saying why
             raise application_error(e) from e
@@ -438,7 +464,9 @@ class AgentActivities:
             # The model can often fix its own call (a missing or mistyped argument): tell it.
             ok, text, adjusted = False, f"Error: {e}", []
         await self._answer(conversation_id, call, text if ok or text.startswith("Error") else f"Error: {text}")
-        return AgentToolResult(tool=call.name, ok=ok, excerpt=text[:TOOL_EXCERPT], adjusted=adjusted, change=change)
+        done = rehearsal and result.rehearsed if ok else False
+        return AgentToolResult(tool=call.name, ok=ok, excerpt=text[:TOOL_EXCERPT], adjusted=adjusted, change=change,
+                               rehearsed=done, arguments=result.arguments if done else None)
 
     async def _answer(self, conversation_id: str, call: ToolCallMessage, text: str) -> None:
         message = ChatMessage(role="tool", tool_call_id=call.id, content=tool_result_text(redact(text)))

@@ -16,6 +16,7 @@ from typing import Any
 
 from temporalio import activity
 
+from activities.failures import application_error
 from activities.heartbeat import heartbeating
 from activities.skillfiles import dependencies_of, file_skill, toolset_grant
 from activities.trust import untrusted
@@ -27,10 +28,19 @@ from skills.budget import DAY
 from skills.calendar import without_skipped
 from skills.catalog import ToolResult
 from skills.deadline import approval_seconds
-from skills.errors import SkillNotFoundError
+from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
 from skills.fires import MAX_ACCOUNTED, PreviousFire, account_gap
-from skills.messages import BeginRun, DeliveriesRecord, DeliverInput, NotifyInput, RunOutcome, RunStart
-from skills.models import BUDGET, FAILURES, RunRecord, Skill
+from skills.messages import (
+    BeginRun,
+    DeliveriesRecord,
+    DeliverInput,
+    NotifyInput,
+    Prepared,
+    RegisterInput,
+    RunOutcome,
+    RunStart,
+)
+from skills.models import BUDGET, FAILURES, REHEARSAL, RunRecord, Skill
 from skills.notify import settle
 from skills.triggers import trigger_next_times
 
@@ -44,18 +54,22 @@ OVER_CAP = "budget (max_tokens_per_month)"
 class RunActivities:
     def __init__(self, store: Store, settings: Settings,
                  send: Callable[..., Awaitable[ToolResult]],
-                 metrics: EngineMetrics | None = None) -> None:
+                 metrics: EngineMetrics | None = None,
+                 prepare: Callable[[RegisterInput], Prepared] | None = None) -> None:
         """``send(tool, arguments, idempotency_key=...)`` is the tool hub's call, used for notifications; ``metrics``
-        count the runs recorded."""
+        count the runs recorded; ``prepare`` normalizes a definition as a registration does (a rehearsal's)."""
         self.store = store
         self.settings = settings
         self.send = send
         self.metrics = metrics or EngineMetrics()
+        self.prepare = prepare
 
     @activity.defn
     def begin_run(self, request: BeginRun) -> RunStart:
         """Load the skill as it is now, decide whether this fire may run it, open its run row
         and account for the scheduled times before it that never ran (idempotent)."""
+        if request.trigger == REHEARSAL:
+            return self._begin_rehearsal(request)
         try:
             skill = self.store.get_skill(request.skill_id)
         except SkillNotFoundError:
@@ -78,16 +92,43 @@ class RunActivities:
         self.metrics.fire_lag(stored, "start")
         skip = self._skip(skill, run)
         return RunStart(skill=skill.without_instructions(), run=stored,
-                        skip=skip, skip_notice=self._cap_notice(skill, skip, run),
-                        tool_timeout_seconds=self.settings.tool_call_timeout.total_seconds(),
+                        skip=skip, skip_notice=self._cap_notice(skill, skip, run), **self._limits(skill))
+
+    def _limits(self, skill: Skill) -> dict[str, Any]:
+        """What a run of ``skill`` is given from this worker's settings, and its SKILL.md parts."""
+        return dict(tool_timeout_seconds=self.settings.tool_call_timeout.total_seconds(),
                         script_timeout_seconds=self.settings.script_timeout.total_seconds(),
                         notify_interval_seconds=self.settings.notify_interval.total_seconds(),
                         notifier_tool=self.settings.notifier_tool,
                         llm_timeout_seconds=self.settings.llm_turn_timeout.total_seconds(),
                         run_token_cap=self.settings.run_token_cap,
                         malformed_call_limit=self.settings.malformed_call_limit,
-                        approval_timeout_seconds=approval_seconds(skill, self.settings.run_limits),
-                        **self._file_parts(skill))
+                    approval_timeout_seconds=approval_seconds(skill, self.settings.run_limits),
+                    **self._file_parts(skill))
+
+    def _begin_rehearsal(self, request: BeginRun) -> RunStart:
+        """A rehearsal opens its run and nothing else: no earlier fires accounted, no skip (a paused skill may
+        be rehearsed), the skill as stored, or as its definition normalizes now (refused by field, as its
+        registration would be). A definition's skill travels whole in the run, instructions too."""
+        if request.rehearse is None:
+            skill = self.store.get_skill(request.skill_id)  # SkillNotFoundError: the client asked for a wrong one
+        else:
+            if self.prepare is None:
+                raise application_error(SkillsError("this worker cannot normalize a definition to rehearse"))
+            prepared = self.prepare(RegisterInput(data=request.rehearse.data, target=request.rehearse.target,
+                                                  by=REHEARSAL))
+            if prepared.errors or prepared.normalized is None:
+                errors = prepared.errors or [FieldError(field="definition", message="not a skill")]
+                raise application_error(SkillValidationError(errors),
+                                        details=[[e.model_dump() for e in errors]])
+            skill = Skill(**prepared.normalized.spec.model_dump(), id=prepared.existing_id or 0,
+                          created_at=request.started_at, updated_at=request.started_at)
+        run = RunRecord(run_id=request.run_id, skill_id=skill.id, skill_name=skill.name,
+                        workflow_id=request.workflow_id, trigger=REHEARSAL, started_at=request.started_at,
+                        tier=skill.tier)
+        stored = self.store.start_run(run)
+        return RunStart(skill=skill if request.rehearse is not None else skill.without_instructions(), run=stored,
+                        rehearsal=True, **self._limits(skill))
 
     def _file_parts(self, skill: Skill) -> dict[str, Any]:
         """A file skill's SKILL.md ``toolsets`` and ``depends``, read now (an edit counts at the next fire), or
@@ -110,8 +151,11 @@ class RunActivities:
     @activity.defn
     def finish_run(self, run: RunRecord) -> RunOutcome:
         """Record the run as ``settle`` reads it (quiet, unchanged: decided here, so the workflow's replay of
-        an older history sees what was recorded) and apply what it means to its skill."""
+        an older history sees what was recorded) and apply what it means to its skill. A rehearsal's is
+        recorded and means nothing to its skill."""
         run = _redacted(run)
+        if run.trigger == REHEARSAL:
+            return RunOutcome(run=self.store.record_rehearsal(settle(None, run)), skill=None)
         if run.status == "success":
             run = settle(self._skill_now(run.skill_id), run)
         outcome = self.store.record_outcome(run, self.settings.backoff, self.settings.budget)
@@ -256,5 +300,18 @@ def delivered_messages(structured: dict[str, Any] | None) -> tuple[str, list[int
 
 def _redacted(run: RunRecord) -> RunRecord:
     """The run as it may be stored: no configured secret in its summary or its tool results."""
-    calls = [call.model_copy(update={"result": redact(call.result)}) for call in run.tool_calls]
-    return run.model_copy(update={"summary": redact(run.summary), "tool_calls": calls})
+    calls = [call.model_copy(update={"result": redact(call.result), "arguments": _redact_strings(call.arguments)})
+             for call in run.tool_calls]
+    deliveries = [d.model_copy(update={"message": redact(d.message)}) for d in run.deliveries]
+    return run.model_copy(update={"summary": redact(run.summary), "tool_calls": calls, "deliveries": deliveries})
+
+
+def _redact_strings(value: Any) -> Any:
+    """``value`` with every string in it redacted (a rehearsed call's arguments, as they would have gone)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: _redact_strings(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redact_strings(item) for item in value]
+    return value

@@ -53,6 +53,7 @@ from skills.naming import (
 )
 from skills.plans import recall_names
 from skills.recall import RecallRef, bounded, fill_markers
+from skills.rehearsal import rehearsed
 
 MAX_RESULT_CHARS = 64_000
 """A tool result lands in workflow history (payloads are capped at 2 MB, histories at 50 MB): keep it modest."""
@@ -91,8 +92,14 @@ class ToolActivities:
             # cancellation would never reach them.
             async with heartbeating(call.step_id, call.tool):
                 if call.toolsets is not None and call.toolsets.owner(call.tool) is not None:
-                    result = await self.toolsets.call(call.toolsets, call.tool, call.arguments, timeout=self._timeout(),
-                                                      idempotency_key=call.idempotency_key)
+                    # A skill's own toolset server: its tools' hints are not known here, so a rehearsal records.
+                    result = rehearsed(call.arguments) if call.rehearsal else await self.toolsets.call(
+                        call.toolsets, call.tool, call.arguments, timeout=self._timeout(),
+                        idempotency_key=call.idempotency_key)
+                elif call.rehearsal:
+                    result = await self._hub.rehearse(call.tool, call.arguments, timeout=self._timeout(),
+                                                      idempotency_key=call.idempotency_key,
+                                                      record_only=call.record_only)
                 else:
                     result = await self._hub.call(call.tool, call.arguments, timeout=self._timeout(),
                                                   idempotency_key=call.idempotency_key)
@@ -116,6 +123,8 @@ class ToolActivities:
         """The texts ``ref``'s markers stand for, read from the store now: each named skill's last delivered
         result, redacted and bounded (empty when it has none yet). Only names the skill's stored plan uses
         are read, whatever the input says."""
+        if ref.skill_id == 0:  # a rehearsal of a skill not made yet: nothing remembered
+            return ["" for _ in ref.names]
         try:
             if self._store is None:
                 raise SkillNotFoundError("this worker has no store to read remembered results from")

@@ -83,13 +83,14 @@ from skills.messages import (
     RegisterInput,
     RegisterManyInput,
     RegistrationResult,
+    Rehearse,
     RunHistory,
     RunsQuery,
     SkillFilter,
     SkillRef,
     SkillRunInput,
 )
-from skills.models import BY_USER, RunRecord, Skill
+from skills.models import BY_USER, REHEARSAL, RunRecord, Skill
 from skills.naming import (
     APPROVAL_SIGNAL,
     CALL_TOOL,
@@ -139,6 +140,8 @@ WAIT_NOTICE = timedelta(seconds=10)
 """How often ``chat(waiting=...)`` says what a turn waits on."""
 CHAT_TIMEOUT = timedelta(minutes=15)
 """A chat turn may take several LLM turns of up to `llm_timeout` each."""
+REHEARSAL_TIMEOUT = timedelta(minutes=30)
+"""A rehearsal always ends: an Agent-tier one on a slow local model may take minutes."""
 WORKER_GRACE = timedelta(seconds=30)
 """How long a chat turn waits for a worker to poll its task queue before saying there is none."""
 BUSY = frozenset({RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.UNAVAILABLE,
@@ -356,6 +359,42 @@ class SkillsClient:
         if not wait:
             return handle.id
         return await run_result(handle)
+
+    async def rehearse(self, ref: str | int | None = None, agent_id: str | None = None, *,
+                       data: dict[str, Any] | None = None, wait: bool = True) -> RunRecord | str:
+        """Rehearse a skill (``skills.rehearsal``): the stored one ``ref`` names, a definition ``data`` as its
+        registration would make it, or, with both, ``ref`` changed by ``data``. A real run of the
+        ``rehearsal`` kind: only read-only tools are called, every other call is recorded with its
+        arguments, nothing is delivered or counted. Returns the run (its calls, the messages it would have
+        sent as ``deliveries``, its tokens), or its workflow id if not waiting. A definition the worker
+        refuses raises :class:`SkillValidationError`, by field, as a registration would."""
+        if ref is None and data is None:
+            raise SkillValidationError.single("ref", "name a skill to rehearse, or give a definition")
+        skill = await self.get(ref, agent_id) if ref is not None else None
+        if data is not None:
+            _refuse_oversize(data)
+        rehearse = Rehearse(data=data, target=SkillRef(ref=skill.id, agent_id=skill.agent_id) if skill else None) \
+            if data is not None else None
+        name = skill.name if skill is not None else str(data.get("name") or "a definition") if data else ""
+        handle = await self.client.start_workflow(
+            SKILL_RUN,
+            SkillRunInput(skill_id=skill.id if skill is not None else 0, trigger=REHEARSAL, rehearse=rehearse),
+            id=f"{self.task_queue}-rehearsal-{uuid.uuid4().hex[:16]}",
+            task_queue=self.task_queue,
+            result_type=RunRecord,
+            **({"search_attributes": search_attributes(skill)} if skill is not None else {}),
+            static_summary=f"rehearsal of {name}"[:200],
+            execution_timeout=REHEARSAL_TIMEOUT,
+        )
+        if not wait:
+            return handle.id
+        try:
+            return await handle.result()
+        except WorkflowFailureError as e:
+            root = _root(e)
+            if isinstance(root, ApplicationError) and error_class(root.type) is SkillValidationError and root.details:
+                _raise([FieldError.model_validate(item) for item in root.details[0]])
+            raise SkillsError(f"the rehearsal failed: {_root_message(e)}") from e
 
     async def emit(self, name: str, data: Any = None, event_id: str | None = None) -> EmitResult:
         """Emit the event ``name``: every enabled skill subscribed to it (``trigger_type: event``,

@@ -78,6 +78,10 @@ class ToolResult(BaseModel):
     """What the argument pipeline changed before the call, in words (``'limit': "10" → 10``)."""
     change: dict[str, Any] | None = None
     """A management tool that changed a skill says what (action, id, name, when it fires next)."""
+    rehearsed: bool = False
+    """A rehearsal recorded the call instead of making it (``ToolHub.rehearse``)."""
+    arguments: dict[str, Any] | None = None
+    """A rehearsed call's arguments as they would have been sent (after the argument pipeline)."""
 
     @property
     def is_error(self) -> bool:
@@ -214,6 +218,10 @@ class ToolCallInput(BaseModel):
     recall: RecallRef | None = None
     """A Direct step's remembered results (``{{last.result}}``, ``{{skill:NAME.last}}``), by reference: the
     activity reads them from the store and fills the arguments' markers (``skills.recall``)."""
+    rehearsal: bool = False
+    """A rehearsal's call: made only when its tool is read-only (``ToolHub.rehearse``), else recorded."""
+    record_only: bool = False
+    """A rehearsal's call that needs the owner's approval in a real run: recorded, read-only or not."""
 
     @model_validator(mode="before")
     @classmethod

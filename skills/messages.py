@@ -233,6 +233,17 @@ class SkillRunInput(BaseModel):
     """The event that started this run (trigger "event"): ``{{event.…}}`` in a plan, the agent's input."""
     resume: AgentResume | None = None
     """Set when a long Agent-tier run continued as new: where it was."""
+    rehearse: Rehearse | None = None
+    """A rehearsal (trigger ``rehearsal``) of a skill as this definition makes it, not as stored: one not
+    made yet (``skill_id`` 0), or a change of one (its ``target``)."""
+
+
+class Rehearse(BaseModel):
+    """What a rehearsal tries when it is not a stored skill: a definition, normalized as a registration
+    would normalize it (``begin_run`` does, on the worker), over ``target`` for a change."""
+
+    data: dict[str, Any]
+    target: SkillRef | None = None
 
 
 class BeginRun(BaseModel):
@@ -242,6 +253,7 @@ class BeginRun(BaseModel):
     trigger: RunTrigger
     scheduled_at: datetime | None
     started_at: datetime
+    rehearse: Rehearse | None = None
 
 
 class RunStart(BaseModel):
@@ -279,6 +291,9 @@ class RunStart(BaseModel):
     """One LLM turn's limit in all (``SKILLS_LLM_TURN_TIMEOUT``): the ``llm_turn`` activity's start-to-close."""
     run_token_cap: int = 50_000
     malformed_call_limit: int = 3
+    rehearsal: bool = False
+    """A rehearsal (``skills.rehearsal``): read-only calls only, nothing delivered, nothing counted. ``skill``
+    then keeps its instructions when it is a definition's (there is no stored body to load them from)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -317,6 +332,8 @@ class AgentLoopState(BaseModel):
     """The model of the last turn that answered (recorded on the run)."""
     approval_tools: list[str] = Field(default_factory=list)
     """Tools whose every call waits for the owner's approval (the skill's ``approval_required_tools``)."""
+    rehearsal: bool = False
+    """A rehearsal's loop: calls made only for read-only tools (none for ``approval_tools``), the rest recorded."""
 
 
 FINAL_EXCERPT = 2000

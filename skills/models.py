@@ -26,9 +26,11 @@ was denied (or not answered in time), so the run ended without it: not a failure
 ``quiet``: an Agent-tier run whose model answered that there is nothing to report
 (``skills.notify.NOTHING_TO_REPORT``): no notice, and neither a success nor a failure for the failure
 count, the backoff or an incident."""
-RunTrigger = Literal["schedule", "manual", "event", "hook"]
-"""What started a run: its schedule, a person (``skills run``), an event (``skills emit``), or a call of
-its hook (``POST /hooks/<skill>``)."""
+RunTrigger = Literal["schedule", "manual", "event", "hook", "rehearsal"]
+"""What started a run: its schedule, a person (``skills run``), an event (``skills emit``), a call of
+its hook (``POST /hooks/<skill>``), or a rehearsal (``skills rehearse``, a chat's proposal): a run that
+calls only read-only tools for real, records the rest, delivers nothing and counts toward nothing."""
+REHEARSAL = "rehearsal"
 
 DEFAULT_MAX_STEPS = 10
 
@@ -82,9 +84,10 @@ class Destination(BaseModel):
         return f"{self.tool} {named}".strip()
 
 
-DeliveryStatus = Literal["delivered", "failed", "unknown", "queued"]
+DeliveryStatus = Literal["delivered", "failed", "unknown", "queued", "rehearsed"]
 """What became of one delivery: sent; refused or unreachable, every retry; not known (its call timed out,
-the message may have gone); or waiting in its destination's digest (``digest_minutes``), until it is sent."""
+the message may have gone); waiting in its destination's digest (``digest_minutes``), until it is sent;
+or, in a rehearsal, what would have been sent (``message``), not sent."""
 
 
 class Delivery(BaseModel):
@@ -94,6 +97,8 @@ class Delivery(BaseModel):
     """``Destination.label``."""
     status: DeliveryStatus
     error: str = ""
+    message: str = ""
+    """A rehearsal's: the message that would have gone to the destination."""
 
 
 class PlanStep(BaseModel):
@@ -313,6 +318,10 @@ class ToolCallRecord(BaseModel):
     idempotency_key: str = ""
     """The key the call was sent with (``skills.idempotency``): the same on every retry of the call, so a
     server that honours it acts once. Empty for calls recorded before keys, and for scripts."""
+    rehearsed: bool = False
+    """A rehearsal recorded this call and did not make it (its tool is not read-only, or needs approval)."""
+    arguments: dict[str, Any] | None = None
+    """A rehearsed call's arguments as they would have been sent (after the argument pipeline)."""
 
 
 class RunRecord(BaseModel):

@@ -420,6 +420,39 @@ def run_(ref: str, no_wait: bool, agent: str | None) -> int:
     return with_client(work)
 
 
+@cli.command(short_help="Try a skill once: read-only tools called, every other call recorded, nothing sent.")
+@click.argument("target", metavar="REF|FILE")
+@click.option("--change", "change_file", metavar="FILE", help="With REF: rehearse the skill as this partial "
+                                                             "definition (JSON or YAML, - for stdin) would change it.")
+@AGENT
+@data_command
+def rehearse(target: str, change_file: str | None, agent: str | None) -> int:
+    """Rehearse a skill: the stored one REF names, or the definition in FILE (JSON or YAML, - for stdin;
+    nothing is registered). It runs once as a `rehearsal` run: the tools whose server marks them
+    read-only are called, every other call is recorded with the arguments it would have been sent
+    with, an Agent-tier skill asks its model, and nothing is delivered or counted. Prints the calls,
+    the messages it would have sent and the tokens; exit 1 if the rehearsal ended in error."""
+    from pathlib import Path as _Path
+
+    from skills.errors import SkillsError
+    from skills.rehearsal import rehearsal_lines
+    from starter.inputs import load_input
+
+    is_file = target == "-" or _Path(target).is_file()
+    if is_file and change_file is not None:
+        raise click.BadParameter("--change goes with a REF, not a FILE", param_hint="--change")
+    data = load_input(target) if is_file else load_input(change_file) if change_file is not None else None
+
+    async def work(skills: SkillsClient) -> None:
+        result = await skills.rehearse(None if is_file else target, agent, data=data)
+        assert not isinstance(result, str)
+        answer(result, lambda: print("\n".join(rehearsal_lines(result))))
+        if result.status == "error":
+            raise SkillsError(f"the rehearsal failed: {result.summary}")
+
+    return with_client(work)
+
+
 @cli.command(short_help="Emit an event: every skill subscribed to it runs.")
 @click.argument("name", metavar="NAME")
 @click.option("--data", "data_text", metavar="JSON", help="The event's data: any JSON value (- reads stdin); "
@@ -869,6 +902,8 @@ UNCHANGED = "success, unchanged"
 
 def _status(run: RunRecord) -> str:
     status = UNCHANGED if run.unchanged and run.status == "success" else STATUS_TEXT.get(run.status, run.status)
+    if run.trigger == "rehearsal":
+        return status + ", rehearsal: nothing sent"
     if run.deliveries:  # deliver_to: how many destinations had the result
         sent = sum(d.status == "delivered" for d in run.deliveries)
         status += f", delivered {sent}/{len(run.deliveries)}"

@@ -105,8 +105,8 @@ async def agent_loop(state: AgentLoopState, limits: LoopLimits,
                     continue
             # The sandbox: the activity executes nothing outside `allowed`, on every attempt.
             try:
-                if ref.name == RUN_SCRIPT and ref.name in state.tools:
-                    # A script of the run's skill, in the sandbox: its own activity, timeout and retry rules.
+                if ref.name == RUN_SCRIPT and ref.name in state.tools and not state.rehearsal:
+                    # A script of the run's skill, in the sandbox (a rehearsal records it instead, below):
                     done = await workflow.execute_activity_method(
                         ScriptActivities.agent_script,
                         AgentScriptCall(conversation_id=state.conversation_id, message_seq=turn.message_seq,
@@ -118,7 +118,8 @@ async def agent_loop(state: AgentLoopState, limits: LoopLimits,
                         AgentActivities.agent_tool,
                         AgentToolCall(conversation_id=state.conversation_id, message_seq=turn.message_seq,
                                       call_id=ref.id, allowed=state.tools, toolsets=state.toolsets,
-                                      idempotency_key=key),
+                                      idempotency_key=key, rehearsal=state.rehearsal,
+                                      record_only=state.rehearsal and ref.name in state.approval_tools),
                         **tool_options(limits.tool_timeout_seconds),
                         summary=ref.name if ref.name in state.tools else f"refused: {ref.name}",
                     )
@@ -127,7 +128,8 @@ async def agent_loop(state: AgentLoopState, limits: LoopLimits,
                             f"{ref.name} failed: {activity_cause(e)}")
             calls.append(ToolCallRecord(step_id=f"turn-{step}", tool=ref.name, ok=done.ok,
                                         duration_ms=done.duration_ms, result=done.excerpt,
-                                        adjusted=done.adjusted, refused=done.refused, idempotency_key=key))
+                                        adjusted=done.adjusted, refused=done.refused, idempotency_key=key,
+                                        rehearsed=done.rehearsed, arguments=done.arguments))
             if done.change is not None:
                 changes.append(done.change)
             malformed |= done.malformed

@@ -91,6 +91,7 @@ with workflow.unsafe.imports_passed_through():
     from skills.plans import StepOutput, recall_names, resolve
     from skills.preflight import render_arguments, should_skip
     from skills.recall import RecallRef
+    from skills.rehearsal import NOT_RUN_SCRIPT, would_send
     from skills.scripts import RUN_SCRIPT
     from workflows.agent_loop import agent_loop, open_toolsets
     from workflows.failures import activity_cause
@@ -146,7 +147,7 @@ class SkillRun:
             RunActivities.begin_run,
             BeginRun(skill_id=request.skill_id, run_id=info.run_id, workflow_id=info.workflow_id,
                      trigger=request.trigger, scheduled_at=info.typed_search_attributes.get(SCHEDULED_START_TIME),
-                     started_at=workflow.now()),
+                     started_at=workflow.now(), rehearse=request.rehearse),
             **STORE_LOCAL,
         )
         if start.skill is None or start.run is None:
@@ -207,6 +208,12 @@ class SkillRun:
         """Record the run, see to what it means (retire, pause, notify), then end the workflow:
         completed with the run, or, for a run in error, failed with it."""
         run = run.model_copy(update={"finished_at": workflow.now()})
+        if start.rehearsal:
+            # What it would have sent, recorded with it; nothing is sent, counted or failed: the owner reads it.
+            run = run.model_copy(update={"deliveries": would_send(skill, run, start.notifier_tool)})
+            self._run = run
+            outcome = await workflow.execute_local_activity_method(RunActivities.finish_run, run, **STORE_LOCAL)
+            return outcome.run
         self._run = run
         outcome = await workflow.execute_local_activity_method(RunActivities.finish_run, run, **STORE_LOCAL)
         await aftermath(skill, outcome, run_notice(skill, outcome, timedelta(seconds=start.notify_interval_seconds),
@@ -231,7 +238,7 @@ class SkillRun:
                                    place=f"preflight-{i + 1}")
             if out is None:
                 return _failed(run, calls)
-            if should_skip(check, out.text, out.structured):
+            if not out.rehearsed and should_skip(check, out.text, out.structured):
                 return _skipped(run.model_copy(update={"tool_calls": calls}), f"pre-flight: {check.reason()}")
         if skill.tier == "agent":
             return await self._agent(skill, run.model_copy(update={"tool_calls": calls}), start, request)
@@ -251,12 +258,14 @@ class SkillRun:
                 return run.model_copy(update={"status": "error", "tool_calls": calls,
                                               "summary": f"step {step.id} could not be prepared: {e}"})
             approval = None
-            if step.approval or step.tool_name in skill.approval_required_tools:
+            needs_approval = step.approval or step.tool_name in skill.approval_required_tools
+            if needs_approval and not start.rehearsal:  # a rehearsal records such a call, asking no one
                 approval = await self._approval(start, run, step.id, step.tool_name, arguments=arguments)
                 if approval is not None and approval.status != "approved":
                     return run.model_copy(update={"status": "denied", "tool_calls": calls,
                                                   "summary": f"step {step.id}: {denial_text(approval)}"})
-            out = await self._call(step.tool_name, arguments, step.id, start, calls, recall=recall)
+            out = await self._call(step.tool_name, arguments, step.id, start, calls, recall=recall,
+                                   record_only=needs_approval)
             if approval is not None:
                 await workflow.execute_activity_method(
                     ApprovalActivities.approval_outcome, ApprovalOutcome(approval_id=approval.id, outcome=calls[-1].result),
@@ -278,6 +287,7 @@ class SkillRun:
         session = await workflow.execute_activity_method(
             AgentActivities.start_agent,
             AgentStart(conversation_id=run.run_id, skill_id=skill.id, now=workflow.now(), event=request.event,
+                       skill=skill if start.rehearsal and request.rehearse is not None else None,
                        toolset_tools=toolset_tools, dependencies=start.dependencies,
                        preflight=[PreflightResult(tool=c.tool, result=c.result) for c in run.tool_calls
                                   if c.step_id.startswith("preflight") and c.ok]),
@@ -286,7 +296,7 @@ class SkillRun:
         loop = AgentLoopState(conversation_id=run.run_id, model=session.model, tools=session.tools,
                               calls=run.tool_calls, script_skills=session.script_skills, toolsets=grants,
                               key_prefix=self._key_prefix, fallback_models=session.fallback_models,
-                              approval_tools=skill.approval_required_tools)
+                              approval_tools=skill.approval_required_tools, rehearsal=start.rehearsal)
         return await self._agent_loop(skill, run, start, request, loop)
 
     async def _agent_loop(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput,
@@ -294,7 +304,8 @@ class SkillRun:
         def carry_over(state: AgentLoopState) -> NoReturn:
             workflow.continue_as_new(SkillRunInput(skill_id=skill.id, trigger=request.trigger, event=request.event,
                                                    resume=AgentResume(start=start, run=run, loop=state,
-                                                                      chain_started_at=self._chain_start)))
+                                                                      chain_started_at=self._chain_start),
+                                                   rehearse=request.rehearse))
 
         limits = LoopLimits(max_steps=skill.max_steps, token_cap=start.run_token_cap,
                             malformed_limit=start.malformed_call_limit, llm_timeout_seconds=start.llm_timeout_seconds,
@@ -308,7 +319,7 @@ class SkillRun:
             return ToolCallRecord(step_id=f"turn-{step}", tool=ref.name, ok=False, duration_ms=0,
                                   result=denial_text(approval))
 
-        end = await agent_loop(loop, limits, carry_over, approve)
+        end = await agent_loop(loop, limits, carry_over, None if start.rehearsal else approve)
         return run.model_copy(update={"status": end.status, "summary": end.summary, "tool_calls": end.state.calls,
                                       "prompt_tokens": end.state.prompt_tokens,
                                       "completion_tokens": end.state.completion_tokens,
@@ -373,11 +384,16 @@ class SkillRun:
 
     async def _call(self, tool: str, arguments: dict, step_id: str, start: RunStart,
                     calls: list[ToolCallRecord], label: str = "", *, place: str = "",
-                    recall: RecallRef | None = None) -> ToolCallOutput | None:
+                    recall: RecallRef | None = None, record_only: bool = False) -> ToolCallOutput | None:
         """One tool call as its own activity; its record is appended, None if it failed. ``place`` names
-        it in its idempotency key (a plan step's by its id when not given)."""
+        it in its idempotency key (a plan step's by its id when not given). In a rehearsal the activity
+        makes the call only if its tool is read-only and not ``record_only``, and a script is not run."""
         began = workflow.now()
         key = "" if tool == RUN_SCRIPT else call_key(self._key_prefix, place or step_place(step_id), 1)
+        if start.rehearsal and tool == RUN_SCRIPT:
+            calls.append(ToolCallRecord(step_id=step_id, tool=tool, ok=True, duration_ms=0, result=NOT_RUN_SCRIPT,
+                                        rehearsed=True, arguments=arguments))
+            return ToolCallOutput(ok=True, text=NOT_RUN_SCRIPT, duration_ms=0, rehearsed=True, arguments=arguments)
         try:
             out = await (workflow.execute_activity_method(  # a script step runs in the sandbox
                 ScriptActivities.run_script, ScriptRun(skill=start.run.skill_name if start.run else "", arguments=arguments,
@@ -386,7 +402,8 @@ class SkillRun:
             ) if tool == RUN_SCRIPT else workflow.execute_activity_method(
                 ToolActivities.call_tool,
                 ToolCallInput(tool=tool, arguments=arguments, step_id=step_id, toolsets=start.toolsets,
-                              idempotency_key=key, recall=recall),
+                              idempotency_key=key, recall=recall, rehearsal=start.rehearsal,
+                              record_only=record_only),
                 **tool_options(start.tool_timeout_seconds),
                 summary=f"{label}{tool}",
             ))
@@ -395,7 +412,9 @@ class SkillRun:
             out, ok, text, adjusted = None, False, activity_cause(e), []
             elapsed = int((workflow.now() - began).total_seconds() * 1000)
         calls.append(ToolCallRecord(step_id=step_id, tool=tool, ok=ok, duration_ms=elapsed,
-                                    result=text[:RESULT_EXCERPT], adjusted=adjusted, idempotency_key=key))
+                                    result=text[:RESULT_EXCERPT], adjusted=adjusted, idempotency_key=key,
+                                    rehearsed=out is not None and out.rehearsed,
+                                    arguments=out.arguments if out is not None else None))
         return out if ok else None
 
 

@@ -41,6 +41,7 @@ from adapters.metrics import EngineMetrics
 from skills.arguments import ArgumentRules, PreparedArguments, prepare_arguments
 from skills.catalog import ServerState, ToolCatalog, ToolHints, ToolInfo, ToolResult
 from skills.errors import McpConfigError, ToolServerError, ToolTimeoutError, UnknownToolError
+from skills.rehearsal import rehearsed
 
 logger = logging.getLogger(__name__)
 
@@ -425,6 +426,22 @@ class ToolHub:
         arguments the schema refuses."""
         session, tool = await self._resolve(tool_name)
         return prepare_arguments(tool_name, arguments, tool.input_schema, self.rules, validator=session.validator(tool))
+
+    def hints(self, tool_name: str) -> ToolHints:
+        """What the tool's server says of it (its MCP annotations); nothing said for a tool not in the catalog."""
+        return next((tool.hints for tool in self.catalog() if tool.name == tool_name), ToolHints())
+
+    async def rehearse(  # noqa: ASYNC109 - passed on to the call, as in :meth:`call`
+        self, tool_name: str, arguments: dict[str, Any], *, timeout: float | None = None, idempotency_key: str = "",
+        record_only: bool = False,
+    ) -> ToolResult:
+        """A rehearsal's call: made for real only when its server marks the tool ``readOnlyHint: true`` (and
+        ``record_only`` is not asked: a call that would wait for approval); otherwise its arguments go
+        through the pipeline, as a call's would, and come back recorded, with nothing sent."""
+        if not record_only and self.hints(tool_name).read_only is True:
+            return await self.call(tool_name, arguments, timeout=timeout, idempotency_key=idempotency_key)
+        prepared = await self.prepare(tool_name, arguments)
+        return rehearsed(prepared.arguments, prepared.changes)
 
     def _owner_of(self, tool_name: str) -> ServerSession | None:
         found = self._route(tool_name)

@@ -46,7 +46,7 @@ from skills.errors import SkillNotFoundError, SkillValidationError
 from skills.grants import Grant, matches
 from skills.incidents import Incident, IncidentEvent, IncidentNote, cause_of, reminder_due
 from skills.messages import RunOutcome, SkillFilter
-from skills.models import BUDGET, ENDED, FAILURES, FIRED, Delivery, RunRecord, Skill, SkillSpec
+from skills.models import BUDGET, ENDED, FAILURES, FIRED, REHEARSAL, Delivery, RunRecord, Skill, SkillSpec
 from skills.naming import schedule_id_for
 from skills.recall import SELF, Remembered
 from skills.reply import RUN_PREFIX_CHARS
@@ -417,6 +417,17 @@ class Store:
                 session.add(row)
                 session.commit()
 
+    def record_rehearsal(self, run: RunRecord) -> RunRecord:
+        """Close a rehearsal's run as it is: its skill, if stored, is not touched (no failure counted, no
+        last run, nothing remembered)."""
+        with self.session() as session:
+            row = session.get(RunRow, run.run_id) or RunRow(run_id=run.run_id)
+            for key, value in run.model_dump(mode="python").items():
+                setattr(row, key, value)
+            session.add(row)
+            session.commit()
+            return _run_model(row)
+
     def record_deliveries(self, run_id: str, deliveries: list[Delivery]) -> None:
         """What became of a run's result at each ``deliver_to`` destination, on its record (once: a retry
         writes the same)."""
@@ -447,7 +458,8 @@ class Store:
                     continue
                 run = session.exec(
                     select(RunRow).where(RunRow.skill_id == skill_id, RunRow.status == "success",
-                                         RunRow.unchanged == False)  # noqa: E712
+                                         RunRow.unchanged == False,  # noqa: E712
+                                         RunRow.trigger != REHEARSAL)  # what it would have said is not what it said
                     .order_by(RunRow.started_at.desc()).limit(1)).first()  # type: ignore[union-attr]
                 found.append(Remembered(name=name, text=run.summary, at=run.finished_at) if run is not None
                              else Remembered(name=name))

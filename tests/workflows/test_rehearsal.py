@@ -1,0 +1,134 @@
+"""Rehearsals: a skill tried once before (or without) it is made. A real SkillRun of the ``rehearsal`` kind on a
+real worker: the outbox's read-only tool is called for real, its send tool is recorded with the arguments the
+pipeline would send and never reaches the outbox; an Agent-tier rehearsal asks the scripted model; nothing is
+delivered, counted or remembered, and `skills runs` marks it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from temporalio.client import Client
+
+from config.settings import Settings
+from skills.errors import SkillValidationError
+from skills.rehearsal import rehearsal_lines
+from tests.conftest import Engine
+from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
+from tests.starter.test_cli import options, run_skills
+
+llm = scripted_llm_fixture()
+
+
+@pytest.fixture
+async def engine(client: Client, settings: Settings, llm: ScriptedLLM) -> AsyncIterator[Engine]:
+    running = await Engine(settings.model_copy(update={"llm_base_url": llm.base_url, "llm_model": "default"}),
+                           client).start()
+    yield running
+    await running.stop()
+
+
+def relay(**extra: object) -> dict[str, object]:
+    """Read the outbox (read-only), then send what was read on (not read-only)."""
+    return {"name": "relay", "instructions": "Pass the last message on.", "schedule": "0 8 * * *",
+            "execution_plan": [
+                {"id": "read", "toolName": "outbox_list_messages", "parameters": {"limit": "1"}},
+                {"id": "send", "toolName": "outbox_send_message",
+                 "parameters": {"message": "again: {{steps.read.result}}", "chat_id": "family"}}],
+            **extra}
+
+
+async def test_a_direct_rehearsal_calls_the_read_only_tool_and_records_the_send(engine: Engine) -> None:
+    await engine.skills.register({"name": "seed", "instructions": "seed", "notify_on_completion": False,
+                                  "execution_plan": [{"toolName": "outbox_send_message",
+                                                      "parameters": {"message": "hello from before"}}]})
+    await engine.skills.run("seed")
+    assert [m["message"] for m in engine.outbox()] == ["hello from before"]
+
+    run = await engine.skills.rehearse(data=relay(notify_on_completion=True))
+    assert not isinstance(run, str)
+    assert (run.status, run.trigger, run.skill_id) == ("success", "rehearsal", 0)
+    read, send = run.tool_calls
+    # Called for real: its result is what the outbox holds.
+    assert (read.tool, read.rehearsed, read.ok) == ("outbox_list_messages", False, True)
+    assert "hello from before" in read.result
+    # Recorded, with the arguments as the pipeline would send them, and not sent.
+    assert (send.tool, send.rehearsed) == ("outbox_send_message", True)
+    assert send.arguments is not None and send.arguments["chat_id"] == "family"
+    assert send.arguments["message"].startswith("again: ") and "hello from before" in send.arguments["message"]
+    assert [m["message"] for m in engine.outbox()] == ["hello from before"]
+    # What it would have sent the owner, and nothing stored as a skill.
+    assert [(d.destination, d.status) for d in run.deliveries] == [("outbox_send_message", "rehearsed")]
+    assert run.deliveries[0].message.startswith("✅ relay:")
+    assert [s.name for s in await engine.skills.list()] == ["seed"]
+    lines = rehearsal_lines(run)
+    assert any(line.strip().startswith("would call  outbox_send_message(") for line in lines), lines
+    assert any(line.strip().startswith("called      outbox_list_messages") for line in lines), lines
+
+
+async def test_a_stored_skill_rehearsed_is_not_touched_and_its_run_is_marked(engine: Engine) -> None:
+    skill = (await engine.skills.register(relay(approval_required_tools=["outbox_list_messages"]))).skill
+    assert skill is not None
+    run = await engine.skills.rehearse("relay")
+    assert not isinstance(run, str)
+    assert (run.status, run.skill_id, run.trigger) == ("success", skill.id, "rehearsal")
+    # A call that would wait for approval is recorded, read-only or not; nobody is asked.
+    assert [(c.tool, c.rehearsed) for c in run.tool_calls] == [("outbox_list_messages", True),
+                                                               ("outbox_send_message", True)]
+    assert await engine.skills.approvals() == []
+    assert engine.outbox() == []
+    after = await engine.skills.get("relay")
+    assert (after.last_run_at, after.consecutive_failures, after.scheduled_runs) == (None, 0, 0)
+    [listed] = await engine.skills.runs("relay")
+    assert listed.trigger == "rehearsal" and listed.run_id == run.run_id
+
+
+async def test_a_failing_rehearsal_says_what_the_owner_would_hear_and_counts_nothing(engine: Engine) -> None:
+    await engine.skills.register(relay(execution_plan=[
+        {"id": "read", "toolName": "outbox_list_messages", "parameters": {"limit": 0}}]))
+    run = await engine.skills.rehearse("relay")
+    assert not isinstance(run, str)
+    assert run.status == "error" and "limit" in run.summary
+    assert [d.message[:9] for d in run.deliveries] == ["❌ relay: "]
+    after = await engine.skills.get("relay")
+    assert (after.consecutive_failures, after.last_error) == (0, None)
+    assert await engine.skills.incidents("relay") == []
+
+
+async def test_a_definition_the_registration_would_refuse_is_refused_by_field(engine: Engine) -> None:
+    with pytest.raises(SkillValidationError) as refused:
+        await engine.skills.rehearse(data=relay(execution_plan=[{"toolName": "nowhere_tool", "parameters": {}}]))
+    assert any("nowhere_tool" in e.message for e in refused.value.errors), refused.value.errors
+
+
+async def test_an_agent_rehearsal_asks_the_model_and_records_its_send(engine: Engine, llm: ScriptedLLM) -> None:
+    llm.script("default", [
+        call("outbox_send_message", {"message": "Stand up!"}, prompt_tokens=100, completion_tokens=10),
+        say("Reminded you to stand up.", prompt_tokens=130, completion_tokens=7),
+    ])
+    run = await engine.skills.rehearse(data={
+        "name": "stand-up", "instructions": "Remind me to stand up.", "schedule": "0 9 * * 1-5",
+        "required_tools": ["outbox_send_message"], "notify_on_completion": False})
+    assert not isinstance(run, str)
+    assert (run.status, run.tier, run.summary) == ("success", "agent", "Reminded you to stand up.")
+    assert (run.prompt_tokens, run.completion_tokens) == (230, 17)
+    [send] = run.tool_calls
+    assert send.rehearsed and send.arguments == {"message": "Stand up!"}
+    assert engine.outbox() == []
+    told = llm.requests_for("default")[1].messages[-1]
+    assert told["role"] == "tool" and "recorded and not made" in told["content"]
+    assert run.deliveries == []  # notify_on_completion: false, and the send itself was the message
+
+
+async def test_skills_rehearse_prints_the_calls_and_messages(engine: Engine, tmp_path: Path) -> None:
+    definition = tmp_path / "relay.json"
+    definition.write_text(json.dumps(relay(notify_on_completion=True)))
+    done = await asyncio.to_thread(run_skills, "rehearse", str(definition), *options(engine))
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "rehearsal of relay (direct tier): success" in out
+    assert "would call  outbox_send_message(" in out and "would send  to outbox_send_message: ✅ relay:" in out
+    assert engine.outbox() == []
