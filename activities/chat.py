@@ -167,6 +167,8 @@ class ChatSession(BaseModel):
     """The message is the user's plain yes (True) or no (False) to ``answering``: no LLM is asked."""
     answering: list[int] = Field(default_factory=list)
     """The session's pending proposed changes the message answers."""
+    rehearsal_wait_seconds: float = 0.0
+    """How long the turn waits for the rehearsal of each skill it proposes (0: none is rehearsed)."""
 
 
 class ChatProposals(BaseModel):
@@ -227,6 +229,7 @@ class ChatActivities:
             tool_timeout_seconds=self.settings.tool_call_timeout.total_seconds(),
             script_skills=scripts, script_timeout_seconds=self.settings.script_timeout.total_seconds(),
             toolsets=grants, untrusted=untrusted, answer=answer if answering else None, answering=answering,
+            rehearsal_wait_seconds=self.settings.chat_rehearsal_wait.total_seconds(),
         )
 
     def _replied(self, request: ChatPrepare) -> str | None:

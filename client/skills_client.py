@@ -121,6 +121,7 @@ from skills.naming import (
     slug,
 )
 from skills.proposals import ChangeDecided, DecideChangeInput
+from skills.rehearsal import REHEARSAL_TIMEOUT
 from skills.reply import NoticeRef, run_ref_problem
 from skills.revisions import BY_CLIENT, Revision, revert_data
 
@@ -140,8 +141,6 @@ WAIT_NOTICE = timedelta(seconds=10)
 """How often ``chat(waiting=...)`` says what a turn waits on."""
 CHAT_TIMEOUT = timedelta(minutes=15)
 """A chat turn may take several LLM turns of up to `llm_timeout` each."""
-REHEARSAL_TIMEOUT = timedelta(minutes=30)
-"""A rehearsal always ends: an Agent-tier one on a slow local model may take minutes."""
 WORKER_GRACE = timedelta(seconds=30)
 """How long a chat turn waits for a worker to poll its task queue before saying there is none."""
 BUSY = frozenset({RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.UNAVAILABLE,

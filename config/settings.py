@@ -267,6 +267,11 @@ class Settings(BaseSettings):
     chat_proposal_ttl: timedelta = timedelta(hours=1)
     """How long a change proposed in a chat can be confirmed; later it has expired and must be asked again."""
 
+    chat_rehearsal_wait: timedelta = Field(default=timedelta(seconds=60), ge=timedelta(0))
+    """How long a chat turn waits for the rehearsal of each skill it proposes (``skills rehearse``: read-only
+    calls made, the rest recorded) before replying without it; the rehearsal goes on, and `skills runs`
+    shows it. 0: proposals are not rehearsed (seconds in the environment)."""
+
     telegram_chats: Annotated[list[str], NoDecode] = Field(default_factory=list)
     """Telegram chat ids that may talk to the assistant through `skills telegram` (comma-separated
     in the environment); messages from any other chat are ignored, and their chat id logged."""
@@ -448,7 +453,7 @@ class Settings(BaseSettings):
     @field_validator("catchup_window", "tool_call_timeout", "tool_catalog_ttl", "notify_interval", "llm_timeout",
                      "llm_turn_timeout",
                      "maintenance_interval", "skill_sync_interval", "event_dedupe_window", "script_timeout",
-                     "chat_proposal_ttl", "approval_timeout", mode="before")
+                     "chat_proposal_ttl", "approval_timeout", "chat_rehearsal_wait", mode="before")
     @classmethod
     def _seconds_from_text(cls, value: object) -> object:
         # pydantic reads "90" as seconds but not "90.5"; the environment gives text either way.

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from skills.approvals import Approval
 from skills.catalog import ToolsetGrant, upgraded_grant
+from skills.display import shown
 from skills.errors import FieldError
 from skills.events import EventInfo
 from skills.incidents import IncidentNote
@@ -30,6 +31,7 @@ from skills.models import (
     ToolCallRecord,
     TriggerConfig,
 )
+from skills.rehearsal import rehearsal_lines
 from skills.reply import NoticeRef
 
 
@@ -508,6 +510,10 @@ class ChatReply(BaseModel):
     completion_tokens: int = 0
     left_out: list[str] = Field(default_factory=list)
     """What was left out of the model's requests to fit its context (earlier messages, lower-ranked skills)."""
+    rehearsals: dict[int, RunRecord] = Field(default_factory=dict)
+    """The rehearsal of each proposed skill that ended in time, by proposal: what it would do (``skills.rehearsal``)."""
+    rehearsing: dict[int, str] = Field(default_factory=dict)
+    """Rehearsals still running (their workflow ids, by proposal), or why one could not run."""
 
     def change_lines(self) -> list[str]:
         """One line per skill the turn changed, with its next fire, then each change it proposed, with
@@ -524,6 +530,10 @@ class ChatReply(BaseModel):
             lines.append(f"proposed #{proposal.id}, NOT made: reply yes to make it or no to cancel "
                          f"(or `skills approve {proposal.id}`), before {_local(proposal.expires_at.isoformat(), None)}")
             lines += [f"  {line}" for line in proposal.summary.splitlines()]
+            if proposal.id in self.rehearsals:
+                lines += [f"  {line}" for line in rehearsal_lines(self.rehearsals[proposal.id])]
+            elif proposal.id in self.rehearsing:
+                lines.append(f"  rehearsal: {shown(self.rehearsing[proposal.id])}")
         return lines
 
 

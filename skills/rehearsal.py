@@ -10,6 +10,7 @@ owner reads is the calls, the messages that would have gone out, and the tokens.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from skills.approvals import describe_call
@@ -22,6 +23,8 @@ REHEARSED_TEXT = ("Rehearsal: this call was recorded and not made (the skill is 
                   "real). Go on as if it had succeeded.")
 """What a recorded call answers: a Direct plan's later steps and an Agent-tier model read it as the result."""
 NOT_RUN_SCRIPT = "Rehearsal: the script was recorded and not run."
+REHEARSAL_TIMEOUT = timedelta(minutes=30)
+"""A rehearsal always ends: an Agent-tier one on a slow local model may take minutes."""
 
 
 def rehearsed(arguments: dict[str, Any], changes: list[str] | None = None) -> ToolResult:

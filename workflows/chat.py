@@ -9,6 +9,8 @@ it can fix in its next step. The conversation is kept in the store, by session.
 
 from __future__ import annotations
 
+import asyncio
+
 from temporalio import workflow
 from temporalio.exceptions import ChildWorkflowError
 
@@ -16,14 +18,25 @@ from skills.naming import CHAT_TURN
 
 with workflow.unsafe.imports_passed_through():
     from activities.chat import ChatActivities, ChatAnswer, ChatPrepare, ChatProposals, ChatSession
-    from skills.approvals import ApprovalDecision
-    from skills.messages import AgentLoopState, ChatInput, ChatReply, LoopLimits
+    from skills.approvals import Approval, ApprovalDecision
+    from skills.messages import (
+        AgentLoopState,
+        ChatInput,
+        ChatReply,
+        LoopLimits,
+        Rehearse,
+        SkillRef,
+        SkillRunInput,
+    )
+    from skills.models import REHEARSAL, RunRecord
     from skills.naming import chat_conversation_id
     from skills.proposals import ChangeDecided, DecideChangeInput, answered_text
+    from skills.rehearsal import REHEARSAL_TIMEOUT
     from workflows.agent_loop import agent_loop, open_toolsets
     from workflows.failures import activity_cause
     from workflows.options import FAIL_ON_BUG, STORE
     from workflows.proposals import DecideChange
+    from workflows.run import SkillRun
 
 REPLY_CHARS = 16_000
 """A chat's reply is the model's whole answer, up to four Telegram messages."""
@@ -60,12 +73,61 @@ class ChatTurn:
         if proposed:  # the approvals as recorded: exactly what would be stored, for the reply to show
             proposals = await workflow.execute_activity_method(ChatActivities.chat_proposals,
                                                                ChatProposals(ids=proposed), **STORE)
+        pending = [p for p in proposals if p.pending]
+        rehearsals: dict[int, RunRecord] = {}
+        rehearsing: dict[int, str] = {}
+        if session.rehearsal_wait_seconds > 0 and pending and workflow.patched("rehearse-proposals"):
+            rehearsals, rehearsing = await _rehearse(pending, session.rehearsal_wait_seconds)
         return ChatReply(session_id=request.session_id, ok=end.status == "success", reply=end.summary,
                          changes=[c for c in end.state.changes if c.get("action") != "proposed"],
                          matched=session.matched, unavailable=[*session.untrusted, *unavailable],
-                         proposals=[p for p in proposals if p.pending],
+                         proposals=pending,
                          prompt_tokens=end.state.prompt_tokens, completion_tokens=end.state.completion_tokens,
-                         left_out=end.state.left_out)
+                         left_out=end.state.left_out, rehearsals=rehearsals, rehearsing=rehearsing)
+
+
+def proposed_definition(proposal: Approval) -> Rehearse | None:
+    """What a proposal would register, as a rehearsal takes it (DecideChange applies the same arguments)."""
+    arguments = proposal.arguments
+    if proposal.tool == "memory_store_skill" and isinstance(arguments.get("data"), dict):
+        return Rehearse(data=arguments["data"])
+    if proposal.tool == "memory_update_skill" and isinstance(arguments.get("patch"), dict):
+        return Rehearse(data=arguments["patch"], target=SkillRef(ref=str(arguments["skill_id"])))
+    return None
+
+
+async def _rehearse(proposals: list[Approval], wait: float) -> tuple[dict[int, RunRecord], dict[int, str]]:
+    """Rehearse each proposed skill (a new one, or one changed), as a child SkillRun of the rehearsal kind,
+    and wait for them at most ``wait`` seconds: those done are shown with the proposal; the others go on
+    (abandoned, not cancelled) and are named by workflow id. Only the owner reads what a rehearsal
+    found: the model's turn is over."""
+    started: dict[int, asyncio.Task[RunRecord]] = {}
+    ids: dict[int, str] = {}
+    for proposal in proposals:
+        rehearse = proposed_definition(proposal)
+        if rehearse is None:
+            continue
+        ids[proposal.id] = f"{workflow.info().workflow_id}-rehearsal-{proposal.id}"
+        started[proposal.id] = asyncio.create_task(workflow.execute_child_workflow(
+            SkillRun.run, SkillRunInput(skill_id=int(proposal.skill_id or 0), trigger=REHEARSAL, rehearse=rehearse),
+            id=ids[proposal.id], parent_close_policy=workflow.ParentClosePolicy.ABANDON,
+            execution_timeout=REHEARSAL_TIMEOUT, static_summary=f"rehearsal of proposal {proposal.id}"))
+    if not started:
+        return {}, {}
+    try:
+        await workflow.wait_condition(lambda: all(task.done() for task in started.values()), timeout=wait)
+    except TimeoutError:
+        pass  # what is not done by now is named, and goes on
+    done: dict[int, RunRecord] = {}
+    running: dict[int, str] = {}
+    for proposal_id, task in started.items():
+        if not task.done():
+            running[proposal_id] = f"still running after {wait:g} s: workflow {ids[proposal_id]} (`skills runs`)"
+        elif task.exception() is not None:
+            running[proposal_id] = f"could not run: {activity_cause(task.exception())}"  # type: ignore[arg-type]
+        else:
+            done[proposal_id] = task.result()
+    return done, running
 
 
 async def _answer(request: ChatInput, conversation: str, session: ChatSession) -> ChatReply:

@@ -132,3 +132,21 @@ async def test_skills_rehearse_prints_the_calls_and_messages(engine: Engine, tmp
     assert "rehearsal of relay (direct tier): success" in out
     assert "would call  outbox_send_message(" in out and "would send  to outbox_send_message: ✅ relay:" in out
     assert engine.outbox() == []
+
+
+async def test_a_chat_proposal_comes_with_its_rehearsal(assistant: Engine, llm: ScriptedLLM) -> None:
+    stretch = {"name": "stretch", "instructions": "Remind me to stretch", "schedule": "0 9 * * *",
+               "execution_plan": [{"toolName": "outbox_list_messages", "parameters": {"limit": 1}},
+                                  {"toolName": "outbox_send_message", "parameters": {"message": "Stretch!"}}]}
+    llm.script("chat", [call("memory_store_skill", stretch), say("Shall I? Reply yes.")])
+    reply = await assistant.skills.chat("every day at 9 remind me to stretch", session_id="r1")
+    [proposal] = reply.proposals
+    run = reply.rehearsals[proposal.id]
+    assert (run.trigger, run.status, run.skill_id) == ("rehearsal", "success", 0)
+    assert [(c.tool, c.rehearsed) for c in run.tool_calls] == [("outbox_list_messages", False),
+                                                               ("outbox_send_message", True)]
+    assert assistant.outbox() == [] and await assistant.skills.list() == []
+    lines = "\n".join(reply.change_lines())
+    assert 'would call  outbox_send_message({"message": "Stretch!"})' in lines, lines
+    # The model's turn was over: it never read what the rehearsal found.
+    assert len(llm.requests_for("chat")) == 2
