@@ -25,7 +25,7 @@ from config.secrets import redact
 from config.settings import Settings
 from skills.budget import DAY
 from skills.calendar import without_skipped
-from skills.catalog import ToolResult
+from skills.catalog import ToolInfo, ToolResult, destructive_tools
 from skills.deadline import approval_seconds
 from skills.errors import SkillNotFoundError
 from skills.fires import MAX_ACCOUNTED, PreviousFire, account_gap
@@ -39,18 +39,26 @@ MONTH = timedelta(days=30)
 OVER_CAP = "budget (max_tokens_per_month)"
 """How a skip for a skill's monthly token cap begins."""
 """A scheduled fire that starts this late is a catch-up after an outage (normal lag is ~1 s)."""
+CONNECT_WAIT = 10.0
+"""Seconds ``begin_run`` (a local activity, 30 s at most) waits for servers still connecting that could offer
+a skill's tools, to read their annotations."""
 
 
 class RunActivities:
     def __init__(self, store: Store, settings: Settings,
                  send: Callable[..., Awaitable[ToolResult]],
-                 metrics: EngineMetrics | None = None) -> None:
+                 metrics: EngineMetrics | None = None, *, catalog: Callable[[], list[ToolInfo]] | None = None,
+                 await_connects: Callable[..., bool] | None = None) -> None:
         """``send(tool, arguments, idempotency_key=...)`` is the tool hub's call, used for notifications; ``metrics``
-        count the runs recorded."""
+        count the runs recorded. ``catalog`` (the live tools with their annotations) says which of a skill's tools
+        are destructive; ``await_connects(tools, timeout)`` waits for the servers that could offer tools it lacks
+        while they connect."""
         self.store = store
         self.settings = settings
         self.send = send
         self.metrics = metrics or EngineMetrics()
+        self.catalog = catalog
+        self.await_connects = await_connects
 
     @activity.defn
     def begin_run(self, request: BeginRun) -> RunStart:
@@ -87,7 +95,25 @@ class RunActivities:
                         run_token_cap=self.settings.run_token_cap,
                         malformed_call_limit=self.settings.malformed_call_limit,
                         approval_timeout_seconds=approval_seconds(skill, self.settings.run_limits),
+                        destructive_tools=[] if skip else self._destructive(skill),
                         **self._file_parts(skill))
+
+    def _destructive(self, skill: Skill) -> list[str]:
+        """The skill's tools its servers mark destructive now, less those the skill exempts: their calls wait
+        for approval at this run. A tool the catalog lacks (its server still connecting) is waited for, a
+        little: a destructive tool must not slip through because its server was slow to start."""
+        if self.catalog is None:
+            return []
+        tools = [*skill.required_tools, *skill.approval_required_tools]
+        catalog = self.catalog()
+        missing = set(tools) - {tool.name for tool in catalog}
+        if missing and self.await_connects is not None and self.await_connects(missing, CONNECT_WAIT):
+            catalog = self.catalog()
+        found = destructive_tools(tools, catalog, skill.approval_exempt_tools)
+        if found:
+            activity.logger.info("skill %s: calls of %s wait for approval (marked destructive)", skill.name,
+                                 ", ".join(found))
+        return found
 
     def _file_parts(self, skill: Skill) -> dict[str, Any]:
         """A file skill's SKILL.md ``toolsets`` and ``depends``, read now (an edit counts at the next fire), or

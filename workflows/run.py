@@ -251,7 +251,10 @@ class SkillRun:
                 return run.model_copy(update={"status": "error", "tool_calls": calls,
                                               "summary": f"step {step.id} could not be prepared: {e}"})
             approval = None
-            if step.approval or step.tool_name in skill.approval_required_tools:
+            # A tool marked destructive asks as a listed one does (begin_run decided which, from the catalog:
+            # empty in older histories, so they replay as they ran).
+            if step.approval or step.tool_name in skill.approval_required_tools \
+                    or step.tool_name in start.destructive_tools:
                 approval = await self._approval(start, run, step.id, step.tool_name, arguments=arguments)
                 if approval is not None and approval.status != "approved":
                     return run.model_copy(update={"status": "denied", "tool_calls": calls,
@@ -286,7 +289,8 @@ class SkillRun:
         loop = AgentLoopState(conversation_id=run.run_id, model=session.model, tools=session.tools,
                               calls=run.tool_calls, script_skills=session.script_skills, toolsets=grants,
                               key_prefix=self._key_prefix, fallback_models=session.fallback_models,
-                              approval_tools=skill.approval_required_tools)
+                              approval_tools=list(dict.fromkeys([*skill.approval_required_tools,
+                                                                 *start.destructive_tools])))
         return await self._agent_loop(skill, run, start, request, loop)
 
     async def _agent_loop(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput,
