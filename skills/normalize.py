@@ -255,7 +255,7 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
     plan, plan_positions = _normalize_plan(within_limit(data, "execution_plan", MAX_PLAN_BYTES, problems), problems)
     tools = string_list(data.get("required_tools"), "required_tools", problems)
     approval_tools = string_list(data.get("approval_required_tools"), "approval_required_tools", problems)
-    exempt_tools = string_list(data.get("approval_exempt_tools"), "approval_exempt_tools", problems)
+    exempt_tools = _exempt_list(data, problems)
     preflight, preflight_positions = _normalize_preflight(data.get("preflight"), problems)
 
     if plan:
@@ -432,13 +432,18 @@ def _check_recalled(fields: dict[str, Any], plan_positions: list[int], plan: lis
                              f"'{{{{skill:{name[:100]}.last}}}}': no skill {name[:100]!r} for agent '{agent}'")
 
 
+def _exempt_list(data: Mapping[str, Any], problems: Problems) -> list[str]:
+    exempt = string_list(data.get("approval_exempt_tools"), "approval_exempt_tools", problems)
+    if len(exempt) > MAX_EXEMPT_TOOLS:
+        problems.add("approval_exempt_tools", f"at most {MAX_EXEMPT_TOOLS} tools (got {len(exempt)})")
+        return []
+    return exempt
+
+
 def _check_exempt(exempt: list[str], tools: list[str], approval_tools: list[str], ctx: NormalizeContext,
                   problems: Problems) -> None:
     """``approval_exempt_tools``: each one of the skill's tools, not also asked for, and (when the catalog
     knows the tool) one its server marks destructive: an exemption of anything else would exempt nothing."""
-    if len(exempt) > MAX_EXEMPT_TOOLS:
-        problems.add("approval_exempt_tools", f"at most {MAX_EXEMPT_TOOLS} tools (got {len(exempt)})")
-        return
     for tool in exempt:
         if tool not in tools:
             problems.add("approval_exempt_tools", f"'{tool}' is not one of the skill's tools (required_tools or "
@@ -470,7 +475,7 @@ def own_field_problems(fields: Mapping[str, Any], zone: str) -> list[FieldError]
     _schedule_shape(data, set(), None, ctx, [], problems)
     _skip_days(data, (), "cron", [], problems)
     string_list(data.get("approval_required_tools"), "approval_required_tools", problems)
-    string_list(data.get("approval_exempt_tools"), "approval_exempt_tools", problems)
+    _exempt_list(data, problems)
     _approval_timeout(data, problems)
     _deliver(data, (), [], problems)
     _remind_after(data, problems)
