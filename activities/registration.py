@@ -104,10 +104,12 @@ class RegistrationActivities:
     def _context(self, request: RegisterInput) -> NormalizeContext:
         names: Collection[str]
         schemas: dict[str, Any] | None = None
+        destructive: tuple[Collection[str], Collection[str]] | None = None
         if self.catalog is not None:
             tools = self.catalog()
             names = {tool.name for tool in tools}
             schemas = {tool.name: tool.input_schema for tool in tools}
+            destructive = (names, {tool.name for tool in tools if tool.hints.destructive_said})
         else:
             names = set(self.tool_names())
         return NormalizeContext(
@@ -116,6 +118,7 @@ class RegistrationActivities:
             default_agent_id=self.settings.default_agent_id,
             tool_catalog=names,
             tool_schemas=schemas,
+            destructive_tools=destructive,
             argument_rules=self.rules,
             destination_allowlists=_allowlists(self.settings),
             reserved_agents=self._reserved_agents(request),

@@ -26,7 +26,7 @@ from config.secrets import redact
 from config.settings import Settings
 from skills.budget import DAY
 from skills.calendar import without_skipped
-from skills.catalog import ToolResult
+from skills.catalog import ToolInfo, ToolResult, destructive_tools
 from skills.deadline import approval_seconds
 from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
 from skills.fires import MAX_ACCOUNTED, PreviousFire, account_gap
@@ -49,19 +49,27 @@ MONTH = timedelta(days=30)
 OVER_CAP = "budget (max_tokens_per_month)"
 """How a skip for a skill's monthly token cap begins."""
 """A scheduled fire that starts this late is a catch-up after an outage (normal lag is ~1 s)."""
+CONNECT_WAIT = 10.0
+"""Seconds ``begin_run`` (a local activity, 30 s at most) waits for servers still connecting that could offer
+a skill's tools, to read their annotations."""
 
 
 class RunActivities:
     def __init__(self, store: Store, settings: Settings,
                  send: Callable[..., Awaitable[ToolResult]],
-                 metrics: EngineMetrics | None = None,
+                 metrics: EngineMetrics | None = None, *, catalog: Callable[[], list[ToolInfo]] | None = None,
+                 await_connects: Callable[..., bool] | None = None,
                  prepare: Callable[[RegisterInput], Prepared] | None = None) -> None:
         """``send(tool, arguments, idempotency_key=...)`` is the tool hub's call, used for notifications; ``metrics``
-        count the runs recorded; ``prepare`` normalizes a definition as a registration does (a rehearsal's)."""
+        count the runs recorded. ``catalog`` (the live tools with their annotations) says which of a skill's tools
+        are destructive; ``await_connects(tools, timeout)`` waits for the servers that could offer tools it lacks
+        while they connect; ``prepare`` normalizes a definition as a registration does (a rehearsal's)."""
         self.store = store
         self.settings = settings
         self.send = send
         self.metrics = metrics or EngineMetrics()
+        self.catalog = catalog
+        self.await_connects = await_connects
         self.prepare = prepare
 
     @activity.defn
@@ -92,7 +100,8 @@ class RunActivities:
         self.metrics.fire_lag(stored, "start")
         skip = self._skip(skill, run)
         return RunStart(skill=skill.without_instructions(), run=stored,
-                        skip=skip, skip_notice=self._cap_notice(skill, skip, run), **self._limits(skill))
+                        skip=skip, skip_notice=self._cap_notice(skill, skip, run),
+                        destructive_tools=[] if skip else self._destructive(skill), **self._limits(skill))
 
     def _limits(self, skill: Skill) -> dict[str, Any]:
         """What a run of ``skill`` is given from this worker's settings, and its SKILL.md parts."""
@@ -129,6 +138,23 @@ class RunActivities:
         stored = self.store.start_run(run)
         return RunStart(skill=skill if request.rehearse is not None else skill.without_instructions(), run=stored,
                         rehearsal=True, **self._limits(skill))
+
+    def _destructive(self, skill: Skill) -> list[str]:
+        """The skill's tools its servers mark destructive now, less those the skill exempts: their calls wait
+        for approval at this run. A tool the catalog lacks (its server still connecting) is waited for, a
+        little: a destructive tool must not slip through because its server was slow to start."""
+        if self.catalog is None:
+            return []
+        tools = [*skill.required_tools, *skill.approval_required_tools]
+        catalog = self.catalog()
+        missing = set(tools) - {tool.name for tool in catalog}
+        if missing and self.await_connects is not None and self.await_connects(missing, CONNECT_WAIT):
+            catalog = self.catalog()
+        found = destructive_tools(tools, catalog, skill.approval_exempt_tools)
+        if found:
+            activity.logger.info("skill %s: calls of %s wait for approval (marked destructive)", skill.name,
+                                 ", ".join(found))
+        return found
 
     def _file_parts(self, skill: Skill) -> dict[str, Any]:
         """A file skill's SKILL.md ``toolsets`` and ``depends``, read now (an edit counts at the next fire), or

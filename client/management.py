@@ -37,6 +37,7 @@ from skills.limits import (
     JITTER_SECONDS,
     MAX_CONTEXT_FROM,
     MAX_DESTINATIONS,
+    MAX_EXEMPT_TOOLS,
     MAX_RUNS,
     MAX_STEPS,
     MAX_TOKENS_PER_MONTH,
@@ -207,6 +208,11 @@ SKILL_PROPERTIES: dict[str, Any] = {
         "type": "array", "items": {"type": "string"},
         "description": "Tools (among the skill's) whose every call waits for the owner's approval, e.g. a send "
                        "or a payment. Only when the user asks for confirmation before such calls."},
+    "approval_exempt_tools": {
+        "type": "array", "items": {"type": "string"}, "maxItems": MAX_EXEMPT_TOOLS,
+        "description": "Tools (among the skill's) marked destructive by their server whose calls run without "
+                       "asking: a destructive tool's call otherwise waits for the owner's approval. Only when "
+                       "the user says so."},
     "approval_timeout_minutes": {**APPROVAL_TIMEOUT_MINUTES.schema(),
                                  "description": "Minutes a call waits for the answer before it is denied "
                                                 "(default: the engine's setting)."},

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from datetime import datetime
 from typing import Any, Literal
 
@@ -32,6 +32,15 @@ class ToolHints(BaseModel):
                 ("idempotent", self.idempotent), ("open world", self.open_world)]
         return [word for word, value in said if value]
 
+    @property
+    def destructive_said(self) -> bool:
+        """The server says the tool is destructive: ``destructiveHint: true``, and not read-only.
+
+        MCP reads an absent ``destructiveHint`` as true when ``readOnlyHint`` is false; the engine does not:
+        most servers send no annotations at all, and a hint is the server's word, not a guarantee, so
+        only an explicit ``true`` counts (docs/approvals.md#destructive-tools)."""
+        return self.destructive is True and self.read_only is not True
+
 
 class ToolInfo(BaseModel):
     """One tool as the engine names it."""
@@ -45,6 +54,13 @@ class ToolInfo(BaseModel):
     input_schema: dict[str, Any] = Field(default_factory=dict)
     hints: ToolHints = Field(default_factory=ToolHints)
     """The server's annotations of the tool (``readOnlyHint``, ``destructiveHint``, ...)."""
+
+
+def destructive_tools(tools: list[str], catalog: list[ToolInfo], exempt: Collection[str] = ()) -> list[str]:
+    """Those of ``tools`` the catalog says are destructive (:attr:`ToolHints.destructive_said`), less
+    ``exempt`` (a skill's ``approval_exempt_tools``), in ``tools``' order."""
+    said = {tool.name for tool in catalog if tool.hints.destructive_said}
+    return [t for t in dict.fromkeys(tools) if t in said and t not in exempt]
 
 
 ServerStatus = Literal["connecting", "connected", "failed", "closed"]

@@ -278,3 +278,5 @@ MAX_GRANT_WHERE = 20
 """``--where`` conditions of one grant."""
 MAX_GRANT_VALUE_BYTES = 2_048
 """One ``--where`` value: an argument compared exactly, not a document."""
+MAX_EXEMPT_TOOLS = 50
+"""``approval_exempt_tools`` of one skill: each must be one of its tools, so a skill with more is unusual."""

@@ -289,6 +289,10 @@ class RunStart(BaseModel):
     """The tool notices go through: a run that called it messaged the user itself (skills.notify)."""
     approval_timeout_seconds: float = 24 * 3600.0
     """How long a call waits for the owner's approval (the skill's, else the engine's setting)."""
+    destructive_tools: list[str] = Field(default_factory=list)
+    """The skill's tools whose servers mark them destructive (``destructiveHint: true``) at this fire, less its
+    ``approval_exempt_tools``: their calls wait for approval as ``approval_required_tools``' do. Empty in the
+    histories of runs begun before it was decided: they replay as they ran."""
     llm_timeout_seconds: float = 600.0
     """One LLM turn's limit in all (``SKILLS_LLM_TURN_TIMEOUT``): the ``llm_turn`` activity's start-to-close."""
     run_token_cap: int = 50_000

@@ -189,6 +189,9 @@ class SkillSpec(BaseModel):
     """The Agent tier's model for this skill; none means the engine's default."""
     approval_required_tools: list[str] = Field(default_factory=list)
     """Tools whose every call waits for the owner's approval (``skills.approvals``), on either tier."""
+    approval_exempt_tools: list[str] = Field(default_factory=list)
+    """Tools its server marks destructive (``destructiveHint: true``) that this skill's runs call without
+    asking: the owner said they run unattended. Any other destructive tool's call waits for approval."""
     approval_timeout_minutes: int | None = None
     """How long a call waits for the answer before it is denied; none means the engine's setting."""
     fallback_models: list[str] = Field(default_factory=list)

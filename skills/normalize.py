@@ -51,6 +51,7 @@ from skills.limits import (
     MAX_CONTEXT_FROM,
     MAX_DESTINATION_BYTES,
     MAX_DESTINATIONS,
+    MAX_EXEMPT_TOOLS,
     MAX_INSTRUCTIONS_BYTES,
     MAX_PLAN_BYTES,
     MAX_RECALL_CHARS,
@@ -117,6 +118,7 @@ FIELD_ALIASES = {
     "approvalRequiredTools": "approval_required_tools",
     "approval_tools": "approval_required_tools",
     "approvalTimeoutMinutes": "approval_timeout_minutes",
+    "approvalExemptTools": "approval_exempt_tools",
     "prompt": "instructions",
     "pre_flight": "preflight",
     "preFlight": "preflight",
@@ -213,6 +215,9 @@ class NormalizeContext:
     llm_models: Callable[[bool], ModelList] | None = None
     """The LLM endpoint's models (``True``: asked again, not a kept list), asked for only when a skill
     names one; None skips the check."""
+    destructive_tools: tuple[Collection[str], Collection[str]] | None = None
+    """The catalog's tools now, and those of them its servers mark destructive (``destructiveHint: true``):
+    an ``approval_exempt_tools`` entry the catalog knows must be one of the latter; None skips the check."""
     skill_names: Callable[[str], Collection[str]] | None = None
     """The names of an agent's skills now, lowercased (``context_from``, ``{{skill:NAME.last}}``); None
     skips the check."""
@@ -250,6 +255,7 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
     plan, plan_positions = _normalize_plan(within_limit(data, "execution_plan", MAX_PLAN_BYTES, problems), problems)
     tools = string_list(data.get("required_tools"), "required_tools", problems)
     approval_tools = string_list(data.get("approval_required_tools"), "approval_required_tools", problems)
+    exempt_tools = _exempt_list(data, problems)
     preflight, preflight_positions = _normalize_preflight(data.get("preflight"), problems)
 
     if plan:
@@ -308,6 +314,7 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
         "preflight": preflight,
         "model": model_name(data.get("model"), "model", problems),
         "approval_required_tools": approval_tools,
+        "approval_exempt_tools": exempt_tools,
         "approval_timeout_minutes": _approval_timeout(data, problems),
     }
     fields["fallback_models"] = fallback_models(data.get("fallback_models"), fields["model"], notes, problems)
@@ -321,6 +328,7 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
             # An approval for a call the skill never makes would promise a safeguard that never acts.
             problems.add("approval_required_tools", f"'{tool}' is not one of the skill's tools (required_tools "
                                                     "or the plan's toolName): list it there too, or drop it here")
+    _check_exempt(exempt_tools, tools, approval_tools, ctx, problems)
     if "agent_id" not in data:
         notes.append(f"agent_id defaulted to '{ctx.default_agent_id}'")
     if fields["agent_id"] in ctx.reserved_agents:
@@ -424,6 +432,31 @@ def _check_recalled(fields: dict[str, Any], plan_positions: list[int], plan: lis
                              f"'{{{{skill:{name[:100]}.last}}}}': no skill {name[:100]!r} for agent '{agent}'")
 
 
+def _exempt_list(data: Mapping[str, Any], problems: Problems) -> list[str]:
+    exempt = string_list(data.get("approval_exempt_tools"), "approval_exempt_tools", problems)
+    if len(exempt) > MAX_EXEMPT_TOOLS:
+        problems.add("approval_exempt_tools", f"at most {MAX_EXEMPT_TOOLS} tools (got {len(exempt)})")
+        return []
+    return exempt
+
+
+def _check_exempt(exempt: list[str], tools: list[str], approval_tools: list[str], ctx: NormalizeContext,
+                  problems: Problems) -> None:
+    """``approval_exempt_tools``: each one of the skill's tools, not also asked for, and (when the catalog
+    knows the tool) one its server marks destructive: an exemption of anything else would exempt nothing."""
+    for tool in exempt:
+        if tool not in tools:
+            problems.add("approval_exempt_tools", f"'{tool}' is not one of the skill's tools (required_tools or "
+                                                  "the plan's toolName): drop it here")
+        elif tool in approval_tools:
+            problems.add("approval_exempt_tools", f"'{tool}' is in approval_required_tools too: a tool either "
+                                                  "waits for approval or runs unattended, not both")
+        elif ctx.destructive_tools is not None and tool in ctx.destructive_tools[0] \
+                and tool not in ctx.destructive_tools[1]:
+            problems.add("approval_exempt_tools", f"'{tool}' is not marked destructive by its server "
+                                                  "(destructiveHint: true): its calls do not wait, nothing to exempt")
+
+
 def _approval_timeout(data: Mapping[str, Any], problems: Problems) -> int | None:
     return integer(data.get("approval_timeout_minutes"), "approval_timeout_minutes", None, problems,
                    bound=APPROVAL_TIMEOUT_MINUTES)
@@ -442,6 +475,7 @@ def own_field_problems(fields: Mapping[str, Any], zone: str) -> list[FieldError]
     _schedule_shape(data, set(), None, ctx, [], problems)
     _skip_days(data, (), "cron", [], problems)
     string_list(data.get("approval_required_tools"), "approval_required_tools", problems)
+    _exempt_list(data, problems)
     _approval_timeout(data, problems)
     _deliver(data, (), [], problems)
     _remind_after(data, problems)

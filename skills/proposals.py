@@ -74,7 +74,7 @@ def widening(before: SkillSpec, after: SkillSpec) -> list[str]:
     """Why changing ``before`` into ``after`` widens what the skill's runs do, in words (empty: it does not).
 
     Widening: a tool gained (required, in the plan or a pre-flight check), a tool that needed approval
-    no longer does, the move to the Agent tier, enabling, new instructions for an Agent-tier skill
+    no longer does (or a destructive one is newly exempt), the move to the Agent tier, enabling, new instructions for an Agent-tier skill
     (they are what its LLM does), a Direct plan that now calls something else or with other arguments,
     another model, more steps. Anything else (the name, the description, the trigger, notices, fewer
     tools, a pause, a shorter plan) is made at once."""
@@ -85,6 +85,9 @@ def widening(before: SkillSpec, after: SkillSpec) -> list[str]:
     released = sorted(set(before.approval_required_tools) - set(after.approval_required_tools))
     if released:
         reasons.append(f"no longer asks approval for: {', '.join(released)}")
+    exempted = sorted(set(after.approval_exempt_tools) - set(before.approval_exempt_tools))
+    if exempted:
+        reasons.append(f"runs tools marked destructive without asking: {', '.join(exempted)}")
     if before.tier == "direct" and after.tier == "agent":
         reasons.append("moves it to the Agent tier (an LLM decides what to call)")
     if after.enabled and not before.enabled:
@@ -165,6 +168,8 @@ def describe_spec(spec: SkillSpec, fires: list[UpcomingFire], zone_time: Any) ->
         lines.append(f"pre-flight: {check.tool} {json.dumps(check.arguments, ensure_ascii=False)}")
     if spec.approval_required_tools:
         lines.append(f"asks approval for: {', '.join(spec.approval_required_tools)}")
+    if spec.approval_exempt_tools:
+        lines.append(f"runs without asking, though marked destructive: {', '.join(spec.approval_exempt_tools)}")
     text = spec.instructions
     cut = f" [... {len(text) - INSTRUCTIONS_SHOWN} more characters]" if len(text) > INSTRUCTIONS_SHOWN else ""
     lines.append(f"instructions: {text[:INSTRUCTIONS_SHOWN]}{cut}")

@@ -865,12 +865,14 @@ def _notify(skill: Skill) -> str:
 
 def _approval(skill: Skill) -> str:
     steps = [step.id for step in skill.execution_plan or [] if step.approval]
+    exempt = (f"; runs unattended though marked destructive: {', '.join(skill.approval_exempt_tools)}"
+              if skill.approval_exempt_tools else "")
     if not skill.approval_required_tools and not steps:
-        return "none needed"
+        return f"none listed (a tool marked destructive asks){exempt}"
     asked = ", ".join([*skill.approval_required_tools, *(f"step {s}" for s in steps)])
     timeout = (_minutes(skill.approval_timeout_minutes) if skill.approval_timeout_minutes
                else f"{_minutes(current().settings().approval_timeout / timedelta(minutes=1))} (SKILLS_APPROVAL_TIMEOUT)")
-    return f"{asked}; unanswered in {timeout}: denied"
+    return f"{asked}; unanswered in {timeout}: denied{exempt}"
 
 
 def _minutes(minutes: float) -> str:

@@ -31,7 +31,9 @@ to any other message is a plain message.
 
 Approvals (docs/approvals.md): every few seconds the adapter lists what waits for the owner's yes
 (a run's call of a tool that needs approval) and posts each new one to the allowed chats, showing the
-call, with Approve and Deny buttons; a chat reply whose turn proposed changes carries them too. A press
+call, with Approve and Deny buttons, and "Always for this skill" (approve, and make a standing grant for the
+skill's calls of the tool with these same arguments); a chat reply whose turn proposed changes carries
+Approve and Deny too. A press
 counts only from an allowed user in an allowed chat (the same rule as a message); anyone else's is
 answered "not allowed" and changes nothing.
 
@@ -48,7 +50,7 @@ import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, cast
 
 import click
 import httpx2
@@ -58,6 +60,7 @@ from client import SkillsClient
 from mcp_servers.telegram import API_BASE_ENV, DEFAULT_API_BASE, TOKEN_ENV, split_message
 from skills.approvals import Approval
 from skills.errors import SkillsError, TemporalUnavailableError
+from skills.grants import Grant, as_text
 from skills.messages import ChatReply
 from skills.reply import NoticeRef
 from starter import exit_process
@@ -111,6 +114,9 @@ class Answers(Protocol):
     async def approvals(self) -> list[Approval]: ...
     async def approve(self, approval_id: int, by: str = ...) -> Any: ...
     async def deny(self, approval_id: int, reason: str = ..., by: str = ...) -> Any: ...
+    async def approval(self, approval_id: int) -> Approval: ...
+    async def grant(self, tool: str, *, skill: str | int | None = ..., where: dict[str, str] | None = ...,
+                    by: str = ...) -> Grant: ...
 
 
 class BotApi:
@@ -193,19 +199,34 @@ def approval_text(approval: Approval) -> str:
 
 
 def buttons(approvals: Iterable[Approval]) -> dict[str, Any]:
-    """An inline keyboard: Approve and Deny for each approval."""
-    return {"inline_keyboard": [[{"text": f"✅ Approve {a.id}", "callback_data": f"approve:{a.id}"},
-                                 {"text": f"❌ Deny {a.id}", "callback_data": f"deny:{a.id}"}] for a in approvals]}
+    """An inline keyboard: Approve and Deny for each approval, and under a run's call of a skill's tool
+    "Always for this skill" (approve it, and make a standing grant for this skill's calls with these arguments)."""
+    rows: list[list[dict[str, str]]] = []
+    for a in approvals:
+        rows.append([{"text": f"✅ Approve {a.id}", "callback_data": f"approve:{a.id}"},
+                     {"text": f"❌ Deny {a.id}", "callback_data": f"deny:{a.id}"}])
+        if a.kind == "tool_call" and a.skill_id is not None:
+            rows.append([{"text": "♾️ Always for this skill", "callback_data": f"always:{a.id}"}])
+    return {"inline_keyboard": rows}
 
 
-def pressed_button(data: Any) -> tuple[bool, int] | None:
-    """``approve:ID`` or ``deny:ID`` as (approve, id); None for anything else."""
+Choice = Literal["approve", "deny", "always"]
+
+
+def pressed_button(data: Any) -> tuple[Choice, int] | None:
+    """``approve:ID``, ``deny:ID`` or ``always:ID`` as (verb, id); None for anything else."""
     if not isinstance(data, str) or ":" not in data or len(data) > 64:
         return None
     verb, _, number = data.partition(":")
-    if verb not in ("approve", "deny") or not (number.isascii() and number.isdigit()):
+    if verb not in ("approve", "deny", "always") or not (number.isascii() and number.isdigit()):
         return None
-    return verb == "approve", int(number)
+    return cast(Choice, verb), int(number)
+
+
+def standing_where(approval: Approval) -> dict[str, str]:
+    """The grant "Always for this skill" makes: every argument of the approved call, as a ``where`` compares
+    it. The narrower choice: it approves this skill's calls with these same values, not any call of the tool."""
+    return {key: as_text(value) for key, value in approval.arguments.items()}
 
 
 def is_command(text: str, name: str) -> bool:
@@ -344,11 +365,15 @@ class TelegramBot:
             log.warning("ignored a button from user %s in chat %s", user_id or "(none)", chat_id)
             await self._answer_press(query, "Not allowed.")
             return
-        approve, approval_id = choice
+        verb, approval_id = choice
+        by = f"telegram:{user_id}"
         try:
-            said = (await self.answers.approve(approval_id, by=f"telegram:{user_id}") if approve else
-                    await self.answers.deny(approval_id, "denied from Telegram", by=f"telegram:{user_id}"))
-            text = str(said)
+            if verb == "always":
+                text = await self._always(approval_id, by)
+            else:
+                said = (await self.answers.approve(approval_id, by=by) if verb == "approve" else
+                        await self.answers.deny(approval_id, "denied from Telegram", by=by))
+                text = str(said)
         except SkillsError as exc:
             text = f"Could not answer approval {approval_id}: {exc}"
         await self._answer_press(query, text[:200])
@@ -357,6 +382,28 @@ class TelegramBot:
             await self.api.call("editMessageReplyMarkup", chat_id=chat_id, message_id=message.get("message_id"),
                                 reply_markup={"inline_keyboard": []})
         await self.send(chat_id, text)
+
+    async def _always(self, approval_id: int, by: str) -> str:
+        """"Always for this skill": a standing grant for this skill's calls of the tool with these arguments
+        (made by the ``ChangeGrant`` workflow, as ``skills grant`` makes one), then the call approved. A call
+        no grant can name (no skill, too many or too long arguments) is left waiting, and the owner told."""
+        assert self.answers is not None
+        approval = await self.answers.approval(approval_id)
+        if not approval.pending:
+            return f"Approval {approval_id} was already answered: {approval.status} by {approval.decided_by}."
+        if approval.kind != "tool_call" or approval.skill_id is None:
+            return f"Approval {approval_id} is not a skill's call: answer it with Approve or Deny."
+        where = standing_where(approval)
+        try:
+            grant = await self.answers.grant(approval.tool, skill=approval.skill_id, where=where, by=by)
+        except SkillsError as exc:
+            return (f"No standing grant made ({exc}); approval {approval_id} still waits: "
+                    "answer it with Approve or Deny.")
+        said = await self.answers.approve(approval_id, by=by)
+        values = ", ".join(f"{k}={v}" for k, v in where.items()) or "no arguments"
+        return (f"{said} Grant {grant.id} made: {approval.tool} of '{approval.skill_name}' is approved "
+                f"without asking when its arguments are these same values ({values}); any other call still "
+                f"asks. `skills revoke {grant.id}` undoes it.")
 
     async def _answer_press(self, query: dict[str, Any], text: str) -> None:
         with contextlib.suppress(ConnectionError, TelegramError):

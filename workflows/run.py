@@ -258,7 +258,10 @@ class SkillRun:
                 return run.model_copy(update={"status": "error", "tool_calls": calls,
                                               "summary": f"step {step.id} could not be prepared: {e}"})
             approval = None
-            needs_approval = step.approval or step.tool_name in skill.approval_required_tools
+            # A tool marked destructive asks as a listed one does (begin_run decided which, from the catalog:
+            # empty in older histories, so they replay as they ran).
+            needs_approval = step.approval or step.tool_name in skill.approval_required_tools \
+                or step.tool_name in start.destructive_tools
             if needs_approval and not start.rehearsal:  # a rehearsal records such a call, asking no one
                 approval = await self._approval(start, run, step.id, step.tool_name, arguments=arguments)
                 if approval is not None and approval.status != "approved":
@@ -296,7 +299,9 @@ class SkillRun:
         loop = AgentLoopState(conversation_id=run.run_id, model=session.model, tools=session.tools,
                               calls=run.tool_calls, script_skills=session.script_skills, toolsets=grants,
                               key_prefix=self._key_prefix, fallback_models=session.fallback_models,
-                              approval_tools=skill.approval_required_tools, rehearsal=start.rehearsal)
+                              approval_tools=list(dict.fromkeys([*skill.approval_required_tools,
+                                                                 *start.destructive_tools])),
+                              rehearsal=start.rehearsal)
         return await self._agent_loop(skill, run, start, request, loop)
 
     async def _agent_loop(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput,

@@ -88,6 +88,9 @@ class SkillRow(SQLModel, table=True):
     preflight: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     model: str | None = None
     approval_required_tools: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    approval_exempt_tools: list[str] = Field(default_factory=list,
+                                             sa_column=Column(JSON, nullable=False, server_default=text("'[]'")))
+    """Destructive tools the owner lets this skill call without asking (migration 0020)."""
     approval_timeout_minutes: int | None = None
     fallback_models: list[str] = Field(default_factory=list,
                                        sa_column=Column(JSON, nullable=False, server_default=text("'[]'")))

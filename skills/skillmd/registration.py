@@ -15,7 +15,7 @@ from skills.skillmd.manifest import SkillFile
 from skills.skillmd.resources import read_body
 
 FILE_FIELDS = (*SHAPE_FIELDS, "skip_holidays", "business_days_only", "approval_required_tools",
-               "approval_timeout_minutes", "deliver", "remind_after_minutes")
+               "approval_exempt_tools", "approval_timeout_minutes", "deliver", "remind_after_minutes")
 """Fields a scheduled SKILL.md gives in its ``metadata`` beside ``trigger_config``, passed on as written."""
 
 

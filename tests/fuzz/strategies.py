@@ -107,6 +107,9 @@ FIELD_VALUES: dict[str, st.SearchStrategy[Any]] = {
         st.sampled_from([["outbox_send_message"], "outbox_send_message", "outbox_send_message, outbox_send_message",
                          ["notes_read"], '["outbox_send_message"]', "[" * 5_000]),
         LONG_LISTS, st.lists(TEXT, max_size=5)),
+    "approval_exempt_tools": st.one_of(
+        st.sampled_from([["outbox_send_message"], "outbox_send_message", ["notes_read"], "[" * 5_000]),
+        LONG_LISTS, st.lists(TEXT, max_size=5)),
     "approval_timeout_minutes": st.one_of(st.integers(1, 10080), st.sampled_from([0, 10081, "60", 1e22]), NUMBERS),
     "fallback_models": st.one_of(
         st.sampled_from([["fuzz"], "fuzz, fuzz-b", ["unknown-model"], ["fuzz", "fuzz"], ["a b"], "x" * 10_000]),

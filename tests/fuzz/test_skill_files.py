@@ -75,7 +75,8 @@ def test_the_corpus_of_found_files_still_passes(text: str) -> None:
     assert not Path("/tmp/fuzz-pwned").exists()
 
 
-LEFT_TO_THE_REGISTRATION = ("is in the past", "only a repeating schedule", "is not one of the skill's tools")
+LEFT_TO_THE_REGISTRATION = ("is in the past", "only a repeating schedule", "is not one of the skill's tools",
+                            "is not marked destructive", "in approval_required_tools too")
 """What the registration weighs against the clock or the rest of the skill, which ``skills validate`` leaves
 to it (docs/skill-files.md)."""
 

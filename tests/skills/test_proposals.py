@@ -49,6 +49,9 @@ def test_what_widens() -> None:
     assert change(AGENT.model_copy(update={"approval_required_tools": ["outbox_send_message"]}),
                   approval_required_tools=[]) == ["no longer asks approval for: outbox_send_message"]
     assert change(AGENT, model="big") == ["changes its model to big"]
+    # An exemption lets a destructive tool run unattended: the owner confirms it, as a released approval.
+    assert change(AGENT, approval_exempt_tools=["outbox_send_message"]) == [
+        "runs tools marked destructive without asking: outbox_send_message"]
 
 
 def test_what_narrows_or_leaves_what_runs_alone() -> None:
@@ -58,6 +61,8 @@ def test_what_narrows_or_leaves_what_runs_alone() -> None:
                                                                                      timezone="UTC")) == []
     assert change(DIRECT, execution_plan=DIRECT.execution_plan[1:]) == []  # a step left out
     assert change(DIRECT, instructions="what the Direct tier never reads") == []
+    assert change(AGENT.model_copy(update={"approval_exempt_tools": ["outbox_send_message"]}),
+                  approval_exempt_tools=[]) == []  # asking again narrows
 
 
 def test_applied_fields_store_exactly_the_spec() -> None:

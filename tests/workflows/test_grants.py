@@ -13,9 +13,11 @@ from adapters.store import Store
 from skills.approvals import Approval
 from skills.errors import SkillNotFoundError, SkillValidationError
 from skills.models import RunRecord
+from starter.telegram_bot import BotApi, TelegramBot, standing_where
 from tests.conftest import Engine, eventually
+from tests.fakes.telegram_api import FakeBotApi
 from tests.starter.test_cli import options, run_skills
-from tests.workflows.test_approvals import sender, waiting
+from tests.workflows.test_approvals import finished, sender, waiting
 
 
 async def _deny_waiting(engine: Engine) -> Approval:
@@ -99,3 +101,56 @@ async def test_refused_grants_name_the_field(engine: Engine) -> None:
     done = await asyncio.to_thread(run_skills, "grant", "memory_delete_skill", *options(engine))
     assert done.returncode == 1 and "management tool" in done.stderr + done.stdout
     assert await engine.skills.grants(everything=True) == []
+
+
+async def test_always_for_this_skill_approves_and_makes_a_grant_for_these_arguments(engine: Engine) -> None:
+    owner, stranger = 42, 666
+    with FakeBotApi() as telegram:
+        api = BotApi(telegram.token, telegram.url)
+        bot = TelegramBot(engine.skills, api, [str(owner)], poll_seconds=1)
+        stop = asyncio.Event()
+        serving = asyncio.create_task(bot.run(stop))
+        try:
+            await engine.skills.register(sender())
+            await engine.skills.run("send report", wait=False)
+            [approval] = await waiting(engine)
+            [posted] = await eventually(lambda: telegram.with_buttons(owner), timeout=30)
+            keyboard = posted["reply_markup"]["inline_keyboard"]
+            assert [b["callback_data"] for b in keyboard[1]] == [f"always:{approval.id}"]
+
+            # Only the owner's press counts: a stranger's makes no grant and answers nothing.
+            refused = telegram.press(owner, posted["message_id"], f"always:{approval.id}", sender=stranger)
+            await eventually(lambda: any(a.get("callback_query_id") == f"cb{refused}"
+                                         for a in telegram.button_answers), timeout=30)
+            assert (await engine.skills.approval(approval.id)).pending
+            assert await engine.skills.grants() == []
+
+            telegram.press(owner, posted["message_id"], f"always:{approval.id}")
+            run = await finished(engine, "send report")
+            assert run.status == "success"
+            after = await engine.skills.approval(approval.id)
+            assert (after.status, after.decided_by) == ("approved", f"telegram:{owner}")
+            [grant] = await engine.skills.grants()
+            assert (grant.tool, grant.skill_name, grant.created_by) == ("outbox_send_message", "send report",
+                                                                       f"telegram:{owner}")
+            # Every argument of the approved call, as the grant compares it: these values only.
+            assert grant.where["message"] == "Report sent" and grant.where == standing_where(approval)
+            told = await eventually(lambda: [t for t in telegram.replies(owner) if f"Grant {grant.id} made" in t],
+                                    timeout=30)
+            assert "these same values" in told[0] and "message=Report sent" in told[0]
+
+            # The same call at the next run: approved by the grant, nobody asked.
+            second = await engine.skills.run("send report")
+            assert not isinstance(second, str) and second.status == "success"
+            by_grant = [a for a in await engine.skills.approvals(status=None) if a.run_id == second.run_id]
+            assert [(a.status, a.decided_by) for a in by_grant] == [("approved", f"grant:{grant.id}")]
+
+            # Other arguments: the call asks again.
+            await engine.skills.update("send report", {"execution_plan": [
+                {"id": "send", "toolName": "outbox_send_message", "parameters": {"message": "Something else"}}]})
+            await _deny_waiting(engine)
+            assert [m["message"] for m in engine.outbox()] == ["Report sent", "Report sent"]
+        finally:
+            stop.set()
+            await serving
+            await api.aclose()
