@@ -50,6 +50,7 @@ from skills.messages import RegistrationResult, zone_time
 from skills.models import CATCH_UPS, DELIVERIES, ENDED, FIRED, MISSING_TOOLS, OVERLAPS, Skill
 from skills.normalize import MAX_NAME_LENGTH
 from skills.recall import SELF
+from skills.rehearsal import rehearsal_lines
 
 TRIGGER_TYPES = ("cron", "event", "manual")
 
@@ -317,6 +318,11 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                      "description": "The approval's id, from list_approvals."},
                      "reason": {"type": "string", "description": "Why, in a few words (the run is told)."}},
                     ["approval_id"]),
+    "rehearse_skill": _schema({
+        "skill_id": {"type": ["integer", "string"], "description": "A stored skill to rehearse (id or name)."},
+        "skill": {"type": "object", "description": "A definition to rehearse (the fields memory_store_skill "
+                                                   "takes); with skill_id: the fields to change first."},
+    }),
 }
 
 
@@ -495,6 +501,18 @@ class ManagementTools:
         said = await self.skills.deny(_approval_id(fields), str(reason) if reason is not None else "", by="mcp")
         return _answer(str(said), {"ok": True, "result": str(said)})
 
+    async def rehearse_skill(self, fields: dict[str, Any]) -> CallToolResult:
+        ref = _first(fields, REF_KEYS)
+        definition = fields.get("skill")
+        if isinstance(definition, str):
+            definition = _json_object(definition)
+        if definition is not None and not isinstance(definition, dict):
+            raise SkillValidationError.single("skill", "a definition is an object of the skill's fields")
+        run = await self.skills.rehearse(None if ref is None else str(ref), _agent(fields), data=definition)
+        assert not isinstance(run, str)
+        return _answer("\n".join(rehearsal_lines(run)), {"ok": run.status != "error",
+                                                         "run": run.model_dump(mode="json")})
+
     async def memory_delete_skill(self, fields: dict[str, Any]) -> CallToolResult:
         skill = await self.skills.delete(_required_ref(fields, "memory_delete_skill"), _agent(fields))
         schedule = " and its schedule" if skill.schedule_id else ""
@@ -546,10 +564,17 @@ OWNER_TOOLS: dict[str, tuple[str, str, ToolAnnotations]] = {
              "and goes on; a Direct run ends as denied).",
              ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                              open_world_hint=False)),
+    "rehearse_skill": ("Rehearse a skill", "Try a skill once without its effects: a stored one (skill_id), a "
+                       "definition (skill), or a stored one changed by it (both). Tools marked read-only are "
+                       "called; every other call is recorded with its arguments and not sent; nothing is "
+                       "delivered. Answers with the calls, the messages it would send and the tokens.",
+                       ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                                       open_world_hint=True)),
 }
-"""The owner's answers, served by ``skills mcp`` to the owner's own MCP client. Not in ``TOOLS``: the
-engine's chat never offers them to its model (text the model read must not answer for the owner), and a
-skill's run may not have them (``skills.naming.MANAGEMENT_TOOLS``)."""
+"""The owner's answers, and rehearsals, served by ``skills mcp`` to the owner's own MCP client. Not in ``TOOLS``:
+the engine's chat never offers them to its model (text the model read must not answer for the owner, and
+a rehearsal's read-only calls would hand it what they read: a chat's proposals are rehearsed for the owner
+alone), and a skill's run may not have them (``skills.naming.MANAGEMENT_TOOLS``)."""
 
 
 

@@ -372,7 +372,7 @@ class SkillsClient:
         skill = await self.get(ref, agent_id) if ref is not None else None
         if data is not None:
             _refuse_oversize(data)
-        rehearse = Rehearse(data=data, target=SkillRef(ref=skill.id, agent_id=skill.agent_id) if skill else None) \
+        rehearse = Rehearse(data=data, target=SkillRef(ref=str(skill.id), agent_id=skill.agent_id) if skill else None) \
             if data is not None else None
         name = skill.name if skill is not None else str(data.get("name") or "a definition") if data else ""
         handle = await self.client.start_workflow(

@@ -106,7 +106,7 @@ MAX_SLUG = 48
 
 MANAGEMENT_TOOLS = frozenset({"memory_store_skill", "memory_update_skill", "memory_list_skills", "memory_get_skill",
                               "memory_delete_skill", "emit_event", "memory_next_fires", "memory_undo",
-                              "list_approvals", "approve", "deny"})
+                              "list_approvals", "approve", "deny", "rehearse_skill"})
 """The tools that change skills or start runs (``client.management``): the owner's chat and the clients
 have them, a skill's run never (refused in required_tools, not offered, not called)."""
 

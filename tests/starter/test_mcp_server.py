@@ -28,7 +28,7 @@ from tests.starter.test_cli import options, run_skills
 
 TOOLS = {"get_tool_catalog", "memory_store_skill", "memory_update_skill", "memory_list_skills",
          "memory_get_skill", "memory_delete_skill", "emit_event", "memory_next_fires",
-         "list_approvals", "approve", "deny"}
+         "list_approvals", "approve", "deny", "rehearse_skill"}
 TOKEN = "test-token-7f3a9c"
 
 

@@ -150,3 +150,27 @@ async def test_a_chat_proposal_comes_with_its_rehearsal(assistant: Engine, llm: 
     assert 'would call  outbox_send_message({"message": "Stretch!"})' in lines, lines
     # The model's turn was over: it never read what the rehearsal found.
     assert len(llm.requests_for("chat")) == 2
+
+
+async def test_the_owners_mcp_client_rehearses_and_the_chat_model_cannot(engine: Engine) -> None:
+    from mcp import Client
+
+    from starter.mcp_server import build_server
+
+    await engine.skills.register(relay())
+    async with Client(build_server(engine.skills)) as session:
+        done = await session.call_tool("rehearse_skill", {"skill_id": "relay",
+                                                          "skill": {"instructions": "Pass it on twice."}})
+        assert not done.is_error and done.structured_content is not None
+        run = done.structured_content["run"]
+        assert run["trigger"] == "rehearsal" and [c["rehearsed"] for c in run["tool_calls"]] == [False, True]
+        said = "\n".join(block.text for block in done.content if block.type == "text")
+        assert "would call  outbox_send_message(" in said
+        refused = await session.call_tool("rehearse_skill", {"skill": {"name": "x", "instructions": "y",
+                                                                       "required_tools": ["nowhere_tool"]}})
+        assert refused.is_error and "nowhere_tool" in "\n".join(b.text for b in refused.content if b.type == "text")
+    assert engine.outbox() == []
+    # A chat is never offered it: what a read-only call reads must not reach the model.
+    from client.management import CHAT_SCHEMAS
+
+    assert "rehearse_skill" not in CHAT_SCHEMAS
