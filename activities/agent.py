@@ -153,6 +153,8 @@ class AgentToolCall(BaseModel):
     """A rehearsal's call: made only when its tool is read-only (``ToolHub.rehearse``), else recorded."""
     record_only: bool = False
     """A rehearsal's call of a tool that would need approval: recorded, read-only or not."""
+    closed_world: bool = False
+    """A rehearsal's call made only if its tool is read-only and says ``openWorldHint: false``."""
 
 
 class AgentToolResult(BaseModel):
@@ -183,7 +185,7 @@ class Rehearse(Protocol):
     """A rehearsal's call (``ToolHub.rehearse``): made only for a read-only tool, else recorded."""
 
     def __call__(self, name: str, arguments: dict[str, Any], *, idempotency_key: str = "",
-                 record_only: bool = False) -> Awaitable[ToolResult]: ...
+                 record_only: bool = False, closed_world: bool = False) -> Awaitable[ToolResult]: ...
 
 
 class AgentActivities:
@@ -453,7 +455,8 @@ class AgentActivities:
                 result = (rehearsed(arguments) if grant is not None or self.rehearse is None or call.name == RUN_SCRIPT
                           else
                           await self.rehearse(call.name, arguments, idempotency_key=key,
-                                              record_only=request is not None and request.record_only))
+                                              record_only=request is not None and request.record_only,
+                                              closed_world=request is not None and request.closed_world))
             else:
                 result = await (self.send(call.name, arguments, idempotency_key=key) if grant is None
                                 else self.toolsets.call(grant, call.name, arguments, idempotency_key=key))

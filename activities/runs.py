@@ -137,7 +137,8 @@ class RunActivities:
                         tier=skill.tier)
         stored = self.store.start_run(run)
         return RunStart(skill=skill if request.rehearse is not None else skill.without_instructions(), run=stored,
-                        rehearsal=True, **self._limits(skill))
+                        rehearsal=True, closed_world=request.rehearse is not None and request.rehearse.closed_world,
+                        **self._limits(skill))
 
     def _destructive(self, skill: Skill) -> list[str]:
         """The skill's tools its servers mark destructive now, less those the skill exempts: their calls wait

@@ -99,7 +99,7 @@ class ToolActivities:
                 elif call.rehearsal:
                     result = await self._hub.rehearse(call.tool, call.arguments, timeout=self._timeout(),
                                                       idempotency_key=call.idempotency_key,
-                                                      record_only=call.record_only)
+                                                      record_only=call.record_only, closed_world=call.closed_world)
                 else:
                     result = await self._hub.call(call.tool, call.arguments, timeout=self._timeout(),
                                                   idempotency_key=call.idempotency_key)

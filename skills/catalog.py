@@ -238,6 +238,8 @@ class ToolCallInput(BaseModel):
     """A rehearsal's call: made only when its tool is read-only (``ToolHub.rehearse``), else recorded."""
     record_only: bool = False
     """A rehearsal's call that needs the owner's approval in a real run: recorded, read-only or not."""
+    closed_world: bool = False
+    """A rehearsal's call made only if its tool is read-only and says ``openWorldHint: false``."""
 
     @model_validator(mode="before")
     @classmethod

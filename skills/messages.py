@@ -246,6 +246,9 @@ class Rehearse(BaseModel):
 
     data: dict[str, Any]
     target: SkillRef | None = None
+    closed_world: bool = False
+    """Call for real only the read-only tools that also say ``openWorldHint: false`` (a chat's proposal: a
+    read-only fetch of an open-world tool could carry what the model knows out before the owner's yes)."""
 
 
 class BeginRun(BaseModel):
@@ -300,6 +303,8 @@ class RunStart(BaseModel):
     rehearsal: bool = False
     """A rehearsal (``skills.rehearsal``): read-only calls only, nothing delivered, nothing counted. ``skill``
     then keeps its instructions when it is a definition's (there is no stored body to load them from)."""
+    closed_world: bool = False
+    """A rehearsal whose read-only calls must also be closed-world (``Rehearse.closed_world``)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -340,6 +345,8 @@ class AgentLoopState(BaseModel):
     """Tools whose every call waits for the owner's approval (the skill's ``approval_required_tools``)."""
     rehearsal: bool = False
     """A rehearsal's loop: calls made only for read-only tools (none for ``approval_tools``), the rest recorded."""
+    closed_world: bool = False
+    """A rehearsal's loop whose read-only calls must also be closed-world (``Rehearse.closed_world``)."""
 
 
 FINAL_EXCERPT = 2000

@@ -90,9 +90,9 @@ def proposed_definition(proposal: Approval) -> Rehearse | None:
     """What a proposal would register, as a rehearsal takes it (DecideChange applies the same arguments)."""
     arguments = proposal.arguments
     if proposal.tool == "memory_store_skill" and isinstance(arguments.get("data"), dict):
-        return Rehearse(data=arguments["data"])
+        return Rehearse(data=arguments["data"], closed_world=True)
     if proposal.tool == "memory_update_skill" and isinstance(arguments.get("patch"), dict):
-        return Rehearse(data=arguments["patch"], target=SkillRef(ref=str(arguments["skill_id"])))
+        return Rehearse(data=arguments["patch"], target=SkillRef(ref=str(arguments["skill_id"])), closed_world=True)
     return None
 
 

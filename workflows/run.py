@@ -301,7 +301,7 @@ class SkillRun:
                               key_prefix=self._key_prefix, fallback_models=session.fallback_models,
                               approval_tools=list(dict.fromkeys([*skill.approval_required_tools,
                                                                  *start.destructive_tools])),
-                              rehearsal=start.rehearsal)
+                              rehearsal=start.rehearsal, closed_world=start.closed_world)
         return await self._agent_loop(skill, run, start, request, loop)
 
     async def _agent_loop(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput,
@@ -408,7 +408,7 @@ class SkillRun:
                 ToolActivities.call_tool,
                 ToolCallInput(tool=tool, arguments=arguments, step_id=step_id, toolsets=start.toolsets,
                               idempotency_key=key, recall=recall, rehearsal=start.rehearsal,
-                              record_only=record_only),
+                              record_only=record_only, closed_world=start.closed_world),
                 **tool_options(start.tool_timeout_seconds),
                 summary=f"{label}{tool}",
             ))

@@ -433,12 +433,14 @@ class ToolHub:
 
     async def rehearse(  # noqa: ASYNC109 - passed on to the call, as in :meth:`call`
         self, tool_name: str, arguments: dict[str, Any], *, timeout: float | None = None, idempotency_key: str = "",
-        record_only: bool = False,
+        record_only: bool = False, closed_world: bool = False,
     ) -> ToolResult:
         """A rehearsal's call: made for real only when its server marks the tool ``readOnlyHint: true`` (and
-        ``record_only`` is not asked: a call that would wait for approval); otherwise its arguments go
+        ``record_only`` is not asked: a call that would wait for approval; with ``closed_world``, only when it
+        says ``openWorldHint: false`` too, absent meaning open as MCP reads it); otherwise its arguments go
         through the pipeline, as a call's would, and come back recorded, with nothing sent."""
-        if not record_only and self.hints(tool_name).read_only is True:
+        hints = self.hints(tool_name)
+        if not record_only and hints.read_only is True and (not closed_world or hints.open_world is False):
             return await self.call(tool_name, arguments, timeout=timeout, idempotency_key=idempotency_key)
         prepared = await self.prepare(tool_name, arguments)
         return rehearsed(prepared.arguments, prepared.changes)
