@@ -106,12 +106,12 @@ class RunActivities:
     def _limits(self, skill: Skill) -> dict[str, Any]:
         """What a run of ``skill`` is given from this worker's settings, and its SKILL.md parts."""
         return dict(tool_timeout_seconds=self.settings.tool_call_timeout.total_seconds(),
-                        script_timeout_seconds=self.settings.script_timeout.total_seconds(),
-                        notify_interval_seconds=self.settings.notify_interval.total_seconds(),
-                        notifier_tool=self.settings.notifier_tool,
-                        llm_timeout_seconds=self.settings.llm_turn_timeout.total_seconds(),
-                        run_token_cap=self.settings.run_token_cap,
-                        malformed_call_limit=self.settings.malformed_call_limit,
+                    script_timeout_seconds=self.settings.script_timeout.total_seconds(),
+                    notify_interval_seconds=self.settings.notify_interval.total_seconds(),
+                    notifier_tool=self.settings.notifier_tool,
+                    llm_timeout_seconds=self.settings.llm_turn_timeout.total_seconds(),
+                    run_token_cap=self.settings.run_token_cap,
+                    malformed_call_limit=self.settings.malformed_call_limit,
                     approval_timeout_seconds=approval_seconds(skill, self.settings.run_limits),
                     **self._file_parts(skill))
 
@@ -120,7 +120,10 @@ class RunActivities:
         be rehearsed), the skill as stored, or as its definition normalizes now (refused by field, as its
         registration would be). A definition's skill travels whole in the run, instructions too."""
         if request.rehearse is None:
-            skill = self.store.get_skill(request.skill_id)  # SkillNotFoundError: the client asked for a wrong one
+            try:
+                skill = self.store.get_skill(request.skill_id)
+            except SkillNotFoundError as e:  # deleted since the client found it: said, not retried
+                raise application_error(e) from e
         else:
             if self.prepare is None:
                 raise application_error(SkillsError("this worker cannot normalize a definition to rehearse"))
