@@ -9,7 +9,7 @@ that runs the workflow, no task-queue round trip); the schedule call is an activ
 from __future__ import annotations
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, TemporalError
+from temporalio.exceptions import ActivityError, ApplicationError, TemporalError
 
 from skills.naming import CHANGE_SKILL, REGISTER_SKILL, REGISTER_SKILLS
 
@@ -63,7 +63,7 @@ class RegisterSkill:
 
         try:
             synced = await _sync(skill, previous=saved.previous)
-        except ActivityError as e:
+        except SCHEDULE_FAILED as e:
             undo = UndoSave(skill_id=skill.id, previous=saved.previous)
             await workflow.execute_local_activity_method(RegistrationActivities.undo_save, undo, **STORE_LOCAL)
             if saved.previous is not None:
@@ -117,7 +117,7 @@ class ChangeSkill:
         )
         try:
             await _sync(changed, previous=skill)
-        except ActivityError as e:
+        except SCHEDULE_FAILED as e:
             await workflow.execute_activity_method(
                 RegistrationActivities.set_skill_enabled,
                 EnableInput(skill_id=skill.id, enabled=skill.enabled, reason=skill.disabled_reason,
@@ -148,8 +148,18 @@ async def _deny_waiting(skill_id: int, why: str) -> None:
 async def _sync(skill: Skill, *, previous: Skill | None) -> ScheduleSynced:
     """Bring the stored skill's schedule in line; ``previous`` is the skill as its schedule was built."""
     request = ScheduleSync(skill_id=skill.id, previous=PreviousSchedule.of(previous) if previous else None)
+    if workflow.patched("schedule-sync-local"):
+        # In the worker that runs the change, within its workflow task: no activity task to dispatch and no
+        # second workflow task to wait for, so a registration answers in one (a few schedule RPCs, retried
+        # as a regular activity's would be; idempotent, so a replay after a worker crash may run it again).
+        return await workflow.execute_local_activity_method(ScheduleActivities.sync_schedule, request, **SCHEDULE)
     return await workflow.execute_activity_method(ScheduleActivities.sync_schedule, request, **SCHEDULE)
 
 
-def _schedule_error(error: ActivityError) -> FieldError:
-    return FieldError(field="schedule", message=f"the schedule could not be updated: {activity_cause(error)}")
+SCHEDULE_FAILED = (ActivityError, ApplicationError)
+"""What a schedule sync that failed raises: a local activity's failure comes as its own application error."""
+
+
+def _schedule_error(error: ActivityError | ApplicationError) -> FieldError:
+    cause = activity_cause(error) if isinstance(error, ActivityError) else error.message
+    return FieldError(field="schedule", message=f"the schedule could not be updated: {cause}")
