@@ -25,7 +25,7 @@ from adapters.store import Store
 from config.settings import LLM_SETTINGS, Settings
 from skills.arguments import ArgumentRules
 from skills.catalog import ToolInfo
-from skills.collisions import MAX_COMPARED, collision_note, collisions
+from skills.collisions import MAX_COMPARED, MAX_COMPARED_CHARS, collision_note, collisions
 from skills.errors import FieldError, SkillFileError, SkillNotFoundError, SkillValidationError
 from skills.messages import (
     BulkRegistrationResult,
@@ -38,7 +38,6 @@ from skills.messages import (
     RegisterManyInput,
     Saved,
     SaveInput,
-    SkillFilter,
     UndoSave,
 )
 from skills.models import BY_USER, MISSING_TOOLS, NO_LLM, Normalized, Skill, SkillSpec
@@ -94,8 +93,8 @@ class RegistrationActivities:
             return Prepared(errors=[FieldError(field="target", message=str(e))])
         if existing is None and not request.from_files:
             # A new skill that repeats one of its agent's: said, never refused (a chat's proposal shows it).
-            others = self.store.list_skills(SkillFilter(agent_id=normalized.spec.agent_id))
-            others = sorted(others, key=lambda s: s.created_at, reverse=True)[:MAX_COMPARED]
+            others = self.store.newest_skills(normalized.spec.agent_id, MAX_COMPARED,
+                                              instruction_chars=MAX_COMPARED_CHARS)
             note = collision_note(collisions(normalized.spec, others, datetime.now(UTC)))
             if note is not None:
                 normalized.notes.append(note)

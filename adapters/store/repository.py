@@ -12,6 +12,7 @@ workflows and MCP sessions.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -88,6 +89,9 @@ class Store:
         """Schedule ids are ``<prefix>-<id>-<name>``; the worker gives its task queue."""
         self.max_revisions = DEFAULT_MAX_REVISIONS
         """Revisions kept a skill (the newest); each change drops the older ones. 0: all (the worker sets it)."""
+        self._newest: dict[tuple[str, int | None], dict[int, Skill]] = {}
+        """``newest_skills``' copies, by agent (and cut): each kept until its row's ``updated_at`` changes."""
+        self._newest_lock = threading.Lock()
 
     @classmethod
     def open(cls, url: str, schedule_prefix: str = "skills") -> Store:
@@ -234,6 +238,31 @@ class Store:
             if flt.trigger_type is not None:
                 query = query.where(SkillRow.trigger_type == flt.trigger_type)
             return [_skill_model(row) for row in session.exec(query).all()]
+
+    def newest_skills(self, agent_id: str, limit: int, *, instruction_chars: int | None = None) -> list[Skill]:
+        """The agent's newest ``limit`` skills (by creation), newest first; each instructions cut past
+        ``instruction_chars`` (None: whole). What a registration compares a new skill with, at every registration:
+        so this asks only ids and update times, and reads in full just the rows new or changed since its
+        last answer (a copy kept per store, a few KB a skill)."""
+        with self.session() as session:
+            stamps = session.execute(
+                select(SkillRow.id, SkillRow.updated_at).where(SkillRow.agent_id == agent_id)
+                .order_by(SkillRow.created_at.desc(), SkillRow.id.desc()).limit(limit)  # type: ignore[union-attr]
+            ).all()
+            with self._newest_lock:
+                kept = self._newest.get((agent_id, instruction_chars), {})
+                stale = [skill_id for skill_id, updated in stamps
+                         if skill_id not in kept or kept[skill_id].updated_at != updated]
+            fresh = {row.id: _skill_model(row) for row in session.exec(  # type: ignore[union-attr]
+                select(SkillRow).where(SkillRow.id.in_(stale)))} if stale else {}  # type: ignore[union-attr]
+        if instruction_chars is not None:
+            fresh = {key: skill.model_copy(update={"instructions": skill.instructions[:instruction_chars + 1]})
+                     for key, skill in fresh.items()}
+        with self._newest_lock:
+            merged = {skill_id: fresh.get(skill_id) or kept[skill_id] for skill_id, _ in stamps
+                      if skill_id in fresh or skill_id in kept}
+            self._newest[(agent_id, instruction_chars)] = merged
+        return [merged[skill_id] for skill_id, _ in stamps if skill_id in merged]
 
     def event_subscribers(self, name: str) -> list[Skill]:
         """The event-type skills subscribed to the event ``name`` (exact match), enabled or not."""

@@ -380,3 +380,24 @@ def test_changes_of_one_skill_at_once_number_their_revisions_one_after_the_other
     for newer, older in zip(revisions, revisions[1:], strict=False):
         [changed] = newer.diff
         assert changed.before == older.spec["max_steps"] and changed.after == newer.spec["max_steps"]
+
+
+def test_newest_skills_reads_only_what_changed_and_never_answers_stale(store: Store) -> None:
+    ids = [create(store, spec(f"s{i}"), now=T0 + timedelta(minutes=i)) for i in range(4)]
+    create(store, spec("other agent's", agent="b"))
+    assert [s.id for s in store.newest_skills("a", 3)] == ids[:0:-1]  # newest first, at most 3
+    # A change, a delete and a new skill since the last answer are each seen (one store, one cache).
+    store.replace_skill(ids[2], spec("s2", instructions="changed"), trigger_as_written=None, disabled_reason=None,
+                        now=T0 + timedelta(hours=1))
+    store.delete_skill(ids[3])
+    newest = create(store, spec("s4"), now=T0 + timedelta(hours=2))
+    found = store.newest_skills("a", 3)
+    assert [s.id for s in found] == [newest, ids[2], ids[1]]
+    assert found[1].instructions == "changed"
+    # Another store on the same database (another worker) answers the same.
+    assert [s.id for s in Store.open(str(store.engine.url)).newest_skills("a", 3)] == [s.id for s in found]
+    # Cut instructions are kept apart from whole ones.
+    store.replace_skill(ids[1], spec("s1", instructions="x" * 50), trigger_as_written=None, disabled_reason=None,
+                        now=T0 + timedelta(hours=3))
+    assert [len(s.instructions) for s in store.newest_skills("a", 3, instruction_chars=10)] == [5, 7, 11]
+    assert len(store.newest_skills("a", 3)[2].instructions) == 50
