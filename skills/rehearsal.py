@@ -64,7 +64,9 @@ def rehearsal_lines(run: RunRecord, limit: int = 300) -> list[str]:
             lines.append(f"  called      {shown(call.tool)} (read-only) → {shown(call.result[:limit])}")
     for delivery in run.deliveries:
         lines.append(f"  would send  to {shown(delivery.destination)}: {shown(delivery.message[:limit])}")
-    if not run.deliveries:
+    if not run.deliveries and any(call.rehearsed for call in run.tool_calls):
+        lines.append("  would send  no notice of its own (the calls above are what it sends)")
+    elif not run.deliveries:
         lines.append("  would send  nothing to the owner")
     if run.prompt_tokens or run.completion_tokens:
         lines.append(f"  tokens      {run.prompt_tokens:,} prompt + {run.completion_tokens:,} completion"
