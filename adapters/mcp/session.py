@@ -22,10 +22,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 import httpx2
-import mcp_types
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 if TYPE_CHECKING:
+    import mcp_types
     from jsonschema.protocols import Validator
     from mcp import Client, StdioServerParameters
     from mcp.shared.exceptions import MCPError
@@ -43,10 +42,12 @@ logger = logging.getLogger(__name__)
 Launcher = Callable[[McpServerConfig, EnvExpander, AsyncExitStack], Awaitable["StdioServerParameters"]]
 """Makes the parameters that start a stdio server; what it leaves behind is closed with ``stack``."""
 
-SDK_MODULES = ("mcp", "mcp.client.stdio", "mcp.client.streamable_http", "mcp.shared.exceptions")
-"""The MCP SDK's client. Its package imports its server side too (uvicorn, starlette, the server's models):
-a sixth of a second and more of CPU, which a worker pays after it polls its task queue, not before (see
-:func:`load_sdk`); nothing here imports it at module level."""
+SDK_MODULES = ("mcp_types", "mcp_types.version", "mcp", "mcp.client.stdio", "mcp.client.streamable_http",
+               "mcp.shared.exceptions")
+"""The MCP SDK's client and its protocol types. Its package imports its server side too (uvicorn, starlette,
+the server's models): a fifth of a second of CPU with the types, which a worker pays after it polls its task
+queue, not before (see :func:`load_sdk`). Nothing here imports them at module level; a function that needs
+them runs on a session the SDK connected, so its own import finds them loaded."""
 
 
 async def load_sdk() -> None:
@@ -237,6 +238,8 @@ class ServerSession:
         here, in the owner task, since it holds a cancel scope); older ones send
         ``notifications/tools/list_changed``, which :meth:`_on_message` receives.
         """
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
         tools_capability = client.server_capabilities.tools
         if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or not (
             tools_capability and tools_capability.list_changed
@@ -274,6 +277,8 @@ class ServerSession:
     async def _on_message(self, message: object) -> None:
         # Called from the client's receive loop: never wait here, or the answer to our own
         # tools/list could not be read.
+        import mcp_types
+
         if isinstance(message, mcp_types.ToolListChangedNotification):
             self._tools_changed()
 
@@ -333,6 +338,7 @@ class ServerSession:
         client, generation = self._client, self.generation
         if client is None:
             raise SessionLost(self.reason or "not connected", generation)
+        import mcp_types
         from mcp.shared.exceptions import MCPError  # imported by the connect that made the client
 
         try:
@@ -393,6 +399,8 @@ async def _list_tools(client: Client, *, cache_mode: Literal["use", "refresh"] =
 def _is_session_loss(exc: MCPError) -> bool:
     # CONNECTION_CLOSED: the process or socket went away. "Session terminated": an HTTP
     # server that restarted and no longer knows our session id.
+    import mcp_types
+
     return exc.code == mcp_types.CONNECTION_CLOSED or (
         exc.code == mcp_types.INVALID_REQUEST and "session terminated" in exc.message.lower()
     )
@@ -477,7 +485,7 @@ async def one_off_client(
 def _describe_failure(exc: BaseException, stderr: StderrTail | None, http_errors: deque[str]) -> str:
     leaf = _leaf_exception(exc)
     text = str(leaf) or type(leaf).__name__
-    if is_mcp_error(leaf) and leaf.code == mcp_types.CONNECTION_CLOSED:  # type: ignore[attr-defined]
+    if is_mcp_error(leaf) and leaf.code == sys.modules["mcp_types"].CONNECTION_CLOSED:  # type: ignore[attr-defined]
         text = "the server closed the connection (did it exit?)"
     elif isinstance(leaf, OSError | httpx2.TransportError):
         text = f"{type(leaf).__name__}: {text}"
@@ -521,6 +529,8 @@ def to_result(result: mcp_types.CallToolResult) -> ToolResult:
 
 
 def _content_text(block: mcp_types.ContentBlock) -> str:
+    import mcp_types
+
     if isinstance(block, mcp_types.TextContent):
         return block.text
     if isinstance(block, mcp_types.EmbeddedResource) and isinstance(
