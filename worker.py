@@ -109,7 +109,6 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
                 f"cannot listen on {settings.health_host}:{settings.health_port} ({e.strerror or e}); choose "
                 "another port, 0 for a free one, or off for no health server")}]) from None
         logger.info("health server on %s:%d: %s", settings.health_host, port, " ".join([*routes, *requests]))
-    await hub.start(wait=False)  # poll at once; a call of a server still connecting waits for it
     schedules = ScheduleActivities(client, settings, store)
     registration = RegistrationActivities(store, settings, hub.tool_names, catalog=hub.catalog, rules=hub.rules,
                                           await_connects=hub.waited_for_connects, schedules=schedules)
@@ -158,6 +157,9 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
             )
             async with worker:
                 readiness.polling = True
+                # The servers connect once the worker polls (a call of one still connecting waits for it): their
+                # first connect imports the MCP SDK (a fifth of a second), in a thread, after the worker's start.
+                await hub.start(wait=False)
                 await ensure_engine_schedules(client, settings)
                 if ready is not None:
                     # For embedders (tests, `skills dev`): polling, and every server's first connect over.
