@@ -10,7 +10,7 @@ answers or a worker serves.
   one-activity workflow (bench/raw.py); the first engine start (the store created and migrated) apart;
 - worker RSS idle, a few seconds after it polls, beside the bare worker's.
 
-    .venv/bin/python -m bench.startup [--runs 7] [--spawns 4]
+    .venv/bin/python -m bench.startup [--runs 7] [--spawns 6]
 """
 
 from __future__ import annotations
@@ -195,7 +195,7 @@ async def warm_get(h: Harness, env: dict[str, str], runs: int, temporal: str, ad
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7, help="runs of each command (median)")
-    parser.add_argument("--spawns", type=int, default=4, help="worker starts (the first one apart)")
+    parser.add_argument("--spawns", type=int, default=6, help="worker starts (the first one apart)")
     args = parser.parse_args()
     asyncio.run(main(args.runs, args.spawns))
     os._exit(0)  # temporalio/sdk-python#300: skip teardown once the figures are out
