@@ -8,6 +8,7 @@ SIGINT, then drain: in-flight activities get `graceful_shutdown_timeout` to fini
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
 import signal
@@ -108,7 +109,6 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
                 f"cannot listen on {settings.health_host}:{settings.health_port} ({e.strerror or e}); choose "
                 "another port, 0 for a free one, or off for no health server")}]) from None
         logger.info("health server on %s:%d: %s", settings.health_host, port, " ".join([*routes, *requests]))
-    await hub.start(wait=False)  # poll at once; a call of a server still connecting waits for it
     schedules = ScheduleActivities(client, settings, store)
     registration = RegistrationActivities(store, settings, hub.tool_names, catalog=hub.catalog, rules=hub.rules,
                                           await_connects=hub.waited_for_connects, schedules=schedules)
@@ -155,9 +155,13 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
                 graceful_shutdown_timeout=timedelta(seconds=20),
                 interceptors=[EngineOnlyInterceptor(), RedactingInterceptor(), *tracing.interceptors],
                 workflow_runner=WORKFLOW_RUNNER,
+                build_id=code_build_id(),
             )
             async with worker:
                 readiness.polling = True
+                # The servers connect once the worker polls (a call of one still connecting waits for it): their
+                # first connect imports the MCP SDK (a fifth of a second), in a thread, after the worker's start.
+                await hub.start(wait=False)
                 await ensure_engine_schedules(client, settings)
                 if ready is not None:
                     # For embedders (tests, `skills dev`): polling, and every server's first connect over.
@@ -184,6 +188,22 @@ WORKFLOW_RUNNER = SandboxedWorkflowRunner(
 compiled and run again in every workflow run's sandbox (10 ms a fire when Python keeps no bytecode).
 They keep no state between runs (workflows/ is deterministic and small; skills/ is pure), and the
 sandbox still guards everything else a workflow imports."""
+
+
+def code_build_id() -> str:
+    """The worker's build id (recorded with each workflow task it completes; the engine uses no worker
+    versioning): a hash of the Python version and of every loaded module's name and file (path, size,
+    modification time), so it changes when the code does. The SDK's default hashes the bytecode of every
+    loaded module, read from disk again: a fifth of a second of each worker start, with the engine's modules."""
+    digest = hashlib.md5(sys.version.encode(), usedforsecurity=False)
+    for name, module in sorted(list(sys.modules.items()), key=lambda item: item[0]):  # a copy: a thread may import
+        path = getattr(module, "__file__", None)
+        try:
+            stat = os.stat(path) if isinstance(path, str) else None
+        except OSError:
+            stat = None
+        digest.update(f"{name}\0{path}\0{stat.st_size if stat else ''}\0{stat.st_mtime_ns if stat else ''}\n".encode())
+    return digest.hexdigest()
 
 
 def activity_methods(obj: object) -> list[object]:

@@ -19,9 +19,8 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp_types import CallToolResult, TextContent
 from temporalio import activity
 
 from adapters.store import Store
@@ -56,6 +55,9 @@ from skills.proposals import (
     spec_digest,
     widening,
 )
+
+if TYPE_CHECKING:
+    from mcp_types import CallToolResult
 
 
 @dataclass(frozen=True)
@@ -235,6 +237,8 @@ def _same_target(a: Approval, b: Approval) -> bool:
 
 
 def _proposed(approval: Approval, replaced: list[int]) -> CallToolResult:
+    from mcp_types import CallToolResult, TextContent  # a chat's answer: not needed before the worker polls
+
     replaces = f" It replaces proposal {', '.join(f'#{i}' for i in replaced)}: propose all of a skill's " \
         "changes in one call." if replaced else ""
     text = (f"Proposed, NOT made: nothing is changed until the user confirms (proposal #{approval.id}).{replaces} "

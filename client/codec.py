@@ -31,9 +31,8 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from pydantic import SecretStr
 from temporalio.api.common.v1 import Payload
 from temporalio.client import Client
@@ -135,7 +134,12 @@ class EncryptionCodec(PayloadCodec):
 
     def __init__(self, keys: PayloadKeys | None) -> None:
         self.keys = keys
-        self._ciphers = {key_id: AESGCM(key) for key_id, key in keys.keys} if keys else {}
+        self._ciphers: dict[str, Any] = {}
+        if keys:
+            # cryptography is imported by a process that has keys: one without (most) does not load it.
+            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+            self._ciphers = {key_id: AESGCM(key) for key_id, key in keys.keys}
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, EncryptionCodec) and other.keys == self.keys
@@ -166,6 +170,8 @@ class EncryptionCodec(PayloadCodec):
             raise PayloadKeyError(
                 f"payload encrypted with key id {key_id!r}, which this process does not have ({held}); "
                 f"add that key to {KEYS_VARIABLE} or {KEYS_FILE_VARIABLE}")
+        from cryptography.exceptions import InvalidTag  # loaded with the cipher
+
         try:
             plain = cipher.decrypt(payload.data[:NONCE_BYTES], payload.data[NONCE_BYTES:], key_id.encode())
         except (InvalidTag, ValueError):

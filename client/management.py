@@ -19,10 +19,9 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 from zoneinfo import ZoneInfoNotFoundError
 
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from temporalio.service import RPCError
 
 from client.skills_client import SkillsClient
@@ -52,6 +51,9 @@ from skills.normalize import MAX_NAME_LENGTH
 from skills.recall import SELF
 from skills.rehearsal import rehearsal_lines
 
+if TYPE_CHECKING:
+    from mcp_types import CallToolResult
+
 TRIGGER_TYPES = ("cron", "event", "manual")
 
 # Keys a model uses to name the skill it means; the first one given wins.
@@ -64,7 +66,18 @@ EVENT_ID_KEYS = ("id", "event_id", "eventId")
 # An update's fields, when a model wraps them instead of sending them at the root.
 PATCH_KEYS = ("updates", "fields", "changes", "patch")
 
-Handler = Callable[[dict[str, Any]], Awaitable[CallToolResult]]
+Handler = Callable[[dict[str, Any]], Awaitable["CallToolResult"]]
+
+
+class Hints(TypedDict, total=False):
+    """A tool's MCP annotations, the fields of the protocol's ``ToolAnnotations`` (``skills mcp`` serves them
+    as such): plain values here, so that a worker, which offers these tools to its chat, has no need of the
+    protocol's types before it polls (``mcp_types``: 60 ms of its start)."""
+
+    read_only_hint: bool
+    destructive_hint: bool
+    idempotent_hint: bool
+    open_world_hint: bool
 
 
 # --- what a model reads: the server's instructions, each tool's description and schema -----
@@ -520,49 +533,49 @@ class ManagementTools:
         return _answer(text, {"ok": True, "deleted": _skill_json(skill)})
 
 
-TOOLS: dict[str, tuple[str, str, ToolAnnotations]] = {
+TOOLS: dict[str, tuple[str, str, Hints]] = {
     # name: (title, description, annotations)
     "get_tool_catalog": ("Tool catalog", CATALOG_DESCRIPTION,
-                         ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)),
+                         Hints(read_only_hint=True, idempotent_hint=True, open_world_hint=False)),
     "memory_store_skill": ("Create a skill", STORE_DESCRIPTION,
-                           ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                           Hints(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                                            open_world_hint=False)),
     "memory_update_skill": ("Change a skill", UPDATE_DESCRIPTION,
-                            ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+                            Hints(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
                                             open_world_hint=False)),
     "memory_list_skills": ("List skills", LIST_DESCRIPTION,
-                           ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)),
+                           Hints(read_only_hint=True, idempotent_hint=True, open_world_hint=False)),
     "memory_get_skill": ("Get a skill", GET_DESCRIPTION,
-                         ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)),
+                         Hints(read_only_hint=True, idempotent_hint=True, open_world_hint=False)),
     "memory_undo": ("Undo the chat's last change", "Undo this chat's last change to a skill (the user says \"undo "
                     "that\"): a created skill deleted, a change reverted, a deleted skill made again; always "
                     "proposed for the user's yes. Only in a chat.",
-                    ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
+                    Hints(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
                                     open_world_hint=False)),
     "memory_next_fires": ("A skill's next fires", NEXT_DESCRIPTION,
-                          ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)),
+                          Hints(read_only_hint=True, idempotent_hint=True, open_world_hint=False)),
     "memory_delete_skill": ("Delete a skill", DELETE_DESCRIPTION,
-                            ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
+                            Hints(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
                                             open_world_hint=False)),
     "emit_event": ("Emit an event", EMIT_DESCRIPTION,
-                   ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                   Hints(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                                    open_world_hint=False)),
 }
 
 CHAT_ONLY_TOOLS = frozenset({"memory_undo"})
 """Offered in a chat only: ``skills mcp`` does not serve them (its client has ``skills revert``)."""
 
-OWNER_TOOLS: dict[str, tuple[str, str, ToolAnnotations]] = {
+OWNER_TOOLS: dict[str, tuple[str, str, Hints]] = {
     "list_approvals": ("List approvals", "What waits for the owner's yes: runs' calls of tools that need "
                        "approval, and proposed changes, each with its id, what it would do and when it expires.",
-                       ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)),
+                       Hints(read_only_hint=True, idempotent_hint=True, open_world_hint=False)),
     "approve": ("Approve", "Approve one waiting call or change by its id (from list_approvals): the call is made "
                 "once. Only when the owner says so.",
-                ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+                Hints(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
                                 open_world_hint=True)),
     "deny": ("Deny", "Deny one waiting call or change by its id: it is not made (an Agent run is told the reason "
              "and goes on; a Direct run ends as denied).",
-             ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+             Hints(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                              open_world_hint=False)),
     "rehearse_skill": ("Rehearse a skill", "Try a skill once without its effects: a stored one (skill_id), a "
                        "definition (skill), or a stored one changed by it (both). Tools marked read-only are "
@@ -678,10 +691,14 @@ def _optional_bool(value: Any, field: str) -> bool | None:
 
 
 def _answer(text: str, structured: dict[str, Any]) -> CallToolResult:
+    from mcp_types import CallToolResult, TextContent
+
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
 
 def _error(text: str, errors: list[FieldError]) -> CallToolResult:
+    from mcp_types import CallToolResult, TextContent
+
     structured = {"ok": False, "errors": [e.model_dump() for e in errors]}
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured,
                           is_error=True)

@@ -567,9 +567,11 @@ class SkillsClient:
     # --- approvals ----------------------------------------------------------------------------
 
     async def approvals(self, status: ApprovalStatus | None = PENDING, skill: str | int | None = None,
-                        limit: int = 50) -> list[Approval]:
-        """What waits for the owner's answer (``status=None``: answered ones too), newest first."""
-        skill_id = (await self.get(skill)).id if skill is not None else None
+                        limit: int = 50, *, skill_id: int | None = None) -> list[Approval]:
+        """What waits for the owner's answer (``status=None``: answered ones too), newest first; of one
+        skill: ``skill`` (a reference, looked up first) or ``skill_id`` (the id of a skill already read)."""
+        if skill is not None:
+            skill_id = (await self.get(skill)).id
         return await self._read(LIST_APPROVALS, ApprovalsQuery(status=status, skill_id=skill_id, limit=limit),
                                 list[Approval])
 

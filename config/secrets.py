@@ -16,8 +16,9 @@ from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
 from pydantic import BaseModel
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
+
+# SQLAlchemy (a third of a second to import) is imported where a database URL is read: a `skills` command
+# that has none to read does not load it.
 
 MASK = "***"
 MIN_LENGTH = 4
@@ -83,6 +84,9 @@ def database_password(url: str | None) -> str | None:
     """The password in a SQLAlchemy URL, if it has one."""
     if not url:
         return None
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
     try:
         return make_url(url).password  # type: ignore[return-value]
     except ArgumentError:
@@ -91,6 +95,9 @@ def database_password(url: str | None) -> str | None:
 
 def mask_url(url: str) -> str:
     """A database URL fit to show: its password replaced by ``***``."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
     try:
         return make_url(url).render_as_string(hide_password=True)
     except ArgumentError:

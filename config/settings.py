@@ -40,8 +40,7 @@ from pydantic_settings import SettingsError as SourceError
 from skills.backoff import BackoffPolicy
 from skills.budget import BudgetPolicy
 from skills.deadline import RunLimits
-from skills.skillmd.manifest import SourceName
-from skills.skillmd.sources import BUNDLED_DIR
+from skills.skillmd.sourcenames import BUNDLED_DIR, SourceName
 
 ENV_PREFIX = "SKILLS_"
 ENGINE_VARIABLE_PREFIXES = ("SKILLS_", "OPENAI_", "TEMPORAL_", "OTEL_")

@@ -28,17 +28,20 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from jsonschema import SchemaError, ValidationError
-from jsonschema.exceptions import best_match
-from jsonschema.protocols import Validator
-from jsonschema.validators import extend, validator_for
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from skills.errors import ToolArgumentsError
 from skills.schemas import LenientSchema, json_type, linear_pattern
 from skills.suggest import did_you_mean
+
+if TYPE_CHECKING:
+    from jsonschema import ValidationError
+    from jsonschema.protocols import Validator
+
+# jsonschema is imported where a schema is compiled (a tool's, when its server connects or a skill names it):
+# a worker polls before, and a process that compiles none (`skills get`) does not load it.
 
 # ---------------------------------------------------------------------------
 # Configuration
@@ -295,6 +298,9 @@ def _same_json_type(a: Any, b: Any) -> bool:
 
 def compile_schema(schema: Mapping[str, Any]) -> Validator | None:
     """A validator for ``schema``; None when the schema itself is invalid (then the server judges)."""
+    from jsonschema import SchemaError
+    from jsonschema.validators import validator_for
+
     try:
         cls = validator_for(schema)
         cls.check_schema(schema)
@@ -311,12 +317,16 @@ def _linear(cls: type[Any]) -> type[Any]:
     with Python's re, so a tool's ``pattern: ^(a+)+$`` and a long value from a model or a plan hung
     the registration, or the tool call, holding the GIL."""
     if cls not in _LINEAR:
+        from jsonschema.validators import extend
+
         _LINEAR[cls] = extend(cls, {"pattern": _pattern, "patternProperties": _pattern_properties,
                                     "additionalProperties": _additional_properties})
     return _LINEAR[cls]
 
 
 def _pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    from jsonschema import ValidationError
+
     compiled = linear_pattern(pattern)
     if validator.is_type(instance, "string") and compiled is not None and not compiled.search(instance):
         shown = instance if len(instance) <= 60 else instance[:59] + "…"
@@ -337,6 +347,8 @@ def _pattern_properties(validator: Any, patterns: Any, instance: Any, schema: An
 
 def _additional_properties(validator: Any, extra: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
     # jsonschema's own, with the patterns searched by RE2; a pattern RE2 cannot take may match any name.
+    from jsonschema import ValidationError
+
     if not validator.is_type(instance, "object"):
         return
     patterns = [linear_pattern(p) for p in schema.get("patternProperties", {})]
@@ -363,6 +375,8 @@ def check_arguments(tool_name: str, validator: Validator | None, arguments: dict
     """Raise :class:`ToolArgumentsError` naming the parameter when ``arguments`` break the schema."""
     if validator is None:
         return
+    from jsonschema.exceptions import best_match  # loaded with the validator
+
     try:
         error = best_match(validator.iter_errors(arguments))
     except Exception:  # noqa: BLE001 - e.g. a remote $ref or a broken regex: the server judges instead

@@ -24,6 +24,9 @@ HORIZON_DAYS = 30
 MAX_COUNTED = 50_000
 """Fires counted at most (a skill every minute has 43,200 in 30 days)."""
 _CHUNK = 1_000
+_FIRST_CHUNK = 40
+"""Fires computed first: a daily or hourly skill's 30 days need no more (a fire costs croniter a third
+of a millisecond, which `skills get` waits for); a chunk twice as big follows, up to ``_CHUNK``."""
 
 
 class Outlook(BaseModel):
@@ -59,17 +62,17 @@ def runs_ahead(spec: SkillSpec, now: datetime, *, anchor: datetime, done: int = 
     end = now + timedelta(days=HORIZON_DAYS)
     if spec.end_at is not None:
         end = min(end, spec.end_at)
-    count, cursor = 0, now
+    count, cursor, size = 0, now, _FIRST_CHUNK
     while count < MAX_COUNTED:
         try:
-            chunk = trigger_next_times(trigger, anchor=anchor, after=cursor, count=_CHUNK)
+            chunk = trigger_next_times(trigger, anchor=anchor, after=cursor, count=size)
         except ValueError:
             break
         inside = [t for t in chunk if t <= end]
         count += len(without_skipped(spec, inside))
-        if len(inside) < len(chunk) or len(chunk) < _CHUNK or not chunk:
+        if len(inside) < len(chunk) or len(chunk) < size or not chunk:
             break
-        cursor = chunk[-1]
+        cursor, size = chunk[-1], min(size * 2, _CHUNK)
     if spec.max_runs is not None:
         count = min(count, max(0, spec.max_runs - done))
     return min(count, MAX_COUNTED), count >= MAX_COUNTED

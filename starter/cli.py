@@ -25,7 +25,6 @@ refused input exits 1 and prints the normalizer's message, one line per problem.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from datetime import UTC, datetime, timedelta
@@ -66,14 +65,21 @@ def run(argv: list[str] | None = None) -> int:
     return run_command(cli, argv, "skills")
 
 
-# The commands of their own modules, in the order `skills --help` lists them (after this module's own).
+# The commands of their own modules, in the order `skills --help` lists them (after this module's own), with
+# the short help it lists them by (each command's own, as a test checks).
 LAZY_COMMANDS = {
-    "catalog": "starter.tools_cli:catalog_command",
-    **{name: "starter.files_cli:COMMANDS"
-       for name in ("validate", "match", "prompt", "show", "sync", "trust", "untrust")},
-    **{name: "starter.install_cli:COMMANDS" for name in ("install", "uninstall")},
-    "mcp": "starter.mcp_server:mcp_command",
-    "telegram": "starter.telegram_bot:telegram_command",
+    "catalog": ("starter.tools_cli:catalog_command", "The worker's tools by MCP server, with their state."),
+    "validate": ("starter.files_cli:COMMANDS", "Check SKILL.md files against the Agent Skills spec."),
+    "match": ("starter.files_cli:COMMANDS", "Which SKILL.md skills a message triggers, and why."),
+    "prompt": ("starter.files_cli:COMMANDS", "The skills block an LLM would get for a message."),
+    "show": ("starter.files_cli:COMMANDS", "One SKILL.md skill: frontmatter, body and resources."),
+    "sync": ("starter.files_cli:COMMANDS", "Sync the SKILL.md skills that carry a schedule, now."),
+    "trust": ("starter.files_cli:COMMANDS", "Let a SKILL.md skill's toolsets and scripts run, as they are now."),
+    "untrust": ("starter.files_cli:COMMANDS", "Forget the trust in a skill's toolsets and scripts."),
+    "install": ("starter.install_cli:COMMANDS", "Install SKILL.md skills into the user folder."),
+    "uninstall": ("starter.install_cli:COMMANDS", "Remove a skill from the user folder."),
+    "mcp": ("starter.mcp_server:mcp_command", "The management tools as an MCP server (stdio or HTTP)."),
+    "telegram": ("starter.telegram_bot:telegram_command", "Answer Telegram messages with the assistant."),
 }
 
 
@@ -134,6 +140,8 @@ def setup() -> int:
     options = current()
     settings = options.settings()
     prepare_process(settings)
+    import asyncio
+
     return asyncio.run(run_setup(settings, address=options.address, namespace=options.namespace))
 
 
@@ -262,11 +270,13 @@ def get(ref: str, agent: str | None) -> int:
     """One skill, with its state, disabled reason and next fire."""
 
     async def work(skills: SkillsClient) -> None:
+        import asyncio
+
         skill = await skills.get(ref, agent)
-        next_fire = await skills.next_fire(skill)
+        # What follows needs only the skill: asked at once, each a round trip to Temporal or the worker.
+        next_fire, waiting, recent = await asyncio.gather(
+            skills.next_fire(skill), skills.approvals(skill_id=skill.id), skills.runs(skill.id, limit=20))
         skipped = _skipped_days(skill)
-        waiting = await skills.approvals(skill=skill.id)
-        recent = await skills.runs(skill.id, limit=20)
         # Where the last result went, destination by destination (deliver_to).
         delivered = next((r.deliveries for r in recent if r.deliveries), [])
         ahead = await _outlook(skills, skill, recent)

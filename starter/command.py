@@ -12,7 +12,6 @@ error (click's) or on settings that cannot be used, 130 on Ctrl-C.
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import logging
 import os
@@ -22,12 +21,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from config.settings import Settings, SettingsError
 from starter import print_failure
 from starter.output import print_json
 
 if TYPE_CHECKING:
     from client import SkillsClient
+    from config.settings import Settings
+
+# The settings (pydantic), the client (temporalio) and the engine's errors are imported when a command
+# needs them, not here: `skills --version` and `--help` need none, and importing them costs more than
+# the answer (bench/startup.py).
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -47,6 +50,8 @@ class Globals:
     def settings(self) -> Settings:
         """``SKILLS_*`` settings, ``--task-queue`` winning over ``SKILLS_TASK_QUEUE``; read once."""
         if self._settings is None:
+            from config.settings import Settings
+
             self._settings = Settings.from_env(task_queue=self.task_queue)
         return self._settings
 
@@ -113,21 +118,33 @@ def refuse_json(command: str) -> None:
 class OrderedGroup(click.Group):
     """Commands listed in the order they were added (the order of the docs), not alphabetically.
 
-    ``lazy`` names commands that live in modules of their own (``name -> "module:attribute"``, the
-    attribute a command or a list of them): a module is imported only when one of its commands is
-    run or the commands are listed (``--help``), so ``skills get`` does not import the MCP server,
-    the Telegram adapter and the installer (a second of CPU a command)."""
+    ``lazy`` names commands that live in modules of their own (``name -> ("module:attribute", short
+    help)``, the attribute a command or a list of them): a module is imported only when one of its
+    commands is run, so ``skills get`` does not import the MCP server, the Telegram adapter and the
+    installer (a second of CPU a command); ``--help`` lists them by the short help given here, which
+    tests/starter/test_cli.py holds equal to the commands' own."""
 
-    def __init__(self, *args: Any, lazy: dict[str, str] | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, lazy: dict[str, tuple[str, str]] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.lazy = dict(lazy or {})
+        self._listing = False
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return [*self.commands, *(name for name in self.lazy if name not in self.commands)]
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self._listing = True
+        try:
+            super().format_commands(ctx, formatter)
+        finally:
+            self._listing = False
+
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in self.commands and name in self.lazy:
-            module, _, attribute = self.lazy[name].partition(":")
+            target, short_help = self.lazy[name]
+            if self._listing:  # `skills --help`: a line of the list, the module left unloaded
+                return click.Command(name, short_help=short_help)
+            module, _, attribute = target.partition(":")
             found = getattr(importlib.import_module(module), attribute)
             for command in found if isinstance(found, list | tuple) else [found]:
                 if command.name == name:
@@ -179,6 +196,8 @@ def with_client(work: Callable[[SkillsClient], Awaitable[None]]) -> int:
                                             namespace=options.namespace, by="cli")
         await work(skills)
 
+    import asyncio  # the event loop's modules: a command that connects needs them, --help does not
+
     asyncio.run(go())
     return 0
 
@@ -197,10 +216,6 @@ def answer(data: Any, human: Callable[[], None]) -> None:
 def run_command(command: click.Command, argv: Sequence[str] | None, prog_name: str) -> int:
     """Run a click command (or group) to its exit status, every failure mapped to one:
     refusals and failures print as :func:`starter.print_failure` does (JSON with ``--json``)."""
-    from temporalio.service import RPCError
-
-    from skills.errors import SkillNotFoundError, SkillsError, SkillValidationError
-
     options = Globals()
     try:
         result = command.main(args=list(argv) if argv is not None else None, prog_name=prog_name,
@@ -210,15 +225,31 @@ def run_command(command: click.Command, argv: Sequence[str] | None, prog_name: s
         return e.exit_code
     except click.Abort:
         return 130
-    except SettingsError as e:
+    except Exception as e:
+        code = _failure(options, e)
+        if code is None:
+            raise
+        return code
+    return result if isinstance(result, int) else 0
+
+
+def _failure(options: Globals, e: Exception) -> int | None:
+    """The exit status of a command that raised ``e``, its refusal printed; None: not one of ours.
+    The error classes are imported here, after the fact: one raised was imported by then."""
+    from temporalio.service import RPCError
+
+    from config.settings import SettingsError
+    from skills.errors import SkillNotFoundError, SkillsError, SkillValidationError
+
+    if isinstance(e, SettingsError):
         print_failure(options.json, "invalid settings", e.errors)
         return 2
-    except SkillValidationError as e:
+    if isinstance(e, SkillValidationError):
         return print_failure(options.json, "refused", [err.model_dump() for err in e.errors])
-    except SkillNotFoundError as e:
+    if isinstance(e, SkillNotFoundError):
         return print_failure(options.json, "not found", [{"field": "ref", "message": str(e)}])
-    except RPCError as e:
+    if isinstance(e, RPCError):
         return print_failure(options.json, "failed", [{"field": "", "message": f"Temporal refused: {e.message}"}])
-    except (SkillsError, OSError, ValueError) as e:
+    if isinstance(e, SkillsError | OSError | ValueError):
         return print_failure(options.json, "failed", [{"field": "", "message": str(e)}])
-    return result if isinstance(result, int) else 0
+    return None

@@ -203,7 +203,7 @@ def prompt(message: str, limit: int) -> int:
 # --- show ---------------------------------------------------------------------------------
 
 
-@click.command("show")
+@click.command("show", short_help="One SKILL.md skill: frontmatter, body and resources.")
 @click.argument("name")
 @data_command
 def show_skill(name: str) -> int:

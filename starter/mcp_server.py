@@ -106,6 +106,7 @@ def _tool(name: str, handler: Handler) -> Tool:
     """
     from mcp.server.mcpserver.tools import Tool
     from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+    from mcp_types import ToolAnnotations
 
     class Arguments(ArgModelBase):
         model_config = ConfigDict(extra="allow")
@@ -113,9 +114,9 @@ def _tool(name: str, handler: Handler) -> Tool:
         def model_dump_one_level(self) -> dict[str, Any]:
             return {"fields": dict(self.model_extra or {})}
 
-    title, description, annotations = TOOLS[name] if name in TOOLS else OWNER_TOOLS[name]
+    title, description, hints = TOOLS[name] if name in TOOLS else OWNER_TOOLS[name]
     return Tool(fn=handler, name=name, title=title, description=description, parameters=SCHEMAS[name],
-                fn_metadata=FuncMetadata(arg_model=Arguments), is_async=True, annotations=annotations)
+                fn_metadata=FuncMetadata(arg_model=Arguments), is_async=True, annotations=ToolAnnotations(**hints))
 
 
 # --- bearer token ---------------------------------------------------------------------------

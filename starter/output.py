@@ -14,14 +14,15 @@ import json
 import sys
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any
-
-from pydantic import BaseModel
-from rich.console import Console, RenderableType
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from skills.display import shown
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+
+# rich and pydantic are imported where a table or a model is printed: `skills --version` and `--help`
+# print neither, and starting Python with them costs more than the answer.
 
 ELLIPSIS = "…"
 PIPE_WIDTH = 4096
@@ -30,11 +31,15 @@ PIPE_WIDTH = 4096
 
 def console(stderr: bool = False) -> Console:
     """A console on the current stdout (or stderr): made per call, so a redirected stream is honoured."""
+    from rich.console import Console
+
     return Console(stderr=stderr, markup=False, emoji=False, highlight=False, soft_wrap=False)
 
 
 def show(renderable: RenderableType) -> None:
     """Print a table or a grid: as rich lays it out on a terminal, as plain stripped lines elsewhere."""
+    from rich.console import Console
+
     out = console()
     if out.is_terminal:
         out.print(renderable)
@@ -54,6 +59,8 @@ def print_json(data: Any) -> None:
 
 
 def jsonable(data: Any) -> Any:
+    from pydantic import BaseModel
+
     if isinstance(data, BaseModel):
         return data.model_dump(mode="json", by_alias=True)
     if isinstance(data, list):
@@ -69,6 +76,9 @@ def table(header: Sequence[str], rows: Iterable[Sequence[Any]], *, cut: dict[str
     squeezed onto one line; on a terminal they also give way first when the table is too wide.
     ``styles``: per column, a style for some values (``{"STATUS": {"error": "red"}}``), on a terminal.
     """
+    from rich.table import Table
+    from rich.text import Text
+
     rows = list(rows)
     if not rows:
         print("(none)", flush=True)
@@ -110,6 +120,9 @@ def _fit(widths: list[int], shrinkable: list[bool], floors: list[int], room: int
 def fields(rows: Iterable[tuple[str, Any]], *, key_width: int = 15, indent: int = 0) -> None:
     """``key  value`` lines, keys in a column of ``key_width``; a long value wraps under itself
     on a terminal and stays one line elsewhere."""
+    from rich.table import Table
+    from rich.text import Text
+
     grid = Table.grid(padding=(0, 1, 0, 0))
     grid.add_column(min_width=key_width, style="bold", no_wrap=True)
     grid.add_column()

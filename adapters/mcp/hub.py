@@ -30,9 +30,7 @@ from collections.abc import Awaitable, Collection, Mapping
 from contextlib import suppress
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-import mcp.types as mcp_types
+from typing import TYPE_CHECKING, Any
 
 from adapters.mcp.catalog import build_catalog
 from adapters.mcp.config import McpConfigSource, McpServerConfig, env_references
@@ -42,6 +40,9 @@ from skills.arguments import ArgumentRules, PreparedArguments, prepare_arguments
 from skills.catalog import ServerState, ToolCatalog, ToolHints, ToolInfo, ToolResult
 from skills.errors import McpConfigError, ToolServerError, ToolTimeoutError, UnknownToolError
 from skills.rehearsal import rehearsed
+
+if TYPE_CHECKING:
+    import mcp_types
 
 logger = logging.getLogger(__name__)
 

@@ -28,14 +28,16 @@ import sys
 import tempfile
 from contextlib import AsyncExitStack
 from pathlib import Path, PurePosixPath
-
-from mcp import StdioServerParameters
+from typing import TYPE_CHECKING
 
 from adapters.folders import FolderRefused
 from adapters.mcp.config import EnvExpander
 from adapters.sandbox import BWRAP_ENV, SKILL_MOUNT, Sandbox, copy_for_sandbox, find_bwrap, probe
 from skills.errors import SandboxUnavailableError, ToolsetRefusedError
 from skills.mcpservers import McpServerConfig, ToolsetServer
+
+if TYPE_CHECKING:
+    from mcp import StdioServerParameters
 
 NETWORK_ETC = ("resolv.conf", "hosts", "nsswitch.conf", "host.conf", "gai.conf", "ssl", "ca-certificates",
                "pki", "services", "protocols")
@@ -124,6 +126,10 @@ class ToolsetSandbox(Sandbox):
         except (OSError, FolderRefused) as e:
             raise ToolsetRefusedError(f"the skill folder could not be copied for the sandbox: {e}") from None
         argv = self.argv(scratch / "skill", config, expand, network=config.network)
+        from mcp import (
+            StdioServerParameters,  # the connect that calls this imported the SDK (adapters.mcp.session)
+        )
+
         return StdioServerParameters(command=argv[0], args=argv[1:], env=dict(BWRAP_ENV), cwd=scratch)
 
 

@@ -11,6 +11,7 @@ session gone raises :class:`SessionLost`, on which the hub reconnects and retrie
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import os
 import sys
@@ -18,16 +19,15 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx2
-import mcp.types as mcp_types
-from jsonschema.protocols import Validator
-from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+if TYPE_CHECKING:
+    import mcp_types
+    from jsonschema.protocols import Validator
+    from mcp import Client, StdioServerParameters
+    from mcp.shared.exceptions import MCPError
 
 from adapters.mcp.config import EnvExpander, McpServerConfig
 from adapters.mcp.stderr import StderrTail
@@ -39,8 +39,29 @@ from skills.idempotency import META_KEY
 logger = logging.getLogger(__name__)
 
 
-Launcher = Callable[[McpServerConfig, EnvExpander, AsyncExitStack], Awaitable[StdioServerParameters]]
+Launcher = Callable[[McpServerConfig, EnvExpander, AsyncExitStack], Awaitable["StdioServerParameters"]]
 """Makes the parameters that start a stdio server; what it leaves behind is closed with ``stack``."""
+
+SDK_MODULES = ("mcp_types", "mcp_types.version", "mcp", "mcp.client.stdio", "mcp.client.streamable_http",
+               "mcp.shared.exceptions")
+"""The MCP SDK's client and its protocol types. Its package imports its server side too (uvicorn, starlette,
+the server's models): a fifth of a second of CPU with the types, which a worker pays after it polls its task
+queue, not before (see :func:`load_sdk`). Nothing here imports them at module level; a function that needs
+them runs on a session the SDK connected, so its own import finds them loaded."""
+
+
+async def load_sdk() -> None:
+    """Import the MCP SDK in a thread, so the event loop (a worker that already polls) goes on meanwhile;
+    at once when it is imported already."""
+    if all(name in sys.modules for name in SDK_MODULES):
+        return
+    await asyncio.to_thread(lambda: [importlib.import_module(name) for name in SDK_MODULES])
+
+
+def is_mcp_error(exc: BaseException) -> bool:
+    """An error of the MCP SDK's protocol (none can exist before the SDK is imported)."""
+    module = sys.modules.get("mcp.shared.exceptions")
+    return module is not None and isinstance(exc, module.MCPError)
 
 
 class SessionLost(Exception):
@@ -124,6 +145,8 @@ class ServerSession:
         client, generation = self._client, self.generation
         if client is None:
             raise SessionLost(self.reason or "not connected", generation)
+        from mcp.shared.exceptions import MCPError  # imported by the connect that made the client
+
         try:
             async with asyncio.timeout(self._connect_timeout):
                 tools = await _list_tools(client, cache_mode="refresh")
@@ -177,6 +200,9 @@ class ServerSession:
         http_errors: deque[str] = deque(maxlen=3)
         try:
             async with AsyncExitStack() as stack:
+                await load_sdk()
+                from mcp import Client
+
                 if self.config.transport == "stdio":
                     stderr = StderrTail(self.name, expand.redact)
                     await stderr.start()
@@ -212,6 +238,8 @@ class ServerSession:
         here, in the owner task, since it holds a cancel scope); older ones send
         ``notifications/tools/list_changed``, which :meth:`_on_message` receives.
         """
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
         tools_capability = client.server_capabilities.tools
         if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or not (
             tools_capability and tools_capability.list_changed
@@ -249,6 +277,8 @@ class ServerSession:
     async def _on_message(self, message: object) -> None:
         # Called from the client's receive loop: never wait here, or the answer to our own
         # tools/list could not be read.
+        import mcp_types
+
         if isinstance(message, mcp_types.ToolListChangedNotification):
             self._tools_changed()
 
@@ -308,6 +338,9 @@ class ServerSession:
         client, generation = self._client, self.generation
         if client is None:
             raise SessionLost(self.reason or "not connected", generation)
+        import mcp_types
+        from mcp.shared.exceptions import MCPError  # imported by the connect that made the client
+
         try:
             # read_timeout_seconds (not only our asyncio.timeout) so the server is told to stop the call.
             return await client.call_tool(tool, arguments, read_timeout_seconds=read_timeout,
@@ -366,6 +399,8 @@ async def _list_tools(client: Client, *, cache_mode: Literal["use", "refresh"] =
 def _is_session_loss(exc: MCPError) -> bool:
     # CONNECTION_CLOSED: the process or socket went away. "Session terminated": an HTTP
     # server that restarted and no longer knows our session id.
+    import mcp_types
+
     return exc.code == mcp_types.CONNECTION_CLOSED or (
         exc.code == mcp_types.INVALID_REQUEST and "session terminated" in exc.message.lower()
     )
@@ -377,6 +412,11 @@ async def open_transport(
 ) -> Any:
     """The transport to one server of the config (its child started, or its HTTP client open), closed
     with ``stack``; ``${VAR}`` references expanded by ``expand`` only now."""
+    await load_sdk()
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from mcp.client.streamable_http import streamable_http_client
+
     if config.command is not None and launcher is not None:
         params = await launcher(config, expand, stack)
         return stdio_client(params, errlog=stderr.sink if stderr else sys.stderr)
@@ -414,6 +454,9 @@ async def one_off_client(
     expand = EnvExpander(os.environ if environ is None else environ)
     stderr = StderrTail(name, expand.redact) if config.transport == "stdio" else None
     http_errors: deque[str] = deque(maxlen=3)
+    await load_sdk()
+    from mcp import Client
+
     if stderr is not None:
         await stderr.start()
     try:
@@ -442,7 +485,7 @@ async def one_off_client(
 def _describe_failure(exc: BaseException, stderr: StderrTail | None, http_errors: deque[str]) -> str:
     leaf = _leaf_exception(exc)
     text = str(leaf) or type(leaf).__name__
-    if isinstance(leaf, MCPError) and leaf.code == mcp_types.CONNECTION_CLOSED:
+    if is_mcp_error(leaf) and leaf.code == sys.modules["mcp_types"].CONNECTION_CLOSED:  # type: ignore[attr-defined]
         text = "the server closed the connection (did it exit?)"
     elif isinstance(leaf, OSError | httpx2.TransportError):
         text = f"{type(leaf).__name__}: {text}"
@@ -486,6 +529,8 @@ def to_result(result: mcp_types.CallToolResult) -> ToolResult:
 
 
 def _content_text(block: mcp_types.ContentBlock) -> str:
+    import mcp_types
+
     if isinstance(block, mcp_types.TextContent):
         return block.text
     if isinstance(block, mcp_types.EmbeddedResource) and isinstance(

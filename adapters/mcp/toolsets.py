@@ -30,9 +30,7 @@ import time
 from collections.abc import Callable, Collection
 from contextlib import AsyncExitStack, suppress
 from pathlib import Path
-from typing import Any
-
-from mcp import StdioServerParameters
+from typing import TYPE_CHECKING, Any
 
 from adapters.mcp.config import EnvExpander, engine_variable, env_references, toolset_environ
 from adapters.mcp.hub import ToolHub
@@ -42,6 +40,9 @@ from skills.catalog import ToolInfo, ToolResult, ToolsetGrant
 from skills.errors import SandboxUnavailableError, ToolServerError, ToolsetRefusedError
 from skills.mcpservers import McpServerConfig, ToolsetServer
 from skills.scripts import ScriptLimits
+
+if TYPE_CHECKING:
+    from mcp import StdioServerParameters
 
 logger = logging.getLogger(__name__)
 

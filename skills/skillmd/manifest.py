@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 from pydantic_core import PydanticCustomError
@@ -18,9 +18,7 @@ from skills.fields import Problems, integer
 from skills.limits import MAX_STEPS, PRIORITY, Bound
 from skills.mcpservers import ToolsetServer
 from skills.skillmd.patterns import Pattern, PatternError, compile_pattern
-
-SourceName = Literal["project", "user", "bundled"]
-
+from skills.skillmd.sourcenames import SourceName
 
 
 def _as_list(value: Any) -> Any:

@@ -24,9 +24,6 @@ from skills.skillmd.parsing import parse_frontmatter
 from skills.skillmd.problems import Problem
 from skills.skillmd.validation import check_frontmatter
 
-BUNDLED_DIR = Path(__file__).resolve().parent.parent / "bundled"
-"""The skills shipped with the engine (``skills/bundled/``)."""
-
 SKIPPED = "Skipped: "
 """How the warning about a file that could not be loaded at all begins (see ``is_skipped``)."""
 

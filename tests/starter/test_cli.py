@@ -304,11 +304,36 @@ def test_the_commands_of_their_own_modules_load_only_when_named() -> None:
     defined = [tools_cli.catalog_command, *files_cli.COMMANDS, *install_cli.COMMANDS, mcp_server.mcp_command,
                telegram_bot.telegram_command]
     assert list(LAZY_COMMANDS) == [command.name for command in defined]
+    # `skills --help` lists them by the map's short help, without importing them: it must be their own.
+    assert {name: short for name, (_, short) in LAZY_COMMANDS.items()} == {
+        command.name: command.short_help for command in defined}
     probe = ("import sys, starter.cli; from click import Context; cli = starter.cli.cli; "
              "cli.get_command(Context(cli), 'get'); print(sorted(m for m in sys.modules "
              "if m.split('.')[0] in ('mcp', 'mcp_servers') or m in ('adapters.installer', 'starter.telegram_bot')))")
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]", loaded
+
+
+def test_version_and_help_answer_without_the_engine_loaded() -> None:
+    """`skills --version` and `--help` import neither Temporal's SDK, pydantic, the store, MCP nor the
+    command modules (bench/startup.py times them: a third of a second each before), and `--help` still lists
+    every command."""
+    import subprocess
+    import sys
+
+    heavy = ("temporalio", "pydantic", "sqlalchemy", "sqlmodel", "mcp", "mcp_types", "rich", "httpx2", "config",
+             "client", "adapters", "asyncio")
+    for argv in (["--version"], ["--help"]):
+        probe = (f"import sys; from starter.cli import run; code = run({argv!r}); "
+                 f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r})), code)")
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+        assert out.splitlines()[-1] == "[] 0", out
+    from starter.cli import LAZY_COMMANDS
+
+    listed = subprocess.run([sys.executable, "-c", "from starter.cli import run; run(['--help'])"],
+                            capture_output=True, text=True, check=True).stdout
+    for name, (_, short) in LAZY_COMMANDS.items():
+        assert f"{name}" in listed and short in listed, name
 
 
 async def test_history_says_who_changed_what_and_revert_puts_it_back(engine: Engine, tmp_path: Path) -> None:

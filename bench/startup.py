@@ -1,0 +1,201 @@
+"""Process starts, engine beside raw Temporal, in one run: what a user waits for before a command
+answers or a worker serves.
+
+- `skills --version` and `skills --help`, wall (median of N runs), beside `temporal --version` and
+  `temporal --help`;
+- `skills get NAME`, warm (the worker already running, the command run once before), wall, beside
+  `temporal schedule describe` of the same skill's schedule;
+- worker spawn -> polling: from starting `python -m worker` (the outbox, its one MCP server) until its task
+  queue shows a poller of workflow tasks and one of activity tasks, beside a bare Python worker of the
+  one-activity workflow (bench/raw.py); the first engine start (the store created and migrated) apart;
+- worker RSS idle, a few seconds after it polls, beside the bare worker's.
+
+    .venv/bin/python -m bench.startup [--runs 7] [--spawns 6]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.client import Client
+
+from bench.harness import Harness, header, row, rss_mib, started
+from client.temporal_cli import temporal_binary
+
+RAW_WORKER = """
+import asyncio
+from temporalio.client import Client
+from temporalio.worker import Worker
+from bench.raw import RawOneActivity, noop
+async def main():
+    client = await Client.connect({address!r})
+    async with Worker(client, task_queue={queue!r}, workflows=[RawOneActivity], activities=[noop]):
+        await asyncio.Event().wait()
+asyncio.run(main())
+"""
+
+ROOT = Path(__file__).resolve().parent.parent
+IDLE_SECONDS = 5.0
+
+
+def skills_command() -> list[str]:
+    """What the `skills` entry point runs, run by this Python in this checkout (so that a copy of an older
+    commit measures its own code, not the installed one)."""
+    return [sys.executable, "-c", "import sys; from starter.cli import main; sys.exit(main())"]
+
+
+@dataclass
+class Timed:
+    wall: float
+    cpu: float
+    """user + system seconds of the process"""
+
+    def __str__(self) -> str:
+        return f"{self.wall:.3f}"
+
+
+def wall(command: list[str], runs: int, env: dict[str, str] | None = None) -> Timed:
+    """Median wall and CPU seconds of ``command`` over ``runs`` runs (after one run not counted); it must exit 0."""
+    walls, cpus = [], []
+    for i in range(runs + 1):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started_at = time.perf_counter()
+        done = subprocess.run(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        elapsed = time.perf_counter() - started_at
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr.decode()[-500:]}")
+        if i:
+            walls.append(elapsed)
+            cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return Timed(statistics.median(walls), statistics.median(cpus))
+
+
+async def polled(client: Client, queue: str) -> bool:
+    """Whether ``queue`` has a poller of workflow tasks and one of activity tasks."""
+    for kind in (TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW, TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY):
+        described = await client.workflow_service.describe_task_queue(DescribeTaskQueueRequest(
+            namespace=client.namespace, task_queue=TaskQueue(name=queue), task_queue_type=kind))
+        if not described.pollers:
+            return False
+    return True
+
+
+def cpu_seconds(pid: int) -> float:
+    """user + system CPU seconds of a running process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def spawn(client: Client, command: list[str], env: dict[str, str], queue: str,
+                timeout: float = 120) -> tuple[asyncio.subprocess.Process, Timed]:
+    """Start ``command``; return it, and the seconds until ``queue`` is polled (probed every 10 ms) with the
+    CPU seconds the process had used by then."""
+    started_at = time.perf_counter()
+    process = await asyncio.create_subprocess_exec(*command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                                                   stderr=subprocess.DEVNULL)
+    while not await polled(client, queue):
+        if process.returncode is not None or time.perf_counter() - started_at > timeout:
+            raise RuntimeError(f"{command} never polled {queue} (exit {process.returncode})")
+        await asyncio.sleep(0.01)
+    return process, Timed(time.perf_counter() - started_at, cpu_seconds(process.pid))
+
+
+async def stop(process: asyncio.subprocess.Process) -> None:
+    if process.returncode is None:
+        process.terminate()
+        await asyncio.wait_for(process.wait(), 60)
+
+
+async def main(runs: int, spawns: int) -> None:
+    skills, temporal = skills_command(), temporal_binary()
+    version = wall([*skills, "--version"], runs)
+    raw_version = wall([temporal, "--version"], runs)
+    help_ = wall([*skills, "--help"], runs)
+    raw_help = wall([temporal, "--help"], runs)
+
+    async with started(queue="bench-startup", worker_in_process=False) as h:
+        address = h.env.client.service_client.config.target_host
+        base = {**os.environ, "TEMPORAL_ADDRESS": address, "SKILLS_DATA_DIR": str(h.settings.data_dir),
+                "SKILLS_TIMEZONE": "UTC", "SKILLS_HEALTH_PORT": "0"}
+        engine_times, raw_times = [], []
+        first = Timed(0.0, 0.0)
+        worker = raw = None
+        try:
+            for i in range(spawns):
+                queue = f"bench-startup-{i}"
+                env = {**base, "SKILLS_TASK_QUEUE": queue}
+                worker, seconds = await spawn(h.client, [sys.executable, "-m", "worker"], env, queue)
+                if i == 0:
+                    first = seconds
+                else:
+                    engine_times.append(seconds)
+                raw_queue = f"bench-startup-raw-{i}"
+                raw, seconds = await spawn(h.client, [sys.executable, "-c", RAW_WORKER.format(
+                    address=address, queue=raw_queue)], base, raw_queue)
+                raw_times.append(seconds)
+                if i < spawns - 1:
+                    await stop(worker)
+                    await stop(raw)
+            assert worker is not None and raw is not None
+            await asyncio.sleep(IDLE_SECONDS)
+            idle, raw_idle = rss_mib(worker.pid), rss_mib(raw.pid)
+            get, describe = await warm_get(h, env, runs, temporal, address)
+        finally:
+            for process in (worker, raw):
+                if process is not None:
+                    await stop(process)
+
+    header()
+    row("`skills --version`, wall (s)", f"{version}", f"{raw_version}",
+        f"target <= 0.15; CPU {version.cpu:.2f} s; raw: temporal --version")
+    row("`skills --help`, wall (s)", f"{help_}", f"{raw_help}",
+        f"target <= 0.15; CPU {help_.cpu:.2f} s; raw: temporal --help")
+    row("`skills get NAME`, warm, wall (s)", f"{get}", f"{describe}",
+        f"target <= 0.25; CPU {get.cpu:.2f} s; raw: temporal schedule describe")
+    engine_wall, raw_wall = (statistics.median(t.wall for t in times) for times in (engine_times, raw_times))
+    engine_cpu, raw_cpu = (statistics.median(t.cpu for t in times) for times in (engine_times, raw_times))
+    row("worker spawn -> polling (s)", f"{engine_wall:.2f}", f"{raw_wall:.2f}",
+        f"target <= 0.8; CPU {engine_cpu:.2f} s (raw {raw_cpu:.2f}); median of {len(engine_times)}; 1 MCP server")
+    row("worker spawn -> polling, store created (s)", f"{first.wall:.2f}", "",
+        f"CPU {first.cpu:.2f} s; the first start, migrations included")
+    row("worker RSS idle (MiB)", f"{idle:.0f}", f"{raw_idle:.0f}", f"target <= 100; {IDLE_SECONDS:.0f} s after polling")
+    print(f"(medians of {runs} runs after one not counted; {spawns} worker starts)", flush=True)
+
+
+async def warm_get(h: Harness, env: dict[str, str], runs: int, temporal: str, address: str) -> tuple[Timed, Timed]:
+    """`skills get` of a registered skill on the running worker, and `temporal schedule describe` of its schedule."""
+    from client import SkillsClient
+
+    skills = SkillsClient(h.client, env["SKILLS_TASK_QUEUE"])
+    result = await skills.register({
+        "name": "bench startup", "instructions": "Say hello to the team.", "schedule": "0 9 * * *",
+        "notify_on_completion": False,
+        "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": "hello"}}]})
+    schedule = result.skill.schedule_id
+    assert schedule
+    get = await asyncio.to_thread(wall, [*skills_command(), "get", "bench startup"], runs, env)
+    describe = await asyncio.to_thread(wall, [temporal, "schedule", "describe", "--schedule-id", schedule,
+                                              "--address", address], runs, env)
+    return get, describe
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7, help="runs of each command (median)")
+    parser.add_argument("--spawns", type=int, default=6, help="worker starts (the first one apart)")
+    args = parser.parse_args()
+    asyncio.run(main(args.runs, args.spawns))
+    os._exit(0)  # temporalio/sdk-python#300: skip teardown once the figures are out
