@@ -581,7 +581,7 @@ OWNER_TOOLS: dict[str, tuple[str, str, Hints]] = {
                        "definition (skill), or a stored one changed by it (both). Tools marked read-only are "
                        "called; every other call is recorded with its arguments and not sent; nothing is "
                        "delivered. Answers with the calls, the messages it would send and the tokens.",
-                       ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                       Hints(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                                        open_world_hint=True)),
 }
 """The owner's answers, and rehearsals, served by ``skills mcp`` to the owner's own MCP client. Not in ``TOOLS``:
