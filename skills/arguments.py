@@ -26,6 +26,7 @@ Everything here is pure (no I/O), so workflows, activities and tests can use it.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -297,7 +298,26 @@ def _same_json_type(a: Any, b: Any) -> bool:
 
 
 def compile_schema(schema: Mapping[str, Any]) -> Validator | None:
-    """A validator for ``schema``; None when the schema itself is invalid (then the server judges)."""
+    """A validator for ``schema``; None when the schema itself is invalid (then the server judges). Kept
+    by the schema's canonical JSON: a registration checks each step against its tool's schema, and
+    checking the schema itself was most of that (a validator holds no state between validations)."""
+    try:
+        key = json.dumps(schema, sort_keys=True, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return _compile(schema)
+    return _compiled(key) if len(key) <= MAX_CACHED_SCHEMA else _compile(schema)
+
+
+MAX_CACHED_SCHEMA = 64 * 1024
+"""Characters of a schema's JSON past which its validator is not kept (256 of them at most are)."""
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(key: str) -> Validator | None:
+    return _compile(json.loads(key))
+
+
+def _compile(schema: Mapping[str, Any]) -> Validator | None:
     from jsonschema import SchemaError
     from jsonschema.validators import validator_for
 

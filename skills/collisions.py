@@ -46,8 +46,8 @@ def collisions(spec: SkillSpec, others: Iterable[Skill], now: datetime) -> list[
     """The skills of ``others`` (the same agent's, the skill itself excluded by the caller) that ``spec``
     closely repeats, most reasons first."""
     found: list[Collision] = []
-    mine = _fires(spec, now, anchor=now)
     fires: dict[str, set[datetime]] = {}  # by trigger: the skills a registration repeats mostly share theirs
+    mine = _cached(fires, spec, now, anchor=now)
     for other in others:
         if other.agent_id != spec.agent_id:
             continue
@@ -84,15 +84,18 @@ def _same_work(spec: SkillSpec, other: SkillSpec) -> str | None:
     return None
 
 
-def _cached(cache: dict[str, set[datetime]], skill: Skill, now: datetime) -> set[datetime]:
-    """``_fires`` of ``skill``, once per distinct trigger (an interval's fires depend on when it began)."""
+def _cached(cache: dict[str, set[datetime]], skill: SkillSpec, now: datetime,
+            anchor: datetime | None = None) -> set[datetime]:
+    """``_fires`` of ``skill``, once per distinct trigger (an interval's fires depend on when it began:
+    ``anchor``, else the stored skill's creation)."""
     trigger = skill.trigger_config
+    begun = anchor or skill.created_at  # type: ignore[attr-defined]
     key = trigger.model_dump_json() if trigger is not None else ""
     if trigger is not None and trigger.interval_minutes is not None:
-        key += skill.created_at.isoformat()
+        key += begun.isoformat()
     key += f"|{skill.enabled}|{skill.is_scheduled}"
     if key not in cache:
-        cache[key] = _fires(skill, now, anchor=skill.created_at)
+        cache[key] = _fires(skill, now, anchor=begun)
     return cache[key]
 
 
