@@ -28,7 +28,7 @@ from skills.messages import (
     SkillFilter,
     StuckSkill,
 )
-from skills.models import FAILURES, MISSED, MISSING_TOOLS, NO_LLM, RunRecord, Skill
+from skills.models import FAILURES, MISSED, MISSING_TOOLS, NO_LLM, REHEARSAL, RunRecord, Skill
 from skills.triggers import trigger_next_times
 
 STUCK_STATE = "stuck-run:{skill_id}"
@@ -143,6 +143,11 @@ class MaintenanceActivities:
             "status": "error", "finished_at": now,
             "summary": f"no end recorded within {_duration(deadline)}: the run's workflow ended without "
                        "recording it"})
+        if run.trigger == REHEARSAL:
+            # Recorded as it ended, and nothing more: a rehearsal counts toward nothing and tells no one.
+            self.store.record_rehearsal(failed)
+            activity.logger.warning("rehearsal run %s closed: %s", run.run_id, failed.summary)
+            return None
         outcome = self.store.record_outcome(failed, self.settings.backoff, if_running=True)
         if outcome is None:
             return None

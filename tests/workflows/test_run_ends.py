@@ -392,3 +392,24 @@ async def test_runs_waiting_for_the_owner_do_not_hide_a_stuck_skill(
         assert (await _maintenance(client, engine)).stuck == ["hidden"]
     finally:
         await client.get_workflow_handle(run.workflow_id).terminate("test over")
+
+
+async def test_a_rehearsal_left_open_is_closed_without_counting_or_telling(client: Client, engine: Engine) -> None:
+    """A rehearsal whose workflow ended without recording it: the round closes its row like any run's, and
+    nothing more (no failure counted on the skill it rehearsed, no incident, no notice)."""
+    skill = (await engine.skills.register({"name": "tried", "instructions": "x", "schedule": "0 9 * * *",
+                                           "execution_plan": [{"toolName": "outbox_send_message",
+                                                               "parameters": {"message": "hi"}}]})).skill
+    assert skill is not None
+    store = _store(engine.settings)
+    long_ago = datetime.now(UTC) - timedelta(days=2)
+    store.start_run(RunRecord(run_id="rehearsal-lost", skill_id=skill.id, skill_name="tried",
+                              workflow_id="rehearsal-that-is-gone", trigger="rehearsal", started_at=long_ago,
+                              tier="direct"))
+    report = await _maintenance(client, engine)
+    assert report.closed == []  # nothing to tell
+    [closed] = [r for r in await engine.skills.runs("tried") if r.run_id == "rehearsal-lost"]
+    assert closed.status == "error" and "no end recorded" in closed.summary
+    after = await engine.skills.get("tried")
+    assert (after.consecutive_failures, after.last_run_at) == (0, None)
+    assert engine.outbox() == [] and await engine.skills.incidents("tried") == []
