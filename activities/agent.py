@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -427,13 +427,12 @@ class AgentActivities:
         started = time.monotonic()
         # Which conversation's call this is: a chat's management tool records its proposal under it.
         CURRENT_CALL.set(ChatCall(request.conversation_id, request.message_seq, call.id))
-        result = await self._run(request.conversation_id, call, request.allowed, request.toolsets,
-                                 request.idempotency_key, request)
+        result = await self._run(request, call)
         result.duration_ms = round((time.monotonic() - started) * 1000)
         return result
 
-    async def _run(self, conversation_id: str, call: ToolCallMessage, allowed: Collection[str],
-                   toolsets: list[ToolsetGrant], key: str, request: AgentToolCall | None = None) -> AgentToolResult:
+    async def _run(self, request: AgentToolCall, call: ToolCallMessage) -> AgentToolResult:
+        conversation_id, allowed, key = request.conversation_id, request.allowed, request.idempotency_key
         if call.name not in allowed or (call.name in MANAGEMENT_TOOLS and not is_chat_conversation(conversation_id)):
             text = (f"Error: the tool '{call.name}' is not available to this skill. "
                     f"Use only: {', '.join(allowed) or 'no tools'}.")
@@ -448,15 +447,12 @@ class AgentActivities:
             await self._answer(conversation_id, call, text)
             return AgentToolResult(tool=call.name, ok=False, malformed=True, excerpt=text[:TOOL_EXCERPT])
         change = None
-        rehearsal = request is not None and request.rehearsal
         try:
-            grant = granted(toolsets, call.name)
-            if rehearsal:  # a skill's own toolset tool, or no way to tell read-only ones: recorded
+            grant = granted(request.toolsets, call.name)
+            if request.rehearsal:  # a skill's own toolset tool, a script, or no way to tell read-only ones: recorded
                 result = (rehearsed(arguments) if grant is not None or self.rehearse is None or call.name == RUN_SCRIPT
-                          else
-                          await self.rehearse(call.name, arguments, idempotency_key=key,
-                                              record_only=request is not None and request.record_only,
-                                              closed_world=request is not None and request.closed_world))
+                          else await self.rehearse(call.name, arguments, idempotency_key=key,
+                                                   record_only=request.record_only, closed_world=request.closed_world))
             else:
                 result = await (self.send(call.name, arguments, idempotency_key=key) if grant is None
                                 else self.toolsets.call(grant, call.name, arguments, idempotency_key=key))
@@ -467,7 +463,7 @@ class AgentActivities:
             # The model can often fix its own call (a missing or mistyped argument): tell it.
             ok, text, adjusted = False, f"Error: {e}", []
         await self._answer(conversation_id, call, text if ok or text.startswith("Error") else f"Error: {text}")
-        done = rehearsal and result.rehearsed if ok else False
+        done = ok and request.rehearsal and result.rehearsed
         return AgentToolResult(tool=call.name, ok=ok, excerpt=text[:TOOL_EXCERPT], adjusted=adjusted, change=change,
                                rehearsed=done, arguments=result.arguments if done else None)
 
