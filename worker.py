@@ -19,7 +19,6 @@ from datetime import timedelta
 from temporalio.client import Client
 from temporalio.runtime import Runtime
 from temporalio.worker import Worker
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.agent import AgentActivities
 from activities.approvals import ApprovalActivities
@@ -58,6 +57,7 @@ from service.codec import codec_routes
 from service.health import HealthServer, Readiness
 from service.hooks import hook_routes
 from service.telemetry import MetricsEndpoint, Tracing, TracingUnavailable, metrics_address
+from service.workflow_sandbox import workflow_runner
 from skills.errors import SkillsError
 from skills.naming import SEARCH_ATTRIBUTES
 from skills.skillmd import discover
@@ -182,12 +182,9 @@ async def _alive() -> tuple[int, str, str]:
     return 200, "text/plain", "ok\n"
 
 
-WORKFLOW_RUNNER = SandboxedWorkflowRunner(
-    restrictions=SandboxRestrictions.default.with_passthrough_modules("workflows", "skills"))
-"""The sandbox, with the engine's own workflow and model modules imported once per worker instead of
-compiled and run again in every workflow run's sandbox (10 ms a fire when Python keeps no bytecode).
-They keep no state between runs (workflows/ is deterministic and small; skills/ is pure), and the
-sandbox still guards everything else a workflow imports."""
+WORKFLOW_RUNNER = workflow_runner()
+"""Temporal's sandbox, with the engine's own modules passed through and its code strings compiled once
+(service/workflow_sandbox.py)."""
 
 
 def code_build_id() -> str:

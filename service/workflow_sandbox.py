@@ -1,0 +1,58 @@
+"""The sandbox the worker runs workflows in: Temporal's own, with its restrictions, and two costs of a
+workflow task taken out of it.
+
+- The engine's workflow and model modules pass through: imported once per worker instead of compiled
+  and run again in every workflow run's sandbox (10 ms a fire when Python keeps no bytecode). They keep
+  no state between runs (``workflows/`` is deterministic and small; ``skills/`` is pure), and the
+  sandbox still guards everything else a workflow imports.
+- The sandbox reaches into a run through ``exec`` of a few fixed source strings: to create the run, to
+  activate it, and for the serialization context of each payload sequence the SDK's payload visitor
+  walks, three passes each way per activation. Given a string, ``exec`` compiles it each time; here
+  each string is compiled once and the same code object runs, in the same globals, under the same
+  importer, as the string would. That compile was about a tenth of a worker's CPU per Direct fire
+  (docs/performance.md).
+
+With an SDK whose sandbox no longer has the private class this builds on, the worker runs Temporal's
+sandbox unchanged.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from types import CodeType
+from typing import Any
+
+from temporalio.worker import WorkflowInstance, WorkflowInstanceDetails, WorkflowRunner
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+log = logging.getLogger(__name__)
+
+PASSTHROUGH = ("workflows", "skills")
+"""The engine's own modules that every workflow run shares (see the module's docstring)."""
+
+
+@functools.lru_cache(maxsize=128)
+def compiled(source: str) -> CodeType:
+    """``source`` compiled as ``exec`` would compile it (same file name, so tracebacks read the same)."""
+    return compile(source, "<string>", "exec")
+
+
+def workflow_runner() -> WorkflowRunner:
+    """Temporal's sandbox with the engine's passthrough modules, its code strings compiled once."""
+    restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH)
+    try:
+        from temporalio.worker.workflow_sandbox._runner import _Instance
+    except ImportError:  # the SDK moved its sandbox's internals: its own runner, as it is
+        log.warning("temporalio's sandbox has no _runner._Instance: running workflows in its sandbox unchanged")
+        return SandboxedWorkflowRunner(restrictions=restrictions)
+
+    class _Compiled(_Instance):  # type: ignore[misc,valid-type]
+        def _run_code(self, code: Any, **extra_globals: Any) -> None:
+            super()._run_code(compiled(code) if isinstance(code, str) else code, **extra_globals)
+
+    class CompiledSandboxRunner(SandboxedWorkflowRunner):
+        def create_instance(self, det: WorkflowInstanceDetails) -> WorkflowInstance:
+            return _Compiled(det, self.runner_class, self.restrictions)
+
+    return CompiledSandboxRunner(restrictions=restrictions)
