@@ -11,6 +11,9 @@ workflow task taken out of it.
   each string is compiled once and the same code object runs, in the same globals, under the same
   importer, as the string would. That compile was about a tenth of a worker's CPU per Direct fire
   (docs/performance.md).
+- The serialization and store contexts are asked of the run's instance directly, not through the
+  importer's swap of builtins (another tenth): they read the run's info and pending commands and
+  import nothing; everything a workflow's own code runs still runs inside the importer.
 
 With an SDK whose sandbox no longer has the private class this builds on, the worker runs Temporal's
 sandbox unchanged.
@@ -50,6 +53,22 @@ def workflow_runner() -> WorkflowRunner:
     class _Compiled(_Instance):  # type: ignore[misc,valid-type]
         def _run_code(self, code: Any, **extra_globals: Any) -> None:
             super()._run_code(compiled(code) if isinstance(code, str) else code, **extra_globals)
+
+        def get_serialization_context(self, command_info: Any) -> Any:
+            return self._in_sandbox("get_serialization_context", command_info)
+
+        def get_external_store_context(self, command_info: Any) -> Any:
+            return self._in_sandbox("get_external_store_context", command_info)
+
+        def _in_sandbox(self, method: str, command_info: Any) -> Any:
+            # The run's own instance answers, as through exec; without the importer's builtins swapped in
+            # and out around it: these two read the run's info and pending commands, import nothing and
+            # call nothing the sandbox restricts.
+            self.importer.restriction_context.is_runtime = True
+            try:
+                return getattr(self.globals_and_locals["__temporal_in_sandbox"], method)(command_info)
+            finally:
+                self.importer.restriction_context.is_runtime = False
 
     class CompiledSandboxRunner(SandboxedWorkflowRunner):
         def create_instance(self, det: WorkflowInstanceDetails) -> WorkflowInstance:
