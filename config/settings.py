@@ -81,7 +81,9 @@ class _EnvironSource(EnvSettingsSource):
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         frozen=True,
-        use_attribute_docstrings=True,
+        # The docstrings under the fields are for readers of this file (and docs/configuration.md):
+        # pydantic reading them as descriptions (it reads this file's source at import) cost 23 ms of
+        # every command that reads the settings and of the worker's start, and nothing shows them.
         env_prefix=ENV_PREFIX,
         env_ignore_empty=True,  # SKILLS_X= (empty) means "not set", as it always has
         validate_by_name=True,  # Settings(llm_api_key=...) although the variables are aliases
