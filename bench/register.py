@@ -1,7 +1,9 @@
 """Registration beside raw Temporal: skills registered per second (each a RegisterSkill workflow:
 normalize and validate against the live catalog, store, create the schedule) against raw
-`create_schedule` calls, sequential and from 10 clients; and a bulk registration of 1,000 skills
-(`SkillsClient.register_many`, what `skills register FOLDER` calls) against 1,000 raw creates 10 at a time.
+`create_schedule` calls, sequential and from 10 clients; the CPU each costs the dev server and this
+process (the worker's and the client's); one registration's history beside a raw workflow's; and a
+bulk registration of 1,000 skills (`SkillsClient.register_many`, what `skills register FOLDER` calls)
+against 1,000 raw creates 10 at a time.
 
     .venv/bin/python -m bench.register [--n 40] [--bulk 1000]
 """
@@ -18,6 +20,7 @@ from typing import Any
 
 from temporalio.client import Client, Schedule, ScheduleActionStartWorkflow, ScheduleSpec
 
+from bench.engine import Cpu, cpu_now
 from bench.harness import RAW_QUEUE, Harness, header, row, started
 
 
@@ -41,6 +44,16 @@ async def rate(make: Callable[[int], Awaitable[Any]], n: int, concurrency: int) 
     return n / (time.perf_counter() - started_at)
 
 
+async def cpu_per_item(make: Callable[[int], Awaitable[Any]], n: int) -> Cpu:
+    """CPU per item, in ms, of ``n`` sequential ``make`` calls and one second after them (a schedule's
+    create goes on in the server after its answer: its scheduler workflow starts), by process."""
+    before = cpu_now()
+    for i in range(n):
+        await make(i)
+    await asyncio.sleep(1)  # the same second for both sides: the server's idle CPU in it is in both
+    return (cpu_now() - before).per(n)
+
+
 async def main(n: int, bulk: int) -> None:
     async with started() as h:
         header()
@@ -49,6 +62,12 @@ async def main(n: int, bulk: int) -> None:
             raw = await rate(lambda i, c=concurrency: raw_create(h.client, i, f"c{c}"), n, concurrency)
             row(f"registrations per second, {label} ({n})", f"{engine:.1f}", f"{raw:.1f}",
                 f"ratio {engine / raw:.2f} (target >= 0.3 sequential)")
+        engine_cpu = await cpu_per_item(lambda i: h.skills.register(skill(i, "cpu")), n)
+        raw_cpu = await cpu_per_item(lambda i: raw_create(h.client, i, "cpu"), n)
+        row(f"CPU per registration, ms ({n}, sequential)", f"{engine_cpu.server + engine_cpu.worker:.1f}",
+            f"{raw_cpu.server + raw_cpu.worker:.1f}",
+            f"engine: server {engine_cpu.server:.1f} + this process (worker, client) {engine_cpu.worker:.1f}; "
+            f"raw: server {raw_cpu.server:.1f} + client {raw_cpu.worker:.1f}; on 2 cores, one at a time")
         await phases(h)
         if bulk:
             started_at = time.perf_counter()
