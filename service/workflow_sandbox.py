@@ -46,8 +46,12 @@ def workflow_runner() -> WorkflowRunner:
     restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH)
     try:
         from temporalio.worker.workflow_sandbox._runner import _Instance
-    except ImportError:  # the SDK moved its sandbox's internals: its own runner, as it is
-        log.warning("temporalio's sandbox has no _runner._Instance: running workflows in its sandbox unchanged")
+    except ImportError:
+        _Instance = None
+    if _Instance is None or not all(hasattr(_Instance, name) for name in ("_run_code", "get_serialization_context",
+                                                                         "get_external_store_context")):
+        # The SDK moved its sandbox's internals: its own runner, as it is.
+        log.warning("temporalio's sandbox is not the one service/workflow_sandbox.py knows: running it unchanged")
         return SandboxedWorkflowRunner(restrictions=restrictions)
 
     class _Compiled(_Instance):  # type: ignore[misc,valid-type]
