@@ -186,9 +186,7 @@ class RunActivities:
         run = _redacted(run)
         if run.trigger == REHEARSAL:
             return RunOutcome(run=self.store.record_rehearsal(settle(None, run)), skill=None)
-        if run.status == "success":
-            run = settle(self._skill_now(run.skill_id), run)
-        outcome = self.store.record_outcome(run, self.settings.backoff, self.settings.budget)
+        outcome = self.store.record_outcome(run, self.settings.backoff, self.settings.budget, settle=settle)
         assert outcome is not None  # None only for a closer from outside the run (if_running)
         self.metrics.run_recorded(outcome.run, agent=outcome.skill.agent_id if outcome.skill else None,
                                   disabled=outcome.disabled if outcome.disabled in (FAILURES, BUDGET) else None)
@@ -238,12 +236,6 @@ class RunActivities:
             self.metrics.delivered(delivery.destination.split(" ", 1)[0], delivery.status)
         if any(d.status == "delivered" for d in request.deliveries):
             await asyncio.to_thread(self.store.mark_notified, request.skill_id, request.at, request.digest)
-
-    def _skill_now(self, skill_id: int) -> Skill | None:
-        try:
-            return self.store.get_skill(skill_id)
-        except SkillNotFoundError:
-            return None  # deleted while it ran: its run is recorded all the same
 
     def _skip(self, skill: Skill, run: RunRecord) -> str | None:
         if run.trigger == "manual":

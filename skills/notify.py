@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from skills.incidents import Incident, duration
 from skills.models import RunRecord, Skill
@@ -62,7 +63,17 @@ def result_digest(result: str) -> str:
     return hashlib.sha256(result.encode(errors="replace")).hexdigest()
 
 
-def settle(skill: Skill | None, run: RunRecord) -> RunRecord:
+class Delivers(Protocol):
+    """What ``settle`` reads of a skill: a Skill, or the store's row of one."""
+
+    @property
+    def deliver(self) -> str: ...
+
+    @property
+    def delivered_digest(self) -> str | None: ...
+
+
+def settle(skill: Delivers | None, run: RunRecord) -> RunRecord:
     """The run as it is recorded: an Agent-tier success that answered ``NOTHING_TO_REPORT`` is ``quiet``;
     with ``deliver: on_change``, a success whose result is the last delivered one is ``unchanged``.
     ``run`` is redacted already (the digest is of the stored text); ``skill`` as stored now."""

@@ -13,7 +13,7 @@ workflows and MCP sessions.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
@@ -49,6 +49,7 @@ from skills.incidents import Incident, IncidentEvent, IncidentNote, cause_of, re
 from skills.messages import RunOutcome, SkillFilter
 from skills.models import BUDGET, ENDED, FAILURES, FIRED, REHEARSAL, Delivery, RunRecord, Skill, SkillSpec
 from skills.naming import schedule_id_for
+from skills.notify import Delivers
 from skills.recall import SELF, Remembered
 from skills.reply import RUN_PREFIX_CHARS
 from skills.revisions import (
@@ -346,20 +347,25 @@ class Store:
             return _run_model(row)
 
     def record_outcome(self, run: RunRecord, policy: BackoffPolicy, budget: BudgetPolicy | None = None,
-                       *, if_running: bool = False) -> RunOutcome | None:
+                       *, if_running: bool = False,
+                       settle: Callable[[Delivers | None, RunRecord], RunRecord] | None = None) -> RunOutcome | None:
         """Close a run and apply what it means to its skill, in one transaction: the failure
         count (a success resets it; the limit-th failure disables the skill) and, for the
         scheduled fire of a one-shot, its retirement. Then, for a run that used tokens, the
         budgets: a skill over its day's budget, everyone's, or far above its usual use pauses.
 
         ``if_running``: only a row still ``running`` is closed (None otherwise), so a closer from
-        outside the run (Maintenance) never overwrites what the run recorded meanwhile."""
+        outside the run (Maintenance) never overwrites what the run recorded meanwhile. ``settle``: what
+        the run is recorded as, given its skill as this transaction holds it (``skills.notify.settle``)."""
         with self.session() as session:
             # The skill's row is locked first (a write takes the row lock in PostgreSQL, the write
             # lock in SQLite): runs of one skill finishing at once on several workers count every
             # failure, and retire a one-shot's schedule once.
             session.execute(update(SkillRow).where(SkillRow.id == run.skill_id)  # type: ignore[arg-type]
                             .values(consecutive_failures=SkillRow.consecutive_failures))
+            skill = session.get(SkillRow, run.skill_id)
+            if settle is not None:
+                run = settle(skill, run)
             row = session.get(RunRow, run.run_id)
             if if_running and (row is None or row.status not in OPEN):
                 session.rollback()
@@ -373,7 +379,6 @@ class Store:
             for key, value in run.model_dump(mode="python").items():
                 setattr(row, key, value)
             session.add(row)
-            skill = session.get(SkillRow, run.skill_id)
             disabled = retired = None
             if skill is not None and not repeated:
                 if run.status not in (*OPEN, "missed"):
