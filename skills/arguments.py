@@ -56,7 +56,7 @@ class ParameterDefault(BaseModel):
     belongs), or when it is a string longer than :attr:`max_length` (an invented id).
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     value: JsonValue
     """What to fill in, e.g. the primary chat id."""
@@ -75,7 +75,7 @@ class ArgumentRules(BaseModel):
          "defaults": {"telegram_send_message": {"chat_id": {"value": "123456", "max_length": 20}}}}
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     hallucinated: dict[str, list[str]] = Field(default_factory=dict)
     """Tool-name prefix → parameters LLMs invent for those tools; removed unless the tool declares them."""

@@ -22,7 +22,7 @@ class McpServerConfig(BaseModel):
     or logs; they are read from the environment each time the server is connected.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     type: Literal["stdio", "http", "streamable-http", "streamableHttp"] | None = None
     """The transport, as some desktop clients write it; otherwise inferred from ``command`` or ``url``."""

@@ -32,7 +32,7 @@ def _tools(value: Any) -> Any:
 class AgentDefinition(BaseModel):
     """A validated AGENT.md."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True)
 
     name: str = Field(min_length=1)
     description: str | None = None

@@ -55,7 +55,7 @@ _NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 class Disclosure(BaseModel):
     """The block an LLM gets for one message, and how it was chosen."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True)
 
     tier: Tier
     """The highest tier the block reaches."""

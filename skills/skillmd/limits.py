@@ -8,7 +8,7 @@ from skills.limits import KIB, MAX_INSTRUCTIONS_BYTES
 
 
 class Limits(BaseModel):
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True)
 
     max_frontmatter_bytes: int = 64 * KIB
     """Frontmatter of a SKILL.md or AGENT.md (the spec's fields fit in a few KiB)."""

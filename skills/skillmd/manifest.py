@@ -79,7 +79,7 @@ TriggerPattern = Annotated[Any, BeforeValidator(_compile), PlainSerializer(lambd
 class Triggers(BaseModel):
     """When a user's message should bring the skill in: keywords, verbs and regex patterns."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     keywords: Names = Field(default_factory=list)
     """Words or phrases matched whole, case-insensitively."""
@@ -94,7 +94,7 @@ class PlanStepSpec(BaseModel):
     """One step of ``metadata.execution_plan``: a fixed tool call (``{id, toolName, parameters}``, as in a registration)."""
 
     # extra="forbid": a misspelt key (``paramters``) would otherwise make the step silently call with no arguments.
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     id: str | None = None
     """The step's id; ``step1``, ``step2``... when absent."""
@@ -129,7 +129,7 @@ def _toolsets(value: Any) -> Any:
 class SkillMetadata(BaseModel):
     """The spec's free-form ``metadata`` mapping; the keys we understand are typed, the rest kept as given."""
 
-    model_config = ConfigDict(extra="allow", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="allow", frozen=True)
 
     keywords: Names = Field(default_factory=list)
     """More trigger keywords, in the metadata mapping (for clients that keep frontmatter flat)."""
@@ -151,7 +151,7 @@ class SkillMetadata(BaseModel):
 class SkillManifest(BaseModel):
     """The frontmatter of a SKILL.md, validated."""
 
-    model_config = ConfigDict(frozen=True, populate_by_name=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
 
     name: str
     """1-64 lowercase letters, digits and hyphens; equal to the folder's name."""
@@ -197,7 +197,7 @@ class SkillManifest(BaseModel):
 class SkillFile(BaseModel):
     """A discovered SKILL.md: its frontmatter and where it lives. The body is read only when asked for."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True)
 
     manifest: SkillManifest
     path: Path

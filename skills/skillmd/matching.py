@@ -68,7 +68,7 @@ MIN_TERMS = 2
 class TermMatch(BaseModel):
     """A word of the message found in what the skill carries."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True)
 
     word: str
     """The message's word."""
@@ -83,7 +83,7 @@ class TermMatch(BaseModel):
 class SkillMatch(BaseModel):
     """One skill that matched a message, with the ranking evidence and the reasons in words."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True)
 
     name: str
     score: float

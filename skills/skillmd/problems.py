@@ -14,7 +14,7 @@ Severity = Literal["error", "warning"]
 class Problem(BaseModel):
     """A problem in one file: what is wrong, with which field, and how bad it is."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True)
 
     severity: Severity
     """``error`` breaks the specification; ``warning`` is advice, or an error that lenient loading forgave."""

@@ -48,7 +48,7 @@ class Shadowed(BaseModel):
 class Catalog(BaseModel):
     """The skills in effect after precedence, with what was shadowed, disabled or skipped and why."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True)
 
     skills: dict[str, SkillFile] = Field(default_factory=dict)
     """Active skills by name, sorted by name."""
