@@ -42,13 +42,13 @@ from temporalio.client import (
     ScheduleSpec,
     ScheduleState,
 )
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 import worker
 from bench.raw import RawOneActivity, noop
 from client import SkillsClient
+from client.codec import data_converter
 from client.temporal_cli import temporal_binary
 from config.settings import Settings
 from skills.messages import SkillRunInput
@@ -292,7 +292,7 @@ async def main(fires: int, registrations: int, calls: int, as_json: bool) -> Non
     with tempfile.TemporaryDirectory(prefix="skills-bench-") as tmp:
         settings = Settings(task_queue="bench-engine", data_dir=Path(tmp), timezone="UTC", health_port=None)
         env = await WorkflowEnvironment.start_local(
-            dev_server_existing_path=temporal_binary(), data_converter=pydantic_data_converter,
+            dev_server_existing_path=temporal_binary(), data_converter=data_converter(None),
             search_attributes=[SKILL_NAME, SKILL_AGENT, SKILL_TIER],
             dev_server_extra_args=["--dynamic-config-value", "system.forceSearchAttributesCacheRefreshOnRead=true"],
         )

@@ -1,5 +1,6 @@
 """What every benchmark beside raw Temporal starts: its own dev server (in memory), the engine's worker in
-this process, a raw worker (one no-op activity) on its own task queue, and the CPU meters.
+this process, a raw worker (one no-op activity) on its own task queue, and the CPU meters. Both workers'
+client converts payloads as `skills worker`'s does (`client.codec.data_converter`, no payload keys).
 
     async with started() as h:
         h.skills.register(...); h.client.create_schedule(...)
@@ -17,13 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 import worker
 from bench.raw import RawOneActivity, noop
 from client import SkillsClient
+from client.codec import data_converter
 from client.temporal_cli import temporal_binary
 from config.settings import Settings
 from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_TIER
@@ -45,7 +46,7 @@ async def started(queue: str = "bench-engine", worker_in_process: bool = True,
     with tempfile.TemporaryDirectory(prefix="skills-bench-") as tmp:
         config = Settings(task_queue=queue, data_dir=Path(tmp), timezone="UTC", **settings)  # type: ignore[arg-type]
         env = await WorkflowEnvironment.start_local(
-            dev_server_existing_path=temporal_binary(), data_converter=pydantic_data_converter,
+            dev_server_existing_path=temporal_binary(), data_converter=data_converter(None),
             search_attributes=[SKILL_NAME, SKILL_AGENT, SKILL_TIER],
             dev_server_extra_args=["--dynamic-config-value", "system.forceSearchAttributesCacheRefreshOnRead=true"],
         )
