@@ -9,11 +9,11 @@ workflow task taken out of it.
   activate it, and for the serialization context of each payload sequence the SDK's payload visitor
   walks, three passes each way per activation. Given a string, ``exec`` compiles it each time; here
   each string is compiled once and the same code object runs, in the same globals, under the same
-  importer, as the string would. That compile was about a tenth of a worker's CPU per Direct fire
-  (docs/performance.md).
+  importer, as the string would. That compile was about 1.7 ms of a worker's 18 ms of CPU per Direct
+  fire (docs/performance.md).
 - The serialization and store contexts are asked of the run's instance directly, not through the
-  importer's swap of builtins (another tenth): they read the run's info and pending commands and
-  import nothing; everything a workflow's own code runs still runs inside the importer.
+  importer's swap of builtins (about 0.7 ms a fire more): they read the run's info and pending
+  commands and import nothing; everything a workflow's own code runs still runs inside the importer.
 
 With an SDK whose sandbox no longer has the private class this builds on, the worker runs Temporal's
 sandbox unchanged.
