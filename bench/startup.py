@@ -4,7 +4,8 @@ answers or a worker serves.
 - `skills --version` and `skills --help`, wall (median of N runs), beside `temporal --version` and
   `temporal --help`;
 - `skills get NAME`, warm (the worker already running, the command run once before), wall, beside
-  `temporal schedule describe` of the same skill's schedule;
+  `temporal schedule describe` of the same skill's schedule; and under it, the floor of any Python
+  command that asks Temporal: Python importing Temporal's client and its pydantic converter;
 - worker spawn -> polling: from starting `python -m worker` (the outbox, its one MCP server) until its task
   queue shows a poller of workflow tasks and one of activity tasks, beside a bare Python worker of the
   one-activity workflow (bench/raw.py); the first engine start (the store created and migrated) apart;
@@ -125,6 +126,7 @@ async def main(runs: int, spawns: int) -> None:
     raw_version = wall([temporal, "--version"], runs)
     help_ = wall([*skills, "--help"], runs)
     raw_help = wall([temporal, "--help"], runs)
+    client_floor = wall([sys.executable, "-c", "import temporalio.client, temporalio.contrib.pydantic"], runs)
 
     async with started(queue="bench-startup", worker_in_process=False) as h:
         address = h.env.client.service_client.config.target_host
@@ -165,6 +167,8 @@ async def main(runs: int, spawns: int) -> None:
         f"target <= 0.15; CPU {help_.cpu:.2f} s; raw: temporal --help")
     row("`skills get NAME`, warm, wall (s)", f"{get}", f"{describe}",
         f"target <= 0.25; CPU {get.cpu:.2f} s; raw: temporal schedule describe")
+    row("  Python with Temporal's client imported (s)", f"{client_floor}", "",
+        "the floor of any Python command that asks Temporal: the client and its pydantic converter")
     engine_wall, raw_wall = (statistics.median(t.wall for t in times) for times in (engine_times, raw_times))
     engine_cpu, raw_cpu = (statistics.median(t.cpu for t in times) for times in (engine_times, raw_times))
     row("worker spawn -> polling (s)", f"{engine_wall:.2f}", f"{raw_wall:.2f}",
