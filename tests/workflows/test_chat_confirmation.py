@@ -147,7 +147,9 @@ async def test_delete_and_emit_are_proposed_and_made_by_yes(assistant: Engine, l
 
 
 async def test_a_change_confirmed_twice_at_once_is_made_once(assistant: Engine, llm: ScriptedLLM) -> None:
-    llm.script("chat", [call("memory_store_skill", STRETCH), say("Yes?")])
+    # The chat's "yes" reaches the model when a decision took the proposal first: its answer is scripted
+    # (without it, the turn waited out the model's retries, a minute).
+    llm.script("chat", [call("memory_store_skill", STRETCH), say("Yes?"), say("It is made.")])
     [proposal] = (await assistant.skills.chat("stretch", session_id="t")).proposals
     yes = ApprovalDecision(approval_id=proposal.id, approve=True, by="cli")
     answers = await asyncio.gather(assistant.skills.decide_change(proposal, yes),
