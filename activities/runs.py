@@ -22,7 +22,7 @@ from activities.skillfiles import dependencies_of, file_skill, toolset_grant
 from activities.trust import untrusted
 from adapters.metrics import EngineMetrics
 from adapters.store import Store
-from config.secrets import redact
+from config.secrets import redact, redact_value
 from config.settings import Settings
 from skills.budget import DAY
 from skills.calendar import without_skipped
@@ -322,18 +322,7 @@ def delivered_messages(structured: dict[str, Any] | None) -> tuple[str, list[int
 
 def _redacted(run: RunRecord) -> RunRecord:
     """The run as it may be stored: no configured secret in its summary or its tool results."""
-    calls = [call.model_copy(update={"result": redact(call.result), "arguments": _redact_strings(call.arguments)})
+    calls = [call.model_copy(update={"result": redact(call.result), "arguments": redact_value(call.arguments)})
              for call in run.tool_calls]
     deliveries = [d.model_copy(update={"message": redact(d.message)}) for d in run.deliveries]
     return run.model_copy(update={"summary": redact(run.summary), "tool_calls": calls, "deliveries": deliveries})
-
-
-def _redact_strings(value: Any) -> Any:
-    """``value`` with every string in it redacted (a rehearsed call's arguments, as they would have gone)."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {key: _redact_strings(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_redact_strings(item) for item in value]
-    return value

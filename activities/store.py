@@ -17,7 +17,7 @@ from skills.grants import Grant, GrantsQuery
 from skills.incidents import Incident
 from skills.messages import HistoryQuery, IncidentsQuery, RunsQuery, SkillFilter, SkillRef
 from skills.models import RunRecord, Skill
-from skills.naming import LIST_GRANTS, LIST_INCIDENTS, LIST_REVISIONS
+from skills.naming import GET_SKILL, LIST_GRANTS, LIST_INCIDENTS, LIST_REVISIONS, LIST_RUNS, LIST_SKILLS
 from skills.revisions import Revision
 
 
@@ -29,12 +29,12 @@ class StoreActivities:
         self.backoff = backoff
         self.limits = limits or RunLimits()
 
-    @activity.defn(name="get_skill")
+    @activity.defn(name=GET_SKILL)
     def get_skill(self, ref: SkillRef) -> Skill:
         with as_application_errors():
             return self._with_backoff(self.store.find_skill(ref.ref, ref.agent_id))
 
-    @activity.defn(name="list_skills")
+    @activity.defn(name=LIST_SKILLS)
     def list_skills(self, flt: SkillFilter) -> list[Skill]:
         return [self._with_backoff(skill) for skill in self.store.list_skills(flt)]
 
@@ -42,7 +42,7 @@ class StoreActivities:
         return skill.model_copy(update={"backoff_until": skill.failures.retry_after(self.backoff),
                                         "run_timeout_seconds": run_timeout(skill, self.limits).total_seconds()})
 
-    @activity.defn(name="list_runs")
+    @activity.defn(name=LIST_RUNS)
     def list_runs(self, query: RunsQuery) -> list[RunRecord]:
         with as_application_errors():
             skill_id = self.store.find_skill(query.skill.ref, query.skill.agent_id).id if query.skill else None

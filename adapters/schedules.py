@@ -33,13 +33,15 @@ from skills.messages import SkillRunInput
 from skills.models import BY_USER, FAILURES, Skill
 from skills.naming import (
     MAINTENANCE,
+    MAINTENANCE_JOB,
     SKILL_RUN,
+    SYNC_JOB,
     SYNC_SKILL_FILES,
     engine_job_id,
     run_summary,
     search_attributes,
 )
-from skills.skillmd.sync import SYNC_JOB, SyncInput
+from skills.skillmd.sync import SyncInput
 
 
 def build_schedule(skill: Skill, settings: Settings, skip_days: Mapping[date, str] | None = None) -> Schedule:
@@ -123,7 +125,7 @@ def pause_note(skill: Skill) -> str:
 
 def engine_schedules(settings: Settings) -> dict[str, Schedule]:
     """The engine's own rounds, each on its own schedule, by schedule id."""
-    maintenance = engine_job_id(settings.task_queue, "maintenance")
+    maintenance = engine_job_id(settings.task_queue, MAINTENANCE_JOB)
     sync = engine_job_id(settings.task_queue, SYNC_JOB)
     return {
         maintenance: _interval_schedule(

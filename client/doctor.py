@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field
 from temporalio.service import RPCError, RPCStatusCode
 
-from skills.naming import SKILL_RUN, engine_job_id
-from skills.skillmd.sync import SYNC_JOB
+from skills.naming import MAINTENANCE_JOB, SKILL_RUN, SYNC_JOB, engine_job_id
 
 if TYPE_CHECKING:
     from temporalio.client import ScheduleDescription
@@ -35,7 +34,7 @@ if TYPE_CHECKING:
     from client.skills_client import SkillsClient
     from skills.models import Skill
 
-ENGINE_JOBS = ("maintenance", SYNC_JOB)
+ENGINE_JOBS = (MAINTENANCE_JOB, SYNC_JOB)
 """The engine's own rounds (adapters.schedules.engine_schedules), by job name."""
 SKILL_RUN = SKILL_RUN
 

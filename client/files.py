@@ -12,8 +12,8 @@ from datetime import timedelta
 from temporalio.common import WorkflowIDConflictPolicy
 
 from client.skills_client import SkillsClient
-from skills.naming import SYNC_SKILL_FILES, engine_job_id
-from skills.skillmd.sync import SYNC_JOB, SyncInput, SyncResult
+from skills.naming import SYNC_JOB, SYNC_SKILL_FILES, engine_job_id
+from skills.skillmd.sync import SyncInput, SyncResult
 
 log = logging.getLogger("skills.sync")
 

@@ -102,6 +102,7 @@ from skills.naming import (
     FIND_OVERDUE_SKILLS,
     GET_APPROVAL,
     GET_SKILL,
+    GET_TOOL_CATALOG,
     LIST_APPROVALS,
     LIST_GRANTS,
     LIST_INCIDENTS,
@@ -666,7 +667,7 @@ class SkillsClient:
         return result.approval
     async def catalog(self, refresh: bool = False) -> ToolCatalog:
         """The worker's live tool catalog (with ``refresh``: re-read the config, list tools again)."""
-        activity = REFRESH_TOOL_CATALOG if refresh else "get_tool_catalog"
+        activity = REFRESH_TOOL_CATALOG if refresh else GET_TOOL_CATALOG
         return await self._read(activity, CatalogRequest(), ToolCatalog)
 
     async def outbox(self, limit: int = 20, chat_id: str | None = None) -> list[dict[str, Any]]:

@@ -143,6 +143,13 @@ def schedule_id_for(task_queue: str, skill_id: int, name: str) -> str:
     return f"{task_queue}-{skill_id}-{slug(name)}"
 
 
+MAINTENANCE_JOB = "maintenance"
+"""The Maintenance schedule is ``<task queue>-maintenance``."""
+SYNC_JOB = "sync-files"
+"""The periodic sync's schedule is ``<task queue>-sync-files``; an on-demand sync runs as
+``<task queue>-sync-files-now`` (two ``skills sync`` at once share one run)."""
+
+
 def engine_job_id(task_queue: str, job: str) -> str:
     """Ids of the engine's own schedules and runs (``skills-maintenance``, ``skills-sync-files``)."""
     return f"{task_queue}-{job}"

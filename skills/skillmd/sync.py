@@ -34,10 +34,6 @@ from skills.skillmd.registration import registration_request
 from skills.skillmd.sources import Catalog, is_skipped
 from skills.skillmd.validation import validate_path
 
-SYNC_JOB = "sync-files"
-"""The periodic sync's schedule is ``<task queue>-sync-files``; an on-demand sync runs as
-``<task queue>-sync-files-now`` (two ``skills sync`` at once share one run)."""
-
 FILE_REMOVED = "file removed"
 DISABLED_IN_FILE = "default_enabled: false in file"
 UNSCHEDULED_IN_FILE = "no trigger_config in file"

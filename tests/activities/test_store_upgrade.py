@@ -1,5 +1,5 @@
 """A store made by an earlier version opens with the current tables, its skills intact: the
-migrations (activities/migrations) bring it to the newest revision."""
+migrations (adapters/store/migrations) bring it to the newest revision."""
 
 from __future__ import annotations
 
