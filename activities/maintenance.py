@@ -17,6 +17,7 @@ from adapters.store import Store
 from config.settings import Settings
 from skills.calendar import without_skipped
 from skills.deadline import RUN_MARGIN, RUN_TIMEOUT_CAP, run_timeout
+from skills.display import span
 from skills.errors import SkillNotFoundError
 from skills.fires import held_behind, skipped_behind
 from skills.messages import (
@@ -141,7 +142,7 @@ class MaintenanceActivities:
     def _close(self, run: RunRecord, deadline: timedelta, now: datetime) -> RunOutcome | None:
         failed = run.model_copy(update={
             "status": "error", "finished_at": now,
-            "summary": f"no end recorded within {_duration(deadline)}: the run's workflow ended without "
+            "summary": f"no end recorded within {span(deadline)}: the run's workflow ended without "
                        "recording it"})
         if run.trigger == REHEARSAL:
             # Recorded as it ended, and nothing more: a rehearsal counts toward nothing and tells no one.
@@ -202,7 +203,7 @@ class MaintenanceActivities:
             held = held_behind(skill.overlap, skill.catch_up, came)
             waits = f" (and {held} waits to start after it)" if held else ""
             found.append(StuckSkill(skill=_brief(skill), run_id=run.run_id, skipped=skipped, message=(
-                f"⏳ {skill.name}: its run started {_duration(now - run.started_at)} ago is still going, and "
+                f"⏳ {skill.name}: its run started {span(now - run.started_at)} ago is still going, and "
                 f"{skipped}{more} scheduled fire{'s' if skipped != 1 else ''} since were skipped behind it{waits}. "
                 f"Its workflow: {run.workflow_id} (`temporal workflow show --workflow-id {run.workflow_id}`).")))
         self.metrics.stuck_skills(stuck)
@@ -226,18 +227,3 @@ def _holding(runs: list[RunRecord]) -> list[RunRecord]:
 
 def _brief(skill: Skill) -> SkillBrief:
     return SkillBrief(id=skill.id, name=skill.name, schedule_id=skill.schedule_id)
-
-
-def _duration(span: timedelta) -> str:
-    """``2 h 05 min``, ``49 min 36 s``, ``12 s``: a span as a person reads it."""
-    seconds = max(0, int(span.total_seconds()))
-    days, rest = divmod(seconds, 86_400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days} d {hours:02d} h"
-    if hours:
-        return f"{hours} h {minutes:02d} min"
-    if minutes:
-        return f"{minutes} min {secs:02d} s"
-    return f"{secs} s"

@@ -70,17 +70,3 @@ def cause_of(summary: str) -> str:
     ``CAUSE_LENGTH``. "outbox_send_message failed: timed out after 30 s" and "... after 31 s" are one."""
     first = summary.strip()[:CAUSE_LENGTH * 4].splitlines()[0] if summary.strip() else "failed"
     return _VARYING.sub("#", first)[:CAUSE_LENGTH]
-
-
-def duration(start: datetime, end: datetime) -> str:
-    """``3 h 05 min``, ``12 min``, ``40 s``: how long an incident lasted."""
-    seconds = max(int((end - start).total_seconds()), 0)
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes = seconds // 60
-    if minutes < 60:
-        return f"{minutes} min"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 48:
-        return f"{hours} h {minutes:02d} min"
-    return f"{hours // 24} days {hours % 24} h"

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from skills.incidents import Incident, duration
+from skills.display import span
+from skills.incidents import Incident
 from skills.models import RunRecord, Skill
 
 NOTHING_TO_REPORT = "NOTHING_TO_REPORT"
@@ -127,7 +128,7 @@ def incident_message(skill: Skill, run: RunRecord, incident: Incident, retry_aft
 def reminder_message(skill: Skill, run: RunRecord, incident: Incident) -> str:
     """An open incident told again (``remind_after_minutes``): still failing, since when, how many runs."""
     runs = f"{incident.failures} failed run{'s' * (incident.failures != 1)}"
-    return _cut(f"❌ {skill.name} still failing: incident {incident.id}, for {duration(incident.opened_at, incident.last_failure_at)} "
+    return _cut(f"❌ {skill.name} still failing: incident {incident.id}, for {span(incident.last_failure_at - incident.opened_at)} "
                 f"({runs}). Last error: {sentence(run.summary)} `skills runs {skill.id}` shows every run.")
 
 
@@ -138,7 +139,7 @@ def _every(minutes: int) -> str:
 def recovered_message(skill: Skill, incident: Incident) -> str:
     end = incident.closed_at or incident.last_failure_at
     runs = f"{incident.failures} failed run{'s' * (incident.failures != 1)}"
-    return _cut(f"✅ {skill.name} recovered: incident {incident.id} lasted {duration(incident.opened_at, end)} "
+    return _cut(f"✅ {skill.name} recovered: incident {incident.id} lasted {span(end - incident.opened_at)} "
                 f"({runs}, {sentence(incident.first_error)[:300]})")
 
 

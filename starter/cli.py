@@ -530,14 +530,14 @@ def incidents(ref: str | None, closed: bool, limit: int, agent: str | None) -> i
 
 
 def _incidents_table(found: list[Any], closed: bool) -> None:
-    from skills.incidents import duration
+    from skills.display import span
 
     if not found:
         print("no incident" + ("" if closed else " open (--all shows the closed ones)"))
         return
     table(["ID", "SKILL", "STATE", "FAILED RUNS", "SINCE", "LASTED", "CAUSE"],
           [[i.id, i.skill_name, i.closed_by or "open", i.failures, i.opened_at.isoformat(timespec="seconds"),
-            duration(i.opened_at, i.closed_at or i.last_failure_at), i.first_error] for i in found],
+            span((i.closed_at or i.last_failure_at) - i.opened_at), i.first_error] for i in found],
           cut={"CAUSE": 70})
 
 
@@ -811,7 +811,7 @@ def _describe(skill: Skill, next_fire: datetime | None, skipped: list[tuple[Any,
         *_shape(skill), ("notify", _notify(skill)), ("deliver", DELIVER_TEXT[skill.deliver]),
         ("deliver to", "; ".join(d.label for d in skill.deliver_to) or "the notifier"),
         *[("delivered", f"{d.destination}: {d.status}{f' ({d.error})' if d.error else ''}") for d in delivered or []],
-        ("incidents", f"told when they open and end, and again every {_minutes(skill.remind_after_minutes)} while "
+        ("incidents", f"told when they open and end, and again every {_every(skill.remind_after_minutes)} while "
                       "they last" if skill.remind_after_minutes else "told when they open and when they end"),
         ("remembers", _remembers(skill)),
         ("failures", _failures(skill)),
@@ -866,10 +866,10 @@ def _notify(skill: Skill) -> str:
         return "on failure only"
     automatic = ", unless the run messaged the user itself" if skill.notify_on_completion is None else ""
     if skill.notify_interval_minutes:
-        return (f"after each run{automatic}, at most every {_minutes(skill.notify_interval_minutes)}; "
+        return (f"after each run{automatic}, at most every {_every(skill.notify_interval_minutes)}; "
                 "failures always")
     default = current().settings().notify_interval
-    return (f"after each run{automatic}, at most every {_minutes(default / timedelta(minutes=1))} "
+    return (f"after each run{automatic}, at most every {_every(default / timedelta(minutes=1))} "
             "(the default, SKILLS_NOTIFY_INTERVAL); failures always")
 
 
@@ -880,12 +880,13 @@ def _approval(skill: Skill) -> str:
     if not skill.approval_required_tools and not steps:
         return f"none listed (a tool marked destructive asks){exempt}"
     asked = ", ".join([*skill.approval_required_tools, *(f"step {s}" for s in steps)])
-    timeout = (_minutes(skill.approval_timeout_minutes) if skill.approval_timeout_minutes
-               else f"{_minutes(current().settings().approval_timeout / timedelta(minutes=1))} (SKILLS_APPROVAL_TIMEOUT)")
+    timeout = (_every(skill.approval_timeout_minutes) if skill.approval_timeout_minutes
+               else f"{_every(current().settings().approval_timeout / timedelta(minutes=1))} (SKILLS_APPROVAL_TIMEOUT)")
     return f"{asked}; unanswered in {timeout}: denied{exempt}"
 
 
-def _minutes(minutes: float) -> str:
+def _every(minutes: float) -> str:
+    """The cadence after "every": ``hour``, ``2 hours``, ``5 minutes``."""
     if minutes >= 60 and minutes % 60 == 0:
         hours = int(minutes // 60)
         return "hour" if hours == 1 else f"{hours} hours"

@@ -56,6 +56,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from skills.catalog import ToolCallInput, ToolCallOutput
     from skills.deadline import RUN_MARGIN
+    from skills.display import span
     from skills.errors import PlanError, SkillRunFailed, WorkflowInputError
     from skills.idempotency import call_key, fire_id, run_prefix, step_place
     from skills.messages import (
@@ -356,7 +357,7 @@ class SkillRun:
                 pass  # the timer won the race: denied, below
         decision = self._answers.get(approval.id) or ApprovalDecision(
             approval_id=approval.id, approve=False, by=TIMEOUT,
-            reason=f"no answer within {_minutes(approval.expires_at - approval.requested_at)}")
+            reason=f"no answer within {span(approval.expires_at - approval.requested_at)}")
         decision = decision.model_copy(update={"reason": decision.reason[:RESULT_EXCERPT]})
         # No longer waiting before the answer is stored: a client that finds the approval answered in the
         # store must not find this run still waiting for it (it would signal an answer nobody reads).
@@ -547,11 +548,6 @@ def _key_prefix(run: RunRecord, request: SkillRunInput | None) -> str:
         run.trigger, scheduled_at=run.scheduled_at, event_id=event.id if event else None,
         event_time=event.time if event else None,
         workflow_id=run.run_id if run.trigger == "event" and event is None else run.workflow_id))
-
-
-def _minutes(span: timedelta) -> str:
-    minutes = round(span.total_seconds() / 60)
-    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{max(minutes, 1)} min"
 
 
 def _zone(skill: Skill) -> str:

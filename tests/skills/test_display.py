@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from skills.approvals import describe_call
-from skills.display import shown, shown_lines
+from skills.display import shown, shown_lines, span
 
 
 @pytest.mark.parametrize(("text", "seen"), [
@@ -33,3 +35,12 @@ def test_a_call_waiting_for_approval_is_described_without_a_bidi_override() -> N
     said = describe_call("outbox_send_message", {"message": "pay \u202e001$ to evil\x1b[8m"})
     assert "\u202e" not in said and "\x1b" not in said
     assert said.startswith("outbox_send_message(") and "\\u202e001$" in said
+
+
+def test_spans_read_as_a_person_would_say_them() -> None:
+    assert span(timedelta(seconds=40)) == "40 s"
+    assert span(timedelta(minutes=12, seconds=5)) == "12 min"
+    assert span(timedelta(hours=2, minutes=5)) == "2 h 05 min"
+    assert span(timedelta(hours=47, minutes=59)) == "47 h 59 min"
+    assert span(timedelta(days=3, hours=4)) == "3 days 4 h"
+    assert span(timedelta(minutes=-1)) == "0 s"

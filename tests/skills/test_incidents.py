@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from skills.errors import SkillValidationError
-from skills.incidents import CAUSE_LENGTH, Incident, cause_of, duration, reminder_due
+from skills.incidents import CAUSE_LENGTH, Incident, cause_of, reminder_due
 from skills.models import RunRecord, Skill
 from skills.normalize import NormalizeContext, normalize
 from skills.notify import incident_message, reminder_message
@@ -32,15 +32,6 @@ def test_a_hostile_summary_is_folded_in_bounded_time_and_length() -> None:
     cause = cause_of(hostile)
     assert time.perf_counter() - started < 0.5
     assert len(cause) <= CAUSE_LENGTH
-
-
-def test_durations_read_as_a_person_would_say_them() -> None:
-    start = datetime(2026, 11, 24, 9, 0, tzinfo=UTC)
-    assert duration(start, start + timedelta(seconds=40)) == "40 s"
-    assert duration(start, start + timedelta(minutes=12, seconds=5)) == "12 min"
-    assert duration(start, start + timedelta(hours=2, minutes=5)) == "2 h 05 min"
-    assert duration(start, start + timedelta(days=3, hours=4)) == "3 days 4 h"
-    assert duration(start, start - timedelta(minutes=1)) == "0 s"
 
 
 def test_a_reminder_is_due_only_when_asked_for_and_its_minutes_have_passed() -> None:

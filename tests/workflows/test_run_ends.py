@@ -19,11 +19,11 @@ from sqlalchemy import update
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
-from activities.maintenance import _duration
 from adapters.store import Store
 from adapters.store.tables import RunRow, SkillRow
 from config.settings import Settings
 from skills.deadline import RunLimits, run_timeout
+from skills.display import span
 from skills.errors import SkillRunFailed
 from skills.messages import MaintenanceReport
 from skills.models import RunRecord, Skill
@@ -213,7 +213,7 @@ async def test_a_run_whose_workflow_ended_without_recording_it_is_closed_by_main
     report = await _maintenance(client, engine)
     assert report.closed == [run.run_id]
     [closed] = await engine.skills.runs("held")
-    reason = f"no end recorded within {_duration(deadline)}: the run's workflow ended without recording it"
+    reason = f"no end recorded within {span(deadline)}: the run's workflow ended without recording it"
     assert (closed.status, closed.summary) == ("error", reason) and closed.finished_at is not None
     stored = await engine.skills.get("held")
     assert stored.consecutive_failures == 1 and stored.last_run_status == "error"
