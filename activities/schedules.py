@@ -27,7 +27,7 @@ from adapters.schedules import (
 )
 from adapters.store import Store
 from config.settings import Settings
-from skills.calendar import SKIP_RENEW_BEFORE, upcoming
+from skills.calendar import SKIP_RENEW_BEFORE, next_fire
 from skills.errors import NamespaceSetupError, SkillNotFoundError
 from skills.messages import ScheduleSync, ScheduleSynced, SkipRenewal
 from skills.models import Skill
@@ -56,7 +56,8 @@ class ScheduleActivities:
             await self._delete(old_id)
         if skill is None or skill.schedule_id is None:
             return ScheduleSynced()
-        days, until = skip_list(skill, datetime.now(UTC))
+        now = datetime.now(UTC)
+        days, until = skip_list(skill, now)
         schedule = build_schedule(skill, self.settings, days)
         # The schedule memo keeps the trigger as written, and a memo can only be set at
         # creation: a new trigger means a new schedule under the same id.
@@ -70,7 +71,7 @@ class ScheduleActivities:
         if previous is None or old_id != skill.schedule_id or trigger_changed:
             # A schedule just created: its next fire from the trigger, as `create` does. Asked of the server,
             # the answer waits for the schedule's own first workflow task (~40 ms on a dev server).
-            return ScheduleSynced(schedule_id=skill.schedule_id, next_fire=_first_fire(skill))
+            return ScheduleSynced(schedule_id=skill.schedule_id, next_fire=_first_fire(skill, now))
         return ScheduleSynced(schedule_id=skill.schedule_id, next_fire=await self.next_fire(skill.schedule_id))
 
     async def create(self, skill: Skill) -> ScheduleSynced:
@@ -179,10 +180,9 @@ class ScheduleActivities:
                 raise
 
 
-def _first_fire(skill: Skill, now: datetime | None = None) -> datetime | None:
-    """The first fire of a schedule just created for ``skill``, computed from its trigger and skip days."""
+def _first_fire(skill: Skill, now: datetime) -> datetime | None:
+    """The first fire of a schedule just created for ``skill`` at ``now``, computed from its trigger and skip
+    days (``next_fire``, which the server's own times are checked against)."""
     if not skill.enabled or skill.trigger_config is None:
         return None
-    coming = [fire.at for fire in upcoming(skill, anchor=skill.created_at, now=now or datetime.now(UTC), count=1)
-              if fire.skipped is None]
-    return coming[0] if coming else None
+    return next_fire(skill, anchor=skill.created_at, now=now)

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, Field
 
@@ -167,10 +168,16 @@ def skip_window(trigger: TriggerConfig, now: datetime) -> tuple[date, date, date
 
 def upcoming(spec: SkillSpec, *, anchor: datetime, now: datetime, count: int) -> list[UpcomingFire]:
     """The skill's next ``count`` fires after ``now`` (its schedule's, in its zone), with the fires its
-    skip list removes listed too, marked: the first of each skipped day (a day is skipped whole).
+    skip list removes listed too, marked: the first of each skipped day (a day is skipped whole), at most
+    ``MAX_SKIPPED_LISTED`` of them. Skipped days never count as fires: asking for one fire on a Friday
+    evening of a business-days skill gives the weekend, marked, and Monday's fire.
+
+    The search ends where the schedule does (``end_at``, ``max_runs``, a one-shot's time) and after a run
+    of skipped fires spanning ``SKIP_HORIZON`` (a skill whose every day is skipped fires never).
 
     These are the times the schedule starts runs at, as long as its skip list is kept renewed
     (Maintenance does): tests/activities/test_calendar_server.py checks them against the server's own."""
+    require_aware(now, "now")
     trigger = spec.trigger_config
     if spec.max_runs is not None:
         # The schedule ends after max_runs (Temporal's remaining actions): no fire past the last one.
@@ -180,10 +187,10 @@ def upcoming(spec: SkillSpec, *, anchor: datetime, now: datetime, count: int) ->
     zone = zone_info(trigger.timezone or "UTC")
     found: list[UpcomingFire] = []
     fired = listed = 0
-    after = now
+    after = since = now
     skipped: Mapping[date, str] = {}
     covered: date | None = None
-    while fired < count and listed < min(count, MAX_SKIPPED_LISTED):
+    while fired < count:
         times = trigger_next_times(trigger, anchor=anchor, after=after, count=1)
         if not times or (spec.end_at is not None and times[0] > spec.end_at):
             break  # the schedule ends at end_at (its spec's end_at)
@@ -197,13 +204,29 @@ def upcoming(spec: SkillSpec, *, anchor: datetime, now: datetime, count: int) ->
         if reason is None:
             found.append(UpcomingFire(at=at))
             fired += 1
-            after = times[0]
+            after = since = times[0]
             continue
-        found.append(UpcomingFire(at=at, skipped=reason))
-        listed += 1
-        # The rest of the day is skipped too: go on from its last instant.
-        after = max(times[0], datetime.combine(day + timedelta(days=1), time(0), tzinfo=zone) - timedelta(microseconds=1))
+        if times[0] - since > SKIP_HORIZON:
+            break  # skipped for longer than a skip list reaches: it fires on no day to come
+        if listed < MAX_SKIPPED_LISTED:
+            found.append(UpcomingFire(at=at, skipped=reason))
+            listed += 1
+        # The rest of the day is skipped too: go on from its last instant (in UTC: aware arithmetic in the
+        # zone is by wall clock, and the wall clock of a repeated hour's end comes twice).
+        after = max(times[0], day_start(day + timedelta(days=1), zone) - timedelta(microseconds=1))
     return found
+
+
+def day_start(day: date, zone: ZoneInfo) -> datetime:
+    """The instant ``day`` begins in ``zone``, in UTC; where its midnight does not exist (the clock jumps
+    from 00:00), the instant the clock jumps."""
+    return datetime.combine(day, time(0), tzinfo=zone).astimezone(UTC)
+
+
+def next_fire(spec: SkillSpec, *, anchor: datetime, now: datetime) -> datetime | None:
+    """The skill's first fire after ``now`` that its schedule starts (no skipped one), or None."""
+    fires = [fire.at for fire in upcoming(spec, anchor=anchor, now=now, count=1) if fire.skipped is None]
+    return fires[0] if fires else None
 
 
 def next_skipped(spec: SkillSpec, *, now: datetime, count: int = 5) -> list[tuple[date, str]]:

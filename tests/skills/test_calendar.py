@@ -6,12 +6,23 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skills.calendar import check_holidays, coming_lines, forecast, next_skipped, skipped_days, upcoming
+from activities.schedules import _first_fire
+from skills.calendar import (
+    SKIP_HORIZON,
+    check_holidays,
+    coming_lines,
+    forecast,
+    next_fire,
+    next_skipped,
+    skipped_days,
+    upcoming,
+)
 from skills.errors import SkillValidationError
 from skills.models import Skill, TriggerConfig
 from skills.normalize import NormalizeContext, normalize
@@ -138,6 +149,27 @@ def test_the_next_fires_mark_the_skipped_days() -> None:
     assert all(fire.at.tzinfo is not None and str(fire.at.tzinfo) == "America/New_York" for fire in found.fires)
 
 
+NEW_YORK = ZoneInfo("America/New_York")
+
+
+@pytest.mark.parametrize(("now", "first"), [
+    (datetime(2026, 11, 27, 13, 0, tzinfo=UTC), datetime(2026, 11, 27, 9, 0, tzinfo=NEW_YORK)),  # that Friday
+    (datetime(2026, 11, 27, 15, 0, tzinfo=UTC), datetime(2026, 11, 30, 9, 0, tzinfo=NEW_YORK)),  # after it: Monday
+    (datetime(2026, 11, 28, 12, 0, tzinfo=UTC), datetime(2026, 11, 30, 9, 0, tzinfo=NEW_YORK)),  # a Saturday
+    (datetime(2026, 11, 25, 15, 0, tzinfo=UTC), datetime(2026, 11, 27, 9, 0, tzinfo=NEW_YORK)),  # Thanksgiving's eve
+    (datetime(2026, 12, 24, 15, 0, tzinfo=UTC), datetime(2026, 12, 28, 9, 0, tzinfo=NEW_YORK)),  # Christmas Eve
+])
+def test_the_first_fire_of_a_weekday_skill_is_its_next_business_day(now: datetime, first: datetime) -> None:
+    # Issue 38: registered on a Friday afternoon, a weekend or a holiday's eve, the answer was None.
+    daily = skill(TriggerConfig(schedule="0 9 * * *", timezone="America/New_York"), skip_holidays="US",
+                  business_days_only=True).model_copy(update={"created_at": now})
+    assert _first_fire(daily, now) == first
+    assert next_fire(daily, anchor=now, now=now) == first
+    fires = forecast(daily, now=now, count=1).fires
+    assert [fire.at for fire in fires if fire.skipped is None] == [first]
+    assert all(fire.at < first for fire in fires if fire.skipped)
+
+
 def test_a_skipped_day_is_listed_once_however_often_the_skill_fires_in_it() -> None:
     minutely = skill(TriggerConfig(schedule="* * * * *", timezone="UTC"), business_days_only=True)
     lines = forecast(minutely, now=datetime(2027, 1, 1, 23, 58, tzinfo=UTC), count=3).lines()
@@ -148,7 +180,10 @@ def test_a_skipped_day_is_listed_once_however_often_the_skill_fires_in_it() -> N
 def test_a_skill_whose_every_fire_is_skipped_lists_a_bounded_answer() -> None:
     saturdays = skill(TriggerConfig(schedule="0 9 * * 6", timezone="UTC"), business_days_only=True)
     fires = upcoming(saturdays, anchor=NOW, now=NOW, count=10)
-    assert len(fires) == 10 and all(fire.skipped == "weekend" for fire in fires)
+    # Searched as far as a skip list reaches, and no further: the Saturdays of SKIP_HORIZON.
+    assert all(fire.skipped == "weekend" for fire in fires)
+    assert len(fires) == SKIP_HORIZON.days // 7 and fires[-1].at - NOW <= SKIP_HORIZON
+    assert next_fire(saturdays, anchor=NOW, now=NOW) is None
 
 
 def test_an_interval_skips_whole_days_of_its_zone() -> None:
