@@ -15,7 +15,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from adapters.metrics import EngineMetrics
 from adapters.store import Store
 from config.settings import Settings
-from skills.calendar import without_skipped
+from skills.calendar import fire_times
 from skills.deadline import RUN_MARGIN, RUN_TIMEOUT_CAP, run_timeout
 from skills.display import span
 from skills.errors import SkillNotFoundError
@@ -30,7 +30,6 @@ from skills.messages import (
     StuckSkill,
 )
 from skills.models import FAILURES, MISSED, MISSING_TOOLS, NO_LLM, REHEARSAL, RunRecord, Skill
-from skills.triggers import trigger_next_times
 
 STUCK_STATE = "stuck-run:{skill_id}"
 """The engine state that remembers, per skill, the run whose skipped fires were last counted (and noticed)."""
@@ -181,9 +180,13 @@ class MaintenanceActivities:
                 continue  # a paused schedule skips nothing; a one-shot has no later fire
             if skipped_behind(skill.overlap, skill.catch_up, MAX_COUNTED_SKIPS) == 0:
                 continue  # its schedule skips no fire, however long a run takes (the state is left alone)
-            due = without_skipped(skill, trigger_next_times(trigger, anchor=skill.created_at,
-                                                            after=run.scheduled_at, count=MAX_COUNTED_SKIPS))
-            came = sum(1 for t in due if t <= now)
+            # Past fires, so neither end_at nor max_runs cuts them: those the schedule had, days it skips aside.
+            came = 0
+            for at, reason in fire_times(trigger, anchor=skill.created_at, now=run.scheduled_at,
+                                         skip_holidays=skill.skip_holidays, business_days_only=skill.business_days_only):
+                if at > now or came >= MAX_COUNTED_SKIPS:
+                    break
+                came += reason is None
             skipped = skipped_behind(skill.overlap, skill.catch_up, came)
             key = STUCK_STATE.format(skill_id=skill.id)
             seen = self.store.get_state(key) or {}

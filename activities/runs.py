@@ -25,7 +25,7 @@ from adapters.store import Store
 from config.secrets import redact, redact_value
 from config.settings import Settings
 from skills.budget import DAY
-from skills.calendar import without_skipped
+from skills.calendar import fire_times
 from skills.catalog import ToolInfo, ToolResult, destructive_tools
 from skills.deadline import approval_seconds
 from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
@@ -42,7 +42,6 @@ from skills.messages import (
 )
 from skills.models import BUDGET, FAILURES, REHEARSAL, RunRecord, Skill
 from skills.notify import settle
-from skills.triggers import trigger_next_times
 
 LATE = timedelta(seconds=15)
 MONTH = timedelta(days=30)
@@ -279,17 +278,23 @@ class RunActivities:
         previous = self.store.previous_scheduled_run(skill.id, before=scheduled)
         # Times before the last change of the skill (a new trigger, a resume) were not fires of this schedule.
         since = max(previous.scheduled_at, skill.updated_at) if previous and previous.scheduled_at else skill.updated_at
-        expected = [t for t in trigger_next_times(trigger, anchor=skill.created_at, after=since,
-                                                  count=MAX_ACCOUNTED + 1) if t < scheduled]
+        # A day the schedule skips (business days, holidays) had no fire to miss. Past fires: neither end_at nor
+        # max_runs cuts them.
+        expected: list[datetime] = []
+        for at, reason in fire_times(trigger, anchor=skill.created_at, now=since, skip_holidays=skill.skip_holidays,
+                                     business_days_only=skill.business_days_only):
+            if at >= scheduled or len(expected) > MAX_ACCOUNTED:
+                break
+            if reason is None:
+                expected.append(at)
         if skill.jitter_seconds and expected and expected[-1] >= scheduled - timedelta(seconds=skill.jitter_seconds):
             expected.pop()  # this fire's own time: Temporal's jitter delayed it (its scheduled time includes it)
-        # A day the schedule skips (business days, holidays) had no fire to miss.
-        expected = without_skipped(skill, expected)
         if not expected:
             return []
-        following = without_skipped(skill, trigger_next_times(trigger, anchor=skill.created_at, after=scheduled,
-                                                              count=1))
-        late = run.started_at - scheduled > LATE or bool(following and following[0] <= run.started_at)
+        following = next((at for at, reason in fire_times(
+            trigger, anchor=skill.created_at, now=scheduled, skip_holidays=skill.skip_holidays,
+            business_days_only=skill.business_days_only) if reason is None), None)
+        late = run.started_at - scheduled > LATE or bool(following and following <= run.started_at)
         before = PreviousFire(scheduled_at=previous.scheduled_at, started_at=previous.started_at,
                               finished_at=previous.finished_at) if previous and previous.scheduled_at else None
         return [

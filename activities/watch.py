@@ -18,11 +18,10 @@ from activities.agent import ENDPOINT_STATE
 from adapters.metrics import EngineMetrics
 from adapters.store import ScheduledSkill, Store
 from config.settings import Settings
-from skills.calendar import skipped_days
+from skills.calendar import fire_times
 from skills.messages import OverdueQuery, OverdueSkill, OverdueSkills, SkillBrief
 from skills.models import TriggerConfig
 from skills.naming import FIND_OVERDUE_SKILLS
-from skills.triggers import trigger_next_times, zone_info
 
 
 class WatchActivities:
@@ -70,20 +69,10 @@ class WatchActivities:
         return OverdueSkills(count=len(found), skills=found[:query.limit], threshold_seconds=threshold.total_seconds())
 
 
-SKIP_LOOKAHEAD = 64
-"""Fires looked at past the last one for the next that is not on a skipped day: a daily skill skipping a
-fortnight of holidays and weekends still finds its next fire; past that, it is not counted overdue."""
-
-
 def _next_fire(skill: ScheduledSkill, since: datetime) -> datetime | None:
     """The skill's next fire after ``since`` that its schedule does not skip (business days, holidays):
     a fire on a skipped day never comes, so it is never overdue."""
     trigger = TriggerConfig.model_validate(skill.trigger_config)
-    count = SKIP_LOOKAHEAD if skill.skip_holidays or skill.business_days_only else 1
-    upcoming = trigger_next_times(trigger, anchor=skill.created_at, after=since, count=count)
-    if count > 1 and upcoming:
-        zone = zone_info(trigger.timezone or "UTC")
-        days = [t.astimezone(zone).date() for t in upcoming]
-        skipped = skipped_days(skill.skip_holidays, skill.business_days_only, min(days), max(days))
-        upcoming = [t for t, day in zip(upcoming, days, strict=True) if day not in skipped]
-    return upcoming[0] if upcoming else None
+    fires = fire_times(trigger, anchor=skill.created_at, now=since, skip_holidays=skill.skip_holidays,
+                       business_days_only=skill.business_days_only)
+    return next((at for at, reason in fires if reason is None), None)

@@ -13,7 +13,7 @@ workflow importing the models never loads it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -166,54 +166,100 @@ def skip_window(trigger: TriggerConfig, now: datetime) -> tuple[date, date, date
 # --- the fires to come ----------------------------------------------------------------------------
 
 
-def upcoming(spec: SkillSpec, *, anchor: datetime, now: datetime, count: int) -> list[UpcomingFire]:
-    """The skill's next ``count`` fires after ``now`` (its schedule's, in its zone), with the fires its
-    skip list removes listed too, marked: the first of each skipped day (a day is skipped whole), at most
-    ``MAX_SKIPPED_LISTED`` of them. Skipped days never count as fires: asking for one fire on a Friday
-    evening of a business-days skill gives the weekend, marked, and Monday's fire.
+_FIRST_CHUNK = 8
+_CHUNK = 1_000
+"""Trigger times asked of croniter at once: few first (most answers want a handful), doubling up to this."""
 
-    The search ends where the schedule does (``end_at``, ``max_runs``, a one-shot's time) and after a run
-    of skipped fires spanning ``SKIP_HORIZON`` (a skill whose every day is skipped fires never).
 
-    These are the times the schedule starts runs at, as long as its skip list is kept renewed
-    (Maintenance does): tests/activities/test_calendar_server.py checks them against the server's own."""
+def fire_times(trigger: TriggerConfig, *, anchor: datetime, now: datetime, skip_holidays: str | None = None,
+               business_days_only: bool = False, end_at: datetime | None = None,
+               runs_left: int | None = None) -> Iterator[tuple[datetime, str | None]]:
+    """Every time the schedule of ``trigger`` fires strictly after ``now``, in order: the one calendar every
+    prediction of fires comes from (the registration's next fire, ``skills next``, the 30-day outlook,
+    collisions, proposals, the overdue watch, the run accounting).
+
+    Yields ``(time, None)`` for a fire the schedule starts and ``(time, reason)`` for the first fire of each
+    day it skips (the day is skipped whole, so its other fires are not yielded). Ends where the schedule
+    does: a one-shot's time, ``end_at`` (inclusive, as the spec's), ``runs_left`` fires (Temporal's remaining
+    actions; skipped fires take none), and after ``SKIP_HORIZON`` of nothing but skipped fires (a skill
+    whose every day is skipped fires never: without the bound, asking for its next fire would not end).
+    ``anchor``: when the trigger was set (an interval counts from it). Times are aware; a cron's are in its
+    zone, compare them in UTC.
+
+    These are the times the server starts runs at while the skip list is kept renewed (Maintenance
+    does): tests/activities/test_calendar_matrix.py checks them against the server's own."""
     require_aware(now, "now")
-    trigger = spec.trigger_config
-    if spec.max_runs is not None:
-        # The schedule ends after max_runs (Temporal's remaining actions): no fire past the last one.
-        count = min(count, max(0, spec.max_runs - getattr(spec, "scheduled_runs", 0)))
-    if trigger is None or not spec.is_scheduled or count <= 0:
-        return []
+    if runs_left is not None and runs_left <= 0:
+        return
     zone = zone_info(trigger.timezone or "UTC")
-    found: list[UpcomingFire] = []
-    fired = listed = 0
-    after = since = now
+    skipping = bool(skip_holidays or business_days_only)
     skipped: Mapping[date, str] = {}
     covered: date | None = None
-    while fired < count:
-        times = trigger_next_times(trigger, anchor=anchor, after=after, count=1)
-        if not times or (spec.end_at is not None and times[0] > spec.end_at):
-            break  # the schedule ends at end_at (its spec's end_at)
-        at = times[0].astimezone(zone)
-        day = at.date()
-        if covered is None or day > covered:
-            # A year of days at a time: a skill's next fires are rarely further apart.
-            covered = day + timedelta(days=366)
-            skipped = skipped_days(spec.skip_holidays, spec.business_days_only, day, covered)
-        reason = skipped.get(day)
+    after = since = now
+    size = _FIRST_CHUNK
+    while True:
+        times = trigger_next_times(trigger, anchor=anchor, after=after, count=size)
+        for at in times:
+            if end_at is not None and at > end_at:
+                return
+            if skipping:
+                day = at.astimezone(zone).date()
+                if covered is None or day > covered:
+                    # A year of days at a time: a skill's next fires are rarely further apart.
+                    covered = day + timedelta(days=366)
+                    skipped = skipped_days(skip_holidays, business_days_only, day, covered)
+                reason = skipped.get(day)
+                if reason is not None:
+                    if at - since > SKIP_HORIZON:
+                        return
+                    yield at, reason
+                    # The rest of the day is skipped too: go on from its last instant (in UTC: aware
+                    # arithmetic in the zone is by wall clock, and a repeated hour's wall clock comes twice).
+                    after = max(at, day_start(day + timedelta(days=1), zone) - timedelta(microseconds=1))
+                    break
+            yield at, None
+            after = since = at
+            if runs_left is not None:
+                runs_left -= 1
+                if runs_left == 0:
+                    return
+        else:
+            if len(times) < size:
+                return  # a one-shot, done
+            size = min(size * 2, _CHUNK)
+
+
+def spec_fires(spec: SkillSpec, *, anchor: datetime, now: datetime) -> Iterator[tuple[datetime, str | None]]:
+    """``fire_times`` of a skill's schedule: its trigger, skipped days, ``end_at`` and the runs ``max_runs``
+    leaves; nothing for a skill that is not scheduled."""
+    trigger = spec.trigger_config
+    if trigger is None or not spec.is_scheduled:
+        return iter(())
+    runs_left = None if spec.max_runs is None else max(0, spec.max_runs - getattr(spec, "scheduled_runs", 0))
+    return fire_times(trigger, anchor=anchor, now=now, skip_holidays=spec.skip_holidays,
+                      business_days_only=spec.business_days_only, end_at=spec.end_at, runs_left=runs_left)
+
+
+def upcoming(spec: SkillSpec, *, anchor: datetime, now: datetime, count: int) -> list[UpcomingFire]:
+    """The skill's next ``count`` fires after ``now`` (``spec_fires``), in its zone, with the first fire of
+    each day its skip list removes listed too, marked (at most ``MAX_SKIPPED_LISTED`` of them). Skipped days
+    do not count: one fire asked of a business-days skill on a Friday evening is the weekend, marked, and
+    Monday's fire. Fewer when the schedule ends first."""
+    require_aware(now, "now")
+    if count <= 0 or spec.trigger_config is None:
+        return []
+    zone = zone_info(spec.trigger_config.timezone or "UTC")
+    found: list[UpcomingFire] = []
+    fired = listed = 0
+    for at, reason in spec_fires(spec, anchor=anchor, now=now):
         if reason is None:
-            found.append(UpcomingFire(at=at))
+            found.append(UpcomingFire(at=at.astimezone(zone)))
             fired += 1
-            after = since = times[0]
-            continue
-        if times[0] - since > SKIP_HORIZON:
-            break  # skipped for longer than a skip list reaches: it fires on no day to come
-        if listed < MAX_SKIPPED_LISTED:
-            found.append(UpcomingFire(at=at, skipped=reason))
+            if fired >= count:
+                break
+        elif listed < MAX_SKIPPED_LISTED:
+            found.append(UpcomingFire(at=at.astimezone(zone), skipped=reason))
             listed += 1
-        # The rest of the day is skipped too: go on from its last instant (in UTC: aware arithmetic in the
-        # zone is by wall clock, and the wall clock of a repeated hour's end comes twice).
-        after = max(times[0], day_start(day + timedelta(days=1), zone) - timedelta(microseconds=1))
     return found
 
 
@@ -224,9 +270,9 @@ def day_start(day: date, zone: ZoneInfo) -> datetime:
 
 
 def next_fire(spec: SkillSpec, *, anchor: datetime, now: datetime) -> datetime | None:
-    """The skill's first fire after ``now`` that its schedule starts (no skipped one), or None."""
-    fires = [fire.at for fire in upcoming(spec, anchor=anchor, now=now, count=1) if fire.skipped is None]
-    return fires[0] if fires else None
+    """The skill's first fire after ``now`` that its schedule starts (no skipped one), in its zone, or None."""
+    at = next((at for at, reason in spec_fires(spec, anchor=anchor, now=now) if reason is None), None)
+    return at.astimezone(zone_info(spec.trigger_config.timezone or "UTC")) if at and spec.trigger_config else at
 
 
 def next_skipped(spec: SkillSpec, *, now: datetime, count: int = 5) -> list[tuple[date, str]]:
@@ -274,14 +320,3 @@ def coming_lines(skill: Skill, *, now: datetime, count: int = 5) -> list[str]:
     if not skill.enabled or not skill.is_scheduled or skill.is_one_shot:
         return []
     return forecast(skill, now=now, count=count).lines()
-
-
-def without_skipped(spec: SkillSpec, times: list[datetime]) -> list[datetime]:
-    """``times`` (a trigger's fires) less those on days the skill's schedule skips: no fire happens then, so
-    none is missed, coalesced or held back (the run records and the stuck count would otherwise say so)."""
-    if not times or not skips(spec) or spec.trigger_config is None:
-        return times
-    zone = zone_info(spec.trigger_config.timezone or "UTC")
-    days = [t.astimezone(zone).date() for t in times]
-    skipped = skipped_days(spec.skip_holidays, spec.business_days_only, min(days), max(days))
-    return [t for t, day in zip(times, days, strict=True) if day not in skipped]

@@ -15,14 +15,15 @@ chat, one per family member). Pure: the caller gives the agent's skills and the 
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import UTC, datetime
 
 from pydantic import BaseModel
 
+from skills.calendar import spec_fires
 from skills.models import Skill, SkillSpec
-from skills.triggers import trigger_next_times
 
 SIMILAR_INSTRUCTIONS = 0.9
 """How alike two skills' instructions must be (difflib's ratio) to be one task written twice."""
@@ -100,12 +101,13 @@ def _cached(cache: dict[str, set[datetime]], skill: SkillSpec, now: datetime,
 
 
 def _fires(spec: SkillSpec, now: datetime, anchor: datetime) -> set[datetime]:
-    """The trigger's next fires (an interval counted from ``anchor``); days a skip list removes are not
-    left out here, so two skills may be said to meet on a day one of them skips: a note errs towards saying."""
+    """The schedule's next fires (an interval counted from ``anchor``), as the calendar says them: the days
+    it skips left out, and none past its end."""
     if not spec.enabled or not spec.is_scheduled or spec.trigger_config is None:
         return set()
     try:
-        return set(trigger_next_times(spec.trigger_config, anchor=anchor, after=now, count=FIRES_COMPARED))
+        started = (at for at, reason in spec_fires(spec, anchor=anchor, now=now) if reason is None)
+        return {at.astimezone(UTC) for at in itertools.islice(started, FIRES_COMPARED)}
     except ValueError:
         return set()
 

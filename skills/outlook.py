@@ -15,18 +15,13 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel
 
-from skills.calendar import without_skipped
+from skills.calendar import fire_times
 from skills.models import SkillSpec
 from skills.notify import is_messaging_tool
-from skills.triggers import trigger_next_times
 
 HORIZON_DAYS = 30
 MAX_COUNTED = 50_000
 """Fires counted at most (a skill every minute has 43,200 in 30 days)."""
-_CHUNK = 1_000
-_FIRST_CHUNK = 40
-"""Fires computed first: a daily or hourly skill's 30 days need no more (a fire costs croniter a third
-of a millisecond, which `skills get` waits for); a chunk twice as big follows, up to ``_CHUNK``."""
 
 
 class Outlook(BaseModel):
@@ -60,22 +55,21 @@ def runs_ahead(spec: SkillSpec, now: datetime, *, anchor: datetime, done: int = 
     if not spec.enabled or not spec.is_scheduled or trigger is None:
         return 0, False
     end = now + timedelta(days=HORIZON_DAYS)
-    if spec.end_at is not None:
-        end = min(end, spec.end_at)
-    count, cursor, size = 0, now, _FIRST_CHUNK
-    while count < MAX_COUNTED:
-        try:
-            chunk = trigger_next_times(trigger, anchor=anchor, after=cursor, count=size)
-        except ValueError:
-            break
-        inside = [t for t in chunk if t <= end]
-        count += len(without_skipped(spec, inside))
-        if len(inside) < len(chunk) or len(chunk) < size or not chunk:
-            break
-        cursor, size = chunk[-1], min(size * 2, _CHUNK)
-    if spec.max_runs is not None:
-        count = min(count, max(0, spec.max_runs - done))
-    return min(count, MAX_COUNTED), count >= MAX_COUNTED
+    runs_left = None if spec.max_runs is None else max(0, spec.max_runs - done)
+    count = 0
+    try:
+        for at, reason in fire_times(trigger, anchor=anchor, now=now, skip_holidays=spec.skip_holidays,
+                                     business_days_only=spec.business_days_only, end_at=spec.end_at,
+                                     runs_left=runs_left):
+            if at > end:
+                break
+            if reason is None:
+                count += 1
+                if count >= MAX_COUNTED:
+                    return count, True
+    except ValueError:
+        pass  # past the years Temporal schedules: no fire there
+    return count, False
 
 
 def messages_per_run(spec: SkillSpec, notifier_tool: str) -> tuple[int, str]:

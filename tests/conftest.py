@@ -81,6 +81,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items[:] = ordered + rest
 
 
+CLOCKS = {
+    "friday-afternoon": datetime(2026, 11, 27, 15, 0, tzinfo=UTC),
+    "saturday": datetime(2026, 11, 28, 12, 0, tzinfo=UTC),
+    "thanksgiving-eve": datetime(2026, 11, 25, 15, 0, tzinfo=UTC),
+    "christmas-eve": datetime(2026, 12, 24, 15, 0, tzinfo=UTC),
+    "spring-forward-new-york": datetime(2027, 3, 14, 6, 45, tzinfo=UTC),
+    "fall-back-berlin": datetime(2027, 10, 31, 0, 30, tzinfo=UTC),
+}
+"""The fixed clocks a date-sensitive test runs under (issue 38: the suite failed on a Friday afternoon)."""
+
+
+@pytest.fixture(params=list(CLOCKS), ids=list(CLOCKS))
+def clock(request: pytest.FixtureRequest) -> Iterator[datetime]:
+    """This process's clock moved to each of ``CLOCKS`` in turn (and ticking on from there): for code that
+    reads the clock in the test process. The Temporal server's clock does not move: compare nothing the
+    server computes from its own "now" with this one."""
+    import time_machine
+
+    with time_machine.travel(CLOCKS[request.param], tick=True):
+        yield CLOCKS[request.param]
+
+
 @pytest.fixture(scope="session")
 async def env() -> AsyncIterator[WorkflowEnvironment]:
     environment = await WorkflowEnvironment.start_local(

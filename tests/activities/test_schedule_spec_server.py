@@ -120,6 +120,12 @@ async def test_next_fires_from_now_are_croniter_times(server: Client, expr: str,
     fired = await next_fires(server, cron_spec(expr, tz))
     expected = utc(cron_next_times(expr, tz, before, len(fired) + 1))
     assert len(fired) == 10
+    if any(is_repeated_wall_time(t, ZoneInfo(tz)) for t in expected) \
+            and before.astimezone(ZoneInfo(tz)).utcoffset() > timedelta():
+        # Run within hours of a fall-back east of UTC (docs/triggers.md, "Clock changes"): in the repeated
+        # hour the server fires only at croniter's times, not at each; what holds on any day.
+        assert set(fired) <= set(utc(cron_next_times(expr, tz, before, 20)))
+        return
     # A fire may fall between our clock reading and the server's.
     assert fired in (expected[:-1], expected[1:])
 

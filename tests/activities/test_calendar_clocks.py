@@ -1,0 +1,71 @@
+"""The code that reads the clock in this process, run under fixed clocks (the ``clock`` fixture: a Friday
+afternoon, a Saturday, holiday eves, clock-change days): the registration's first fire, and the next
+fires a reply lists. Issue 38: on a Friday afternoon, a weekend or a holiday's eve, a weekday skill was
+told it had no next fire, and the suite, asking about whatever day it ran on, passed on other days.
+
+The schedule is created on the real server (whose clock does not move): what is checked is what the
+engine computes from its own clock, the answer the user reads.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+from temporalio.client import Client
+from temporalio.testing import ActivityEnvironment
+
+from activities.schedules import ScheduleActivities
+from adapters.store import Store
+from client.management import _coming
+from config.settings import Settings
+from skills.models import Skill, SkillSpec, TriggerConfig
+
+NEW_YORK, BERLIN = ZoneInfo("America/New_York"), ZoneInfo("Europe/Berlin")
+
+FIRST_FIRE = {
+    # 0 9 * * *, New York, business days and US holidays: the issue's table, and two clock-change days.
+    "friday-afternoon": datetime(2026, 11, 30, 9, 0, tzinfo=NEW_YORK),
+    "saturday": datetime(2026, 11, 30, 9, 0, tzinfo=NEW_YORK),
+    "thanksgiving-eve": datetime(2026, 11, 27, 9, 0, tzinfo=NEW_YORK),
+    "christmas-eve": datetime(2026, 12, 28, 9, 0, tzinfo=NEW_YORK),
+    "spring-forward-new-york": datetime(2027, 3, 15, 9, 0, tzinfo=NEW_YORK),
+    "fall-back-berlin": datetime(2027, 11, 1, 9, 0, tzinfo=NEW_YORK),
+}
+FIRST_FIRE_BERLIN = {
+    # 30 8 * * *, Berlin, business days and Bavaria's holidays.
+    "friday-afternoon": datetime(2026, 11, 30, 8, 30, tzinfo=BERLIN),
+    "saturday": datetime(2026, 11, 30, 8, 30, tzinfo=BERLIN),
+    "thanksgiving-eve": datetime(2026, 11, 26, 8, 30, tzinfo=BERLIN),
+    "christmas-eve": datetime(2026, 12, 28, 8, 30, tzinfo=BERLIN),
+    "spring-forward-new-york": datetime(2027, 3, 15, 8, 30, tzinfo=BERLIN),
+    "fall-back-berlin": datetime(2027, 11, 2, 8, 30, tzinfo=BERLIN),  # 1 November: All Saints' Day in Bavaria
+}
+
+
+def stored(store: Store, now: datetime, schedule: str, zone: str, holidays: str) -> Skill:
+    spec = SkillSpec(agent_id="me", name=f"standup {zone}", trigger_type="cron", instructions="x",
+                     trigger_config=TriggerConfig(schedule=schedule, timezone=zone), skip_holidays=holidays,
+                     business_days_only=True)
+    return store.create_skill(spec, trigger_as_written=None, disabled_reason=None, now=now)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return Store.open(f"sqlite:///{tmp_path / 'skills.db'}")
+
+
+async def test_a_weekday_skill_registered_at_any_clock_is_told_its_next_business_day(
+        clock: datetime, request: pytest.FixtureRequest, client: Client, settings: Settings, store: Store) -> None:
+    name = request.node.callspec.id
+    schedules = ScheduleActivities(client, settings, store)
+    for skill, expected in ((stored(store, clock, "0 9 * * *", "America/New_York", "US"), FIRST_FIRE[name]),
+                            (stored(store, clock, "30 8 * * *", "Europe/Berlin", "DE-BY"), FIRST_FIRE_BERLIN[name])):
+        answer = await ActivityEnvironment().run(schedules.create, skill)
+        assert answer.next_fire == expected, name
+        # What a reply to the new skill lists (the MCP and Telegram answers, the chat's "fires next").
+        coming = _coming(skill, count=3)
+        assert f"{expected:%Y-%m-%d %H:%M %a}" in coming and len([c for c in coming if "skipped" not in c]) == 3
+        assert coming[0] == f"{expected:%Y-%m-%d %H:%M %a}" or "skipped" in coming[0]
