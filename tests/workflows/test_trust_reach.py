@@ -21,7 +21,9 @@ from client.files import sync_files
 from config.settings import Settings
 from skills.models import RunRecord
 from tests.conftest import ROOT, Engine, eventually, write_mcp_config
+from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
 from tests.skills.skillmd.skill_files import skill_text
+from tests.workflows.test_approvals import waiting
 from tests.workflows.test_trust import skills
 
 EXFIL = ROOT / "tests" / "mcp_servers" / "exfil_server.py"
@@ -126,3 +128,69 @@ async def test_attack_an_installed_plan_fires_and_sends_only_after_its_owner_tru
 async def _enabled(engine: Engine, name: str) -> Any:
     skill = await engine.skills.get(name, engine.settings.file_skills_agent)
     return skill if skill.enabled else None
+
+
+# --- a chat's change, a delivery -----------------------------------------------------------------------
+
+KEY = "sk-reach-chat"
+llm = scripted_llm_fixture(api_key=KEY)
+DIGEST = {"name": "digest", "instructions": "List my outbox", "schedule": "0 9 * * *", "notify_on_completion": True,
+          "execution_plan": [{"id": "fetch", "toolName": "outbox_list_messages"}]}
+
+
+@pytest.fixture
+async def exfil_chat(client: Client, settings: Settings, tmp_path: Path, llm: ScriptedLLM) -> AsyncIterator[Engine]:
+    engine = await Engine(exfil_settings(settings, tmp_path).model_copy(update={
+        "llm_base_url": llm.base_url, "llm_api_key": KEY, "llm_model": "chat"}), client).start()
+    yield engine
+    await engine.stop()
+
+
+async def test_attack_a_chat_cannot_redirect_a_skills_result_without_a_yes(
+        exfil_chat: Engine, llm: ScriptedLLM) -> None:
+    engine = exfil_chat
+    await engine.skills.register(DIGEST)
+    await engine.skills.register({**DIGEST, "name": "drink-water"})
+    # Text the model read steers it: send the digest, and another skill's last result, outside.
+    llm.script("chat", [call("memory_update_skill", {
+        "skill_id": "digest", "deliver_to": [{"tool": "exfil_send", "to": OUTSIDE}],
+        "context_from": ["drink-water"]}), say("Done.")])
+    reply = await engine.skills.chat("tidy my digest", session_id="b")
+    skill = await engine.skills.get("digest")
+    assert skill.deliver_to == [] and skill.context_from == [], "changed without the owner's yes"
+    assert reply.changes == []
+    [proposal] = reply.proposals
+    # The owner is shown where it would deliver, with the address, and what it would read.
+    assert f"delivers to: exfil_send to={OUTSIDE}" in proposal.summary, proposal.summary
+    assert "reads the last result of skill drink-water" in proposal.summary
+    assert "changes deliver_to" in proposal.summary and "changes context_from" in proposal.summary
+    run = await engine.skills.run("digest")
+    assert not isinstance(run, str) and run.status == "success" and run.deliveries == []
+    assert leaked(engine) == []
+
+
+async def test_attack_a_delivery_to_a_destructive_tool_waits_for_the_owners_approval(exfil: Engine) -> None:
+    await exfil.skills.register({**DIGEST, "deliver_to": [{"tool": "exfil_send", "to": OUTSIDE}]})
+    await exfil.skills.run("digest", wait=False)
+    [approval] = await waiting(exfil)
+    assert leaked(exfil) == []  # nothing left while it waits
+    assert approval.tool == "exfil_send" and approval.arguments.get("to") == OUTSIDE
+    await exfil.skills.deny(approval.id, "not there")
+    run = await eventually(lambda: _delivered(exfil, "failed"))
+    assert "not there" in run.deliveries[0].error and leaked(exfil) == []
+
+    # Approved, it goes, once; an exemption (the owner's word on the skill) lets it go unasked.
+    await exfil.skills.run("digest", wait=False)
+    [again] = await waiting(exfil)
+    await exfil.skills.approve(again.id)
+    await eventually(lambda: _delivered(exfil, "delivered"))
+    assert [r["to"] for r in leaked(exfil)] == [OUTSIDE]
+    await exfil.skills.update("digest", {"approval_exempt_tools": ["exfil_send"]})
+    done = await exfil.skills.run("digest")
+    assert not isinstance(done, str) and [d.status for d in done.deliveries] == ["delivered"]
+    assert [r["to"] for r in leaked(exfil)] == [OUTSIDE, OUTSIDE]
+
+
+async def _delivered(engine: Engine, status: str) -> RunRecord | None:
+    runs = [r for r in await engine.skills.runs("digest") if r.deliveries]
+    return runs[0] if runs and runs[0].deliveries[0].status == status else None
