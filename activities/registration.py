@@ -20,6 +20,7 @@ from temporalio import activity
 from activities.failures import as_application_errors
 from activities.schedules import ScheduleActivities
 from activities.skillfiles import file_skill
+from activities.trust import trust_states
 from adapters.model_list import EndpointModels
 from adapters.store import Store
 from config.settings import LLM_SETTINGS, Settings
@@ -82,11 +83,16 @@ class RegistrationActivities:
             if request.target is not None:
                 existing = self.store.find_skill(request.target.ref, request.target.agent_id)
                 existing_id = existing.id
+            hold = None
             if request.from_files:
-                request = self._as_the_file_says(request, existing)
+                request, hold = self._as_the_file_says(request, existing)
             ctx = _recording(self._with_file_toolsets(self._context(request), request.data), unknown)
             normalized = _without_llm(normalize(request.data, ctx, existing=_spec(existing) if existing else None),
                                       self.settings)
+            if hold is not None and normalized.spec.enabled:
+                # Stored paused until its owner trusts what it reaches (a person's own pause is kept as it was).
+                normalized.spec.enabled = False
+                normalized.disabled_reason = hold
         except SkillValidationError as e:
             return Prepared(existing_id=existing_id, errors=e.errors)
         except SkillNotFoundError as e:
@@ -125,10 +131,11 @@ class RegistrationActivities:
             skill_names=self.store.skill_names,
         )
 
-    def _as_the_file_says(self, request: RegisterInput, existing: Skill | None) -> RegisterInput:
+    def _as_the_file_says(self, request: RegisterInput, existing: Skill | None) -> tuple[RegisterInput, str | None]:
         """A sync's registration, read from the SKILL.md the worker's folders hold now, never from the payload:
         any namespace holder can start RegisterSkill and say ``from_files``. Only the name, the target (one of
-        the files agent's skills) and ``enabled: true`` (the sync's re-enable) come from the request."""
+        the files agent's skills) and ``enabled: true`` (the sync's re-enable) come from the request. With it,
+        why the skill must stay paused (its owner has not trusted what it reaches as it is now), or None."""
         agent, name = self.settings.file_skills_agent, request.data.get("name")
         if existing is not None and existing.agent_id != agent:
             raise SkillValidationError.single("target", f"skill {existing.id} is not the files agent's: the "
@@ -143,7 +150,8 @@ class RegistrationActivities:
             raise SkillValidationError.single("name", str(exc)) from None
         if request.data.get("enabled") is True:
             data["enabled"] = True
-        return request.model_copy(update={"data": data})
+        [state] = trust_states(self.store, self.settings, [found])
+        return request.model_copy(update={"data": data}), None if state.runs else state.paused_reason()
 
     def _reserved_agents(self, request: RegisterInput) -> frozenset[str]:
         """The files agent, unless the sync asks for a scheduled SKILL.md of the worker's folders: a skill

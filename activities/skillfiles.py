@@ -25,7 +25,7 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
-from activities.trust import untrusted
+from activities.trust import trust_states, untrusted
 from adapters.store import Store
 from config.settings import Settings
 from skills.catalog import ToolInfo, ToolsetGrant, toolsets_digest
@@ -89,7 +89,10 @@ class SkillFileActivities:
             default_agent_id=agent,
             tool_catalog=set(self.tool_names()),
         )
-        return plan_sync(catalog, stored, context, self.limits)
+        scheduled = [skill for skill in catalog.skills.values() if skill.manifest.metadata.trigger_config is not None]
+        held = {state.name: state.paused_reason() for state in trust_states(self.store, self.settings, scheduled)
+                if not state.runs}
+        return plan_sync(catalog, stored, context, self.limits, untrusted=held)
 
     @activity.defn
     async def apply_skill_file(self, change: FileChange) -> SyncedSkill:

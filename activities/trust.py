@@ -29,6 +29,7 @@ from skills.skillmd.trust import (
     TrustState,
     executable_parts,
     trust_state,
+    untrusted_reason,
 )
 
 
@@ -88,8 +89,17 @@ class TrustActivities:
         now = datetime.now(UTC)
         self.store.set_trust(skill.name, parts.digest, parts.lines(), now)
         activity.logger.info("skill %s trusted: %s", skill.name, parts.digest)
-        return TrustResult(ok=True, state=state.model_copy(update={
+        return TrustResult(ok=True, resume=self._paused_for_trust(skill.name), state=state.model_copy(update={
             "status": "trusted", "trusted_digest": parts.digest, "trusted_at": now}))
+
+    def _paused_for_trust(self, name: str) -> int | None:
+        """The files agent's stored skill ``name``, if the sync paused it for want of trust (never a skill
+        a person paused: its reason is theirs)."""
+        try:
+            stored = self.store.find_skill(name, self.settings.file_skills_agent)
+        except SkillNotFoundError:
+            return None
+        return stored.id if not stored.enabled and untrusted_reason(stored.disabled_reason) else None
 
     @activity.defn(name=TRUST_STATES)
     def trust_states(self, request: TrustQuery) -> list[TrustState]:

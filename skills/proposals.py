@@ -24,6 +24,7 @@ from pydantic import BaseModel
 from skills.approvals import Approval, ApprovalDecision
 from skills.calendar import UpcomingFire, coming_lines, upcoming
 from skills.models import Skill, SkillSpec
+from skills.reach import spec_lines, spec_reach
 
 CONFIRMED_TOOLS = ("memory_store_skill", "memory_update_skill", "memory_delete_skill", "emit_event", "memory_undo")
 """The management tools whose calls a chat may only propose (an update, only when it widens)."""
@@ -73,11 +74,10 @@ def tools_of(spec: SkillSpec) -> set[str]:
 def widening(before: SkillSpec, after: SkillSpec) -> list[str]:
     """Why changing ``before`` into ``after`` widens what the skill's runs do, in words (empty: it does not).
 
-    Widening: a tool gained (required, in the plan or a pre-flight check), a tool that needed approval
-    no longer does (or a destructive one is newly exempt), the move to the Agent tier, enabling, new instructions for an Agent-tier skill
-    (they are what its LLM does), a Direct plan that now calls something else or with other arguments,
-    another model, more steps. Anything else (the name, the description, the trigger, notices, fewer
-    tools, a pause, a shorter plan) is made at once."""
+    Derived from the one classification of a skill's fields (``skills.reach``): a change of any reach field
+    widens unless it only narrows, by that field's rule below (fewer tools, a shorter plan, fewer
+    destinations or reads, a pause, a lower limit). So a reach field added later needs a yes until a rule
+    says how it narrows. What a skill only says, and when it fires, are made at once."""
     reasons = []
     gained = sorted(tools_of(after) - tools_of(before))
     if gained:
@@ -92,15 +92,58 @@ def widening(before: SkillSpec, after: SkillSpec) -> list[str]:
         reasons.append("moves it to the Agent tier (an LLM decides what to call)")
     if after.enabled and not before.enabled:
         reasons.append("enables it")
-    if after.tier == "agent" and before.tier == "agent" and after.instructions != before.instructions:
-        reasons.append("changes the instructions its LLM follows")
-    if after.tier == "direct" and before.tier == "direct" and not _fewer_steps(before, after):
-        reasons.append("changes what its plan calls")
-    if after.tier == "agent" and after.model != before.model:
-        reasons.append(f"changes its model to {after.model or 'the default'}")
-    if after.tier == "agent" and after.max_steps > before.max_steps:
-        reasons.append(f"raises max_steps to {after.max_steps}")
+    old, new = spec_reach(before), spec_reach(after)
+    for name in dict.fromkeys([*new, *old]):
+        if name in _SAID or new.get(name) == old.get(name) or _narrows(name, before, after):
+            continue
+        words = _WORDS.get(name)
+        reasons.append(words(after) if words else f"changes {name}: {_short(new.get(name), 200)}")
     return reasons
+
+
+_SAID = frozenset({"required_tools", "approval_required_tools", "approval_exempt_tools", "enabled"})
+"""Reach fields whose every widening change the rules above name (gained tools, released approvals,
+new exemptions, enabling): any other change of theirs narrows."""
+
+_WORDS = {
+    "instructions": lambda after: "changes the instructions its LLM follows",
+    "execution_plan": lambda after: "changes what its plan calls",
+    "model": lambda after: f"changes its model to {after.model or 'the default'}",
+    "max_steps": lambda after: f"raises max_steps to {after.max_steps}",
+    "deliver_to": lambda after: "changes deliver_to: " + "; ".join(d.label for d in after.deliver_to),
+    "context_from": lambda after: "changes context_from: reads " + ", ".join(after.context_from),
+}
+
+_DELIVERS = {"never": 0, "on_change": 1, "always": 2}
+
+
+def _narrows(name: str, before: SkillSpec, after: SkillSpec) -> bool:
+    """Whether the change of reach field ``name`` only narrows what runs (or is already said another way)."""
+    moved_to_agent = before.tier == "direct" and after.tier == "agent"
+    match name:
+        case "execution_plan":
+            return moved_to_agent or (after.tier == before.tier == "direct" and _fewer_steps(before, after))
+        case "instructions":
+            return moved_to_agent or after.tier == "direct"
+        case "model" | "fallback_models":
+            return after.tier == "direct"
+        case "max_steps":
+            return after.tier == "direct" or after.max_steps <= before.max_steps
+        case "max_tokens_per_month":
+            return after.max_tokens_per_month is not None and (
+                before.max_tokens_per_month is None or after.max_tokens_per_month <= before.max_tokens_per_month)
+        case "deliver_to":
+            return all(d in before.deliver_to for d in after.deliver_to)
+        case "context_from":
+            return set(after.context_from) <= set(before.context_from)
+        case "preflight":
+            kept = [c for c in before.preflight if not c.automatic]
+            return all(c.automatic or c in kept for c in after.preflight)
+        case "deliver":
+            return _DELIVERS[after.deliver] <= _DELIVERS[before.deliver]
+        case "trigger_config.event":
+            return after.subscribed_event is None
+    return False
 
 
 def _fewer_steps(before: SkillSpec, after: SkillSpec) -> bool:
@@ -170,6 +213,7 @@ def describe_spec(spec: SkillSpec, fires: list[UpcomingFire], zone_time: Any) ->
         lines.append(f"asks approval for: {', '.join(spec.approval_required_tools)}")
     if spec.approval_exempt_tools:
         lines.append(f"runs without asking, though marked destructive: {', '.join(spec.approval_exempt_tools)}")
+    lines += spec_lines(spec)
     text = spec.instructions
     cut = f" [... {len(text) - INSTRUCTIONS_SHOWN} more characters]" if len(text) > INSTRUCTIONS_SHOWN else ""
     lines.append(f"instructions: {text[:INSTRUCTIONS_SHOWN]}{cut}")
@@ -183,7 +227,7 @@ def describe_update(before: SkillSpec, after: SkillSpec, reasons: list[str]) -> 
     for field in SkillSpec.model_fields:
         if old.get(field) != new.get(field):
             lines.append(f"{field}: {_short(old.get(field))} -> {_short(new.get(field))}")
-    return lines
+    return lines + [f"then: {line}" for line in spec_lines(after)]
 
 
 def _short(value: Any, limit: int = 400) -> str:

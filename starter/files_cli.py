@@ -387,16 +387,18 @@ def _change_trust(name: str, *, untrust: bool) -> int:
         print_json({"ok": True, **state.model_dump(mode="json")})
         return 0
     if state.status == "not needed":
-        print(f"{name} needs no trust: it has no toolsets and no scripts")
+        print(f"{name} needs no trust: it runs nothing and reaches nothing by itself (no toolsets, no scripts, "
+              "no schedule or event with something to call)")
     elif state.status == "bundled":
         print(f"{name} is a bundled skill: trusted without a record")
     elif untrust:
-        print(f"untrusted {name}: its toolsets and scripts no longer run (`skills trust {name}` again to allow them)")
+        print(f"untrusted {name}: its toolsets and scripts no longer run, nor its schedule "
+              f"(`skills trust {name}` again to allow them)")
     else:
         print(f"trusted {name} ({state.parts.digest}):")
         for line in state.parts.lines():
             print(f"  {line}")
-        print("  any change to these makes it untrusted again")
+        print("  any change to these makes it untrusted again (its schedule paused)")
     return 0
 
 

@@ -55,7 +55,8 @@ def install_command(source: str, subpath: str | None, ref: str | None, force: bo
     all pass. Hidden folders (`.curated/`) are left out unless --path points at them, and said so.
     Nothing from the source is run.
 
-    Every command, URL and script a skill brings is listed: they run only once trusted. On a terminal
+    Everything a skill would make the engine do is listed (the tools it calls with their arguments, what
+    it reads, which approvals it skips, every command, URL and script): it runs only once trusted. On a terminal
     you are asked; with --trust they are trusted at once; otherwise the skill is installed untrusted
     (`skills trust NAME` later)."""
     options = current()
@@ -79,7 +80,7 @@ def install_command(source: str, subpath: str | None, ref: str | None, force: bo
             if skill.scheduled:
                 print("  it carries a schedule: the next sync registers it (`skills sync` does it now)")
             if parts[skill.name].executable:
-                print("  it runs, once you trust it:")
+                print("  it runs and reaches, once you trust it:")
                 for line in parts[skill.name].lines():
                     print(f"    {line}")
         print(f"from {describe_record(result.record)}")
@@ -96,8 +97,8 @@ def install_command(source: str, subpath: str | None, ref: str | None, force: bo
                   "(--all-or-nothing installs none unless all pass)", file=sys.stderr)
     asked = bool(executable) and not trust_now and not options.json and sys.stdin.isatty()
     if asked:
-        trust_now = click.confirm(f"Trust what {', '.join(executable)} run{'s' * (len(executable) == 1)}, "
-                                  "as listed above?", default=False)
+        trust_now = click.confirm(f"Trust what {', '.join(executable)} run{'s' * (len(executable) == 1)} and "
+                                  f"reach{'es' * (len(executable) == 1)}, as listed above?", default=False)
     trusted, failed = _trust(executable, parts) if trust_now and executable else ({}, "")
     if options.json:
         print_json({"ok": not failed and not result.refused, **result.model_dump(mode="json"),
@@ -106,10 +107,10 @@ def install_command(source: str, subpath: str | None, ref: str | None, force: bo
         return int(bool(failed or result.refused))
     for name in executable:
         if name in trusted:
-            print(f"trusted {name}: its toolsets and scripts run (until any of them changes)")
+            print(f"trusted {name}: its toolsets and scripts run, and what it reaches (until any of it changes)")
         else:
-            print(f"{name} is installed untrusted: its instructions work, its toolsets and scripts do not run "
-                  f"until `skills trust {name}`" + (f" (not trusted: {failed})" if failed else ""))
+            print(f"{name} is installed untrusted: its instructions work; what it runs and reaches (above) waits, "
+                  f"its schedule paused, until `skills trust {name}`" + (f" (not trusted: {failed})" if failed else ""))
     return int(bool(failed or result.refused))
 
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
-from skills.naming import TRUST_SKILL
+from skills.naming import CHANGE_SKILL, TRUST_SKILL
 
 with workflow.unsafe.imports_passed_through():
     from activities.trust import TrustActivities
+    from skills.messages import ChangeInput, ChangeResult, SkillRef
     from skills.skillmd.trust import TrustInput, TrustResult
     from workflows.failures import activity_cause
     from workflows.options import FAIL_ON_BUG, STORE
@@ -25,7 +26,17 @@ class TrustSkill:
     @workflow.run
     async def run(self, request: TrustInput) -> TrustResult:
         try:
-            return await workflow.execute_activity_method(
+            result = await workflow.execute_activity_method(
                 TrustActivities.trust_skill, request, summary=f"{request.action} {request.name}", **STORE)
         except ActivityError as e:
             return TrustResult(ok=False, error=activity_cause(e))
+        if result.resume is not None:
+            # Its schedule was paused for want of this trust: it fires from now on, as any resumed skill.
+            resumed = await workflow.execute_child_workflow(
+                CHANGE_SKILL, ChangeInput(target=SkillRef(ref=str(result.resume)), action="resume", by="trust"),
+                result_type=ChangeResult, id=f"{workflow.info().workflow_id}-resume",
+                static_summary=f"resume '{request.name}', trusted")
+            if not resumed.ok:
+                result.error = "trusted, but its schedule could not be resumed: " + "; ".join(
+                    e.message for e in resumed.errors)
+        return result

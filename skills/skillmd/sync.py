@@ -16,7 +16,7 @@ that stores it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -32,6 +32,7 @@ from skills.skillmd.manifest import SkillFile, SkillManifest, SourceName
 from skills.skillmd.problems import Problem
 from skills.skillmd.registration import registration_request
 from skills.skillmd.sources import Catalog, is_skipped
+from skills.skillmd.trust import untrusted_reason
 from skills.skillmd.validation import validate_path
 
 FILE_REMOVED = "file removed"
@@ -39,7 +40,8 @@ DISABLED_IN_FILE = "default_enabled: false in file"
 UNSCHEDULED_IN_FILE = "no trigger_config in file"
 SYNC_REASONS = frozenset({FILE_REMOVED, DISABLED_IN_FILE, UNSCHEDULED_IN_FILE})
 """Disabled reasons the sync owns: it re-enables such a skill when its file schedules it again,
-but never one a person paused."""
+but never one a person paused. An untrusted skill's pause (``skills.skillmd.trust.untrusted_reason``) is
+the sync's too: it ends when the owner trusts the skill as its file is."""
 
 # The fields a file decides. `enabled` is not one of them: a pause by a person survives file edits.
 _COMPARED = ("description", "instructions", "trigger_type", "required_tools", "execution_plan", "max_steps",
@@ -142,14 +144,17 @@ def file_request(skill: SkillFile, agent_id: str, limits: Limits = DEFAULT_LIMIT
 
 
 def plan_sync(
-    catalog: Catalog, stored: Iterable[Skill], context: NormalizeContext, limits: Limits = DEFAULT_LIMITS
+    catalog: Catalog, stored: Iterable[Skill], context: NormalizeContext, limits: Limits = DEFAULT_LIMITS,
+    untrusted: Mapping[str, str] | None = None,
 ) -> SyncPlan:
     """The changes that bring the files agent's stored skills in line with the files.
 
     ``stored`` are the files agent's skills; ``context`` is what the registration
     normalizer gets (now, time zone, the files agent as default agent, the tool
     catalog), so a file the registration would refuse is refused here, before any
-    workflow starts.
+    workflow starts. ``untrusted``: the scheduled files whose reach their owner has not
+    trusted as they are now, name -> the paused reason (``TrustState.paused_reason``): such
+    a skill is stored paused, and a stored one that fires is paused.
     """
     agent = context.default_agent_id
     stored_by_name = {skill.name: skill for skill in stored}
@@ -162,7 +167,8 @@ def plan_sync(
         if skill.manifest.metadata.trigger_config is None and not _schedule_dropped(skill, catalog.problems):
             continue
         handled.add(skill.name)
-        refused, change = _plan_file(skill, stored_by_name.get(skill.name), context, agent, limits)
+        refused, change = _plan_file(skill, stored_by_name.get(skill.name), context, agent, limits,
+                                     (untrusted or {}).get(skill.name))
         if refused is not None:
             plan.refused.append(refused)
         elif change is not None:
@@ -185,6 +191,7 @@ def _plan_file(
     context: NormalizeContext,
     agent: str,
     limits: Limits,
+    hold: str | None = None,
 ) -> tuple[RefusedFile | None, FileChange | None]:
     """A refusal, a change, or neither (the stored skill already says what the file says)."""
     path = str(skill.path)
@@ -202,7 +209,7 @@ def _plan_file(
         reason = "new file"
     else:
         action = "update"
-        reason = _why_update(skill, request, stored, context)
+        reason = _why_update(skill, request, stored, context, hold)
         if reason is None:
             return None, None
     errors = _registration_errors(request, stored, with_toolset_tools(context, skill.manifest, request))
@@ -215,12 +222,17 @@ def _plan_file(
         path=path,
         source=skill.source,
         skill_id=stored.id if stored else None,
-        enable=stored is not None and _disabled_by_sync(stored),
+        enable=stored is not None and _disabled_by_sync(stored) and hold is None,
     )
 
 
-def _why_update(skill: SkillFile, request: dict[str, Any], stored: Skill, context: NormalizeContext) -> str | None:
-    if _disabled_by_sync(stored):
+def _why_update(skill: SkillFile, request: dict[str, Any], stored: Skill, context: NormalizeContext,
+                hold: str | None = None) -> str | None:
+    if hold is not None and stored.enabled:
+        return hold  # its reach changed since trusted (or was never trusted): the registration pauses it
+    if _disabled_by_sync(stored) and hold is None:
+        if untrusted_reason(stored.disabled_reason):
+            return "trusted by its owner as its file is now"
         return f"file schedules it again (was disabled: {stored.disabled_reason})"
     if skill.mtime > stored.updated_at:
         return "file is newer than the stored skill"
@@ -281,7 +293,7 @@ def _why_unscheduled(name: str, catalog: Catalog) -> str:
 
 
 def _disabled_by_sync(skill: Skill) -> bool:
-    return not skill.enabled and skill.disabled_reason in SYNC_REASONS
+    return not skill.enabled and (skill.disabled_reason in SYNC_REASONS or untrusted_reason(skill.disabled_reason))
 
 
 def _skipped_files(problems: list[Problem]) -> list[RefusedFile]:

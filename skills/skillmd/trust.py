@@ -1,17 +1,21 @@
-"""What a SKILL.md skill runs, and the digest that pins the owner's trust to exactly that.
+"""What a SKILL.md skill makes the engine do, and the digest that pins the owner's trust to exactly that.
 
-A skill's *executable parts* are what starts a process or opens a connection for it:
+A skill's *reach* (``skills.reach``, the one classification of a skill's fields) is pinned whole:
 
 - its ``toolsets`` block: each server's entry as parsed (command, args, env, cwd, url, headers...);
 - the files that run: every file under ``scripts/`` (the declared scripts and whatever they load
   beside them) and each file of the skill's folder that a stdio toolset's command or arguments name
-  (``command: python, args: [server.py]`` runs ``server.py``, so its bytes are pinned too).
+  (``command: python, args: [server.py]`` runs ``server.py``, so its bytes are pinned too);
+- for a skill that fires by itself (``metadata.trigger_config``): every reach field of its frontmatter
+  (the plan's tools and arguments, the tools an LLM may call, approval lists and exemptions, deliveries,
+  the event, dependencies...) and its instructions (what an Agent-tier run's LLM does).
 
-A skill with no toolsets and no declared scripts has none, and needs no trust: its instructions,
-triggers and disclosure never need it. One that has some runs them only once the owner has
-trusted them (``skills trust NAME``), which records :func:`executable_digest`; any change to
-those parts gives another digest, and the skill is untrusted again until trusted again. The
-bundled skills (shipped with the engine) are trusted without a record.
+A skill with none of these (instructions and message triggers only, or a schedule with nothing to call)
+needs no trust. One that has some runs only once the owner has trusted it (``skills trust NAME``), which
+records :func:`executable_digest`; any change to its reach gives another digest, and the skill is
+untrusted again until trusted again (the sync pauses its schedule, saying so). A change of what it only
+says or of when it fires keeps the digest. The bundled skills (shipped with the engine) are trusted
+without a record.
 
 The digest is pure (:func:`executable_digest` takes the block and the files' bytes);
 :func:`executable_parts` reads the files from the folder. Files elsewhere in the folder
@@ -28,17 +32,20 @@ import shlex
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from skills.display import shown
-from skills.errors import UntrustedSkillError
+from skills.errors import SkillsError, UntrustedSkillError
 from skills.mcpservers import McpServerConfig
+from skills.reach import canonical, file_reach, reach_lines
 from skills.skillmd.manifest import SkillFile
+from skills.skillmd.resources import read_body
 from skills.skillmd.scripts import SCRIPTS_FOLDER, declared_scripts
 
-DIGEST_VERSION = "skills-trust-v1"
+DIGEST_VERSION = "skills-trust-v2"
+# v2: the whole reach of a skill that fires by itself (skills.reach), not only its toolsets and scripts.
 """Part of every digest: a change of what the digest covers makes every record stale, never silently valid."""
 
 MAX_PINNED_FILES = 2000
@@ -53,7 +60,7 @@ DESCRIPTIONS: dict[str, str] = {
     "trusted": "trusted",
     "untrusted": "untrusted",
     "changed": "untrusted (changed since trusted)",
-    "not needed": "not needed (nothing to run)",
+    "not needed": "not needed (nothing it runs or reaches)",
     "bundled": "trusted (bundled)",
     "unreadable": "untrusted (its executable files cannot be read)",
 }
@@ -69,18 +76,22 @@ class ExecutableParts(BaseModel):
     """The declared scripts, as paths inside the skill folder."""
     files: list[str] = Field(default_factory=list)
     """Every file the digest covers (the scripts, their neighbours under scripts/, files a toolset names)."""
+    reach: list[str] = Field(default_factory=list)
+    """What it makes the engine do by itself (``skills.reach.reach_lines``): the tools it calls with their
+    arguments, what it reads, which approvals it skips, what starts it."""
     problem: str | None = None
     """Why the files could not be read (then there is no digest and the skill cannot be trusted)."""
 
     @property
     def executable(self) -> bool:
-        return bool(self.toolsets or self.scripts)
+        """It needs its owner's trust: it runs something, or fires by itself with something to do."""
+        return bool(self.toolsets or self.scripts or self.reach)
 
     def lines(self) -> list[str]:
-        """Every command, URL and script, as a person reviews them."""
+        """Everything it reaches, every command, URL and script, as a person reviews them."""
         extra = [f for f in self.files if f not in self.scripts]
-        return [*(f"toolset {line}" for line in self.toolsets), *(f"script {name}" for name in self.scripts),
-                *(f"file {name}" for name in extra)]
+        return [*self.reach, *(f"toolset {line}" for line in self.toolsets),
+                *(f"script {name}" for name in self.scripts), *(f"file {name}" for name in extra)]
 
 
 class TrustState(BaseModel):
@@ -106,8 +117,22 @@ class TrustState(BaseModel):
         what = "; ".join(self.parts.lines()[:6]) or "its toolsets and scripts"
         why = {"changed": "changed since its owner trusted them",
                "unreadable": f"cannot be pinned ({self.parts.problem})"}.get(self.status, "not trusted by its owner")
-        return UntrustedSkillError(f"skill '{self.name}': its executable parts ({what}) are {why}; review them "
+        return UntrustedSkillError(f"skill '{self.name}': what it runs and reaches ({what}) is {why}; review it "
                                    f"(`skills show {self.name}`), then run `skills trust {self.name}`")
+
+    def paused_reason(self) -> str:
+        """Why the sync keeps this skill's schedule paused, and how to let it fire (``Skill.disabled_reason``)."""
+        why = "changed since its owner trusted it" if self.status == "changed" else "not trusted by its owner"
+        return f"{UNTRUSTED_PREFIX} {why}: review it (`skills show {self.name}`), then `skills trust {self.name}`"
+
+
+UNTRUSTED_PREFIX = "untrusted:"
+"""How a disabled reason of the sync's own for an untrusted skill begins (``TrustState.paused_reason``)."""
+
+
+def untrusted_reason(reason: str | None) -> bool:
+    """Whether a skill's disabled reason is the sync's pause of an untrusted skill (its trust resumes it)."""
+    return reason is not None and reason.startswith(UNTRUSTED_PREFIX)
 
 
 class TrustInput(BaseModel):
@@ -123,6 +148,9 @@ class TrustResult(BaseModel):
     ok: bool
     state: TrustState | None = None
     error: str | None = None
+    resume: int | None = None
+    """The stored skill (the files agent's, of that name) that the sync paused for want of this trust: now
+    trusted, ``TrustSkill`` resumes its schedule."""
 
 
 class TrustQuery(BaseModel):
@@ -138,13 +166,14 @@ def canonical_toolsets(toolsets: Mapping[str, McpServerConfig]) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def executable_digest(toolsets: Mapping[str, McpServerConfig], files: Mapping[str, bytes]) -> str | None:
-    """The digest of a skill's executable parts: its toolsets block and the bytes of its files that run
-    (path inside the folder -> bytes), or None when it has no toolsets and no files to run."""
-    if not toolsets and not files:
+def executable_digest(toolsets: Mapping[str, McpServerConfig], files: Mapping[str, bytes],
+                      reach: Mapping[str, Any] | None = None) -> str | None:
+    """The digest of a skill's reach: its toolsets block, the bytes of its files that run (path inside the
+    folder -> bytes) and the rest of its reach (``skills.reach.file_reach``), or None when it has none."""
+    if not toolsets and not files and not reach:
         return None
     digest = hashlib.sha256()
-    for part in (DIGEST_VERSION, canonical_toolsets(toolsets)):
+    for part in (DIGEST_VERSION, canonical_toolsets(toolsets), canonical(reach or {})):
         digest.update(_framed(part.encode()))
     for path in sorted(files):
         digest.update(_framed(path.encode()))
@@ -158,23 +187,27 @@ def _framed(data: bytes) -> bytes:
 
 
 def executable_parts(skill: SkillFile) -> ExecutableParts:
-    """Read what ``skill`` runs from its folder now, and pin it."""
+    """Read what ``skill`` runs and reaches from its folder now, and pin it."""
     manifest = skill.manifest
     declared, _ = declared_scripts(list(manifest.scripts))
     # What the owner reviews is shown, not printed raw: a terminal code in a command could hide it.
     toolsets = [shown(_toolset_line(name, server)) for name, server in manifest.toolsets.items()]
     scripts = [d.relative_path for d in declared]
-    if not toolsets and not scripts:
+    reach = {k: v for k, v in file_reach(manifest).items() if k not in ("toolsets", "scripts")}
+    lines = [shown(line) for line in reach_lines(manifest)] if reach else []
+    if not toolsets and not scripts and not reach:
         return ExecutableParts()
     try:
         files = _pinned_files(skill.folder, manifest.toolsets)
-    except (OSError, ValueError) as e:
-        return ExecutableParts(toolsets=toolsets, scripts=[shown(s) for s in scripts], problem=shown(str(e)))
+        pinned = file_reach(manifest, read_body(skill)) if reach else {}
+    except (OSError, ValueError, SkillsError) as e:
+        return ExecutableParts(toolsets=toolsets, scripts=[shown(s) for s in scripts], reach=lines,
+                               problem=shown(str(e)))
     # A declared script missing from the folder is pinned as missing: adding it later untrusts the skill.
     for script in scripts:
         files.setdefault(script, b"\0missing")
-    return ExecutableParts(digest=executable_digest(manifest.toolsets, files), toolsets=toolsets,
-                           scripts=[shown(s) for s in scripts], files=[shown(f) for f in sorted(files)])
+    return ExecutableParts(digest=executable_digest(manifest.toolsets, files, pinned), toolsets=toolsets,
+                           scripts=[shown(s) for s in scripts], files=[shown(f) for f in sorted(files)], reach=lines)
 
 
 def trust_state(skill: SkillFile, trusted_digest: str | None, trusted_at: datetime | None = None, *,

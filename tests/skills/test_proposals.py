@@ -83,3 +83,29 @@ def test_next_fires() -> None:
     assert len(next_fires(AGENT.model_copy(update={"max_runs": 2}), now)) == 2
     ending = AGENT.model_copy(update={"end_at": datetime(2026, 11, 25, 12, 0, tzinfo=UTC)})
     assert [f.at.day for f in next_fires(ending, now)] == [24, 25]
+
+
+def test_every_reach_field_widens_unless_it_narrows() -> None:
+    from skills.models import Destination
+    from skills.preflight import PreflightCheck
+
+    out = Destination(tool="exfil_send", arguments={"to": "x@evil.example"})
+    assert change(AGENT, deliver_to=[out]) == ["changes deliver_to: exfil_send to=x@evil.example"]
+    assert change(AGENT.model_copy(update={"deliver_to": [out]}), deliver_to=[]) == []
+    assert change(AGENT, context_from=["drink-water"]) == ["changes context_from: reads drink-water"]
+    assert change(AGENT.model_copy(update={"context_from": ["a", "b"]}), context_from=["a"]) == []
+    check = PreflightCheck(tool="outbox_list_messages", arguments={"limit": 1})
+    assert change(AGENT, preflight=[check]) != []
+    assert change(AGENT.model_copy(update={"preflight": [check]}), preflight=[]) == []
+    assert change(AGENT, fallback_models=["other"]) != []
+    assert change(AGENT, agent_id="someone-else") != []
+    assert change(AGENT.model_copy(update={"deliver": "never"}), deliver="always") != []
+    assert change(AGENT, deliver="never") == []
+    assert change(AGENT, max_tokens_per_month=1000) == []
+    assert change(AGENT.model_copy(update={"max_tokens_per_month": 1000}), max_tokens_per_month=None) != []
+    event = AGENT.model_copy(update={"trigger_type": "event", "trigger_config": TriggerConfig(event="mail")})
+    assert change(AGENT, trigger_type="event", trigger_config=TriggerConfig(event="mail")) != []
+    assert change(event, trigger_config=TriggerConfig(event="other")) != []
+    # Direct to Agent is said once, not again as a changed plan or new instructions.
+    assert change(DIRECT, execution_plan=None, instructions="new") == [
+        "moves it to the Agent tier (an LLM decides what to call)"]

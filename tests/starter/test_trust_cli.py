@@ -39,7 +39,7 @@ def test_install_asks_on_a_terminal_and_no_installs_it_untrusted(
     assert "toolset x: sh -c 'echo should-not-run'" in out
     assert "toolset remote: https://tools.example.net/mcp" in out
     assert "scripts/tidy.sh" in out
-    assert "Trust what asked runs, as listed above? [y/N]" in out
+    assert "Trust what asked runs and reaches, as listed above? [y/N]" in out
     assert "asked is installed untrusted" in out and "`skills trust asked`" in out
     assert (dirs["user"] / "asked" / "SKILL.md").is_file()
 

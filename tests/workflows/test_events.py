@@ -18,7 +18,7 @@ from config.settings import Settings
 from skills.errors import SkillValidationError
 from skills.events import EmitInput, EmitResult, EventInfo
 from skills.models import RunRecord
-from tests.conftest import Engine, eventually, schedule_exists
+from tests.conftest import Engine, eventually, schedule_exists, trust_files
 from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
 from tests.workflows.test_failures import ids, listed
 from tests.workflows.test_sync import write
@@ -194,6 +194,7 @@ async def test_the_store_remembers_an_event_id_after_its_workflow_is_gone(engine
 async def test_a_skill_md_file_can_subscribe_to_an_event(engine: Engine, client: Client) -> None:
     write(engine.settings.project_skills_dir, "door-watch", schedule=None, message="door: {{event.who}}",
           metadata={"trigger_config": {"event": "door.opened"}})
+    assert await trust_files(engine) == ["door-watch"]  # what an event starts is its owner's to trust
     result = await sync_files(engine.skills)
     assert [c.change.name for c in result.created] == ["door-watch"] and result.refused == []
     skill = await engine.skills.get("door-watch", "files")

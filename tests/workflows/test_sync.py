@@ -9,6 +9,7 @@ the engine's real one.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import time
@@ -22,6 +23,7 @@ from temporalio.client import Client, ScheduleActionStartWorkflow, ScheduleHandl
 from adapters.schedules import ensure_engine_schedules
 from client.files import sync_files
 from config.settings import Settings
+from skills.errors import SkillNotFoundError
 from skills.models import Skill
 from skills.skillmd import BUNDLED_DIR
 from skills.skillmd.sync import (
@@ -44,7 +46,23 @@ class Sync:
         self.queue = engine.settings.task_queue
 
     async def __call__(self, *, dry_run: bool = False) -> SyncResult:
+        # The owner trusts what these files reach (as written now): the sync is what is tested here, trust in
+        # tests/workflows/test_trust*.py.
+        await trust_all(self.engine)
         return await sync_files(self.engine.skills, dry_run=dry_run)
+
+
+async def trust_all(engine: Engine) -> None:
+    """``trust_files``, but past a file the worker cannot find by its name (a folder named otherwise)."""
+    from client.trust import trust
+    from skills.skillmd import discover
+    from skills.skillmd.trust import executable_parts
+
+    found = discover(user=engine.settings.user_skills_dir, project=engine.settings.project_skills_dir)
+    for name, skill in found.skills.items():
+        if executable_parts(skill).executable:
+            with contextlib.suppress(SkillNotFoundError):
+                await trust(engine.skills, name)
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shlex
 import shutil
 import socketserver
@@ -30,7 +31,7 @@ from temporalio.exceptions import ApplicationError
 from client.files import sync_files
 from config.settings import Settings
 from skills.skillmd.trust import TrustInput
-from tests.conftest import ROOT, Engine, eventually
+from tests.conftest import ROOT, Engine
 from tests.fakes.llm_server import ScriptedLLM, say, scripted_llm_fixture
 from tests.skills.skillmd.skill_files import skill_text
 
@@ -129,17 +130,18 @@ async def test_an_installed_skill_runs_nothing_until_trusted_and_again_nothing_o
     synced = await sync_files(engine.skills)
     assert [c.change.name for c in synced.created] == ["pinned"], synced
     skill = await engine.skills.get("pinned", "files")
-    assert skill.schedule_id is not None and skill.enabled
+    # Registered with its schedule paused until trusted, the pause saying how to trust it.
+    assert skill.schedule_id is not None and not skill.enabled
+    assert "`skills trust pinned`" in (skill.disabled_reason or "")
 
-    # The schedule fires: the run fails at once, recorded, and its command never started.
-    await client.get_schedule_handle(skill.schedule_id).trigger()
-    fired = (await eventually(lambda: _finished(engine)))[0]
-    assert fired.trigger == "schedule" and fired.status == "error"
+    # A run anyway (by hand): it fails at once, recorded, and its command never started.
+    fired = await engine.skills.run("pinned", "files")
+    assert not isinstance(fired, str) and fired.status == "error"
     assert "not trusted by its owner" in fired.summary and "run `skills trust pinned`" in fired.summary
     assert "toolset x: sh -c" in fired.summary
     assert ran(knocks) == 0
     await engine.skills.pause("pinned", "files")  # from here on, only the runs this test asks for
-    assert {r.status for r in await _finished(engine)} == {"error"}  # every fire so far was refused
+    assert {r.status for r in await _finished(engine)} == {"error"}  # every run so far was refused
 
     shown = await skills(engine, "show", "pinned")
     assert "untrusted: `skills trust pinned` lets it run" in shown.stdout, shown.stdout
@@ -197,8 +199,8 @@ async def test_install_with_trust_runs_and_a_dependency_is_pinned_too(engine: En
     assert installed.returncode == 0, installed.stdout + installed.stderr
     assert "trusted helper: its toolsets and scripts run" in installed.stdout
 
-    # A plain skill with nothing to run needs no trust, and brings the helper along: the helper's parts are
-    # pinned like its own.
+    # A skill without toolsets or scripts of its own brings the helper along: the helper's parts are pinned
+    # like its own. (Its own plan fires by itself: that is its reach, which its owner trusts too.)
     user = engine.settings.user_skills_dir
     (user / "caller").mkdir()
     (user / "caller" / "SKILL.md").write_text(skill_text({
@@ -206,6 +208,7 @@ async def test_install_with_trust_runs_and_a_dependency_is_pinned_too(engine: En
         "metadata": {"trigger_config": {"schedule": "0 3 1 1 *"}, "notify_on_completion": False,
                      "execution_plan": [{"id": "use", "toolName": "outbox_send_message",
                                          "parameters": {"message": "hi"}}]}}, "Call."))
+    assert (await skills(engine, "trust", "caller")).returncode == 0
     synced = await sync_files(engine.skills)
     assert [c.change.name for c in synced.created] == ["caller"], synced
     assert (await engine.skills.run("caller", "files")).status == "success"  # type: ignore[union-attr]
@@ -215,7 +218,8 @@ async def test_install_with_trust_runs_and_a_dependency_is_pinned_too(engine: En
     assert refused.status == "error", refused  # type: ignore[union-attr]
     assert "skill 'helper'" in refused.summary and "run `skills trust helper`" in refused.summary  # type: ignore[union-attr]
     shown = await skills(engine, "show", "caller")
-    assert "trust" in shown.stdout and "not needed" in shown.stdout
+    # Its own trust holds (the helper's changed, not it): the refusal is the helper's alone.
+    assert re.search(r"^trust +trusted$", shown.stdout, re.M), shown.stdout
 
 
 async def test_trust_is_recorded_only_by_the_trust_workflow(engine: Engine, client: Client, knocks: Knocks) -> None:
