@@ -6,7 +6,8 @@ entries or of a hundred gigabytes is refused after reading what the limits allow
 the disk. Links are never followed into: a link to a file inside the folder is copied as that file,
 a link that leaves the folder or points to a folder is refused (``strict``, the installer: the owner
 hears why) or left out (the sandboxes: a folder already on disk is copied as safely as it can be).
-Devices, FIFOs and sockets are never copied. A ``.git`` folder is not part of a skill.
+Devices, FIFOs and sockets are never copied. Nor is a control entry (:func:`control_part`): a ``.git``
+folder, say, is not part of a skill, and what git would run from it must never land in one.
 """
 
 from __future__ import annotations
@@ -27,6 +28,35 @@ MAX_REASON_CHARS = 300
 """A reason longer than this (a pax name has no length limit) keeps its start and its end."""
 
 CHUNK = 64 * 1024
+
+CONTROL_NAMES = frozenset({
+    # Version control: a repository's config runs commands (core.fsmonitor, core.sshCommand, a
+    # filter) when git, or a shell prompt that calls it, looks at the folder.
+    ".git", ".hg", ".svn", ".bzr", "_darcs", ".jj", ".pijul", "git~1",
+    # What a repository around the skill's folder would read from it: submodule URLs, filters, an LFS
+    # endpoint.
+    ".gitmodules", ".gitattributes", ".lfsconfig",
+    # What a shell (direnv, autoenv) or an editor (tasks run on opening a folder) runs or loads on entering.
+    ".envrc", ".env", ".vscode", ".idea",
+    # The installer's own record of where a skill came from.
+    ".install.json",
+})
+"""Names of files and folders that are never part of a skill, at any depth: not copied, not unpacked, not
+fetched. Other hidden files are (a skill may keep a ``.gitkeep``); serving leaves out every hidden one."""
+
+_IGNORED = dict.fromkeys([0x200C, 0x200D, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF])
+"""Code points HFS+ ignores in a name (git's own list, is_hfs_dotgit): ``.g\u200cit`` opens ``.git`` there."""
+
+
+def control_part(relative: str) -> str | None:
+    """The part of ``relative`` (a ``/``-separated path) that makes it a control entry, or None. Matched
+    as a case-insensitive file system would open it: ``.GIT``, ``.git.`` (NTFS drops trailing dots and
+    spaces) and ``.g\u200cit`` are ``.git``."""
+    for part in relative.split("/"):
+        if part.translate(_IGNORED).rstrip(". ").casefold() in CONTROL_NAMES or (
+                part.casefold() in CONTROL_NAMES):
+            return part
+    return None
 
 
 class CopyLimits(Protocol):
@@ -153,12 +183,14 @@ def copy_folder(source: Path, target: Path, limits: CopyLimits, *, strict: bool 
     entries: list[tuple[str, Path, bool]] = []  # (relative path, real file, is a folder)
     for dirpath, dirnames, filenames in os.walk(root):  # links are never followed into
         here = Path(dirpath)
-        if ".git" in dirnames:
-            dirnames.remove(".git")  # a working copy's repository is not part of the skill
         for name in sorted(dirnames) + sorted(filenames):
             budget.entry()
             if budget.full:
                 break
+            if control_part(name) is not None:
+                if name in dirnames:
+                    dirnames.remove(name)  # never walked into: a working copy's .git holds thousands
+                continue
             full = here / name
             relative = full.relative_to(root).as_posix()
             info = full.lstat()

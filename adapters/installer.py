@@ -49,15 +49,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from adapters.folders import Budget, FolderRefused, Written, copy_folder, kind_of, write_capped
+from adapters.folders import Budget, FolderRefused, Written, control_part, copy_folder, kind_of, write_capped
 from adapters.mcp_skills import (
     EXTENSION_ID,
+    AnswerCap,
     SkillEntry,
     SkillExchangeError,
     download,
     list_entries,
     select,
     skill_path,
+    uri_parts,
 )
 from skills.errors import InstallRefusedError, SkillFileError, ToolServerError
 from skills.limits import MAX_INSTALL_BYTES, MAX_INSTALL_FILE_BYTES, MAX_INSTALL_FILES, describe
@@ -326,10 +328,12 @@ def _fetch_from_server(name: str, config: McpServerConfig, path: str | None, tar
 
     from adapters.mcp.session import one_off_client
 
+    answers = AnswerCap()
+
     async def fetch() -> _Fetched:
         fetched = _Fetched()
-        async with one_off_client(name, config, timeout=timeout,
-                                  extensions=[advertise(EXTENSION_ID, {})]) as client:
+        async with one_off_client(name, config, timeout=timeout, extensions=[advertise(EXTENSION_ID, {})],
+                                  stdio=answers.stdio_client) as client:
             async with asyncio.timeout(timeout):
                 entries = await list_entries(client)
             chosen = select(entries, path)
@@ -339,6 +343,7 @@ def _fetch_from_server(name: str, config: McpServerConfig, path: str | None, tar
                 raise InstallRefusedError([f"mcp:{name} publishes no skill{where}" + (
                     f"; it publishes {', '.join(paths[:10])}" + (f" and {len(paths) - 10} more" if len(paths) > 10
                                                                   else "") if paths else "")])
+            _refuse_over_limits(name, chosen, limits)
             names: dict[str, list[str]] = {}
             for entry in chosen:
                 names.setdefault(str(entry.frontmatter.get("name")), []).append(entry.uri)
@@ -353,7 +358,7 @@ def _fetch_from_server(name: str, config: McpServerConfig, path: str | None, tar
                 try:
                     async with asyncio.timeout(timeout):
                         skill = await download(client, entry, target, max_file_bytes=limits.max_file_bytes,
-                                               budget=budget)
+                                               budget=budget, answers=answers)
                 except SkillExchangeError as exc:
                     if _has_path(entry):
                         _remove_tree(target / skill_path(entry)[-1])  # what it wrote, if anything
@@ -369,6 +374,35 @@ def _fetch_from_server(name: str, config: McpServerConfig, path: str | None, tar
         raise InstallRefusedError([f"mcp:{name}: {exc}"]) from None
     except TimeoutError:
         raise InstallRefusedError([f"mcp:{name}: no answer within {timeout:g} s"]) from None
+
+
+def _refuse_over_limits(server: str, chosen: list[SkillEntry], limits: InstallLimits) -> None:
+    """The whole install refused, before a file is read, when the manifests of the chosen skills add up
+    to more entries or bytes than one install may write: the bound an archive's index is held to."""
+    files = size = 0
+    folders: set[tuple[str, ...]] = set()
+    for entry in chosen:
+        where = skill_path(entry) if _has_path(entry) else (entry.uri,)
+        folders.add(where)
+        if entry.resources == "dynamic":
+            continue
+        for resource in entry.resources:
+            files += 1
+            size += resource.size
+            try:
+                parts = uri_parts(resource.uri)
+            except SkillExchangeError:
+                continue  # refused with its skill, later
+            folders.update(parts[:end] for end in range(len(where) + 1, len(parts)))
+    entries = files + len(folders)
+    fewer = f"install fewer at a time (mcp:{server}/PATH)"
+    if entries > limits.max_files:
+        raise InstallRefusedError([f"mcp:{server}: the chosen skills hold {entries:,} entries ({files:,} files "
+                                   f"and {len(folders):,} folders); one install may write at most "
+                                   f"{limits.max_files:,}: {fewer}"])
+    if size > limits.max_total_bytes:
+        raise InstallRefusedError([f"mcp:{server}: the chosen skills declare {size:,} bytes; one install may "
+                                   f"write at most {describe(limits.max_total_bytes)}: {fewer}"])
 
 
 def _has_path(entry: SkillEntry) -> bool:
@@ -461,7 +495,7 @@ def _extract_tar(archive: Path, target: Path, limits: InstallLimits) -> None:
                 if budget.full:
                     break
                 name = _member_name(member.name, budget)
-                if name is None:
+                if name is None or control_part(name) is not None:
                     continue
                 if member.issym() or member.islnk():
                     link = member.linkname
@@ -560,7 +594,7 @@ def _extract_zip(archive: Path, target: Path, limits: InstallLimits) -> None:
                 if budget.full:
                     break
                 name = _member_name(info.filename, budget)
-                if name is None:
+                if name is None or control_part(name) is not None:
                     continue
                 mode = info.external_attr >> 16
                 if stat.S_ISLNK(mode):

@@ -30,7 +30,8 @@ import math
 import mimetypes
 import os
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from pathlib import Path, PurePosixPath
@@ -39,6 +40,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from adapters.folders import control_part
 from skills.errors import FrontmatterError, SkillFileError, SkillsError
 from skills.limits import describe
 from skills.skillmd import Catalog, SkillFile
@@ -398,6 +400,137 @@ def _page_start(cursor: str | None, count: int) -> int | None:
 # --- fetching -----------------------------------------------------------------------------------
 
 
+MAX_LIST_ANSWER_BYTES = 32 * 1024 * 1024
+"""The most bytes any message of the server may take while no file is being read (a ``skills/list``
+page, say): 100 skills of 512 files each, as the extension lists them, take about 10 MiB."""
+
+
+class AnswerCap:
+    """How many bytes the server's next message may take, read by :meth:`stdio_client`: the declared
+    size of the file being read (:meth:`allowing`), else :data:`MAX_LIST_ANSWER_BYTES`. A message past it
+    is never held: the bytes past the cap are read and dropped up to its end, and the request waiting for
+    it gets an error instead (the MCP SDK's own transport holds a line whole, however long)."""
+
+    def __init__(self) -> None:
+        self.limit = MAX_LIST_ANSWER_BYTES
+        self._reading = False
+        self._declared = 0
+        self._request: Any = None
+        """The id of the request sent while a file is being read: the one an over-long answer answers."""
+
+    @contextmanager
+    def allowing(self, resource: SkillResource) -> Iterator[None]:
+        """While ``resource`` is read: its declared size as JSON text at worst (a control character
+        escaped as six bytes), with the envelope and the URI around it."""
+        self._declared = resource.size
+        self.limit, self._reading, self._request = 6 * resource.size + 6 * len(resource.uri) + 4096, True, None
+        try:
+            yield
+        finally:
+            self.limit, self._reading, self._request = MAX_LIST_ANSWER_BYTES, False, None
+
+    def sent(self, message: Any) -> None:
+        if self._reading and getattr(message, "method", None) == "resources/read":
+            self._request = message.id
+
+    def refusal(self) -> str:
+        """The JSON-RPC error line that answers the request in flight in place of an over-long answer."""
+        import json
+
+        declared = f", more than a file declared as {self._declared:,} bytes can take" if self._reading else ""
+        return json.dumps({"jsonrpc": "2.0", "id": self._request, "error": {
+            "code": -32603, "message": f"the server's answer is over {self.limit:,} bytes{declared}: "
+                                       "it was not read further"}})
+
+    def stdio_client(self, server: Any, errlog: Any) -> Any:
+        """A stdio transport as the SDK's ``stdio_client``, whose reader keeps this cap."""
+        return _capped_stdio_client(server, errlog, self)
+
+
+@asynccontextmanager
+async def _capped_stdio_client(server: Any, errlog: Any, cap: AnswerCap) -> AsyncIterator[Any]:
+    # The SDK's stdio_client (mcp 2.x), but for the reader: it reads bytes, and holds at most cap.limit
+    # of a line. Its helpers are the SDK's, so the process is started and stopped as the SDK does.
+    import anyio
+    import anyio.lowlevel
+    from mcp.client import stdio
+    from mcp.shared.message import SessionMessage
+
+    command = await stdio._get_executable_command(server.command)  # noqa: SLF001
+    process = await stdio._create_platform_compatible_process(  # noqa: SLF001
+        command=command, args=server.args, env=stdio.get_default_environment() | (server.env or {}),
+        errlog=errlog, cwd=server.cwd)
+    read_stream_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_stream_reader = anyio.create_memory_object_stream[SessionMessage](0)
+    writer_done = anyio.Event()
+
+    async def deliver(line: bytes | str) -> bool:
+        try:
+            await read_stream_writer.send(stdio._parse_line(line if isinstance(line, str)  # noqa: SLF001
+                                                            else line.decode("utf-8", "replace")))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return False
+        return True
+
+    async def stdout_reader() -> None:
+        assert process.stdout
+        try:
+            async with read_stream_writer:
+                try:
+                    held: list[bytes] = []
+                    size = 0
+                    dropping = False
+                    async for chunk in process.stdout:
+                        while chunk:
+                            line, newline, chunk = chunk.partition(b"\n")
+                            if not dropping:
+                                held.append(line)
+                                size += len(line)
+                                if size > cap.limit:
+                                    held, size, dropping = [], 0, True
+                                    if not await deliver(cap.refusal()):
+                                        return
+                            if newline:
+                                if not dropping and not await deliver(b"".join(held)):
+                                    return
+                                held, size, dropping = [], 0, False
+                finally:
+                    await stdio._drain_stdout(process)  # noqa: SLF001
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
+            pass  # the transport is closing; the session sees the read stream end
+
+    async def stdin_writer() -> None:
+        assert process.stdin
+        try:
+            async with write_stream_reader:
+                async for session_message in write_stream_reader:
+                    cap.sent(session_message.message)
+                    json = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await process.stdin.send((json + "\n").encode())
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            await read_stream_writer.aclose()
+        finally:
+            writer_done.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(stdout_reader)
+        tg.start_soon(stdin_writer)
+        try:
+            yield read_stream, write_stream
+        finally:
+            with anyio.CancelScope(shield=True):
+                read_stream.close()
+                write_stream.close()
+                with anyio.move_on_after(0.5):
+                    await writer_done.wait()
+                await stdio._stop_server_process(process)  # noqa: SLF001
+                await stdio._aclose_all(read_stream, write_stream, read_stream_writer,  # noqa: SLF001
+                                        write_stream_reader)
+                await anyio.lowlevel.checkpoint()
+            tg.cancel_scope.cancel()
+
+
+
 @dataclass(frozen=True)
 class FetchedSkill:
     name: str
@@ -470,10 +603,13 @@ def select(entries: list[SkillEntry], path: str | None) -> list[SkillEntry]:
 
 
 async def download(client: Client, entry: SkillEntry, target: Path, *, max_file_bytes: int,
-                   budget: list[int]) -> FetchedSkill:
+                   budget: list[int], answers: AnswerCap | None = None) -> FetchedSkill:
     """Every file of ``entry`` read, checked against its size and digest, and written under
-    ``target/<name>/``. ``budget`` holds the bytes the whole install may still write (shared by the
-    skills of one install). Nothing is written for a file that does not match."""
+    ``target/<name>/``; a control entry (:func:`adapters.folders.control_part`) is neither read nor
+    written. ``budget`` holds the bytes the whole install may still write (shared by the skills of one
+    install); ``answers``, the cap of the client's transport, is set to each file's declared size while
+    it is read. Nothing is written for a file that does not match."""
+    answers = answers or AnswerCap()
     parts = skill_path(entry)
     name = parts[-1]
     if entry.resources == "dynamic":
@@ -498,15 +634,26 @@ async def download(client: Client, entry: SkillEntry, target: Path, *, max_file_
         raise SkillExchangeError("its files do not include its SKILL.md")
     if len(set(relatives)) != len(relatives):
         raise SkillExchangeError("a file is listed twice")
+    listed = set(relatives)
+    for relative in relatives:
+        for folder_of in PurePosixPath(relative).parents:
+            if folder_of.as_posix() in listed:
+                raise SkillExchangeError(f"{folder_of} is listed as a file and as a folder ({relative})")
     folder = target / name
     for resource, relative in zip(entry.resources, relatives, strict=True):
-        data = await _read(client, resource.uri)
+        if control_part(relative) is not None:
+            continue  # never part of a skill (a .git folder...): not read, not written
+        with answers.allowing(resource):
+            data = await _read(client, resource.uri, relative)
         if len(data) != resource.size or digest_of(data) != resource.digest:
             raise SkillExchangeError(f"{relative} does not match its digest (got {len(data):,} bytes, "
                                      f"{digest_of(data)[:19]}…; the manifest says {resource.size:,} bytes, "
                                      f"{resource.digest[:19]}…): nothing of it is installed")
         budget[0] -= len(data)
-        _write_new(folder / PurePosixPath(relative), data)
+        try:
+            _write_new(folder / PurePosixPath(relative), data)
+        except OSError as exc:
+            raise SkillExchangeError(f"{relative} cannot be written: {exc.strerror or exc}") from None
     return FetchedSkill(name=name, uri=entry.uri, folder=folder)
 
 
@@ -516,10 +663,14 @@ def _write_new(path: Path, data: bytes) -> None:
         out.write(data)
 
 
-async def _read(client: Client, uri: str) -> bytes:
+async def _read(client: Client, uri: str, relative: str) -> bytes:
     import mcp_types
+    from mcp.shared.exceptions import MCPError
 
-    result = await client.read_resource(uri)
+    try:
+        result = await client.read_resource(uri)
+    except MCPError as exc:
+        raise SkillExchangeError(f"{relative}: {exc.error.message}") from None
     contents = getattr(result, "contents", None) or []
     if len(contents) != 1:
         raise SkillExchangeError(f"'{uri}': the server answered {len(contents)} contents, not one")
@@ -534,6 +685,7 @@ async def _read(client: Client, uri: str) -> bytes:
 
 __all__ = [
     "EXTENSION_ID",
+    "AnswerCap",
     "FetchedSkill",
     "Publisher",
     "SkillEntry",

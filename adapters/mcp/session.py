@@ -408,14 +408,16 @@ def _is_session_loss(exc: MCPError) -> bool:
 
 async def open_transport(
     config: McpServerConfig, stack: AsyncExitStack, expand: EnvExpander, stderr: StderrTail | None,
-    http_errors: deque[str], *, launcher: Launcher | None = None,
+    http_errors: deque[str], *, launcher: Launcher | None = None, stdio: Callable[..., Any] | None = None,
 ) -> Any:
     """The transport to one server of the config (its child started, or its HTTP client open), closed
     with ``stack``; ``${VAR}`` references expanded by ``expand`` only now."""
     await load_sdk()
     from mcp import StdioServerParameters
-    from mcp.client.stdio import stdio_client
+    from mcp.client.stdio import stdio_client as sdk_stdio_client
     from mcp.client.streamable_http import streamable_http_client
+
+    stdio_client = stdio or sdk_stdio_client
 
     if config.command is not None and launcher is not None:
         params = await launcher(config, expand, stack)
@@ -447,10 +449,11 @@ async def open_transport(
 @asynccontextmanager
 async def one_off_client(
     name: str, config: McpServerConfig, *, timeout: float, environ: Mapping[str, str] | None = None,
-    extensions: Sequence[Any] = (),
+    extensions: Sequence[Any] = (), stdio: Callable[..., Any] | None = None,
 ) -> AsyncIterator[Client]:
     """A client of one server for one task (``skills install mcp:NAME``), closed on leaving. A server
-    that cannot be reached raises :class:`ToolServerError` with the reason (its stderr's tail included)."""
+    that cannot be reached raises :class:`ToolServerError` with the reason (its stderr's tail included).
+    ``stdio``: the transport to a stdio server, in place of the SDK's ``stdio_client``."""
     expand = EnvExpander(os.environ if environ is None else environ)
     stderr = StderrTail(name, expand.redact) if config.transport == "stdio" else None
     http_errors: deque[str] = deque(maxlen=3)
@@ -463,7 +466,7 @@ async def one_off_client(
         async with AsyncExitStack() as stack:
             try:
                 async with asyncio.timeout(timeout):
-                    transport = await open_transport(config, stack, expand, stderr, http_errors)
+                    transport = await open_transport(config, stack, expand, stderr, http_errors, stdio=stdio)
                     client = await stack.enter_async_context(Client(transport, extensions=list(extensions)))
             except Exception as exc:  # noqa: BLE001 - every way of not connecting is reported the same way
                 if stderr is not None:
