@@ -12,8 +12,9 @@ from datetime import datetime
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, computed_field, model_validator
 
+from skills.account import NOTHING, Effect, correction, effects
 from skills.approvals import Approval
 from skills.catalog import ToolsetGrant, upgraded_grant
 from skills.display import shown
@@ -525,6 +526,28 @@ class ChatReply(BaseModel):
     """The rehearsal of each proposed skill that ended in time, by proposal: what it would do (``skills.rehearsal``)."""
     rehearsing: dict[int, str] = Field(default_factory=dict)
     """Rehearsals still running (their workflow ids, by proposal), or why one could not run."""
+    said_by: Literal["model", "engine"] = "model"
+    """Who wrote ``reply``: the model, or the engine (an answer to proposals, or why the turn stopped)."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def effects(self) -> list[Effect]:
+        """What the turn did, as the engine recorded it (``skills.account``): each skill created, updated or
+        deleted, then each proposal; empty when it did nothing, whatever the reply says."""
+        return effects(self.changes, self.proposals)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def correction(self) -> str | None:
+        """The engine's correction of a model's reply that claims an act the turn did not do."""
+        return correction(self.reply, self.effects) if self.said_by == "model" and self.ok else None
+
+    def account_lines(self) -> list[str]:
+        """The engine's account, under the model's words: the correction of a false claim, then what the turn
+        did (``change_lines``), or that it did nothing."""
+        if self.correction is not None:
+            return [self.correction]
+        return self.change_lines() or [NOTHING]
 
     def change_lines(self) -> list[str]:
         """One line per skill the turn changed, with its next fire, then each change it proposed, with

@@ -78,7 +78,9 @@ class ChatTurn:
         rehearsing: dict[int, str] = {}
         if session.rehearsal_wait_seconds > 0 and pending and workflow.patched("rehearse-proposals"):
             rehearsals, rehearsing = await _rehearse(pending, session.rehearsal_wait_seconds)
+        # The reply of a turn that did not end is the engine's reason, not the model's words.
         return ChatReply(session_id=request.session_id, ok=end.status == "success", reply=end.summary,
+                         said_by="model" if end.status == "success" else "engine",
                          changes=[c for c in end.state.changes if c.get("action") != "proposed"],
                          matched=session.matched, unavailable=[*session.untrusted, *unavailable],
                          proposals=pending,
@@ -146,5 +148,5 @@ async def _answer(request: ChatInput, conversation: str, session: ChatSession) -
     text = answered_text(results)
     await workflow.execute_activity_method(
         ChatActivities.chat_answer, ChatAnswer(conversation_id=conversation, text=text, now=workflow.now()), **STORE)
-    return ChatReply(session_id=request.session_id, ok=True, reply=text,
+    return ChatReply(session_id=request.session_id, ok=True, reply=text, said_by="engine",
                      changes=[r.change for r in results if r.change is not None])
