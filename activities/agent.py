@@ -319,9 +319,12 @@ class AgentActivities:
                 "silent, before its first token or between two); a slow model (a local one on CPU) may need "
                 "a longer one, or a shorter prompt")) from e
         except openai.APIConnectionError as e:
+            # Not chained: the message says the cause, and the chain's stack traces (openai, httpx, httpcore,
+            # anyio) outgrew the server's failure size limit: a retry's progress line read "after Failure
+            # exceeds size limit".
             raise application_error(LlmUnavailableError(
-                f"the LLM endpoint {self.endpoint} could not be reached ({_sentence(str(e))}); is it running? "
-                "(SKILLS_LLM_BASE_URL)")) from e
+                f"the LLM endpoint {self.endpoint} could not be reached ({_sentence(_connection(e))}); is it running? "
+                "(SKILLS_LLM_BASE_URL)")) from None
         activity.logger.info("LLM turn %d (%s): %d prompt tokens estimated, %d counted by the endpoint",
                              request.step, request.model, fitted.tokens, message.prompt_tokens)
         message, read_from_text = _calls_read(message, offered, structured)
@@ -626,6 +629,12 @@ def _status_error(error: openai.APIStatusError, model: str, endpoint: str) -> Ap
 
 def _seconds(span: timedelta) -> str:
     return f"{span.total_seconds():g} s"
+
+
+def _connection(error: Exception) -> str:
+    """A connection error with what lies under it: the SDK's says only "Connection error."."""
+    cause = error.__cause__
+    return f"{_sentence(str(error))}: {cause}" if cause is not None and str(cause) else str(error)
 
 
 def _sentence(text: str) -> str:
