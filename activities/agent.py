@@ -15,9 +15,10 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 from temporalio import activity
@@ -54,6 +55,8 @@ from skills.recall import context_block
 from skills.rehearsal import rehearsed
 from skills.scripts import RUN_SCRIPT
 from skills.skillmd.disclosure import render_instructions
+from skills.structured import ACTIONS, answer_schema, instruction, structured_calls
+from skills.textcalls import TextCall, read_text_calls
 
 TOOL_EXCERPT = 300
 MAX_PREFLIGHT_CONTEXT = 5
@@ -111,6 +114,9 @@ class LlmTurn(BaseModel):
     """Whose declared scripts the ``run_script`` tool offers (its schema lists them)."""
     toolsets: list[ToolsetGrant] = Field(default_factory=list)
     """The skills' own toolsets granted to the loop: their tools' schemas come from their servers."""
+    tool_mode: Literal["native", "structured"] = "native"
+    """``structured``: a chat's model answers one JSON object to a schema (``response_format``) instead of
+    calling tools, and the engine makes the call it means (``skills.structured``)."""
 
 
 class ToolCallRef(BaseModel):
@@ -130,6 +136,11 @@ class LlmTurnResult(BaseModel):
     completion_tokens: int = 0
     left_out: list[str] = Field(default_factory=list)
     """What was left out of the request to fit the model's context (``skills.context``), as sentences."""
+    ends_turn: bool = False
+    """A structured answer's change: once its calls succeed, ``final`` (the model's reply, written with the
+    change) ends the loop, with no further turn to ask."""
+    read_from_text: bool = False
+    """The model wrote its tool calls as text (``skills.textcalls``): they were read as calls."""
 
 
 class EndpointChange(BaseModel):
@@ -267,7 +278,8 @@ class AgentActivities:
         messages = await asyncio.to_thread(self.store.load_messages, request.conversation_id)
         if messages and messages[-1].role == "assistant":
             # A retry after the answer was stored: do not ask (and pay) twice.
-            return _result(messages[-1], len(messages), request.answer_chars)
+            return _result(messages[-1], len(messages), request.answer_chars,
+                           structured=request.tool_mode == "structured")
         if not self.settings.llm_configured:
             # Without an endpoint or a key the SDK would try the OpenAI API keyless, and every retry
             # would say "Connection error." a minute later: say what to set, now.
@@ -279,16 +291,21 @@ class AgentActivities:
             catalog = await self._catalog(request)
         offered = request.tools if is_chat_conversation(request.conversation_id) else \
             [t for t in request.tools if t not in MANAGEMENT_TOOLS]
-        tools = _tool_schemas(catalog, offered)
+        structured = request.tool_mode == "structured" and is_chat_conversation(request.conversation_id)
+        tools = [] if structured else _tool_schemas(catalog, offered)
+        asked = for_the_model(messages, self.settings.chat_history_turns)
+        if structured:  # the answer's shape, said in the prompt: no tool schemas are sent
+            asked = _with_instruction(asked, instruction(offered, _plan_tools(catalog)))
         context = await self._context(request.model)
-        fitted = fit_request(for_the_model(messages, self.settings.chat_history_turns), tools, context)
+        fitted = fit_request(asked, tools, context)
         if fitted.left_out:
             activity.logger.warning("LLM turn %d: left out to fit the context of %d tokens: %s", request.step,
                                     context, "; ".join(fitted.left_out))
         turn_limit = self.settings.llm_turn_timeout
         try:
             async with asyncio.timeout(turn_limit.total_seconds()):
-                message = await self._complete(request, fitted.messages, tools)
+                message = await self._complete(request, fitted.messages, tools,
+                                               answer_schema(offered) if structured else None)
         except TimeoutError as e:
             raise application_error(LlmTimeoutError(
                 f"the LLM turn for the model '{request.model}' took longer than {_seconds(turn_limit)} "
@@ -302,24 +319,33 @@ class AgentActivities:
                 "silent, before its first token or between two); a slow model (a local one on CPU) may need "
                 "a longer one, or a shorter prompt")) from e
         except openai.APIConnectionError as e:
+            # Not chained: the message says the cause, and the chain's stack traces (openai, httpx, httpcore,
+            # anyio) outgrew the server's failure size limit: a retry's progress line read "after Failure
+            # exceeds size limit".
             raise application_error(LlmUnavailableError(
-                f"the LLM endpoint {self.endpoint} could not be reached ({_sentence(str(e))}); is it running? "
-                "(SKILLS_LLM_BASE_URL)")) from e
+                f"the LLM endpoint {self.endpoint} could not be reached ({_sentence(_connection(e))}); is it running? "
+                "(SKILLS_LLM_BASE_URL)")) from None
         activity.logger.info("LLM turn %d (%s): %d prompt tokens estimated, %d counted by the endpoint",
                              request.step, request.model, fitted.tokens, message.prompt_tokens)
+        message, read_from_text = _calls_read(message, offered, structured)
+        if read_from_text:
+            activity.logger.info("LLM turn %d (%s): tool calls written as text, read as calls: %s", request.step,
+                                 request.model, ", ".join(c.name for c in message.tool_calls))
         seq = await asyncio.to_thread(self.store.append_messages, request.conversation_id, [message],
                                       datetime.now(UTC))
-        return _result(message, seq, request.answer_chars, fitted.left_out)
+        return _result(message, seq, request.answer_chars, fitted.left_out, structured=structured,
+                       read_from_text=read_from_text)
 
-    async def _complete(self, request: LlmTurn, messages: list[ChatMessage], tools: list[dict[str, Any]]
-                        ) -> ChatMessage:
+    async def _complete(self, request: LlmTurn, messages: list[ChatMessage], tools: list[dict[str, Any]],
+                        response_format: dict[str, Any] | None = None) -> ChatMessage:
         """One chat completion, streamed where the endpoint can (``SKILLS_LLM_STREAM``): the HTTP client's
         timeout is then how long the endpoint may stay silent, and the activity heartbeats with what
         has come, so a slow model that is answering is not taken for a dead one."""
         import openai
 
         arguments: dict[str, Any] = {"model": request.model, "messages": [m.to_openai() for m in messages],
-                                     **({"tools": tools} if tools else {})}
+                                     **({"tools": tools} if tools else {}),
+                                     **({"response_format": response_format} if response_format else {})}
         if self.settings.llm_stream and not self._unstreamed:
             try:
                 return await self._streamed(request, arguments)
@@ -472,15 +498,57 @@ class AgentActivities:
         await asyncio.to_thread(self.store.append_messages, conversation_id, [message], datetime.now(UTC))
 
 
-def _result(message: ChatMessage, seq: int, answer_chars: int, left_out: list[str] | None = None) -> LlmTurnResult:
+def _result(message: ChatMessage, seq: int, answer_chars: int, left_out: list[str] | None = None, *,
+            structured: bool = False, read_from_text: bool = False) -> LlmTurnResult:
+    # A structured answer's change comes with its reply: the loop ends on it once the change is made.
+    ends = structured and bool(message.tool_calls) and all(c.name in CHANGE_ACTIONS for c in message.tool_calls)
     return LlmTurnResult(
         message_seq=seq,
         tool_calls=[ToolCallRef(id=c.id, name=c.name) for c in message.tool_calls],
-        final="" if message.tool_calls else (message.content or "")[:answer_chars],
+        final=(message.content or "")[:answer_chars] if ends or not message.tool_calls else "",
         prompt_tokens=message.prompt_tokens,
         completion_tokens=message.completion_tokens,
         left_out=left_out or [],
+        ends_turn=ends,
+        read_from_text=read_from_text,
     )
+
+
+CHANGE_ACTIONS = frozenset(tool for action, tool in ACTIONS.items() if action in ("create", "update", "delete"))
+
+
+def _calls_read(message: ChatMessage, offered: list[str], structured: bool) -> tuple[ChatMessage, bool]:
+    """The answer with the calls it wrote as text made calls: a structured answer's action
+    (``skills.structured``), or, from a model offered tools, a call written as its reply
+    (``skills.textcalls``). Only offered tools; anything else stays the text it is."""
+    if message.tool_calls:
+        return message, False
+    read = structured_calls(message.content, offered) if structured else None
+    if read is None:
+        read = read_text_calls(message.content, offered)
+    if read is None:
+        return message, False
+    calls, text = read
+    return message.model_copy(update={"content": text or None, "tool_calls": [_made(c) for c in calls]}), bool(calls)
+
+
+def _made(call: TextCall) -> ToolCallMessage:
+    # A fresh id: a chat's conversation spans turns, and a tool result is found by its call's id.
+    return ToolCallMessage(id=f"call_{uuid.uuid4().hex[:24]}", name=call.name, arguments=call.arguments)
+
+
+def _with_instruction(messages: list[ChatMessage], said: str) -> list[ChatMessage]:
+    """The request's system prompt with ``said`` at its end (only in the request: the store keeps its own)."""
+    if messages and messages[0].role == "system":
+        first = messages[0].model_copy(update={"content": f"{messages[0].content or ''}\n\n{said}"})
+        return [first, *messages[1:]]
+    return [ChatMessage(role="system", content=said), *messages]
+
+
+def _plan_tools(catalog: list[ToolInfo]) -> list[str]:
+    """The tools a skill may call (a plan's or an Agent run's): the catalog's, not the chat's own."""
+    return [tool.name for tool in catalog if tool.name not in MANAGEMENT_TOOLS and tool.server != "skills"
+            and tool.name != RUN_SCRIPT]
 
 
 class StreamedAnswer:
@@ -561,6 +629,12 @@ def _status_error(error: openai.APIStatusError, model: str, endpoint: str) -> Ap
 
 def _seconds(span: timedelta) -> str:
     return f"{span.total_seconds():g} s"
+
+
+def _connection(error: Exception) -> str:
+    """A connection error with what lies under it: the SDK's says only "Connection error."."""
+    cause = error.__cause__
+    return f"{_sentence(str(error))}: {cause}" if cause is not None and str(cause) else str(error)
 
 
 def _sentence(text: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 from temporalio import activity
@@ -169,6 +169,8 @@ class ChatSession(BaseModel):
     """The session's pending proposed changes the message answers."""
     rehearsal_wait_seconds: float = 0.0
     """How long the turn waits for the rehearsal of each skill it proposes (0: none is rehearsed)."""
+    tool_mode: Literal["auto", "native", "structured"] = "native"
+    """``SKILLS_LLM_TOOLS``: how the model makes its calls (``skills.structured``)."""
 
 
 class ChatProposals(BaseModel):
@@ -183,6 +185,9 @@ class ChatAnswer(BaseModel):
     conversation_id: str
     text: str
     now: datetime
+    role: Literal["assistant", "user"] = "assistant"
+    """``user``: the engine's note to the model before it asks again (``SKILLS_LLM_TOOLS=auto``), in the
+    user's turn so every chat template takes it."""
 
 
 class ChatActivities:
@@ -231,6 +236,7 @@ class ChatActivities:
             script_skills=scripts, script_timeout_seconds=self.settings.script_timeout.total_seconds(),
             toolsets=grants, untrusted=untrusted, answer=answer if answering else None, answering=answering,
             rehearsal_wait_seconds=self.settings.chat_rehearsal_wait.total_seconds(),
+            tool_mode=self.settings.llm_tools,
         )
 
     def _replied(self, request: ChatPrepare) -> str | None:
@@ -288,9 +294,9 @@ class ChatActivities:
     def chat_answer(self, request: ChatAnswer) -> None:
         """Append the engine's reply to the conversation (once), so the model reads what was made."""
         messages = self.store.load_messages(request.conversation_id)
-        if messages and messages[-1].role == "assistant" and messages[-1].content == request.text:
+        if messages and messages[-1].role == request.role and messages[-1].content == request.text:
             return
-        self.store.append_messages(request.conversation_id, [ChatMessage(role="assistant", content=request.text)],
+        self.store.append_messages(request.conversation_id, [ChatMessage(role=request.role, content=request.text)],
                                    request.now)
 
     @activity.defn

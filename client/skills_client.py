@@ -29,7 +29,7 @@ from contextvars import ContextVar
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.enums.v1 import PendingActivityState, TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import (
@@ -140,6 +140,28 @@ BULK_WORKFLOWS = 2
 BULK_TIMEOUT = timedelta(minutes=15)
 WAIT_NOTICE = timedelta(seconds=10)
 """How often ``chat(waiting=...)`` says what a turn waits on."""
+FAILURE_CHARS = 120
+"""Characters of a failed attempt's reason a wait line carries (its first clause)."""
+
+
+def wait_line(what: str, *, since: datetime, now: datetime, attempt: int, maximum: int, last_failure: str,
+              started: bool, next_attempt: datetime | None, said: str) -> str:
+    """One line of a turn's wait: how long since the turn began (not since this attempt), and for a retry
+    which attempt it is and why: ``waiting for the model, 14 s (attempt 2 of 6 after the LLM endpoint ...
+    could not be reached (...); waiting for the first token)``. ``said``: the attempt's own heartbeat."""
+    seconds = max(0, int((now - since).total_seconds()))
+    parts = []
+    if attempt > 1:
+        reason = last_failure.split("; ")[0].strip().rstrip(".")
+        reason = reason if len(reason) <= FAILURE_CHARS else reason[:FAILURE_CHARS - 1] + "…"
+        of = f" of {maximum}" if maximum > 0 else ""
+        when = "" if started or next_attempt is None else \
+            f" in {max(0, int((next_attempt - now).total_seconds()))} s"
+        parts.append(f"attempt {attempt}{of}{when}" + (f" after {reason}" if reason else " (a retry)"))
+    if started and said:
+        parts.append(said)
+    return f"waiting for {what}, {seconds} s" + (f" ({'; '.join(parts)})" if parts else "")
+
 CHAT_TIMEOUT = timedelta(minutes=15)
 """A chat turn may take several LLM turns of up to `llm_timeout` each."""
 WORKER_GRACE = timedelta(seconds=30)
@@ -513,8 +535,9 @@ class SkillsClient:
                 await watch
 
     async def _tell_waits(self, workflow_id: str, waiting: Callable[[str], None]) -> None:
-        """Every ``WAIT_NOTICE``, what the turn's workflow waits on: its pending LLM turn (how long, and
-        what its heartbeats say has come), else a tool call; nothing when it waits on nothing."""
+        """Every ``WAIT_NOTICE``, what the turn's workflow waits on: its pending LLM turn (how long since the
+        turn began, which attempt and why, what its heartbeats say has come), else a tool call; nothing when
+        it waits on nothing."""
         handle = self.client.get_workflow_handle(workflow_id)
         while True:
             await asyncio.sleep(WAIT_NOTICE.total_seconds())
@@ -524,16 +547,19 @@ class SkillsClient:
                 continue  # not started yet, or a busy server: the next round asks again
             now = datetime.now(UTC)
             for pending in described.raw_description.pending_activities:
-                started = pending.last_started_time.ToDatetime(tzinfo=UTC) \
-                    if pending.HasField("last_started_time") else now
-                seconds = int((now - started).total_seconds())
                 details: list[Any] = []
-                if pending.heartbeat_details.payloads:
+                started = pending.state == PendingActivityState.PENDING_ACTIVITY_STATE_STARTED
+                if started and pending.heartbeat_details.payloads:  # a past attempt's say no longer holds
                     with contextlib.suppress(Exception):  # a detail it cannot read is left out
                         details = await self.client.data_converter.decode(pending.heartbeat_details.payloads)
-                said = ": ".join(str(d) for d in details[1:]) if len(details) > 1 else ""
-                what = "the model" if pending.activity_type.name == LLM_TURN else pending.activity_type.name
-                waiting(f"waiting for {what}, {seconds} s{f' ({said})' if said else ''}")
+                next_attempt = pending.next_attempt_schedule_time.ToDatetime(tzinfo=UTC) \
+                    if pending.HasField("next_attempt_schedule_time") else None
+                waiting(wait_line(
+                    "the model" if pending.activity_type.name == LLM_TURN else pending.activity_type.name,
+                    since=described.start_time or now, now=now, attempt=pending.attempt,
+                    maximum=pending.maximum_attempts, last_failure=pending.last_failure.message,
+                    started=started, next_attempt=next_attempt,
+                    said=": ".join(str(d) for d in details[1:]) if len(details) > 1 else ""))
 
     # --- reads ------------------------------------------------------------------------------
 

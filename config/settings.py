@@ -224,6 +224,13 @@ class Settings(BaseSettings):
     """Stream the LLM's answers (``stream: true``): a slow model that is answering is told from a stuck
     one. False for an endpoint that cannot stream; ``SKILLS_LLM_TIMEOUT`` then bounds the whole answer."""
 
+    llm_tools: Literal["auto", "native", "structured"] = "auto"
+    """How a chat's model makes its calls. ``native``: tools are offered and called (a call written as text
+    is read too). ``structured``: the model answers one JSON object to a schema (``response_format``), for
+    models that do not call tools reliably. ``auto``: native, and a turn that answers without a call where
+    one was needed (the reply claims an act, or the message asks for a skill, and no call came) is asked
+    once more, structured (docs/chat.md)."""
+
     llm_price: float | None = Field(default=None, ge=0)
     """What a million tokens cost at the endpoint (prompt and completion alike, in the owner's currency):
     with it, the next 30 days' estimate of an Agent-tier skill says its cost too. Unset: tokens only."""

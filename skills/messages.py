@@ -12,8 +12,9 @@ from datetime import datetime
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, computed_field, model_validator
 
+from skills.account import NOTHING, Effect, correction, effects
 from skills.approvals import Approval
 from skills.catalog import ToolsetGrant, upgraded_grant
 from skills.display import shown
@@ -343,6 +344,9 @@ class AgentLoopState(BaseModel):
     """The model of the last turn that answered (recorded on the run)."""
     approval_tools: list[str] = Field(default_factory=list)
     """Tools whose every call waits for the owner's approval (the skill's ``approval_required_tools``)."""
+    tool_mode: Literal["native", "structured"] = "native"
+    """How a chat's model is asked for its calls: tools offered (``native``), or one JSON answer to a schema
+    (``structured``, ``skills.structured``)."""
     rehearsal: bool = False
     """A rehearsal's loop: calls made only for read-only tools (none for ``approval_tools``), the rest recorded."""
     closed_world: bool = False
@@ -525,6 +529,32 @@ class ChatReply(BaseModel):
     """The rehearsal of each proposed skill that ended in time, by proposal: what it would do (``skills.rehearsal``)."""
     rehearsing: dict[int, str] = Field(default_factory=dict)
     """Rehearsals still running (their workflow ids, by proposal), or why one could not run."""
+    asked_again: str | None = None
+    """Why the model was asked a second time in this turn, structured (``SKILLS_LLM_TOOLS=auto``): its first
+    answer made no call where one was needed."""
+    said_by: Literal["model", "engine"] = "model"
+    """Who wrote ``reply``: the model, or the engine (an answer to proposals, or why the turn stopped)."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def effects(self) -> list[Effect]:
+        """What the turn did, as the engine recorded it (``skills.account``): each skill created, updated or
+        deleted, then each proposal; empty when it did nothing, whatever the reply says."""
+        return effects(self.changes, self.proposals)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def correction(self) -> str | None:
+        """The engine's correction of a model's reply that claims an act the turn did not do."""
+        return correction(self.reply, self.effects) if self.said_by == "model" and self.ok else None
+
+    def account_lines(self) -> list[str]:
+        """The engine's account, under the model's words: the correction of a false claim, then what the turn
+        did (``change_lines``), or that it did nothing."""
+        again = [f"asked again: {self.asked_again}"] if self.asked_again else []
+        if self.correction is not None:
+            return [self.correction, *again]
+        return [*(self.change_lines() or [NOTHING]), *again]
 
     def change_lines(self) -> list[str]:
         """One line per skill the turn changed, with its next fire, then each change it proposed, with

@@ -740,7 +740,7 @@ def _chatted(reply: ChatReply) -> None:
     # The model's words may carry what a mail it read said: a terminal code in them (ESC[8m hides what
     # follows) must not hide or fake the proposal lines printed after them.
     print(shown_lines(reply.reply.split("\n")))
-    for line in reply.change_lines():
+    for line in reply.account_lines():  # the engine's account, whatever the model said
         print(f"  {shown(line)}")
     for reason in reply.unavailable:
         print(f"  (not available this turn: {shown(reason)})")

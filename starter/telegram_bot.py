@@ -184,9 +184,10 @@ def incoming(update: dict[str, Any]) -> Incoming | None:
 
 
 def reply_text(reply: ChatReply) -> str:
-    """The model's answer, then one line per skill it changed (with the next fire), and what a matched
-    skill's own tools could not do this turn."""
-    lines = [*reply.change_lines(), *(f"not available this turn: {reason}" for reason in reply.unavailable),
+    """The model's answer, then the engine's account (what the turn proposed or changed, with the next fire,
+    or that it did nothing, and the correction of a reply that claims what did not happen), and what a
+    matched skill's own tools could not do this turn."""
+    lines = [*reply.account_lines(), *(f"not available this turn: {reason}" for reason in reply.unavailable),
              *([f"left out to fit the model's context: {'; '.join(reply.left_out)}"] if reply.left_out else [])]
     return "\n".join([reply.reply or "(no answer)", *(f"• {line}" for line in lines)])
 

@@ -68,7 +68,7 @@ async def agent_loop(state: AgentLoopState, limits: LoopLimits,
                 AgentActivities.llm_turn,
                 LlmTurn(conversation_id=state.conversation_id, model=state.model, tools=state.tools, step=step,
                         answer_chars=limits.answer_chars, script_skills=state.script_skills,
-                        toolsets=state.toolsets),
+                        toolsets=state.toolsets, tool_mode=state.tool_mode),
                 **llm_options(limits.llm_timeout_seconds),
                 summary=f"LLM turn {step} ({state.model})",
             )
@@ -94,7 +94,7 @@ async def agent_loop(state: AgentLoopState, limits: LoopLimits,
             return _end(state, f"stopped: the run used {used:,} tokens, over its cap of {limits.token_cap:,}")
         if not turn.tool_calls:
             return LoopEnd(status="success", summary=turn.final or "(the model gave no answer)", state=state)
-        calls, changes, malformed = list(state.calls), list(state.changes), False
+        calls, changes, malformed, failed = list(state.calls), list(state.changes), False, False
         for index, ref in enumerate(turn.tool_calls, start=1):
             key = "" if ref.name == RUN_SCRIPT else \
                 loop_call_key(state.key_prefix, state.conversation_id, step, turn.message_seq, index)
@@ -134,10 +134,13 @@ async def agent_loop(state: AgentLoopState, limits: LoopLimits,
             if done.change is not None:
                 changes.append(done.change)
             malformed |= done.malformed
+            failed |= not done.ok
         streak = state.malformed_streak + 1 if malformed else 0
         state = state.model_copy(update={"calls": calls, "changes": changes, "malformed_streak": streak})
         if streak >= limits.malformed_limit:
             return _end(state, f"stopped: the model sent malformed tool calls {streak} turns in a row")
+        if turn.ends_turn and not failed:  # a structured answer's change, made: its reply was written with it
+            return LoopEnd(status="success", summary=turn.final or "(the model gave no answer)", state=state)
     return _end(state, f"stopped: max_steps ({limits.max_steps}) reached without a final answer")
 
 

@@ -18,11 +18,13 @@ from skills.naming import CHAT_TURN
 
 with workflow.unsafe.imports_passed_through():
     from activities.chat import ChatActivities, ChatAnswer, ChatPrepare, ChatProposals, ChatSession
+    from skills.account import asks_for_change, claimed_act
     from skills.approvals import Approval, ApprovalDecision
     from skills.messages import (
         AgentLoopState,
         ChatInput,
         ChatReply,
+        LoopEnd,
         LoopLimits,
         Rehearse,
         SkillRef,
@@ -40,6 +42,10 @@ with workflow.unsafe.imports_passed_through():
 
 REPLY_CHARS = 16_000
 """A chat's reply is the model's whole answer, up to four Telegram messages."""
+ASK_AGAIN = ("(The engine: your answer made no tool call, so nothing was stored, proposed or changed. Answer my "
+             "message above again, as the one JSON object described.)")
+"""The note before a turn is asked again structured: the model's history then says its claim did not happen."""
+ASKED_AGAIN = ("the model answered without a call; it was asked again for one JSON answer (SKILLS_LLM_TOOLS=auto)")
 
 
 @workflow.defn(name=CHAT_TURN, failure_exception_types=FAIL_ON_BUG)
@@ -59,15 +65,28 @@ class ChatTurn:
         toolset_tools, grants, unavailable = await open_toolsets(session.toolsets, session.tool_timeout_seconds)
         for reason in unavailable:
             workflow.logger.warning("chat turn without a matched skill's toolsets: %s", reason)
-        end = await agent_loop(
-            AgentLoopState(conversation_id=conversation, model=session.model,
-                           tools=list(dict.fromkeys([*session.tools, *toolset_tools])),
-                           script_skills=session.script_skills, toolsets=grants),
-            LoopLimits(max_steps=session.max_steps, token_cap=session.token_cap,
-                       malformed_limit=session.malformed_limit, llm_timeout_seconds=session.llm_timeout_seconds,
-                       tool_timeout_seconds=session.tool_timeout_seconds,
-                       script_timeout_seconds=session.script_timeout_seconds, answer_chars=REPLY_CHARS),
-        )
+        start = AgentLoopState(conversation_id=conversation, model=session.model,
+                               tools=list(dict.fromkeys([*session.tools, *toolset_tools])),
+                               script_skills=session.script_skills, toolsets=grants,
+                               tool_mode="structured" if session.tool_mode == "structured" else "native")
+        limits = LoopLimits(max_steps=session.max_steps, token_cap=session.token_cap,
+                            malformed_limit=session.malformed_limit, llm_timeout_seconds=session.llm_timeout_seconds,
+                            tool_timeout_seconds=session.tool_timeout_seconds,
+                            script_timeout_seconds=session.script_timeout_seconds, answer_chars=REPLY_CHARS)
+        end = await agent_loop(start, limits)
+        asked_again = None
+        if session.tool_mode == "auto" and _without_a_call(request.message, end) \
+                and workflow.patched("chat-asks-again-structured"):
+            await workflow.execute_activity_method(
+                ChatActivities.chat_answer,
+                ChatAnswer(conversation_id=conversation, text=ASK_AGAIN, now=workflow.now(), role="user"), **STORE)
+            first = end.state
+            end = await agent_loop(start.model_copy(update={"tool_mode": "structured"}), limits)
+            end = end.model_copy(update={"state": end.state.model_copy(update={
+                "prompt_tokens": first.prompt_tokens + end.state.prompt_tokens,
+                "completion_tokens": first.completion_tokens + end.state.completion_tokens,
+                "left_out": list(dict.fromkeys([*first.left_out, *end.state.left_out]))})})
+            asked_again = ASKED_AGAIN
         proposed = [c["approval_id"] for c in end.state.changes if c.get("action") == "proposed"]
         proposals = []
         if proposed:  # the approvals as recorded: exactly what would be stored, for the reply to show
@@ -78,12 +97,23 @@ class ChatTurn:
         rehearsing: dict[int, str] = {}
         if session.rehearsal_wait_seconds > 0 and pending and workflow.patched("rehearse-proposals"):
             rehearsals, rehearsing = await _rehearse(pending, session.rehearsal_wait_seconds)
+        # The reply of a turn that did not end is the engine's reason, not the model's words.
         return ChatReply(session_id=request.session_id, ok=end.status == "success", reply=end.summary,
+                         said_by="model" if end.status == "success" else "engine",
                          changes=[c for c in end.state.changes if c.get("action") != "proposed"],
                          matched=session.matched, unavailable=[*session.untrusted, *unavailable],
                          proposals=pending,
                          prompt_tokens=end.state.prompt_tokens, completion_tokens=end.state.completion_tokens,
-                         left_out=end.state.left_out, rehearsals=rehearsals, rehearsing=rehearsing)
+                         left_out=end.state.left_out, rehearsals=rehearsals, rehearsing=rehearsing,
+                         asked_again=asked_again)
+
+
+def _without_a_call(message: str, end: LoopEnd) -> bool:
+    """The turn ended with no change where one was needed: its reply claims an act, or the message asks for
+    a skill and the model called no tool at all (``skills.account``)."""
+    if end.status != "success" or end.state.changes:
+        return False
+    return claimed_act(end.summary) is not None or (asks_for_change(message) and not end.state.calls)
 
 
 def proposed_definition(proposal: Approval) -> Rehearse | None:
@@ -146,5 +176,5 @@ async def _answer(request: ChatInput, conversation: str, session: ChatSession) -
     text = answered_text(results)
     await workflow.execute_activity_method(
         ChatActivities.chat_answer, ChatAnswer(conversation_id=conversation, text=text, now=workflow.now()), **STORE)
-    return ChatReply(session_id=request.session_id, ok=True, reply=text,
+    return ChatReply(session_id=request.session_id, ok=True, reply=text, said_by="engine",
                      changes=[r.change for r in results if r.change is not None])

@@ -197,6 +197,39 @@ def expect(check: Callable[[Recorded], Any], then: Step) -> Expect:
     return Expect(check, then)
 
 
+# --- A small model's habits -------------------------------------------------------------
+# What a small local model (Qwen2.5-Coder 1.5B on llama.cpp, issue 39) does instead of a tool call.
+
+
+def claims(text: str = "Stored: every weekday at 9 I will remind you to stand up.") -> Say:
+    """A reply that claims an act, with no tool call: the engine must not let it stand."""
+    return Say(text)
+
+
+def text_call(name: str, arguments: dict[str, Any], *, style: str = "json") -> Say:
+    """A tool call written as the reply's text: ``json``, a bare ``{"name": ..., "arguments": ...}`` (the
+    1.5B model's habit, 3 times out of 3); ``qwen``, inside ``<tool_call>...</tool_call>`` (Qwen's template);
+    ``function``, ``{"function": ..., "parameters": ...}``."""
+    if style == "function":
+        return Say(json.dumps({"function": name, "parameters": arguments}))
+    body = json.dumps({"name": name, "arguments": arguments})
+    return Say(f"<tool_call>\n{body}\n</tool_call>" if style == "qwen" else body)
+
+
+def structured(answer: Mapping[str, Any] | str) -> Expect:
+    """The model's answer to a structured-output request (``response_format`` with a ``json_schema``): the
+    JSON the test scripts, given only to a request that asked for it, as an endpoint that honours the
+    schema does (a request without one fails the test)."""
+
+    def asked(recorded: Recorded) -> bool:
+        fmt = recorded.response_format
+        assert fmt is not None and fmt.get("type") == "json_schema", f"no json_schema response_format: {fmt!r}"
+        assert isinstance(fmt.get("json_schema", {}).get("schema"), dict), "the json_schema carries no schema"
+        return True
+
+    return Expect(asked, Say(answer if isinstance(answer, str) else json.dumps(answer)))
+
+
 # --- Recording --------------------------------------------------------------------------
 
 
@@ -223,6 +256,12 @@ class Recorded:
     @property
     def tools(self) -> list[dict[str, Any]]:
         return (self.body.get("tools") or []) if isinstance(self.body, dict) else []
+
+    @property
+    def response_format(self) -> dict[str, Any] | None:
+        """The request's ``response_format`` (a structured-output request), or None."""
+        fmt = self.body.get("response_format") if isinstance(self.body, dict) else None
+        return fmt if isinstance(fmt, dict) else None
 
     @property
     def tool_names(self) -> list[str]:

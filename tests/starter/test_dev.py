@@ -18,6 +18,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 
 from client import SkillsClient
 from config.settings import Settings
+from skills.account import NOTHING
 from starter.dev import DevProfile, banner, port_open
 from tests.conftest import ROOT, eventually, free_port
 from tests.fakes.llm_server import ScriptedLLM, say
@@ -67,7 +68,8 @@ async def test_skills_dev_runs_everything_and_stops_cleanly(tmp_path: Path, llm:
             assert (tmp_path / "data" / "skills.db").exists()
 
             telegram.message(42, "hello")
-            assert await eventually(lambda: telegram.replies(42), timeout=60) == ["Hello from the dev stack."]
+            assert await eventually(lambda: telegram.replies(42), timeout=60) == [
+                f"Hello from the dev stack.\n• {NOTHING}"]
         finally:
             process.send_signal(signal.SIGINT)
             code = await asyncio.wait_for(process.wait(), 60)

@@ -19,10 +19,11 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
+from skills.account import NOTHING
 from skills.messages import ChatReply
 from starter.telegram_bot import HELP, BotApi, FatalTelegramError, TelegramBot, TelegramError, reply_text
 from tests.conftest import ROOT, Engine, eventually, schedule_exists
-from tests.fakes.llm_server import ScriptedLLM, call, hang_until, long, say
+from tests.fakes.llm_server import ScriptedLLM, call, claims, hang_until, long, say
 from tests.fakes.telegram_api import FakeBotApi
 
 SKILLS = Path(sys.executable).with_name("skills")
@@ -84,7 +85,7 @@ async def test_skills_telegram_answers_the_owner_and_ignores_strangers(
         # The session is the chat: the second message goes on with the first in the model's history.
         telegram.message(OWNER, "what skills do I have?")
         await eventually(lambda: len(telegram.replies(OWNER)) == 3, timeout=60)
-        assert telegram.replies(OWNER)[2] == "You have one skill: drink water."
+        assert telegram.replies(OWNER)[2] == f"You have one skill: drink water.\n• {NOTHING}"
         history = llm.requests_for("chat")[-1].messages
         asked = [m["content"] for m in history if m["role"] == "user"]
         assert asked == ["remind me in 5 minutes to drink water", "yes", "what skills do I have?"]
@@ -129,7 +130,7 @@ async def test_an_adapter_stopped_mid_message_answers_it_after_a_restart_without
     finally:
         release.set()
         await api.aclose()
-    assert telegram.replies(OWNER) == ["Noted."]
+    assert telegram.replies(OWNER) == [f"Noted.\n• {NOTHING}"]
     assert len(llm.requests_for("chat")) == 1  # the restarted adapter joined the turn; the model was asked once
 
 
@@ -154,7 +155,7 @@ async def test_in_an_allowed_group_only_allowed_users_reach_the_model(
         await asyncio.wait_for(task, 30)
         await api.aclose()
     assert all(telegram.confirmed(update) for update in strangers)
-    assert telegram.replies(GROUP) == ["Hello, owner."]
+    assert telegram.replies(GROUP) == [f"Hello, owner.\n• {NOTHING}"]
     assert telegram.replies(STRANGER) == []
     [asked] = llm.requests_for("chat")  # the strangers' messages never cost a model call
     assert [m["content"] for m in asked.messages if m["role"] == "user"] == ["hello"]
@@ -259,5 +260,17 @@ def test_skills_telegram_refuses_to_start_without_a_token_or_chats(telegram: Fak
 def test_a_reply_says_which_of_a_matched_skills_tools_could_not_start() -> None:
     reply = ChatReply(session_id="s", ok=True, reply="Its tools are down.",
                       unavailable=["toolset server 'broken' of skill 'brokensmith' failed to start: no licence"])
-    assert reply_text(reply) == ("Its tools are down.\n• not available this turn: toolset server 'broken' of "
+    assert reply_text(reply) == ("Its tools are down.\n• nothing was proposed, created, changed or deleted\n"
+                                 "• not available this turn: toolset server 'broken' of "
                                  "skill 'brokensmith' failed to start: no licence")
+
+
+async def test_a_stored_claimed_without_a_call_is_corrected_on_telegram(
+        assistant: Engine, llm: ScriptedLLM, telegram: FakeBotApi) -> None:
+    llm.script("chat", [claims("Stored: Every weekday at 9 reminds me to stand up.")])
+    await handled(telegram, assistant.skills, {"text": "every weekday at 9 remind me to stand up"})
+    [answer] = telegram.replies(OWNER)
+    said, engine = answer.split("\n", 1)
+    assert said == "Stored: Every weekday at 9 reminds me to stand up."
+    assert engine.startswith("• Nothing was stored: the model did not make a proposal."), answer
+    assert await assistant.skills.list() == []

@@ -15,6 +15,7 @@ import pytest
 from temporalio.client import Client
 
 from config.settings import Settings
+from skills.account import NOTHING
 from skills.models import RunRecord
 from skills.reply import BLOCK
 from skills.skillmd import BUNDLED_DIR
@@ -76,7 +77,8 @@ async def test_a_reply_to_a_delivered_notice_goes_on_from_its_result(
     try:
         asked = len(llm.requests_for("chat"))
         telegram.message(OWNER, "when is the invoice due?", reply_to_message=replying_to(notice))
-        answer = await eventually(lambda: [m for m in telegram.sent if m["text"] == "The ACME invoice is due on Friday."],
+        answer = await eventually(lambda: [m for m in telegram.sent
+                                                 if m["text"].startswith("The ACME invoice is due on Friday.\n")],
                                   timeout=60)
         first = user_message(llm.requests_for("chat")[asked].messages)
         assert f"<{BLOCK}>" in first and first.endswith("My message: when is the invoice due?")
@@ -86,7 +88,7 @@ async def test_a_reply_to_a_delivered_notice_goes_on_from_its_result(
 
         # A reply to the assistant's own answer is no notice: a plain message of the same session.
         telegram.message(OWNER, "thanks", reply_to_message=replying_to(answer[0]))
-        await eventually(lambda: "You're welcome." in telegram.replies(OWNER), timeout=60)
+        await eventually(lambda: f"You're welcome.\n• {NOTHING}" in telegram.replies(OWNER), timeout=60)
         later = llm.requests_for("chat")[-1].messages
         assert user_message(later) == "thanks" and f"<{BLOCK}>" in str(later)  # the first reply stays in history
     finally:

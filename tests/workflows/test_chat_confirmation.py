@@ -20,7 +20,7 @@ from config.settings import Settings
 from skills.approvals import ApprovalDecision
 from skills.errors import SkillNotFoundError, SkillsError
 from tests.conftest import Engine, eventually, schedule_exists
-from tests.fakes.llm_server import ScriptedLLM, call, say
+from tests.fakes.llm_server import ScriptedLLM, call, say, structured
 from tests.workflows.test_chat import MANAGEMENT
 
 PLAN = [{"toolName": "outbox_send_message", "parameters": {"message": "Stretch!"}}]
@@ -77,7 +77,8 @@ async def test_a_new_skill_is_proposed_shown_as_stored_and_made_by_a_plain_yes(
 async def test_no_cancels_and_any_other_message_moves_on(assistant: Engine, llm: ScriptedLLM) -> None:
     llm.script("chat", [call("memory_store_skill", STRETCH), say("Reply yes."),
                         call("memory_store_skill", STRETCH), say("Reply yes."),
-                        say("Sure, at 10 then?")])
+                        # No call for a change asked: SKILLS_LLM_TOOLS=auto asks once more, structured.
+                        say("Sure, at 10 then?"), structured({"action": "reply", "reply": "Sure, at 10 then?"})])
     first = (await assistant.skills.chat("stretch at 9", session_id="n")).proposals[0]
     cancelled = await assistant.skills.chat("no", session_id="n")
     assert "Cancelled" in cancelled.reply and store_of(assistant).get_approval(first.id).status == "denied"

@@ -10,7 +10,7 @@ from config.settings import Settings
 from skills.skillmd import BUNDLED_DIR
 from skills.tokens import request_tokens
 from tests.conftest import Engine
-from tests.fakes.llm_server import ScriptedLLM, say
+from tests.fakes.llm_server import ScriptedLLM, say, structured
 
 
 def first_request_tokens(llm: ScriptedLLM, index: int = -1) -> int:
@@ -25,11 +25,14 @@ async def test_the_endpoints_stated_context_drops_the_lowest_ranked_skill_and_sa
             "llm_base_url": llm.base_url, "llm_api_key": "sk-test", "llm_model": "chat",
             "bundled_skills_dir": BUNDLED_DIR}), client).start()
         try:
-            llm.script("chat", [say("When should it stop?")])
+            # No call for a request to schedule: SKILLS_LLM_TOOLS=auto asks once more, structured.
+            llm.script("chat", [say("When should it stop?"),
+                                structured({"action": "reply", "reply": "When should it stop?"})])
             reply = await engine.skills.chat("every weekday at 9 remind me to stand up", session_id="small")
         finally:
             await engine.stop()
-    assert reply.ok and "cron-scheduling" in reply.matched
+    assert reply.ok and "cron-scheduling" in reply.matched and reply.asked_again
+    assert first_request_tokens(llm, 1) <= 2_048 - 256  # the structured request fits too
     assert reply.left_out == ["the instructions of the skill cron-scheduling"]
     system = llm.requests_for("chat")[0].messages[0]["content"]
     assert system.startswith("You are the user's assistant.") and "IN vs EVERY" not in system

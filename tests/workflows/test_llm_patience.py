@@ -4,14 +4,16 @@ SKILLS_LLM_TIMEOUT, or a turn past SKILLS_LLM_TURN_TIMEOUT, is reported as the t
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
 
 import client.skills_client as skills_client
+from client.skills_client import wait_line
 from config.settings import Settings
 from skills.deadline import LLM_MARGIN
 from skills.naming import LLM_TURN
@@ -133,6 +135,47 @@ async def test_a_chat_says_what_it_waits_for(patient: Engine, llm: ScriptedLLM,
     assert any(line.startswith("waiting for the model, ") and "waiting for the first token" in line
                for line in told), told
     assert any("characters received" in line for line in told), told
+
+
+async def test_a_retry_says_it_is_one_and_why_and_waiting_counts_from_the_turns_start(
+        patient: Engine, llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 39: with the endpoint down, the line said "waiting for the model, 0 s (waiting for the first
+    token)" six times. Now it says which attempt it is, after what, and the seconds since the turn began."""
+    monkeypatch.setattr(skills_client, "WAIT_NOTICE", timedelta(seconds=0.3))
+    llm.script("default", [say("Back again.")])
+    llm.down()
+    told: list[str] = []
+    turn = asyncio.create_task(patient.skills.chat("hello", session_id="retry", waiting=told.append))
+    try:
+        [line, *_] = await eventually(lambda: [t for t in told if "attempt 2 of 6" in t], timeout=60, interval=0.2)
+    finally:
+        llm.up()
+    reply = await turn
+    assert reply.ok and reply.reply == "Back again."
+    assert line.startswith("waiting for the model, ") and "could not be reached" in line, line
+    assert "waiting for the first token" not in line  # the failed attempt's heartbeat is not this one's
+    # The first attempt failed at once and its retry waits 2 s: counted from the turn, the line says so.
+    assert int(line.removeprefix("waiting for the model, ").split(" s")[0]) >= 1, line
+    assert not any(t.startswith("waiting for the model, 0 s") and "attempt" in t for t in told), told
+
+
+def test_a_wait_line_counts_from_the_turn_and_names_the_retry() -> None:
+    began = datetime(2026, 11, 22, 8, tzinfo=UTC)
+    failure = ("the LLM endpoint http://127.0.0.1:9/v1 could not be reached (Connection error: All connection "
+               "attempts failed); is it running? (SKILLS_LLM_BASE_URL)")
+    assert wait_line("the model", since=began, now=began + timedelta(seconds=14), attempt=3, maximum=6,
+                     last_failure=failure, started=False, next_attempt=began + timedelta(seconds=18),
+                     said="waiting for the first token") == (
+        "waiting for the model, 14 s (attempt 3 of 6 in 4 s after the LLM endpoint http://127.0.0.1:9/v1 could "
+        "not be reached (Connection error: All connection attempts failed))")
+    assert wait_line("the model", since=began, now=began + timedelta(seconds=40), attempt=1, maximum=6,
+                     last_failure="", started=True, next_attempt=None, said="312 characters received") == \
+        "waiting for the model, 40 s (312 characters received)"
+    retried = wait_line("the model", since=began, now=began + timedelta(seconds=50), attempt=2, maximum=6,
+                        last_failure="the LLM endpoint answered 503", started=True, next_attempt=None,
+                        said="waiting for the first token")
+    assert retried == ("waiting for the model, 50 s (attempt 2 of 6 after the LLM endpoint answered 503; "
+                       "waiting for the first token)")
 
 
 async def test_an_endpoint_that_refuses_to_stream_is_asked_whole(client: Client, settings: Settings) -> None:

@@ -1,0 +1,100 @@
+"""Tool calls a model wrote as text: read as the calls they are.
+
+A small model offered tools often answers with the call itself as its reply's text (Qwen2.5-Coder 1.5B
+on llama.cpp did, 3 times out of 3): a bare ``{"name": "memory_store_skill", "arguments": {...}}``, or
+Qwen's own ``<tool_call>{...}</tool_call>`` block that the server did not parse. Read only as text, the
+call would reach the user as the reply and nothing would be done.
+
+What is read, and nothing else:
+- a whole reply that is one JSON object (or a short list of them), fenced in ```json or not, each
+  ``{"name": ..., "arguments": {...}}``, ``{"name": ..., "parameters": {...}}``,
+  ``{"function": "name", "parameters"|"arguments": {...}}`` or ``{"function": {"name": ..., "arguments": ...}}``;
+- ``<tool_call>...</tool_call>`` blocks, each holding one such object; text around them stays the reply.
+
+Bounded: a reply past ``MAX_CHARS`` and more than ``MAX_CALLS`` calls are text. Every name must be one of
+the tools offered to this turn (the sandbox still decides what runs); one that is not leaves the whole
+reply as text. Pure code, no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any
+
+MAX_CHARS = 16_000
+"""A reply longer than this is text, whatever it holds."""
+MAX_CALLS = 3
+"""At most this many calls read from one reply."""
+
+_BLOCK = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+_FENCE = re.compile(r"\A```[a-zA-Z]*\s*\n?(.*?)\n?```\Z", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class TextCall:
+    name: str
+    arguments: str
+    """JSON text of an object, as a tool call's arguments travel."""
+
+
+def read_text_calls(text: str | None, offered: Collection[str]) -> tuple[list[TextCall], str] | None:
+    """The calls ``text`` writes, and the text left around them (``<tool_call>`` blocks only); None when
+    it is no call of an offered tool, or more than this reads."""
+    if not text or len(text) > MAX_CHARS or not offered:
+        return None
+    blocks = _BLOCK.findall(text)
+    if blocks:
+        if len(blocks) > MAX_CALLS:
+            return None
+        found = [_call(_json(block.strip()), offered) for block in blocks]
+        if any(call is None for call in found):
+            return None
+        return [call for call in found if call is not None], _BLOCK.sub("", text).strip()
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1).strip()
+    if not body.startswith(("{", "[")):
+        return None
+    value = _json(body)
+    items = value if isinstance(value, list) else [value]
+    if not items or len(items) > MAX_CALLS:
+        return None
+    calls = [_call(item, offered) for item in items]
+    if any(call is None for call in calls):
+        return None
+    return [call for call in calls if call is not None], ""
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _call(value: Any, offered: Collection[str]) -> TextCall | None:
+    """One call object, in any of the shapes models write, naming an offered tool; None otherwise."""
+    if not isinstance(value, dict):
+        return None
+    name, arguments = value.get("name"), value.get("arguments", value.get("parameters"))
+    function = value.get("function")
+    if isinstance(function, dict):  # the OpenAI wire shape, written out
+        name, arguments = function.get("name"), function.get("arguments", function.get("parameters"))
+    elif isinstance(function, str) and name is None:
+        name = function
+    if not isinstance(name, str) or name not in offered:
+        return None
+    if isinstance(arguments, str):  # arguments as JSON text, as the wire carries them
+        arguments = _json(arguments) if arguments.strip() else {}
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        return None
+    extra = set(value) - {"name", "arguments", "parameters", "function", "type", "id"}
+    if extra:  # an object with other fields is data the model answered with, not a call
+        return None
+    return TextCall(name=name, arguments=json.dumps(arguments, ensure_ascii=False))

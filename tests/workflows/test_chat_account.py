@@ -1,0 +1,74 @@
+"""The engine says what a chat turn did, not the model: a small model's "Stored" with no call is corrected,
+in the reply's data, on `skills chat` (text and --json) and through the Python client; a true one is not."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+from skills.account import NOTHING
+from tests.conftest import Engine
+from tests.fakes.llm_server import ScriptedLLM, call, claims, say
+from tests.workflows.test_chat_confirmation import store_of
+
+STAND_UP = {"name": "stand up", "instructions": "Remind me to stand up", "schedule": "0 9 * * 1-5",
+            "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": "Stand up!"}}]}
+
+
+async def skills_chat(engine: Engine, *words: str) -> tuple[int, str]:
+    """`skills chat ...`, the real CLI in its own process, against the test's worker: exit code and stdout."""
+    client = engine.skills.client
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "SKILLS_"))}
+    env.update(TEMPORAL_ADDRESS=client.service_client.config.target_host, TEMPORAL_NAMESPACE=client.namespace,
+               SKILLS_TASK_QUEUE=engine.settings.task_queue, SKILLS_DATA_DIR=str(engine.settings.data_dir))
+    process = await asyncio.create_subprocess_exec(
+        str(Path(sys.executable).with_name("skills")), "chat", *words, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode is not None
+    return process.returncode, out.decode() + err.decode()
+
+
+async def test_a_stored_claimed_without_a_call_is_corrected(assistant: Engine, llm: ScriptedLLM) -> None:
+    llm.script("chat", [claims("Stored: Every weekday at 9 reminds me to stand up.")])
+    reply = await assistant.skills.chat("every weekday at 9 remind me to stand up", session_id="liar")
+    assert reply.ok and reply.reply == "Stored: Every weekday at 9 reminds me to stand up."
+    assert reply.effects == [] and reply.proposals == [] and reply.changes == []
+    assert reply.correction is not None
+    assert reply.correction.startswith("Nothing was stored: the model did not make a proposal.")
+    assert reply.account_lines() == [reply.correction]
+    # The correction tells the truth: nothing is stored, nothing waits for a yes.
+    assert await assistant.skills.list() == []
+    assert store_of(assistant).list_approvals(session_id="liar") == []
+
+
+async def test_a_proposal_made_is_the_account_and_nothing_is_corrected(assistant: Engine, llm: ScriptedLLM) -> None:
+    llm.script("chat", [call("memory_store_skill", STAND_UP), say("Stored: every weekday at 9.")])
+    reply = await assistant.skills.chat("every weekday at 9 remind me to stand up", session_id="honest")
+    [effect] = reply.effects
+    assert (effect.action, effect.approval_id, effect.tool) == ("proposed", reply.proposals[0].id, "memory_store_skill")
+    assert effect.trigger == {"schedule": "0 9 * * 1-5", "timezone": "UTC"}, effect.trigger
+    assert reply.correction is None
+    assert reply.account_lines()[0].startswith(f"proposed #{effect.approval_id}, NOT made")
+
+
+async def test_skills_chat_prints_the_engines_account_and_json_gives_it_as_data(
+        assistant: Engine, llm: ScriptedLLM) -> None:
+    llm.script("chat", [claims("Stored: Every weekday at 9 reminds me to stand up."),
+                        claims("Done! I'll remind you in 10 minutes."), say("Hello! What should I schedule?")])
+    code, shown = await skills_chat(assistant, "every weekday at 9 remind me to stand up", "--session", "cli")
+    lines = shown.splitlines()
+    assert code == 0 and lines[0] == "Stored: Every weekday at 9 reminds me to stand up."
+    assert lines[1].startswith("  Nothing was stored: the model did not make a proposal."), shown
+
+    code, printed = await skills_chat(assistant, "remind me in 10 minutes to check the oven", "--session", "cli",
+                                      "--json")
+    data = json.loads(printed[:printed.rindex("}") + 1])
+    assert code == 0 and data["ok"] is True  # the turn completed...
+    assert data["effects"] == [] and data["correction"].startswith("Nothing was stored")  # ...and did nothing
+
+    code, shown = await skills_chat(assistant, "hi", "--session", "cli")
+    assert code == 0 and shown.splitlines()[1] == f"  {NOTHING}", shown  # an honest turn that did nothing

@@ -1,0 +1,138 @@
+"""A small model can make proposals: its tool call written as text is read as a call, a structured answer
+(``response_format`` with a JSON schema) is made the call it means, and ``SKILLS_LLM_TOOLS=auto`` asks a
+turn that answered without a call once more, structured. The scripted model plays the habits of
+Qwen2.5-Coder 1.5B on llama.cpp (issue 39); everything else is real."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from temporalio.client import Client
+
+from config.settings import Settings
+from skills.structured import SCHEMA_NAME
+from skills.tokens import request_tokens
+from tests.conftest import BUNDLED_DIR, Engine
+from tests.fakes.llm_server import ScriptedLLM, call, claims, say, structured, text_call
+from workflows.chat import ASK_AGAIN
+
+STAND_UP = {"name": "stand up", "instructions": "Remind me to stand up",
+            "trigger_config": {"schedule": "0 9 * * 1-5"},
+            "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": "Stand up!"}}]}
+ASKED = "every weekday at 9 remind me to stand up"
+SMALL_CONTEXT = 4_096
+
+
+async def engine_with(client: Client, settings: Settings, llm: ScriptedLLM, tools: str) -> Engine:
+    return await Engine(settings.model_copy(update={
+        "llm_base_url": llm.base_url, "llm_api_key": "sk-fake-test-key", "llm_model": "chat",
+        "bundled_skills_dir": BUNDLED_DIR, "llm_tools": tools}), client).start()
+
+
+@pytest.fixture
+async def native(client: Client, settings: Settings, llm: ScriptedLLM) -> AsyncIterator[Engine]:
+    running = await engine_with(client, settings, llm, "native")
+    yield running
+    await running.stop()
+
+
+@pytest.fixture
+async def structured_engine(client: Client, settings: Settings, llm: ScriptedLLM) -> AsyncIterator[Engine]:
+    running = await engine_with(client, settings, llm, "structured")
+    yield running
+    await running.stop()
+
+
+def stored_trigger(reply: Any) -> dict[str, Any]:
+    [proposal] = reply.proposals
+    return proposal.arguments["data"]["trigger_config"]
+
+
+@pytest.mark.parametrize("style", ["json", "qwen", "function"])
+async def test_a_call_written_as_text_is_read_as_the_call(native: Engine, llm: ScriptedLLM, style: str) -> None:
+    # Qwen2.5-Coder 1.5B's habit, offered tools: the call as its reply's text, 3 times out of 3.
+    llm.script("chat", [text_call("memory_store_skill", STAND_UP, style=style),
+                        say("I can remind you every weekday at 9. Shall I?")])
+    reply = await native.skills.chat(ASKED, session_id=f"text-{style}")
+    assert reply.ok and reply.reply == "I can remind you every weekday at 9. Shall I?"
+    assert stored_trigger(reply)["schedule"] == "0 9 * * 1-5" and reply.correction is None
+    [effect] = reply.effects
+    assert (effect.action, effect.tool) == ("proposed", "memory_store_skill")
+    # The model reads its call answered, as if it had made it natively.
+    answered = llm.requests_for("chat")[1].messages
+    assert answered[-2]["tool_calls"][0]["function"]["name"] == "memory_store_skill"
+    assert answered[-1]["role"] == "tool" and "Proposed" in answered[-1]["content"]
+
+
+async def test_a_call_of_a_tool_not_offered_stays_text(native: Engine, llm: ScriptedLLM) -> None:
+    written = json.dumps({"name": "github_list_issues", "arguments": {"state": "open"}})
+    llm.script("chat", [say(written)])
+    reply = await native.skills.chat("every monday at 8am send me a summary of my open github issues",
+                                     session_id="nogithub")
+    assert reply.reply == written and reply.effects == [] and reply.proposals == []
+    assert len(llm.requests_for("chat")) == 1  # native: nobody asks again
+
+
+async def test_a_structured_answer_is_proposed_through_the_normalizer(structured_engine: Engine,
+                                                                      llm: ScriptedLLM) -> None:
+    bad = {**STAND_UP, "trigger_config": {"schedule": "0 25 * * 1-5"}}
+    llm.script("chat", [
+        structured({"action": "create", "skill": bad, "reply": "I can remind you every weekday at 25."}),
+        structured({"action": "create", "skill": STAND_UP, "reply": "I can remind you every weekday at 9. Shall I?"}),
+    ])
+    reply = await structured_engine.skills.chat(ASKED, session_id="structured")
+    # The normalizer refused the first (hour 25), the model fixed it; the reply came with the fixed one.
+    assert reply.ok and reply.reply == "I can remind you every weekday at 9. Shall I?", reply.reply
+    assert stored_trigger(reply)["schedule"] == "0 9 * * 1-5"
+    first, second = llm.requests_for("chat")
+    assert first.response_format is not None and first.response_format["json_schema"]["name"] == SCHEMA_NAME
+    assert first.tools == []  # no tool schemas: the instruction says the answer's shape
+    system = first.messages[0]["content"]
+    assert "Answer with ONE JSON object" in system and "outbox_send_message" in system
+    assert "hour 25 is out of range" in second.messages[-1]["content"]
+    # What a 4,096-token context must hold: the first structured request is no bigger than a native one.
+    tokens = request_tokens(first.messages, first.tools)
+    assert tokens <= 3_000, tokens
+
+
+async def test_auto_asks_a_turn_that_claimed_without_a_call_again_structured(assistant: Engine,
+                                                                              llm: ScriptedLLM) -> None:
+    assert assistant.settings.llm_tools == "auto"  # the default
+    llm.script("chat", [
+        claims("Stored: Every weekday at 9 reminds me to stand up."),
+        structured({"action": "create", "skill": STAND_UP, "reply": "I can remind you every weekday at 9. Shall I?"}),
+    ])
+    reply = await assistant.skills.chat(ASKED, session_id="auto")
+    assert reply.ok and reply.reply == "I can remind you every weekday at 9. Shall I?"
+    assert stored_trigger(reply)["schedule"] == "0 9 * * 1-5" and reply.correction is None
+    assert reply.asked_again is not None and "SKILLS_LLM_TOOLS=auto" in reply.asked_again
+    assert any(line.startswith("asked again: ") for line in reply.account_lines())
+    native_ask, again = llm.requests_for("chat")
+    assert native_ask.response_format is None and native_ask.tools
+    assert again.response_format is not None
+    # The model's history says its claim did not happen.
+    assert again.messages[-1] == {"role": "user", "content": ASK_AGAIN}
+    # No tool schemas in the structured request: smaller than the native one, history and all.
+    asked_tokens = request_tokens(native_ask.messages, native_ask.tools)
+    again_tokens = request_tokens(again.messages, again.tools)
+    print(f"first request: native {asked_tokens} tokens, asked again structured {again_tokens}")
+    assert again_tokens < asked_tokens <= 3_000
+
+
+async def test_auto_asks_a_request_answered_with_no_call_again(assistant: Engine, llm: ScriptedLLM) -> None:
+    llm.script("chat", [say("Sure, standing up is good for you."),
+                        structured({"action": "reply", "reply": "At 9 in your time zone, every weekday?"})])
+    reply = await assistant.skills.chat(ASKED, session_id="auto-q")
+    assert reply.reply == "At 9 in your time zone, every weekday?" and reply.effects == []
+    assert reply.asked_again is not None and reply.correction is None
+
+
+async def test_auto_leaves_a_plain_conversation_alone(assistant: Engine, llm: ScriptedLLM) -> None:
+    llm.script("chat", [say("Hello! What should I schedule?"), call("memory_list_skills", {}),
+                        say("You have no skills yet.")])
+    assert (await assistant.skills.chat("hi", session_id="plain")).asked_again is None
+    assert (await assistant.skills.chat("what do I have?", session_id="plain")).asked_again is None
+    assert len(llm.requests_for("chat")) == 3 and all(r.response_format is None for r in llm.requests_for("chat"))
