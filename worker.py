@@ -29,6 +29,7 @@ from activities.failures import RedactingInterceptor
 from activities.grants import GrantActivities
 from activities.guard import EngineOnlyInterceptor
 from activities.maintenance import MaintenanceActivities
+from activities.phrasing import PhrasingActivities
 from activities.proposals import ProposalActivities, Proposals
 from activities.registration import RegistrationActivities
 from activities.retention import RetentionActivities
@@ -141,6 +142,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
         TrustActivities(store, settings),
         GrantActivities(store, hub.tool_names),
         ProposalActivities(store),
+        PhrasingActivities(store, settings, proposals),
         DigestActivities(client, store, settings, hub.call),
     ]
     try:

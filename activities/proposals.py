@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from temporalio import activity
 
+from activities.phrase_check import checked_summary
 from adapters.store import Store
 from client.management import (
     DATA_KEYS,
@@ -119,6 +120,8 @@ class Proposals:
         if change is None:
             return None
         skill_id, skill_name, arguments, summary = change
+        summary = checked_summary(self.store, call.conversation_id, tool, arguments, summary, now=now,
+                                  zone=self.settings.timezone)
         approval = self.store.add_approval(ApprovalRequest(
             kind="change", request_key=call.request_key, skill_id=skill_id, skill_name=skill_name,
             session_id=call.session_id, tool=tool, arguments=arguments, summary=summary, requested_at=now,

@@ -272,6 +272,12 @@ class Settings(BaseSettings):
     plain "yes", a button, ``skills approve``): see docs/chat-confirmation.md. False: made at once, for
     a single-user setup that wants it so. Narrowing changes (fewer tools, a pause) never wait."""
 
+    chat_plain_reminders: bool = True
+    """A chat message that is plainly a reminder ("remind me in 10 minutes to check the oven", "every weekday
+    at 9 remind me to stand up") is read without the model (``skills.phrasing``) and proposed as a Direct-tier
+    skill: no tokens, and the reply says so. Anything less plain goes to the model. Only with
+    ``chat_confirm_changes`` (the owner's yes still makes it)."""
+
     chat_proposal_ttl: timedelta = timedelta(hours=1)
     """How long a change proposed in a chat can be confirmed; later it has expired and must be asked again."""
 

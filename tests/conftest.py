@@ -140,7 +140,9 @@ def settings(tmp_path: Path) -> Settings:
     return Settings(task_queue=f"test-{uuid.uuid4().hex[:10]}", data_dir=tmp_path, timezone="UTC",
                     mcp_config=None, bundled_skills_dir=tmp_path / "bundled", user_skills_dir=tmp_path / "user",
                     project_skills_dir=tmp_path / "project", health_port=None,
-                    maintenance_interval=ROUNDS_NEVER_DUE, skill_sync_interval=ROUNDS_NEVER_DUE)
+                    maintenance_interval=ROUNDS_NEVER_DUE, skill_sync_interval=ROUNDS_NEVER_DUE,
+                    # The chat tests script the model for reminders; tests of the no-model path turn it on.
+                    chat_plain_reminders=False)
 
 
 @pytest.fixture(scope="session")

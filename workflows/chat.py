@@ -37,6 +37,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.agent_loop import agent_loop, open_toolsets
     from workflows.failures import activity_cause
     from workflows.options import FAIL_ON_BUG, STORE
+    from workflows.phrasing import no_model_reply
     from workflows.proposals import DecideChange
     from workflows.run import SkillRun
 
@@ -61,6 +62,9 @@ class ChatTurn:
         )
         if session.answer is not None:
             return await _answer(request, conversation, session)
+        if workflow.patched("plain-reminder") and (read := await no_model_reply(request, conversation,
+                                                                                  session.matched)) is not None:
+            return read
         # The matched skills' own toolsets join this turn's sandbox; one that cannot start is left out.
         toolset_tools, grants, unavailable = await open_toolsets(session.toolsets, session.tool_timeout_seconds)
         for reason in unavailable:
