@@ -267,6 +267,11 @@ def upcoming(spec: SkillSpec, *, anchor: datetime, now: datetime, count: int) ->
         elif listed < MAX_SKIPPED_LISTED:
             found.append(UpcomingFire(at=at.astimezone(zone), skipped=reason))
             listed += 1
+    if fired < count:
+        # The schedule fires no more (or every day left is skipped): after its last fire, no more skipped days
+        # than fires were asked for, as a list of nothing but skipped days says all it has to in a few.
+        last = max((i for i, fire in enumerate(found) if fire.skipped is None), default=-1)
+        del found[last + 1 + count:]
     return found
 
 
