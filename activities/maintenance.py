@@ -180,10 +180,11 @@ class MaintenanceActivities:
                 continue  # a paused schedule skips nothing; a one-shot has no later fire
             if skipped_behind(skill.overlap, skill.catch_up, MAX_COUNTED_SKIPS) == 0:
                 continue  # its schedule skips no fire, however long a run takes (the state is left alone)
-            # Past fires, so neither end_at nor max_runs cuts them: those the schedule had, days it skips aside.
+            # Not cut by max_runs: a fire skipped behind a running run takes none of the schedule's actions.
             came = 0
             for at, reason in fire_times(trigger, anchor=skill.created_at, now=run.scheduled_at,
-                                         skip_holidays=skill.skip_holidays, business_days_only=skill.business_days_only):
+                                         skip_holidays=skill.skip_holidays, business_days_only=skill.business_days_only,
+                                         end_at=skill.end_at):
                 if at > now or came >= MAX_COUNTED_SKIPS:
                     break
                 came += reason is None

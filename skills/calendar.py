@@ -35,8 +35,8 @@ WEEKEND = frozenset({5, 6})
 MAX_UPCOMING = 100
 """Fires ``skills next`` lists at most."""
 MAX_SKIPPED_LISTED = 100
-"""Skipped days one answer lists at most, and never more than the fires asked for (a skill whose every
-fire is skipped would list for ever)."""
+"""Skipped days one answer lists at most; the search for the fires asked for goes on past them (it ends
+after ``SKIP_HORIZON`` of skipped fires)."""
 
 
 class UpcomingFire(BaseModel):
@@ -199,11 +199,14 @@ def fire_times(trigger: TriggerConfig, *, anchor: datetime, now: datetime, skip_
     size = _FIRST_CHUNK
     while True:
         times = trigger_next_times(trigger, anchor=anchor, after=after, count=size)
+        skipping_day: date | None = None
         for at in times:
             if end_at is not None and at > end_at:
                 return
             if skipping:
                 day = at.astimezone(zone).date()
+                if day == skipping_day:
+                    continue  # a day is skipped whole: its first fire was yielded
                 if covered is None or day > covered:
                     # A year of days at a time: a skill's next fires are rarely further apart.
                     covered = day + timedelta(days=366)
@@ -213,19 +216,23 @@ def fire_times(trigger: TriggerConfig, *, anchor: datetime, now: datetime, skip_
                     if at - since > SKIP_HORIZON:
                         return
                     yield at, reason
-                    # The rest of the day is skipped too: go on from its last instant (in UTC: aware
-                    # arithmetic in the zone is by wall clock, and a repeated hour's wall clock comes twice).
-                    after = max(at, day_start(day + timedelta(days=1), zone) - timedelta(microseconds=1))
-                    break
+                    skipping_day = day
+                    continue
             yield at, None
-            after = since = at
+            since = at
             if runs_left is not None:
                 runs_left -= 1
                 if runs_left == 0:
                     return
+        if len(times) < size:
+            return  # a one-shot, done
+        after = times[-1]
+        if skipping_day is not None and after.astimezone(zone).date() == skipping_day:
+            # Still in a skipped day (a skill firing often): go on from its last instant, in UTC (aware
+            # arithmetic in the zone is by wall clock, and a repeated hour's wall clock comes twice).
+            after = max(after, day_start(skipping_day + timedelta(days=1), zone) - timedelta(microseconds=1))
+            size = _FIRST_CHUNK
         else:
-            if len(times) < size:
-                return  # a one-shot, done
             size = min(size * 2, _CHUNK)
 
 
@@ -260,6 +267,11 @@ def upcoming(spec: SkillSpec, *, anchor: datetime, now: datetime, count: int) ->
         elif listed < MAX_SKIPPED_LISTED:
             found.append(UpcomingFire(at=at.astimezone(zone), skipped=reason))
             listed += 1
+    if fired < count:
+        # The schedule fires no more (or every day left is skipped): after its last fire, no more skipped days
+        # than fires were asked for, as a list of nothing but skipped days says all it has to in a few.
+        last = max((i for i, fire in enumerate(found) if fire.skipped is None), default=-1)
+        del found[last + 1 + count:]
     return found
 
 

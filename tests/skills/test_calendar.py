@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from activities.schedules import _first_fire
 from skills.calendar import (
-    SKIP_HORIZON,
     check_holidays,
     coming_lines,
     forecast,
@@ -180,10 +179,15 @@ def test_a_skipped_day_is_listed_once_however_often_the_skill_fires_in_it() -> N
 def test_a_skill_whose_every_fire_is_skipped_lists_a_bounded_answer() -> None:
     saturdays = skill(TriggerConfig(schedule="0 9 * * 6", timezone="UTC"), business_days_only=True)
     fires = upcoming(saturdays, anchor=NOW, now=NOW, count=10)
-    # Searched as far as a skip list reaches, and no further: the Saturdays of SKIP_HORIZON.
-    assert all(fire.skipped == "weekend" for fire in fires)
-    assert len(fires) == SKIP_HORIZON.days // 7 and fires[-1].at - NOW <= SKIP_HORIZON
+    # Searched as far as a skip list reaches, and no further; listed: as many as the fires asked for.
+    assert len(fires) == 10 and all(fire.skipped == "weekend" for fire in fires)
     assert next_fire(saturdays, anchor=NOW, now=NOW) is None
+    # Skipped days between fires are all listed, however many fires were asked for; none past the end.
+    ending = skill(TriggerConfig(schedule="0 9 * * *", timezone="UTC"), business_days_only=True,
+                   end_at=datetime(2027, 1, 6, 12, 0, tzinfo=UTC))
+    fires = upcoming(ending, anchor=NOW, now=NOW, count=20)
+    assert [fire.at.day for fire in fires if fire.skipped] == [26, 27, 2, 3]
+    assert len([fire for fire in fires if not fire.skipped]) == 13 and fires[-1].at.day == 6
 
 
 def test_an_interval_skips_whole_days_of_its_zone() -> None:
