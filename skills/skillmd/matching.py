@@ -34,7 +34,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -42,6 +42,9 @@ from skills.skillmd.lexical import Evidence, LexicalIndex
 from skills.skillmd.manifest import SkillFile
 from skills.skillmd.patterns import MAX_MATCH_CHARS, Pattern, match_text
 from skills.skillmd.terms import Term, is_folded, terms, words
+
+if TYPE_CHECKING:
+    from skills.skillmd.semantic import VectorCache
 
 DEFAULT_LIMIT = 3
 
@@ -95,6 +98,14 @@ def family(name: str) -> str:
     return name.split("-", 1)[0]
 
 
+SEMANTIC_WEIGHT = 1.5
+"""With a semantic ranker, what the cosine of the message's and the skill's vectors adds to the
+rank of a match, against its score divided by the best score (so 1 for the best)."""
+
+SEMANTIC_MATCH = 0.35
+"""With a semantic ranker, the cosine at which a skill that shares any word with the message
+matches although its words alone fall short of :data:`THRESHOLD` or :data:`MIN_COVERAGE`."""
+
 CLOSE_SHARE = 0.8
 """When the runner-up scores at least this share of the best, on words alone, the matcher is unsure
 (:func:`unsure`): set on the tuning collections, where the right skill was among the close ones
@@ -134,6 +145,8 @@ class SkillMatch(BaseModel):
     """Words of the message found in the skill's name, description, triggers or headings."""
     priority: int
     last_used: datetime | None
+    similarity: float | None = None
+    """With a semantic ranker, the cosine of the message's and the skill's vectors."""
     reasons: list[str]
     """Why, in words: the mention, each trigger, then each word found that no trigger explains."""
 
@@ -160,7 +173,9 @@ class _Tally:
 class SkillIndex:
     """Every skill's triggers and text, indexed for ``match``."""
 
-    def __init__(self, skills: Iterable[SkillFile]) -> None:
+    def __init__(self, skills: Iterable[SkillFile], *, semantic: VectorCache | None = None) -> None:
+        """``semantic``: rank by meaning too (:mod:`skills.skillmd.semantic`, the ``semantic`` extra);
+        the skills' vectors are made now, those of unchanged skills taken from its cache."""
         self._names: list[str] = []
         self._numbers: dict[str, int] = {}
         self._priority: dict[str, int] = {}
@@ -174,6 +189,10 @@ class SkillIndex:
             self._add(skill)
             documents.append(_document(skill))
         self._lexical = LexicalIndex(documents)
+        self._semantic = semantic
+        self._vectors: Any = None
+        if semantic is not None:
+            self._vectors = semantic.vectors([_meaning(document) for document in documents])
 
     def __len__(self) -> int:
         return len(self._names)
@@ -225,7 +244,11 @@ class SkillIndex:
         evidence: dict[str, list[Evidence]] = {}
         candidates = []
         said = self._weights(message)
+        similarity = self._similarity(message, scores)
         for name, score in scores.items():
+            if similarity.get(name, 0.0) >= SEMANTIC_MATCH:
+                candidates.append(name)
+                continue
             if score < THRESHOLD:
                 continue
             if name not in tallies:
@@ -235,6 +258,7 @@ class SkillIndex:
                 if sum(said.get(e.term, 0.0) for e in evidence[name]) < MIN_COVERAGE * sum(said.values()):
                     continue
             candidates.append(name)
+        best_score = max((scores[name] for name in candidates), default=1.0) or 1.0
 
         below = self._routed(candidates, scores, tallies)
 
@@ -243,13 +267,24 @@ class SkillIndex:
             # Smallest first: higher score (a routing skill's no higher than its sibling's, after
             # it), higher priority, more recent, then by name.
             score = min(scores[name], scores[below[name]]) if name in below else scores[name]
+            if similarity:
+                score = score / best_score + SEMANTIC_WEIGHT * similarity.get(name, 0.0)
             return (-score, name in below, -self._priority[name], -(used.timestamp() if used else float("-inf")), name)
 
         best = heapq.nsmallest(limit, candidates, key=rank)
         return [self._explain(name, scores[name], tallies.get(name, _Tally()),
                               evidence.get(name) or self._lexical.evidence(self._numbers[name], query),
-                              recent_use.get(name), below.get(name))
+                              recent_use.get(name), below.get(name), similarity.get(name))
                 for name in best]
+
+    def _similarity(self, message: str, scores: Mapping[str, float]) -> dict[str, float]:
+        """With a semantic ranker, the cosine of the message's vector with each scored skill's."""
+        if self._semantic is None or not scores:
+            return {}
+        [vector] = self._semantic.encoder.encode([message])
+        numbers = [self._numbers[name] for name in scores]
+        cosines = self._vectors[numbers] @ vector
+        return {name: float(cosine) for name, cosine in zip(scores, cosines, strict=True)}
 
     def _routed(self, candidates: list[str], scores: Mapping[str, float],
                 tallies: Mapping[str, _Tally]) -> dict[str, str]:
@@ -308,13 +343,16 @@ class SkillIndex:
         return tallies
 
     def _explain(self, name: str, score: float, tally: _Tally, evidence: list[Evidence],
-                 last_used: datetime | None, sibling: str | None = None) -> SkillMatch:
+                 last_used: datetime | None, sibling: str | None = None,
+                 similarity: float | None = None) -> SkillMatch:
         reasons = list(tally.reasons)
         for found in evidence:
             if found.word not in tally.explained:
                 shown = f"{found.word}' as '{found.term}" if is_folded(found.word) else found.word
                 named = ", a product name" if found.named else ""
                 reasons.append(f"'{shown}' in {', '.join(found.fields)} (+{found.score:.2f}{named})")
+        if similarity is not None:
+            reasons.append(f"meaning: cosine {similarity:.2f} with its name and description")
         if sibling is not None:
             reasons.append(f"routes to its sibling skills: ranked below '{sibling}', which fits too")
         return SkillMatch(
@@ -327,6 +365,7 @@ class SkillIndex:
                    for e in evidence],
             priority=self._priority[name],
             last_used=last_used,
+            similarity=None if similarity is None else round(similarity, 4),
             reasons=reasons,
         )
 
@@ -348,6 +387,11 @@ def _document(skill: SkillFile) -> dict[str, str]:
         "triggers": "\n".join([*manifest.keywords, *manifest.triggers.verbs]),
         "headings": "\n".join(skill.headings),
     }
+
+
+def _meaning(document: dict[str, str]) -> str:
+    """What a skill's vector is made from: its name in words and its description."""
+    return f"{document['name'].replace('-', ' ')}: {document['description']}"
 
 
 def _record(tally: _Tally, trigger: _Trigger) -> None:

