@@ -205,9 +205,10 @@ class VectorCache:
         """Add the vectors :meth:`save` wrote to ``path``; how many."""
         np = self.encoder._np
         with np.load(path) as saved:
-            for key, row in zip(saved["digests"], saved["vectors"], strict=True):
-                self._vectors[str(key)] = row
-        return len(saved["digests"])
+            digests, vectors = saved["digests"], saved["vectors"]
+        for key, row in zip(digests, vectors, strict=True):
+            self._vectors[str(key)] = row
+        return len(digests)
 
 
 __all__ = ["CACHE_SIZE", "MAX_TOKENS", "Encoder", "SemanticUnavailable", "VectorCache", "digest"]
