@@ -209,8 +209,9 @@ class ChatActivities:
         allowed = [name for name in disclosure.instructions if name not in shut]
         # The management tools and nothing that answers approvals: a chat's model may propose, never confirm.
         tools = [tool for tool in TOOLS if tool in MANAGEMENT_TOOLS or tool == "get_tool_catalog"]
-        if any(list_resources(catalog.skills[name]) for name in disclosure.instructions if name in catalog.skills):
-            tools.append(SKILL_TOOL)  # the disclosed playbooks' details, read when the model asks
+        if disclosure.candidates or any(list_resources(catalog.skills[name])
+                                        for name in disclosure.instructions if name in catalog.skills):
+            tools.append(SKILL_TOOL)  # the close candidates to choose from, or the disclosed playbooks' details
         scripts = script_skills(self.settings, allowed)  # the matches and what they depend on
         if scripts:
             tools.append(RUN_SCRIPT)

@@ -9,6 +9,11 @@ always for skills that have no triggers. Within a token budget (``registry_token
 skills would not fit, the ones the matcher scores highest for the message are listed and the
 block says how many it left out.
 Tier 3, the full instructions of the matched skills (and of the skills they depend on).
+
+When the matcher is unsure (:func:`~skills.skillmd.matching.unsure`: the best matches score close,
+on words alone), none of their instructions is given: their names and descriptions are, as the
+``<candidate_skills>`` block, within the registry's budget, and the model loads the one that fits
+with the ``skill`` tool (or none). A wrong playbook followed is worse than one more tool call.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from skills.errors import SkillFileError
 from skills.skillmd.depends import with_dependencies as dependency_order
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile
-from skills.skillmd.matching import DEFAULT_LIMIT, SkillMatch
+from skills.skillmd.matching import DEFAULT_LIMIT, SkillMatch, unsure
 from skills.skillmd.resources import read_body
 from skills.skillmd.sources import Catalog
 
@@ -68,6 +73,9 @@ class Disclosure(BaseModel):
     """Skills in the ``<available_skills>`` registry."""
     left_out: int = 0
     """Skills the registry had no room for within its token budget (the block says how many)."""
+    candidates: list[str] = []
+    """Close matches whose descriptions the block gives for the model to choose among with the
+    ``skill`` tool (the matcher was unsure); their instructions are not in the block."""
 
 
 def asks_for_registry(message: str) -> bool:
@@ -88,18 +96,26 @@ def disclose(
     if not catalog.skills:
         return Disclosure(tier=0, text="", matches=[], instructions=[], listed=[])
     matches = catalog.index.match(message, limit=limit, recent_use=recent_use)
-    instructions = with_dependencies([m.name for m in matches], catalog)
+    close = [catalog.skills[m.name] for m in unsure(matches)]
+    candidates, _ = _within(close, registry_tokens, lambda: {m.name: m.score for m in matches})
+    instructions = [] if candidates else with_dependencies([m.name for m in matches], catalog)
     # Only the skills without triggers, unless the whole registry is asked for: a scan of every
     # skill per message would cost more than the matching itself in a large catalog.
-    candidates = catalog.skills.values() if asks_for_registry(message) else catalog.untriggered
-    listed = [s for s in candidates if s.name not in instructions]
-    listed, left_out = _within(listed, registry_tokens, lambda: catalog.index.scores(message))
-    hidden = len(catalog.skills) - len(instructions) - len(listed) - left_out
+    registry = catalog.skills.values() if asks_for_registry(message) else catalog.untriggered
+    chosen = {s.name for s in candidates}
+    listed = [s for s in registry if s.name not in instructions and s.name not in chosen]
+    offered = render_candidates(candidates) if candidates else ""
+    listed, left_out = _within(listed, registry_tokens - -(-len(offered) // CHARS_PER_TOKEN),
+                               lambda: catalog.index.scores(message))
+    hidden = len(catalog.skills) - len(instructions) - len(candidates) - len(listed) - left_out
     parts: list[str] = []
     tier: Tier = 1
     if instructions:
         parts += [render_instructions(catalog.skills[name], limits) for name in instructions]
         tier = 3
+    if candidates:
+        parts.append(offered)
+        tier = max(tier, 2)
     if listed:
         parts.append(render_available_skills(listed))
         tier = max(tier, 2)
@@ -115,6 +131,7 @@ def disclose(
         instructions=instructions,
         listed=[s.name for s in listed],
         left_out=left_out,
+        candidates=[s.name for s in candidates],
     )
 
 
@@ -156,6 +173,17 @@ def xml_attribute(text: str) -> str:
 def render_available_skills(skills: Iterable[SkillFile]) -> str:
     """The ``<available_skills>`` block: each skill's name and whole description, XML-escaped."""
     return "\n".join(["<available_skills>", *(_entry(skill) for skill in skills), "</available_skills>"])
+
+
+def render_candidates(skills: Iterable[SkillFile]) -> str:
+    """The ``<candidate_skills>`` block: close matches, for the model to choose among."""
+    return "\n".join([
+        "<candidate_skills>",
+        "Each of these skills may fit the message, and matching could not tell which. If one does, load "
+        "its instructions with the skill tool before you answer; if none does, answer without them.",
+        *(_entry(skill) for skill in skills),
+        "</candidate_skills>",
+    ])
 
 
 def _entry(skill: SkillFile) -> str:

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from skills.skillmd.terms import Term, terms
+from skills.skillmd.terms import Term, terms, written_as_names
 
 Field = Literal["name", "description", "triggers", "headings"]
 
@@ -42,6 +42,16 @@ LENGTH_NORMALISATION: dict[Field, float] = {"name": 0.3, "description": 0.75, "t
 
 K1 = 1.2
 """BM25's saturation: how fast more occurrences stop adding."""
+
+NAME_WEIGHT = 1.5
+"""What a product or brand name counts, against an ordinary word of the same rarity: a user who
+says "PowerPoint", "Toggl" or "IBM" chose the skill whose description names it, where a skill
+that shares more ordinary words would otherwise win."""
+
+NAME_SHARE = 0.6
+"""The share of a term's telling occurrences in the catalog's descriptions that must be written as
+a name (:func:`~skills.skillmd.terms.written_as_names`) for it to count as one: ``Linear`` the
+tracker is outnumbered by linear models, so ``linear`` stays an ordinary word."""
 
 MAX_QUERY_TERMS = 48
 """Distinct terms of a message looked up, the rarest first: a long message full of common words
@@ -57,6 +67,8 @@ class Evidence:
     term: str
     fields: tuple[Field, ...]
     score: float
+    named: bool = False
+    """The term is a product or brand name in the catalog (weighed by :data:`NAME_WEIGHT`)."""
 
 
 @dataclass(slots=True)
@@ -73,7 +85,12 @@ class LexicalIndex:
         analysed: list[dict[Field, Counter[str]]] = []
         lengths: dict[Field, list[int]] = {field: [] for field in FIELDS}
         frequency: Counter[str] = Counter()
+        telling: Counter[str] = Counter()
+        as_name: Counter[str] = Counter()
         for document in documents:
+            for term, named in written_as_names(document.get("description", "")):
+                telling[term] += 1
+                as_name[term] += named
             fields: dict[Field, Counter[str]] = {}
             for field in FIELDS:
                 counted = Counter(term.term for term in terms(document.get(field, "")))
@@ -86,6 +103,8 @@ class LexicalIndex:
         # The largest idf the catalog can have (a term in one skill): scores are in units of it.
         top_idf = _idf(1, self.size) if self.size else 1.0
         self._idf = {term: _idf(count, self.size) / top_idf for term, count in frequency.items()}
+        self.names = frozenset(term for term, count in as_name.items() if count >= NAME_SHARE * telling[term])
+        """Terms the catalog writes as product or brand names."""
         building: dict[str, tuple[array, array, bytearray]] = defaultdict(
             lambda: (array("I"), array("d"), bytearray()))
         for number, fields in enumerate(analysed):
@@ -103,7 +122,8 @@ class LexicalIndex:
             for term, tf in weighted.items():
                 docs, scores, where = building[term]
                 docs.append(number)
-                scores.append(self._idf[term] * tf * (K1 + 1) / (tf + K1))
+                weight = NAME_WEIGHT if term in self.names else 1.0
+                scores.append(weight * self._idf[term] * tf * (K1 + 1) / (tf + K1))
                 where.append(present[term])
         self._postings = {term: _Postings(*parts) for term, parts in building.items()}
 
@@ -128,6 +148,10 @@ class LexicalIndex:
                 total[number] += score
         return total
 
+    def idf(self, term: str) -> float | None:
+        """The term's rarity in the catalog, 1 for the rarest; None for a term no skill carries."""
+        return self._idf.get(term)
+
     def evidence(self, number: int, query: Sequence[Term]) -> list[Evidence]:
         """What each term of the query found in document ``number``, largest first."""
         found: list[Evidence] = []
@@ -137,7 +161,7 @@ class LexicalIndex:
             if at < len(postings.docs) and postings.docs[at] == number:
                 bits = postings.fields[at]
                 fields = tuple(field for bit, field in enumerate(FIELDS) if bits & (1 << bit))
-                found.append(Evidence(term.word, term.term, fields, postings.scores[at]))
+                found.append(Evidence(term.word, term.term, fields, postings.scores[at], term.term in self.names))
         found.sort(key=lambda e: -e.score)
         return found
 

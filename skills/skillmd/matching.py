@@ -29,18 +29,22 @@ its cost is bounded however long it is.
 from __future__ import annotations
 
 import heapq
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from skills.skillmd.lexical import Evidence, LexicalIndex
 from skills.skillmd.manifest import SkillFile
 from skills.skillmd.patterns import MAX_MATCH_CHARS, Pattern, match_text
-from skills.skillmd.terms import Term, is_folded, words
+from skills.skillmd.terms import Term, is_folded, terms, words
+
+if TYPE_CHECKING:
+    from skills.skillmd.semantic import VectorCache
 
 DEFAULT_LIMIT = 3
 
@@ -63,6 +67,49 @@ THRESHOLD = 1.2
 
 MIN_TERMS = 2
 """Distinct terms of the message a skill must carry to match on lexical evidence alone."""
+
+MIN_COVERAGE = 0.3
+"""The least share of what the message says that a skill must carry to match on lexical evidence
+alone: the message's terms weighed by their rarity in the catalog (a term no skill carries weighs
+as the rarest). "Write a short birthday poem for my sister" shares ``write`` and ``short`` with a
+video-content skill, but its birthday, poem and sister are in no skill: it is about something else."""
+
+
+ROUTING_SHARE = 0.5
+"""A routing skill (:func:`routes`) ranks below a sibling that scores at least this share of its
+score: the sibling is where the routing skill would send the request."""
+
+_ROUTES = re.compile(
+    r"\b(?:router|entry point|overview|index)\b[^.]{0,40}?\b(?:skills|every|all)\b"
+    r"|\bload this skill first\b"
+    r"|\bbefore (?:choosing|picking|loading|using) (?:another|a more specific|the other)\b",
+    re.IGNORECASE,
+)
+
+
+def routes(description: str) -> bool:
+    """Whether a skill's description says it routes to its siblings ("Router for all Remotion skills",
+    "Entry point and router for every Expo task... before choosing another expo-* skill")."""
+    return _ROUTES.search(description) is not None
+
+
+def family(name: str) -> str:
+    """What sibling skills share: their name's first word (``expo-router``, ``expo-overview``)."""
+    return name.split("-", 1)[0]
+
+
+SEMANTIC_WEIGHT = 1.5
+"""With a semantic ranker, what the cosine of the message's and the skill's vectors adds to the
+rank of a match, against its score divided by the best score (so 1 for the best)."""
+
+SEMANTIC_MATCH = 0.35
+"""With a semantic ranker, the cosine at which a skill that shares any word with the message
+matches although its words alone fall short of :data:`THRESHOLD` or :data:`MIN_COVERAGE`."""
+
+CLOSE_SHARE = 0.8
+"""When the runner-up scores at least this share of the best, on words alone, the matcher is unsure
+(:func:`unsure`): set on the tuning collections, where the right skill was among the close ones
+for most of the messages whose first match was wrong."""
 
 
 class TermMatch(BaseModel):
@@ -98,6 +145,8 @@ class SkillMatch(BaseModel):
     """Words of the message found in the skill's name, description, triggers or headings."""
     priority: int
     last_used: datetime | None
+    similarity: float | None = None
+    """With a semantic ranker, the cosine of the message's and the skill's vectors."""
     reasons: list[str]
     """Why, in words: the mention, each trigger, then each word found that no trigger explains."""
 
@@ -124,10 +173,13 @@ class _Tally:
 class SkillIndex:
     """Every skill's triggers and text, indexed for ``match``."""
 
-    def __init__(self, skills: Iterable[SkillFile]) -> None:
+    def __init__(self, skills: Iterable[SkillFile], *, semantic: VectorCache | None = None) -> None:
+        """``semantic``: rank by meaning too (:mod:`skills.skillmd.semantic`, the ``semantic`` extra);
+        the skills' vectors are made now, those of unchanged skills taken from its cache."""
         self._names: list[str] = []
         self._numbers: dict[str, int] = {}
         self._priority: dict[str, int] = {}
+        self._routing: set[str] = set()
         self._by_words: dict[tuple[str, ...], list[_Trigger]] = defaultdict(list)
         self._longest = 0
         # Skills by pattern text: a pattern many skills share is searched once a message.
@@ -137,6 +189,10 @@ class SkillIndex:
             self._add(skill)
             documents.append(_document(skill))
         self._lexical = LexicalIndex(documents)
+        self._semantic = semantic
+        self._vectors: Any = None
+        if semantic is not None:
+            self._vectors = semantic.vectors([_meaning(document) for document in documents])
 
     def __len__(self) -> int:
         return len(self._names)
@@ -146,6 +202,8 @@ class SkillIndex:
         self._numbers[skill.name] = len(self._names)
         self._names.append(skill.name)
         self._priority[skill.name] = manifest.metadata.priority
+        if "-" in skill.name and routes(manifest.description):
+            self._routing.add(skill.name)
         triggers = []
         name = words(skill.name)
         if len(name) > 1:
@@ -185,25 +243,71 @@ class SkillIndex:
             scores[name] = scores.get(name, 0.0) + tally.score
         evidence: dict[str, list[Evidence]] = {}
         candidates = []
+        said = self._weights(message)
+        similarity = self._similarity(message, scores)
         for name, score in scores.items():
+            if similarity.get(name, 0.0) >= SEMANTIC_MATCH:
+                candidates.append(name)
+                continue
             if score < THRESHOLD:
                 continue
             if name not in tallies:
                 evidence[name] = self._lexical.evidence(self._numbers[name], query)
                 if len(evidence[name]) < MIN_TERMS:
                     continue
+                if sum(said.get(e.term, 0.0) for e in evidence[name]) < MIN_COVERAGE * sum(said.values()):
+                    continue
             candidates.append(name)
+        best_score = max((scores[name] for name in candidates), default=1.0) or 1.0
 
-        def rank(name: str) -> tuple[float, int, float, str]:
+        below = self._routed(candidates, scores, tallies)
+
+        def rank(name: str) -> tuple[float, bool, int, float, str]:
             used = recent_use.get(name)
-            # Smallest first: higher score, higher priority, more recent, then by name.
-            return (-scores[name], -self._priority[name], -(used.timestamp() if used else float("-inf")), name)
+            # Smallest first: higher score (a routing skill's no higher than its sibling's, after
+            # it), higher priority, more recent, then by name.
+            score = min(scores[name], scores[below[name]]) if name in below else scores[name]
+            if similarity:
+                score = score / best_score + SEMANTIC_WEIGHT * similarity.get(name, 0.0)
+            return (-score, name in below, -self._priority[name], -(used.timestamp() if used else float("-inf")), name)
 
         best = heapq.nsmallest(limit, candidates, key=rank)
         return [self._explain(name, scores[name], tallies.get(name, _Tally()),
                               evidence.get(name) or self._lexical.evidence(self._numbers[name], query),
-                              recent_use.get(name))
+                              recent_use.get(name), below.get(name), similarity.get(name))
                 for name in best]
+
+    def _similarity(self, message: str, scores: Mapping[str, float]) -> dict[str, float]:
+        """With a semantic ranker, the cosine of the message's vector with each scored skill's."""
+        if self._semantic is None or not scores:
+            return {}
+        [vector] = self._semantic.encoder.encode([message])
+        numbers = [self._numbers[name] for name in scores]
+        cosines = self._vectors[numbers].astype(vector.dtype) @ vector
+        return {name: float(cosine) for name, cosine in zip(scores, cosines, strict=True)}
+
+    def _routed(self, candidates: list[str], scores: Mapping[str, float],
+                tallies: Mapping[str, _Tally]) -> dict[str, str]:
+        """Each routing skill among the candidates that ranks below a sibling, with that sibling.
+        Not when the message names the routing skill: then it is the user's choice."""
+        below: dict[str, str] = {}
+        for name in candidates:
+            if name not in self._routing or (name in tallies and tallies[name].mentioned):
+                continue
+            siblings = [other for other in candidates if other != name and family(other) == family(name)
+                        and other not in self._routing and scores[other] >= ROUTING_SHARE * scores[name]]
+            if siblings:
+                below[name] = max(siblings, key=lambda other: (scores[other], other))
+        return below
+
+    def _weights(self, message: str) -> dict[str, float]:
+        """Each distinct term of the message with its rarity in the catalog (1 when no skill has it)."""
+        weights: dict[str, float] = {}
+        for found in terms(message):
+            if found.term not in weights:
+                idf = self._lexical.idf(found.term)
+                weights[found.term] = 1.0 if idf is None else idf
+        return weights
 
     def scores(self, message: str) -> dict[str, float]:
         """The score of every skill with any evidence for ``message``, matched or not: what ranks
@@ -239,12 +343,18 @@ class SkillIndex:
         return tallies
 
     def _explain(self, name: str, score: float, tally: _Tally, evidence: list[Evidence],
-                 last_used: datetime | None) -> SkillMatch:
+                 last_used: datetime | None, sibling: str | None = None,
+                 similarity: float | None = None) -> SkillMatch:
         reasons = list(tally.reasons)
         for found in evidence:
             if found.word not in tally.explained:
                 shown = f"{found.word}' as '{found.term}" if is_folded(found.word) else found.word
-                reasons.append(f"'{shown}' in {', '.join(found.fields)} (+{found.score:.2f})")
+                named = ", a product name" if found.named else ""
+                reasons.append(f"'{shown}' in {', '.join(found.fields)} (+{found.score:.2f}{named})")
+        if similarity is not None:
+            reasons.append(f"meaning: cosine {similarity:.2f} with its name and description")
+        if sibling is not None:
+            reasons.append(f"routes to its sibling skills: ranked below '{sibling}', which fits too")
         return SkillMatch(
             name=name,
             score=round(score, 4),
@@ -255,8 +365,18 @@ class SkillIndex:
                    for e in evidence],
             priority=self._priority[name],
             last_used=last_used,
+            similarity=None if similarity is None else round(similarity, 4),
             reasons=reasons,
         )
+
+
+def unsure(matches: list[SkillMatch]) -> list[SkillMatch]:
+    """The matches the model should choose among, or ``[]`` when the first is clear: it was named or
+    declared a trigger the message has, or no other scores within :data:`CLOSE_SHARE` of it."""
+    if len(matches) < 2 or matches[0].mentioned or matches[0].matches:
+        return []
+    close = [m for m in matches if m.score >= CLOSE_SHARE * matches[0].score]
+    return close if len(close) > 1 else []
 
 
 def _document(skill: SkillFile) -> dict[str, str]:
@@ -267,6 +387,11 @@ def _document(skill: SkillFile) -> dict[str, str]:
         "triggers": "\n".join([*manifest.keywords, *manifest.triggers.verbs]),
         "headings": "\n".join(skill.headings),
     }
+
+
+def _meaning(document: dict[str, str]) -> str:
+    """What a skill's vector is made from: its name in words and its description."""
+    return f"{document['name'].replace('-', ' ')}: {document['description']}"
 
 
 def _record(tally: _Tally, trigger: _Trigger) -> None:
@@ -287,6 +412,7 @@ def _record(tally: _Tally, trigger: _Trigger) -> None:
 
 
 __all__ = [
+    "CLOSE_SHARE",
     "DEFAULT_LIMIT",
     "MENTION_SCORE",
     "MIN_TERMS",
@@ -297,5 +423,6 @@ __all__ = [
     "SkillMatch",
     "TermMatch",
     "Term",
+    "unsure",
     "words",
 ]

