@@ -98,10 +98,10 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
     readiness = Readiness(store.engine, hub.server_states)
     health = None
     if settings.health_port is not None:
-        routes = {"/healthz": _alive, "/readyz": readiness.check}
+        routes = {"/healthz": _alive}
         if metrics_at is not None:
             routes["/metrics"] = MetricsEndpoint(metrics_at, before=lambda: metrics.catalog(hub.server_states()))
-        requests = {**codec_routes(client, settings), **hook_routes(settings, store, client)}
+        requests = {"/readyz": readiness, **codec_routes(client, settings), **hook_routes(settings, store, client)}
         health = HealthServer(settings.health_host, settings.health_port, routes, requests)
         try:
             port = await health.start()

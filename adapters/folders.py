@@ -6,8 +6,9 @@ entries or of a hundred gigabytes is refused after reading what the limits allow
 the disk. Links are never followed into: a link to a file inside the folder is copied as that file,
 a link that leaves the folder or points to a folder is refused (``strict``, the installer: the owner
 hears why) or left out (the sandboxes: a folder already on disk is copied as safely as it can be).
-Devices, FIFOs and sockets are never copied. Nor is a control entry (:func:`control_part`): a ``.git``
-folder, say, is not part of a skill, and what git would run from it must never land in one.
+Devices, FIFOs and sockets are never copied, nor a ``.git`` folder; ``strict`` (the installer) leaves
+out every control entry (:func:`control_part`) too: what git, a shell or an editor would run from one
+must never land in an installed skill.
 """
 
 from __future__ import annotations
@@ -187,7 +188,9 @@ def copy_folder(source: Path, target: Path, limits: CopyLimits, *, strict: bool 
             budget.entry()
             if budget.full:
                 break
-            if control_part(name) is not None:
+            # The installer leaves out every control entry; a sandbox's copy of a folder already on disk,
+            # only .git (a hand-made skill's script may read its own .env).
+            if (control_part(name) is not None) if strict else name == ".git":
                 if name in dirnames:
                     dirnames.remove(name)  # never walked into: a working copy's .git holds thousands
                 continue

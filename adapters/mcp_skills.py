@@ -23,6 +23,7 @@ anything is written; the installer then checks the skills as it checks any sourc
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import logging
@@ -30,7 +31,7 @@ import math
 import mimetypes
 import os
 import stat
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, time
@@ -47,6 +48,7 @@ from skills.skillmd import Catalog, SkillFile
 from skills.skillmd.files import read_text
 from skills.skillmd.limits import DEFAULT_LIMITS
 from skills.skillmd.parsing import parse_frontmatter
+from skills.skillmd.trust import TrustState, trust_state
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -59,6 +61,8 @@ MAX_FILES = 512
 """Files one skill may have to be served or fetched (the limit FastMCP's implementation keeps too)."""
 MAX_BYTES = 16 * 1024 * 1024
 """Bytes one skill's files may hold in all."""
+CHUNK = 64 * 1024
+"""Bytes read at a time to digest a served file."""
 PAGE_SIZE = 100
 """Skills in one ``skills/list`` page."""
 MAX_PAGES = 100
@@ -125,13 +129,41 @@ class _File:
     digest: str
 
 
-class Publisher:
-    """The skills of a catalog, as the extension serves them. ``catalog`` is called at every request."""
+TRUST_META = "io.github.skills-engine/trust"
+"""The key of an entry's ``_meta`` that says whether its owner trusts what the skill runs here:
+``{"status": "untrusted", "runs": false}`` (a status of :class:`~skills.skillmd.trust.TrustState`)."""
+TRUST_TIMEOUT = 10.0
+"""Seconds the worker may take to say the served skills' trust; past it, they are marked as never trusted."""
 
-    def __init__(self, catalog: Callable[[], Catalog]) -> None:
+TrustReader = Callable[[list[SkillFile]], Awaitable[Mapping[str, TrustState]]]
+
+
+class Publisher:
+    """The skills of a catalog, as the extension serves them. ``catalog`` is called at every request;
+    ``trust``, when given, says each skill's trust as the owner's worker holds it (:meth:`refresh`)."""
+
+    def __init__(self, catalog: Callable[[], Catalog], trust: TrustReader | None = None) -> None:
         self._catalog = catalog
+        self._trust_reader = trust
+        self._trust: dict[str, TrustState] = {}
         self._digests: dict[Path, tuple[tuple[int, int, int], str]] = {}
         """Digest of each file served, by path, kept while its stamp (mtime, size, inode) holds."""
+
+    async def refresh(self) -> None:
+        """Read the served skills' trust again, before entries are given out. A skill the worker does
+        not know, or all of them when it cannot be asked, counts as never trusted: one that runs
+        something is marked untrusted, one that runs nothing needs no trust."""
+        if self._trust_reader is None:
+            return
+        skills = list(self._catalog().skills.values())
+        try:
+            async with asyncio.timeout(TRUST_TIMEOUT):
+                known = dict(await self._trust_reader(skills))
+        except Exception as exc:  # noqa: BLE001 - whatever keeps the worker from answering, the same mark
+            log.warning("the served skills' trust could not be read (%s): each is marked as never trusted", exc)
+            known = {}
+        self._trust = {skill.name: known.get(skill.name) or await asyncio.to_thread(trust_state, skill, None)
+                       for skill in skills}
 
     def entries(self) -> list[SkillEntry]:
         """Every servable skill's entry, by URI; a skill that cannot be served is left out (and logged)."""
@@ -144,12 +176,23 @@ class Publisher:
         return sorted(found, key=lambda entry: entry.uri)
 
     def entry(self, skill: SkillFile) -> SkillEntry:
+        uri = skill_uri(skill.name)
+        try:
+            whole = uri_parts(uri) == (skill.name, "SKILL.md")
+        except SkillExchangeError:
+            whole = False
+        if not whole:
+            # Discovery keeps a name that breaks the spec (with a warning): no URI may be made of it,
+            # or it would be one the extension's own parser refuses, or another skill's.
+            raise SkillExchangeError(f"its name {skill.name!r} is not one segment of a skill:// URI")
         files = self._files(skill)
+        state = self._trust.get(skill.name)
         return SkillEntry(
-            uri=skill_uri(skill.name),
+            uri=uri,
             frontmatter=_frontmatter(skill.path),
             resources=[SkillResource(uri=skill_uri(skill.name, f.relative), digest=f.digest, size=f.size)
                        for f in files],
+            meta={TRUST_META: {"status": state.status, "runs": state.runs}} if state is not None else None,
         )
 
     def find(self, uri: str) -> SkillEntry | None:
@@ -175,7 +218,9 @@ class Publisher:
         relative = "/".join(parts[1:])
         for f in self._files(skill):
             if f.relative == relative:
-                data = f.path.read_bytes()
+                data = _read_capped(f.path, f.size)
+                if len(data) != f.size or digest_of(data) != f.digest:
+                    raise SkillExchangeError(f"{relative} changed while it was read")
                 return data, _mime_type(relative)
         return None
 
@@ -208,26 +253,53 @@ class Publisher:
         return [children[name] for name in sorted(children)]
 
     def _files(self, skill: SkillFile) -> list[_File]:
+        found = _walk(skill.folder)
+        # Counted and sized from the walk before a byte is read: a skill over the bound is refused from
+        # its sizes, whatever they are (a 1 GiB file was read whole to digest it).
+        if len(found) > MAX_FILES:
+            raise SkillExchangeError(f"it has more than {MAX_FILES} files")
+        if sum(stamp[1] for _, _, stamp in found) > MAX_BYTES:
+            raise SkillExchangeError(f"its files hold more than {describe(MAX_BYTES)}")
         files = []
-        total = 0
-        for relative, path, stamp in _walk(skill.folder):
-            if len(files) == MAX_FILES:
-                raise SkillExchangeError(f"it has more than {MAX_FILES} files")
+        for relative, path, stamp in found:
             cached = self._digests.get(path)
             if cached is None or cached[0] != stamp:
-                cached = (stamp, digest_of(path.read_bytes()))
+                cached = (stamp, _digest_capped(path, stamp[1]))
                 self._digests[path] = cached
-            size = stamp[1]
-            total += size
-            if total > MAX_BYTES:
-                raise SkillExchangeError(f"its files hold more than {describe(MAX_BYTES)}")
-            files.append(_File(relative, path, size, cached[1]))
+            files.append(_File(relative, path, stamp[1], cached[1]))
         return files
+
+
+def _digest_capped(path: Path, size: int) -> str:
+    """The digest of the ``size`` bytes the walk saw, read a chunk at a time: a file that holds more or
+    fewer by now changed since, and is not served."""
+    hasher = hashlib.sha256()
+    read = 0
+    with path.open("rb") as stream:
+        while chunk := stream.read(min(CHUNK, size + 1 - read)):
+            read += len(chunk)
+            if read > size:
+                break
+            hasher.update(chunk)
+    if read != size:
+        raise SkillExchangeError(f"{path.name} changed while it was read")
+    return "sha256:" + hasher.hexdigest()
+
+
+def _read_capped(path: Path, size: int) -> bytes:
+    """At most ``size`` + 1 bytes of ``path``: enough to tell that it grew."""
+    with path.open("rb") as stream:
+        return stream.read(size + 1)
+
+
+def _hidden(relative: tuple[str, ...]) -> bool:
+    return any(part.startswith(".") or part == "__pycache__" for part in relative)
 
 
 def _walk(folder: Path) -> list[tuple[str, Path, tuple[int, int, int]]]:
     """Each regular file under ``folder`` by its path relative to it, with its stamp: hidden files and
-    folders and ``__pycache__`` left out; a link is followed only to a file inside ``folder``."""
+    folders and ``__pycache__`` left out; a link is followed only to a file inside ``folder`` that is not
+    one of those (a link to ``.install.json`` or ``.git/config`` would serve what the walk leaves out)."""
     root = folder.resolve()
     found = []
     for top, dirs, names in os.walk(folder, followlinks=False):
@@ -241,7 +313,8 @@ def _walk(folder: Path) -> list[tuple[str, Path, tuple[int, int, int]]]:
                 info = real.stat()
             except (OSError, RuntimeError):
                 continue
-            if not stat.S_ISREG(info.st_mode) or not real.is_relative_to(root):
+            if not stat.S_ISREG(info.st_mode) or not real.is_relative_to(root) or _hidden(
+                    real.relative_to(root).parts):
                 continue
             relative = path.relative_to(folder).as_posix()
             found.append((relative, path, (info.st_mtime_ns, info.st_size, info.st_ino)))
@@ -311,6 +384,7 @@ def build_extension(publisher: Publisher) -> Any:
         return entry.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     async def list_skills(_ctx: Any, params: ListSkillsParams) -> ListSkillsResult:
+        await publisher.refresh()
         entries = publisher.entries()
         start = _page_start(params.cursor, len(entries))
         if start is None:
@@ -320,16 +394,21 @@ def build_extension(publisher: Publisher) -> Any:
                                 next_cursor=_cursor(end) if end < len(entries) else None)
 
     async def get_skill(_ctx: Any, params: GetSkillParams) -> GetSkillResult:
+        await publisher.refresh()
         try:
             entry = publisher.find(params.uri)
-        except SkillExchangeError as exc:
+        except (SkillExchangeError, OSError) as exc:
             raise MCPError(code=INVALID_PARAMS, message=f"Skill {params.uri} cannot be served: {exc}") from None
         if entry is None:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown skill URI: {params.uri}")
         return GetSkillResult(skill=wire(entry))
 
     async def read_directory(_ctx: Any, params: DirectoryParams) -> DirectoryResult:
-        children = publisher.directory(params.uri)
+        try:
+            children = publisher.directory(params.uri)
+        except (SkillExchangeError, OSError) as exc:
+            raise MCPError(code=INVALID_PARAMS, message=f"Skill directory {params.uri} cannot be served: "
+                                                        f"{exc}") from None
         if children is None:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown skill directory: {params.uri}")
         return DirectoryResult(resources=children)
@@ -366,7 +445,14 @@ def skills_server(publisher: Publisher, **options: Any) -> Any:
         async def read_resource(self, uri: Any, context: Any = None) -> Any:
             if not str(uri).startswith(f"{SCHEME}://"):
                 return await super().read_resource(uri, context)
-            found = publisher.read(str(uri))
+            from mcp.shared.exceptions import MCPError
+            from mcp_types import INVALID_PARAMS
+
+            try:
+                found = publisher.read(str(uri))
+            except (SkillExchangeError, OSError) as exc:
+                # A clean refusal, never an internal error: the skill is over a bound, or changed under us.
+                raise MCPError(code=INVALID_PARAMS, message=f"Resource {uri} cannot be served: {exc}") from None
             if found is None:
                 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 

@@ -375,9 +375,10 @@ class Settings(BaseSettings):
     reachable, MCP servers' state) and ``/metrics`` (Prometheus). 0 picks a free port (the log names it);
     ``off`` serves nothing (and collects no metrics). See docs/observability.md."""
 
-    health_host: str = "0.0.0.0"
-    """Address the health server listens on; all interfaces by default, so Kubernetes' probes and
-    Prometheus reach it on the pod's IP."""
+    health_host: str = "127.0.0.1"
+    """Address the health server listens on: this machine only by default. ``0.0.0.0`` (all interfaces)
+    where probes and scrapers come from elsewhere: the Kubernetes manifests (deploy/) set it, so that the
+    kubelet and Prometheus reach it on the pod's IP."""
 
     codec_endpoint: bool = False
     """Serve Temporal's remote codec protocol on the health port (``POST /codec/encode`` and

@@ -5,25 +5,28 @@ close): probes and scrapes need nothing more, and the worker gains no web framew
 
 - ``/healthz``: 200 while the process's event loop answers.
 - ``/readyz``: 200 when the worker polls its task queue (started, not shutting down) and the
-  store answers ``SELECT 1`` within :data:`STORE_TIMEOUT`; else 503. The JSON body says each
-  check and every MCP server's state (connected, connecting, failed and why). A server that is
-  down does not make the worker unready: the calls of its tools fail (and say why), everything
-  else works.
+  store answers ``SELECT 1`` within :data:`STORE_TIMEOUT`; else 503. The JSON body says ready or not;
+  to a caller on loopback, each check and every MCP server's state (connected, connecting, failed and
+  why). A server that is down does not make the worker unready: the calls of its tools fail (and say
+  why), everything else works.
 - ``/metrics``: the Prometheus exposition of the worker's runtime (see :mod:`service.telemetry`).
 - ``/codec/encode``, ``/codec/decode``: Temporal's remote codec protocol, when enabled (see
   :mod:`service.codec`), and ``POST /hooks/<skill>`` when hooks are on (:mod:`service.hooks`): the only
-  endpoints that take a request body (bounded by :data:`MAX_BODY`, or the endpoint's ``max_body``).
+  endpoints that take a request body (bounded by :data:`MAX_BODY`, or the endpoint's ``max_body``). An
+  endpoint with an ``admit`` method is asked first, from the request's head: its refusal (a 401) is
+  answered before a byte of the body is read.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import logging
 import sqlite3
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import text
@@ -55,6 +58,8 @@ class Request:
     """Header names in lower case."""
     body: bytes = b""
     peer: str = ""
+    admitted: Any = None
+    """What the endpoint's ``admit`` gave for the request's head, before its body was read."""
 
 
 @dataclass(frozen=True)
@@ -106,13 +111,17 @@ class HealthServer:
                         raise ValueError("too many headers")
                     name, _, value = header.decode("latin-1").partition(":")
                     headers[name.strip().lower()] = value.strip()
-                body = await self._read_body(reader, line, headers)
+                peer = writer.get_extra_info("peername")
+                head = Request(line[0], line[1].split("?", 1)[0], headers, b"",
+                               str(peer[0]) if isinstance(peer, tuple) else "") if len(line) >= 2 else None
+                # An endpoint that authenticates decides from the head first: a stranger's declared
+                # body is never waited for.
+                admitted = await self._admit(head)
+                body = admitted if isinstance(admitted, Reply) else await self._read_body(reader, line, headers)
             if isinstance(body, Reply):
                 reply = body
             else:
-                peer = writer.get_extra_info("peername")
-                request = Request(line[0], line[1].split("?", 1)[0], headers, body,
-                                  str(peer[0]) if isinstance(peer, tuple) else "") if len(line) >= 2 else None
+                request = replace(head, body=body, admitted=admitted) if head is not None else None
                 reply = await self._answer(request)
             head = line[0] if line else ""
             payload = reply.body.encode()
@@ -136,6 +145,17 @@ class HealthServer:
             return self.requests[path]
         return next((handler for prefix, handler in self.requests.items()
                      if prefix.endswith("/") and path.startswith(prefix)), None)
+
+    async def _admit(self, head: Request | None) -> Any:
+        endpoint = self._endpoint(head.path) if head is not None else None
+        admit = getattr(endpoint, "admit", None)
+        if head is None or admit is None:
+            return None
+        try:
+            return await admit(head)
+        except Exception as exc:
+            logger.exception("endpoint %s failed", head.path)
+            return Reply(500, "text/plain", redact(f"{type(exc).__name__}: {exc}\n"))
 
     async def _read_body(self, reader: asyncio.StreamReader, line: list[str], headers: dict[str, str]) -> bytes | Reply:
         """The body of a request to an endpoint that takes one; a Reply when it cannot be read."""
@@ -173,7 +193,13 @@ class HealthServer:
 
 
 class Readiness:
-    """What ``/readyz`` checks: the worker polls, the store answers; and how the MCP servers are."""
+    """What ``/readyz`` checks: the worker polls, the store answers; and how the MCP servers are.
+
+    As an endpoint (``Readiness(request)``), it tells a caller from elsewhere ready or not (``{"ready":
+    true}``) and no more: every check, and the MCP servers by name with why one failed, only to a
+    caller on the pod's own loopback (``kubectl exec``, ``kubectl port-forward``)."""
+
+    max_body = 0
 
     def __init__(self, engine: Engine, servers: Callable[[], list[ServerState]]) -> None:
         self._engine = engine
@@ -196,6 +222,14 @@ class Readiness:
         }
         return (200 if ready else 503), "application/json", json.dumps(body, indent=1) + "\n"
 
+    async def __call__(self, request: Request) -> Reply:
+        if request.method not in ("GET", "HEAD"):
+            return Reply(405, "text/plain", "GET only\n")
+        status, kind, body = await self.check()
+        if not _loopback(request.peer):
+            body = json.dumps({"ready": status == 200}) + "\n"
+        return Reply(status, kind, body)
+
     async def _store(self) -> str:
         # One ping at a time: a store that hangs must not pile up a thread per probe.
         if self._ping is None or self._ping.done():
@@ -208,6 +242,15 @@ class Readiness:
             first = str(exc).splitlines()[0] if str(exc) else ""
             return redact(f"unreachable: {type(exc).__name__}: {first}")
         return "ok"
+
+
+def _loopback(peer: str) -> bool:
+    try:
+        address = ipaddress.ip_address(peer)
+    except ValueError:
+        return False  # no address known (a Unix socket is not served): the short answer
+    mapped = getattr(address, "ipv4_mapped", None)
+    return (mapped or address).is_loopback
 
 
 def ping_store(engine: Engine) -> None:

@@ -15,32 +15,42 @@ have hooks:
   400 (not JSON, nested too deep, a bad Idempotency-Key), 409 (the skill is disabled, or its run for this
   key is still running), 202 (started), 200 (a replayed key: nothing started again).
 
-Tokens are compared as SHA-256 digests in constant time (``skills.hooks``); the store keeps only digests.
+Tokens are compared as SHA-256 digests in constant time (``skills.hooks``), always as many of them
+(:data:`MAX_CANDIDATES`): a path that names no skill takes the time one with a hook takes. The store
+keeps only digests. Everything but the body is decided before the body is read (:meth:`HookEndpoint.admit`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 import logging
+import secrets
 from typing import Any
 from urllib.parse import unquote
 
 from temporalio.client import Client
 
 from adapters.store import Store
+from adapters.store.repository import HOOKED_SKILLS_LIMIT
 from client import SkillsClient
 from config.settings import Settings
 from service.health import Reply, Request
-from skills.errors import SkillsError, SkillValidationError
+from skills.errors import SkillNotFoundError, SkillsError, SkillValidationError
 from skills.events import EVENT_ID
-from skills.hooks import HOOK_PATH, MAX_HOOK_BODY, MAX_TOKEN_CHARS, token_matches
+from skills.hooks import HOOK_PATH, MAX_HOOK_BODY, MAX_TOKEN_CHARS, token_digest
 from skills.limits import too_deep
+from skills.models import Skill
 
 logger = logging.getLogger(__name__)
 
 START_TIMEOUT = 30.0
 """Seconds the caller waits for the EmitEvent workflow to claim the key and start the run."""
+MAX_CANDIDATES = HOOKED_SKILLS_LIMIT
+"""Digests compared for every request, whatever the path names: the most the store returns for a name."""
+_NO_TOKEN = token_digest(secrets.token_urlsafe(32))
+"""A digest of a token nobody holds: what a missing candidate is compared against."""
 NOT_HERE = Reply(404, "application/json", json.dumps({"error": "no such hook"}) + "\n")
 """The one answer for a skill that does not exist, has no hook, or is not the token's."""
 
@@ -54,7 +64,9 @@ class HookEndpoint:
         self.store = store
         self.skills = skills
 
-    async def __call__(self, request: Request) -> Reply:
+    async def admit(self, request: Request) -> Reply | Skill:
+        """The skill whose hook the request's token opens, from its method, path and headers alone
+        (the server calls this before it reads a byte of the body); else the answer to give."""
         if request.method != "POST":
             return _json(405, {"error": "POST only"}, {"Allow": "POST"})
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
@@ -65,12 +77,25 @@ class HookEndpoint:
         ref = unquote(request.path.removeprefix(HOOK_PATH))
         if not ref or "/" in ref or len(ref) > 200 or len(token) > MAX_TOKEN_CHARS:
             return NOT_HERE
-        candidates = await asyncio.to_thread(self.store.hooked_skills, ref)
-        # Every candidate is compared, match or not: the time taken does not say which one matched.
-        matches = [skill for skill, digest in candidates if token_matches(token, digest)]
-        if len(matches) != 1:
+        candidates = await asyncio.to_thread(self.store.hook_digests, ref)
+        # Always MAX_CANDIDATES comparisons, the missing ones against a digest no token has, and every one
+        # made, match or not: the time taken says neither which candidate matched nor how many there were.
+        # The skill itself is loaded only for the right token (loading it cost 0.4 ms: which skills have
+        # hooks was learnable from a wrong token's answer time).
+        presented = token_digest(token).encode()
+        padded = [*candidates, *[(None, _NO_TOKEN)] * (MAX_CANDIDATES - len(candidates))]
+        matches = [skill_id for skill_id, digest in padded if hmac.compare_digest(presented, digest.encode())]
+        if len(matches) != 1 or matches[0] is None:
             return NOT_HERE
-        skill = matches[0]
+        try:
+            return await asyncio.to_thread(self.store.get_skill, matches[0])
+        except SkillNotFoundError:
+            return NOT_HERE  # deleted since
+
+    async def __call__(self, request: Request) -> Reply:
+        skill = request.admitted if request.admitted is not None else await self.admit(request)
+        if isinstance(skill, Reply):
+            return skill
         key = request.headers.get("idempotency-key")
         if key is not None and not EVENT_ID.fullmatch(key):
             return _json(400, {"error": "Idempotency-Key: letters, digits and . _ : @ / + = -, at most 200, "

@@ -82,11 +82,13 @@ def build_server(skills: SkillsClient, *, token: str | None = None,
     """The management tools as an MCP server; with ``token``, streamable HTTP wants it as a bearer token.
     With ``skill_folders``, it publishes the SKILL.md skills of those folders (the MCP Skills extension)."""
     from adapters.mcp_skills import Publisher, skills_server
+    from client.trust import trust_states
 
     folders = dict(skill_folders or {})
     tools = ManagementTools(skills)
     return skills_server(
-        Publisher(lambda: discover(**folders)),
+        # Each entry says whether the owner's worker trusts what the skill runs (docs/mcp-server.md).
+        Publisher(lambda: discover(**folders), trust=lambda found: trust_states(skills, [s.name for s in found])),
         name="skills",
         title="Skills engine",
         instructions=INSTRUCTIONS,

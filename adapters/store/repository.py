@@ -66,6 +66,10 @@ OPEN = ("running", "waiting")
 """The statuses of a run not recorded as ended yet."""
 
 
+HOOKED_SKILLS_LIMIT = 16
+"""Skills one hook path may name (a name shared by agents): the most :meth:`Store.hook_digests` returns."""
+
+
 class ScheduledSkill(NamedTuple):
     """An enabled skill with a schedule, as the overdue reckoning reads it (``Store.scheduled_skills_with_last_fire``)."""
 
@@ -285,16 +289,18 @@ class Store:
             session.commit()
             return self._skill(session, row)
 
-    def hooked_skills(self, ref: str) -> list[tuple[Skill, str]]:
+    def hook_digests(self, ref: str) -> list[tuple[int, str]]:
         """The skills ``ref`` names (an id, or a name across agents, case-insensitive) that have a hook
-        token, each with its token's digest: the token decides among same-named skills of two agents."""
+        token, each as its id and its token's digest: the token decides among same-named skills of two
+        agents. Only the two columns are read: the work is the same whether a skill matches or not."""
         with self.session() as session:
-            query = select(SkillRow).where(SkillRow.hook_digest.is_not(None))  # type: ignore[union-attr]
+            query = select(SkillRow.id, SkillRow.hook_digest).where(  # type: ignore[call-overload]
+                SkillRow.hook_digest.is_not(None))  # type: ignore[union-attr]
             if ref.isascii() and ref.isdigit() and len(ref) <= 18:
                 query = query.where(SkillRow.id == int(ref))
             else:
                 query = query.where(func.lower(SkillRow.name) == ref.strip().lower())
-            return [(_skill_model(row), row.hook_digest or "") for row in session.exec(query.limit(16))]
+            return [(skill_id, digest or "") for skill_id, digest in session.exec(query.limit(HOOKED_SKILLS_LIMIT))]
 
     # --- events ---------------------------------------------------------------------------
 

@@ -260,6 +260,9 @@ def test_the_probes_are_on_the_health_server(example: list[dict[str, Any]]) -> N
         port = ports.get(probe["port"], probe["port"])
         assert port == health_port, f"{kind} asks port {port}, the health server listens on {health_port}"
     assert probes["livenessProbe"]["path"] == "/healthz" and probes["readinessProbe"]["path"] == "/readyz"
+    # The kubelet and Prometheus come to the pod's IP: the worker must listen there, not on its default.
+    assert Settings.model_fields["health_host"].default == "127.0.0.1"
+    assert Settings.from_env(environ=env).health_host == "0.0.0.0"
     annotations = worker["spec"]["template"]["metadata"]["annotations"]
     assert int(annotations["prometheus.io/port"]) == health_port and annotations["prometheus.io/path"] == "/metrics"
     assert f"EXPOSE {health_port}" in [f"{k} {a}" for k, a in dockerfile()]

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine
 
+from config.settings import Settings
 from service.health import HealthServer, Readiness
 from skills.catalog import ServerState
 
@@ -77,3 +80,51 @@ async def test_readiness_needs_polling_and_the_store(tmp_path: Path) -> None:
     db.unlink()
     status, _, body = await readiness.check()
     assert status == 503 and json.loads(body)["store"].startswith("unreachable: OperationalError"), body
+
+
+def outside_address() -> str | None:
+    """An address of this machine that is not a loopback one, as a caller from elsewhere reaches it."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("198.51.100.1", 9))  # no packet is sent: this only picks the outgoing interface
+        except OSError:
+            return None
+        address = probe.getsockname()[0]
+    return None if ipaddress.ip_address(address).is_loopback else address
+
+
+async def test_readyz_tells_a_caller_from_elsewhere_ready_or_not_and_no_more(tmp_path: Path) -> None:
+    address = outside_address()
+    if address is None:
+        pytest.skip("this machine has no address but loopback: no caller from elsewhere to play")
+    engine = create_engine(f"sqlite:///{tmp_path / 'store.db'}")
+    with engine.connect():
+        pass
+    servers = [ServerState(name="payroll-internal", transport="http", status="failed", reason="HTTP 401 Unauthorized")]
+    readiness = Readiness(engine, lambda: servers)
+    readiness.polling = True
+    running = HealthServer("0.0.0.0", 0, {}, {"/readyz": readiness})
+    await running.start()
+    try:
+        async def ask(host: str) -> bytes:
+            reader, writer = await asyncio.open_connection(host, running.port)
+            writer.write(b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
+            await writer.drain()
+            answer = await asyncio.wait_for(reader.read(), 10)
+            writer.close()
+            return answer
+
+        stranger = await ask(address)
+        assert stranger.startswith(b"HTTP/1.1 200 ") and stranger.endswith(b'\r\n\r\n{"ready": true}\n'), stranger
+        # From the pod itself (kubectl exec, port-forward): every check and every MCP server's state.
+        local = json.loads((await ask("127.0.0.1")).split(b"\r\n\r\n", 1)[1])
+        assert local["ready"] is True and local["mcp"]["payroll-internal"]["reason"] == "HTTP 401 Unauthorized"
+        readiness.polling = False
+        assert (await ask(address)).endswith(b'\r\n\r\n{"ready": false}\n')
+    finally:
+        await running.close()
+
+
+def test_the_health_server_listens_on_loopback_unless_told_otherwise() -> None:
+    assert Settings().health_host == "127.0.0.1"
+    assert Settings.from_env(environ={"SKILLS_HEALTH_HOST": "0.0.0.0"}).health_host == "0.0.0.0"

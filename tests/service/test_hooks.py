@@ -7,6 +7,10 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import secrets
+import socket
+import statistics
+import time
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator
@@ -21,6 +25,7 @@ from temporalio.client import Client
 from adapters.store import Store
 from adapters.store.tables import SkillRow
 from config.settings import Settings
+from service import hooks as service_hooks
 from service.hooks import hook_routes
 from skills import hooks
 from skills.hooks import MAX_HOOK_BODY, token_digest
@@ -215,3 +220,78 @@ def test_tokens_are_compared_in_constant_time(monkeypatch: pytest.MonkeyPatch) -
 def test_hooks_need_the_health_port() -> None:
     with pytest.raises(ValueError, match="SKILLS_HOOKS is on but SKILLS_HEALTH_PORT is off"):
         Settings(hooks=True, health_port=None)
+
+
+# --- what a stranger can learn from the door ------------------------------------------------------
+
+
+def _timed_post(port: int, ref: object, token: str) -> tuple[float, bytes]:
+    """Seconds from the request's last byte to the answer's first, over a socket of its own."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(f"POST /hooks/{ref} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+                     f"Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{{}}".encode())
+        start = time.perf_counter()
+        first = sock.recv(12)
+        took = time.perf_counter() - start
+        while sock.recv(4096):
+            pass
+    return took, first
+
+
+async def test_a_wrong_token_is_answered_in_the_same_time_whether_the_skill_has_a_hook_or_not(
+        hooked: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    skill = (await hooked.skills.register(on_order())).skill
+    assert skill is not None
+    await hooked.skills.hook(skill.id)
+    wrong = secrets.token_urlsafe(32)
+    compared: list[int] = []
+    real = service_hooks.hmac.compare_digest
+
+    def counting(a: bytes, b: bytes) -> bool:
+        compared.append(len(b))
+        return real(a, b)
+
+    # The same work for both: as many constant-time comparisons, of digests of one length.
+    monkeypatch.setattr(service_hooks.hmac, "compare_digest", counting)
+    for ref in (skill.id, 999_999):
+        compared.clear()
+        took, first = await asyncio.to_thread(_timed_post, hooked.settings.health_port, ref, wrong)
+        assert first.startswith(b"HTTP/1.1 404")
+        assert compared == [64] * service_hooks.MAX_CANDIDATES, ref
+    monkeypatch.undo()
+
+    def measure(rounds: int) -> tuple[list[float], list[float]]:
+        # Interleaved, each pair in alternating order, so that a slower moment of a loaded machine
+        # weighs on both alike.
+        hooked_times, absent_times = [], []
+        for n in range(rounds):
+            pair = [(skill.id, hooked_times), (999_999, absent_times)]
+            for ref, times in (pair if n % 2 else pair[::-1]):
+                took, first = _timed_post(hooked.settings.health_port, ref, wrong)
+                assert first.startswith(b"HTTP/1.1 404")
+                times.append(took)
+        return hooked_times, absent_times
+
+    hooked_times, absent_times = await asyncio.to_thread(measure, 300)
+    with_hook, without = statistics.median(hooked_times), statistics.median(absent_times)
+    # 0.4 ms apart (about 25%) when a skill without a hook was answered without a comparison and a skill
+    # with one was loaded and compared; the same work now, so within the noise of a loaded machine.
+    assert abs(with_hook - without) < 0.08 * min(with_hook, without) + 50e-6, (with_hook, without)
+
+
+async def test_a_request_without_a_token_is_refused_before_its_body_is_read(hooked: Engine) -> None:
+    skill = (await hooked.skills.register(on_order())).skill
+    assert skill is not None
+    _, token = await hooked.skills.hook(skill.id)
+    assert token
+    for presented, status in ((None, b"401"), (secrets.token_urlsafe(32), b"404")):
+        reader, writer = await asyncio.open_connection("127.0.0.1", hooked.settings.health_port)
+        auth = f"Authorization: Bearer {presented}\r\n" if presented else ""
+        # 60 KB declared (under the cap), not one byte sent: the answer comes at once, not after 5 s.
+        writer.write(f"POST /hooks/{skill.id} HTTP/1.1\r\nHost: x\r\n{auth}Content-Length: 60000\r\n\r\n".encode())
+        await writer.drain()
+        start = time.perf_counter()
+        line = await asyncio.wait_for(reader.readline(), 10)
+        took = time.perf_counter() - start
+        writer.close()
+        assert line.split()[1] == status and took < 2.0, (line, took)
