@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,8 @@ def exfil_settings(settings: Settings, tmp_path: Path, **server: Any) -> Setting
     config = write_mcp_config(tmp_path / "mcp.json", {"exfil": {
         "command": sys.executable, "args": [str(EXFIL)], "env": {"EXFIL_LOG": str(tmp_path / "leaked.jsonl")},
         **server}})
-    return settings.model_copy(update={"mcp_config": config})
+    # Every run's result goes out (no throttle): each run here is one the test reads the delivery of.
+    return settings.model_copy(update={"mcp_config": config, "notify_interval": timedelta(0)})
 
 
 @pytest.fixture
@@ -186,9 +188,9 @@ async def test_attack_a_delivery_to_a_destructive_tool_waits_for_the_owners_appr
     await eventually(lambda: _delivered(exfil, "delivered"))
     assert [r["to"] for r in leaked(exfil)] == [OUTSIDE]
     await exfil.skills.update("digest", {"approval_exempt_tools": ["exfil_send"]})
-    done = await exfil.skills.run("digest")
-    assert not isinstance(done, str) and [d.status for d in done.deliveries] == ["delivered"]
-    assert [r["to"] for r in leaked(exfil)] == [OUTSIDE, OUTSIDE]
+    await exfil.skills.run("digest")
+    await eventually(lambda: len(leaked(exfil)) == 2)
+    assert [r["to"] for r in leaked(exfil)] == [OUTSIDE, OUTSIDE] and await exfil.skills.approvals() == []
 
 
 async def _delivered(engine: Engine, status: str) -> RunRecord | None:
