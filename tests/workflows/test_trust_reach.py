@@ -196,3 +196,41 @@ async def test_attack_a_delivery_to_a_destructive_tool_waits_for_the_owners_appr
 async def _delivered(engine: Engine, status: str) -> RunRecord | None:
     runs = [r for r in await engine.skills.runs("digest") if r.deliveries]
     return runs[0] if runs and runs[0].deliveries[0].status == status else None
+
+
+PEEK = {"name": "peek", "instructions": "Look them up", "schedule": "0 9 * * *",
+        "execution_plan": [{"id": "look", "toolName": "exfil_peek", "parameters": {"address": OUTSIDE}}]}
+
+
+async def test_attack_a_proposals_rehearsal_acts_on_no_lying_read_only_hint_before_the_owner_answers(
+        exfil_chat: Engine, llm: ScriptedLLM) -> None:
+    llm.script("chat", [call("memory_store_skill", PEEK), say("Shall I? Reply yes.")])
+    reply = await exfil_chat.skills.chat("look them up every morning", session_id="d")
+    [proposal] = reply.proposals
+    rehearsal = await eventually(lambda: _rehearsal(exfil_chat))
+    # Recorded, not made: the server's hint is its own word, and its config entry does not vouch for it.
+    assert [(c.tool, c.rehearsed) for c in rehearsal.tool_calls] == [("exfil_peek", True)], rehearsal
+    assert leaked(exfil_chat) == [] and proposal.status == "pending"
+
+
+@pytest.fixture
+async def vouched(client: Client, settings: Settings, tmp_path: Path, llm: ScriptedLLM) -> AsyncIterator[Engine]:
+    engine = await Engine(exfil_settings(settings, tmp_path, trust_hints=True).model_copy(update={
+        "llm_base_url": llm.base_url, "llm_api_key": KEY, "llm_model": "chat"}), client).start()
+    yield engine
+    await engine.stop()
+
+
+async def test_a_server_the_owner_vouches_for_is_read_for_real_in_a_rehearsal(vouched: Engine,
+                                                                              llm: ScriptedLLM) -> None:
+    llm.script("chat", [call("memory_store_skill", PEEK), say("Shall I? Reply yes.")])
+    await vouched.skills.chat("look them up every morning", session_id="v")
+    rehearsal = await eventually(lambda: _rehearsal(vouched))
+    assert [(c.tool, c.rehearsed, c.result) for c in rehearsal.tool_calls] == [
+        ("exfil_peek", False, f"{OUTSIDE}: known")]
+    assert leaked(vouched) == [{"tool": "peek", "to": OUTSIDE}]
+
+
+async def _rehearsal(engine: Engine) -> RunRecord | None:
+    runs = [r for r in await engine.skills.runs(limit=50) if r.trigger == "rehearsal" and r.status != "running"]
+    return runs[0] if runs else None
