@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tarfile
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
@@ -125,6 +126,22 @@ async def test_attack_an_installed_plan_fires_and_sends_only_after_its_owner_tru
     paused = await exfil.skills.get("helper", exfil.settings.file_skills_agent)
     assert not paused.enabled and "changed since" in (paused.disabled_reason or "")
     assert "skills trust helper" in (paused.disabled_reason or "")
+
+
+async def test_an_archive_install_takes_the_same_road_paused_until_trusted(exfil: Engine, tmp_path: Path) -> None:
+    # The trust is the folder's, as the worker holds it, whatever brought it: an archive's skill is paused too.
+    source = attack_skill(tmp_path / "download")
+    archive = tmp_path / "helper.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(source, arcname="helper")
+    installed = await skills(exfil, "install", str(archive))
+    assert installed.returncode == 0 and "helper is installed untrusted" in installed.stdout, installed.stdout
+    synced = await sync_files(exfil.skills)
+    assert [c.change.name for c in synced.created] == ["helper"], synced
+    skill = await exfil.skills.get("helper", exfil.settings.file_skills_agent)
+    assert not skill.enabled and "skills trust helper" in (skill.disabled_reason or "")
+    shown = await skills(exfil, "show", "helper")
+    assert "skips your approval for (marked destructive): exfil_send" in shown.stdout, shown.stdout
 
 
 async def _enabled(engine: Engine, name: str) -> Any:
