@@ -205,7 +205,8 @@ class ChatActivities:
         # Instructions of an untrusted skill still guide the model; its toolsets and scripts stay shut.
         states = trust_states(self.store, self.settings,
                               [catalog.skills[name] for name in disclosure.instructions if name in catalog.skills])
-        shut = {state.name: state for state in states if not state.runs}
+        # Only what a turn would start (toolsets, scripts) is shut: the rest of a skill's reach acts at its fires.
+        shut = {state.name: state for state in states if not state.runs and (state.parts.toolsets or state.parts.scripts)}
         allowed = [name for name in disclosure.instructions if name not in shut]
         # The management tools and nothing that answers approvals: a chat's model may propose, never confirm.
         tools = [tool for tool in TOOLS if tool in MANAGEMENT_TOOLS or tool == "get_tool_catalog"]

@@ -148,7 +148,9 @@ class RunActivities:
         little: a destructive tool must not slip through because its server was slow to start."""
         if self.catalog is None:
             return []
-        tools = [*skill.required_tools, *skill.approval_required_tools]
+        # A delivery's tool too: a destination is a call like any other (workflows.run asks before it sends).
+        tools = list(dict.fromkeys([*skill.required_tools, *skill.approval_required_tools,
+                                    *(destination.tool for destination in skill.deliver_to)]))
         catalog = self.catalog()
         missing = set(tools) - {tool.name for tool in catalog}
         if missing and self.await_connects is not None and self.await_connects(missing, CONNECT_WAIT):

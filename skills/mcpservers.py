@@ -13,6 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from skills.limits import TOOLSET_TIMEOUT_SECONDS
 
+BUNDLED = ("outbox", "telegram", "webhook")
+"""The engine's own MCP servers (the ``mcp_servers`` package)."""
+
 
 class McpServerConfig(BaseModel):
     """One entry of ``mcpServers``: a stdio command or a streamable-HTTP URL.
@@ -42,6 +45,21 @@ class McpServerConfig(BaseModel):
                                   allow_inf_nan=False)
     """Seconds one call of this server's tools may take; the hub's ``call_timeout`` by default.
     A call is also bounded by its activity's start-to-close timeout (``SKILLS_TOOL_CALL_TIMEOUT``)."""
+
+    trust_hints: bool = False
+    """Whether a chat proposal's rehearsal may act on this server's ``readOnlyHint: true`` before the owner
+    answers: the owner vouches that its read-only tools only read (docs/chat-confirmation.md). Without it
+    such a rehearsal records every call of this server's tools and makes none. The bundled servers
+    (``mcp_servers``) are the engine's own and trusted without it."""
+
+    @property
+    def hints_trusted(self) -> bool:
+        return self.trust_hints or self.bundled
+
+    @property
+    def bundled(self) -> bool:
+        """A bundled server of the engine (``python -m mcp_servers.outbox``, ``.telegram``, ``.webhook``)."""
+        return self.command is not None and self.args[:2] in (["-m", f"mcp_servers.{name}"] for name in BUNDLED)
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpServerConfig:

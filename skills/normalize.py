@@ -323,12 +323,14 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
     fields.update(_skip_days(data, skips_given, fields["trigger_type"], notes, problems))
     if fields["skip_holidays"] or fields["business_days_only"]:
         fields["trigger_config"] = _skip_zone(fields["trigger_config"], ctx, notes)
+    # A delivery is a call like any other: its tool may be asked for, or exempted, as a plan's.
+    called = union(tools, [destination.tool for destination in fields["deliver_to"]])
     for tool in approval_tools:
-        if tool not in tools:
+        if tool not in called:
             # An approval for a call the skill never makes would promise a safeguard that never acts.
             problems.add("approval_required_tools", f"'{tool}' is not one of the skill's tools (required_tools "
                                                     "or the plan's toolName): list it there too, or drop it here")
-    _check_exempt(exempt_tools, tools, approval_tools, ctx, problems)
+    _check_exempt(exempt_tools, called, approval_tools, ctx, problems)
     if "agent_id" not in data:
         notes.append(f"agent_id defaulted to '{ctx.default_agent_id}'")
     if fields["agent_id"] in ctx.reserved_agents:

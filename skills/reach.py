@@ -224,3 +224,31 @@ def spec_lines(spec: SkillSpec | Skill) -> list[str]:
         lines += [f"step {step.id} reads the last result of {'this skill' if n == 'self' else 'skill ' + n}"
                   for n in recall_names(step.parameters)]
     return lines
+
+
+_KIND_WORDS: dict[Kind, str] = {
+    "reach": "**reach**: what makes the engine act or reach",
+    "when": "**when**: when it acts",
+    "says": "**says**: what it only tells",
+    "bookkeeping": "**bookkeeping**: what the engine records",
+}
+_KIND_EFFECTS: dict[Kind, str] = {
+    "reach": "pinned by trust (a SKILL.md that fires by itself); a chat change needs the owner's yes, unless "
+             "it only narrows; listed by install, `skills show`, `skills trust`",
+    "when": "not pinned: changes freely; a chat change is made at once",
+    "says": "not pinned: changes freely; a chat change is made at once",
+    "bookkeeping": "the engine's own: no one writes it",
+}
+
+
+def coverage_table() -> str:
+    """docs/security.md's "What trust covers" table, from the classification (a test holds the page to it)."""
+    rows = ["| kind | stored skill | SKILL.md frontmatter | what follows |", "|---|---|---|---|"]
+    for kind in ("reach", "when", "says", "bookkeeping"):
+        stored = [*fields_of(SKILL_FIELDS, kind), *(f"trigger_config.{f}" for f in fields_of(TRIGGER_FIELDS, kind))]
+        file = [*(f for f in fields_of(MANIFEST_FIELDS, kind) if f != "metadata"),
+                *(f"metadata.{f}" for f in fields_of(METADATA_FIELDS, kind)),
+                *(f"metadata.trigger_config.{f}" for f in fields_of(TRIGGER_FIELDS, kind) if kind != "bookkeeping")]
+        rows.append(f"| {_KIND_WORDS[kind]} | {', '.join(f'`{f}`' for f in stored) or '-'} | "
+                    f"{', '.join(f'`{f}`' for f in file) or '-'} | {_KIND_EFFECTS[kind]} |")
+    return "\n".join(rows)

@@ -217,12 +217,36 @@ class SkillRun:
             return outcome.run
         self._run = run
         outcome = await workflow.execute_local_activity_method(RunActivities.finish_run, run, **STORE_LOCAL)
-        await aftermath(skill, outcome, run_notice(skill, outcome, timedelta(seconds=start.notify_interval_seconds),
-                                                   start.notifier_tool), self._key_prefix)
+        notice = run_notice(skill, outcome, timedelta(seconds=start.notify_interval_seconds), start.notifier_tool)
+        denied = await self._delivery_approvals(skill, run, start, notice)
+        await aftermath(skill, outcome, notice, self._key_prefix, denied=denied)
         if outcome.run.status == "error":
             raise ApplicationError(outcome.run.summary or "the run failed", outcome.run.model_dump(mode="json"),
                                    type=SkillRunFailed.failure_type(), non_retryable=True)
         return outcome.run
+
+    async def _delivery_approvals(self, skill: Skill, run: RunRecord, start: RunStart,
+                                  notice: Notice | None) -> dict[int, str]:
+        """A delivery is a tool call like any other: a destination whose tool is destructive (not exempt) or
+        listed for approval waits for the owner's yes (or a standing grant), with the message it would send.
+        The destinations not approved, by index, with why (they are recorded as not delivered)."""
+        if notice is None or not notice.result or not skill.deliver_to \
+                or not workflow.patched("deliveries-ask-approval"):
+            return {}
+        denied: dict[int, str] = {}
+        for index, destination in enumerate(skill.deliver_to):
+            if destination.tool not in start.destructive_tools \
+                    and destination.tool not in skill.approval_required_tools:
+                continue
+            approval = await self._approval(start, run, f"deliver-{index}", destination.tool,
+                                            arguments={**destination.arguments, "message": notice.result})
+            if approval is not None and approval.status != "approved":
+                denied[index] = denial_text(approval)
+            elif approval is not None:
+                await workflow.execute_activity_method(
+                    ApprovalActivities.approval_outcome,
+                    ApprovalOutcome(approval_id=approval.id, outcome="approved: delivered after the run"), **STORE)
+        return denied
 
     async def _execute(self, skill: Skill, run: RunRecord, start: RunStart, request: SkillRunInput) -> RunRecord:
         self._key_prefix = _key_prefix(run, request)
@@ -424,7 +448,8 @@ class SkillRun:
         return out if ok else None
 
 
-async def aftermath(skill: Skill, outcome: RunOutcome, notice: Notice | None, key_prefix: str = "") -> None:
+async def aftermath(skill: Skill, outcome: RunOutcome, notice: Notice | None, key_prefix: str = "",
+                    denied: dict[int, str] | None = None) -> None:
     """Retire a fired one-shot, pause a skill that failed too often, and tell the user (a closed run's
     consequences: SkillRun's, and Maintenance's for a run it closed). The notice's idempotency key is the
     run's ``notify`` call (``key_prefix``: the run's; derived from the run's record when not given)."""
@@ -444,17 +469,21 @@ async def aftermath(skill: Skill, outcome: RunOutcome, notice: Notice | None, ke
         # stays with the notifier. (Decided by the skill begin_run recorded: older histories had none.)
         if notice.health:
             await _tell(skill.id, notice.health, call_key(prefix, "notify", 1), run_id=run_id)
-        await _deliver(skill, outcome.run, notice.result, notice.digest, prefix)
+        await _deliver(skill, outcome.run, notice.result, notice.digest, prefix, denied or {})
     elif notice is not None:
         await _tell(skill.id, notice.text, call_key(prefix, "notify", 1), notice.digest, run_id=run_id)
 
 
-async def _deliver(skill: Skill, run: RunRecord, result: str, digest: str | None, prefix: str) -> None:
+async def _deliver(skill: Skill, run: RunRecord, result: str, digest: str | None, prefix: str,
+                   denied: dict[int, str]) -> None:
     """The result to each ``deliver_to`` destination, one activity each (retried, with its own idempotency
     key: a worker lost between two destinations sends each once), then the outcomes recorded on the run.
     When every destination failed, the owner hears it through the notifier, once."""
     deliveries: list[Delivery] = []
     for index, destination in enumerate(skill.deliver_to):
+        if index in denied:  # its tool waited for the owner's yes, and did not get it: nothing sent
+            deliveries.append(Delivery(destination=destination.label, status="failed", error=denied[index][:300]))
+            continue
         if destination.digest_minutes:
             # Gathered with what else goes there within its minutes, and sent as one (DeliveryDigest).
             try:

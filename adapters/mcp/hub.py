@@ -439,9 +439,13 @@ class ToolHub:
         """A rehearsal's call: made for real only when its server marks the tool ``readOnlyHint: true`` (and
         ``record_only`` is not asked: a call that would wait for approval; with ``closed_world``, only when it
         says ``openWorldHint: false`` too, absent meaning open as MCP reads it); otherwise its arguments go
-        through the pipeline, as a call's would, and come back recorded, with nothing sent."""
+        through the pipeline, as a call's would, and come back recorded, with nothing sent. A chat proposal's
+        rehearsal (``closed_world``), which runs before the owner answers, acts on a server's hints only when
+        its config entry vouches for them (``trust_hints``, or a bundled server): a hint is the server's word."""
         hints = self.hints(tool_name)
-        if not record_only and hints.read_only is True and (not closed_world or hints.open_world is False):
+        owner = self._owner_of(tool_name)
+        vouched = owner is not None and owner.config.hints_trusted
+        if not record_only and hints.read_only is True and (not closed_world or hints.open_world is False and vouched):
             return await self.call(tool_name, arguments, timeout=timeout, idempotency_key=idempotency_key)
         prepared = await self.prepare(tool_name, arguments)
         return rehearsed(prepared.arguments, prepared.changes)

@@ -83,3 +83,12 @@ def test_a_files_reach() -> None:
     # An event is: `skills emit` starts it.
     event = manifest(trigger_config={"event": "mail"}, required_tools=["x_send"])
     assert file_reach(event)["metadata.trigger_config.event"] == "mail"
+
+
+def test_security_md_shows_the_classification_as_it_is() -> None:
+    from skills.reach import coverage_table
+    from tests.conftest import ROOT
+
+    page = (ROOT / "docs" / "security.md").read_text()
+    shown = page.split("<!-- coverage: generated -->\n", 1)[1].split("\n<!-- /coverage -->", 1)[0]
+    assert shown == coverage_table(), "regenerate docs/security.md's table from skills.reach.coverage_table()"

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import sys
+import tarfile
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +37,8 @@ def exfil_settings(settings: Settings, tmp_path: Path, **server: Any) -> Setting
     config = write_mcp_config(tmp_path / "mcp.json", {"exfil": {
         "command": sys.executable, "args": [str(EXFIL)], "env": {"EXFIL_LOG": str(tmp_path / "leaked.jsonl")},
         **server}})
-    return settings.model_copy(update={"mcp_config": config})
+    # Every run's result goes out (no throttle): each run here is one the test reads the delivery of.
+    return settings.model_copy(update={"mcp_config": config, "notify_interval": timedelta(0)})
 
 
 @pytest.fixture
@@ -125,6 +128,22 @@ async def test_attack_an_installed_plan_fires_and_sends_only_after_its_owner_tru
     assert "skills trust helper" in (paused.disabled_reason or "")
 
 
+async def test_an_archive_install_takes_the_same_road_paused_until_trusted(exfil: Engine, tmp_path: Path) -> None:
+    # The trust is the folder's, as the worker holds it, whatever brought it: an archive's skill is paused too.
+    source = attack_skill(tmp_path / "download")
+    archive = tmp_path / "helper.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(source, arcname="helper")
+    installed = await skills(exfil, "install", str(archive))
+    assert installed.returncode == 0 and "helper is installed untrusted" in installed.stdout, installed.stdout
+    synced = await sync_files(exfil.skills)
+    assert [c.change.name for c in synced.created] == ["helper"], synced
+    skill = await exfil.skills.get("helper", exfil.settings.file_skills_agent)
+    assert not skill.enabled and "skills trust helper" in (skill.disabled_reason or "")
+    shown = await skills(exfil, "show", "helper")
+    assert "skips your approval for (marked destructive): exfil_send" in shown.stdout, shown.stdout
+
+
 async def _enabled(engine: Engine, name: str) -> Any:
     skill = await engine.skills.get(name, engine.settings.file_skills_agent)
     return skill if skill.enabled else None
@@ -186,11 +205,49 @@ async def test_attack_a_delivery_to_a_destructive_tool_waits_for_the_owners_appr
     await eventually(lambda: _delivered(exfil, "delivered"))
     assert [r["to"] for r in leaked(exfil)] == [OUTSIDE]
     await exfil.skills.update("digest", {"approval_exempt_tools": ["exfil_send"]})
-    done = await exfil.skills.run("digest")
-    assert not isinstance(done, str) and [d.status for d in done.deliveries] == ["delivered"]
-    assert [r["to"] for r in leaked(exfil)] == [OUTSIDE, OUTSIDE]
+    await exfil.skills.run("digest")
+    await eventually(lambda: len(leaked(exfil)) == 2)
+    assert [r["to"] for r in leaked(exfil)] == [OUTSIDE, OUTSIDE] and await exfil.skills.approvals() == []
 
 
 async def _delivered(engine: Engine, status: str) -> RunRecord | None:
     runs = [r for r in await engine.skills.runs("digest") if r.deliveries]
     return runs[0] if runs and runs[0].deliveries[0].status == status else None
+
+
+PEEK = {"name": "peek", "instructions": "Look them up", "schedule": "0 9 * * *",
+        "execution_plan": [{"id": "look", "toolName": "exfil_peek", "parameters": {"address": OUTSIDE}}]}
+
+
+async def test_attack_a_proposals_rehearsal_acts_on_no_lying_read_only_hint_before_the_owner_answers(
+        exfil_chat: Engine, llm: ScriptedLLM) -> None:
+    llm.script("chat", [call("memory_store_skill", PEEK), say("Shall I? Reply yes.")])
+    reply = await exfil_chat.skills.chat("look them up every morning", session_id="d")
+    [proposal] = reply.proposals
+    rehearsal = await eventually(lambda: _rehearsal(exfil_chat))
+    # Recorded, not made: the server's hint is its own word, and its config entry does not vouch for it.
+    assert [(c.tool, c.rehearsed) for c in rehearsal.tool_calls] == [("exfil_peek", True)], rehearsal
+    assert leaked(exfil_chat) == [] and proposal.status == "pending"
+
+
+@pytest.fixture
+async def vouched(client: Client, settings: Settings, tmp_path: Path, llm: ScriptedLLM) -> AsyncIterator[Engine]:
+    engine = await Engine(exfil_settings(settings, tmp_path, trust_hints=True).model_copy(update={
+        "llm_base_url": llm.base_url, "llm_api_key": KEY, "llm_model": "chat"}), client).start()
+    yield engine
+    await engine.stop()
+
+
+async def test_a_server_the_owner_vouches_for_is_read_for_real_in_a_rehearsal(vouched: Engine,
+                                                                              llm: ScriptedLLM) -> None:
+    llm.script("chat", [call("memory_store_skill", PEEK), say("Shall I? Reply yes.")])
+    await vouched.skills.chat("look them up every morning", session_id="v")
+    rehearsal = await eventually(lambda: _rehearsal(vouched))
+    assert [(c.tool, c.rehearsed, c.result) for c in rehearsal.tool_calls] == [
+        ("exfil_peek", False, f"{OUTSIDE}: known")]
+    assert leaked(vouched) == [{"tool": "peek", "to": OUTSIDE}]
+
+
+async def _rehearsal(engine: Engine) -> RunRecord | None:
+    runs = [r for r in await engine.skills.runs(limit=50) if r.trigger == "rehearsal" and r.status != "running"]
+    return runs[0] if runs else None
