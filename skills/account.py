@@ -23,20 +23,26 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from skills.approvals import Approval
+from skills.naming import MANAGEMENT_TOOLS
+from skills.skillmd.tool import TOOL_NAME as SKILL_TOOL
 
 CLAIM_CHARS = 4_000
 """Characters of a reply the claim test reads: a claim of an act comes early, and the test stays linear."""
 MESSAGE_CHARS = 2_000
 """Characters of a user's message ``asks_for_change`` reads."""
 
-EffectAction = Literal["proposed", "created", "updated", "deleted"]
+EffectAction = Literal["proposed", "created", "updated", "deleted", "called"]
+ENGINE_TOOLS = frozenset({*MANAGEMENT_TOOLS, "get_tool_catalog", SKILL_TOOL})
+"""The chat's own tools: what they do is a proposal or a change (or a read). Any other tool a turn calls (a
+matched skill's toolset, ``run_script``) acts outside the skills, and is accounted for as ``called``."""
 
 
 class Effect(BaseModel):
     """One thing a chat turn did to the skills, as the engine recorded it."""
 
     action: EffectAction
-    """``proposed``: recorded for the owner's yes, NOT made; the others: made."""
+    """``proposed``: recorded for the owner's yes, NOT made; ``called``: a tool outside the skills (a matched
+    skill's own toolset, a script) answered a call; the others: made."""
     skill_id: int | None = None
     """The skill made, changed or deleted (a proposal: the skill it would change; None for a new one)."""
     name: str | None = None
@@ -52,8 +58,10 @@ class Effect(BaseModel):
     """One line for a person."""
 
 
-def effects(changes: list[dict[str, Any]], proposals: list[Approval]) -> list[Effect]:
-    """The turn's effects: each change a management tool made (``ChatReply.changes``), then each proposal."""
+def effects(changes: list[dict[str, Any]], proposals: list[Approval], called: list[str] | None = None
+            ) -> list[Effect]:
+    """The turn's effects: each change a management tool made (``ChatReply.changes``), then each proposal,
+    then each tool outside the skills that answered a call (``acted``)."""
     found = []
     for change in changes:
         action = change.get("action")
@@ -70,7 +78,14 @@ def effects(changes: list[dict[str, Any]], proposals: list[Approval]) -> list[Ef
         found.append(Effect(action="proposed", skill_id=proposal.skill_id, name=proposal.skill_name or None,
                             trigger=_set(trigger), approval_id=proposal.id,
                             tool=proposal.tool, summary=f"proposed #{proposal.id}, NOT made: {first}"))
+    found += [Effect(action="called", tool=tool, summary=f"called {tool}") for tool in called or []]
     return found
+
+
+def acted(calls: list[tuple[str, bool]]) -> list[str]:
+    """The tools outside the chat's own that answered a call without error, once each: ``calls`` is each
+    call's tool and whether it succeeded."""
+    return list(dict.fromkeys(tool for tool, ok in calls if ok and tool not in ENGINE_TOOLS))
 
 
 def _set(trigger: Any) -> dict[str, Any] | None:
@@ -128,18 +143,21 @@ def _asked(text: str, end: int) -> bool:
     return bool(stops) and text[min(stops)] == "?"
 
 
-_ASKS = re.compile(
-    r"\b(?:remind|reminder|schedule|every|each|daily|weekly|monthly|hourly|weekday|weekdays|tomorrow|tonight|"
-    r"in\s+\d+\s+(?:minute|minutes|min|hour|hours|day|days)|at\s+\d{1,2}(?::\d\d)?\s*(?:am|pm)?|"
-    r"create|make|add|set\s+up|change|update|move|rename|pause|resume|enable|disable|delete|remove|stop|cancel)\b",
-    re.IGNORECASE)
+_WHEN = re.compile(
+    r"\b(?:remind|reminder|reminders|schedule|scheduled|every|daily|weekly|monthly|hourly|weekdays?|tomorrow|"
+    r"tonight|in\s+\d+\s+(?:minutes?|mins?|hours?|days?)|at\s+\d{1,2}(?::\d\d)?\s*(?:am|pm)?)\b", re.IGNORECASE)
+_VERB = re.compile(r"\b(?:create|make|add|set\s+up|change|update|move|rename|pause|resume|enable|disable|delete|"
+                   r"remove|stop|cancel)\b", re.IGNORECASE)
+_SKILL = re.compile(r"\b(?:skills?|reminders?|alarms?|tasks?|jobs?|notifications?|summary|summaries)\b", re.IGNORECASE)
 
 
 def asks_for_change(message: str) -> bool:
-    """Whether the user's message reads as a request to create, change or delete a skill (a reminder, a
-    schedule, "every monday ...", "delete ..."): a turn that answers it with no call, in ``auto`` mode, is
-    asked again in structured mode. Generous on purpose: the retry costs one request, a missed one a lie."""
-    return _ASKS.search(message[:MESSAGE_CHARS]) is not None
+    """Whether the user's message reads as a request to create, change or delete a skill: it says when
+    ("remind me", "every monday", "in 10 minutes", "at 9"), or a verb of change names a skill ("delete the
+    oven reminder"). A turn that answers it with no call, in ``auto`` mode, is asked again structured:
+    generous on purpose, the retry costs one request, a miss a turn with nothing done."""
+    text = message[:MESSAGE_CHARS]
+    return _WHEN.search(text) is not None or (_VERB.search(text) is not None and _SKILL.search(text) is not None)
 
 
 def correction(reply: str, found: list[Effect]) -> str | None:

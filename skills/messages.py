@@ -529,6 +529,8 @@ class ChatReply(BaseModel):
     """The rehearsal of each proposed skill that ended in time, by proposal: what it would do (``skills.rehearsal``)."""
     rehearsing: dict[int, str] = Field(default_factory=dict)
     """Rehearsals still running (their workflow ids, by proposal), or why one could not run."""
+    called: list[str] = Field(default_factory=list)
+    """Tools outside the chat's own (a matched skill's toolset, a script) that answered a call this turn."""
     asked_again: str | None = None
     """Why the model was asked a second time in this turn, structured (``SKILLS_LLM_TOOLS=auto``): its first
     answer made no call where one was needed."""
@@ -540,7 +542,7 @@ class ChatReply(BaseModel):
     def effects(self) -> list[Effect]:
         """What the turn did, as the engine recorded it (``skills.account``): each skill created, updated or
         deleted, then each proposal; empty when it did nothing, whatever the reply says."""
-        return effects(self.changes, self.proposals)
+        return effects(self.changes, self.proposals, self.called)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -554,7 +556,8 @@ class ChatReply(BaseModel):
         again = [f"asked again: {self.asked_again}"] if self.asked_again else []
         if self.correction is not None:
             return [self.correction, *again]
-        return [*(self.change_lines() or [NOTHING]), *again]
+        done = [*self.change_lines(), *(f"called: {tool}" for tool in self.called)]
+        return [*(done or [NOTHING]), *again]
 
     def change_lines(self) -> list[str]:
         """One line per skill the turn changed, with its next fire, then each change it proposed, with

@@ -19,7 +19,7 @@ import json
 from collections.abc import Collection
 from typing import Any
 
-from skills.textcalls import MAX_CHARS, TextCall
+from skills.textcalls import MAX_CHARS, TextCall, unfenced
 
 ACTIONS: dict[str, str] = {
     "create": "memory_store_skill",
@@ -104,7 +104,7 @@ def structured_calls(text: str | None, offered: Collection[str]) -> tuple[list[T
     if not text or len(text) > MAX_CHARS:
         return None
     try:
-        value = json.loads(text.strip())
+        value = json.loads(unfenced(text))
     except (ValueError, RecursionError):
         return None
     if not isinstance(value, dict) or value.get("action") not in actions(offered):

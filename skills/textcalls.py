@@ -53,10 +53,7 @@ def read_text_calls(text: str | None, offered: Collection[str]) -> tuple[list[Te
         if any(call is None for call in found):
             return None
         return [call for call in found if call is not None], _BLOCK.sub("", text).strip()
-    body = text.strip()
-    fenced = _FENCE.match(body)
-    if fenced:
-        body = fenced.group(1).strip()
+    body = unfenced(text)
     if not body.startswith(("{", "[")):
         return None
     value = _json(body)
@@ -67,6 +64,13 @@ def read_text_calls(text: str | None, offered: Collection[str]) -> tuple[list[Te
     if any(call is None for call in calls):
         return None
     return [call for call in calls if call is not None], ""
+
+
+def unfenced(text: str) -> str:
+    """``text`` without the ```json fence a model (or llama.cpp's grammar for a schema) may put around JSON."""
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    return fenced.group(1).strip() if fenced else body
 
 
 def _json(text: str) -> Any:

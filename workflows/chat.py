@@ -18,7 +18,7 @@ from skills.naming import CHAT_TURN
 
 with workflow.unsafe.imports_passed_through():
     from activities.chat import ChatActivities, ChatAnswer, ChatPrepare, ChatProposals, ChatSession
-    from skills.account import asks_for_change, claimed_act
+    from skills.account import acted, asks_for_change, claimed_act
     from skills.approvals import Approval, ApprovalDecision
     from skills.messages import (
         AgentLoopState,
@@ -109,13 +109,14 @@ class ChatTurn:
                          proposals=pending,
                          prompt_tokens=end.state.prompt_tokens, completion_tokens=end.state.completion_tokens,
                          left_out=end.state.left_out, rehearsals=rehearsals, rehearsing=rehearsing,
-                         asked_again=asked_again)
+                         called=acted([(call.tool, call.ok) for call in end.state.calls]), asked_again=asked_again)
 
 
 def _without_a_call(message: str, end: LoopEnd) -> bool:
     """The turn ended with no change where one was needed: its reply claims an act, or the message asks for
-    a skill and the model called no tool at all (``skills.account``)."""
-    if end.status != "success" or end.state.changes:
+    a skill and the model called no tool at all (``skills.account``). A tool outside the skills that answered
+    (a matched skill's own) may be what the reply speaks of."""
+    if end.status != "success" or end.state.changes or acted([(call.tool, call.ok) for call in end.state.calls]):
         return False
     return claimed_act(end.summary) is not None or (asks_for_change(message) and not end.state.calls)
 

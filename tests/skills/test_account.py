@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from skills.account import CLAIM_CHARS, NOTHING, asks_for_change, claimed_act, correction, effects
+from skills.account import CLAIM_CHARS, NOTHING, acted, asks_for_change, claimed_act, correction, effects
 from skills.approvals import Approval
 from skills.messages import ChatReply
 
@@ -109,9 +109,20 @@ def test_a_reply_ends_with_the_engines_account() -> None:
     ("remind me in 10 minutes to check the oven", True),
     ("every monday at 8am send me a summary of my open github issues", True),
     ("delete the oven reminder", True),
+    ("pause my morning summary", True),
+    ("toolsmith: add a tool called by-chat", False),  # a matched skill's own tool, not a skill
     ("hi", False),
     ("what do I have?", False),
     ("thanks!", False),
 ])
 def test_a_message_that_asks_for_a_skill_is_told_apart(message: str, asks: bool) -> None:
     assert asks_for_change(message) is asks
+
+
+def test_a_tool_outside_the_skills_that_answered_is_accounted_for_and_may_be_what_the_reply_claims() -> None:
+    reply = ChatReply(session_id="s", ok=True, reply="Done: by-chat is added.",
+                      called=acted([("skill", True), ("changing_add_tool", True), ("run_script", False)]))
+    assert [(e.action, e.tool) for e in reply.effects] == [("called", "changing_add_tool")]
+    assert reply.correction is None and reply.account_lines() == ["called: changing_add_tool"]
+    # Reads of the chat's own tools are no act: a "Stored" after them is still corrected.
+    assert acted([("get_tool_catalog", True), ("memory_list_skills", True), ("memory_store_skill", False)]) == []

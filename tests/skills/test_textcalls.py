@@ -66,6 +66,9 @@ def test_a_structured_answer_is_the_call_it_means() -> None:
                                                 "skill": {"enabled": False}, "reply": ""}), OFFERED) or ([], "")
     assert json.loads(updated.arguments) == {"enabled": False, "skill_id": "oven"}
     assert structured_calls(json.dumps({"action": "reply", "reply": "What time?"}), OFFERED) == ([], "What time?")
+    # llama.cpp's grammar for a schema lets the answer come fenced.
+    fenced = "```json\n" + json.dumps({"action": "reply", "reply": "What time?"}) + "\n```"
+    assert structured_calls(fenced, OFFERED) == ([], "What time?")
     # An action this turn does not offer, or no JSON at all, is text.
     assert structured_calls(json.dumps({"action": "delete", "skill_id": 1, "reply": ""}), ["memory_store_skill"]) is None
     assert structured_calls("Stored!", OFFERED) is None

@@ -23,7 +23,7 @@ from skills.account import NOTHING
 from skills.messages import ChatReply
 from starter.telegram_bot import HELP, BotApi, FatalTelegramError, TelegramBot, TelegramError, reply_text
 from tests.conftest import ROOT, Engine, eventually, schedule_exists
-from tests.fakes.llm_server import ScriptedLLM, call, claims, hang_until, long, say
+from tests.fakes.llm_server import ScriptedLLM, call, claims, hang_until, long, say, structured
 from tests.fakes.telegram_api import FakeBotApi
 
 SKILLS = Path(sys.executable).with_name("skills")
@@ -267,7 +267,9 @@ def test_a_reply_says_which_of_a_matched_skills_tools_could_not_start() -> None:
 
 async def test_a_stored_claimed_without_a_call_is_corrected_on_telegram(
         assistant: Engine, llm: ScriptedLLM, telegram: FakeBotApi) -> None:
-    llm.script("chat", [claims("Stored: Every weekday at 9 reminds me to stand up.")])
+    # It claims twice: natively, then asked again for a structured answer (SKILLS_LLM_TOOLS=auto).
+    llm.script("chat", [claims("Stored: Every weekday at 9 reminds me to stand up."),
+                        structured({"action": "reply", "reply": "Stored: Every weekday at 9 reminds me to stand up."})])
     await handled(telegram, assistant.skills, {"text": "every weekday at 9 remind me to stand up"})
     [answer] = telegram.replies(OWNER)
     said, engine = answer.split("\n", 1)

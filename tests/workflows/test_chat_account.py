@@ -11,11 +11,16 @@ from pathlib import Path
 
 from skills.account import NOTHING
 from tests.conftest import Engine
-from tests.fakes.llm_server import ScriptedLLM, call, claims, say
+from tests.fakes.llm_server import ScriptedLLM, Step, call, claims, say, structured
 from tests.workflows.test_chat_confirmation import store_of
 
 STAND_UP = {"name": "stand up", "instructions": "Remind me to stand up", "schedule": "0 9 * * 1-5",
             "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": "Stand up!"}}]}
+
+
+def lies(text: str) -> list[Step]:
+    """A small model that claims an act twice: natively, then asked again structured (SKILLS_LLM_TOOLS=auto)."""
+    return [claims(text), structured({"action": "reply", "reply": text})]
 
 
 async def skills_chat(engine: Engine, *words: str) -> tuple[int, str]:
@@ -33,13 +38,13 @@ async def skills_chat(engine: Engine, *words: str) -> tuple[int, str]:
 
 
 async def test_a_stored_claimed_without_a_call_is_corrected(assistant: Engine, llm: ScriptedLLM) -> None:
-    llm.script("chat", [claims("Stored: Every weekday at 9 reminds me to stand up.")])
+    llm.script("chat", lies("Stored: Every weekday at 9 reminds me to stand up."))
     reply = await assistant.skills.chat("every weekday at 9 remind me to stand up", session_id="liar")
     assert reply.ok and reply.reply == "Stored: Every weekday at 9 reminds me to stand up."
     assert reply.effects == [] and reply.proposals == [] and reply.changes == []
     assert reply.correction is not None
     assert reply.correction.startswith("Nothing was stored: the model did not make a proposal.")
-    assert reply.account_lines() == [reply.correction]
+    assert reply.account_lines() == [reply.correction, f"asked again: {reply.asked_again}"]
     # The correction tells the truth: nothing is stored, nothing waits for a yes.
     assert await assistant.skills.list() == []
     assert store_of(assistant).list_approvals(session_id="liar") == []
@@ -57,8 +62,8 @@ async def test_a_proposal_made_is_the_account_and_nothing_is_corrected(assistant
 
 async def test_skills_chat_prints_the_engines_account_and_json_gives_it_as_data(
         assistant: Engine, llm: ScriptedLLM) -> None:
-    llm.script("chat", [claims("Stored: Every weekday at 9 reminds me to stand up."),
-                        claims("Done! I'll remind you in 10 minutes."), say("Hello! What should I schedule?")])
+    llm.script("chat", [*lies("Stored: Every weekday at 9 reminds me to stand up."),
+                        *lies("Done! I'll remind you in 10 minutes."), say("Hello! What should I schedule?")])
     code, shown = await skills_chat(assistant, "every weekday at 9 remind me to stand up", "--session", "cli")
     lines = shown.splitlines()
     assert code == 0 and lines[0] == "Stored: Every weekday at 9 reminds me to stand up."

@@ -95,6 +95,7 @@ async def test_a_structured_answer_is_proposed_through_the_normalizer(structured
     assert "hour 25 is out of range" in second.messages[-1]["content"]
     # What a 4,096-token context must hold: the first structured request is no bigger than a native one.
     tokens = request_tokens(first.messages, first.tools)
+    print(f"first structured request: {tokens} tokens")
     assert tokens <= 3_000, tokens
 
 
