@@ -244,7 +244,9 @@ async def test_a_chat_turn_goes_on_without_an_untrusted_skills_toolsets_and_says
     llm.script("default", [say("Its tools are not trusted yet: run `skills trust toolsmith`."), say("Still not.")])
     engine = await Engine(settings.model_copy(update={
         "llm_base_url": llm.base_url, "llm_api_key": "sk-trust-key", "llm_model": "default",
-        "scripts_enabled": True}), client).start()
+        # The model calls tools itself here: `auto` would ask again, in structured mode, after a reply that
+        # made no call to a message asking for a change, and this test is about what the first request offers.
+        "llm_tools": "native", "scripts_enabled": True}), client).start()
     try:
         reply = await engine.skills.chat("toolsmith: add a tool called by-chat", session_id="trust")
         assert reply.ok and reply.matched == ["toolsmith"], reply
