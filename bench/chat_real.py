@@ -303,8 +303,8 @@ async def run(args: argparse.Namespace) -> list[Outcome]:
                 outcome.reply = reply.reply
                 if reply.reply.startswith("Read without the model"):
                     outcome.path = "no model"
-                elif message.expect.effect in ("created", "deleted"):
-                    outcome.path = "yes"
+                elif message.expect.effect in ("created", "deleted") and not outcome.tokens:
+                    outcome.path = "yes"  # the engine's to read: no model turn
                 judge(outcome, reply, asked, zone, before)
                 outcomes.append(outcome)
                 _print(outcome)
