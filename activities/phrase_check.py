@@ -22,7 +22,8 @@ def checked_summary(store: Store, conversation_id: str, tool: str, arguments: di
                     *, now: datetime, zone: str) -> str:
     """``summary`` with the check's lines after it, if the proposed schedule contradicts the last message
     the user wrote in the conversation. An update is checked only against a message that states a rhythm
-    ("make it every weekday at 9"): "move it to 10" says a time, not that the skill stops repeating."""
+    ("make it every weekday at 9"): "move it to 10" says a time, not that the skill stops repeating.
+    (``contradictions`` reads the message again: a few hundred microseconds, against a proposal's tens of ms.)"""
     if tool not in CHECKED_TOOLS:
         return summary
     data = arguments.get("data") if tool == "memory_store_skill" else arguments.get("patch")
@@ -34,22 +35,18 @@ def checked_summary(store: Store, conversation_id: str, tool: str, arguments: di
     except ValueError:
         return summary
     trigger = spec.trigger_config
-    if trigger is None or not spec.is_scheduled and trigger.kind != "at":
+    if trigger is None or not spec.is_scheduled:
         return summary
+    zone = trigger.timezone or zone
+    reading = read_schedule(message, now, zone)
+    if reading is None or reading.ambiguous or tool == "memory_update_skill" and not reading.repeats:
+        return summary  # nothing said of when, or nothing certain: the fires are not worth computing
     fires = [fire.at for fire in upcoming(spec, anchor=now, now=now, count=SPAN) if not fire.skipped] \
         if spec.enabled else []
     if trigger.kind == "at" and trigger.at is not None:
         fires = [trigger.at]
-    zone = trigger.timezone or zone
-    if tool == "memory_update_skill" and not _states_rhythm(message, now, zone):
-        return summary
     problems = contradictions(message, trigger, fires, now=now, zone=zone)
     return summary + "".join(f"\n{shown('check: ' + problem)}" for problem in problems)
-
-
-def _states_rhythm(message: str, now: datetime, zone: str) -> bool:
-    reading = read_schedule(message, now, zone)
-    return reading is not None and reading.repeats
 
 
 def _last_user_message(store: Store, conversation_id: str) -> str | None:

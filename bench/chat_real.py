@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness import started
+from config.settings import Settings
 from skills.calendar import upcoming
 from skills.messages import ChatReply
 from skills.models import SkillSpec, TriggerConfig
@@ -209,6 +210,9 @@ def judge(outcome: Outcome, reply: ChatReply, now: datetime, zone: str, skills_b
                        + [f"proposed #{p.id} {p.tool}" for p in proposals])
     effect = bool(changes or proposals)
     outcome.false_claim = bool(CLAIM.search(reply.reply)) and not effect
+    if not reply.ok:
+        outcome.why = f"turn failed: {reply.reply[:160]}"
+        return
     if expect.effect == "none":
         outcome.right, outcome.why = not effect, "nothing proposed" if not effect else "something was proposed"
         return
@@ -267,8 +271,12 @@ async def run(args: argparse.Namespace) -> list[Outcome]:
         scripted = ScriptedLLM().start()
         scripted.script("chat", [say("ok")] * 200)
         overrides.update(llm_base_url=scripted.base_url, llm_api_key="dry", llm_model="chat")
-    elif not os.environ.get("SKILLS_LLM_BASE_URL") and not os.environ.get("SKILLS_LLM_API_KEY"):
-        sys.exit("set SKILLS_LLM_BASE_URL (and SKILLS_LLM_MODEL) to the endpoint to measure, or --dry-run")
+    else:
+        # The harness builds its settings from arguments alone: the endpoint is read here, as the CLI reads it.
+        env = Settings.from_env()
+        if not env.llm_configured:
+            sys.exit("set SKILLS_LLM_BASE_URL (and SKILLS_LLM_MODEL) to the endpoint to measure, or --dry-run")
+        overrides.update({name: getattr(env, name) for name in Settings.model_fields if name.startswith("llm_")})
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory(prefix="chat-real-") as tmp:
         overrides.update(user_skills_dir=Path(tmp) / "user", project_skills_dir=Path(tmp) / "project")
@@ -303,8 +311,8 @@ async def run(args: argparse.Namespace) -> list[Outcome]:
                 outcome.reply = reply.reply
                 if reply.reply.startswith("Read without the model"):
                     outcome.path = "no model"
-                elif message.expect.effect in ("created", "deleted"):
-                    outcome.path = "yes"
+                elif message.expect.effect in ("created", "deleted") and not outcome.tokens:
+                    outcome.path = "yes"  # the engine's to read: no model turn
                 judge(outcome, reply, asked, zone, before)
                 outcomes.append(outcome)
                 _print(outcome)

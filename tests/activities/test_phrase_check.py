@@ -1,0 +1,58 @@
+"""The check of a proposal against the user's last message, on a real SQLite store."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from activities.phrase_check import checked_summary
+from adapters.store import Store
+from skills.agent import ChatMessage
+
+NOW = datetime(2026, 11, 27, 10, 0, tzinfo=UTC)
+PLAN = [{"id": "s", "toolName": "outbox_send_message", "parameters": {"message": "up"}}]
+
+
+def spec(schedule: str, **more: object) -> dict[str, object]:
+    return {"agent_id": "me", "name": "stand up", "trigger_type": "cron", "instructions": "x",
+            "trigger_config": {"schedule": schedule, "timezone": "UTC"}, "execution_plan": PLAN, **more}
+
+
+def conversation(tmp_path: Path, *messages: str) -> Store:
+    store = Store.open(f"sqlite:///{tmp_path / 'skills.db'}")
+    store.append_messages("chat:c", [ChatMessage(role="system", content="every day at 9am, says the prompt"),
+                                     *(ChatMessage(role="user", content=m) for m in messages),
+                                     ChatMessage(role="assistant", content="every hour, says the model")], NOW)
+    return store
+
+
+def test_a_new_skill_is_checked_against_the_users_last_message(tmp_path: Path) -> None:
+    store = conversation(tmp_path, "hello", "every weekday at 9 remind me to stand up")
+    summary = checked_summary(store, "chat:c", "memory_store_skill", {"data": spec("0 9 * * *")}, "Create skill",
+                              now=NOW, zone="UTC")
+    assert summary == "Create skill\ncheck: you said weekdays; this fires every day"
+    agrees = checked_summary(store, "chat:c", "memory_store_skill", {"data": spec("0 9 * * 1-5")}, "Create skill",
+                             now=NOW, zone="UTC")
+    assert agrees == "Create skill"
+
+
+def test_an_update_is_checked_only_against_a_stated_rhythm(tmp_path: Path) -> None:
+    moved = conversation(tmp_path, "move it to 10am")  # a time, not "it fires once now"
+    assert checked_summary(moved, "chat:c", "memory_update_skill", {"patch": spec("0 10 * * 1-5")}, "Change",
+                           now=NOW, zone="UTC") == "Change"
+    (tmp_path / "r").mkdir()
+    rhythm = conversation(tmp_path / "r", "make it every monday at 8am")
+    assert checked_summary(rhythm, "chat:c", "memory_update_skill", {"patch": spec("0 8 * * 2")}, "Change",
+                           now=NOW, zone="UTC") == "Change\ncheck: you said mondays; this fires on tuesdays"
+
+
+def test_other_changes_and_other_conversations_are_left_alone(tmp_path: Path) -> None:
+    store = conversation(tmp_path, "every weekday at 9 remind me to stand up")
+    assert checked_summary(store, "chat:c", "memory_delete_skill", {"skill_id": 1}, "Delete", now=NOW,
+                           zone="UTC") == "Delete"
+    assert checked_summary(store, "chat:other", "memory_store_skill", {"data": spec("0 9 * * *")}, "Create",
+                           now=NOW, zone="UTC") == "Create"
+    event = {"agent_id": "me", "name": "e", "trigger_type": "event", "instructions": "x",
+             "trigger_config": {"event": "ping"}, "execution_plan": PLAN}
+    assert checked_summary(store, "chat:c", "memory_store_skill", {"data": event}, "Create", now=NOW,
+                           zone="UTC") == "Create"
