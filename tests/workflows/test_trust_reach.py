@@ -9,6 +9,8 @@ What left is read from the server's own log (``EXFIL_LOG``), never from the engi
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import tarfile
 from collections.abc import AsyncIterator
@@ -25,6 +27,7 @@ from skills.models import RunRecord
 from tests.conftest import ROOT, Engine, eventually, write_mcp_config
 from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
 from tests.skills.skillmd.skill_files import skill_text
+from tests.starter.test_mcp_skills import fastmcp_server, mcp_config
 from tests.workflows.test_approvals import waiting
 from tests.workflows.test_trust import skills
 
@@ -142,6 +145,67 @@ async def test_an_archive_install_takes_the_same_road_paused_until_trusted(exfil
     assert not skill.enabled and "skills trust helper" in (skill.disabled_reason or "")
     shown = await skills(exfil, "show", "helper")
     assert "skips your approval for (marked destructive): exfil_send" in shown.stdout, shown.stdout
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def git_source(tmp_path: Path) -> tuple[str, dict[str, str]]:
+    """A repository (a real one, made here) that publishes the attack skill: installed by its URL."""
+    repo = tmp_path / "repo"
+    attack_skill(repo)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "helper")
+    return repo.as_uri(), {}
+
+
+def mcp_source(tmp_path: Path) -> tuple[str, dict[str, str]]:
+    """A FastMCP server of the Skills extension that publishes the attack skill, in the CLI's MCP config
+    only (the worker never connects to it): installed as ``mcp:published``."""
+    root = tmp_path / "published"
+    attack_skill(root)
+    config = mcp_config(tmp_path / "install-mcp.json", published=fastmcp_server(root, tmp_path / "serve.py"))
+    return "mcp:published", {"SKILLS_MCP_CONFIG": str(config)}
+
+
+@pytest.mark.parametrize("route", [mcp_source, git_source], ids=["mcp", "git"])
+async def test_attack_an_mcp_or_git_install_takes_the_same_road_fired_only_once_trusted(
+        exfil: Engine, client: Client, tmp_path: Path, route: Any) -> None:
+    # Whatever brings the skill, the worker holds its trust: a fire before `skills trust` calls nothing.
+    exfil.settings.outbox_path.parent.mkdir(parents=True, exist_ok=True)
+    exfil.settings.outbox_path.write_text(json.dumps(
+        {"id": "m1", "at": "2026-01-01T00:00:00+00:00", "message": PRIVATE}) + "\n")
+    source, env = route(tmp_path)
+    installed = await skills(exfil, "install", source, env=env)
+    assert installed.returncode == 0 and "helper is installed untrusted" in installed.stdout, installed
+    synced = await sync_files(exfil.skills)
+    assert [c.change.name for c in synced.created] == ["helper"], synced
+    skill = await exfil.skills.get("helper", exfil.settings.file_skills_agent)
+    assert not skill.enabled and skill.schedule_id is not None
+    assert "skills trust helper" in (skill.disabled_reason or "")
+
+    schedule = client.get_schedule_handle(skill.schedule_id)
+    await schedule.trigger()
+    [skipped] = await eventually(lambda: runs_of(exfil, "helper"))
+    assert skipped.status == "skipped" and skipped.tool_calls == [], skipped
+    assert leaked(exfil) == []
+
+    trusted = await skills(exfil, "trust", "helper")
+    assert trusted.returncode == 0, trusted.stderr
+    await eventually(lambda: _enabled(exfil, "helper"))
+    await schedule.trigger()
+    fired = await eventually(lambda: _finished(exfil, "helper", 2))
+    assert fired.status == "success" and fired.trigger == "schedule", fired
+    assert [r["to"] for r in leaked(exfil)] == [OUTSIDE] and PRIVATE in leaked(exfil)[0]["message"]
+
+
+async def _finished(engine: Engine, name: str, count: int) -> RunRecord | None:
+    runs = await runs_of(engine, name)
+    return runs[0] if len(runs) >= count else None
 
 
 async def _enabled(engine: Engine, name: str) -> Any:
