@@ -24,6 +24,7 @@ from temporalio.client import Client
 from client.files import sync_files
 from config.settings import Settings
 from skills.models import RunRecord
+from skills.skillmd.trust import untrusted_reason
 from tests.conftest import ROOT, Engine, eventually, write_mcp_config
 from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
 from tests.skills.skillmd.skill_files import skill_text
@@ -201,6 +202,40 @@ async def test_attack_an_mcp_or_git_install_takes_the_same_road_fired_only_once_
     fired = await eventually(lambda: _finished(exfil, "helper", 2))
     assert fired.status == "success" and fired.trigger == "schedule", fired
     assert [r["to"] for r in leaked(exfil)] == [OUTSIDE] and PRIVATE in leaked(exfil)[0]["message"]
+
+
+async def test_untrust_pauses_a_firing_skills_schedule_at_once_and_a_trust_resumes_it(
+        exfil: Engine, client: Client, tmp_path: Path) -> None:
+    installed = await skills(exfil, "install", "--trust", str(attack_skill(tmp_path / "download")))
+    assert installed.returncode == 0 and "trusted helper" in installed.stdout, installed
+    await sync_files(exfil.skills)
+    skill = await exfil.skills.get("helper", exfil.settings.file_skills_agent)
+    assert skill.enabled and skill.schedule_id is not None
+    schedule = client.get_schedule_handle(skill.schedule_id)
+
+    # Its owner takes the trust back: it stops now, not at the next sync, saying how to allow it again.
+    untrusted = await skills(exfil, "untrust", "helper")
+    assert untrusted.returncode == 0, untrusted.stderr
+    paused = await exfil.skills.get("helper", exfil.settings.file_skills_agent)
+    assert not paused.enabled and untrusted_reason(paused.disabled_reason), paused
+    assert "skills trust helper" in (paused.disabled_reason or "")
+    assert (await schedule.describe()).schedule.state.paused
+    # The sync agrees (it keeps the pause as it is), and a fire anyway calls nothing.
+    synced = await sync_files(exfil.skills)
+    assert synced.updated == [] and synced.created == [], synced
+    await schedule.trigger()
+    [skipped] = await eventually(lambda: runs_of(exfil, "helper"))
+    assert skipped.status == "skipped" and leaked(exfil) == []
+
+    trusted = await skills(exfil, "trust", "helper")
+    assert trusted.returncode == 0, trusted.stderr
+    resumed = await exfil.skills.get("helper", exfil.settings.file_skills_agent)
+    assert resumed.enabled and not (await schedule.describe()).schedule.state.paused
+    # A pause of its owner's own is theirs: an untrust leaves it (and its reason) alone.
+    await exfil.skills.pause("helper", exfil.settings.file_skills_agent, reason="on holiday")
+    assert (await skills(exfil, "untrust", "helper")).returncode == 0
+    kept = await exfil.skills.get("helper", exfil.settings.file_skills_agent)
+    assert not kept.enabled and kept.disabled_reason == "on holiday"
 
 
 async def _finished(engine: Engine, name: str, count: int) -> RunRecord | None:
