@@ -23,6 +23,7 @@ from temporalio.client import Client
 
 from client.files import sync_files
 from config.settings import Settings
+from skills.errors import SkillValidationError
 from skills.models import RunRecord
 from skills.skillmd.trust import untrusted_reason
 from tests.conftest import ROOT, Engine, eventually, write_mcp_config
@@ -236,6 +237,31 @@ async def test_untrust_pauses_a_firing_skills_schedule_at_once_and_a_trust_resum
     assert (await skills(exfil, "untrust", "helper")).returncode == 0
     kept = await exfil.skills.get("helper", exfil.settings.file_skills_agent)
     assert not kept.enabled and kept.disabled_reason == "on holiday"
+
+
+async def test_attack_a_resume_cannot_let_an_untrusted_skill_fire_it_says_to_trust_it(
+        exfil: Engine, tmp_path: Path) -> None:
+    installed = await skills(exfil, "install", str(attack_skill(tmp_path / "download")))
+    assert installed.returncode == 0 and "helper is installed untrusted" in installed.stdout, installed
+    await sync_files(exfil.skills)
+    agent = exfil.settings.file_skills_agent
+    paused = await exfil.skills.get("helper", agent)
+    assert not paused.enabled and untrusted_reason(paused.disabled_reason)
+
+    # Resuming is not trusting: refused, saying what is, and the pause (and its reason) stays.
+    resumed = await skills(exfil, "resume", "helper", "--agent", agent)
+    assert resumed.returncode == 1, resumed
+    assert "paused until its owner trusts" in resumed.stderr and "`skills trust helper`" in resumed.stderr, resumed
+    with pytest.raises(SkillValidationError, match="skills trust helper"):
+        await exfil.skills.resume("helper", agent)
+    kept = await exfil.skills.get("helper", agent)
+    assert not kept.enabled and kept.disabled_reason == paused.disabled_reason
+
+    # Trusted, the trust's own resume goes through; a person's pause and resume are theirs again.
+    assert (await skills(exfil, "trust", "helper")).returncode == 0
+    assert (await exfil.skills.get("helper", agent)).enabled
+    await exfil.skills.pause("helper", agent)
+    assert (await exfil.skills.resume("helper", agent)).enabled
 
 
 async def _finished(engine: Engine, name: str, count: int) -> RunRecord | None:
