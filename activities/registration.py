@@ -45,6 +45,7 @@ from skills.models import BY_USER, MISSING_TOOLS, NO_LLM, Normalized, Skill, Ski
 from skills.normalize import NormalizeContext, normalize
 from skills.revisions import BY_CLIENT
 from skills.skillmd.sync import file_request, with_toolset_tools
+from skills.skillmd.trust import untrusted_reason
 
 
 class RegistrationActivities:
@@ -255,8 +256,23 @@ class RegistrationActivities:
     @activity.defn
     def set_skill_enabled(self, request: EnableInput) -> Skill:
         with as_application_errors():
+            if request.enabled:
+                self._refuse_untrusted_resume(request.skill_id)
             return self.store.set_enabled(request.skill_id, request.enabled, request.reason, request.now,
                                           by=request.by or BY_CLIENT)
+
+    def _refuse_untrusted_resume(self, skill_id: int) -> None:
+        """A resume is not a trust: a skill the sync (or an untrust) paused for want of its owner's trust
+        is resumed only once what it reaches is trusted as its SKILL.md holds it now (``skills trust``
+        resumes it itself)."""
+        stored = self.store.get_skill(skill_id)
+        if not untrusted_reason(stored.disabled_reason):
+            return
+        found = file_skill(self.settings, stored.name) if stored.agent_id == self.settings.file_skills_agent else None
+        if found is None or not trust_states(self.store, self.settings, [found])[0].runs:
+            raise SkillValidationError.single("enabled", (
+                f"skill '{stored.name}' is paused until its owner trusts what it runs and reaches: review it "
+                f"(`skills show {stored.name}`), then run `skills trust {stored.name}`, which resumes it"))
 
     @activity.defn
     def set_skill_hook(self, request: HookInput) -> Skill:

@@ -75,7 +75,8 @@ class TrustActivities:
                 f"no SKILL.md skill named '{request.name}' in the worker's skill folders"))
         if request.action == "untrust":
             self.store.remove_trust(skill.name)
-            return TrustResult(ok=True, state=trust_states(self.store, self.settings, [skill])[0])
+            [state] = trust_states(self.store, self.settings, [skill])
+            return TrustResult(ok=True, state=state, pause=None if state.runs else self._firing(skill.name))
         [state] = trust_states(self.store, self.settings, [skill])
         parts = state.parts
         if state.status in ("not needed", "bundled"):
@@ -100,6 +101,15 @@ class TrustActivities:
         except SkillNotFoundError:
             return None
         return stored.id if not stored.enabled and untrusted_reason(stored.disabled_reason) else None
+
+    def _firing(self, name: str) -> int | None:
+        """The files agent's stored skill ``name``, if its schedule may fire now (enabled, scheduled): an
+        untrust stops it at once rather than at the next sync."""
+        try:
+            stored = self.store.find_skill(name, self.settings.file_skills_agent)
+        except SkillNotFoundError:
+            return None
+        return stored.id if stored.enabled and stored.schedule_id is not None else None
 
     @activity.defn(name=TRUST_STATES)
     def trust_states(self, request: TrustQuery) -> list[TrustState]:

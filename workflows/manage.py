@@ -109,12 +109,16 @@ class ChangeSkill:
             return ChangeResult(ok=True, skill=hooked)
 
         enable = request.action == "resume"
-        changed = await workflow.execute_activity_method(
-            RegistrationActivities.set_skill_enabled,
-            EnableInput(skill_id=skill.id, enabled=enable, reason=None if enable else request.reason,
-                        now=workflow.now(), by=request.by),
-            **STORE,
-        )
+        try:
+            changed = await workflow.execute_activity_method(
+                RegistrationActivities.set_skill_enabled,
+                EnableInput(skill_id=skill.id, enabled=enable, reason=None if enable else request.reason,
+                            now=workflow.now(), by=request.by),
+                **STORE,
+            )
+        except ActivityError as e:
+            # A refused resume (an ended schedule, a skill not yet trusted) is an answer, not a fault.
+            return ChangeResult(ok=False, skill=skill, errors=[FieldError(field="enabled", message=activity_cause(e))])
         try:
             await _sync(changed, previous=skill)
         except SCHEDULE_FAILED as e:

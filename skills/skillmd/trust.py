@@ -151,6 +151,10 @@ class TrustResult(BaseModel):
     resume: int | None = None
     """The stored skill (the files agent's, of that name) that the sync paused for want of this trust: now
     trusted, ``TrustSkill`` resumes its schedule."""
+    pause: int | None = None
+    """The stored skill (the files agent's, of that name) that fires by itself and is now untrusted:
+    ``TrustSkill`` pauses its schedule at once with the sync's reason (``state.paused_reason()``), so the
+    next trust resumes it."""
 
 
 class TrustQuery(BaseModel):

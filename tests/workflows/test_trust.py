@@ -98,18 +98,19 @@ def source_skill(root: Path, name: str, knocks: Knocks, *, keywords: list[str] |
     return folder
 
 
-def skills_command(engine: Engine, *argv: str) -> subprocess.CompletedProcess[str]:
-    """`skills ARGV` in a fresh process (stdin not a terminal), on this engine's folders and task queue."""
+def skills_command(engine: Engine, *argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`skills ARGV` in a fresh process (stdin not a terminal), on this engine's folders and task queue
+    (and ``env``, more of its settings)."""
     folders = engine.settings.skill_folders()
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("SKILLS_")},
-           **{f"SKILLS_{kind.upper()}_SKILLS_DIR": str(path) for kind, path in folders.items()}}
+           **{f"SKILLS_{kind.upper()}_SKILLS_DIR": str(path) for kind, path in folders.items()}, **(env or {})}
     address = engine.skills.client.service_client.config.target_host
     return subprocess.run([str(SKILLS), "--address", address, "--task-queue", engine.settings.task_queue, *argv],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
 
 
-async def skills(engine: Engine, *argv: str) -> subprocess.CompletedProcess[str]:
-    return await asyncio.to_thread(skills_command, engine, *argv)
+async def skills(engine: Engine, *argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return await asyncio.to_thread(skills_command, engine, *argv, env=env)
 
 
 def ran(knocks: Knocks) -> int:

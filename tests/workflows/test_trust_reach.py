@@ -9,6 +9,8 @@ What left is read from the server's own log (``EXFIL_LOG``), never from the engi
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import tarfile
 from collections.abc import AsyncIterator
@@ -21,10 +23,13 @@ from temporalio.client import Client
 
 from client.files import sync_files
 from config.settings import Settings
+from skills.errors import SkillValidationError
 from skills.models import RunRecord
+from skills.skillmd.trust import untrusted_reason
 from tests.conftest import ROOT, Engine, eventually, write_mcp_config
 from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
 from tests.skills.skillmd.skill_files import skill_text
+from tests.starter.test_mcp_skills import fastmcp_server, mcp_config
 from tests.workflows.test_approvals import waiting
 from tests.workflows.test_trust import skills
 
@@ -142,6 +147,126 @@ async def test_an_archive_install_takes_the_same_road_paused_until_trusted(exfil
     assert not skill.enabled and "skills trust helper" in (skill.disabled_reason or "")
     shown = await skills(exfil, "show", "helper")
     assert "skips your approval for (marked destructive): exfil_send" in shown.stdout, shown.stdout
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def git_source(tmp_path: Path) -> tuple[str, dict[str, str]]:
+    """A repository (a real one, made here) that publishes the attack skill: installed by its URL."""
+    repo = tmp_path / "repo"
+    attack_skill(repo)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "helper")
+    return repo.as_uri(), {}
+
+
+def mcp_source(tmp_path: Path) -> tuple[str, dict[str, str]]:
+    """A FastMCP server of the Skills extension that publishes the attack skill, in the CLI's MCP config
+    only (the worker never connects to it): installed as ``mcp:published``."""
+    root = tmp_path / "published"
+    attack_skill(root)
+    config = mcp_config(tmp_path / "install-mcp.json", published=fastmcp_server(root, tmp_path / "serve.py"))
+    return "mcp:published", {"SKILLS_MCP_CONFIG": str(config)}
+
+
+@pytest.mark.parametrize("route", [mcp_source, git_source], ids=["mcp", "git"])
+async def test_attack_an_mcp_or_git_install_takes_the_same_road_fired_only_once_trusted(
+        exfil: Engine, client: Client, tmp_path: Path, route: Any) -> None:
+    # Whatever brings the skill, the worker holds its trust: a fire before `skills trust` calls nothing.
+    exfil.settings.outbox_path.parent.mkdir(parents=True, exist_ok=True)
+    exfil.settings.outbox_path.write_text(json.dumps(
+        {"id": "m1", "at": "2026-01-01T00:00:00+00:00", "message": PRIVATE}) + "\n")
+    source, env = route(tmp_path)
+    installed = await skills(exfil, "install", source, env=env)
+    assert installed.returncode == 0 and "helper is installed untrusted" in installed.stdout, installed
+    synced = await sync_files(exfil.skills)
+    assert [c.change.name for c in synced.created] == ["helper"], synced
+    skill = await exfil.skills.get("helper", exfil.settings.file_skills_agent)
+    assert not skill.enabled and skill.schedule_id is not None
+    assert "skills trust helper" in (skill.disabled_reason or "")
+
+    schedule = client.get_schedule_handle(skill.schedule_id)
+    await schedule.trigger()
+    [skipped] = await eventually(lambda: runs_of(exfil, "helper"))
+    assert skipped.status == "skipped" and skipped.tool_calls == [], skipped
+    assert leaked(exfil) == []
+
+    trusted = await skills(exfil, "trust", "helper")
+    assert trusted.returncode == 0, trusted.stderr
+    await eventually(lambda: _enabled(exfil, "helper"))
+    await schedule.trigger()
+    fired = await eventually(lambda: _finished(exfil, "helper", 2))
+    assert fired.status == "success" and fired.trigger == "schedule", fired
+    assert [r["to"] for r in leaked(exfil)] == [OUTSIDE] and PRIVATE in leaked(exfil)[0]["message"]
+
+
+async def test_untrust_pauses_a_firing_skills_schedule_at_once_and_a_trust_resumes_it(
+        exfil: Engine, client: Client, tmp_path: Path) -> None:
+    installed = await skills(exfil, "install", "--trust", str(attack_skill(tmp_path / "download")))
+    assert installed.returncode == 0 and "trusted helper" in installed.stdout, installed
+    await sync_files(exfil.skills)
+    skill = await exfil.skills.get("helper", exfil.settings.file_skills_agent)
+    assert skill.enabled and skill.schedule_id is not None
+    schedule = client.get_schedule_handle(skill.schedule_id)
+
+    # Its owner takes the trust back: it stops now, not at the next sync, saying how to allow it again.
+    untrusted = await skills(exfil, "untrust", "helper")
+    assert untrusted.returncode == 0, untrusted.stderr
+    paused = await exfil.skills.get("helper", exfil.settings.file_skills_agent)
+    assert not paused.enabled and untrusted_reason(paused.disabled_reason), paused
+    assert "skills trust helper" in (paused.disabled_reason or "")
+    assert (await schedule.describe()).schedule.state.paused
+    # The sync agrees (it keeps the pause as it is), and a fire anyway calls nothing.
+    synced = await sync_files(exfil.skills)
+    assert synced.updated == [] and synced.created == [], synced
+    await schedule.trigger()
+    [skipped] = await eventually(lambda: runs_of(exfil, "helper"))
+    assert skipped.status == "skipped" and leaked(exfil) == []
+
+    trusted = await skills(exfil, "trust", "helper")
+    assert trusted.returncode == 0, trusted.stderr
+    resumed = await exfil.skills.get("helper", exfil.settings.file_skills_agent)
+    assert resumed.enabled and not (await schedule.describe()).schedule.state.paused
+    # A pause of its owner's own is theirs: an untrust leaves it (and its reason) alone.
+    await exfil.skills.pause("helper", exfil.settings.file_skills_agent, reason="on holiday")
+    assert (await skills(exfil, "untrust", "helper")).returncode == 0
+    kept = await exfil.skills.get("helper", exfil.settings.file_skills_agent)
+    assert not kept.enabled and kept.disabled_reason == "on holiday"
+
+
+async def test_attack_a_resume_cannot_let_an_untrusted_skill_fire_it_says_to_trust_it(
+        exfil: Engine, tmp_path: Path) -> None:
+    installed = await skills(exfil, "install", str(attack_skill(tmp_path / "download")))
+    assert installed.returncode == 0 and "helper is installed untrusted" in installed.stdout, installed
+    await sync_files(exfil.skills)
+    agent = exfil.settings.file_skills_agent
+    paused = await exfil.skills.get("helper", agent)
+    assert not paused.enabled and untrusted_reason(paused.disabled_reason)
+
+    # Resuming is not trusting: refused, saying what is, and the pause (and its reason) stays.
+    resumed = await skills(exfil, "resume", "helper", "--agent", agent)
+    assert resumed.returncode == 1, resumed
+    assert "paused until its owner trusts" in resumed.stderr and "`skills trust helper`" in resumed.stderr, resumed
+    with pytest.raises(SkillValidationError, match="skills trust helper"):
+        await exfil.skills.resume("helper", agent)
+    kept = await exfil.skills.get("helper", agent)
+    assert not kept.enabled and kept.disabled_reason == paused.disabled_reason
+
+    # Trusted, the trust's own resume goes through; a person's pause and resume are theirs again.
+    assert (await skills(exfil, "trust", "helper")).returncode == 0
+    assert (await exfil.skills.get("helper", agent)).enabled
+    await exfil.skills.pause("helper", agent)
+    assert (await exfil.skills.resume("helper", agent)).enabled
+
+
+async def _finished(engine: Engine, name: str, count: int) -> RunRecord | None:
+    runs = await runs_of(engine, name)
+    return runs[0] if len(runs) >= count else None
 
 
 async def _enabled(engine: Engine, name: str) -> Any:
