@@ -260,23 +260,31 @@ async def test_a_wrong_token_is_answered_in_the_same_time_whether_the_skill_has_
         assert compared == [64] * service_hooks.MAX_CANDIDATES, ref
     monkeypatch.undo()
 
-    def measure(rounds: int) -> tuple[list[float], list[float]]:
-        # Interleaved, each pair in alternating order, so that a slower moment of a loaded machine
-        # weighs on both alike.
-        hooked_times, absent_times = [], []
+    def measure(rounds: int) -> tuple[float, float]:
+        # Interleaved, each pair in alternating order, and compared pair by pair: a slower moment of a
+        # loaded machine (the suite runs four tests at once) weighs on both requests of a pair alike.
+        differences, times = [], []
         for n in range(rounds):
-            pair = [(skill.id, hooked_times), (999_999, absent_times)]
-            for ref, times in (pair if n % 2 else pair[::-1]):
-                took, first = _timed_post(hooked.settings.health_port, ref, wrong)
+            pair = [skill.id, 999_999] if n % 2 else [999_999, skill.id]
+            took = {}
+            for ref in pair:
+                took[ref], first = _timed_post(hooked.settings.health_port, ref, wrong)
                 assert first.startswith(b"HTTP/1.1 404")
-                times.append(took)
-        return hooked_times, absent_times
+            differences.append(took[skill.id] - took[999_999])
+            times += took.values()
+        return statistics.median(differences), statistics.median(times)
 
-    hooked_times, absent_times = await asyncio.to_thread(measure, 300)
-    with_hook, without = statistics.median(hooked_times), statistics.median(absent_times)
     # 0.4 ms apart (about 25%) when a skill without a hook was answered without a comparison and a skill
-    # with one was loaded and compared; the same work now, so within the noise of a loaded machine.
-    assert abs(with_hook - without) < 0.08 * min(with_hook, without) + 50e-6, (with_hook, without)
+    # with one was loaded and compared; the same work now, so within the noise. A burst of load from the
+    # tests beside this one can still tilt one round: a leak tilts every round, so three are allowed.
+    rounds = []
+    for _ in range(3):
+        difference, typical = await asyncio.to_thread(measure, 300)
+        rounds.append((difference, typical))
+        if abs(difference) < 0.08 * typical + 50e-6:
+            break
+    else:
+        raise AssertionError(f"a hook's presence shows in the time of a wrong token's answer: {rounds}")
 
 
 async def test_a_request_without_a_token_is_refused_before_its_body_is_read(hooked: Engine) -> None:
