@@ -66,7 +66,7 @@ from skills.skillmd.matching import unsure
 from skills.skillmd.patterns import MAX_MATCH_CHARS
 
 LEXICAL_BUDGET_MS = 10.0
-"""Issue 41: lexical matching of one message against 10,000 skills."""
+"""Lexical matching of one message against 10,000 skills."""
 SEMANTIC_BUDGET_MS = 25.0
 SEMANTIC_RSS_BUDGET_MIB = 100.0
 VECTORS = Path(".cache/bench-skillmd-vectors.npz")

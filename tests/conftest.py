@@ -89,7 +89,7 @@ CLOCKS = {
     "spring-forward-new-york": datetime(2027, 3, 14, 6, 45, tzinfo=UTC),
     "fall-back-berlin": datetime(2027, 10, 31, 0, 30, tzinfo=UTC),
 }
-"""The fixed clocks a date-sensitive test runs under (issue 38: the suite failed on a Friday afternoon)."""
+"""The fixed clocks a date-sensitive test runs under (the suite once failed on a Friday afternoon only)."""
 
 
 @pytest.fixture(params=list(CLOCKS), ids=list(CLOCKS))

@@ -1,6 +1,6 @@
 """The code that reads the clock in this process, run under fixed clocks (the ``clock`` fixture: a Friday
 afternoon, a Saturday, holiday eves, clock-change days): the registration's first fire, and the next
-fires a reply lists. Issue 38: on a Friday afternoon, a weekend or a holiday's eve, a weekday skill was
+fires a reply lists. On a Friday afternoon, a weekend or a holiday's eve, a weekday skill was
 told it had no next fire, and the suite, asking about whatever day it ran on, passed on other days.
 
 The schedule is created on the real server (whose clock does not move): what is checked is what the

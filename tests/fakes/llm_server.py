@@ -198,7 +198,7 @@ def expect(check: Callable[[Recorded], Any], then: Step) -> Expect:
 
 
 # --- A small model's habits -------------------------------------------------------------
-# What a small local model (Qwen2.5-Coder 1.5B on llama.cpp, issue 39) does instead of a tool call.
+# What a small local model (Qwen2.5-Coder 1.5B on llama.cpp) does instead of a tool call.
 
 
 def claims(text: str = "Stored: every weekday at 9 I will remind you to stand up.") -> Say:

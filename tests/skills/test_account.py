@@ -11,7 +11,7 @@ from skills.approvals import Approval
 from skills.messages import ChatReply
 
 CLAIMS = [
-    # The small model's own words (issue 39), and the usual ways of saying a thing was done.
+    # The small model's own words, and the usual ways of saying a thing was done.
     ("Stored: Every weekday at 9 reminds me to stand up.", "Stored"),
     ("Done! I'll remind you in 10 minutes.", "Done"),
     ("I have created a skill that reminds you.", "I have created"),

@@ -159,7 +159,7 @@ NEW_YORK = ZoneInfo("America/New_York")
     (datetime(2026, 12, 24, 15, 0, tzinfo=UTC), datetime(2026, 12, 28, 9, 0, tzinfo=NEW_YORK)),  # Christmas Eve
 ])
 def test_the_first_fire_of_a_weekday_skill_is_its_next_business_day(now: datetime, first: datetime) -> None:
-    # Issue 38: registered on a Friday afternoon, a weekend or a holiday's eve, the answer was None.
+    # Registered on a Friday afternoon, a weekend or a holiday's eve, the answer was None.
     daily = skill(TriggerConfig(schedule="0 9 * * *", timezone="America/New_York"), skip_holidays="US",
                   business_days_only=True).model_copy(update={"created_at": now})
     assert _first_fire(daily, now) == first

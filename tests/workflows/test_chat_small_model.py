@@ -1,7 +1,7 @@
 """A small model can make proposals: its tool call written as text is read as a call, a structured answer
 (``response_format`` with a JSON schema) is made the call it means, and ``SKILLS_LLM_TOOLS=auto`` asks a
 turn that answered without a call once more, structured. The scripted model plays the habits of
-Qwen2.5-Coder 1.5B on llama.cpp (issue 39); everything else is real."""
+Qwen2.5-Coder 1.5B on llama.cpp; everything else is real."""
 
 from __future__ import annotations
 

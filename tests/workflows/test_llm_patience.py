@@ -140,7 +140,7 @@ async def test_a_chat_says_what_it_waits_for(patient: Engine, llm: ScriptedLLM,
 
 async def test_a_retry_says_it_is_one_and_why_and_waiting_counts_from_the_turns_start(
         patient: Engine, llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 39: with the endpoint down, the line said "waiting for the model, 0 s (waiting for the first
+    """With the endpoint down, the line said "waiting for the model, 0 s (waiting for the first
     token)" six times. Now it says which attempt it is, after what, and the seconds since the turn began."""
     monkeypatch.setattr(skills_client, "WAIT_NOTICE", timedelta(seconds=0.3))
     llm.script("default", [say("Back again.")])
