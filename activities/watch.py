@@ -10,6 +10,7 @@ fire is older than the threshold and changed since the last round.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from temporalio import activity
@@ -25,8 +26,11 @@ from skills.naming import FIND_OVERDUE_SKILLS
 
 
 class WatchActivities:
-    def __init__(self, store: Store, settings: Settings, metrics: EngineMetrics | None = None) -> None:
+    def __init__(self, store: Store, settings: Settings, metrics: EngineMetrics | None = None,
+                 clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         self.store = store
+        self.clock = clock
+        """Where "now" comes from: the wall clock in the worker, a fixed time in tests."""
         self.settings = settings
         self.metrics = metrics or EngineMetrics()
         self._due: dict[tuple[int, datetime, datetime], datetime | None] = {}
@@ -37,7 +41,7 @@ class WatchActivities:
     def find_overdue_skills(self, query: OverdueQuery) -> OverdueSkills:
         """The skills overdue now, the longest overdue first; sets ``skills_overdue`` and, when an LLM is
         configured, ``skills_llm_endpoint_up`` (from the state the endpoint check keeps)."""
-        now = datetime.now(UTC)
+        now = self.clock()
         threshold = self.settings.overdue_after
         holding = {run.skill_id for run in self.store.running_runs(started_before=now) if run.trigger == "schedule"}
         found: list[OverdueSkill] = []

@@ -129,7 +129,8 @@ def test_a_skill_is_overdue_when_its_fire_has_no_run_past_the_threshold(store: S
     last = NOW - timedelta(minutes=4)
     store.start_run(closed(fired, 0, last.replace(second=0)))
     store.start_run(closed(late, 0, NOW - timedelta(minutes=40)))
-    found = WatchActivities(store, settings).find_overdue_skills(OverdueQuery())
+    watcher = WatchActivities(store, settings, clock=lambda: NOW)  # NOW is the import's time, the run's is later
+    found = watcher.find_overdue_skills(OverdueQuery())
     assert found.count == 1 and [o.skill.name for o in found.skills] == ["late"], found
     assert found.skills[0].last_fire == NOW - timedelta(minutes=40)
     assert {fresh, paused}.isdisjoint({o.skill.id for o in found.skills})
@@ -137,7 +138,7 @@ def test_a_skill_is_overdue_when_its_fire_has_no_run_past_the_threshold(store: S
     with store.session() as session:
         session.execute(update(SkillRow).where(SkillRow.id == late).values(updated_at=NOW - timedelta(minutes=3)))  # type: ignore[arg-type]
         session.commit()
-    assert WatchActivities(store, settings).find_overdue_skills(OverdueQuery()).count == 0
+    assert WatchActivities(store, settings, clock=lambda: NOW).find_overdue_skills(OverdueQuery()).count == 0
 
 
 def test_a_fire_on_a_skipped_day_is_not_due() -> None:
