@@ -12,8 +12,10 @@ STAMP  := $(VENV)/.installed
 run: install
 	$(BIN)/skills dev
 
+# The suite starts hundreds of Python processes (workers, the CLI, MCP servers): with bytecode caching
+# off (PYTHONDONTWRITEBYTECODE, set on some CI machines), each compiled the engine's modules again.
 test: install
-	$(BIN)/python -m pytest -q -n 4
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n 4
 
 install: $(STAMP)
 
