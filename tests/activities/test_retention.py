@@ -20,7 +20,7 @@ from adapters.store.tables import SkillRow
 from config.settings import Settings
 from skills.agent import ChatMessage
 from skills.messages import OverdueQuery, RunsQuery, SkillRef
-from tests.adapters.store.test_store import create, run, spec
+from tests.adapters.store.helpers import create, run, spec
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 
