@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import or_, update
 from sqlmodel import select
 
-from adapters.store.base import Repository, _insert_or_ignore
+from adapters.store.base import Repository, insert_or_ignore
 from adapters.store.tables import ApprovalRow, GrantRow
 from skills.approvals import PENDING, Approval, ApprovalRequest, ApprovalStatus
 from skills.errors import SkillNotFoundError
@@ -24,7 +24,7 @@ class ApprovalRepository(Repository):
         """Record what waits for the owner's answer; a request already recorded under its
         ``request_key`` (a retried step) is kept as it is and returned."""
         with self.session() as session:
-            session.execute(_insert_or_ignore(self.engine, ApprovalRow(**request.model_dump())))
+            session.execute(insert_or_ignore(self.engine, ApprovalRow(**request.model_dump())))
             session.commit()
             row = session.exec(select(ApprovalRow).where(ApprovalRow.request_key == request.request_key)).one()
             return _approval_model(row)

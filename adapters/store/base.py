@@ -33,7 +33,7 @@ class Repository:
             yield session
 
 
-def _row(session: Session, skill_id: int, *, lock: bool = False) -> SkillRow:
+def skill_row(session: Session, skill_id: int, *, lock: bool = False) -> SkillRow:
     """``lock``: for a change that writes a revision, so two changes at once number theirs one after the
     other (PostgreSQL: SELECT ... FOR UPDATE; SQLite writes one transaction at a time anyway)."""
     row = session.get(SkillRow, skill_id, with_for_update=lock)
@@ -42,15 +42,15 @@ def _row(session: Session, skill_id: int, *, lock: bool = False) -> SkillRow:
     return row
 
 
-def _commit_unique(session: Session, spec: SkillSpec) -> None:
+def commit_unique(session: Session, spec: SkillSpec) -> None:
     try:
         session.commit()
     except IntegrityError as e:
         session.rollback()
-        raise _name_taken(spec) from e
+        raise name_taken(spec) from e
 
 
-def _insert_or_ignore(engine: Engine, row: SQLModel) -> Any:
+def insert_or_ignore(engine: Engine, row: SQLModel) -> Any:
     """INSERT ... ON CONFLICT DO NOTHING: a row already stored under any of its unique keys is kept.
     A key the database numbers (an id still None) is left to it."""
     if engine.dialect.name == "postgresql":
@@ -61,24 +61,24 @@ def _insert_or_ignore(engine: Engine, row: SQLModel) -> Any:
     return insert(type(row)).values(**values).on_conflict_do_nothing()
 
 
-def _name_taken(spec: SkillSpec) -> SkillValidationError:
+def name_taken(spec: SkillSpec) -> SkillValidationError:
     return SkillValidationError.single("name", f"agent '{spec.agent_id}' already has a skill named '{spec.name}'")
 
 
-def _spec_columns(spec: SkillSpec) -> dict[str, Any]:
+def spec_columns(spec: SkillSpec) -> dict[str, Any]:
     data = SkillSpec.model_validate(spec, from_attributes=True).model_dump(mode="json")
     data["end_at"] = spec.end_at  # a datetime column, not JSON
     return {key: data[key] for key in SkillSpec.model_fields}
 
 
-def _spec_json(row: SkillRow | SkillSpec) -> dict[str, Any]:
+def spec_json(row: SkillRow | SkillSpec) -> dict[str, Any]:
     """A skill's spec as JSON (what a revision keeps and compares)."""
     return SkillSpec.model_validate(row, from_attributes=True).model_dump(mode="json")
 
 
-def _skill_model(row: SkillRow) -> Skill:
+def skill_model(row: SkillRow) -> Skill:
     return Skill.model_validate({**row.model_dump(exclude={"hook_digest"}), "has_hook": row.hook_digest is not None})
 
 
-def _run_model(row: RunRow) -> RunRecord:
+def run_model(row: RunRow) -> RunRecord:
     return RunRecord.model_validate(row.model_dump())

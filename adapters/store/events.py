@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import delete, func
 from sqlmodel import select
 
-from adapters.store.base import Repository, _insert_or_ignore, _row, _skill_model
+from adapters.store.base import Repository, insert_or_ignore, skill_model, skill_row
 from adapters.store.tables import SeenEventRow, SkillRow
 from skills.models import Skill
 
@@ -26,18 +26,18 @@ class EventRepository(Repository):
         with self.session() as session:
             query = (select(SkillRow).where(SkillRow.trigger_type == "event")
                      .order_by(SkillRow.agent_id, SkillRow.name))
-            return [_skill_model(row) for row in session.exec(query)
+            return [skill_model(row) for row in session.exec(query)
                     if (row.trigger_config or {}).get("event") == name]
 
     def set_hook(self, skill_id: int, digest: str | None, now: datetime) -> Skill:
         """Set (replacing any earlier one) or, with None, remove the digest of a skill's hook token."""
         with self.session() as session:
-            row = _row(session, skill_id)
+            row = skill_row(session, skill_id)
             row.hook_digest = digest
             row.updated_at = now
             session.add(row)
             session.commit()
-            return _skill_model(row)
+            return skill_model(row)
 
     def hook_digests(self, ref: str) -> list[tuple[int, str]]:
         """The skills ``ref`` names (an id, or a name across agents, case-insensitive) that have a hook
@@ -60,7 +60,7 @@ class EventRepository(Repository):
             session.exec(delete(SeenEventRow).where(SeenEventRow.seen_at < now - window))  # type: ignore[call-overload,arg-type]
             # Insert or keep the claim already there: two emits of one id at the same instant (two
             # workers, two engines) both succeed here, and the row says whose it is.
-            session.execute(_insert_or_ignore(self.engine, SeenEventRow(name=name, event_id=event_id, seen_at=now,
+            session.execute(insert_or_ignore(self.engine, SeenEventRow(name=name, event_id=event_id, seen_at=now,
                                                                         claimer=claimer)))
             session.commit()
             row = session.get(SeenEventRow, (name, event_id))

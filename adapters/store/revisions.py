@@ -11,7 +11,7 @@ from sqlalchemy import delete, func
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from adapters.store.base import Repository, _spec_json
+from adapters.store.base import Repository, spec_json
 from adapters.store.tables import RevisionRow, SkillRow
 from skills.errors import SkillNotFoundError
 from skills.revisions import DEFAULT_MAX_REVISIONS, Revision, RevisionAction, by_of, diff_specs
@@ -80,14 +80,14 @@ class RevisionRepository(Repository):
             session.commit()
             return count
 
-    def _revise(self, session: Session, row: SkillRow, action: RevisionAction, by: str, now: datetime, *,
+    def revise(self, session: Session, row: SkillRow, action: RevisionAction, by: str, now: datetime, *,
                 before: dict[str, Any] | None, after: dict[str, Any] | None = None,
                 spec: dict[str, Any] | None = None) -> None:
         """Record a change of ``row`` in its transaction: the spec after it (the row's, with ``after`` over it:
         a change not yet set on the row; ``spec``: the one kept instead, a delete's), and what changed since
         ``before``. Revisions past the newest ``max_revisions`` go."""
         assert row.id is not None
-        kept = spec if spec is not None else {**_spec_json(row), **(after or {})}
+        kept = spec if spec is not None else {**spec_json(row), **(after or {})}
         # A creation's spec is all there is to say, a delete's too: only an update lists what changed.
         changes = diff_specs(before, kept) if before is not None and spec is None else []
         row.revision = (row.revision or 0) + 1
@@ -95,7 +95,7 @@ class RevisionRepository(Repository):
                                 at=now, by=by_of(by), action=action, spec=kept,
                                 diff=[c.model_dump(mode="json") for c in changes]))
         if self.max_revisions:
-            with session.no_autoflush:  # a taken name is the commit's to tell (_commit_unique), not this delete's
+            with session.no_autoflush:  # a taken name is the commit's to tell (commit_unique), not this delete's
                 session.execute(delete(RevisionRow).where(
                     RevisionRow.skill_id == row.id,  # type: ignore[arg-type]
                     RevisionRow.rev <= row.revision - self.max_revisions))  # type: ignore[arg-type]

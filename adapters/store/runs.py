@@ -13,7 +13,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import aliased
 from sqlmodel import Session, select
 
-from adapters.store.base import Repository, _insert_or_ignore, _run_model, _skill_model
+from adapters.store.base import Repository, insert_or_ignore, run_model, skill_model
 from adapters.store.skills import SkillRepository
 from adapters.store.tables import IncidentRow, MessageRow, NoticeRow, RunRow, SkillRow
 from skills.backoff import BackoffPolicy
@@ -62,7 +62,7 @@ class RunRepository(Repository):
             scheduled = run.trigger == "schedule"
             existed = scheduled and session.get(RunRow, run.run_id) is not None
             for record in [*gaps, run]:
-                session.execute(_insert_or_ignore(self.engine, RunRow(**record.model_dump(mode="python"))))
+                session.execute(insert_or_ignore(self.engine, RunRow(**record.model_dump(mode="python"))))
             if scheduled and not existed and session.get(RunRow, run.run_id) is not None:
                 # A new fire of the schedule (a retried begin, or another run's fire, inserts nothing): what
                 # max_runs counts. (Asked of the table: drivers do not all count ignored rows alike.)
@@ -74,7 +74,7 @@ class RunRepository(Repository):
                 row = session.exec(select(RunRow).where(RunRow.skill_id == run.skill_id, RunRow.trigger == "schedule",
                                                         RunRow.scheduled_at == run.scheduled_at)).one()
             assert row is not None
-            return _run_model(row)
+            return run_model(row)
 
     def record_outcome(self, run: RunRecord, policy: BackoffPolicy, budget: BudgetPolicy | None = None,
                        *, if_running: bool = False,
@@ -137,8 +137,8 @@ class RunRepository(Repository):
             incident = _incident(session, skill, run, disabled == FAILURES) if skill is not None and not repeated \
                 else None
             session.commit()
-            after = _skill_model(skill) if skill else None
-        outcome = RunOutcome(run=_run_model(row), skill=after, disabled=disabled, retired_schedule=retired,
+            after = skill_model(skill) if skill else None
+        outcome = RunOutcome(run=run_model(row), skill=after, disabled=disabled, retired_schedule=retired,
                              retry_after=after.failures.retry_after(policy) if after else None, incident=incident)
         if budget is not None and after is not None and after.enabled and run.prompt_tokens + run.completion_tokens:
             reason = over_budget(self.usage(run, since=(run.finished_at or run.started_at) - DAY), budget)
@@ -167,7 +167,7 @@ class RunRepository(Repository):
                 setattr(row, key, value)
             session.add(row)
             session.commit()
-            return _run_model(row)
+            return run_model(row)
 
     def record_deliveries(self, run_id: str, deliveries: list[Delivery]) -> None:
         """What became of a run's result at each ``deliver_to`` destination, on its record (once: a retry
@@ -212,7 +212,7 @@ class RunRepository(Repository):
                      .order_by(RunRow.scheduled_at.desc())  # type: ignore[union-attr]
                      .limit(1))
             row = session.exec(query).first()
-            return _run_model(row) if row else None
+            return run_model(row) if row else None
 
     def has_scheduled_runs(self, skill_id: int) -> bool:
         with self.session() as session:
@@ -257,7 +257,7 @@ class RunRepository(Repository):
             query = (select(RunRow).where(RunRow.status.in_(statuses),  # type: ignore[attr-defined]
                                           RunRow.started_at < started_before)  # type: ignore[operator]
                      .order_by(RunRow.started_at).limit(limit))  # type: ignore[arg-type]
-            return [_run_model(r) for r in session.exec(query)]
+            return [run_model(r) for r in session.exec(query)]
 
     def prune_old_runs(self, before: datetime, limit: int) -> int:
         """Delete up to ``limit`` closed runs that started before ``before``, oldest first, with their
@@ -316,7 +316,7 @@ class RunRepository(Repository):
             query = select(RunRow).order_by(when.desc(), RunRow.started_at.desc()).limit(limit)  # type: ignore[union-attr]
             if skill_id is not None:
                 query = query.where(RunRow.skill_id == skill_id)
-            return [_run_model(r) for r in session.exec(query)]
+            return [run_model(r) for r in session.exec(query)]
 
     def find_runs(self, ref: str, limit: int = 2) -> list[RunRecord]:
         """The run whose id is ``ref``; else the runs whose id begins with it (at most ``limit``: more than
@@ -324,13 +324,13 @@ class RunRepository(Repository):
         with self.session() as session:
             row = session.get(RunRow, ref)
             if row is not None:
-                return [_run_model(row)]
+                return [run_model(row)]
             if len(ref) < RUN_PREFIX_CHARS:
                 return []
             pattern = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             query = (select(RunRow).where(RunRow.run_id.like(pattern, escape="\\"))  # type: ignore[attr-defined]
                      .order_by(RunRow.started_at.desc()).limit(limit))  # type: ignore[attr-defined]
-            return [_run_model(r) for r in session.exec(query)]
+            return [run_model(r) for r in session.exec(query)]
 
 
 def old_runs(before: datetime, limit: int) -> Any:

@@ -15,12 +15,12 @@ from sqlmodel import select
 
 from adapters.store.base import (
     Repository,
-    _commit_unique,
-    _name_taken,
-    _row,
-    _skill_model,
-    _spec_columns,
-    _spec_json,
+    commit_unique,
+    name_taken,
+    skill_model,
+    skill_row,
+    spec_columns,
+    spec_json,
 )
 from adapters.store.revisions import RevisionRepository
 from adapters.store.tables import LAST_RUN_COLUMNS, IncidentRow, RevisionRow, RunRow, SkillRow
@@ -48,44 +48,44 @@ class SkillRepository(Repository):
                      disabled_reason: str | None, now: datetime, by: str = BY_CLIENT,
                      action: RevisionAction = "created") -> Skill:
         row = SkillRow(created_at=now, updated_at=now, trigger_as_written=trigger_as_written,
-                       disabled_reason=disabled_reason if not spec.enabled else None, **_spec_columns(spec))
+                       disabled_reason=disabled_reason if not spec.enabled else None, **spec_columns(spec))
         with self.session() as session:
             session.add(row)
             try:
                 session.flush()
             except IntegrityError as e:
                 session.rollback()
-                raise _name_taken(spec) from e
+                raise name_taken(spec) from e
             assert row.id is not None
             row.schedule_id = schedule_id_for(self.schedule_prefix, row.id, spec.name) if spec.is_scheduled else None
-            self.revisions._revise(session, row, action, by, now, before=None)
-            _commit_unique(session, spec)
-            return _skill_model(row)
+            self.revisions.revise(session, row, action, by, now, before=None)
+            commit_unique(session, spec)
+            return skill_model(row)
 
     def replace_skill(self, skill_id: int, spec: SkillSpec, *, trigger_as_written: dict[str, Any] | None,
                       disabled_reason: str | None, now: datetime, by: str = BY_CLIENT,
                       action: RevisionAction = "updated") -> Skill:
         with self.session() as session:
-            row = _row(session, skill_id, lock=True)
-            before = _spec_json(row)
-            for key, value in _spec_columns(spec).items():
+            row = skill_row(session, skill_id, lock=True)
+            before = spec_json(row)
+            for key, value in spec_columns(spec).items():
                 setattr(row, key, value)
             row.trigger_as_written = trigger_as_written
             row.disabled_reason = None if spec.enabled else disabled_reason
             row.schedule_id = (schedule_id_for(self.schedule_prefix, skill_id, spec.name)
                                if spec.is_scheduled else None)
             row.updated_at = now
-            self.revisions._revise(session, row, action, by, now, before=before)
+            self.revisions.revise(session, row, action, by, now, before=before)
             session.add(row)
-            _commit_unique(session, spec)
-            return _skill_model(row)
+            commit_unique(session, spec)
+            return skill_model(row)
 
     def restore_skill(self, skill: Skill) -> None:
         """Put back a skill exactly as it was (the undo of a registration whose schedule failed), and
         forget the revisions written since, in the same transaction."""
         with self.session() as session:
             row = session.get(SkillRow, skill.id) or SkillRow(id=skill.id)
-            for key, value in _spec_columns(skill).items():
+            for key, value in spec_columns(skill).items():
                 setattr(row, key, value)
             for key in ("disabled_reason", "trigger_as_written", "schedule_id", "last_notified_at", "scheduled_runs",
                         "consecutive_failures", "last_failure_at", "last_error", "created_at", "updated_at",
@@ -99,39 +99,39 @@ class SkillRepository(Repository):
     def set_enabled(self, skill_id: int, enabled: bool, reason: str | None, now: datetime,
                     by: str = BY_CLIENT) -> Skill:
         with self.session() as session:
-            row = _row(session, skill_id, lock=True)
-            ended = _skill_model(row).ended(now) if enabled else None
+            row = skill_row(session, skill_id, lock=True)
+            ended = skill_model(row).ended(now) if enabled else None
             if ended is not None:
                 raise SkillValidationError.single("enabled", f"its schedule has ended ({ended}): give a later "
                                                              "end_at or a larger max_runs first")
             if row.enabled != enabled:
-                self.revisions._revise(session, row, "updated", by, now, before=_spec_json(row), after={"enabled": enabled})
+                self.revisions.revise(session, row, "updated", by, now, before=spec_json(row), after={"enabled": enabled})
             row.enabled = enabled
             row.disabled_reason = None if enabled else reason
             row.updated_at = now
             session.add(row)
             session.commit()
-            return _skill_model(row)
+            return skill_model(row)
 
     def retire_skill(self, skill_id: int, reason: str) -> Skill:
         """Disable a skill whose schedule is done with (a one-shot), forgetting the schedule."""
         with self.session() as session:
-            row = _row(session, skill_id)
+            row = skill_row(session, skill_id)
             row.enabled, row.disabled_reason, row.schedule_id = False, reason, None
             session.add(row)
             session.commit()
-            return _skill_model(row)
+            return skill_model(row)
 
     def delete_skill(self, skill_id: int, *, by: str | None = BY_CLIENT, now: datetime | None = None) -> Skill:
         """Delete a skill and its runs and incidents; its revisions stay, the delete's last (by None: the
         undo of a creation, which forgets the skill's revisions too)."""
         with self.session() as session:
-            row = _row(session, skill_id, lock=True)
-            skill = _skill_model(row)
+            row = skill_row(session, skill_id, lock=True)
+            skill = skill_model(row)
             if by is None:
                 session.execute(delete(RevisionRow).where(RevisionRow.skill_id == skill_id))  # type: ignore[arg-type]
             else:
-                self.revisions._revise(session, row, "deleted", by, now or datetime.now(UTC), before=None, spec=_spec_json(row))
+                self.revisions.revise(session, row, "deleted", by, now or datetime.now(UTC), before=None, spec=spec_json(row))
             for run in session.exec(select(RunRow).where(RunRow.skill_id == skill_id)):
                 session.delete(run)
             for incident in session.exec(select(IncidentRow).where(IncidentRow.skill_id == skill_id)):
@@ -142,7 +142,7 @@ class SkillRepository(Repository):
 
     def get_skill(self, skill_id: int) -> Skill:
         with self.session() as session:
-            return _skill_model(_row(session, skill_id))
+            return skill_model(skill_row(session, skill_id))
 
     def find_skill(self, ref: str | int, agent_id: str | None = None) -> Skill:
         """A skill by id, or by name (case-insensitive) within one agent or across all agents."""
@@ -163,7 +163,7 @@ class SkillRepository(Repository):
             if len(rows) > 1:
                 agents = ", ".join(sorted(r.agent_id for r in rows))
                 raise SkillNotFoundError(f"several agents have a skill named '{ref}' ({agents}): name the agent")
-            return _skill_model(rows[0])
+            return skill_model(rows[0])
 
     def list_skills(self, flt: SkillFilter | None = None) -> list[Skill]:
         flt = flt or SkillFilter()
@@ -175,7 +175,7 @@ class SkillRepository(Repository):
                 query = query.where(SkillRow.enabled == flt.enabled)
             if flt.trigger_type is not None:
                 query = query.where(SkillRow.trigger_type == flt.trigger_type)
-            return [_skill_model(row) for row in session.exec(query).all()]
+            return [skill_model(row) for row in session.exec(query).all()]
 
     def newest_skills(self, agent_id: str, limit: int, *, instruction_chars: int | None = None) -> list[Skill]:
         """The agent's newest ``limit`` skills (by creation), newest first; each instructions cut past
@@ -191,7 +191,7 @@ class SkillRepository(Repository):
                 kept = self._newest.get((agent_id, instruction_chars), {})
                 stale = [skill_id for skill_id, updated in stamps
                          if skill_id not in kept or kept[skill_id].updated_at != updated]
-            fresh = {row.id: _skill_model(row) for row in session.exec(  # type: ignore[union-attr]
+            fresh = {row.id: skill_model(row) for row in session.exec(  # type: ignore[union-attr]
                 select(SkillRow).where(SkillRow.id.in_(stale)))} if stale else {}  # type: ignore[union-attr]
         if instruction_chars is not None:
             fresh = {key: skill.model_copy(update={"instructions": skill.instructions[:instruction_chars + 1]})
@@ -211,7 +211,7 @@ class SkillRepository(Repository):
                 row.enabled, row.disabled_reason, row.updated_at = False, ENDED, now
                 session.add(row)
             session.commit()
-            return [_skill_model(row) for row in rows]
+            return [skill_model(row) for row in rows]
 
     def mark_notified(self, skill_id: int, at: datetime, digest: str | None = None) -> None:
         """A notice of the skill went out at ``at``; ``digest``: the result it delivered (kept for
@@ -246,4 +246,4 @@ class SkillRepository(Repository):
                                             skips, due)
                      .order_by(SkillRow.skips_until.is_not(None), SkillRow.skips_until, SkillRow.id)  # type: ignore[union-attr]
                      .limit(limit))
-            return [_skill_model(row) for row in session.exec(query).all()]
+            return [skill_model(row) for row in session.exec(query).all()]
