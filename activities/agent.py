@@ -242,7 +242,7 @@ class AgentActivities:
     @activity.defn
     def start_agent(self, request: AgentStart) -> AgentSession:
         """Open the run's conversation: the system prompt and the task (idempotent)."""
-        skill = request.skill or self.store.get_skill(request.skill_id)
+        skill = request.skill or self.store.skills.get_skill(request.skill_id)
         # The normalizer refuses management tools; a row stored before it did (or written around it)
         # still never offers them to a skill's run.
         tools = [t for t in dict.fromkeys([*skill.required_tools, *request.toolset_tools]) if t not in MANAGEMENT_TOOLS]
@@ -250,10 +250,10 @@ class AgentActivities:
             if skill.agent_id == self.settings.file_skills_agent else []
         if scripts and RUN_SCRIPT not in tools:
             tools.append(RUN_SCRIPT)
-        if self.store.get_message(request.conversation_id, 1) is None:
+        if self.store.conversations.get_message(request.conversation_id, 1) is None:
             brought = [render_instructions(found) for name in request.dependencies
                        if (found := file_skill(self.settings, name)) is not None]
-            self.store.append_messages(
+            self.store.conversations.append_messages(
                 request.conversation_id, opening_messages(skill, request.now, tools, request.event, brought,
                                                           self._given(skill, request)),
                 request.now)
@@ -266,7 +266,7 @@ class AgentActivities:
         ``context_from`` names, read from the store now (never from a payload), and its pre-flight results;
         each redacted and bounded."""
         remembered = [item.model_copy(update={"text": redact(item.text)}) if item.text is not None else item
-                      for item in self.store.remembered(skill, skill.context_from[:MAX_CONTEXT_FROM])]
+                      for item in self.store.runs.remembered(skill, skill.context_from[:MAX_CONTEXT_FROM])]
         checks = [(check.tool, redact(check.result)) for check in request.preflight[:MAX_PREFLIGHT_CONTEXT]]
         return context_block(remembered, checks)
 
@@ -275,7 +275,7 @@ class AgentActivities:
         """One chat completion over the stored conversation, offering only the sandbox's tools."""
         import openai
 
-        messages = await asyncio.to_thread(self.store.load_messages, request.conversation_id)
+        messages = await asyncio.to_thread(self.store.conversations.load_messages, request.conversation_id)
         if messages and messages[-1].role == "assistant":
             # A retry after the answer was stored: do not ask (and pay) twice.
             return _result(messages[-1], len(messages), request.answer_chars,
@@ -331,7 +331,7 @@ class AgentActivities:
         if read_from_text:
             activity.logger.info("LLM turn %d (%s): tool calls written as text, read as calls: %s", request.step,
                                  request.model, ", ".join(c.name for c in message.tool_calls))
-        seq = await asyncio.to_thread(self.store.append_messages, request.conversation_id, [message],
+        seq = await asyncio.to_thread(self.store.conversations.append_messages, request.conversation_id, [message],
                                       datetime.now(UTC))
         return _result(message, seq, request.answer_chars, fitted.left_out, structured=structured,
                        read_from_text=read_from_text)
@@ -432,10 +432,10 @@ class AgentActivities:
             # a server error means it is not serving.
             up, reason = (False, f"answering {e.status_code}") if e.status_code >= 500 else (True, None)
         now = datetime.now(UTC)
-        previous = await asyncio.to_thread(self.store.get_state, ENDPOINT_STATE)
+        previous = await asyncio.to_thread(self.store.conversations.get_state, ENDPOINT_STATE)
         if previous is not None and previous.get("up") == up:
             return None
-        await asyncio.to_thread(self.store.set_state, ENDPOINT_STATE,
+        await asyncio.to_thread(self.store.conversations.set_state, ENDPOINT_STATE,
                                 {"up": up, "reason": reason, "since": now.isoformat()}, now)
         # The first check only records a healthy endpoint; an unhealthy one is worth saying at once.
         return None if previous is None and up else EndpointChange(up=up, reason=reason)
@@ -443,12 +443,12 @@ class AgentActivities:
     @activity.defn(name=AGENT_TOOL)
     async def agent_tool(self, request: AgentToolCall) -> AgentToolResult:
         """Run one tool call of the model's (from the stored message) and store its result."""
-        message = await asyncio.to_thread(self.store.get_message, request.conversation_id, request.message_seq)
+        message = await asyncio.to_thread(self.store.conversations.get_message, request.conversation_id, request.message_seq)
         call = next((c for c in (message.tool_calls if message else []) if c.id == request.call_id), None)
         if call is None:
             raise application_error(ConversationError(
                 f"no tool call {request.call_id} in message {request.message_seq}"))
-        if await asyncio.to_thread(self.store.has_tool_result, request.conversation_id, call.id):
+        if await asyncio.to_thread(self.store.conversations.has_tool_result, request.conversation_id, call.id):
             return AgentToolResult(tool=call.name, ok=True, excerpt="(already answered)")
         started = time.monotonic()
         # Which conversation's call this is: a chat's management tool records its proposal under it.
@@ -495,7 +495,7 @@ class AgentActivities:
 
     async def _answer(self, conversation_id: str, call: ToolCallMessage, text: str) -> None:
         message = ChatMessage(role="tool", tool_call_id=call.id, content=tool_result_text(redact(text)))
-        await asyncio.to_thread(self.store.append_messages, conversation_id, [message], datetime.now(UTC))
+        await asyncio.to_thread(self.store.conversations.append_messages, conversation_id, [message], datetime.now(UTC))
 
 
 def _result(message: ChatMessage, seq: int, answer_chars: int, left_out: list[str] | None = None, *,

@@ -223,11 +223,11 @@ class ChatActivities:
         # A reply to a result is about that result: it answers no pending proposal (and moves on past them).
         answer, answering = self._answering(request) if block is None else self._answering(request, moved_on=True)
         content = request.message if block is None else with_reply(request.message, block)
-        messages = self.store.load_messages(request.conversation_id)
+        messages = self.store.conversations.load_messages(request.conversation_id)
         if not (messages and messages[-1].role == "user" and messages[-1].content == content):
             opening = chat_opening(content, request.now, self.settings.timezone, disclosure.text, tools,
                                    {grant.skill: list(grant.servers) for grant in grants}, untrusted=list(shut))
-            self.store.append_messages(request.conversation_id, opening, request.now)
+            self.store.conversations.append_messages(request.conversation_id, opening, request.now)
         return ChatSession(
             model=self.settings.llm_model, tools=tools, matched=[m.name for m in disclosure.matches],
             max_steps=self.settings.chat_max_steps, token_cap=self.settings.run_token_cap,
@@ -246,17 +246,17 @@ class ChatActivities:
         (or whose run was pruned) is a plain message."""
         ref = request.reply_to
         if ref is None and request.reply_to_notice is not None:
-            ref = self.store.notice_run(request.reply_to_notice.chat_id, request.reply_to_notice.message_id)
+            ref = self.store.conversations.notice_run(request.reply_to_notice.chat_id, request.reply_to_notice.message_id)
             if ref is None:
                 return None
         if ref is None:
             return None
         problem = run_ref_problem(ref)
-        found = [] if problem else self.store.find_runs(ref)
+        found = [] if problem else self.store.runs.find_runs(ref)
         skill = None
         if len(found) == 1:
             try:
-                skill = self.store.get_skill(found[0].skill_id)
+                skill = self.store.skills.get_skill(found[0].skill_id)
             except SkillNotFoundError:
                 skill = None  # deleted since: its run still says what it did
             if request.agent_id is not None and (skill is None or skill.agent_id != request.agent_id):
@@ -282,27 +282,27 @@ class ChatActivities:
         session = request.conversation_id.removeprefix(CHAT_CONVERSATION)
         if session == request.conversation_id:
             return None, []
-        pending = [a for a in self.store.list_approvals(session_id=session) if a.kind == "change"]
+        pending = [a for a in self.store.approvals.list_approvals(session_id=session) if a.kind == "change"]
         answer = None if moved_on else plain_answer(request.message)
         if answer is not None:
             return answer, sorted(a.id for a in pending)
         for approval in pending:
-            self.store.decide_approval(approval.id, "denied", now=request.now, by="chat",
-                                       reason="the conversation went on without a yes")
+            self.store.approvals.decide_approval(approval.id, "denied", now=request.now, by="chat",
+                                                 reason="the conversation went on without a yes")
         return None, []
 
     @activity.defn
     def chat_answer(self, request: ChatAnswer) -> None:
         """Append the engine's reply to the conversation (once), so the model reads what was made."""
-        messages = self.store.load_messages(request.conversation_id)
+        messages = self.store.conversations.load_messages(request.conversation_id)
         if messages and messages[-1].role == request.role and messages[-1].content == request.text:
             return
-        self.store.append_messages(request.conversation_id, [ChatMessage(role=request.role, content=request.text)],
-                                   request.now)
+        self.store.conversations.append_messages(request.conversation_id, [ChatMessage(role=request.role, content=request.text)],
+                                                 request.now)
 
     @activity.defn
     def chat_proposals(self, request: ChatProposals) -> list[Approval]:
         """The proposals a turn recorded, as its reply carries them."""
-        return [self.store.get_approval(approval_id) for approval_id in request.ids]
+        return [self.store.approvals.get_approval(approval_id) for approval_id in request.ids]
 
 

@@ -72,10 +72,10 @@ class DigestActivities:
         found = []
         for item in request.items:
             try:
-                skill = self.store.get_skill(item.skill_id)
+                skill = self.store.skills.get_skill(item.skill_id)
             except SkillNotFoundError:
                 continue
-            runs = [r for r in self.store.find_runs(item.run_id, limit=1) if r.run_id == item.run_id]
+            runs = [r for r in self.store.runs.find_runs(item.run_id, limit=1) if r.run_id == item.run_id]
             places = skill.deliver_to
             if not runs or runs[0].skill_id != skill.id or not 0 <= item.destination < len(places):
                 continue
@@ -90,7 +90,7 @@ class DigestActivities:
             deliveries = [d if d.destination != destination.label else
                           Delivery(destination=d.destination, status=status, error=error[:300])  # type: ignore[arg-type]
                           for d in run.deliveries]
-            self.store.record_deliveries(run.run_id, deliveries)
+            self.store.runs.record_deliveries(run.run_id, deliveries)
         if status == "delivered":
             for skill_id in {run.skill_id for run, _ in found}:
-                self.store.mark_notified(skill_id, now)
+                self.store.skills.mark_notified(skill_id, now)

@@ -29,7 +29,7 @@ class EventActivities:
         window = self.settings.event_dedupe_window
         until = request.now + window if request.dedupe else None
         if request.dedupe:
-            earlier = self.store.claim_event(request.name, request.event_id, request.claimer, request.now, window)
+            earlier = self.store.events.claim_event(request.name, request.event_id, request.claimer, request.now, window)
             if earlier is not None:
                 first = EmitResult.model_validate(earlier.result) if earlier.result else \
                     EmitResult(event=request.name, event_id=request.event_id)
@@ -42,7 +42,7 @@ class EventActivities:
                        run_prefix=schedule_id_for(self.settings.task_queue, skill.id, skill.name),
                        summary=run_summary(skill),
                        run_timeout_seconds=run_timeout(skill, self.settings.run_limits).total_seconds())
-            for skill in (self.store.event_subscribers(request.name) if request.skill_id is None
+            for skill in (self.store.events.event_subscribers(request.name) if request.skill_id is None
                           else self._hooked(request.skill_id))
         ]
         activity.logger.info("event %s (%s): %d subscriber(s)", request.name, request.event_id, len(subscribers))
@@ -51,7 +51,7 @@ class EventActivities:
     def _hooked(self, skill_id: int) -> list[Skill]:
         """A hook's skill, while it has a hook token: a token revoked since the call was let in runs nothing."""
         try:
-            skill = self.store.get_skill(skill_id)
+            skill = self.store.skills.get_skill(skill_id)
         except SkillNotFoundError:
             return []
         return [skill] if skill.has_hook else []
@@ -60,4 +60,4 @@ class EventActivities:
     def record_event(self, request: RecordEvent) -> None:
         """Keep what the emit did on its claim, so a duplicate can say what the first one started."""
         result = request.result
-        self.store.record_event(result.event, result.event_id, request.claimer, result.model_dump(mode="json"))
+        self.store.events.record_event(result.event, result.event_id, request.claimer, result.model_dump(mode="json"))

@@ -34,7 +34,7 @@ class GrantActivities:
             if change.grant_id is None:
                 return GrantResult(ok=False, errors=[FieldError(field="grant", message="name the grant to revoke")])
             try:
-                grant, revoked = self.store.revoke_grant(change.grant_id, now)
+                grant, revoked = self.store.approvals.revoke_grant(change.grant_id, now)
             except SkillNotFoundError as e:
                 return GrantResult(ok=False, errors=[FieldError(field="grant", message=str(e))])
             if not revoked:
@@ -51,7 +51,7 @@ class GrantActivities:
         skill = None
         if request.skill is not None:
             try:
-                skill = self.store.find_skill(request.skill, request.agent_id)
+                skill = self.store.skills.find_skill(request.skill, request.agent_id)
             except SkillNotFoundError as e:
                 return GrantResult(ok=False, errors=[FieldError(field="skill", message=str(e))])
         known = set(self.tool_names())
@@ -62,8 +62,8 @@ class GrantActivities:
                 f"no tool '{request.tool}' in the worker's catalog" + (f" or among skill '{skill.name}''s tools"
                                                                        if skill is not None else "")
                 + ": see `skills catalog`"))])
-        grant = self.store.add_grant(tool=request.tool, skill_id=skill.id if skill else None,
-                                     skill_name=skill.name if skill else "", where=request.where, created_at=now,
-                                     expires_at=expiry(now, request.minutes), created_by=request.by)
+        grant = self.store.approvals.add_grant(tool=request.tool, skill_id=skill.id if skill else None,
+                                               skill_name=skill.name if skill else "", where=request.where, created_at=now,
+                                               expires_at=expiry(now, request.minutes), created_by=request.by)
         activity.logger.info("grant %s: %s", grant.id, grant.tool)
         return GrantResult(ok=True, grant=grant)

@@ -52,7 +52,7 @@ class MaintenanceActivities:
         available = set(self.tool_names())
         now = datetime.now(UTC)
         scan = MaintenanceScan()
-        for skill in self.store.list_skills(SkillFilter(enabled=False)):
+        for skill in self.store.skills.list_skills(SkillFilter(enabled=False)):
             # Only a skill waiting for its tools or for an LLM comes back by itself: one the user disabled
             # stays disabled, and a one-shot is never re-enabled.
             needed = {*skill.required_tools, *(check.tool for check in skill.preflight)}
@@ -60,34 +60,34 @@ class MaintenanceActivities:
                 skill.disabled_reason == NO_LLM and self.settings.llm_configured)
             if waiting and not skill.is_one_shot and needed <= available:
                 scan.ready.append(_brief(skill))
-        for skill in self.store.list_skills(SkillFilter(enabled=True, trigger_type="cron")):
+        for skill in self.store.skills.list_skills(SkillFilter(enabled=True, trigger_type="cron")):
             at = skill.trigger_config.at if skill.trigger_config else None
-            if at is not None and at + self.settings.catchup_window < now and not self.store.has_scheduled_runs(skill.id):
+            if at is not None and at + self.settings.catchup_window < now and not self.store.runs.has_scheduled_runs(skill.id):
                 scan.missed.append(_brief(skill))
         return scan
 
     @activity.defn
     def end_skills(self) -> list[SkillBrief]:
         """The skills whose ``end_at`` has passed, recorded as ``ended`` (their schedules fire no more)."""
-        return [_brief(skill) for skill in self.store.end_skills(datetime.now(UTC))]
+        return [_brief(skill) for skill in self.store.skills.end_skills(datetime.now(UTC))]
 
     @activity.defn
     def record_missed_one_shot(self, request: MissedOneShot) -> None:
         """A one-shot whose time passed while the engine was down for longer than the catch-up
         window: its fire is recorded as missed and the skill retired, as if it had fired."""
         try:
-            skill = self.store.get_skill(request.skill_id)
+            skill = self.store.skills.get_skill(request.skill_id)
         except SkillNotFoundError:
             return  # deleted since the scan
         at = skill.trigger_config.at if skill.trigger_config else None
         if at is None:  # changed into something else since the scan: nothing was missed
             return
-        self.store.start_run(RunRecord(
+        self.store.runs.start_run(RunRecord(
             run_id=f"{request.workflow_id}-missed-{skill.id}", skill_id=skill.id, skill_name=skill.name,
             workflow_id=request.workflow_id, trigger="schedule", scheduled_at=at, started_at=at, finished_at=at,
             status="missed", summary="missed: the engine was down longer than the catch-up window", tier=skill.tier,
         ))
-        self.store.retire_skill(skill.id, MISSED)
+        self.store.skills.retire_skill(skill.id, MISSED)
 
     @activity.defn
     async def close_stale_runs(self) -> ClosedRuns:
@@ -111,9 +111,9 @@ class MaintenanceActivities:
 
     def _past_deadline(self, now: datetime) -> list[tuple[RunRecord, timedelta]]:
         past = []
-        for run in self.store.running_runs(started_before=now - RUN_MARGIN):
+        for run in self.store.runs.running_runs(started_before=now - RUN_MARGIN):
             try:
-                deadline = run_timeout(self.store.get_skill(run.skill_id), self.settings.run_limits)
+                deadline = run_timeout(self.store.skills.get_skill(run.skill_id), self.settings.run_limits)
             except SkillNotFoundError:
                 deadline = RUN_TIMEOUT_CAP
             if run.started_at + deadline <= now:
@@ -145,10 +145,10 @@ class MaintenanceActivities:
                        "recording it"})
         if run.trigger == REHEARSAL:
             # Recorded as it ended, and nothing more: a rehearsal counts toward nothing and tells no one.
-            self.store.record_rehearsal(failed)
+            self.store.runs.record_rehearsal(failed)
             activity.logger.warning("rehearsal run %s closed: %s", run.run_id, failed.summary)
             return None
-        outcome = self.store.record_outcome(failed, self.settings.backoff, if_running=True)
+        outcome = self.store.runs.record_outcome(failed, self.settings.backoff, if_running=True)
         if outcome is None:
             return None
         activity.logger.warning("run %s of skill %s closed: %s", run.run_id, run.skill_id, failed.summary)
@@ -170,9 +170,9 @@ class MaintenanceActivities:
         stuck = 0
         # Not the runs waiting for the owner (never stuck, and they may wait days): asked for, they could
         # fill the batch and hide the running ones behind them.
-        for run in _holding(self.store.running_runs(started_before=now, statuses=("running",))):
+        for run in _holding(self.store.runs.running_runs(started_before=now, statuses=("running",))):
             try:
-                skill = self.store.get_skill(run.skill_id)
+                skill = self.store.skills.get_skill(run.skill_id)
             except SkillNotFoundError:
                 continue
             trigger = skill.trigger_config
@@ -190,17 +190,17 @@ class MaintenanceActivities:
                 came += reason is None
             skipped = skipped_behind(skill.overlap, skill.catch_up, came)
             key = STUCK_STATE.format(skill_id=skill.id)
-            seen = self.store.get_state(key) or {}
+            seen = self.store.conversations.get_state(key) or {}
             counted = seen.get("skipped", 0) if seen.get("run_id") == run.run_id else 0
             if skipped > counted:
                 self.metrics.overlap_skips(skipped - counted)
             if skipped < self.settings.overlap_notice_fires:
                 if skipped > counted:
-                    self.store.set_state(key, {**seen, "run_id": run.run_id, "skipped": skipped}, now)
+                    self.store.conversations.set_state(key, {**seen, "run_id": run.run_id, "skipped": skipped}, now)
                 continue
             stuck += 1
             noticed = seen.get("run_id") == run.run_id and seen.get("noticed", False)
-            self.store.set_state(key, {"run_id": run.run_id, "skipped": skipped, "noticed": True}, now)
+            self.store.conversations.set_state(key, {"run_id": run.run_id, "skipped": skipped, "noticed": True}, now)
             if noticed:
                 continue
             more = "+" if came >= MAX_COUNTED_SKIPS else ""

@@ -50,7 +50,7 @@ def checked_summary(store: Store, conversation_id: str, tool: str, arguments: di
 
 
 def _last_user_message(store: Store, conversation_id: str) -> str | None:
-    for message in reversed(store.load_messages(conversation_id)):
+    for message in reversed(store.conversations.load_messages(conversation_id)):
         if message.role == "user":
             return message.content
     return None

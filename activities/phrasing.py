@@ -75,7 +75,7 @@ class PhrasingActivities:
         approval_id = (result.structured_content or {}).get("approval_id") if result is not None else None
         if approval_id is None:
             return ReminderProposed()
-        proposal = await asyncio.to_thread(self.store.get_approval, int(approval_id))
+        proposal = await asyncio.to_thread(self.store.approvals.get_approval, int(approval_id))
         reply = (f"{NO_MODEL}a reminder {reminder.reading.said}: \"{shown(reminder.text)}\". Proposed, NOT made "
                  f"(proposal #{proposal.id}): reply yes to make it, or no to cancel.")
         return ReminderProposed(proposal=proposal, reply=reply)
@@ -84,7 +84,7 @@ class PhrasingActivities:
         """The conversation's length (the proposal's key: the same on a retry, nothing is appended between),
         or None when a skill of ``name`` exists."""
         try:
-            self.store.find_skill(name, self.settings.default_agent_id)
+            self.store.skills.find_skill(name, self.settings.default_agent_id)
             return None
         except SkillNotFoundError:
-            return len(self.store.load_messages(conversation_id))
+            return len(self.store.conversations.load_messages(conversation_id))

@@ -122,7 +122,7 @@ class Proposals:
         skill_id, skill_name, arguments, summary = change
         summary = checked_summary(self.store, call.conversation_id, tool, arguments, summary, now=now,
                                   zone=self.settings.timezone)
-        approval = self.store.add_approval(ApprovalRequest(
+        approval = self.store.approvals.add_approval(ApprovalRequest(
             kind="change", request_key=call.request_key, skill_id=skill_id, skill_name=skill_name,
             session_id=call.session_id, tool=tool, arguments=arguments, summary=summary, requested_at=now,
             expires_at=now + self.settings.chat_proposal_ttl))
@@ -144,7 +144,7 @@ class Proposals:
         """The next 30 days of the skill as it would be stored (skills.outlook): runs, messages, tokens
         estimated from recorded runs on its model (a new skill has none of its own)."""
         model = spec.model or self.settings.llm_model
-        similar = [r.prompt_tokens + r.completion_tokens for r in self.store.list_runs(None, limit=200)
+        similar = [r.prompt_tokens + r.completion_tokens for r in self.store.runs.list_runs(None, limit=200)
                    if r.tier == "agent" and r.status == "success" and r.model == model]
         return outlook(spec, now, anchor=now, notifier_tool=self.settings.notifier_tool,
                        similar_tokens=similar, price=self.settings.llm_price).lines()
@@ -153,7 +153,7 @@ class Proposals:
         ref, agent_id, patch = _update_request(fields)
         prepared = self._normalized(RegisterInput(data=patch, target=SkillRef(ref=ref, agent_id=agent_id)))
         assert prepared.normalized is not None and prepared.existing_id is not None
-        existing = self.store.get_skill(prepared.existing_id)
+        existing = self.store.skills.get_skill(prepared.existing_id)
         before, after = as_spec(existing), prepared.normalized.spec
         reasons = widening(before, after)
         if not reasons:
@@ -168,7 +168,7 @@ class Proposals:
         """"Undo that": the session's last change (its revision), taken back as the change that does it, always
         proposed: a created skill deleted, an update or a revert reverted to the revision before it, a deleted
         skill created again. The tool the approval names is that change's, which DecideChange makes."""
-        last = self.store.last_revision_by(f"chat:{session}")
+        last = self.store.revisions.last_revision_by(f"chat:{session}")
         if last is None:
             raise SkillValidationError.single("memory_undo", "this chat has changed no skill: nothing to undo")
         undo = f"Undo of this chat's last change (revision {last.rev} of '{last.skill_name}', {last.action}): "
@@ -178,8 +178,8 @@ class Proposals:
         if last.action == "deleted":
             skill_id, name, arguments, summary = self._create(dict(last.spec), now)
             return "memory_store_skill", (skill_id, name, arguments, shown(undo) + "\n" + summary)
-        before = self.store.get_revision(last.skill_id, last.rev - 1)
-        existing = self.store.get_skill(last.skill_id)
+        before = self.store.revisions.get_revision(last.skill_id, last.rev - 1)
+        existing = self.store.skills.get_skill(last.skill_id)
         current, wanted = as_spec(existing), SkillSpec.model_validate(before.spec)
         lines = [undo, f"Change skill {existing.id} '{existing.name}' back to revision {before.rev}:",
                  *describe_update(current, wanted, ["an undo is always yours to confirm"])]
@@ -187,7 +187,7 @@ class Proposals:
         return "memory_update_skill", (existing.id, existing.name, arguments, shown_lines(lines))
 
     def _delete(self, fields: dict[str, Any]) -> tuple[int, str, dict[str, Any], str]:
-        skill = self.store.find_skill(_required_ref(fields, "memory_delete_skill"), _agent(fields))
+        skill = self.store.skills.find_skill(_required_ref(fields, "memory_delete_skill"), _agent(fields))
         when = skill.trigger_config.describe() if skill.trigger_config else skill.trigger_type
         schedule = " and its schedule" if skill.schedule_id else ""
         summary = (f"Delete skill {skill.id} '{skill.name}' (agent {skill.agent_id}, {skill.tier} tier, {when})"
@@ -205,7 +205,7 @@ class Proposals:
         # An id of its own, the same on every retry: applied twice, the event would start its runs once.
         event_id = str(event_id) if event_id is not None else \
             "chat-" + hashlib.sha256(call.request_key.encode()).hexdigest()[:16]
-        subscribers = [s for s in self.store.list_skills(SkillFilter(trigger_type="event"))
+        subscribers = [s for s in self.store.skills.list_skills(SkillFilter(trigger_type="event"))
                        if s.subscribed_event == name and s.enabled]
         runs = ", ".join(f"{s.id} '{s.name}'" for s in subscribers) or "none: no enabled skill is subscribed now"
         summary = (f"Emit event '{name}' (id {event_id}) with data {json.dumps(data, ensure_ascii=False)[:1000]}; "
@@ -224,11 +224,11 @@ class Proposals:
         """A proposal replaces the pending ones of its session for the same skill (each was shown against
         the skill as it is, so only one of them could be made): a yes makes only the last."""
         replaced = []
-        for older in self.store.list_approvals(session_id=approval.session_id):
+        for older in self.store.approvals.list_approvals(session_id=approval.session_id):
             if older.kind == "change" and older.tool == approval.tool and older.id < approval.id \
                     and _same_target(older, approval):
-                self.store.decide_approval(older.id, "denied", now=now, by="chat",
-                                           reason=f"replaced by proposal #{approval.id}")
+                self.store.approvals.decide_approval(older.id, "denied", now=now, by="chat",
+                                                     reason=f"replaced by proposal #{approval.id}")
                 replaced.append(older.id)
         return replaced
 
@@ -264,7 +264,7 @@ class ProposalActivities:
         expired past its time, denied if its skill changed since; else recorded, once (compare-and-set)."""
         decision, now = request.decision, request.now
         try:
-            approval = self.store.get_approval(decision.approval_id)
+            approval = self.store.approvals.get_approval(decision.approval_id)
         except SkillNotFoundError as e:
             return ChangeVerdict(problem=str(e))
         if approval.kind != "change":
@@ -274,15 +274,15 @@ class ProposalActivities:
         if not approval.pending:
             return ChangeVerdict(approval=approval)
         if approval.expires_at <= now:
-            expired, _ = self.store.decide_approval(approval.id, "expired", now=now, by="timeout",
-                                                    reason="not confirmed in time")
+            expired, _ = self.store.approvals.decide_approval(approval.id, "expired", now=now, by="timeout",
+                                                              reason="not confirmed in time")
             return ChangeVerdict(approval=expired)
         status, reason = ("approved", decision.reason) if decision.approve else ("denied", decision.reason)
         if decision.approve:
             stale = self._stale(approval)
             if stale:
                 status, reason = "denied", stale
-        decided, won = self.store.decide_approval(approval.id, status, now=now, by=decision.by, reason=reason)
+        decided, won = self.store.approvals.decide_approval(approval.id, status, now=now, by=decision.by, reason=reason)
         return ChangeVerdict(approval=decided, apply=won and status == "approved")
 
     def _stale(self, approval: Approval) -> str | None:
@@ -290,7 +290,7 @@ class ProposalActivities:
         if approval.tool not in ("memory_update_skill", "memory_delete_skill"):
             return None
         try:
-            skill: Skill = self.store.get_skill(int(approval.arguments["skill_id"]))
+            skill: Skill = self.store.skills.get_skill(int(approval.arguments["skill_id"]))
         except SkillNotFoundError:
             return "the skill no longer exists"
         base = approval.arguments.get("base")
@@ -300,5 +300,5 @@ class ProposalActivities:
 
     @activity.defn
     def record_change_outcome(self, request: ChangeOutcome) -> Approval:
-        self.store.record_approval_outcome(request.approval_id, request.outcome)
-        return self.store.get_approval(request.approval_id)
+        self.store.approvals.record_approval_outcome(request.approval_id, request.outcome)
+        return self.store.approvals.get_approval(request.approval_id)

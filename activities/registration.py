@@ -82,7 +82,7 @@ class RegistrationActivities:
         existing_id: int | None = None
         try:
             if request.target is not None:
-                existing = self.store.find_skill(request.target.ref, request.target.agent_id)
+                existing = self.store.skills.find_skill(request.target.ref, request.target.agent_id)
                 existing_id = existing.id
             hold = None
             if request.from_files:
@@ -100,8 +100,8 @@ class RegistrationActivities:
             return Prepared(errors=[FieldError(field="target", message=str(e))])
         if existing is None and not request.from_files:
             # A new skill that repeats one of its agent's: said, never refused (a chat's proposal shows it).
-            others = self.store.newest_skills(normalized.spec.agent_id, MAX_COMPARED,
-                                              instruction_chars=MAX_COMPARED_CHARS)
+            others = self.store.skills.newest_skills(normalized.spec.agent_id, MAX_COMPARED,
+                                                     instruction_chars=MAX_COMPARED_CHARS)
             note = collision_note(collisions(normalized.spec, others, datetime.now(UTC)))
             if note is not None:
                 normalized.notes.append(note)
@@ -129,7 +129,7 @@ class RegistrationActivities:
             destination_allowlists=_allowlists(self.settings),
             reserved_agents=self._reserved_agents(request),
             llm_models=self.models,
-            skill_names=self.store.skill_names,
+            skill_names=self.store.skills.skill_names,
         )
 
     def _as_the_file_says(self, request: RegisterInput, existing: Skill | None) -> tuple[RegisterInput, str | None]:
@@ -176,21 +176,21 @@ class RegistrationActivities:
         """Insert or replace the skill row (and nothing else) in one transaction."""
         normalized, now = request.normalized, datetime.now(UTC)
         try:
-            existing = self.store.get_skill(request.existing_id) if request.existing_id is not None else None
+            existing = self.store.skills.get_skill(request.existing_id) if request.existing_id is not None else None
         except SkillNotFoundError as e:  # deleted since it was prepared
             return Saved(errors=[FieldError(field="target", message=str(e))])
         reason = normalized.disabled_reason or _disabled_reason(normalized.spec, normalized.missing_tools, existing)
         by = request.by or BY_CLIENT
         try:
             if existing is None:
-                skill = self.store.create_skill(normalized.spec, trigger_as_written=normalized.trigger_as_written,
-                                                disabled_reason=reason, now=now, by=by,
-                                                action="reverted" if request.reverts else "created")
+                skill = self.store.skills.create_skill(normalized.spec, trigger_as_written=normalized.trigger_as_written,
+                                                       disabled_reason=reason, now=now, by=by,
+                                                       action="reverted" if request.reverts else "created")
             else:
-                skill = self.store.replace_skill(existing.id, normalized.spec,
-                                                 trigger_as_written=normalized.trigger_as_written,
-                                                 disabled_reason=reason, now=now, by=by,
-                                                 action="reverted" if request.reverts else "updated")
+                skill = self.store.skills.replace_skill(existing.id, normalized.spec,
+                                                        trigger_as_written=normalized.trigger_as_written,
+                                                        disabled_reason=reason, now=now, by=by,
+                                                        action="reverted" if request.reverts else "updated")
         except SkillValidationError as e:
             return Saved(errors=e.errors)
         return Saved(skill=skill.without_instructions(), previous=existing)
@@ -199,10 +199,10 @@ class RegistrationActivities:
     def undo_save(self, request: UndoSave) -> None:
         """Compensation when the schedule could not follow: put the store back as it was."""
         if request.previous is not None:
-            self.store.restore_skill(request.previous)
+            self.store.skills.restore_skill(request.previous)
             return
         with suppress(SkillNotFoundError):  # a retry after the delete went through
-            self.store.delete_skill(request.skill_id, by=None)
+            self.store.skills.delete_skill(request.skill_id, by=None)
 
     @activity.defn
     async def register_skills(self, request: RegisterManyInput) -> BulkRegistrationResult:
@@ -258,14 +258,14 @@ class RegistrationActivities:
         with as_application_errors():
             if request.enabled:
                 self._refuse_untrusted_resume(request.skill_id)
-            return self.store.set_enabled(request.skill_id, request.enabled, request.reason, request.now,
-                                          by=request.by or BY_CLIENT)
+            return self.store.skills.set_enabled(request.skill_id, request.enabled, request.reason, request.now,
+                                                 by=request.by or BY_CLIENT)
 
     def _refuse_untrusted_resume(self, skill_id: int) -> None:
         """A resume is not a trust: a skill the sync (or an untrust) paused for want of its owner's trust
         is resumed only once what it reaches is trusted as its SKILL.md holds it now (``skills trust``
         resumes it itself)."""
-        stored = self.store.get_skill(skill_id)
+        stored = self.store.skills.get_skill(skill_id)
         if not untrusted_reason(stored.disabled_reason):
             return
         found = file_skill(self.settings, stored.name) if stored.agent_id == self.settings.file_skills_agent else None
@@ -278,13 +278,13 @@ class RegistrationActivities:
     def set_skill_hook(self, request: HookInput) -> Skill:
         """Set, replace or (digest None) remove a skill's hook token digest."""
         with as_application_errors():
-            return self.store.set_hook(request.skill_id, request.digest, request.now)
+            return self.store.events.set_hook(request.skill_id, request.digest, request.now)
 
     @activity.defn
     def delete_skill(self, request: ChangeInput) -> Skill:
         with as_application_errors():
-            skill = self.store.find_skill(request.target.ref, request.target.agent_id)
-            return self.store.delete_skill(skill.id, by=request.by or BY_CLIENT)
+            skill = self.store.skills.find_skill(request.target.ref, request.target.agent_id)
+            return self.store.skills.delete_skill(skill.id, by=request.by or BY_CLIENT)
 
 
 class Catalog(set[str]):

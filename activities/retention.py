@@ -46,12 +46,12 @@ class RetentionActivities:
         if self.settings.run_retention_days:
             before = datetime.now(UTC) - timedelta(days=self.settings.run_retention_days)
             while time.monotonic() < stop:
-                deleted = self.store.prune_old_runs(before, BATCH)
+                deleted = self.store.runs.prune_old_runs(before, BATCH)
                 pruned.by_age += deleted
                 if deleted < BATCH:
                     break
             # A deleted skill's revisions (what ``skills revert`` re-creates it from) go with its old runs.
-            pruned.revisions = self.store.prune_deleted_revisions(before, BATCH)
+            pruned.revisions = self.store.revisions.prune_deleted_revisions(before, BATCH)
         if self.settings.max_runs_per_skill:
             pruned.by_count = self._cap(stop)
         self.metrics.runs_pruned(pruned.by_age, pruned.by_count)
@@ -62,13 +62,13 @@ class RetentionActivities:
 
     def _cap(self, stop: float) -> int:
         now = datetime.now(UTC)
-        after = int((self.store.get_state(CURSOR) or {}).get("after", 0))
-        ids = self.store.skill_ids_after(after, SKILLS_PER_ROUND)
+        after = int((self.store.conversations.get_state(CURSOR) or {}).get("after", 0))
+        ids = self.store.runs.skill_ids_after(after, SKILLS_PER_ROUND)
         deleted = 0
         for skill_id in ids:
             finished = True
             while True:
-                count = self.store.prune_skill_runs(skill_id, self.settings.max_runs_per_skill, BATCH)
+                count = self.store.runs.prune_skill_runs(skill_id, self.settings.max_runs_per_skill, BATCH)
                 deleted += count
                 if count < BATCH:
                     break
@@ -83,13 +83,13 @@ class RetentionActivities:
         else:
             if len(ids) < SKILLS_PER_ROUND:
                 after = 0  # the walk saw the last skill: the next round starts over
-        self.store.set_state(CURSOR, {"after": after}, now)
+        self.store.conversations.set_state(CURSOR, {"after": after}, now)
         return deleted
 
     @activity.defn(name=RUN_HISTORY)
     def run_history(self, query: RunsQuery) -> RunHistory:
         """How far back the run history goes (``skills runs``): the retention, and the oldest run kept."""
         with as_application_errors():
-            skill_id = self.store.find_skill(query.skill.ref, query.skill.agent_id).id if query.skill else None
+            skill_id = self.store.skills.find_skill(query.skill.ref, query.skill.agent_id).id if query.skill else None
         return RunHistory(retention_days=self.settings.run_retention_days,
-                          max_runs_per_skill=self.settings.max_runs_per_skill, oldest=self.store.oldest_run(skill_id))
+                          max_runs_per_skill=self.settings.max_runs_per_skill, oldest=self.store.runs.oldest_run(skill_id))

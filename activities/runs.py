@@ -78,7 +78,7 @@ class RunActivities:
         if request.trigger == REHEARSAL:
             return self._begin_rehearsal(request)
         try:
-            skill = self.store.get_skill(request.skill_id)
+            skill = self.store.skills.get_skill(request.skill_id)
         except SkillNotFoundError:
             # The skill was deleted after this fire was scheduled: nothing to run or record.
             activity.logger.warning("skill %s no longer exists; fire ignored", request.skill_id)
@@ -87,7 +87,7 @@ class RunActivities:
                         workflow_id=request.workflow_id, trigger=request.trigger,
                         scheduled_at=request.scheduled_at, started_at=request.started_at, tier=skill.tier)
         gaps = self._gaps(skill, run) if request.trigger == "schedule" else []
-        stored = self.store.start_run(run, gaps)
+        stored = self.store.runs.start_run(run, gaps)
         if stored.run_id != run.run_id:
             # This fire is already another workflow run's (a reset or retried workflow, or a
             # missed one-shot recorded by the maintenance round): one record per fire.
@@ -120,7 +120,7 @@ class RunActivities:
         registration would be). A definition's skill travels whole in the run, instructions too."""
         if request.rehearse is None:
             try:
-                skill = self.store.get_skill(request.skill_id)
+                skill = self.store.skills.get_skill(request.skill_id)
             except SkillNotFoundError as e:  # deleted since the client found it: said, not retried
                 raise application_error(e) from e
         else:
@@ -137,7 +137,7 @@ class RunActivities:
         run = RunRecord(run_id=request.run_id, skill_id=skill.id, skill_name=skill.name,
                         workflow_id=request.workflow_id, trigger=REHEARSAL, started_at=request.started_at,
                         tier=skill.tier)
-        stored = self.store.start_run(run)
+        stored = self.store.runs.start_run(run)
         return RunStart(skill=skill if request.rehearse is not None else skill.without_instructions(), run=stored,
                         rehearsal=True, closed_world=request.rehearse is not None and request.rehearse.closed_world,
                         **self._limits(skill))
@@ -186,8 +186,8 @@ class RunActivities:
         recorded and means nothing to its skill."""
         run = _redacted(run)
         if run.trigger == REHEARSAL:
-            return RunOutcome(run=self.store.record_rehearsal(settle(None, run)), skill=None)
-        outcome = self.store.record_outcome(run, self.settings.backoff, self.settings.budget, settle=settle)
+            return RunOutcome(run=self.store.runs.record_rehearsal(settle(None, run)), skill=None)
+        outcome = self.store.runs.record_outcome(run, self.settings.backoff, self.settings.budget, settle=settle)
         assert outcome is not None  # None only for a closer from outside the run (if_running)
         self.metrics.run_recorded(outcome.run, agent=outcome.skill.agent_id if outcome.skill else None,
                                   disabled=outcome.disabled if outcome.disabled in (FAILURES, BUDGET) else None)
@@ -209,9 +209,9 @@ class RunActivities:
         sent = delivered_messages(result.structured)
         if request.run_id is not None and sent is not None:
             # A reply to this notice (in Telegram) continues with its run: the chat's prepare reads it back.
-            await asyncio.to_thread(self.store.record_notice, sent[0], sent[1], request.run_id, request.at)
+            await asyncio.to_thread(self.store.conversations.record_notice, sent[0], sent[1], request.run_id, request.at)
         if request.skill_id is not None:
-            await asyncio.to_thread(self.store.mark_notified, request.skill_id, request.at, request.digest)
+            await asyncio.to_thread(self.store.skills.mark_notified, request.skill_id, request.at, request.digest)
 
     @activity.defn
     async def deliver(self, request: DeliverInput) -> None:
@@ -226,17 +226,17 @@ class RunActivities:
             raise RuntimeError(f"{tool} refused the delivery: {result.text[:300]}")
         sent = delivered_messages(result.structured)
         if request.run_id is not None and sent is not None:  # a Telegram reply to it continues with its run
-            await asyncio.to_thread(self.store.record_notice, sent[0], sent[1], request.run_id, datetime.now(UTC))
+            await asyncio.to_thread(self.store.conversations.record_notice, sent[0], sent[1], request.run_id, datetime.now(UTC))
 
     @activity.defn
     async def record_deliveries(self, request: DeliveriesRecord) -> None:
         """Each destination's outcome on the run's record, counted by the metric; a result delivered anywhere
         is the skill's last delivered one (its digest, for ``deliver: on_change``; its time, for the throttle)."""
-        await asyncio.to_thread(self.store.record_deliveries, request.run_id, request.deliveries)
+        await asyncio.to_thread(self.store.runs.record_deliveries, request.run_id, request.deliveries)
         for delivery in request.deliveries:
             self.metrics.delivered(delivery.destination.split(" ", 1)[0], delivery.status)
         if any(d.status == "delivered" for d in request.deliveries):
-            await asyncio.to_thread(self.store.mark_notified, request.skill_id, request.at, request.digest)
+            await asyncio.to_thread(self.store.skills.mark_notified, request.skill_id, request.at, request.digest)
 
     def _skip(self, skill: Skill, run: RunRecord) -> str | None:
         if run.trigger == "manual":
@@ -245,14 +245,14 @@ class RunActivities:
         if not skill.enabled:
             return f"disabled: {skill.disabled_reason or 'by user'}"
         if skill.tier == "agent":
-            used = self.store.tokens_since(run.started_at - DAY)
+            used = self.store.runs.tokens_since(run.started_at - DAY)
             if used >= self.settings.daily_tokens:
                 return (f"budget: all skills used {used:,} tokens in 24 hours; the daily budget is "
                         f"{self.settings.daily_tokens:,}")
             cap = skill.max_tokens_per_month
             if cap:
-                used = self.store.tokens_since(run.started_at - MONTH, skill.id)
-                recent = self.store.recent_run_tokens(skill.id)
+                used = self.store.runs.tokens_since(run.started_at - MONTH, skill.id)
+                recent = self.store.runs.recent_run_tokens(skill.id)
                 typical = int(statistics.median(recent)) if recent else 0
                 if used + typical > cap:  # this run would pass the cap: not started
                     return (f"{OVER_CAP}: the skill used {used:,} tokens in 30 days and a run takes about "
@@ -266,10 +266,10 @@ class RunActivities:
         if skip is None or not skip.startswith(OVER_CAP):
             return None
         key = f"monthly-cap-told:{skill.id}"
-        told = self.store.get_state(key)
+        told = self.store.conversations.get_state(key)
         if told is not None and datetime.fromisoformat(told["at"]) > run.started_at - MONTH:
             return None
-        self.store.set_state(key, {"at": run.started_at.isoformat()}, run.started_at)
+        self.store.conversations.set_state(key, {"at": run.started_at.isoformat()}, run.started_at)
         return (f"⛔ {skill.name}: its fires are skipped, {skip.removeprefix(OVER_CAP + ': ')}. They run again when its "
                 f"last 30 days' tokens leave room, or raise max_tokens_per_month (`skills update {skill.id}`).")
 
@@ -277,7 +277,7 @@ class RunActivities:
         trigger, scheduled = skill.trigger_config, run.scheduled_at
         if trigger is None or trigger.kind not in ("cron", "interval") or scheduled is None:
             return []
-        previous = self.store.previous_scheduled_run(skill.id, before=scheduled)
+        previous = self.store.runs.previous_scheduled_run(skill.id, before=scheduled)
         # Times before the last change of the skill (a new trigger, a resume) were not fires of this schedule.
         since = max(previous.scheduled_at, skill.updated_at) if previous and previous.scheduled_at else skill.updated_at
         # A day the schedule skips (business days, holidays) had no fire to miss. Past fires: neither end_at nor

@@ -48,7 +48,7 @@ class ScheduleActivities:
         """Create, replace, update or remove the skill's schedule so it matches the store."""
         previous = request.previous
         try:
-            skill: Skill | None = await asyncio.to_thread(self.store.get_skill, request.skill_id)
+            skill: Skill | None = await asyncio.to_thread(self.store.skills.get_skill, request.skill_id)
         except SkillNotFoundError:
             skill = None  # deleted since: its schedule goes too
         old_id = previous.schedule_id if previous else None
@@ -94,13 +94,13 @@ class ScheduleActivities:
         ``request.limit`` of them, the soonest first: a bounded batch each Maintenance round); only the
         spec changes, so a schedule's state (paused, its note) stays as it is. The names renewed."""
         now = datetime.now(UTC)
-        due = await asyncio.to_thread(self.store.skips_running_out, now + SKIP_RENEW_BEFORE, request.limit)
+        due = await asyncio.to_thread(self.store.skills.skips_running_out, now + SKIP_RENEW_BEFORE, request.limit)
         renewed = []
         for listed in due:
             activity.heartbeat(listed.id)
             try:
                 # Read again just before the write: a change since the query is synced with its own spec.
-                skill = await asyncio.to_thread(self.store.get_skill, listed.id)
+                skill = await asyncio.to_thread(self.store.skills.get_skill, listed.id)
             except SkillNotFoundError:
                 continue
             if skill.schedule_id is None or not skill.enabled:
@@ -127,7 +127,7 @@ class ScheduleActivities:
 
     async def _record_skips(self, skill: Skill, until: datetime | None) -> None:
         if until != skill.skips_until:
-            await asyncio.to_thread(self.store.set_skips_until, skill.id, until)
+            await asyncio.to_thread(self.store.skills.set_skips_until, skill.id, until)
 
     @activity.defn
     async def delete_schedule(self, schedule_id: str) -> None:

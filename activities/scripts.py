@@ -84,12 +84,12 @@ class ScriptActivities:
     async def agent_script(self, request: AgentScriptCall) -> AgentToolResult:
         """The model's ``run_script`` call: run it, store the output as the call's answer."""
         store = self._store()
-        message = await asyncio.to_thread(store.get_message, request.conversation_id, request.message_seq)
+        message = await asyncio.to_thread(store.conversations.get_message, request.conversation_id, request.message_seq)
         call = next((c for c in (message.tool_calls if message else []) if c.id == request.call_id), None)
         if call is None:
             raise application_error(ConversationError(f"no tool call {request.call_id} in message "
                                                       f"{request.message_seq}"))
-        if await asyncio.to_thread(store.has_tool_result, request.conversation_id, call.id):
+        if await asyncio.to_thread(store.conversations.has_tool_result, request.conversation_id, call.id):
             return AgentToolResult(tool=call.name, ok=True, excerpt="(already answered)")
         started = time.monotonic()
         malformed = False
@@ -114,7 +114,7 @@ class ScriptActivities:
             except ScriptError as e:  # the model can often fix its own call
                 ok, text = False, f"Error: {e}"
         answer = ChatMessage(role="tool", tool_call_id=call.id, content=tool_result_text(redact(text)))
-        await asyncio.to_thread(store.append_messages, request.conversation_id, [answer], datetime.now(UTC))
+        await asyncio.to_thread(store.conversations.append_messages, request.conversation_id, [answer], datetime.now(UTC))
         return AgentToolResult(tool=call.name, ok=ok, malformed=malformed, excerpt=text[:TOOL_EXCERPT],
                                duration_ms=round((time.monotonic() - started) * 1000))
 

@@ -82,7 +82,7 @@ class SkillFileActivities:
         if self.await_connects is not None:
             self.await_connects(None)  # a background sync may wait for every server's first connect
         catalog = discover(**self.settings.skill_folders(), limits=self.limits)
-        stored = self.store.list_skills(SkillFilter(agent_id=agent))
+        stored = self.store.skills.list_skills(SkillFilter(agent_id=agent))
         context = NormalizeContext(
             now=datetime.now(UTC),
             default_timezone=self.settings.timezone,

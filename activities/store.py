@@ -32,11 +32,11 @@ class StoreActivities:
     @activity.defn(name=GET_SKILL)
     def get_skill(self, ref: SkillRef) -> Skill:
         with as_application_errors():
-            return self._with_backoff(self.store.find_skill(ref.ref, ref.agent_id))
+            return self._with_backoff(self.store.skills.find_skill(ref.ref, ref.agent_id))
 
     @activity.defn(name=LIST_SKILLS)
     def list_skills(self, flt: SkillFilter) -> list[Skill]:
-        return [self._with_backoff(skill) for skill in self.store.list_skills(flt)]
+        return [self._with_backoff(skill) for skill in self.store.skills.list_skills(flt)]
 
     def _with_backoff(self, skill: Skill) -> Skill:
         return skill.model_copy(update={"backoff_until": skill.failures.retry_after(self.backoff),
@@ -45,19 +45,19 @@ class StoreActivities:
     @activity.defn(name=LIST_RUNS)
     def list_runs(self, query: RunsQuery) -> list[RunRecord]:
         with as_application_errors():
-            skill_id = self.store.find_skill(query.skill.ref, query.skill.agent_id).id if query.skill else None
-            return self.store.list_runs(skill_id, query.limit)
+            skill_id = self.store.skills.find_skill(query.skill.ref, query.skill.agent_id).id if query.skill else None
+            return self.store.runs.list_runs(skill_id, query.limit)
 
     @activity.defn(name=LIST_INCIDENTS)
     def list_incidents(self, query: IncidentsQuery) -> list[Incident]:
         with as_application_errors():
-            skill_id = self.store.find_skill(query.skill.ref, query.skill.agent_id).id if query.skill else None
-            return self.store.list_incidents(skill_id, closed=query.closed, limit=query.limit)
+            skill_id = self.store.skills.find_skill(query.skill.ref, query.skill.agent_id).id if query.skill else None
+            return self.store.runs.list_incidents(skill_id, closed=query.closed, limit=query.limit)
 
     @activity.defn(name=LIST_GRANTS)
     def list_grants(self, query: GrantsQuery) -> list[Grant]:
         """The standing grants, newest first: the live ones, or (``all``) revoked and expired ones too."""
-        return self.store.list_grants(now=datetime.now(UTC), live_only=not query.all, limit=query.limit)
+        return self.store.approvals.list_grants(now=datetime.now(UTC), live_only=not query.all, limit=query.limit)
 
     @activity.defn(name=LIST_REVISIONS)
     def list_revisions(self, query: HistoryQuery) -> list[Revision]:
@@ -65,9 +65,9 @@ class StoreActivities:
         with as_application_errors():
             ref = query.skill
             try:
-                skill_id = self.store.find_skill(ref.ref, ref.agent_id).id
+                skill_id = self.store.skills.find_skill(ref.ref, ref.agent_id).id
             except SkillNotFoundError:
-                gone = self.store.deleted_skill_revisions(ref.ref, ref.agent_id)
+                gone = self.store.revisions.deleted_skill_revisions(ref.ref, ref.agent_id)
                 if len(gone) != 1:
                     raise SkillNotFoundError(
                         f"no skill {ref.ref!r}" + ("" if not gone else f", and {len(gone)} deleted ones of that name "
@@ -75,5 +75,5 @@ class StoreActivities:
                                                    + ")")) from None
                 skill_id = gone[0].skill_id
             if query.rev is not None:
-                return [self.store.get_revision(skill_id, query.rev)]
-            return self.store.list_revisions(skill_id, query.limit)
+                return [self.store.revisions.get_revision(skill_id, query.rev)]
+            return self.store.revisions.list_revisions(skill_id, query.limit)

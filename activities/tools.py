@@ -128,7 +128,7 @@ class ToolActivities:
         try:
             if self._store is None:
                 raise SkillNotFoundError("this worker has no store to read remembered results from")
-            skill = self._store.get_skill(ref.skill_id)
+            skill = self._store.skills.get_skill(ref.skill_id)
         except SkillNotFoundError as exc:
             raise application_error(ToolCallError(f"remembered results: {exc}")) from None
         planned = {name for step in skill.execution_plan or [] for name in recall_names(step.parameters)}
@@ -137,7 +137,7 @@ class ToolActivities:
             raise application_error(ToolCallError(
                 f"remembered results: the plan of skill {skill.id} does not use {unplanned[0][:100]!r}"))
         return [bounded(redact(item.text)) if item.text is not None else ""
-                for item in self._store.remembered(skill, ref.names)]
+                for item in self._store.runs.remembered(skill, ref.names)]
 
     @activity.defn
     async def open_toolsets(self, grant: ToolsetGrant) -> list[str]:

@@ -48,7 +48,7 @@ def trust_states(store: Store, settings: Settings, skills: list[SkillFile]) -> l
     """Each skill's trust: its executable parts read now, against the digest its owner trusted."""
     bundled = settings.skill_folders()["bundled"].resolve()
     parts = {skill.name: executable_parts(skill) for skill in skills}
-    records = store.trusted([name for name, found in parts.items() if found.executable])
+    records = store.trust.trusted([name for name, found in parts.items() if found.executable])
     return [trust_state(skill, *records.get(skill.name, (None, None)), parts=parts[skill.name],
                         bundled=skill.folder.resolve().parent == bundled) for skill in skills]
 
@@ -74,7 +74,7 @@ class TrustActivities:
             raise application_error(SkillNotFoundError(
                 f"no SKILL.md skill named '{request.name}' in the worker's skill folders"))
         if request.action == "untrust":
-            self.store.remove_trust(skill.name)
+            self.store.trust.remove_trust(skill.name)
             [state] = trust_states(self.store, self.settings, [skill])
             return TrustResult(ok=True, state=state, pause=None if state.runs else self._firing(skill.name))
         [state] = trust_states(self.store, self.settings, [skill])
@@ -88,7 +88,7 @@ class TrustActivities:
                 f"the worker's copy of skill '{skill.name}' ({skill.folder}) differs from the one reviewed here: "
                 "nothing was trusted; trust it where the worker's folders are, or make them the same"))
         now = datetime.now(UTC)
-        self.store.set_trust(skill.name, parts.digest, parts.lines(), now)
+        self.store.trust.set_trust(skill.name, parts.digest, parts.lines(), now)
         activity.logger.info("skill %s trusted: %s", skill.name, parts.digest)
         return TrustResult(ok=True, resume=self._paused_for_trust(skill.name), state=state.model_copy(update={
             "status": "trusted", "trusted_digest": parts.digest, "trusted_at": now}))
@@ -97,7 +97,7 @@ class TrustActivities:
         """The files agent's stored skill ``name``, if the sync paused it for want of trust (never a skill
         a person paused: its reason is theirs)."""
         try:
-            stored = self.store.find_skill(name, self.settings.file_skills_agent)
+            stored = self.store.skills.find_skill(name, self.settings.file_skills_agent)
         except SkillNotFoundError:
             return None
         return stored.id if not stored.enabled and untrusted_reason(stored.disabled_reason) else None
@@ -106,7 +106,7 @@ class TrustActivities:
         """The files agent's stored skill ``name``, if its schedule may fire now (enabled, scheduled): an
         untrust stops it at once rather than at the next sync."""
         try:
-            stored = self.store.find_skill(name, self.settings.file_skills_agent)
+            stored = self.store.skills.find_skill(name, self.settings.file_skills_agent)
         except SkillNotFoundError:
             return None
         return stored.id if stored.enabled and stored.schedule_id is not None else None

@@ -43,10 +43,10 @@ class WatchActivities:
         configured, ``skills_llm_endpoint_up`` (from the state the endpoint check keeps)."""
         now = self.clock()
         threshold = self.settings.overdue_after
-        holding = {run.skill_id for run in self.store.running_runs(started_before=now) if run.trigger == "schedule"}
+        holding = {run.skill_id for run in self.store.runs.running_runs(started_before=now) if run.trigger == "schedule"}
         found: list[OverdueSkill] = []
         due_after: dict[tuple[int, datetime, datetime], datetime | None] = {}
-        for skill in self.store.scheduled_skills_with_last_fire():
+        for skill in self.store.runs.scheduled_skills_with_last_fire():
             # Times before the skill's last change (a new trigger, a resume) were not fires of this schedule.
             since = max(skill.last_fire, skill.updated_at) if skill.last_fire else skill.updated_at
             if since + threshold > now or skill.id in holding or skill.trigger_config is None:
@@ -67,7 +67,7 @@ class WatchActivities:
         found.sort(key=lambda o: o.due_at)
         self.metrics.overdue_skills(len(found), now.timestamp())
         if self.settings.llm_configured:
-            state = self.store.get_state(ENDPOINT_STATE)
+            state = self.store.conversations.get_state(ENDPOINT_STATE)
             if state is not None:
                 self.metrics.llm_endpoint(bool(state.get("up")))
         return OverdueSkills(count=len(found), skills=found[:query.limit], threshold_seconds=threshold.total_seconds())

@@ -60,7 +60,7 @@ async def measure(steps_list: list[int]) -> list[dict[str, float]]:
             assert not isinstance(run, str) and run.status == "success", run
             history = await env.client.get_workflow_handle(run.workflow_id, run_id=run.run_id).fetch_history()
             size = sum(event.ByteSize() for event in history.events)
-            conversation = [len(m.model_dump_json()) for m in store.load_messages(run.run_id)]
+            conversation = [len(m.model_dump_json()) for m in store.conversations.load_messages(run.run_id)]
             # In and out of every turn, the conversation as it was at that turn.
             naive = sum(2 * sum(conversation[: 2 + 2 * k]) for k in range(steps))
             rows.append({"steps": steps, "events": len(history.events), "history_bytes": size,

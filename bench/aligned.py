@@ -103,7 +103,7 @@ async def engine_side(client: Client, h: object, n: int, minutes: int) -> dict[s
     runs = await listed(client, query, times)
     ids = {item.skill_id for item in result.items}
     store = Store.open(settings.store_url, schedule_prefix=settings.task_queue)
-    records = Counter((r.skill_id, r.scheduled_at) for r in store.list_runs(limit=10 * n * minutes)
+    records = Counter((r.skill_id, r.scheduled_at) for r in store.runs.list_runs(limit=10 * n * minutes)
                       if r.skill_id in ids and r.scheduled_at is not None and times[0] <= r.scheduled_at <= times[-1])
     return figures(runs, n * minutes, len(records), sum(c - 1 for c in records.values()))
 

@@ -99,7 +99,7 @@ async def main(n: int, minutes: int, worker_count: int) -> None:
                 runs = await listed(env.client, query, times)
             store = Store.open(database_url, schedule_prefix=QUEUE)
             ids = {item.skill_id for item in result.items}
-            window_runs = [r for r in store.list_runs(limit=20 * n * minutes)
+            window_runs = [r for r in store.runs.list_runs(limit=20 * n * minutes)
                            if r.skill_id in ids and r.scheduled_at is not None and times[0] <= r.scheduled_at <= times[-1]]
         finally:
             stop.set()

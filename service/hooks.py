@@ -33,7 +33,7 @@ from urllib.parse import unquote
 from temporalio.client import Client
 
 from adapters.store import Store
-from adapters.store.repository import HOOKED_SKILLS_LIMIT
+from adapters.store.events import HOOKED_SKILLS_LIMIT
 from client import SkillsClient
 from config.settings import Settings
 from service.health import Reply, Request
@@ -77,7 +77,7 @@ class HookEndpoint:
         ref = unquote(request.path.removeprefix(HOOK_PATH))
         if not ref or "/" in ref or len(ref) > 200 or len(token) > MAX_TOKEN_CHARS:
             return NOT_HERE
-        candidates = await asyncio.to_thread(self.store.hook_digests, ref)
+        candidates = await asyncio.to_thread(self.store.events.hook_digests, ref)
         # Always MAX_CANDIDATES comparisons, the missing ones against a digest no token has, and every one
         # made, match or not: the time taken says neither which candidate matched nor how many there were.
         # The skill itself is loaded only for the right token (loading it cost 0.4 ms: which skills have
@@ -88,7 +88,7 @@ class HookEndpoint:
         if len(matches) != 1 or matches[0] is None:
             return NOT_HERE
         try:
-            return await asyncio.to_thread(self.store.get_skill, matches[0])
+            return await asyncio.to_thread(self.store.skills.get_skill, matches[0])
         except SkillNotFoundError:
             return NOT_HERE  # deleted since
 

@@ -1,9 +1,9 @@
 """A reply to a result: the chat turn that goes on from a run's result, and the skill it came from.
 
 ``skills chat --reply-to RUN_ID`` names the run; a Telegram reply to a delivered completion notice names
-the message, which the store maps to its run (``Store.notice_run``). Either way the workflow carries the
-reference only: the chat's prepare activity reads the run and its skill from the store, and the turn's
-user message opens with them, as data:
+the message, which the store maps to its run (``ConversationRepository.notice_run``). Either way the
+workflow carries the reference only: the chat's prepare activity reads the run and its skill from the
+store, and the turn's user message opens with them, as data:
 
     <replied_result>
     {"run_id": "...", "skill": {"id": 3, "name": "inbox digest", "does": "..."}, "status": "success", ...}

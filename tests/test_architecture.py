@@ -1,12 +1,14 @@
 """The house's rules, read from the source (docs/architecture.md): which room may import which, no
 import circles, activities/ holds activities, adapters know nothing of Temporal's activity API, and
-every workflow type is spelt in one module."""
+every workflow type is spelt in one module, no class of the store is past ``MAX_STORE_METHODS``."""
 
 from __future__ import annotations
 
 import ast
+import importlib
 from collections import defaultdict
 from pathlib import Path
+from types import FunctionType
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,6 +31,9 @@ WORKFLOWS_MAY_IMPORT = {"skills", "activities", "workflows"}
 """Workflows are deterministic: they reach activities by reference and import nothing that does I/O."""
 
 MAX_LINES_WITHOUT_ACTIVITY = 120
+
+MAX_STORE_METHODS = 25
+"""Methods a class of the store may have, inherited ones included: past it, it is two aggregates."""
 
 
 def _modules() -> dict[str, Path]:
@@ -167,3 +172,21 @@ def test_each_workflow_type_is_spelt_in_one_module() -> None:
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in naming.WORKFLOW_TYPES:
                 spelt[node.value].add(module)
     assert dict(spelt) == {name: {"skills.naming"} for name in naming.WORKFLOW_TYPES}
+
+
+def _methods(cls: type) -> set[str]:
+    """The methods of ``cls``, inherited ones included, that the engine's own modules define."""
+    return {name for klass in cls.__mro__ if klass.__module__.partition(".")[0] in LAYERS
+            for name, value in vars(klass).items()
+            if isinstance(value, (FunctionType, staticmethod, classmethod, property))}
+
+
+def test_no_class_of_the_store_has_more_than_its_share_of_methods() -> None:
+    from adapters.store import Store
+
+    classes = [value for module in MODULES if module.startswith("adapters.store.") and module.count(".") == 2
+               for value in vars(importlib.import_module(module)).values()
+               if isinstance(value, type) and value.__module__ == module]
+    assert {"open", "session", "max_revisions"} <= _methods(Store)  # its own, an inherited one, a property
+    crowded = {cls.__qualname__: len(_methods(cls)) for cls in classes if len(_methods(cls)) > MAX_STORE_METHODS}
+    assert crowded == {}

@@ -49,7 +49,7 @@ def stored(store: Store, now: datetime, schedule: str, zone: str, holidays: str)
     spec = SkillSpec(agent_id="me", name=f"standup {zone}", trigger_type="cron", instructions="x",
                      trigger_config=TriggerConfig(schedule=schedule, timezone=zone), skip_holidays=holidays,
                      business_days_only=True)
-    return store.create_skill(spec, trigger_as_written=None, disabled_reason=None, now=now)
+    return store.skills.create_skill(spec, trigger_as_written=None, disabled_reason=None, now=now)
 
 
 @pytest.fixture

@@ -17,8 +17,8 @@ CHRISTMAS_EVE = datetime(2026, 12, 24, 9, 0, tzinfo=UTC)
 def daily(store: Store, **fields: object) -> int:  # noqa: F811
     spec = SkillSpec(agent_id="a", name="standup", trigger_type="cron", instructions="x",
                      trigger_config=TriggerConfig(schedule="0 9 * * *", timezone="UTC"), **fields)
-    return store.create_skill(spec, trigger_as_written=None, disabled_reason=None,
-                              now=FRIDAY - timedelta(days=7)).id
+    return store.skills.create_skill(spec, trigger_as_written=None, disabled_reason=None,
+                                     now=FRIDAY - timedelta(days=7)).id
 
 
 def test_the_fire_after_a_weekend_records_no_gap(runs: RunActivities, store: Store) -> None:  # noqa: F811

@@ -140,8 +140,8 @@ def test_catch_up_after_downtime_across_a_change_counts_the_calendars_fires(
     spring, _ = changes(NEW_YORK)
     spec = SkillSpec(agent_id="a", name="nightly", trigger_type="cron", instructions="x",
                      trigger_config=TriggerConfig(schedule="30 2 * * *", timezone=NEW_YORK.key))
-    skill_id = store.create_skill(spec, trigger_as_written=None, disabled_reason=None,
-                                  now=spring - timedelta(days=20)).id
+    skill_id = store.skills.create_skill(spec, trigger_as_written=None, disabled_reason=None,
+                                         now=spring - timedelta(days=20)).id
     before = spring - timedelta(days=1) + timedelta(minutes=30)  # 02:30 EST, the day before
     after = spring + timedelta(days=1) - timedelta(minutes=30)  # 02:30 EDT, the day after
     fire(runs, skill_id, 1, before, before)

@@ -20,9 +20,9 @@ def spec(schedule: str, **more: object) -> dict[str, object]:
 
 def conversation(tmp_path: Path, *messages: str) -> Store:
     store = Store.open(f"sqlite:///{tmp_path / 'skills.db'}")
-    store.append_messages("chat:c", [ChatMessage(role="system", content="every day at 9am, says the prompt"),
-                                     *(ChatMessage(role="user", content=m) for m in messages),
-                                     ChatMessage(role="assistant", content="every hour, says the model")], NOW)
+    store.conversations.append_messages("chat:c", [ChatMessage(role="system", content="every day at 9am, says the prompt"),
+                                                   *(ChatMessage(role="user", content=m) for m in messages),
+                                                   ChatMessage(role="assistant", content="every hour, says the model")], NOW)
     return store
 
 

@@ -15,12 +15,12 @@ from activities import retention, watch
 from activities.retention import RetentionActivities
 from activities.watch import WatchActivities
 from adapters.store import ScheduledSkill, Store
-from adapters.store.repository import old_runs, runs_beyond, scheduled_with_last_fire
+from adapters.store.runs import old_runs, runs_beyond, scheduled_with_last_fire
 from adapters.store.tables import SkillRow
 from config.settings import Settings
 from skills.agent import ChatMessage
 from skills.messages import OverdueQuery, RunsQuery, SkillRef
-from tests.activities.test_store import create, run, spec
+from tests.adapters.store.helpers import create, run, spec
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 
@@ -35,7 +35,7 @@ def closed(skill_id: int, n: int, at: datetime, status: str = "success", trigger
 
 
 def ids(store: Store, skill_id: int) -> set[str]:
-    return {r.run_id for r in store.list_runs(skill_id, limit=10_000)}
+    return {r.run_id for r in store.runs.list_runs(skill_id, limit=10_000)}
 
 
 def test_runs_past_the_window_go_with_their_conversations_but_not_the_newest_fire_nor_a_running_one(
@@ -44,33 +44,33 @@ def test_runs_past_the_window_go_with_their_conversations_but_not_the_newest_fir
     quiet = create(store, spec("quiet"))   # fired long ago, not since: its newest fire stays
     busy = create(store, spec("busy"))
     for n in range(3):
-        store.start_run(closed(quiet, n, old + timedelta(minutes=n)))
-        store.start_run(closed(busy, n, old + timedelta(minutes=n)))
-    store.start_run(closed(busy, 10, NOW - timedelta(days=1)))
-    store.start_run(closed(busy, 11, old, trigger="manual"))
-    store.start_run(run(busy, 12, "running", scheduled=old - timedelta(hours=1)))  # Maintenance closes these
-    store.append_messages(f"run-{busy}-0", [ChatMessage(role="user", content="old talk")], old)
-    store.append_messages(f"run-{busy}-10", [ChatMessage(role="user", content="new talk")], NOW)
+        store.runs.start_run(closed(quiet, n, old + timedelta(minutes=n)))
+        store.runs.start_run(closed(busy, n, old + timedelta(minutes=n)))
+    store.runs.start_run(closed(busy, 10, NOW - timedelta(days=1)))
+    store.runs.start_run(closed(busy, 11, old, trigger="manual"))
+    store.runs.start_run(run(busy, 12, "running", scheduled=old - timedelta(hours=1)))  # Maintenance closes these
+    store.conversations.append_messages(f"run-{busy}-0", [ChatMessage(role="user", content="old talk")], old)
+    store.conversations.append_messages(f"run-{busy}-10", [ChatMessage(role="user", content="new talk")], NOW)
 
-    assert store.prune_old_runs(NOW - timedelta(days=30), limit=2) == 2  # a batch at most
-    assert store.prune_old_runs(NOW - timedelta(days=30), limit=100) == 4
-    assert store.prune_old_runs(NOW - timedelta(days=30), limit=100) == 0
+    assert store.runs.prune_old_runs(NOW - timedelta(days=30), limit=2) == 2  # a batch at most
+    assert store.runs.prune_old_runs(NOW - timedelta(days=30), limit=100) == 4
+    assert store.runs.prune_old_runs(NOW - timedelta(days=30), limit=100) == 0
     assert ids(store, quiet) == {f"run-{quiet}-2"}
     assert ids(store, busy) == {f"run-{busy}-10", f"run-{busy}-12"}
-    assert store.load_messages(f"run-{busy}-0") == []
-    assert [m.content for m in store.load_messages(f"run-{busy}-10")] == ["new talk"]
+    assert store.conversations.load_messages(f"run-{busy}-0") == []
+    assert [m.content for m in store.conversations.load_messages(f"run-{busy}-10")] == ["new talk"]
     # The newest fire kept is what the next fire reckons its gaps from.
-    assert store.previous_scheduled_run(quiet, before=NOW).run_id == f"run-{quiet}-2"  # type: ignore[union-attr]
+    assert store.runs.previous_scheduled_run(quiet, before=NOW).run_id == f"run-{quiet}-2"  # type: ignore[union-attr]
 
 
 def test_a_skill_keeps_its_newest_runs_up_to_the_cap(store: Store) -> None:
     skill = create(store, spec())
     other = create(store, spec("other"))
     for n in range(12):
-        store.start_run(closed(skill, n, NOW - timedelta(hours=12 - n)))
-    store.start_run(closed(other, 0, NOW - timedelta(hours=20)))
-    assert store.prune_skill_runs(skill, keep=5, limit=4) == 4
-    assert store.prune_skill_runs(skill, keep=5, limit=100) == 3
+        store.runs.start_run(closed(skill, n, NOW - timedelta(hours=12 - n)))
+    store.runs.start_run(closed(other, 0, NOW - timedelta(hours=20)))
+    assert store.runs.prune_skill_runs(skill, keep=5, limit=4) == 4
+    assert store.runs.prune_skill_runs(skill, keep=5, limit=100) == 3
     assert ids(store, skill) == {f"run-{skill}-{n}" for n in range(7, 12)}
     assert len(ids(store, other)) == 1
 
@@ -105,8 +105,8 @@ def test_the_maintenance_activity_prunes_in_rounds_and_walks_every_skill(
     skills = [create(store, spec(f"s{i}")) for i in range(5)]
     for skill in skills:
         for n in range(4):
-            store.start_run(closed(skill, n, NOW - timedelta(hours=10 - n)))
-    store.start_run(closed(skills[0], 9, NOW - timedelta(days=31), trigger="manual"))
+            store.runs.start_run(closed(skill, n, NOW - timedelta(hours=10 - n)))
+    store.runs.start_run(closed(skills[0], 9, NOW - timedelta(days=31), trigger="manual"))
     monkeypatch.setattr(retention, "SKILLS_PER_ROUND", 2)  # three rounds see the five skills
     activities = RetentionActivities(store, settings)
     first = activities.prune_runs()
@@ -127,8 +127,8 @@ def test_a_skill_is_overdue_when_its_fire_has_no_run_past_the_threshold(store: S
     fresh = create(store, spec("fresh"), now=NOW - timedelta(minutes=8))    # its first fire is not 10 min late yet
     paused = create(store, spec("paused", enabled=False), now=NOW - timedelta(hours=1))
     last = NOW - timedelta(minutes=4)
-    store.start_run(closed(fired, 0, last.replace(second=0)))
-    store.start_run(closed(late, 0, NOW - timedelta(minutes=40)))
+    store.runs.start_run(closed(fired, 0, last.replace(second=0)))
+    store.runs.start_run(closed(late, 0, NOW - timedelta(minutes=40)))
     watcher = WatchActivities(store, settings, clock=lambda: NOW)  # NOW is the import's time, the run's is later
     found = watcher.find_overdue_skills(OverdueQuery())
     assert found.count == 1 and [o.skill.name for o in found.skills] == ["late"], found
@@ -161,20 +161,20 @@ def test_a_notice_names_its_run_until_the_run_is_pruned(store: Store) -> None:
     old = NOW - timedelta(days=40)
     skill = create(store, spec("digest"))
     for n in range(2):
-        store.start_run(run(skill, n, "success", scheduled=old + timedelta(minutes=n), trigger="manual",
-                            run_id=f"0123abcd-{n}"))
-    store.start_run(run(skill, 5, "success", scheduled=NOW - timedelta(days=1), run_id="0123abce-5"))
-    store.record_notice("42", [7, 8], "0123abcd-0", old)  # a notice in two parts
-    store.record_notice("42", [7], "0123abcd-0", old)     # told again (a retried notify): the same
-    store.record_notice("42", [9], "0123abce-5", NOW)
-    assert store.notice_run("42", 8) == "0123abcd-0" and store.notice_run("-100", 8) is None
+        store.runs.start_run(run(skill, n, "success", scheduled=old + timedelta(minutes=n), trigger="manual",
+                                 run_id=f"0123abcd-{n}"))
+    store.runs.start_run(run(skill, 5, "success", scheduled=NOW - timedelta(days=1), run_id="0123abce-5"))
+    store.conversations.record_notice("42", [7, 8], "0123abcd-0", old)  # a notice in two parts
+    store.conversations.record_notice("42", [7], "0123abcd-0", old)     # told again (a retried notify): the same
+    store.conversations.record_notice("42", [9], "0123abce-5", NOW)
+    assert store.conversations.notice_run("42", 8) == "0123abcd-0" and store.conversations.notice_run("-100", 8) is None
 
     # A run is named by its id, or by 8+ characters beginning it (two runs: ambiguous, both given back).
-    assert [r.run_id for r in store.find_runs("0123abce")] == ["0123abce-5"]
-    assert [r.run_id for r in store.find_runs("0123abcd-1")] == ["0123abcd-1"]
-    assert len(store.find_runs("0123abcd")) == 2 and store.find_runs("0123abc") == []
-    assert store.find_runs("0123abc_") == [] and store.find_runs("%%%%%%%%") == []  # LIKE's wildcards are text
+    assert [r.run_id for r in store.runs.find_runs("0123abce")] == ["0123abce-5"]
+    assert [r.run_id for r in store.runs.find_runs("0123abcd-1")] == ["0123abcd-1"]
+    assert len(store.runs.find_runs("0123abcd")) == 2 and store.runs.find_runs("0123abc") == []
+    assert store.runs.find_runs("0123abc_") == [] and store.runs.find_runs("%%%%%%%%") == []  # LIKE's wildcards are text
 
-    store.prune_old_runs(NOW - timedelta(days=30), limit=100)
-    assert store.notice_run("42", 7) is None and store.notice_run("42", 8) is None
-    assert store.notice_run("42", 9) == "0123abce-5"
+    store.runs.prune_old_runs(NOW - timedelta(days=30), limit=100)
+    assert store.conversations.notice_run("42", 7) is None and store.conversations.notice_run("42", 8) is None
+    assert store.conversations.notice_run("42", 9) == "0123abce-5"

@@ -43,7 +43,7 @@ def runs(store: Store, tmp_path: Path) -> RunActivities:
 def every_minute(store: Store) -> int:
     spec = SkillSpec(agent_id="a", name="tick", trigger_type="cron", instructions="x",
                      trigger_config=TriggerConfig(interval_minutes=1))
-    return store.create_skill(spec, trigger_as_written=None, disabled_reason=None, now=T0).id
+    return store.skills.create_skill(spec, trigger_as_written=None, disabled_reason=None, now=T0).id
 
 
 def fire(runs: RunActivities, skill_id: int, n: int, scheduled: datetime, started: datetime,
@@ -55,7 +55,7 @@ def fire(runs: RunActivities, skill_id: int, n: int, scheduled: datetime, starte
 
 
 def table(store: Store, skill_id: int) -> list[tuple[datetime | None, str, str]]:
-    return [(r.scheduled_at, r.status, r.summary) for r in reversed(store.list_runs(skill_id, limit=100))]
+    return [(r.scheduled_at, r.status, r.summary) for r in reversed(store.runs.list_runs(skill_id, limit=100))]
 
 
 def test_punctual_fires_leave_no_gaps(runs: RunActivities, store: Store, every_minute: int) -> None:
@@ -134,7 +134,7 @@ def test_the_failure_limit_disables_in_the_same_transaction(runs: RunActivities,
                                                        "finished_at": T0 + 20 * MINUTE}))
     assert outcome.disabled == "failures" and outcome.skill is not None
     assert (outcome.skill.enabled, outcome.skill.consecutive_failures, outcome.skill.last_error) == (False, 3, "boom")
-    assert not store.get_skill(every_minute).enabled
+    assert not store.skills.get_skill(every_minute).enabled
 
 
 def test_account_gap_caps_the_rows_of_a_long_outage() -> None:
@@ -162,7 +162,7 @@ def test_a_file_skills_dependencies_and_their_toolsets_are_read_at_each_fire(
     write("style", toolsets={"inks": {"command": "inks-server"}})
     spec = SkillSpec(agent_id=settings.file_skills_agent, name="letters", trigger_type="cron", instructions="x",
                      trigger_config=TriggerConfig(interval_minutes=1))
-    skill_id = store.create_skill(spec, trigger_as_written=None, disabled_reason=None, now=T0).id
+    skill_id = store.skills.create_skill(spec, trigger_as_written=None, disabled_reason=None, now=T0).id
 
     def begin(n: int) -> RunStart:
         return runs.begin_run(BeginRun(skill_id=skill_id, run_id=f"r{n}", workflow_id="w", trigger="manual",
@@ -173,7 +173,7 @@ def test_a_file_skills_dependencies_and_their_toolsets_are_read_at_each_fire(
     assert refused.dependency_toolsets == [] and refused.toolsets is None
     style, _ = load_skill_file(settings.user_skills_dir / "style" / "SKILL.md", "user")
     assert style is not None
-    store.set_trust("style", str(executable_parts(style).digest), [], T0)  # `skills trust style`
+    store.trust.set_trust("style", str(executable_parts(style).digest), [], T0)  # `skills trust style`
 
     with caplog.at_level(logging.WARNING):
         first = begin(1)
@@ -190,7 +190,7 @@ def test_a_file_skills_dependencies_and_their_toolsets_are_read_at_each_fire(
     # A skill that is not a file skill has none of this.
     other = SkillSpec(agent_id="someone", name="letters", trigger_type="cron", instructions="x",
                       trigger_config=TriggerConfig(interval_minutes=1))
-    other_id = store.create_skill(other, trigger_as_written=None, disabled_reason=None, now=T0).id
+    other_id = store.skills.create_skill(other, trigger_as_written=None, disabled_reason=None, now=T0).id
     plain = runs.begin_run(BeginRun(skill_id=other_id, run_id="r3", workflow_id="w", trigger="manual",
                                 scheduled_at=None, started_at=T0))
     assert plain.run is not None and plain.dependencies == [] and plain.toolsets is None
@@ -202,7 +202,7 @@ def test_a_file_skills_dependencies_and_their_toolsets_are_read_at_each_fire(
 def _shaped(store: Store, **fields: object) -> int:
     spec = SkillSpec(agent_id="a", name="shaped", trigger_type="cron", instructions="x",
                      trigger_config=TriggerConfig(interval_minutes=10), **fields)
-    return store.create_skill(spec, trigger_as_written=None, disabled_reason=None, now=T0).id
+    return store.skills.create_skill(spec, trigger_as_written=None, disabled_reason=None, now=T0).id
 
 
 def test_a_jittered_fire_does_not_count_its_own_time_as_missed(runs: RunActivities, store: Store) -> None:
@@ -225,11 +225,11 @@ def test_max_runs_counts_each_fire_once_and_the_last_one_ends_the_skill(runs: Ru
                        scheduled_at=T0 + 20 * MINUTE, started_at=T0 + 20 * MINUTE)
     start = runs.begin_run(request)
     runs.begin_run(request)  # retried: the same fire, counted once
-    assert store.get_skill(skill_id).scheduled_runs == 2 and store.get_skill(skill_id).enabled
+    assert store.skills.get_skill(skill_id).scheduled_runs == 2 and store.skills.get_skill(skill_id).enabled
     assert start.run is not None
     outcome = runs.finish_run(start.run.model_copy(update={"status": "success", "finished_at": T0 + 21 * MINUTE}))
     assert outcome.disabled == ENDED
-    skill = store.get_skill(skill_id)
+    skill = store.skills.get_skill(skill_id)
     assert (skill.enabled, skill.disabled_reason) == (False, ENDED)
     with pytest.raises(SkillValidationError, match="ran 2 of max_runs 2"):
-        store.set_enabled(skill_id, True, None, T0 + 30 * MINUTE)
+        store.skills.set_enabled(skill_id, True, None, T0 + 30 * MINUTE)

@@ -259,7 +259,7 @@ async def test_a_well_formed_grant_of_an_untrusted_skill_starts_nothing(settings
         assert found is not None and found.folder == folder
         parts = executable_parts(found)
         assert parts.digest is not None
-        store.set_trust("unvetted", parts.digest, parts.files, datetime.now(UTC))
+        store.trust.set_trust("unvetted", parts.digest, parts.files, datetime.now(UTC))
         served = await toolsets.call(grant_of(settings, "unvetted"), "changing_add_tool_quietly", {"name": "a"})
         assert served.ok and served.text == "added a"
     finally:

@@ -157,7 +157,7 @@ async def test_a_very_long_answer_is_kept_in_the_store_not_in_the_run(agent: Eng
     await agent.skills.register(briefing())
     run = await agent.skills.run("briefing")
     assert run.status == "success" and len(run.summary) == 2000, run.summary[:500]
-    stored = Store.open(agent.settings.store_url).load_messages(run.run_id)
+    stored = Store.open(agent.settings.store_url).conversations.load_messages(run.run_id)
     assert len(stored[-1].content or "") == 200_000
 
 

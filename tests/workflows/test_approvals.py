@@ -426,9 +426,9 @@ async def test_a_carried_over_agent_run_waits_no_longer_than_its_chains_deadline
         run = RunRecord(run_id=f"first-{uuid.uuid4().hex[:8]}", skill_id=skill.id, skill_name=skill.name,
                         workflow_id=workflow_id, trigger="manual", started_at=began, tier="agent")
         store = Store.open(settings.store_url, schedule_prefix=settings.task_queue)
-        store.start_run(run)
-        store.append_messages(run.run_id, [ChatMessage(role="system", content="You say hi."),
-                                           ChatMessage(role="user", content="Say hi.")], began)
+        store.runs.start_run(run)
+        store.conversations.append_messages(run.run_id, [ChatMessage(role="system", content="You say hi."),
+                                                         ChatMessage(role="user", content="Say hi.")], began)
         carried = SkillRunInput(skill_id=skill.id, trigger="manual", resume=AgentResume(
             start=RunStart(skill=skill.without_instructions(), run=run, approval_timeout_seconds=7 * 86400.0),
             run=run, loop=AgentLoopState(conversation_id=run.run_id, model="default", tools=["outbox_send_message"],

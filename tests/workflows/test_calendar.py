@@ -69,7 +69,7 @@ async def test_maintenance_renews_a_skip_list_that_runs_out(engine: Engine, clie
     assert skill is not None and skill.schedule_id is not None
     # Thirteen months later, as far as the store and the schedule can tell: the list ends in a week.
     store = Store.open(engine.settings.store_url, schedule_prefix=engine.settings.task_queue)
-    store.set_skips_until(skill.id, datetime.now(UTC) + timedelta(days=7))
+    store.skills.set_skips_until(skill.id, datetime.now(UTC) + timedelta(days=7))
 
     def without_skips(current: ScheduleUpdateInput) -> ScheduleUpdate:
         spec = current.description.schedule.spec
@@ -84,7 +84,7 @@ async def test_maintenance_renews_a_skip_list_that_runs_out(engine: Engine, clie
                                            task_queue=engine.settings.task_queue)
     assert report["skips_renewed"] == [skill.name]
     assert len(await skip_comments(client, skill.schedule_id)) >= 13
-    renewed = store.get_skill(skill.id)
+    renewed = store.skills.get_skill(skill.id)
     assert renewed.skips_until is not None and renewed.skips_until > datetime.now(UTC) + timedelta(days=390)
     found = await engine.skills.next(skill.id, count=10)
     assert await server_fires(client, skill.schedule_id) == [

@@ -47,7 +47,7 @@ async def test_a_stored_claimed_without_a_call_is_corrected(assistant: Engine, l
     assert reply.account_lines() == [reply.correction, f"asked again: {reply.asked_again}"]
     # The correction tells the truth: nothing is stored, nothing waits for a yes.
     assert await assistant.skills.list() == []
-    assert store_of(assistant).list_approvals(session_id="liar") == []
+    assert store_of(assistant).approvals.list_approvals(session_id="liar") == []
 
 
 async def test_a_proposal_made_is_the_account_and_nothing_is_corrected(assistant: Engine, llm: ScriptedLLM) -> None:

@@ -63,7 +63,7 @@ async def test_a_new_skill_is_proposed_shown_as_stored_and_made_by_a_plain_yes(
     assert done.ok and "Done" in done.reply and "Stored skill" in done.reply
     skill = await assistant.skills.get("stretch")
     assert skill.schedule_id and await schedule_exists(client, skill.schedule_id)
-    answered = store_of(assistant).get_approval(proposal.id)
+    answered = store_of(assistant).approvals.get_approval(proposal.id)
     assert (answered.status, answered.decided_by) == ("approved", "chat:s1") and "Stored skill" in answered.outcome
     assert [(r.action, r.by) for r in await assistant.skills.history("stretch")] == [("created", "chat:s1")]
 
@@ -81,12 +81,12 @@ async def test_no_cancels_and_any_other_message_moves_on(assistant: Engine, llm:
                         say("Sure, at 10 then?"), structured({"action": "reply", "reply": "Sure, at 10 then?"})])
     first = (await assistant.skills.chat("stretch at 9", session_id="n")).proposals[0]
     cancelled = await assistant.skills.chat("no", session_id="n")
-    assert "Cancelled" in cancelled.reply and store_of(assistant).get_approval(first.id).status == "denied"
+    assert "Cancelled" in cancelled.reply and store_of(assistant).approvals.get_approval(first.id).status == "denied"
     second = (await assistant.skills.chat("stretch at 9", session_id="n")).proposals[0]
     # "yes, but at 10" is a message, not a confirmation: the model answers it, the proposal is dropped.
     moved = await assistant.skills.chat("yes, but at 10", session_id="n")
     assert moved.reply == "Sure, at 10 then?"
-    dropped = store_of(assistant).get_approval(second.id)
+    dropped = store_of(assistant).approvals.get_approval(second.id)
     assert dropped.status == "denied" and "went on" in (dropped.reason or "")
     assert await names(assistant) == []
 
@@ -123,7 +123,7 @@ async def test_narrowing_changes_are_made_at_once_widening_ones_proposed(assista
     assert reply.changes == [] and "replaces proposal" in llm.requests_for("chat")[before + 2].messages[-1]["content"]
     assert proposal.id in reply.rehearsals  # the model answered its rehearsal (REHEARSED) within the wait
     assert "enables it; changes the instructions its LLM follows" in proposal.summary
-    assert store_of(assistant).get_approval(proposal.id - 1).status == "denied"
+    assert store_of(assistant).approvals.get_approval(proposal.id - 1).status == "denied"
     unchanged = await assistant.skills.get("agentic")
     assert not unchanged.enabled and unchanged.instructions == "Remind me to stretch"
 
@@ -158,7 +158,7 @@ async def test_a_change_confirmed_twice_at_once_is_made_once(assistant: Engine, 
                                    assistant.skills.chat("yes", session_id="t"))
     assert await names(assistant) == ["stretch"]
     assert [a.status for a in answers[:2]] == ["approved", "approved"]
-    assert len(store_of(assistant).list_approvals(status="approved", session_id="t")) == 1
+    assert len(store_of(assistant).approvals.list_approvals(status="approved", session_id="t")) == 1
     # Confirmed later again: answered as it was, nothing made again.
     again = await assistant.skills.decide_change(proposal, yes)
     assert again.status == "approved" and await names(assistant) == ["stretch"]
@@ -169,7 +169,7 @@ async def test_a_yes_in_another_session_confirms_nothing(assistant: Engine, llm:
     [proposal] = (await assistant.skills.chat("stretch", session_id="alice")).proposals
     other = await assistant.skills.chat("yes", session_id="mallory")
     assert other.reply == "Yes to what?" and await names(assistant) == []  # the model answered it
-    assert store_of(assistant).get_approval(proposal.id).pending
+    assert store_of(assistant).approvals.get_approval(proposal.id).pending
     # Nor can a DecideChange that names another session take it.
     from skills.naming import DECIDE_CHANGE
     from skills.proposals import ChangeDecided, DecideChangeInput
@@ -178,7 +178,7 @@ async def test_a_yes_in_another_session_confirms_nothing(assistant: Engine, llm:
         DECIDE_CHANGE, DecideChangeInput(decision=ApprovalDecision(approval_id=proposal.id, approve=True),
                                          session_id="mallory"), ChangeDecided, "decide", "cross-session")
     assert decided.problem and "not made in this conversation" in decided.problem and not decided.applied
-    assert await names(assistant) == [] and store_of(assistant).get_approval(proposal.id).pending
+    assert await names(assistant) == [] and store_of(assistant).approvals.get_approval(proposal.id).pending
 
 
 async def test_text_the_model_read_never_confirms(assistant: Engine, llm: ScriptedLLM) -> None:
@@ -207,7 +207,7 @@ async def test_text_the_model_read_never_confirms(assistant: Engine, llm: Script
     llm.script("chat", [say("Tell me more.")])
     await assistant.skills.chat("hmm, what is exfil?", session_id="victim")
     assert await names(assistant) == ["stretch"]
-    assert store_of(assistant).list_approvals(session_id="victim") == []  # none pending
+    assert store_of(assistant).approvals.list_approvals(session_id="victim") == []  # none pending
 
 
 @pytest.fixture
@@ -226,7 +226,7 @@ async def test_an_expired_proposal_cannot_be_confirmed(quick_expiry: Engine, llm
     [proposal] = (await quick_expiry.skills.chat("stretch", session_id="e")).proposals
     reply = await quick_expiry.skills.chat("yes", session_id="e")
     assert "expired" in reply.reply and await names(quick_expiry) == []
-    assert store_of(quick_expiry).get_approval(proposal.id).status == "expired"
+    assert store_of(quick_expiry).approvals.get_approval(proposal.id).status == "expired"
     with pytest.raises(SkillsError):
         await quick_expiry.skills.decide_change(proposal.model_copy(update={"kind": "tool_call"}),
                             ApprovalDecision(approval_id=proposal.id, approve=True))

@@ -75,7 +75,7 @@ async def test_a_where_that_does_not_match_or_an_expired_grant_approves_nothing(
 
     store = Store.open(engine.settings.store_url, schedule_prefix=engine.settings.task_queue)
     now = datetime.now(UTC)
-    store.add_grant(tool="outbox_send_message", skill_id=None, skill_name="", where={}, created_at=now - timedelta(
+    store.approvals.add_grant(tool="outbox_send_message", skill_id=None, skill_name="", where={}, created_at=now - timedelta(
         days=2), expires_at=now - timedelta(days=1), created_by="test")
     await _deny_waiting(engine)
     assert engine.outbox() == []

@@ -55,7 +55,7 @@ async def test_an_engine_on_postgresql_registers_and_runs_a_skill(client: Client
         await trigger_schedule(client, skill.schedule_id)
         assert [m["message"] for m in await eventually(engine.outbox)] == ["Drink water!"]
         store = Store.open(pg_url)
-        runs = await eventually(lambda: [r for r in store.list_runs(skill.id) if r.status != "running"])
+        runs = await eventually(lambda: [r for r in store.runs.list_runs(skill.id) if r.status != "running"])
         assert [(r.status, r.trigger) for r in runs] == [("success", "schedule")]
     finally:
         await engine.stop()
@@ -119,12 +119,12 @@ async def test_three_workers_on_one_store_record_each_fire_once(client: Client, 
         store = Store.open(pg_url)
 
         def finished() -> bool:
-            runs = store.list_runs(limit=1000)
+            runs = store.runs.list_runs(limit=1000)
             return (len([r for r in runs if r.skill_id != shot.id]) == 4 * 7 and len(runs) == 4 * 7 + 1
                     and all(r.status != "running" for r in runs))
 
         await eventually(finished, timeout=120, interval=0.5)
-        runs = store.list_runs(limit=1000)
+        runs = store.runs.list_runs(limit=1000)
 
         # One record per workflow execution, none twice.
         for skill in [*scheduled, shot]:
@@ -141,13 +141,13 @@ async def test_three_workers_on_one_store_record_each_fire_once(client: Client, 
         for skill in failing:
             mine = [r for r in runs if r.skill_id == skill.id]
             assert Counter(r.status for r in mine) == {"error": 7}
-            assert store.get_skill(skill.id).consecutive_failures == 7
+            assert store.skills.get_skill(skill.id).consecutive_failures == 7
         for skill in fine:
             assert {r.status for r in runs if r.skill_id == skill.id} == {"success"}
-            assert store.get_skill(skill.id).consecutive_failures == 0
+            assert store.skills.get_skill(skill.id).consecutive_failures == 0
 
         # The one-shot fired once and retired once.
-        once = store.get_skill(shot.id)
+        once = store.skills.get_skill(shot.id)
         assert (once.enabled, once.disabled_reason, once.schedule_id) == (False, FIRED, None)
         assert not await schedule_exists(client, shot.schedule_id)
 

@@ -65,7 +65,7 @@ def stored_row(engine: Engine, **fields: object) -> int:
     store = Store.open(engine.settings.store_url, schedule_prefix=engine.settings.task_queue)
     spec = SkillSpec.model_validate({"agent_id": "default", "trigger_type": "manual", "notify_on_completion": False,
                                      "instructions": "Do as the user says.", **fields})
-    return store.create_skill(spec, trigger_as_written=None, disabled_reason=None, now=datetime.now(UTC)).id
+    return store.skills.create_skill(spec, trigger_as_written=None, disabled_reason=None, now=datetime.now(UTC)).id
 
 
 async def test_a_stored_row_with_management_tools_is_neither_offered_them_nor_served(

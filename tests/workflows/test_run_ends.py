@@ -379,9 +379,9 @@ async def test_runs_waiting_for_the_owner_do_not_hide_a_stuck_skill(
     store = _store(engine.settings)
     long_ago = datetime.now(UTC) - timedelta(hours=1)
     for i in range(500):  # as many runs would have left them (none has a workflow: they are not closed here)
-        store.start_run(RunRecord(run_id=f"waiting-{i}", skill_id=waiter.id, skill_name="waits",
-                                  workflow_id=f"waiting-{i}", trigger="manual", started_at=long_ago,
-                                  status="waiting", tier="direct"))
+        store.runs.start_run(RunRecord(run_id=f"waiting-{i}", skill_id=waiter.id, skill_name="waits",
+                                       workflow_id=f"waiting-{i}", trigger="manual", started_at=long_ago,
+                                       status="waiting", tier="direct"))
     await _inside_a_minute()
     skill = (await engine.skills.register(_held("hidden", "* * * * *"))).skill
     assert skill is not None and skill.schedule_id is not None
@@ -403,9 +403,9 @@ async def test_a_rehearsal_left_open_is_closed_without_counting_or_telling(clien
     assert skill is not None
     store = _store(engine.settings)
     long_ago = datetime.now(UTC) - timedelta(days=2)
-    store.start_run(RunRecord(run_id="rehearsal-lost", skill_id=skill.id, skill_name="tried",
-                              workflow_id="rehearsal-that-is-gone", trigger="rehearsal", started_at=long_ago,
-                              tier="direct"))
+    store.runs.start_run(RunRecord(run_id="rehearsal-lost", skill_id=skill.id, skill_name="tried",
+                                   workflow_id="rehearsal-that-is-gone", trigger="rehearsal", started_at=long_ago,
+                                   tier="direct"))
     report = await _maintenance(client, engine)
     assert report.closed == []  # nothing to tell
     [closed] = [r for r in await engine.skills.runs("tried") if r.run_id == "rehearsal-lost"]

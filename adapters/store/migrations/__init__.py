@@ -13,7 +13,7 @@ A new revision, after changing ``adapters/store/tables.py``::
     python -m adapters.store.migrations revision "what changed"
 
 writes ``versions/<rev>_....py`` from the difference between the models and the newest
-revision (on a scratch SQLite store); read it, then commit it. ``tests/activities/test_migrations.py``
+revision (on a scratch SQLite store); read it, then commit it. ``tests/adapters/store/test_migrations.py``
 fails while models and migrations disagree.
 """
 

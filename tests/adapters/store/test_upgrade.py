@@ -53,10 +53,10 @@ def test_an_old_store_keeps_its_skills_and_takes_an_automatic_notice(tmp_path: P
 
     store = Store.open(f"sqlite:///{path}")
     # Stored choices keep their meaning; nothing else changed.
-    assert sorted((s.id, s.name, s.notify_on_completion) for s in store.list_skills()) == [
+    assert sorted((s.id, s.name, s.notify_on_completion) for s in store.skills.list_skills()) == [
         (1, "always", True), (2, "never", False)]
     now = datetime.now(UTC)
-    auto = store.create_skill(spec("auto", None), trigger_as_written=None, disabled_reason=None, now=now)
+    auto = store.skills.create_skill(spec("auto", None), trigger_as_written=None, disabled_reason=None, now=now)
     assert auto.notify_on_completion is None
     assert auto.id == 4  # ids are never reused (schedule ids derive from them)
     with sqlite3.connect(path) as db:
@@ -65,7 +65,7 @@ def test_an_old_store_keeps_its_skills_and_takes_an_automatic_notice(tmp_path: P
 
     # Opening it again changes nothing.
     again = Store.open(f"sqlite:///{path}")
-    assert sorted((s.id, s.notify_on_completion) for s in again.list_skills()) == [(1, True), (2, False), (4, None)]
+    assert sorted((s.id, s.notify_on_completion) for s in again.skills.list_skills()) == [(1, True), (2, False), (4, None)]
 
 
 def insert_old(engine: Engine, name: str, notify: bool) -> None:
@@ -105,13 +105,13 @@ def test_a_store_of_the_previous_schema_is_upgraded(store_url: str, versioned: b
 
     store = Store.open(store_url)
     assert migrations.current(store.engine) == migrations.head()
-    assert sorted((s.id, s.name, s.notify_on_completion) for s in store.list_skills()) == [
+    assert sorted((s.id, s.name, s.notify_on_completion) for s in store.skills.list_skills()) == [
         (1, "always", True), (2, "never", False)]
-    assert sorted(r.run_id for r in store.list_runs(1)) == ["manual", "ran-late"]
-    auto = store.create_skill(spec("auto", None), trigger_as_written=None, disabled_reason=None, now=datetime.now(UTC))
+    assert sorted(r.run_id for r in store.runs.list_runs(1)) == ["manual", "ran-late"]
+    auto = store.skills.create_skill(spec("auto", None), trigger_as_written=None, disabled_reason=None, now=datetime.now(UTC))
     assert auto.id == 4 and auto.notify_on_completion is None
-    assert store.claim_event("e", "1", "me", datetime.now(UTC), timedelta(hours=1)) is None  # seen_events exists
-    assert Store.open(store_url).get_skill(4).name == "auto"
+    assert store.events.claim_event("e", "1", "me", datetime.now(UTC), timedelta(hours=1)) is None  # seen_events exists
+    assert Store.open(store_url).skills.get_skill(4).name == "auto"
 
 
 # The runs table as those versions created it (unchanged since).
@@ -145,10 +145,10 @@ def test_an_old_store_takes_each_skills_last_run_from_its_runs(tmp_path: Path) -
         db.execute(old_run("d", 1, "2025-01-04 09:00:00.000000", "2025-01-04 09:00:00.000000", "missed", "x"))
 
     store = Store.open(f"sqlite:///{path}")
-    ran, never = store.get_skill(1), store.get_skill(2)
+    ran, never = store.skills.get_skill(1), store.skills.get_skill(2)
     assert (ran.last_run_at, ran.last_run_status, ran.last_run_summary) == (
         datetime(2025, 1, 2, 9, 0, 3, tzinfo=UTC), "success", "sent")
     assert (never.last_run_at, never.last_run_status, never.last_run_summary) == (None, None, None)
     assert ran.notify_on_completion is True  # the other upgrade ran too
     # Opening it again changes nothing.
-    assert Store.open(f"sqlite:///{path}").get_skill(1).last_run_status == "success"
+    assert Store.open(f"sqlite:///{path}").skills.get_skill(1).last_run_status == "success"
