@@ -114,6 +114,13 @@ _CLAIMS = [
     re.compile(r"\byou(?:'ll|\s+will)\s+(?:be\s+reminded|be\s+notified|get\s+a\s+reminder|receive\s+a\s+"
                r"reminder)\b", re.IGNORECASE),
 ]
+_PROMISES = [
+    # "I'll send you", "you will receive a daily digest", and a small model's "I will receive a summary"
+    # (it speaks as the user): a thing the engine would send, promised as if scheduled
+    re.compile(r"\bI(?:'ll|\s+will)\s+(?:now\s+)?(?:send|text|email)\s+you\b", re.IGNORECASE),
+    re.compile(r"\b(?:I|you)(?:'ll|\s+will)\s+(?:get|receive)\s+(?:a|an|your|the)\s+(?:[\w-]+\s+){0,2}?"
+               r"(?:reminder|summary|digest|message|notification|note|update|report)s?\b", re.IGNORECASE),
+]
 _UNSAID = re.compile(r"\b(?:not|never|no|nothing|cannot|unable|would|could|should|shall|can|may|might|if|once|"
                      r"when|after|unless|until|want|like|to)\b|n't\b", re.IGNORECASE)
 """Words before a claim, in its sentence, that make it none: "I have NOT stored", "shall I set up",
@@ -122,12 +129,14 @@ LOOK_BACK = 48
 """Characters before a claim, within its sentence, read for those words."""
 
 
-def claimed_act(reply: str) -> str | None:
+def claimed_act(reply: str, *, promises: bool = True) -> str | None:
     """The words of ``reply`` that claim an act was done (stored, created, scheduled, set up, "I'll remind
     you"...), or None. A negated, conditional or asked one ("nothing was stored", "shall I schedule it?",
-    "once you say yes, I'll remind you") is no claim."""
+    "once you say yes, I'll remind you") is no claim. ``promises``: a promise of something sent ("you'll
+    receive a summary") counts too; the chat workflow reads it behind a patch (its histories from before
+    decided without it)."""
     text = reply[:CLAIM_CHARS]
-    for pattern in _CLAIMS:
+    for pattern in (*_CLAIMS, *_PROMISES) if promises else _CLAIMS:
         for found in pattern.finditer(text):
             start = found.start() + (1 if text[found.start()] == "\n" else 0)
             sentence = max(text.rfind(mark, 0, start) for mark in (". ", "! ", "? ", "\n")) + 1

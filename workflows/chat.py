@@ -118,7 +118,9 @@ def _without_a_call(message: str, end: LoopEnd) -> bool:
     (a matched skill's own) may be what the reply speaks of."""
     if end.status != "success" or end.state.changes or acted([(call.tool, call.ok) for call in end.state.calls]):
         return False
-    return claimed_act(end.summary) is not None or (asks_for_change(message) and not end.state.calls)
+    if claimed_act(end.summary, promises=False) is not None or (asks_for_change(message) and not end.state.calls):
+        return True
+    return workflow.patched("chat-promises-claim") and claimed_act(end.summary) is not None
 
 
 def proposed_definition(proposal: Approval) -> Rehearse | None:

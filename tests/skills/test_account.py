@@ -27,6 +27,12 @@ CLAIMS = [
     ("Skill created successfully.", "Skill created"),
     ("I have deleted the skill.", "I have deleted"),
     ("Great, I just added a reminder.", "I just added"),
+    # Qwen2.5-Coder 1.5B's reply to "every morning at 7 read my outbox messages and send me a summary of
+    # what is urgent", in a turn that proposed nothing.
+    ("I will receive a summary of your outbox messages at 7 AM daily.", "I will receive a summary"),
+    ("You'll receive a daily digest of your messages at 7.", "You'll receive a daily digest"),
+    ("I'll send you a summary every Friday at 5pm.", "I'll send you"),
+    ("You will get a notification every hour.", "You will get a notification"),
 ]
 
 NOT_CLAIMS = [
@@ -46,6 +52,10 @@ NOT_CLAIMS = [
     "To set up a reminder, tell me the time.",
     "Your skills: 'water' fires daily at 9; it is enabled.",
     "I'm unable to create that skill.",
+    "Once you say yes, you will receive a summary every morning.",
+    "If you want, I'll send you a summary every Friday.",
+    "Would you like to receive a daily digest?",
+    "You will get an answer when the run ends?",
 ]
 
 

@@ -50,6 +50,19 @@ async def test_a_stored_claimed_without_a_call_is_corrected(assistant: Engine, l
     assert store_of(assistant).approvals.list_approvals(session_id="liar") == []
 
 
+async def test_a_promise_of_a_summary_with_no_call_is_asked_again_and_corrected(
+        assistant: Engine, llm: ScriptedLLM) -> None:
+    # Qwen2.5-Coder 1.5B's answer to a daily digest request, in a turn where it called nothing. The message
+    # names no time, so only the promise tells the workflow that a call was needed.
+    promise = "I will receive a summary of your outbox messages at 7 AM daily."
+    llm.script("chat", lies(promise))
+    reply = await assistant.skills.chat("read my outbox and tell me what is urgent", session_id="promise")
+    assert reply.asked_again is not None  # the promise was heard: asked again, structured
+    assert reply.ok and reply.effects == [] and reply.proposals == []
+    assert reply.correction is not None and reply.correction.startswith("Nothing was stored"), reply.correction
+    assert await assistant.skills.list() == []
+
+
 async def test_a_proposal_made_is_the_account_and_nothing_is_corrected(assistant: Engine, llm: ScriptedLLM) -> None:
     llm.script("chat", [call("memory_store_skill", STAND_UP), say("Stored: every weekday at 9.")])
     reply = await assistant.skills.chat("every weekday at 9 remind me to stand up", session_id="honest")
