@@ -3,16 +3,12 @@ in the reply's data, on `skills chat` (text and --json) and through the Python c
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import sys
-from pathlib import Path
 
 from skills.account import NOTHING
 from tests.conftest import Engine
 from tests.fakes.llm_server import ScriptedLLM, Step, call, claims, say, structured
-from tests.workflows.test_chat_confirmation import store_of
+from tests.workflows.test_chat_confirmation import run_skills_chat, store_of
 
 STAND_UP = {"name": "stand up", "instructions": "Remind me to stand up", "schedule": "0 9 * * 1-5",
             "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": "Stand up!"}}]}
@@ -24,17 +20,9 @@ def lies(text: str) -> list[Step]:
 
 
 async def skills_chat(engine: Engine, *words: str) -> tuple[int, str]:
-    """`skills chat ...`, the real CLI in its own process, against the test's worker: exit code and stdout."""
-    client = engine.skills.client
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "SKILLS_"))}
-    env.update(TEMPORAL_ADDRESS=client.service_client.config.target_host, TEMPORAL_NAMESPACE=client.namespace,
-               SKILLS_TASK_QUEUE=engine.settings.task_queue, SKILLS_DATA_DIR=str(engine.settings.data_dir))
-    process = await asyncio.create_subprocess_exec(
-        str(Path(sys.executable).with_name("skills")), "chat", *words, env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    out, err = await asyncio.wait_for(process.communicate(), 120)
-    assert process.returncode is not None
-    return process.returncode, out.decode() + err.decode()
+    """`skills chat ...` in its own process: exit code, and stdout then stderr."""
+    code, out, err = await run_skills_chat(engine, *words)
+    return code, out + err
 
 
 async def test_a_stored_claimed_without_a_call_is_corrected(assistant: Engine, llm: ScriptedLLM) -> None:

@@ -278,8 +278,8 @@ async def test_the_chat_is_never_offered_a_tool_that_answers_approvals(assistant
             ApprovalDecision(approval_id=999, approve=True))
 
 
-async def skills_chat(engine: Engine, *words: str) -> str:
-    """`skills chat ...`, the real CLI in its own process, against the test's worker."""
+async def run_skills_chat(engine: Engine, *words: str) -> tuple[int, str, str]:
+    """`skills chat ...`, the real CLI in its own process, against the test's worker: exit code, stdout, stderr."""
     client = engine.skills.client
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "SKILLS_"))}
     env.update(TEMPORAL_ADDRESS=client.service_client.config.target_host, TEMPORAL_NAMESPACE=client.namespace,
@@ -288,8 +288,15 @@ async def skills_chat(engine: Engine, *words: str) -> str:
         str(Path(sys.executable).with_name("skills")), "chat", *words, env=env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     out, err = await asyncio.wait_for(process.communicate(), 120)
-    assert process.returncode == 0, err.decode()
-    return out.decode()
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+async def skills_chat(engine: Engine, *words: str) -> str:
+    """`skills chat ...` that must exit 0: its stdout."""
+    code, out, err = await run_skills_chat(engine, *words)
+    assert code == 0, err
+    return out
 
 
 async def test_skills_chat_shows_the_proposal_and_how_to_confirm_it(assistant: Engine, llm: ScriptedLLM) -> None:
