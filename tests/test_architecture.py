@@ -1,6 +1,7 @@
 """The house's rules, read from the source (docs/architecture.md): which room may import which, no
 import circles, activities/ holds activities, adapters know nothing of Temporal's activity API, and
-every workflow type is spelt in one module, no class of the store is past ``MAX_STORE_METHODS``."""
+every workflow type is spelt in one module, no class of the store is past ``MAX_STORE_METHODS``, and
+worker.py is wiring (``MAX_WORKER_LINES``)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,10 @@ WORKFLOWS_MAY_IMPORT = {"skills", "activities", "workflows"}
 """Workflows are deterministic: they reach activities by reference and import nothing that does I/O."""
 
 MAX_LINES_WITHOUT_ACTIVITY = 120
+
+MAX_WORKER_LINES = 100
+"""worker.py connects, builds the adapters, registers workflows and activities, and runs; what else it built
+(endpoints, build id, search attributes, settings-derived construction) has a room of its own."""
 
 MAX_STORE_METHODS = 25
 """Methods a class of the store may have, inherited ones included: past it, it is two aggregates."""
@@ -190,3 +195,8 @@ def test_no_class_of_the_store_has_more_than_its_share_of_methods() -> None:
     assert {"open", "session", "max_revisions"} <= _methods(Store)  # its own, an inherited one, a property
     crowded = {cls.__qualname__: len(_methods(cls)) for cls in classes if len(_methods(cls)) > MAX_STORE_METHODS}
     assert crowded == {}
+
+
+def test_the_worker_is_wiring() -> None:
+    lines = len((ROOT / "worker.py").read_text().splitlines())
+    assert lines <= MAX_WORKER_LINES, f"worker.py has {lines} lines (at most {MAX_WORKER_LINES}): move what it builds to its room"
