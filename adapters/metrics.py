@@ -12,11 +12,16 @@ activity may count twice (at least once, like the activities themselves).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from temporalio.common import MetricMeter
+from temporalio.runtime import Runtime
 
 from skills.catalog import ServerState
 from skills.models import RunRecord
+
+if TYPE_CHECKING:
+    from temporalio.client import Client
 
 SKIP_REASONS = ("disabled", "budget", "backoff", "pre-flight", "catch-up", "overlap")
 """A skipped run's summary starts with its reason (``backoff: 2 consecutive failures ...``)."""
@@ -69,6 +74,13 @@ class EngineMetrics:
         self._watched = meter.create_gauge(
             "skills_watch_timestamp_seconds", "Unix time this worker last set skills_overdue and skills_llm_endpoint_up "
             "(one worker of several runs each round: an alert reads the gauges of the freshest)")
+
+    @classmethod
+    def of_client(cls, client: Client, task_queue: str) -> EngineMetrics:
+        """On the meter of ``client``'s runtime (the process's default one when it has none), each metric
+        labelled with the worker's ``task_queue``."""
+        meter = (client.service_client.config.runtime or Runtime.default()).metric_meter
+        return cls(meter.with_additional_attributes({"task_queue": task_queue}))
 
     def run_recorded(self, run: RunRecord, *, agent: str | None = None, disabled: str | None = None) -> None:
         """A run was recorded (closed by ``finish_run``, or a gap accounted for by ``begin_run``)."""

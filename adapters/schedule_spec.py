@@ -14,7 +14,7 @@ docs/triggers.md explains the mapping in prose.
 
 It lives beside the schedule activities (the only code that builds schedules); what it
 computes is pure, so tests check it against croniter without a server, and against the
-real server in tests/activities/test_schedule_spec_server.py.
+real server in tests/adapters/test_schedule_spec_server.py.
 """
 
 from __future__ import annotations

@@ -79,3 +79,7 @@ def workflow_runner() -> WorkflowRunner:
             return _Compiled(det, self.runner_class, self.restrictions)
 
     return CompiledSandboxRunner(restrictions=restrictions)
+
+
+WORKFLOW_RUNNER = workflow_runner()
+"""The worker's runner, built once per process: every worker of the process (tests start many) shares it."""

@@ -1,6 +1,7 @@
 """The house's rules, read from the source (docs/architecture.md): which room may import which, no
 import circles, activities/ holds activities, adapters know nothing of Temporal's activity API, and
-every workflow type is spelt in one module, no class of the store is past ``MAX_STORE_METHODS``."""
+every workflow type is spelt in one module, no class of the store is past ``MAX_STORE_METHODS``,
+worker.py is wiring (``MAX_WORKER_LINES``), and the tests of adapters sit in tests/adapters/."""
 
 from __future__ import annotations
 
@@ -31,6 +32,15 @@ WORKFLOWS_MAY_IMPORT = {"skills", "activities", "workflows"}
 """Workflows are deterministic: they reach activities by reference and import nothing that does I/O."""
 
 MAX_LINES_WITHOUT_ACTIVITY = 120
+
+MAX_WORKER_LINES = 100
+"""worker.py connects, builds the adapters, registers workflows and activities, and runs; what else it built
+(endpoints, build id, search attributes, settings-derived construction) has a room of its own."""
+
+TESTS_BESIDE_ADAPTERS = ("activities", "client")
+"""Rooms whose tests, in tests/<room>/, reach the room itself: one that reaches adapters and not the room tests
+an adapter, and sits in tests/adapters/ (tests/workflows/, tests/service/ and tests/starter/ drive the engine
+end to end, through whatever they need)."""
 
 MAX_STORE_METHODS = 25
 """Methods a class of the store may have, inherited ones included: past it, it is two aggregates."""
@@ -190,3 +200,22 @@ def test_no_class_of_the_store_has_more_than_its_share_of_methods() -> None:
     assert {"open", "session", "max_revisions"} <= _methods(Store)  # its own, an inherited one, a property
     crowded = {cls.__qualname__: len(_methods(cls)) for cls in classes if len(_methods(cls)) > MAX_STORE_METHODS}
     assert crowded == {}
+
+
+def test_the_worker_is_wiring() -> None:
+    lines = len((ROOT / "worker.py").read_text().splitlines())
+    assert lines <= MAX_WORKER_LINES, f"worker.py has {lines} lines (at most {MAX_WORKER_LINES}): move what it builds to its room"
+
+
+def _tested_rooms(path: Path) -> set[str]:
+    """The engine's rooms a test module imports from."""
+    return {_room(module) for module in _imports(".".join(path.relative_to(ROOT).with_suffix("").parts), path)}
+
+
+def test_the_tests_of_adapters_sit_in_tests_adapters() -> None:
+    misplaced = [str(path.relative_to(ROOT)) for room in TESTS_BESIDE_ADAPTERS
+                 for path in (ROOT / "tests" / room).rglob("test_*.py")
+                 if "adapters" in _tested_rooms(path) and room not in _tested_rooms(path)]
+    strays = [str(path.relative_to(ROOT)) for path in (ROOT / "tests" / "adapters").rglob("test_*.py")
+              if "adapters" not in _tested_rooms(path)]
+    assert misplaced == [] and strays == []

@@ -33,7 +33,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from adapters.mcp.catalog import build_catalog
-from adapters.mcp.config import McpConfigSource, McpServerConfig, env_references
+from adapters.mcp.config import (
+    McpConfigSource,
+    McpServerConfig,
+    env_references,
+    load_argument_rules,
+    outbox_server,
+)
 from adapters.mcp.session import Launcher, ServerSession, SessionLost, to_result
 from adapters.metrics import EngineMetrics
 from skills.arguments import ArgumentRules, PreparedArguments, prepare_arguments
@@ -43,6 +49,8 @@ from skills.rehearsal import rehearsed
 
 if TYPE_CHECKING:
     import mcp_types
+
+    from config.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -129,6 +137,19 @@ class ToolHub:
         hub = cls(source.load(), source=source, **options)
         hub._source_stamp = stamp
         return hub
+
+    @classmethod
+    def from_settings(cls, settings: Settings, metrics: EngineMetrics | None = None) -> ToolHub:
+        """The worker's hub: the ``mcp_config`` file over the bundled outbox server, with the settings'
+        call timeout, catalog refresh and argument rules."""
+        return cls.from_config(
+            settings.mcp_config,
+            defaults={"outbox": outbox_server(settings.outbox_path, settings.idempotency_window_hours)},
+            call_timeout=settings.tool_call_timeout.total_seconds(),
+            catalog_ttl=settings.tool_catalog_ttl.total_seconds() or None,
+            rules=load_argument_rules(settings.argument_rules, default_chat_id=settings.default_chat_id),
+            metrics=metrics,
+        )
 
     def _new_session(self, name: str, config: McpServerConfig) -> ServerSession:
         return ServerSession(

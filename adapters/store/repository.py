@@ -11,6 +11,8 @@ table models never leave the store: callers get the plain pydantic models of
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sqlalchemy.engine import Engine
 
 from adapters.store.approvals import ApprovalRepository
@@ -22,6 +24,9 @@ from adapters.store.revisions import RevisionRepository
 from adapters.store.runs import RunRepository
 from adapters.store.skills import SkillRepository
 from adapters.store.trust import TrustRepository
+
+if TYPE_CHECKING:
+    from config.settings import Settings
 
 
 class Store(Repository):
@@ -43,9 +48,17 @@ class Store(Repository):
         to the newest revision. Raises :class:`StoreUnavailableError` (one line) when it cannot."""
         return cls(open_database(url), schedule_prefix)
 
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Store:
+        """The worker's store: at ``store_url``, its schedules named after the task queue, keeping
+        ``max_revisions_per_skill`` revisions a skill."""
+        store = cls.open(settings.store_url, schedule_prefix=settings.task_queue)
+        store.max_revisions = settings.max_revisions_per_skill
+        return store
+
     @property
     def max_revisions(self) -> int:
-        """Revisions kept a skill (``RevisionRepository.max_revisions``; the worker sets it)."""
+        """Revisions kept a skill (``RevisionRepository.max_revisions``; :meth:`from_settings` sets it)."""
         return self.revisions.max_revisions
 
     @max_revisions.setter

@@ -1,6 +1,6 @@
 """Business days and holidays (skills.calendar): the field as people write it, the days skipped, and the
 fires to come with the skipped ones marked. Pure code; the server's agreement is in
-tests/activities/test_calendar_server.py and tests/workflows/test_calendar.py."""
+tests/adapters/test_calendar_server.py and tests/workflows/test_calendar.py."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from skills.calendar import SKIP_HORIZON, day_start, next_fire, skipped_days, upcoming
 from skills.models import Skill, TriggerConfig
 from skills.triggers import expand_cron, trigger_next_times, zone_info
-from tests.activities.test_schedule_spec import cron_expression
+from tests.adapters.test_schedule_spec import cron_expression
 
 ZONES = ("UTC", "America/New_York", "Europe/Berlin", "Australia/Sydney", "America/Santiago", "Australia/Lord_Howe",
          "Australia/Adelaide", "Asia/Kolkata", "Pacific/Chatham")

@@ -154,7 +154,7 @@ async def test_a_bug_in_a_chat_turns_own_code_fails_the_turn_instead_of_retrying
     def broken(session_id: str) -> str:
         raise ValueError("a bug in the engine's own code")
 
-    # The workflow module is passed through the sandbox (worker.WORKFLOW_RUNNER): its global is what it calls.
+    # The workflow module is passed through the sandbox (service.workflow_sandbox.WORKFLOW_RUNNER): its global is what it calls.
     monkeypatch.setattr(workflows.chat, "chat_conversation_id", broken)
     engine = await Engine(settings, client).start()
     try:

@@ -1,7 +1,7 @@
 """Skipped days on the real Temporal dev server: the spec's skip calendars remove exactly the fires that
 skills.calendar marks skipped, for crons and intervals, across a year's end full of holidays.
 
-Like tests/activities/test_schedule_spec_server.py, each check creates a paused schedule (nothing runs)
+Like tests/adapters/test_schedule_spec_server.py, each check creates a paused schedule (nothing runs)
 whose ``start_at`` moves the window to Christmas 2026, and reads the server's own ``next_action_times``.
 """
 
@@ -15,7 +15,7 @@ from temporalio.client import Client
 from adapters.schedule_spec import schedule_spec
 from skills.calendar import skip_window, skipped_days, upcoming
 from skills.models import Skill, TriggerConfig
-from tests.activities.test_schedule_spec_server import next_fires
+from tests.adapters.test_schedule_spec_server import next_fires
 
 START = datetime(2026, 12, 20, 12, 0, tzinfo=UTC)
 ANCHOR = datetime(2026, 12, 1, 0, 0, 30, tzinfo=UTC)

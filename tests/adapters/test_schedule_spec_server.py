@@ -23,7 +23,7 @@ from temporalio.testing import WorkflowEnvironment
 from adapters.schedule_spec import schedule_spec
 from skills.models import TriggerConfig
 from skills.triggers import MACROS, cron_next_times, trigger_next_times
-from tests.activities.test_schedule_spec import TemporalSimulator, is_repeated_wall_time, utc, wall_clock
+from tests.adapters.test_schedule_spec import TemporalSimulator, is_repeated_wall_time, utc, wall_clock
 
 # The instants (UTC) the clocks change in 2027.
 NEW_YORK_SPRING = datetime(2027, 3, 14, 7, 0, tzinfo=UTC)  # 02:00 EST -> 03:00 EDT
@@ -156,7 +156,7 @@ async def test_around_clock_changes(server: Client, tz: str, change: datetime, e
 async def test_the_simulator_agrees_with_the_server(
     server: Client, tz: str, change: datetime, expr: str
 ) -> None:
-    # The property tests in tests/activities/test_schedule_spec.py trust the simulator; this is why.
+    # The property tests in tests/adapters/test_schedule_spec.py trust the simulator; this is why.
     start = change - timedelta(minutes=90)
     for spec in (cron_spec(expr, tz), raw_spec(cron_spec(expr, tz))):
         fired = await next_fires(server, spec, start_at=start)

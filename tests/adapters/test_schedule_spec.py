@@ -4,7 +4,7 @@ Temporal spec that reproduces them.
 The property tests run the spec through ``TemporalSimulator``, a line-by-line port of the
 Temporal server's schedule arithmetic (service/worker/scheduler/calendar.go and spec.go,
 server 1.32, including how Go's ``time.Date`` resolves skipped and repeated wall times).
-tests/activities/test_schedule_spec_server.py checks the simulator against the real server.
+tests/adapters/test_schedule_spec_server.py checks the simulator against the real server.
 """
 
 from __future__ import annotations

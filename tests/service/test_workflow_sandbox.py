@@ -13,8 +13,7 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.worker import Worker
 
 with workflow.unsafe.imports_passed_through():  # this module is imported again in each run's sandbox
-    from service.workflow_sandbox import compiled
-    from worker import WORKFLOW_RUNNER
+    from service.workflow_sandbox import WORKFLOW_RUNNER, compiled
 
 
 @activity.defn
