@@ -27,25 +27,27 @@ from temporalio.service import RPCError
 from client.skills_client import SkillsClient
 from skills.calendar import MAX_UPCOMING, coming_lines, next_skipped
 from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
-from skills.fields import parse_bool
 from skills.messages import RegistrationResult, zone_time
 from skills.models import ENDED, FIRED, MISSING_TOOLS, Skill
 from skills.recall import SELF
 from skills.rehearsal import rehearsal_lines
+from skills.tool_arguments import (
+    DATA_KEYS,
+    EVENT_ID_KEYS,
+    EVENT_KEYS,
+    REF_KEYS,
+    agent_of,
+    approval_id,
+    first,
+    json_object,
+    optional_bool,
+    required_ref,
+    update_request,
+)
 from skills.tool_manual import TRIGGER_TYPES
 
 if TYPE_CHECKING:
     from mcp_types import CallToolResult
-
-# Keys a model uses to name the skill it means; the first one given wins.
-REF_KEYS = ("skill_id", "id", "skillId", "skill", "ref")
-AGENT_KEYS = ("agent_id", "agentId", "agent")
-# The fields of emit_event, as models name them.
-EVENT_KEYS = ("event", "name", "event_name", "eventName", "type")
-DATA_KEYS = ("data", "payload", "body")
-EVENT_ID_KEYS = ("id", "event_id", "eventId")
-# An update's fields, when a model wraps them instead of sending them at the root.
-PATCH_KEYS = ("updates", "fields", "changes", "patch")
 
 Handler = Callable[[dict[str, Any]], Awaitable["CallToolResult"]]
 
@@ -75,23 +77,23 @@ class ManagementTools:
         return _registered("Stored", result)
 
     async def memory_update_skill(self, fields: dict[str, Any]) -> CallToolResult:
-        ref, agent_id, patch = _update_request(fields)
+        ref, agent_id, patch = update_request(fields)
         result = await self.skills.update(ref, patch, agent_id)
         return _registered("Updated", result)
 
     async def memory_list_skills(self, fields: dict[str, Any]) -> CallToolResult:
-        enabled = _optional_bool(fields.get("enabled"), "enabled")
+        enabled = optional_bool(fields.get("enabled"), "enabled")
         trigger_type = fields.get("trigger_type") or fields.get("triggerType")
         if trigger_type is not None and trigger_type not in TRIGGER_TYPES:
             raise SkillValidationError.single("trigger_type", f"'{trigger_type}' is not one of "
                                                               f"{', '.join(TRIGGER_TYPES)}")
-        found = await self.skills.list(agent_id=_agent(fields), enabled=enabled, trigger_type=trigger_type)
+        found = await self.skills.list(agent_id=agent_of(fields), enabled=enabled, trigger_type=trigger_type)
         text = f"{len(found)} skill{'s' * (len(found) != 1)}" + (":" if found else ".")
         lines = [text, *(f"- {_headline(skill)}" for skill in found)]
         return _answer("\n".join(lines), {"count": len(found), "skills": [_skill_json(s) for s in found]})
 
     async def memory_get_skill(self, fields: dict[str, Any]) -> CallToolResult:
-        skill = await self.skills.get(_required_ref(fields, "memory_get_skill"), _agent(fields))
+        skill = await self.skills.get(required_ref(fields, "memory_get_skill"), agent_of(fields))
         next_fire = await self.skills.next_fire(skill)
         skipped = [{"date": day.isoformat(), "why": why} for day, why in next_skipped(skill, now=datetime.now(UTC))]
         return _answer(_details(skill, next_fire), {"skill": _skill_json(skill), "next_fire": _iso(next_fire),
@@ -109,7 +111,7 @@ class ManagementTools:
         if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_UPCOMING:
             raise SkillValidationError.single("count", f"must be a whole number from 1 to {MAX_UPCOMING}, "
                                                        f"got {count!r}")
-        found = await self.skills.next(_required_ref(fields, "memory_next_fires"), _agent(fields), count)
+        found = await self.skills.next(required_ref(fields, "memory_next_fires"), agent_of(fields), count)
         head = f"Skill {found.skill_id} '{found.name}', {found.trigger}"
         if found.paused:
             head += f"; {found.paused}: it does not fire until enabled, then at these times"
@@ -118,16 +120,16 @@ class ManagementTools:
         return _answer("\n".join(lines), {"ok": True, **found.model_dump(mode="json")})
 
     async def emit_event(self, fields: dict[str, Any]) -> CallToolResult:
-        name = _first(fields, EVENT_KEYS)
-        data = _first(fields, DATA_KEYS)
-        if isinstance(data, str) and _json_object(data) is not None:
-            data = _json_object(data)  # an object sent as JSON text, as models do
-        event_id = _first(fields, EVENT_ID_KEYS)
+        name = first(fields, EVENT_KEYS)
+        data = first(fields, DATA_KEYS)
+        if isinstance(data, str) and json_object(data) is not None:
+            data = json_object(data)  # an object sent as JSON text, as models do
+        event_id = first(fields, EVENT_ID_KEYS)
         result = await self.skills.emit(name, data, None if event_id is None else str(event_id))
         return _answer(result.message, {"ok": True, **result.model_dump(mode="json")})
 
     async def list_approvals(self, fields: dict[str, Any]) -> CallToolResult:
-        everything = _optional_bool(fields.get("all"), "all")
+        everything = optional_bool(fields.get("all"), "all")
         found = await self.skills.approvals(status=None if everything else "pending")
         text = f"{len(found)} approval{'s' * (len(found) != 1)}" + (":" if found else " waiting.")
         lines = [text, *(f"- {a.id} ({a.status}, asked {_iso(a.requested_at)}, expires {_iso(a.expires_at)}): "
@@ -136,28 +138,28 @@ class ManagementTools:
                                           "approvals": [a.model_dump(mode="json") for a in found]})
 
     async def approve(self, fields: dict[str, Any]) -> CallToolResult:
-        said = await self.skills.approve(_approval_id(fields), by="mcp")
+        said = await self.skills.approve(approval_id(fields), by="mcp")
         return _answer(str(said), {"ok": True, "result": str(said)})
 
     async def deny(self, fields: dict[str, Any]) -> CallToolResult:
         reason = fields.get("reason")
-        said = await self.skills.deny(_approval_id(fields), str(reason) if reason is not None else "", by="mcp")
+        said = await self.skills.deny(approval_id(fields), str(reason) if reason is not None else "", by="mcp")
         return _answer(str(said), {"ok": True, "result": str(said)})
 
     async def rehearse_skill(self, fields: dict[str, Any]) -> CallToolResult:
-        ref = _first(fields, REF_KEYS)
+        ref = first(fields, REF_KEYS)
         definition = fields.get("skill")
         if isinstance(definition, str):
-            definition = _json_object(definition)
+            definition = json_object(definition)
         if definition is not None and not isinstance(definition, dict):
             raise SkillValidationError.single("skill", "a definition is an object of the skill's fields")
-        run = await self.skills.rehearse(None if ref is None else str(ref), _agent(fields), data=definition)
+        run = await self.skills.rehearse(None if ref is None else str(ref), agent_of(fields), data=definition)
         assert not isinstance(run, str)
         return _answer("\n".join(rehearsal_lines(run)), {"ok": run.status != "error",
                                                          "run": run.model_dump(mode="json")})
 
     async def memory_delete_skill(self, fields: dict[str, Any]) -> CallToolResult:
-        skill = await self.skills.delete(_required_ref(fields, "memory_delete_skill"), _agent(fields))
+        skill = await self.skills.delete(required_ref(fields, "memory_delete_skill"), agent_of(fields))
         schedule = " and its schedule" if skill.schedule_id else ""
         text = f"Deleted skill {skill.id} '{skill.name}'{schedule}; it will not run again."
         return _answer(text, {"ok": True, "deleted": _skill_json(skill)})
@@ -190,73 +192,6 @@ def _too_large(e: RPCError) -> bool:
     """Temporal's refusals of a payload (2 MB) or a gRPC message (4 MB) over its limits."""
     text = str(e).lower()
     return "size exceeds limit" in text or "larger than max" in text
-
-
-# --- reading the arguments ------------------------------------------------------------------
-
-
-def _update_request(fields: dict[str, Any]) -> tuple[str, str | None, dict[str, Any]]:
-    """(the skill, its agent, the fields to change) of a memory_update_skill call."""
-    ref, agent_id = _first(fields, REF_KEYS), _agent(fields)
-    patch = {key: value for key, value in fields.items() if key not in (*REF_KEYS, *AGENT_KEYS)}
-    for key in PATCH_KEYS:
-        nested = _json_object(patch.get(key))
-        if nested is not None:
-            del patch[key]
-            patch.update(nested)
-    if ref is None:
-        # Without an id, `name` names the skill to change rather than a new name.
-        ref = patch.pop("name", None)
-    if ref is None or str(ref).strip() == "":
-        raise SkillValidationError.single("skill_id", "required: the id or the name of the skill to change "
-                                                      "(memory_list_skills lists them)")
-    if not patch:
-        raise SkillValidationError.single("", "nothing to change: give the fields to change beside skill_id")
-    return str(ref), agent_id, patch
-
-
-def _required_ref(fields: dict[str, Any], tool: str) -> str:
-    ref = _first(fields, (*REF_KEYS, "name"))
-    if ref is None or str(ref).strip() == "":
-        raise SkillValidationError.single("skill_id", f"required: the id or the name of the skill ({tool})")
-    return str(ref)
-
-
-def _approval_id(fields: dict[str, Any]) -> int:
-    value = _first(fields, ("approval_id", "approvalId", "id"))
-    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit() and len(value.strip()) < 19:
-        value = int(value.strip())
-    if not isinstance(value, int) or isinstance(value, bool) or not 0 < value < 2**63:
-        raise SkillValidationError.single("approval_id", "required: the approval's id, a whole number from "
-                                                         "list_approvals")
-    return value
-
-
-def _agent(fields: dict[str, Any]) -> str | None:
-    agent = _first(fields, AGENT_KEYS)
-    return None if agent is None else str(agent)
-
-
-def _first(fields: dict[str, Any], keys: tuple[str, ...]) -> Any:
-    return next((fields[key] for key in keys if fields.get(key) is not None), None)
-
-
-def _json_object(value: Any) -> dict[str, Any] | None:
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except (ValueError, RecursionError):  # too deep for the parser: not an object the engine reads
-            return None
-    return value if isinstance(value, dict) else None
-
-
-def _optional_bool(value: Any, field: str) -> bool | None:
-    if value is None:
-        return None
-    try:
-        return parse_bool(value, on_off=False)
-    except ValueError:
-        raise SkillValidationError.single(field, f"expected true or false, got {value!r}") from None
 
 
 # --- answers --------------------------------------------------------------------------------

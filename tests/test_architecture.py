@@ -190,3 +190,33 @@ def test_no_class_of_the_store_has_more_than_its_share_of_methods() -> None:
     assert {"open", "session", "max_revisions"} <= _methods(Store)  # its own, an inherited one, a property
     crowded = {cls.__qualname__: len(_methods(cls)) for cls in classes if len(_methods(cls)) > MAX_STORE_METHODS}
     assert crowded == {}
+
+
+def _private_imports(module: str, path: Path) -> list[str]:
+    """``from X import _name`` of another of the engine's modules: what is private to X is X's to change."""
+    found = []
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        base = node.module or ""
+        if node.level:
+            parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+            base = ".".join([*parent, *([node.module] if node.module else [])])
+        if base.partition(".")[0] not in LAYERS or base == module:
+            continue
+        found += [f"{module} imports {base}.{alias.name}" for alias in node.names
+                  if alias.name.startswith("_") and not alias.name.startswith("__")]
+    return found
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    offenders = [line for module, path in MODULES.items() for line in _private_imports(module, path)]
+    assert offenders == []
+
+
+def test_the_private_import_check_finds_one(tmp_path: Path) -> None:
+    path = tmp_path / "proposals.py"
+    path.write_text("from client.management import DATA_KEYS, _first\nfrom . import _own\n")
+    assert _private_imports("activities.proposals", path) == ["activities.proposals imports client.management._first",
+                                                             "activities.proposals imports activities._own"]
