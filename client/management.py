@@ -74,12 +74,12 @@ class ManagementTools:
 
     async def memory_store_skill(self, fields: dict[str, Any]) -> CallToolResult:
         result = await self.skills.register(fields)
-        return _registered("Stored", result)
+        return _registered("Stored", result, datetime.now(UTC))
 
     async def memory_update_skill(self, fields: dict[str, Any]) -> CallToolResult:
         ref, agent_id, patch = update_request(fields)
         result = await self.skills.update(ref, patch, agent_id)
-        return _registered("Updated", result)
+        return _registered("Updated", result, datetime.now(UTC))
 
     async def memory_list_skills(self, fields: dict[str, Any]) -> CallToolResult:
         enabled = optional_bool(fields.get("enabled"), "enabled")
@@ -95,8 +95,9 @@ class ManagementTools:
     async def memory_get_skill(self, fields: dict[str, Any]) -> CallToolResult:
         skill = await self.skills.get(required_ref(fields, "memory_get_skill"), agent_of(fields))
         next_fire = await self.skills.next_fire(skill)
-        skipped = [{"date": day.isoformat(), "why": why} for day, why in next_skipped(skill, now=datetime.now(UTC))]
-        return _answer(_details(skill, next_fire), {"skill": _skill_json(skill), "next_fire": _iso(next_fire),
+        now = datetime.now(UTC)
+        skipped = [{"date": day.isoformat(), "why": why} for day, why in next_skipped(skill, now=now)]
+        return _answer(_details(skill, next_fire, now), {"skill": _skill_json(skill), "next_fire": _iso(next_fire),
                                                     "skipped_days": skipped})
 
     async def memory_undo(self, fields: dict[str, Any]) -> CallToolResult:
@@ -223,12 +224,12 @@ def _refused(tool: str, errors: list[FieldError]) -> CallToolResult:
     return _error("\n".join(lines), errors)
 
 
-def _registered(verb: str, result: RegistrationResult) -> CallToolResult:
+def _registered(verb: str, result: RegistrationResult, now: datetime) -> CallToolResult:
     skill = result.skill
     assert skill is not None  # the client raises on a refusal
     lines = [f"{verb} skill {skill.id} '{skill.name}' (agent {skill.agent_id}).", _tier(skill),
-             _when(skill, result.next_fire)]
-    coming = _coming(skill)
+             _when(skill, result.next_fire, now)]
+    coming = _coming(skill, now)
     if coming:
         lines.append(f"Its next fires ({skill.trigger_config.timezone if skill.trigger_config else 'UTC'}): "
                      f"{'; '.join(coming)}.")
@@ -248,7 +249,7 @@ def _tier(skill: Skill) -> str:
             f"(at most {skill.max_steps} steps).")
 
 
-def _when(skill: Skill, next_fire: datetime | None) -> str:
+def _when(skill: Skill, next_fire: datetime | None, now: datetime) -> str:
     trigger = skill.trigger_config
     if not skill.enabled:
         if skill.disabled_reason == MISSING_TOOLS:
@@ -263,42 +264,42 @@ def _when(skill: Skill, next_fire: datetime | None) -> str:
     if trigger is None or trigger.kind is None or not skill.is_scheduled:
         return f"It has no schedule (trigger_type {skill.trigger_type}): it runs only when started on demand."
     if trigger.kind == "at":
-        return f"It runs once, at {_moment(trigger.at, skill)}."
+        return f"It runs once, at {_moment(trigger.at, skill, now)}."
     repeats = f"on cron '{trigger.schedule}' ({trigger.timezone})" if trigger.kind == "cron" \
         else f"every {trigger.interval_minutes} minutes"
-    return f"It repeats {repeats}; next fire {_moment(next_fire, skill)}."
+    return f"It repeats {repeats}; next fire {_moment(next_fire, skill, now)}."
 
 
-def _coming(skill: Skill, count: int = 5) -> list[str]:
+def _coming(skill: Skill, now: datetime, count: int = 5) -> list[str]:
     """The next fires of a repeating skill in its zone, skipped days marked (``memory_next_fires`` has more):
     what the reply to a new skill tells the user, so a wrong schedule is seen before it fires."""
-    return coming_lines(skill, now=datetime.now(UTC), count=count)
+    return coming_lines(skill, now=now, count=count)
 
 
-def _skipping(skill: Skill) -> str | None:
+def _skipping(skill: Skill, now: datetime) -> str | None:
     """What days the skill's schedule skips, and the next few of them."""
     rules = [*([f"the public holidays of {skill.skip_holidays}"] if skill.skip_holidays else []),
              *(["weekends"] if skill.business_days_only else [])]
     if not rules:
         return None
-    days = ", ".join(f"{day:%a %Y-%m-%d} ({why})" for day, why in next_skipped(skill, now=datetime.now(UTC)))
+    days = ", ".join(f"{day:%a %Y-%m-%d} ({why})" for day, why in next_skipped(skill, now=now))
     return f"It skips {' and '.join(rules)}" + (f"; next skipped: {days}." if days else ".")
 
 
 def _headline(skill: Skill) -> str:
     trigger = skill.trigger_config.describe() if skill.trigger_config else skill.trigger_type
     state = "enabled" if skill.enabled else f"disabled ({skill.disabled_reason or 'by user'})"
-    last = f"last run {skill.last_run_status} at {_moment(skill.last_run_at, skill, relative=False)}" \
+    last = f"last run {skill.last_run_status} at {_moment(skill.last_run_at, skill)}" \
         if skill.last_run_at else "never run"
     return f"{skill.id} '{skill.name}' (agent {skill.agent_id}): {skill.tier} tier, {trigger}, {state}, {last}"
 
 
-def _details(skill: Skill, next_fire: datetime | None) -> str:
+def _details(skill: Skill, next_fire: datetime | None, now: datetime) -> str:
     lines = [f"Skill {_headline(skill)}."]
     if skill.description:
         lines.append(f"Description: {skill.description}")
-    lines += [_tier(skill), _when(skill, next_fire)]
-    skipping = _skipping(skill)
+    lines += [_tier(skill), _when(skill, next_fire, now)]
+    skipping = _skipping(skill, now)
     if skipping:
         lines.append(skipping)
     if skill.execution_plan:
@@ -328,8 +329,9 @@ def _iso(moment: datetime | None) -> str | None:
     return moment.isoformat() if moment else None
 
 
-def _moment(moment: datetime | None, skill: Skill, relative: bool = True) -> str:
-    """A time in the skill's zone (else this machine's), and how far off, as a person would say it."""
+def _moment(moment: datetime | None, skill: Skill, now: datetime | None = None) -> str:
+    """A time in the skill's zone (else this machine's), and how far off from ``now`` when given, as a person
+    would say it."""
     if moment is None:
         return "unknown"
     zone = skill.trigger_config.timezone if skill.trigger_config else None
@@ -338,11 +340,11 @@ def _moment(moment: datetime | None, skill: Skill, relative: bool = True) -> str
     except (ZoneInfoNotFoundError, ValueError, OSError):
         # A zone this machine does not know: its own clock, still named by the skill's zone.
         text = f"{moment.astimezone():%Y-%m-%d %H:%M} {zone}"
-    return f"{text} ({_from_now(moment)})" if relative else text
+    return f"{text} ({_from_now(moment, now)})" if now is not None else text
 
 
-def _from_now(moment: datetime) -> str:
-    minutes = round((moment - datetime.now(UTC)).total_seconds() / 60)
+def _from_now(moment: datetime, now: datetime) -> str:
+    minutes = round((moment - now).total_seconds() / 60)
     if minutes < 0:
         return "past"
     if minutes < 1:
