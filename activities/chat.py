@@ -30,7 +30,7 @@ from skills.approvals import Approval
 from skills.catalog import ToolInfo, ToolResult, ToolsetGrant
 from skills.errors import RunNotFoundError, SkillNotFoundError
 from skills.models import RunRecord, Skill
-from skills.naming import CHAT_CONVERSATION, MANAGEMENT_TOOLS
+from skills.naming import CHAT_CONVERSATION, GET_TOOL_CATALOG, MANAGEMENT_TOOLS
 from skills.proposals import CONFIRMED_TOOLS, plain_answer
 from skills.reply import NoticeRef, reply_block, run_ref_problem, with_reply
 from skills.scripts import RUN_SCRIPT
@@ -210,7 +210,7 @@ class ChatActivities:
         shut = {state.name: state for state in states if not state.runs and (state.parts.toolsets or state.parts.scripts)}
         allowed = [name for name in disclosure.instructions if name not in shut]
         # The management tools and nothing that answers approvals: a chat's model may propose, never confirm.
-        tools = [tool for tool in TOOLS if tool in MANAGEMENT_TOOLS or tool == "get_tool_catalog"]
+        tools = [tool for tool in TOOLS if tool in MANAGEMENT_TOOLS or tool == GET_TOOL_CATALOG]
         if disclosure.candidates or any(list_resources(catalog.skills[name])
                                         for name in disclosure.instructions if name in catalog.skills):
             tools.append(SKILL_TOOL)  # the close candidates to choose from, or the disclosed playbooks' details

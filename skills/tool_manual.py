@@ -25,6 +25,7 @@ from skills.limits import (
 )
 from skills.llm_models import MAX_FALLBACK_MODELS
 from skills.models import CATCH_UPS, DELIVERIES, OVERLAPS
+from skills.naming import GET_TOOL_CATALOG, LIST_APPROVALS
 from skills.normalize import MAX_NAME_LENGTH
 
 TRIGGER_TYPES = ("cron", "event", "manual")
@@ -259,7 +260,7 @@ def _schema(properties: dict[str, Any], required: list[str] | None = None) -> di
 
 
 SCHEMAS: dict[str, dict[str, Any]] = {
-    "get_tool_catalog": _schema({}),
+    GET_TOOL_CATALOG: _schema({}),
     "memory_store_skill": _schema(SKILL_PROPERTIES, ["name", "instructions"]),
     "memory_update_skill": _schema({"skill_id": _REF, **SKILL_PROPERTIES, "agent_id": _AGENT}, ["skill_id"]),
     "memory_list_skills": _schema({
@@ -282,7 +283,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "id": {"type": "string", "description": "The event's id, for dedupe: the same id again within the "
                                                 "window starts nothing. Leave out for a one-off event."},
     }, ["event"]),
-    "list_approvals": _schema({
+    LIST_APPROVALS: _schema({
         "all": {"type": "boolean", "description": "Answered ones too (default: only those waiting)."},
     }),
     "approve": _schema({"approval_id": {"type": "integer", "minimum": 1,
@@ -307,7 +308,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 # (additionalProperties), named in the playbook's references; the normalizer reads what the model sends.
 
 CHAT_DESCRIPTIONS: dict[str, str] = {
-    "get_tool_catalog": "List the tools a skill may use, by MCP server. Call it before memory_store_skill and use "
+    GET_TOOL_CATALOG: "List the tools a skill may use, by MCP server. Call it before memory_store_skill and use "
                         "the names exactly.",
     "memory_store_skill": "Create a skill. Direct tier: a fixed execution_plan. Agent tier: instructions and "
                           "required_tools, no plan. A refusal names each bad field: fix them and call again.",
@@ -366,7 +367,7 @@ def _chat_field(name: str, description: str | None) -> dict[str, Any]:
 _CHAT_SKILL = {name: _chat_field(name, description) for name, description in _CHAT_SKILL_FIELDS.items()}
 
 CHAT_SCHEMAS: dict[str, dict[str, Any]] = {
-    "get_tool_catalog": _schema({}),
+    GET_TOOL_CATALOG: _schema({}),
     "memory_store_skill": _schema(_CHAT_SKILL, ["name", "instructions"]),
     "memory_update_skill": _schema({"skill_id": _CHAT_REF, "enabled": _CHAT_SKILL["enabled"],
                                     "trigger_config": {"type": "object"}}, ["skill_id"]),
@@ -383,7 +384,7 @@ CHAT_SCHEMAS: dict[str, dict[str, Any]] = {
 
 TOOLS: dict[str, tuple[str, str, Hints]] = {
     # name: (title, description, annotations)
-    "get_tool_catalog": ("Tool catalog", CATALOG_DESCRIPTION,
+    GET_TOOL_CATALOG: ("Tool catalog", CATALOG_DESCRIPTION,
                          Hints(read_only_hint=True, idempotent_hint=True, open_world_hint=False)),
     "memory_store_skill": ("Create a skill", STORE_DESCRIPTION,
                            Hints(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
@@ -414,7 +415,7 @@ CHAT_ONLY_TOOLS = frozenset({"memory_undo"})
 """Offered in a chat only: ``skills mcp`` does not serve them (its client has ``skills revert``)."""
 
 OWNER_TOOLS: dict[str, tuple[str, str, Hints]] = {
-    "list_approvals": ("List approvals", "What waits for the owner's yes: runs' calls of tools that need "
+    LIST_APPROVALS: ("List approvals", "What waits for the owner's yes: runs' calls of tools that need "
                        "approval, and proposed changes, each with its id, what it would do and when it expires.",
                        Hints(read_only_hint=True, idempotent_hint=True, open_world_hint=False)),
     "approve": ("Approve", "Approve one waiting call or change by its id (from list_approvals): the call is made "

@@ -174,6 +174,24 @@ def test_each_workflow_type_is_spelt_in_one_module() -> None:
     assert dict(spelt) == {name: {"skills.naming"} for name in naming.WORKFLOW_TYPES}
 
 
+SPELT_TWICE = {"run_script": {"skills.scripts"}}
+"""Names spelt outside ``skills.naming`` too, and why: ``run_script`` is also the tool a plan step and an Agent
+call (``skills.scripts.RUN_SCRIPT``), which the activity of that name runs."""
+
+
+def test_each_activity_signal_and_job_name_is_spelt_in_one_module() -> None:
+    from skills import naming
+
+    names = naming.CLIENT_READS | naming.OUTSIDE_TEXT | {naming.APPROVAL_SIGNAL, naming.DIGEST_SIGNAL,
+                                                         naming.MAINTENANCE_JOB, naming.SYNC_JOB}
+    spelt: dict[str, set[str]] = defaultdict(set)
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
+                spelt[node.value].add(module)
+    assert dict(spelt) == {name: {"skills.naming", *SPELT_TWICE.get(name, ())} for name in names}
+
+
 def _methods(cls: type) -> set[str]:
     """The methods of ``cls``, inherited ones included, that the engine's own modules define."""
     return {name for klass in cls.__mro__ if klass.__module__.partition(".")[0] in LAYERS
