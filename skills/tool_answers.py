@@ -5,11 +5,12 @@ protocol's result)."""
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfoNotFoundError
 
 from skills.calendar import coming_lines, next_skipped
+from skills.display import span
 from skills.errors import FieldError
 from skills.messages import RegistrationResult, zone_time
 from skills.models import ENDED, FIRED, MISSING_TOOLS, Skill
@@ -150,14 +151,10 @@ def _moment(moment: datetime | None, skill: Skill, now: datetime | None = None) 
 
 
 def _from_now(moment: datetime, now: datetime) -> str:
+    # To the nearest minute: a fire asked for in 30 minutes is still "in 30 min" a moment after it was stored.
     minutes = round((moment - now).total_seconds() / 60)
     if minutes < 0:
         return "past"
     if minutes < 1:
         return "in less than a minute"
-    if minutes < 60:
-        return f"in {minutes} min"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 48:
-        return f"in {hours} h {minutes} min" if minutes else f"in {hours} h"
-    return f"in {round(hours / 24)} days"
+    return f"in {span(timedelta(minutes=minutes))}"
