@@ -94,6 +94,7 @@ def _skipping(skill: Skill, now: datetime) -> str | None:
 
 
 def headline(skill: Skill) -> str:
+    """A skill on one line, as ``memory_list_skills`` lists it."""
     trigger = skill.trigger_config.describe() if skill.trigger_config else skill.trigger_type
     state = "enabled" if skill.enabled else f"disabled ({skill.disabled_reason or 'by user'})"
     last = f"last run {skill.last_run_status} at {_moment(skill.last_run_at, skill)}" \
@@ -102,6 +103,7 @@ def headline(skill: Skill) -> str:
 
 
 def details(skill: Skill, next_fire: datetime | None, now: datetime) -> str:
+    """A skill in full, as ``memory_get_skill`` answers."""
     lines = [f"Skill {headline(skill)}."]
     if skill.description:
         lines.append(f"Description: {skill.description}")

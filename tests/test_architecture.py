@@ -1,6 +1,7 @@
 """The house's rules, read from the source (docs/architecture.md): which room may import which, no
-import circles, activities/ holds activities, adapters know nothing of Temporal's activity API, and
-every workflow type is spelt in one module, no class of the store is past ``MAX_STORE_METHODS``."""
+import circles, activities/ holds activities, adapters know nothing of Temporal's activity API, every
+workflow, activity, signal and job name is spelt in one module, no module imports another's private names,
+no class of the store is past ``MAX_STORE_METHODS``."""
 
 from __future__ import annotations
 
