@@ -21,7 +21,7 @@ from activities.proposals import CURRENT_CALL, Proposals
 from activities.skillfiles import script_skills, toolset_grant
 from activities.trust import trust_states
 from adapters.store import Store
-from client.management import CHAT_DESCRIPTIONS, CHAT_SCHEMAS, TOOLS, Handler, ManagementTools, answering
+from client.management import Handler, ManagementTools, answering
 from client.skills_client import ATTRIBUTION
 from config.secrets import redact
 from config.settings import Settings
@@ -30,7 +30,7 @@ from skills.approvals import Approval
 from skills.catalog import ToolInfo, ToolResult, ToolsetGrant
 from skills.errors import RunNotFoundError, SkillNotFoundError
 from skills.models import RunRecord, Skill
-from skills.naming import CHAT_CONVERSATION, MANAGEMENT_TOOLS
+from skills.naming import CHAT_CONVERSATION, GET_TOOL_CATALOG, MANAGEMENT_TOOLS
 from skills.proposals import CONFIRMED_TOOLS, plain_answer
 from skills.reply import NoticeRef, reply_block, run_ref_problem, with_reply
 from skills.scripts import RUN_SCRIPT
@@ -43,6 +43,7 @@ from skills.skillmd import (
     run_skill_tool,
     skill_file_tool,
 )
+from skills.tool_manual import CHAT_DESCRIPTIONS, CHAT_SCHEMAS, TOOLS
 
 CHANGING_TOOLS = {"memory_store_skill": "created", "memory_update_skill": "updated", "memory_delete_skill": "deleted"}
 
@@ -63,7 +64,7 @@ class ToolRouter:
         self._management = management
         self._proposals = proposals
         self._skill_files = skill_files
-        # As a chat's model reads them: compact (``client.management.CHAT_SCHEMAS``).
+        # As a chat's model reads them: compact (``skills.tool_manual.CHAT_SCHEMAS``).
         self._own = [ToolInfo(name=name, server="skills", tool=name, description=CHAT_DESCRIPTIONS[name],
                               input_schema=CHAT_SCHEMAS[name]) for name in TOOLS]
         reader = skill_file_tool(None)  # any skill: a wrong name is answered with the names
@@ -209,7 +210,7 @@ class ChatActivities:
         shut = {state.name: state for state in states if not state.runs and (state.parts.toolsets or state.parts.scripts)}
         allowed = [name for name in disclosure.instructions if name not in shut]
         # The management tools and nothing that answers approvals: a chat's model may propose, never confirm.
-        tools = [tool for tool in TOOLS if tool in MANAGEMENT_TOOLS or tool == "get_tool_catalog"]
+        tools = [tool for tool in TOOLS if tool in MANAGEMENT_TOOLS or tool == GET_TOOL_CATALOG]
         if disclosure.candidates or any(list_resources(catalog.skills[name])
                                         for name in disclosure.instructions if name in catalog.skills):
             tools.append(SKILL_TOOL)  # the close candidates to choose from, or the disclosed playbooks' details

@@ -25,16 +25,6 @@ from temporalio import activity
 
 from activities.phrase_check import checked_summary
 from adapters.store import Store
-from client.management import (
-    DATA_KEYS,
-    EVENT_ID_KEYS,
-    EVENT_KEYS,
-    _agent,
-    _first,
-    _json_object,
-    _required_ref,
-    _update_request,
-)
 from config.settings import Settings
 from skills.approvals import Approval, ApprovalRequest
 from skills.display import shown, shown_lines
@@ -55,6 +45,16 @@ from skills.proposals import (
     next_fires,
     spec_digest,
     widening,
+)
+from skills.tool_arguments import (
+    DATA_KEYS,
+    EVENT_ID_KEYS,
+    EVENT_KEYS,
+    agent_of,
+    first,
+    json_object,
+    required_ref,
+    update_request,
 )
 
 if TYPE_CHECKING:
@@ -150,7 +150,7 @@ class Proposals:
                        similar_tokens=similar, price=self.settings.llm_price).lines()
 
     def _update(self, fields: dict[str, Any], now: datetime) -> tuple[int, str, dict[str, Any], str] | None:
-        ref, agent_id, patch = _update_request(fields)
+        ref, agent_id, patch = update_request(fields)
         prepared = self._normalized(RegisterInput(data=patch, target=SkillRef(ref=ref, agent_id=agent_id)))
         assert prepared.normalized is not None and prepared.existing_id is not None
         existing = self.store.skills.get_skill(prepared.existing_id)
@@ -187,7 +187,7 @@ class Proposals:
         return "memory_update_skill", (existing.id, existing.name, arguments, shown_lines(lines))
 
     def _delete(self, fields: dict[str, Any]) -> tuple[int, str, dict[str, Any], str]:
-        skill = self.store.skills.find_skill(_required_ref(fields, "memory_delete_skill"), _agent(fields))
+        skill = self.store.skills.find_skill(required_ref(fields, "memory_delete_skill"), agent_of(fields))
         when = skill.trigger_config.describe() if skill.trigger_config else skill.trigger_type
         schedule = " and its schedule" if skill.schedule_id else ""
         summary = (f"Delete skill {skill.id} '{skill.name}' (agent {skill.agent_id}, {skill.tier} tier, {when})"
@@ -195,9 +195,9 @@ class Proposals:
         return skill.id, skill.name, {"skill_id": skill.id}, shown(summary)
 
     def _emit(self, fields: dict[str, Any], call: ChatCall) -> tuple[None, str, dict[str, Any], str]:
-        name, data, event_id = _first(fields, EVENT_KEYS), _first(fields, DATA_KEYS), _first(fields, EVENT_ID_KEYS)
-        if isinstance(data, str) and _json_object(data) is not None:
-            data = _json_object(data)
+        name, data, event_id = first(fields, EVENT_KEYS), first(fields, DATA_KEYS), first(fields, EVENT_ID_KEYS)
+        if isinstance(data, str) and json_object(data) is not None:
+            data = json_object(data)
         problems = check_event(name, None if event_id is None else str(event_id), data)
         if problems:
             raise SkillValidationError(problems)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.harness import started
+from skills.naming import GET_TOOL_CATALOG
 from skills.tokens import request_tokens
 from tests.fakes.llm_server import ScriptedLLM, Step, call, say
 
@@ -51,13 +52,13 @@ class Turn:
 
 TURNS = [
     Turn("Remind me in 5 minutes to drink water",
-         [call("get_tool_catalog", {}), call("memory_store_skill", WATER), say("I'll remind you at 12:05.")],
+         [call(GET_TOOL_CATALOG, {}), call("memory_store_skill", WATER), say("I'll remind you at 12:05.")],
          confirm=True),
     Turn("every weekday at 9 remind me to stand up",
-         [call("get_tool_catalog", {}), call("memory_store_skill", STAND_UP), say("Every weekday at 9.")],
+         [call(GET_TOOL_CATALOG, {}), call("memory_store_skill", STAND_UP), say("Every weekday at 9.")],
          confirm=True),
     Turn("every morning at 7 summarize my inbox",
-         [call("get_tool_catalog", {}), call("memory_store_skill", INBOX), say("Every morning at 7.")], confirm=True),
+         [call(GET_TOOL_CATALOG, {}), call("memory_store_skill", INBOX), say("Every morning at 7.")], confirm=True),
     Turn("remind me every hour to stretch",
          [call("memory_store_skill", {"name": "stretch", "instructions": "Remind the user to stretch.",
                                       "trigger_config": {"schedule": "0 * * * *"},

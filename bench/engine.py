@@ -52,7 +52,7 @@ from client.codec import data_converter
 from client.temporal_cli import temporal_binary
 from config.settings import Settings
 from skills.messages import SkillRunInput
-from skills.naming import SCHEDULED_START_TIME, SKILL_AGENT, SKILL_NAME, SKILL_RUN, SKILL_TIER
+from skills.naming import CALL_TOOL, SCHEDULED_START_TIME, SKILL_AGENT, SKILL_NAME, SKILL_RUN, SKILL_TIER
 
 RAW_QUEUE = "bench-raw"
 
@@ -277,7 +277,7 @@ async def tool_latency(client: Client, settings: Settings, calls: int, figures: 
         started = time.perf_counter()
         await client.execute_activity(
             # A client may start call_tool only for a read (activities/guard.py): the outbox's list.
-            "call_tool", {"tool": "outbox_list_messages", "arguments": {"limit": 1}, "step_id": f"bench-{i}"},
+            CALL_TOOL, {"tool": "outbox_list_messages", "arguments": {"limit": 1}, "step_id": f"bench-{i}"},
             id=f"bench-tool-{uuid.uuid4().hex}", task_queue=settings.task_queue,
             start_to_close_timeout=timedelta(seconds=30))
         activity_samples.append((time.perf_counter() - started) * 1000)

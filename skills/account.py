@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from skills.approvals import Approval
-from skills.naming import MANAGEMENT_TOOLS
+from skills.naming import GET_TOOL_CATALOG, MANAGEMENT_TOOLS
 from skills.skillmd.tool import TOOL_NAME as SKILL_TOOL
 
 CLAIM_CHARS = 4_000
@@ -32,7 +32,7 @@ MESSAGE_CHARS = 2_000
 """Characters of a user's message ``asks_for_change`` reads."""
 
 EffectAction = Literal["proposed", "created", "updated", "deleted", "called"]
-ENGINE_TOOLS = frozenset({*MANAGEMENT_TOOLS, "get_tool_catalog", SKILL_TOOL})
+ENGINE_TOOLS = frozenset({*MANAGEMENT_TOOLS, GET_TOOL_CATALOG, SKILL_TOOL})
 """The chat's own tools: what they do is a proposal or a change (or a read). Any other tool a turn calls (a
 matched skill's toolset, ``run_script``) acts outside the skills, and is accounted for as ``called``."""
 

@@ -16,7 +16,7 @@ front door must not break the engine later. ``notify_interval_minutes: 200000000
 once registered and then overflowed ``timedelta`` inside workflow code at the first
 fire; a frontmatter of 40 KB of nested ``[`` made discovery raise RecursionError for
 every skill. Each :class:`Bound` is read by the normalizer, the SKILL.md checks and the
-JSON Schemas the management tools give a model (``client.management``), so all three
+JSON Schemas the management tools give a model (``skills.tool_manual``), so all three
 say the same range; docs/skills.md lists them with the reasons.
 
 Pure code, no I/O.

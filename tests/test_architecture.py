@@ -1,7 +1,8 @@
 """The house's rules, read from the source (docs/architecture.md): which room may import which, no
-import circles, activities/ holds activities, adapters know nothing of Temporal's activity API, and
-every workflow type is spelt in one module, no class of the store is past ``MAX_STORE_METHODS``,
-worker.py is wiring (``MAX_WORKER_LINES``), and the tests of adapters sit in tests/adapters/."""
+import circles, activities/ holds activities, adapters know nothing of Temporal's activity API, every
+workflow, activity, signal and job name is spelt in one module, no module imports another's private names,
+no class of the store is past ``MAX_STORE_METHODS``, worker.py is wiring (``MAX_WORKER_LINES``), and the
+tests of adapters sit in tests/adapters/."""
 
 from __future__ import annotations
 
@@ -184,6 +185,24 @@ def test_each_workflow_type_is_spelt_in_one_module() -> None:
     assert dict(spelt) == {name: {"skills.naming"} for name in naming.WORKFLOW_TYPES}
 
 
+SPELT_TWICE = {"run_script": {"skills.scripts"}}
+"""Names spelt outside ``skills.naming`` too, and why: ``run_script`` is also the tool a plan step and an Agent
+call (``skills.scripts.RUN_SCRIPT``), which the activity of that name runs."""
+
+
+def test_each_activity_signal_and_job_name_is_spelt_in_one_module() -> None:
+    from skills import naming
+
+    names = naming.CLIENT_READS | naming.OUTSIDE_TEXT | {naming.APPROVAL_SIGNAL, naming.DIGEST_SIGNAL,
+                                                         naming.MAINTENANCE_JOB, naming.SYNC_JOB}
+    spelt: dict[str, set[str]] = defaultdict(set)
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
+                spelt[node.value].add(module)
+    assert dict(spelt) == {name: {"skills.naming", *SPELT_TWICE.get(name, ())} for name in names}
+
+
 def _methods(cls: type) -> set[str]:
     """The methods of ``cls``, inherited ones included, that the engine's own modules define."""
     return {name for klass in cls.__mro__ if klass.__module__.partition(".")[0] in LAYERS
@@ -219,3 +238,33 @@ def test_the_tests_of_adapters_sit_in_tests_adapters() -> None:
     strays = [str(path.relative_to(ROOT)) for path in (ROOT / "tests" / "adapters").rglob("test_*.py")
               if "adapters" not in _tested_rooms(path)]
     assert misplaced == [] and strays == []
+
+
+def _private_imports(module: str, path: Path) -> list[str]:
+    """``from X import _name`` of another of the engine's modules: what is private to X is X's to change."""
+    found = []
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        base = node.module or ""
+        if node.level:
+            parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+            base = ".".join([*parent, *([node.module] if node.module else [])])
+        if base.partition(".")[0] not in LAYERS or base == module:
+            continue
+        found += [f"{module} imports {base}.{alias.name}" for alias in node.names
+                  if alias.name.startswith("_") and not alias.name.startswith("__")]
+    return found
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    offenders = [line for module, path in MODULES.items() for line in _private_imports(module, path)]
+    assert offenders == []
+
+
+def test_the_private_import_check_finds_one(tmp_path: Path) -> None:
+    path = tmp_path / "proposals.py"
+    path.write_text("from client.management import DATA_KEYS, _first\nfrom . import _own\n")
+    assert _private_imports("activities.proposals", path) == ["activities.proposals imports client.management._first",
+                                                             "activities.proposals imports activities._own"]

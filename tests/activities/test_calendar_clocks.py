@@ -19,9 +19,9 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.schedules import ScheduleActivities
 from adapters.store import Store
-from client.management import _coming
 from config.settings import Settings
 from skills.models import Skill, SkillSpec, TriggerConfig
+from skills.tool_answers import coming_fires
 
 NEW_YORK, BERLIN = ZoneInfo("America/New_York"), ZoneInfo("Europe/Berlin")
 
@@ -66,6 +66,6 @@ async def test_a_weekday_skill_registered_at_any_clock_is_told_its_next_business
         answer = await ActivityEnvironment().run(schedules.create, skill)
         assert answer.next_fire == expected, name
         # What a reply to the new skill lists (the MCP and Telegram answers, the chat's "fires next").
-        coming = _coming(skill, count=3)
+        coming = coming_fires(skill, clock, count=3)
         assert f"{expected:%Y-%m-%d %H:%M %a}" in coming and len([c for c in coming if "skipped" not in c]) == 3
         assert coming[0] == f"{expected:%Y-%m-%d %H:%M %a}" or "skipped" in coming[0]

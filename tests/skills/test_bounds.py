@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from client.management import SCHEMAS
 from skills import yamlsafe
 from skills.errors import FrontmatterError, PlanError, SkillValidationError
 from skills.events import check_event
@@ -40,6 +39,7 @@ from skills.normalize import NormalizeContext, normalize
 from skills.plans import StepOutput, resolve
 from skills.preflight import PreflightCheck, render_arguments, should_skip
 from skills.skillmd.parsing import parse_frontmatter
+from skills.tool_manual import SCHEMAS
 
 NOW = datetime(2026, 2, 14, 15, 0, tzinfo=UTC)
 CTX = NormalizeContext(now=NOW, default_timezone="Europe/Paris", default_agent_id="thinker")

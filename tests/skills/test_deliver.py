@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from client.management import SCHEMAS
 from skills.agent import opening_messages
 from skills.errors import SkillValidationError
 from skills.models import DELIVERIES, RunRecord, Skill, SkillSpec
 from skills.normalize import NormalizeContext, normalize, own_field_problems
 from skills.notify import NOTHING_TO_REPORT, completion_due, result_digest, settle
 from skills.skillmd.registration import FILE_FIELDS
+from skills.tool_manual import SCHEMAS
 
 NOW = datetime(2026, 2, 14, 15, 0, tzinfo=UTC)
 CTX = NormalizeContext(now=NOW, default_timezone="UTC", default_agent_id="main")

@@ -172,7 +172,7 @@ async def test_the_owners_mcp_client_rehearses_and_the_chat_model_cannot(engine:
         assert refused.is_error and "nowhere_tool" in "\n".join(b.text for b in refused.content if b.type == "text")
     assert engine.outbox() == []
     # A chat is never offered it: what a read-only call reads must not reach the model.
-    from client.management import CHAT_SCHEMAS
+    from skills.tool_manual import CHAT_SCHEMAS
 
     assert "rehearse_skill" not in CHAT_SCHEMAS
 

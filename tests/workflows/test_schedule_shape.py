@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 from temporalio.client import Client, ScheduleOverlapPolicy, WorkflowExecutionStatus, WorkflowFailureError
 
-from client.management import SCHEMAS
 from config.settings import Settings
 from skills.errors import SkillValidationError
 from skills.limits import JITTER_SECONDS, MAX_RUNS, TIMEOUT_MINUTES
 from skills.models import ENDED, RunRecord
+from skills.tool_manual import SCHEMAS
 from tests.conftest import Engine, eventually, trigger_schedule, write_mcp_config
 from tests.fakes.llm_server import ScriptedLLM, hang_until, say
 from tests.starter.test_cli import options, run_skills
