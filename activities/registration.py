@@ -21,7 +21,7 @@ from activities.failures import as_application_errors
 from activities.schedules import ScheduleActivities
 from activities.skillfiles import file_skill
 from activities.trust import trust_states
-from adapters.model_list import EndpointModels
+from adapters.llm.model_list import EndpointModels
 from adapters.store import Store
 from config.settings import LLM_SETTINGS, Settings
 from skills.arguments import ArgumentRules
