@@ -19,9 +19,8 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import BaseModel, Field
 from temporalio import activity
 
 from activities.failures import application_error
@@ -34,7 +33,7 @@ from adapters.store import Store
 from config.secrets import redact
 from config.settings import LLM_SETTINGS, Settings
 from skills.agent import ChatMessage, ToolCallMessage, for_the_model, opening_messages, tool_result_text
-from skills.catalog import ToolInfo, ToolResult, ToolsetGrant, granted
+from skills.catalog import ToolInfo, ToolResult, granted
 from skills.context import fit_request
 from skills.errors import (
     ConversationError,
@@ -45,9 +44,17 @@ from skills.errors import (
     ToolCallError,
     ToolsetRefusedError,
 )
-from skills.events import EventInfo
 from skills.limits import MAX_CONTEXT_FROM
-from skills.messages import FINAL_EXCERPT
+from skills.messages import (
+    AgentSession,
+    AgentStart,
+    AgentToolCall,
+    AgentToolResult,
+    EndpointChange,
+    LlmTurn,
+    LlmTurnResult,
+    ToolCallRef,
+)
 from skills.models import Skill
 from skills.naming import AGENT_TOOL, LLM_TURN, MANAGEMENT_TOOLS, is_chat_conversation
 from skills.recall import context_block
@@ -62,126 +69,9 @@ MAX_PREFLIGHT_CONTEXT = 5
 """Pre-flight results given to a run's first turn (a skill declares a few checks at most)."""
 ENDPOINT_STATE = "llm_endpoint"
 
-
-class PreflightResult(BaseModel):
-    """A pre-flight check that ran and did not skip: its tool and its result (the call's, as recorded)."""
-
-    tool: str
-    result: str
-
-
-class AgentStart(BaseModel):
-    conversation_id: str
-    skill_id: int
-    now: datetime
-    event: EventInfo | None = None
-    """The event that started the run: it follows the task in the first user message."""
-    toolset_tools: list[str] = Field(default_factory=list)
-    """The tools of the skill's own toolset servers and its dependencies' (``open_toolsets``): they join
-    its sandbox."""
-    dependencies: list[str] = Field(default_factory=list)
-    """The SKILL.md skills a file skill depends on (``begin_run``): their instructions follow the task,
-    and their declared scripts join ``run_script``."""
-    preflight: list[PreflightResult] = Field(default_factory=list)
-    """The run's pre-flight checks that ran and did not skip, with their results (already in the run's
-    history, as their calls' results): given to the first turn as data (``skills.recall``)."""
-    skill: Skill | None = None
-    """A rehearsal of a definition: the skill as it normalized (not stored, or stored otherwise)."""
-
-
-class AgentSession(BaseModel):
-    model: str
-    tools: list[str]
-    """What the model is offered: the skill's required_tools and its own toolsets' tools, nothing else
-    (``run_script`` for a file skill that declares scripts, on a worker with scripts enabled)."""
-    script_skills: list[str] = Field(default_factory=list)
-    """The skill, when it is a file skill whose declared scripts ``run_script`` may run."""
-    fallback_models: list[str] = Field(default_factory=list)
-    """The skill's ``fallback_models``: tried in order after ``model`` (``workflows.agent_loop``)."""
-
-
-class LlmTurn(BaseModel):
-    conversation_id: str
-    model: str
-    tools: list[str]
-    step: int
-    answer_chars: int = FINAL_EXCERPT
-    """How much of a final answer comes back in the result (all of it stays in the store)."""
-    script_skills: list[str] = Field(default_factory=list)
-    """Whose declared scripts the ``run_script`` tool offers (its schema lists them)."""
-    toolsets: list[ToolsetGrant] = Field(default_factory=list)
-    """The skills' own toolsets granted to the loop: their tools' schemas come from their servers."""
-    tool_mode: Literal["native", "structured"] = "native"
-    """``structured``: a chat's model answers one JSON object to a schema (``response_format``) instead of
-    calling tools, and the engine makes the call it means (``skills.structured``)."""
-
-
-class ToolCallRef(BaseModel):
-    """A tool call the model asked for, by reference (its arguments stay in the store)."""
-
-    id: str
-    name: str
-
-
-class LlmTurnResult(BaseModel):
-    message_seq: int
-    """Where the assistant's message was stored."""
-    tool_calls: list[ToolCallRef] = Field(default_factory=list)
-    final: str = ""
-    """The answer (cut to a few kilobytes) when the model called no tool."""
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    left_out: list[str] = Field(default_factory=list)
-    """What was left out of the request to fit the model's context (``skills.context``), as sentences."""
-    ends_turn: bool = False
-    """A structured answer's change: once its calls succeed, ``final`` (the model's reply, written with the
-    change) ends the loop, with no further turn to ask."""
-    read_from_text: bool = False
-    """The model wrote its tool calls as text (``skills.textcalls``): they were read as calls."""
-
-
-class EndpointChange(BaseModel):
-    """The LLM endpoint became unreachable, or came back."""
-
-    up: bool
-    reason: str | None = None
-
-
-class AgentToolCall(BaseModel):
-    conversation_id: str
-    message_seq: int
-    call_id: str
-    allowed: list[str]
-    """The sandbox: a tool not in it is never executed, whatever the workflow asks."""
-    toolsets: list[ToolsetGrant] = Field(default_factory=list)
-    """The skills' own toolsets granted to the loop: a tool one of them owns is called on its server."""
-    idempotency_key: str = ""
-    """Sent to the server with the call (``skills.idempotency``), the same on every retry; empty: none."""
-    rehearsal: bool = False
-    """A rehearsal's call: made only when its tool is read-only (``ToolHub.rehearse``), else recorded."""
-    record_only: bool = False
-    """A rehearsal's call of a tool that would need approval: recorded, read-only or not."""
-    closed_world: bool = False
-    """A rehearsal's call made only if its tool is read-only and says ``openWorldHint: false``."""
-
-
-class AgentToolResult(BaseModel):
-    tool: str
-    ok: bool
-    refused: bool = False
-    malformed: bool = False
-    excerpt: str = ""
-    duration_ms: int = 0
-    adjusted: list[str] = Field(default_factory=list)
-    change: dict[str, Any] | None = None
-    """For a management tool that changed a skill: what it did (bounded: the skill's key facts)."""
-    rehearsed: bool = False
-    arguments: dict[str, Any] | None = None
-    """A rehearsed call's arguments as they would have been sent."""
-
-
 if TYPE_CHECKING:
     import openai
+
 
 class Send(Protocol):
     """Call a tool by name (the worker's hub, or a management tool), with the call's idempotency key."""

@@ -313,6 +313,16 @@ class RunStart(BaseModel):
         return upgraded_grant(data, "run.skill_name")
 
 
+class ScriptRun(BaseModel):
+    """One script of one skill (a Direct plan step): the step's parameters, checked by the activity."""
+
+    skill: str
+    """The file skill (the worker's SKILL.md folders) whose declared script it is."""
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    """``{"script": "fetch.py", "args": [...]}``."""
+    step_id: str = ""
+
+
 class AgentLoopState(BaseModel):
     """Where an Agent loop is: references and counters only (the conversation is in the store)."""
 
@@ -387,6 +397,133 @@ class AgentResume(BaseModel):
     chain_started_at: datetime | None = None
     """When the chain's first run started: the execution timeout counts from it, across every carry-over.
     An input carried over before this field existed has none; its run's start stands in for it."""
+
+
+class PreflightResult(BaseModel):
+    """A pre-flight check that ran and did not skip: its tool and its result (the call's, as recorded)."""
+
+    tool: str
+    result: str
+
+
+class AgentStart(BaseModel):
+    conversation_id: str
+    skill_id: int
+    now: datetime
+    event: EventInfo | None = None
+    """The event that started the run: it follows the task in the first user message."""
+    toolset_tools: list[str] = Field(default_factory=list)
+    """The tools of the skill's own toolset servers and its dependencies' (``open_toolsets``): they join
+    its sandbox."""
+    dependencies: list[str] = Field(default_factory=list)
+    """The SKILL.md skills a file skill depends on (``begin_run``): their instructions follow the task,
+    and their declared scripts join ``run_script``."""
+    preflight: list[PreflightResult] = Field(default_factory=list)
+    """The run's pre-flight checks that ran and did not skip, with their results (already in the run's
+    history, as their calls' results): given to the first turn as data (``skills.recall``)."""
+    skill: Skill | None = None
+    """A rehearsal of a definition: the skill as it normalized (not stored, or stored otherwise)."""
+
+
+class AgentSession(BaseModel):
+    model: str
+    tools: list[str]
+    """What the model is offered: the skill's required_tools and its own toolsets' tools, nothing else
+    (``run_script`` for a file skill that declares scripts, on a worker with scripts enabled)."""
+    script_skills: list[str] = Field(default_factory=list)
+    """The skill, when it is a file skill whose declared scripts ``run_script`` may run."""
+    fallback_models: list[str] = Field(default_factory=list)
+    """The skill's ``fallback_models``: tried in order after ``model`` (``workflows.agent_loop``)."""
+
+
+class LlmTurn(BaseModel):
+    conversation_id: str
+    model: str
+    tools: list[str]
+    step: int
+    answer_chars: int = FINAL_EXCERPT
+    """How much of a final answer comes back in the result (all of it stays in the store)."""
+    script_skills: list[str] = Field(default_factory=list)
+    """Whose declared scripts the ``run_script`` tool offers (its schema lists them)."""
+    toolsets: list[ToolsetGrant] = Field(default_factory=list)
+    """The skills' own toolsets granted to the loop: their tools' schemas come from their servers."""
+    tool_mode: Literal["native", "structured"] = "native"
+    """``structured``: a chat's model answers one JSON object to a schema (``response_format``) instead of
+    calling tools, and the engine makes the call it means (``skills.structured``)."""
+
+
+class ToolCallRef(BaseModel):
+    """A tool call the model asked for, by reference (its arguments stay in the store)."""
+
+    id: str
+    name: str
+
+
+class LlmTurnResult(BaseModel):
+    message_seq: int
+    """Where the assistant's message was stored."""
+    tool_calls: list[ToolCallRef] = Field(default_factory=list)
+    final: str = ""
+    """The answer (cut to a few kilobytes) when the model called no tool."""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    left_out: list[str] = Field(default_factory=list)
+    """What was left out of the request to fit the model's context (``skills.context``), as sentences."""
+    ends_turn: bool = False
+    """A structured answer's change: once its calls succeed, ``final`` (the model's reply, written with the
+    change) ends the loop, with no further turn to ask."""
+    read_from_text: bool = False
+    """The model wrote its tool calls as text (``skills.textcalls``): they were read as calls."""
+
+
+class EndpointChange(BaseModel):
+    """The LLM endpoint became unreachable, or came back."""
+
+    up: bool
+    reason: str | None = None
+
+
+class AgentToolCall(BaseModel):
+    conversation_id: str
+    message_seq: int
+    call_id: str
+    allowed: list[str]
+    """The sandbox: a tool not in it is never executed, whatever the workflow asks."""
+    toolsets: list[ToolsetGrant] = Field(default_factory=list)
+    """The skills' own toolsets granted to the loop: a tool one of them owns is called on its server."""
+    idempotency_key: str = ""
+    """Sent to the server with the call (``skills.idempotency``), the same on every retry; empty: none."""
+    rehearsal: bool = False
+    """A rehearsal's call: made only when its tool is read-only (``ToolHub.rehearse``), else recorded."""
+    record_only: bool = False
+    """A rehearsal's call of a tool that would need approval: recorded, read-only or not."""
+    closed_world: bool = False
+    """A rehearsal's call made only if its tool is read-only and says ``openWorldHint: false``."""
+
+
+class AgentToolResult(BaseModel):
+    tool: str
+    ok: bool
+    refused: bool = False
+    malformed: bool = False
+    excerpt: str = ""
+    duration_ms: int = 0
+    adjusted: list[str] = Field(default_factory=list)
+    change: dict[str, Any] | None = None
+    """For a management tool that changed a skill: what it did (bounded: the skill's key facts)."""
+    rehearsed: bool = False
+    arguments: dict[str, Any] | None = None
+    """A rehearsed call's arguments as they would have been sent."""
+
+
+class AgentScriptCall(BaseModel):
+    """A ``run_script`` call of the model's, by reference (its arguments stay in the store)."""
+
+    conversation_id: str
+    message_seq: int
+    call_id: str
+    skills: list[str]
+    """The skills whose declared scripts this conversation may run: its sandbox."""
 
 
 class RunOutcome(BaseModel):
@@ -597,6 +734,77 @@ def _local(iso: str, trigger: dict[str, Any] | None) -> str:
         return zone_time(datetime.fromisoformat(iso), (trigger or {}).get("timezone") or "UTC")
     except (ValueError, TypeError, ZoneInfoNotFoundError, OSError):
         return iso
+
+
+class ChatPrepare(BaseModel):
+    conversation_id: str
+    message: str
+    now: datetime
+    reply_to: str | None = None
+    """The run the message replies to (``ChatInput.reply_to``): its id only, read here from the store."""
+    reply_to_notice: NoticeRef | None = None
+    agent_id: str | None = None
+
+
+class ChatSession(BaseModel):
+    model: str
+    tools: list[str]
+    matched: list[str] = Field(default_factory=list)
+    """The SKILL.md skills the message triggered (their instructions are in the prompt)."""
+    max_steps: int
+    token_cap: int
+    malformed_limit: int
+    llm_timeout_seconds: float
+    tool_timeout_seconds: float
+    script_skills: list[str] = Field(default_factory=list)
+    """The matched SKILL.md skills whose declared scripts ``run_script`` may run (scripts enabled)."""
+    script_timeout_seconds: float = 60.0
+    toolsets: list[ToolsetGrant] = Field(default_factory=list)
+    """The own toolsets of the skills whose instructions are in the prompt: the turn connects them and
+    their tools join its sandbox (``open_toolsets``)."""
+    untrusted: list[str] = Field(default_factory=list)
+    """Why skills in the prompt came without their toolsets and scripts (their owner has not trusted them,
+    or they changed since): the turn goes on without them, and says so."""
+    answer: bool | None = None
+    """The message is the user's plain yes (True) or no (False) to ``answering``: no LLM is asked."""
+    answering: list[int] = Field(default_factory=list)
+    """The session's pending proposed changes the message answers."""
+    rehearsal_wait_seconds: float = 0.0
+    """How long the turn waits for the rehearsal of each skill it proposes (0: none is rehearsed)."""
+    tool_mode: Literal["auto", "native", "structured"] = "native"
+    """``SKILLS_LLM_TOOLS``: how the model makes its calls (``skills.structured``)."""
+
+
+class ChatProposals(BaseModel):
+    """The proposals a turn recorded (approval ids), to read back for its reply."""
+
+    ids: list[int]
+
+
+class ChatAnswer(BaseModel):
+    """The turn's reply, written by the engine (an answer to proposals), appended to the conversation."""
+
+    conversation_id: str
+    text: str
+    now: datetime
+    role: Literal["assistant", "user"] = "assistant"
+    """``user``: the engine's note to the model before it asks again (``SKILLS_LLM_TOOLS=auto``), in the
+    user's turn so every chat template takes it."""
+
+
+class ReminderRequest(BaseModel):
+    """A chat message that may be a plain reminder, the conversation it belongs to, and the turn's now."""
+
+    conversation_id: str
+    message: str
+    now: datetime
+
+
+class ReminderProposed(BaseModel):
+    """The reminder recorded as a proposal, and the reply that says so (None: the message is the model's)."""
+
+    proposal: Approval | None = None
+    reply: str = ""
 
 
 # --- maintenance --------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The house's rules, read from the source (docs/architecture.md): which room may import which, no
-import circles, activities/ holds activities, adapters know nothing of Temporal's activity API, and
-every workflow type is spelt in one module, no class of the store is past ``MAX_STORE_METHODS``."""
+import circles, activities/ holds activities, adapters know nothing of Temporal's activity API,
+every workflow type is spelt in one module, no class of the store is past ``MAX_STORE_METHODS``, and
+payloads are defined in ``skills.messages`` alone (workflows take only activity classes from activities/)."""
 
 from __future__ import annotations
 
@@ -190,3 +191,32 @@ def test_no_class_of_the_store_has_more_than_its_share_of_methods() -> None:
     assert {"open", "session", "max_revisions"} <= _methods(Store)  # its own, an inherited one, a property
     crowded = {cls.__qualname__: len(_methods(cls)) for cls in classes if len(_methods(cls)) > MAX_STORE_METHODS}
     assert crowded == {}
+
+
+def test_payload_models_live_in_skills_not_in_activities() -> None:
+    """A payload has one home (``skills.messages``): activities/ defines no pydantic model."""
+    from pydantic import BaseModel
+
+    defined = sorted(f"{module}.{name}" for module in MODULES if _room(module) == "activities"
+                     for name, value in vars(importlib.import_module(module)).items()
+                     if isinstance(value, type) and issubclass(value, BaseModel) and value.__module__ == module)
+    assert defined == []
+
+
+def test_workflows_take_only_activity_classes_from_activities() -> None:
+    """A workflow reaches activities by reference; their payloads' types it takes from ``skills``."""
+    taken = []
+    for module, path in MODULES.items():
+        if _room(module) != "workflows":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").partition(".")[0] == "activities":
+                source = importlib.import_module(node.module or "")
+                taken += [f"{module} takes {node.module}.{alias.name}" for alias in node.names
+                          if not _defines_activities(getattr(source, alias.name, None))]
+    assert taken == []
+
+
+def _defines_activities(value: object) -> bool:
+    return isinstance(value, type) and any(hasattr(member, "__temporal_activity_definition")
+                                           for member in vars(value).values())

@@ -17,13 +17,17 @@ from temporalio.exceptions import ChildWorkflowError
 from skills.naming import CHAT_TURN
 
 with workflow.unsafe.imports_passed_through():
-    from activities.chat import ChatActivities, ChatAnswer, ChatPrepare, ChatProposals, ChatSession
+    from activities.chat import ChatActivities
     from skills.account import acted, asks_for_change, claimed_act
     from skills.approvals import Approval, ApprovalDecision
     from skills.messages import (
         AgentLoopState,
+        ChatAnswer,
         ChatInput,
+        ChatPrepare,
+        ChatProposals,
         ChatReply,
+        ChatSession,
         LoopEnd,
         LoopLimits,
         Rehearse,

@@ -38,12 +38,12 @@ from skills.naming import SKILL_RUN
 with workflow.unsafe.imports_passed_through():
     from temporalio.worker.workflow_sandbox import RestrictedWorkflowAccessError
 
-    from activities.agent import AgentActivities, AgentStart, PreflightResult, ToolCallRef
+    from activities.agent import AgentActivities
     from activities.approvals import ApprovalActivities
     from activities.digests import DigestActivities
     from activities.runs import RunActivities
     from activities.schedules import ScheduleActivities
-    from activities.scripts import ScriptActivities, ScriptRun
+    from activities.scripts import ScriptActivities
     from activities.tools import ToolActivities
     from skills.approvals import (
         TIMEOUT,
@@ -62,6 +62,7 @@ with workflow.unsafe.imports_passed_through():
     from skills.messages import (
         AgentLoopState,
         AgentResume,
+        AgentStart,
         BeginRun,
         DeliveriesRecord,
         DeliverInput,
@@ -69,11 +70,14 @@ with workflow.unsafe.imports_passed_through():
         DigestQueue,
         LoopLimits,
         NotifyInput,
+        PreflightResult,
         PreviousSchedule,
         RunOutcome,
         RunStart,
         ScheduleSync,
+        ScriptRun,
         SkillRunInput,
+        ToolCallRef,
     )
     from skills.models import BUDGET, ENDED, FAILURES, Delivery, RunRecord, Skill, ToolCallRecord
     from skills.naming import APPROVAL_SIGNAL, SCHEDULED_START_TIME, SKILL_APPROVAL, SKILL_WAITING
