@@ -45,7 +45,7 @@ from skills.errors import (
     ToolsetRefusedError,
 )
 from skills.limits import MAX_CONTEXT_FROM
-from skills.messages import (
+from skills.messages.agent import (
     AgentSession,
     AgentStart,
     AgentToolCall,

@@ -27,7 +27,7 @@ from skills.agent import ChatMessage, chat_opening
 from skills.approvals import Approval
 from skills.catalog import ToolInfo, ToolResult
 from skills.errors import RunNotFoundError, SkillNotFoundError
-from skills.messages import ChatAnswer, ChatPrepare, ChatProposals, ChatSession
+from skills.messages.chat import ChatAnswer, ChatPrepare, ChatProposals, ChatSession
 from skills.models import RunRecord, Skill
 from skills.naming import CHAT_CONVERSATION, MANAGEMENT_TOOLS
 from skills.proposals import CONFIRMED_TOOLS, plain_answer

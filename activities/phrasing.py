@@ -19,7 +19,7 @@ from adapters.store import Store
 from config.settings import Settings
 from skills.display import shown
 from skills.errors import SkillNotFoundError, SkillsError
-from skills.messages import ReminderProposed, ReminderRequest
+from skills.messages.chat import ReminderProposed, ReminderRequest
 from skills.phrasing import plain_reminder
 
 logger = logging.getLogger(__name__)

@@ -28,7 +28,7 @@ from skills.arguments import ArgumentRules
 from skills.catalog import ToolInfo
 from skills.collisions import MAX_COMPARED, MAX_COMPARED_CHARS, collision_note, collisions
 from skills.errors import FieldError, SkillFileError, SkillNotFoundError, SkillValidationError
-from skills.messages import (
+from skills.messages.manage import (
     BulkRegistrationResult,
     ChangeInput,
     EnableInput,

@@ -31,7 +31,8 @@ from config.settings import Settings
 from skills.agent import ChatMessage, tool_result_text
 from skills.catalog import ToolCallOutput
 from skills.errors import ConversationError, SandboxUnavailableError, ScriptError
-from skills.messages import AgentScriptCall, AgentToolResult, ScriptRun
+from skills.messages.agent import AgentScriptCall, AgentToolResult
+from skills.messages.run import ScriptRun
 from skills.naming import AGENT_SCRIPT, RUN_SCRIPT_ACTIVITY
 from skills.scripts import ScriptResult, check_arguments, script_call
 from skills.skillmd.scripts import DeclaredScript, declared_scripts

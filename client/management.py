@@ -45,7 +45,8 @@ from skills.limits import (
     TIMEOUT_MINUTES,
 )
 from skills.llm_models import MAX_FALLBACK_MODELS
-from skills.messages import RegistrationResult, zone_time
+from skills.messages.chat import zone_time
+from skills.messages.manage import RegistrationResult
 from skills.models import CATCH_UPS, DELIVERIES, ENDED, FIRED, MISSING_TOOLS, OVERLAPS, Skill
 from skills.normalize import MAX_NAME_LENGTH
 from skills.recall import SELF

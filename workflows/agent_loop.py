@@ -21,7 +21,7 @@ with workflow.unsafe.imports_passed_through():
     from skills.catalog import ToolsetGrant
     from skills.errors import FALLBACK_FAILURES
     from skills.idempotency import loop_call_key
-    from skills.messages import (
+    from skills.messages.agent import (
         AgentLoopState,
         AgentScriptCall,
         AgentToolCall,

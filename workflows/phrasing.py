@@ -12,7 +12,7 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from activities.chat import ChatActivities
     from activities.phrasing import PhrasingActivities
-    from skills.messages import ChatAnswer, ChatInput, ChatReply, ReminderRequest
+    from skills.messages.chat import ChatAnswer, ChatInput, ChatReply, ReminderRequest
     from skills.phrasing import looks_like_reminder
     from workflows.options import STORE
 

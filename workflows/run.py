@@ -59,25 +59,20 @@ with workflow.unsafe.imports_passed_through():
     from skills.display import span
     from skills.errors import PlanError, SkillRunFailed, WorkflowInputError
     from skills.idempotency import call_key, fire_id, run_prefix, step_place
-    from skills.messages import (
-        AgentLoopState,
+    from skills.messages.agent import AgentLoopState, AgentStart, LoopLimits, PreflightResult, ToolCallRef
+    from skills.messages.manage import PreviousSchedule, ScheduleSync
+    from skills.messages.run import (
         AgentResume,
-        AgentStart,
         BeginRun,
         DeliveriesRecord,
         DeliverInput,
         DigestItem,
         DigestQueue,
-        LoopLimits,
         NotifyInput,
-        PreflightResult,
-        PreviousSchedule,
         RunOutcome,
         RunStart,
-        ScheduleSync,
         ScriptRun,
         SkillRunInput,
-        ToolCallRef,
     )
     from skills.models import BUDGET, ENDED, FAILURES, Delivery, RunRecord, Skill, ToolCallRecord
     from skills.naming import APPROVAL_SIGNAL, SCHEDULED_START_TIME, SKILL_APPROVAL, SKILL_WAITING
