@@ -61,8 +61,10 @@ def retry_after(error: openai.APIStatusError) -> timedelta | None:
     headers = error.response.headers if error.response is not None else {}
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
         value = headers.get(name)
+        if value is None:
+            continue  # many endpoints say only ``retry-after``
         try:
-            return timedelta(seconds=float(value) * scale) if value is not None else None
+            return timedelta(seconds=float(value) * scale)
         except ValueError:
             continue
     return None

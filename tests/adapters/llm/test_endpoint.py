@@ -81,6 +81,20 @@ async def test_a_rate_limit_is_retryable_after_the_endpoints_retry_after(setting
     assert str(raised.value).startswith(f"the LLM endpoint {llm.base_url} answered 429 for the model 'busy': ")
 
 
+@pytest.mark.parametrize(("headers", "after"), [
+    ({"retry-after": "3"}, timedelta(seconds=3)),  # a proxy that says it in seconds only
+    ({"retry-after-ms": "1500"}, timedelta(seconds=1.5)),
+    ({"retry-after-ms": "soon", "retry-after": "4"}, timedelta(seconds=4)),
+    ({}, None),
+])
+async def test_the_retry_after_is_read_from_either_header(settings: Settings, llm: ScriptedLLM,
+                                                          headers: dict[str, str], after: timedelta | None) -> None:
+    llm.script("busy", [error(503, headers=headers)])
+    with pytest.raises(LlmOverloadedError) as raised:
+        await endpoint(settings, llm).complete("busy", ASKED, [])
+    assert raised.value.retry_after == after
+
+
 @pytest.mark.parametrize(("status", "kind", "hint"), [
     (401, LlmRefusedError, "the endpoint refused the API key: set SKILLS_LLM_API_KEY (401: "),
     (403, LlmRefusedError, "the API key may not use this endpoint or model (403: "),
