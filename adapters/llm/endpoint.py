@@ -29,6 +29,13 @@ Waiting = Callable[[str | Callable[[], str]], AbstractAsyncContextManager[Any]]
 """What the caller does while an answer comes, told what has come so far (the activity heartbeats it)."""
 
 
+def client_options(settings: Settings, timeout: float) -> dict[str, Any]:
+    """The OpenAI client's options, for the async client here and the model list's sync one. Temporal
+    retries the activity (and a registration asks again): retries inside the SDK as well would multiply them."""
+    return {"base_url": settings.llm_base_url, "api_key": settings.llm_api_key or "none", "max_retries": 0,
+            "timeout": timeout}
+
+
 def _waiting(progress: str | Callable[[], str]) -> AbstractAsyncContextManager[Any]:
     return nullcontext()
 
@@ -52,11 +59,8 @@ class LlmEndpoint:
         if self._client is None:
             import openai
 
-            # Temporal retries the activity; retries inside the SDK as well would multiply them.
-            self._client = openai.AsyncOpenAI(
-                base_url=self.settings.llm_base_url, api_key=self.settings.llm_api_key or "none", max_retries=0,
-                timeout=self.settings.llm_timeout.total_seconds(),
-            )
+            timeout = self.settings.llm_timeout.total_seconds()
+            self._client = openai.AsyncOpenAI(**client_options(self.settings, timeout))
         return self._client
 
     @client.setter
