@@ -10,10 +10,7 @@ from pydantic import BaseModel, Field
 
 from skills.catalog import ToolsetGrant
 from skills.events import EventInfo
-from skills.models import (
-    Skill,
-    ToolCallRecord,
-)
+from skills.models import Skill, ToolCallRecord
 
 
 class AgentLoopState(BaseModel):

@@ -12,9 +12,7 @@ from skills.account import NOTHING, Effect, correction, effects
 from skills.approvals import Approval
 from skills.catalog import ToolsetGrant
 from skills.display import shown
-from skills.models import (
-    RunRecord,
-)
+from skills.models import RunRecord
 from skills.rehearsal import rehearsal_lines
 from skills.reply import NoticeRef
 

@@ -9,12 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from skills.errors import FieldError
-from skills.models import (
-    BY_USER,
-    Normalized,
-    Skill,
-    TriggerConfig,
-)
+from skills.models import BY_USER, Normalized, Skill, TriggerConfig
 
 
 class SkillRef(BaseModel):

@@ -13,13 +13,7 @@ from skills.events import EventInfo
 from skills.incidents import IncidentNote
 from skills.messages.agent import AgentLoopState
 from skills.messages.manage import SkillRef
-from skills.models import (
-    Delivery,
-    Destination,
-    RunRecord,
-    RunTrigger,
-    Skill,
-)
+from skills.models import Delivery, Destination, RunRecord, RunTrigger, Skill
 
 
 class SkillRunInput(BaseModel):
