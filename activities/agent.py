@@ -5,9 +5,10 @@ to it, and give the workflow back only what it needs to decide (tool names and c
 ids, token counts, a bounded excerpt). Each step so adds a bounded amount to the
 workflow's history, however long the conversation gets.
 
-Temporal owns retries: the OpenAI client is built with ``max_retries=0``. A rate
-limit or a server error is retryable (after the ``retry-after`` the endpoint gives);
-a bad key, a bad request or an unknown model is not, and says what to fix.
+The endpoint is the adapter's (``adapters.llm``): its failures come out as the engine's
+errors, which become the activity's failures here. A rate limit or a server error is
+retryable (after the ``retry-after`` the endpoint gives); a bad key, a bad request or an
+unknown model is not, and says what to fix.
 """
 
 from __future__ import annotations
@@ -17,38 +18,43 @@ import json
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import BaseModel, Field
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
 from activities.failures import application_error
 from activities.heartbeat import heartbeating
 from activities.proposals import CURRENT_CALL, ChatCall
 from activities.skillfiles import file_skill, script_skills, script_tool
+from adapters.llm.endpoint import LlmEndpoint
 from adapters.mcp.toolsets import SkillToolsets
 from adapters.store import Store
 from config.secrets import redact
-from config.settings import LLM_SETTINGS, OPENAI_API_URL, Settings
+from config.settings import LLM_SETTINGS, Settings
 from skills.agent import ChatMessage, ToolCallMessage, for_the_model, opening_messages, tool_result_text
-from skills.catalog import ToolInfo, ToolResult, ToolsetGrant, granted
-from skills.context import DEFAULT_CONTEXT, OPENAI_CONTEXT, context_from_model_entry, fit_request
+from skills.catalog import ToolInfo, ToolResult, granted
+from skills.context import fit_request
 from skills.errors import (
     ConversationError,
-    LlmModelNotFoundError,
     LlmNotConfiguredError,
     LlmOverloadedError,
     LlmRefusedError,
-    LlmTimeoutError,
     LlmUnavailableError,
     ToolCallError,
     ToolsetRefusedError,
 )
-from skills.events import EventInfo
 from skills.limits import MAX_CONTEXT_FROM
-from skills.messages import FINAL_EXCERPT
+from skills.messages.agent import (
+    AgentSession,
+    AgentStart,
+    AgentToolCall,
+    AgentToolResult,
+    EndpointChange,
+    LlmTurn,
+    LlmTurnResult,
+    ToolCallRef,
+)
 from skills.models import Skill
 from skills.naming import AGENT_TOOL, LLM_TURN, MANAGEMENT_TOOLS, is_chat_conversation
 from skills.recall import context_block
@@ -61,130 +67,11 @@ from skills.textcalls import TextCall, read_text_calls
 TOOL_EXCERPT = 300
 MAX_PREFLIGHT_CONTEXT = 5
 """Pre-flight results given to a run's first turn (a skill declares a few checks at most)."""
-HEALTH_TIMEOUT = 3.0
 ENDPOINT_STATE = "llm_endpoint"
-RETRYABLE_STATUSES = frozenset({408, 409, 429})
-
-
-class PreflightResult(BaseModel):
-    """A pre-flight check that ran and did not skip: its tool and its result (the call's, as recorded)."""
-
-    tool: str
-    result: str
-
-
-class AgentStart(BaseModel):
-    conversation_id: str
-    skill_id: int
-    now: datetime
-    event: EventInfo | None = None
-    """The event that started the run: it follows the task in the first user message."""
-    toolset_tools: list[str] = Field(default_factory=list)
-    """The tools of the skill's own toolset servers and its dependencies' (``open_toolsets``): they join
-    its sandbox."""
-    dependencies: list[str] = Field(default_factory=list)
-    """The SKILL.md skills a file skill depends on (``begin_run``): their instructions follow the task,
-    and their declared scripts join ``run_script``."""
-    preflight: list[PreflightResult] = Field(default_factory=list)
-    """The run's pre-flight checks that ran and did not skip, with their results (already in the run's
-    history, as their calls' results): given to the first turn as data (``skills.recall``)."""
-    skill: Skill | None = None
-    """A rehearsal of a definition: the skill as it normalized (not stored, or stored otherwise)."""
-
-
-class AgentSession(BaseModel):
-    model: str
-    tools: list[str]
-    """What the model is offered: the skill's required_tools and its own toolsets' tools, nothing else
-    (``run_script`` for a file skill that declares scripts, on a worker with scripts enabled)."""
-    script_skills: list[str] = Field(default_factory=list)
-    """The skill, when it is a file skill whose declared scripts ``run_script`` may run."""
-    fallback_models: list[str] = Field(default_factory=list)
-    """The skill's ``fallback_models``: tried in order after ``model`` (``workflows.agent_loop``)."""
-
-
-class LlmTurn(BaseModel):
-    conversation_id: str
-    model: str
-    tools: list[str]
-    step: int
-    answer_chars: int = FINAL_EXCERPT
-    """How much of a final answer comes back in the result (all of it stays in the store)."""
-    script_skills: list[str] = Field(default_factory=list)
-    """Whose declared scripts the ``run_script`` tool offers (its schema lists them)."""
-    toolsets: list[ToolsetGrant] = Field(default_factory=list)
-    """The skills' own toolsets granted to the loop: their tools' schemas come from their servers."""
-    tool_mode: Literal["native", "structured"] = "native"
-    """``structured``: a chat's model answers one JSON object to a schema (``response_format``) instead of
-    calling tools, and the engine makes the call it means (``skills.structured``)."""
-
-
-class ToolCallRef(BaseModel):
-    """A tool call the model asked for, by reference (its arguments stay in the store)."""
-
-    id: str
-    name: str
-
-
-class LlmTurnResult(BaseModel):
-    message_seq: int
-    """Where the assistant's message was stored."""
-    tool_calls: list[ToolCallRef] = Field(default_factory=list)
-    final: str = ""
-    """The answer (cut to a few kilobytes) when the model called no tool."""
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    left_out: list[str] = Field(default_factory=list)
-    """What was left out of the request to fit the model's context (``skills.context``), as sentences."""
-    ends_turn: bool = False
-    """A structured answer's change: once its calls succeed, ``final`` (the model's reply, written with the
-    change) ends the loop, with no further turn to ask."""
-    read_from_text: bool = False
-    """The model wrote its tool calls as text (``skills.textcalls``): they were read as calls."""
-
-
-class EndpointChange(BaseModel):
-    """The LLM endpoint became unreachable, or came back."""
-
-    up: bool
-    reason: str | None = None
-
-
-class AgentToolCall(BaseModel):
-    conversation_id: str
-    message_seq: int
-    call_id: str
-    allowed: list[str]
-    """The sandbox: a tool not in it is never executed, whatever the workflow asks."""
-    toolsets: list[ToolsetGrant] = Field(default_factory=list)
-    """The skills' own toolsets granted to the loop: a tool one of them owns is called on its server."""
-    idempotency_key: str = ""
-    """Sent to the server with the call (``skills.idempotency``), the same on every retry; empty: none."""
-    rehearsal: bool = False
-    """A rehearsal's call: made only when its tool is read-only (``ToolHub.rehearse``), else recorded."""
-    record_only: bool = False
-    """A rehearsal's call of a tool that would need approval: recorded, read-only or not."""
-    closed_world: bool = False
-    """A rehearsal's call made only if its tool is read-only and says ``openWorldHint: false``."""
-
-
-class AgentToolResult(BaseModel):
-    tool: str
-    ok: bool
-    refused: bool = False
-    malformed: bool = False
-    excerpt: str = ""
-    duration_ms: int = 0
-    adjusted: list[str] = Field(default_factory=list)
-    change: dict[str, Any] | None = None
-    """For a management tool that changed a skill: what it did (bounded: the skill's key facts)."""
-    rehearsed: bool = False
-    arguments: dict[str, Any] | None = None
-    """A rehearsed call's arguments as they would have been sent."""
-
 
 if TYPE_CHECKING:
     import openai
+
 
 class Send(Protocol):
     """Call a tool by name (the worker's hub, or a management tool), with the call's idempotency key."""
@@ -215,29 +102,7 @@ class AgentActivities:
         self.rehearse = rehearse
         self.settle = settle
         self.toolsets = toolsets or SkillToolsets()
-        self.endpoint = settings.llm_base_url or OPENAI_API_URL
-        self._client = client
-        self._contexts: dict[str, int] = {}
-        self._unstreamed = False
-        """The endpoint refused ``stream: true``: its answers are asked for whole."""
-
-    @property
-    def client(self) -> openai.AsyncOpenAI:
-        """The LLM endpoint's client, made at the first LLM call: the openai package (14 MB resident)
-        is not imported by a worker that runs no Agent-tier skill."""
-        if self._client is None:
-            import openai
-
-            # Temporal retries the activity; retries inside the SDK as well would multiply them.
-            self._client = openai.AsyncOpenAI(
-                base_url=self.settings.llm_base_url, api_key=self.settings.llm_api_key or "none", max_retries=0,
-                timeout=self.settings.llm_timeout.total_seconds(),
-            )
-        return self._client
-
-    @client.setter
-    def client(self, client: openai.AsyncOpenAI) -> None:
-        self._client = client
+        self.llm = LlmEndpoint(settings, client, log=activity.logger)
 
     @activity.defn
     def start_agent(self, request: AgentStart) -> AgentSession:
@@ -273,8 +138,6 @@ class AgentActivities:
     @activity.defn(name=LLM_TURN)
     async def llm_turn(self, request: LlmTurn) -> LlmTurnResult:
         """One chat completion over the stored conversation, offering only the sandbox's tools."""
-        import openai
-
         messages = await asyncio.to_thread(self.store.conversations.load_messages, request.conversation_id)
         if messages and messages[-1].role == "assistant":
             # A retry after the answer was stored: do not ask (and pay) twice.
@@ -296,35 +159,20 @@ class AgentActivities:
         asked = for_the_model(messages, self.settings.chat_history_turns)
         if structured:  # the answer's shape, said in the prompt: no tool schemas are sent
             asked = _with_instruction(asked, instruction(offered, _plan_tools(catalog)))
-        context = await self._context(request.model)
+        context = await self.llm.context(request.model)
         fitted = fit_request(asked, tools, context)
         if fitted.left_out:
             activity.logger.warning("LLM turn %d: left out to fit the context of %d tokens: %s", request.step,
                                     context, "; ".join(fitted.left_out))
-        turn_limit = self.settings.llm_turn_timeout
         try:
-            async with asyncio.timeout(turn_limit.total_seconds()):
-                message = await self._complete(request, fitted.messages, tools,
-                                               answer_schema(offered) if structured else None)
-        except TimeoutError as e:
-            raise application_error(LlmTimeoutError(
-                f"the LLM turn for the model '{request.model}' took longer than {_seconds(turn_limit)} "
-                "(SKILLS_LLM_TURN_TIMEOUT), its answer still coming")) from e
-        except openai.APIStatusError as e:
-            raise _status_error(e, request.model, self.endpoint) from e
-        except openai.APITimeoutError as e:  # before its base class: reached, and working, but slow
-            raise application_error(LlmTimeoutError(
-                f"the LLM endpoint {self.endpoint} timed out after {_seconds(self.settings.llm_timeout)} "
-                f"without a word for the model '{request.model}' (SKILLS_LLM_TIMEOUT: how long it may stay "
-                "silent, before its first token or between two); a slow model (a local one on CPU) may need "
-                "a longer one, or a shorter prompt")) from e
-        except openai.APIConnectionError as e:
-            # Not chained: the message says the cause, and the chain's stack traces (openai, httpx, httpcore,
-            # anyio) outgrew the server's failure size limit: a retry's progress line read "after Failure
-            # exceeds size limit".
-            raise application_error(LlmUnavailableError(
-                f"the LLM endpoint {self.endpoint} could not be reached ({_sentence(_connection(e))}); is it running? "
-                "(SKILLS_LLM_BASE_URL)")) from None
+            message = await self.llm.complete(
+                request.model, fitted.messages, tools, answer_schema(offered) if structured else None,
+                lambda progress: heartbeating(f"turn {request.step}", progress))
+        # The adapter's error says it all; the SDK's error under it (or none) stays the failure's cause.
+        except LlmOverloadedError as e:
+            raise application_error(e, next_retry_delay=e.retry_after) from e.__cause__
+        except (LlmUnavailableError, LlmRefusedError) as e:
+            raise application_error(e) from e.__cause__
         activity.logger.info("LLM turn %d (%s): %d prompt tokens estimated, %d counted by the endpoint",
                              request.step, request.model, fitted.tokens, message.prompt_tokens)
         message, read_from_text = _calls_read(message, offered, structured)
@@ -335,66 +183,6 @@ class AgentActivities:
                                       datetime.now(UTC))
         return _result(message, seq, request.answer_chars, fitted.left_out, structured=structured,
                        read_from_text=read_from_text)
-
-    async def _complete(self, request: LlmTurn, messages: list[ChatMessage], tools: list[dict[str, Any]],
-                        response_format: dict[str, Any] | None = None) -> ChatMessage:
-        """One chat completion, streamed where the endpoint can (``SKILLS_LLM_STREAM``): the HTTP client's
-        timeout is then how long the endpoint may stay silent, and the activity heartbeats with what
-        has come, so a slow model that is answering is not taken for a dead one."""
-        import openai
-
-        arguments: dict[str, Any] = {"model": request.model, "messages": [m.to_openai() for m in messages],
-                                     **({"tools": tools} if tools else {}),
-                                     **({"response_format": response_format} if response_format else {})}
-        if self.settings.llm_stream and not self._unstreamed:
-            try:
-                return await self._streamed(request, arguments)
-            except openai.BadRequestError as e:
-                if "stream" not in str(e).lower():
-                    raise
-                # An endpoint that cannot stream says so in a 400: ask it whole, now and from now on.
-                activity.logger.warning("the LLM endpoint %s refused to stream (%s): asking for whole answers; "
-                                        "SKILLS_LLM_STREAM=false says so from the start", self.endpoint,
-                                        _sentence(_error_detail(e)))
-                self._unstreamed = True
-        async with heartbeating(f"turn {request.step}", "waiting for the answer"):
-            completion = await self.client.chat.completions.create(**arguments)
-        choice = completion.choices[0].message
-        usage = completion.usage
-        return ChatMessage(
-            role="assistant", content=choice.content,
-            tool_calls=[ToolCallMessage(id=c.id, name=c.function.name, arguments=c.function.arguments or "")
-                        for c in choice.tool_calls or [] if getattr(c, "function", None) is not None],
-            prompt_tokens=usage.prompt_tokens if usage else 0,
-            completion_tokens=usage.completion_tokens if usage else 0,
-        )
-
-    async def _streamed(self, request: LlmTurn, arguments: dict[str, Any]) -> ChatMessage:
-        """The answer streamed: the HTTP client's timeout is between two chunks, the heartbeat says how much came."""
-        answer = StreamedAnswer()
-        async with heartbeating(f"turn {request.step}", answer.progress):
-            stream = await self.client.chat.completions.create(
-                **arguments, stream=True, stream_options={"include_usage": True})
-            async for chunk in stream:
-                answer.add(chunk)
-        return answer.message()
-
-    async def _context(self, model: str) -> int:
-        """The model's context in tokens: ``SKILLS_LLM_CONTEXT``, else what the endpoint's model list says
-        of it (asked once per model), else ``skills.context.DEFAULT_CONTEXT``."""
-        if self.settings.llm_context is not None:
-            return self.settings.llm_context
-        if model not in self._contexts:
-            found = None
-            try:
-                listed = await self.client.models.list(timeout=HEALTH_TIMEOUT)
-                entry = next((m for m in listed.data if m.id == model), None)
-                found = context_from_model_entry(entry.model_dump()) if entry is not None else None
-            except Exception as e:  # noqa: BLE001 - any failure to say leaves the default
-                activity.logger.info("the LLM endpoint's model list does not say the context of %s: %s", model, e)
-            # The OpenAI API states no context in its model list; its models hold 128k and more.
-            self._contexts[model] = found or (OPENAI_CONTEXT if self.endpoint == OPENAI_API_URL else DEFAULT_CONTEXT)
-        return self._contexts[model]
 
     async def _catalog(self, request: LlmTurn) -> list[ToolInfo]:
         """The tools the turn can describe: the catalog, ``run_script`` with the sandbox's scripts, and
@@ -418,19 +206,10 @@ class AgentActivities:
 
         The state is kept in the store, so a restart neither repeats an alert nor forgets one.
         """
-        import openai
-
         if not self.settings.llm_configured:
             return None  # no endpoint configured: nothing to watch
-        up, reason = True, None
-        try:
-            await self.client.models.list(timeout=HEALTH_TIMEOUT)
-        except (openai.APIConnectionError, openai.APITimeoutError) as e:
-            up, reason = False, f"unreachable: {e}"
-        except openai.APIStatusError as e:
-            # An answer, even a refusal (a key without the right to list models), means it is there;
-            # a server error means it is not serving.
-            up, reason = (False, f"answering {e.status_code}") if e.status_code >= 500 else (True, None)
+        reason = await self.llm.down()
+        up = reason is None
         now = datetime.now(UTC)
         previous = await asyncio.to_thread(self.store.conversations.get_state, ENDPOINT_STATE)
         if previous is not None and previous.get("up") == up:
@@ -551,48 +330,6 @@ def _plan_tools(catalog: list[ToolInfo]) -> list[str]:
             and tool.name != RUN_SCRIPT]
 
 
-class StreamedAnswer:
-    """The chunks of a streamed chat completion, put back together: the text, the tool calls (their
-    id and name come in the first delta of each, the arguments in pieces), the usage (last chunk)."""
-
-    def __init__(self) -> None:
-        self.text: list[str] = []
-        self.calls: dict[int, dict[str, Any]] = {}
-        self.prompt_tokens = 0
-        self.completion_tokens = 0
-        self.chars = 0
-
-    def add(self, chunk: Any) -> None:
-        if chunk.usage is not None:
-            self.prompt_tokens = chunk.usage.prompt_tokens or 0
-            self.completion_tokens = chunk.usage.completion_tokens or 0
-        for choice in chunk.choices or []:
-            delta = choice.delta
-            if delta is None:
-                continue
-            if delta.content:
-                self.text.append(delta.content)
-                self.chars += len(delta.content)
-            for part in delta.tool_calls or []:
-                call = self.calls.setdefault(part.index, {"id": "", "name": "", "arguments": []})
-                call["id"] = part.id or call["id"]
-                if part.function is not None:
-                    call["name"] = part.function.name or call["name"]
-                    if part.function.arguments:
-                        call["arguments"].append(part.function.arguments)
-                        self.chars += len(part.function.arguments)
-
-    def progress(self) -> str:
-        """What has come so far, as the turn's heartbeat says it."""
-        return f"{self.chars} characters received" if self.chars else "waiting for the first token"
-
-    def message(self) -> ChatMessage:
-        calls = [ToolCallMessage(id=c["id"] or f"call_{index}", name=c["name"], arguments="".join(c["arguments"]))
-                 for index, c in sorted(self.calls.items()) if c["name"]]
-        return ChatMessage(role="assistant", content="".join(self.text) or None, tool_calls=calls,
-                           prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens)
-
-
 def _tool_schemas(catalog: list[ToolInfo], names: list[str]) -> list[dict[str, Any]]:
     """The sandbox's tools in the chat-completions shape, with their schemas as their servers wrote them.
     A model's loose answers (numbers and booleans as strings, optional fields as null) are taken all
@@ -608,55 +345,3 @@ def _tool_schemas(catalog: list[ToolInfo], names: list[str]) -> list[dict[str, A
         }}
         for name in names if name in known
     ]
-
-
-def _status_error(error: openai.APIStatusError, model: str, endpoint: str) -> ApplicationError:
-    status = error.status_code
-    detail = _error_detail(error)
-    # The statuses the OpenAI SDK itself would retry: timeout, conflict (lock), rate limit, server error.
-    if status in RETRYABLE_STATUSES or status >= 500:
-        return application_error(LlmOverloadedError(f"the LLM endpoint {endpoint} answered {status} for the "
-                                                    f"model '{model}': {detail}"),
-                                 next_retry_delay=_retry_after(error))
-    hint = {
-        401: "the endpoint refused the API key: set SKILLS_LLM_API_KEY",
-        403: "the API key may not use this endpoint or model",
-        404: f"the endpoint does not know the model '{model}': set the skill's model or SKILLS_LLM_MODEL",
-    }.get(status, "the request was refused")
-    kind = LlmModelNotFoundError if status == 404 else LlmRefusedError
-    return application_error(kind(f"{hint} ({status}: {detail})"))
-
-
-def _seconds(span: timedelta) -> str:
-    return f"{span.total_seconds():g} s"
-
-
-def _connection(error: Exception) -> str:
-    """A connection error with what lies under it: the SDK's says only "Connection error."."""
-    cause = error.__cause__
-    return f"{_sentence(str(error))}: {cause}" if cause is not None and str(cause) else str(error)
-
-
-def _sentence(text: str) -> str:
-    """A message to embed in another sentence: without its final period."""
-    return text.rstrip().rstrip(".")
-
-
-def _error_detail(error: openai.APIStatusError) -> str:
-    body = error.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])[:300]
-    return str(error.message)[:300]
-
-
-def _retry_after(error: openai.APIStatusError) -> timedelta | None:
-    headers = error.response.headers if error.response is not None else {}
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(name)
-        try:
-            return timedelta(seconds=float(value) * scale) if value is not None else None
-        except ValueError:
-            continue
-    return None

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field
 from temporalio import activity
 
 from activities.failures import application_error
@@ -27,12 +25,13 @@ from config.secrets import redact
 from config.settings import Settings
 from skills.agent import ChatMessage, chat_opening
 from skills.approvals import Approval
-from skills.catalog import ToolInfo, ToolResult, ToolsetGrant
+from skills.catalog import ToolInfo, ToolResult
 from skills.errors import RunNotFoundError, SkillNotFoundError
+from skills.messages.chat import ChatAnswer, ChatPrepare, ChatProposals, ChatSession
 from skills.models import RunRecord, Skill
 from skills.naming import CHAT_CONVERSATION, GET_TOOL_CATALOG, MANAGEMENT_TOOLS
 from skills.proposals import CONFIRMED_TOOLS, plain_answer
-from skills.reply import NoticeRef, reply_block, run_ref_problem, with_reply
+from skills.reply import reply_block, run_ref_problem, with_reply
 from skills.scripts import RUN_SCRIPT
 from skills.skillmd import (
     SKILL_TOOL,
@@ -133,62 +132,6 @@ def _change(tool: str, structured: dict[str, Any] | None) -> dict[str, Any] | No
             "tier": skill.get("tier"), "trigger": trigger, "next_fire": structured.get("next_fire"),
             "enabled": skill.get("enabled"), "disabled_reason": skill.get("disabled_reason"),
             "coming": structured.get("coming") or []}
-
-
-class ChatPrepare(BaseModel):
-    conversation_id: str
-    message: str
-    now: datetime
-    reply_to: str | None = None
-    """The run the message replies to (``ChatInput.reply_to``): its id only, read here from the store."""
-    reply_to_notice: NoticeRef | None = None
-    agent_id: str | None = None
-
-
-class ChatSession(BaseModel):
-    model: str
-    tools: list[str]
-    matched: list[str] = Field(default_factory=list)
-    """The SKILL.md skills the message triggered (their instructions are in the prompt)."""
-    max_steps: int
-    token_cap: int
-    malformed_limit: int
-    llm_timeout_seconds: float
-    tool_timeout_seconds: float
-    script_skills: list[str] = Field(default_factory=list)
-    """The matched SKILL.md skills whose declared scripts ``run_script`` may run (scripts enabled)."""
-    script_timeout_seconds: float = 60.0
-    toolsets: list[ToolsetGrant] = Field(default_factory=list)
-    """The own toolsets of the skills whose instructions are in the prompt: the turn connects them and
-    their tools join its sandbox (``open_toolsets``)."""
-    untrusted: list[str] = Field(default_factory=list)
-    """Why skills in the prompt came without their toolsets and scripts (their owner has not trusted them,
-    or they changed since): the turn goes on without them, and says so."""
-    answer: bool | None = None
-    """The message is the user's plain yes (True) or no (False) to ``answering``: no LLM is asked."""
-    answering: list[int] = Field(default_factory=list)
-    """The session's pending proposed changes the message answers."""
-    rehearsal_wait_seconds: float = 0.0
-    """How long the turn waits for the rehearsal of each skill it proposes (0: none is rehearsed)."""
-    tool_mode: Literal["auto", "native", "structured"] = "native"
-    """``SKILLS_LLM_TOOLS``: how the model makes its calls (``skills.structured``)."""
-
-
-class ChatProposals(BaseModel):
-    """The proposals a turn recorded (approval ids), to read back for its reply."""
-
-    ids: list[int]
-
-
-class ChatAnswer(BaseModel):
-    """The turn's reply, written by the engine (an answer to proposals), appended to the conversation."""
-
-    conversation_id: str
-    text: str
-    now: datetime
-    role: Literal["assistant", "user"] = "assistant"
-    """``user``: the engine's note to the model before it asks again (``SKILLS_LLM_TOOLS=auto``), in the
-    user's turn so every chat template takes it."""
 
 
 class ChatActivities:

@@ -20,7 +20,7 @@ from config.secrets import redact
 from config.settings import Settings
 from skills.catalog import ToolResult
 from skills.errors import SkillNotFoundError
-from skills.messages import DigestQueue, DigestSend, DigestStart
+from skills.messages.run import DigestQueue, DigestSend, DigestStart
 from skills.models import Delivery, Destination, RunRecord
 from skills.naming import DELIVERY_DIGEST, DIGEST_SIGNAL
 from skills.notify import digest_message

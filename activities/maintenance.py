@@ -20,15 +20,9 @@ from skills.deadline import RUN_MARGIN, RUN_TIMEOUT_CAP, run_timeout
 from skills.display import span
 from skills.errors import SkillNotFoundError
 from skills.fires import held_behind, skipped_behind
-from skills.messages import (
-    ClosedRuns,
-    MaintenanceScan,
-    MissedOneShot,
-    RunOutcome,
-    SkillBrief,
-    SkillFilter,
-    StuckSkill,
-)
+from skills.messages.maintenance import ClosedRuns, MaintenanceScan, MissedOneShot, SkillBrief, StuckSkill
+from skills.messages.manage import SkillFilter
+from skills.messages.run import RunOutcome
 from skills.models import FAILURES, MISSED, MISSING_TOOLS, NO_LLM, REHEARSAL, RunRecord, Skill
 
 STUCK_STATE = "stuck-run:{skill_id}"

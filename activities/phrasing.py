@@ -11,38 +11,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import datetime
 
-from pydantic import BaseModel
 from temporalio import activity
 
 from activities.proposals import ChatCall, Proposals
 from adapters.store import Store
 from config.settings import Settings
-from skills.approvals import Approval
 from skills.display import shown
 from skills.errors import SkillNotFoundError, SkillsError
+from skills.messages.chat import ReminderProposed, ReminderRequest
 from skills.phrasing import plain_reminder
 
 logger = logging.getLogger(__name__)
 
 NO_MODEL = "Read without the model (0 tokens): "
 """How the reply of a reminder proposed with no model begins: the owner knows which path was taken."""
-
-
-class ReminderRequest(BaseModel):
-    """A chat message that may be a plain reminder, the conversation it belongs to, and the turn's now."""
-
-    conversation_id: str
-    message: str
-    now: datetime
-
-
-class ReminderProposed(BaseModel):
-    """The reminder recorded as a proposal, and the reply that says so (None: the message is the model's)."""
-
-    proposal: Approval | None = None
-    reply: str = ""
 
 
 class PhrasingActivities:

@@ -30,7 +30,8 @@ from skills.approvals import Approval, ApprovalRequest
 from skills.display import shown, shown_lines
 from skills.errors import SkillNotFoundError, SkillValidationError
 from skills.events import check_event
-from skills.messages import Prepared, RegisterInput, SkillFilter, SkillRef, zone_time
+from skills.messages.chat import zone_time
+from skills.messages.manage import Prepared, RegisterInput, SkillFilter, SkillRef
 from skills.models import NO_LLM, Skill, SkillSpec
 from skills.naming import CHAT_CONVERSATION
 from skills.outlook import outlook

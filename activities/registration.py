@@ -21,14 +21,14 @@ from activities.failures import as_application_errors
 from activities.schedules import ScheduleActivities
 from activities.skillfiles import file_skill
 from activities.trust import trust_states
-from adapters.model_list import EndpointModels
+from adapters.llm.model_list import EndpointModels
 from adapters.store import Store
 from config.settings import LLM_SETTINGS, Settings
 from skills.arguments import ArgumentRules
 from skills.catalog import ToolInfo
 from skills.collisions import MAX_COMPARED, MAX_COMPARED_CHARS, collision_note, collisions
 from skills.errors import FieldError, SkillFileError, SkillNotFoundError, SkillValidationError
-from skills.messages import (
+from skills.messages.manage import (
     BulkRegistrationResult,
     ChangeInput,
     EnableInput,

@@ -19,7 +19,8 @@ from activities.failures import as_application_errors
 from adapters.metrics import EngineMetrics
 from adapters.store import Store
 from config.settings import Settings
-from skills.messages import PrunedRuns, RunHistory, RunsQuery
+from skills.messages.maintenance import PrunedRuns, RunHistory
+from skills.messages.manage import RunsQuery
 from skills.naming import RUN_HISTORY
 
 BATCH = 1000

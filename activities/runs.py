@@ -30,16 +30,8 @@ from skills.catalog import ToolInfo, ToolResult, destructive_tools
 from skills.deadline import approval_seconds
 from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
 from skills.fires import MAX_ACCOUNTED, PreviousFire, account_gap
-from skills.messages import (
-    BeginRun,
-    DeliveriesRecord,
-    DeliverInput,
-    NotifyInput,
-    Prepared,
-    RegisterInput,
-    RunOutcome,
-    RunStart,
-)
+from skills.messages.manage import Prepared, RegisterInput
+from skills.messages.run import BeginRun, DeliveriesRecord, DeliverInput, NotifyInput, RunOutcome, RunStart
 from skills.models import BUDGET, FAILURES, REHEARSAL, RunRecord, Skill
 from skills.notify import settle
 

@@ -29,7 +29,7 @@ from adapters.store import Store
 from config.settings import Settings
 from skills.calendar import SKIP_RENEW_BEFORE, next_fire
 from skills.errors import NamespaceSetupError, SkillNotFoundError
-from skills.messages import ScheduleSync, ScheduleSynced, SkipRenewal
+from skills.messages.manage import ScheduleSync, ScheduleSynced, SkipRenewal
 from skills.models import Skill
 from skills.naming import (
     SEARCH_ATTRIBUTES,

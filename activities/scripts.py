@@ -17,12 +17,10 @@ import asyncio
 import json
 import time
 from datetime import UTC, datetime
-from typing import Any
 
-from pydantic import BaseModel, Field
 from temporalio import activity
 
-from activities.agent import TOOL_EXCERPT, AgentToolResult
+from activities.agent import TOOL_EXCERPT
 from activities.failures import application_error
 from activities.skillfiles import file_skill
 from activities.trust import untrusted
@@ -33,32 +31,14 @@ from config.settings import Settings
 from skills.agent import ChatMessage, tool_result_text
 from skills.catalog import ToolCallOutput
 from skills.errors import ConversationError, SandboxUnavailableError, ScriptError
+from skills.messages.agent import AgentScriptCall, AgentToolResult
+from skills.messages.run import ScriptRun
 from skills.naming import AGENT_SCRIPT, RUN_SCRIPT_ACTIVITY
 from skills.scripts import ScriptResult, check_arguments, script_call
 from skills.skillmd.scripts import DeclaredScript, declared_scripts
 
 DISABLED = ("scripts are disabled on this worker (set SKILLS_SCRIPTS_ENABLED=true to let skills run the scripts "
             "they declare, in the bubblewrap sandbox)")
-
-
-class ScriptRun(BaseModel):
-    """One script of one skill (a Direct plan step): the step's parameters, checked by the activity."""
-
-    skill: str
-    """The file skill (the worker's SKILL.md folders) whose declared script it is."""
-    arguments: dict[str, Any] = Field(default_factory=dict)
-    """``{"script": "fetch.py", "args": [...]}``."""
-    step_id: str = ""
-
-
-class AgentScriptCall(BaseModel):
-    """A ``run_script`` call of the model's, by reference (its arguments stay in the store)."""
-
-    conversation_id: str
-    message_seq: int
-    call_id: str
-    skills: list[str]
-    """The skills whose declared scripts this conversation may run: its sandbox."""
 
 
 class ScriptActivities:

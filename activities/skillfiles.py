@@ -31,7 +31,7 @@ from config.settings import Settings
 from skills.catalog import ToolInfo, ToolsetGrant, toolsets_digest
 from skills.errors import SkillFileError, ToolsetRefusedError
 from skills.mcpservers import ToolsetServer
-from skills.messages import (
+from skills.messages.manage import (
     ChangeInput,
     ChangeResult,
     RegisterInput,

@@ -15,7 +15,7 @@ from skills.deadline import RunLimits, run_timeout
 from skills.errors import SkillNotFoundError
 from skills.grants import Grant, GrantsQuery
 from skills.incidents import Incident
-from skills.messages import HistoryQuery, IncidentsQuery, RunsQuery, SkillFilter, SkillRef
+from skills.messages.manage import HistoryQuery, IncidentsQuery, RunsQuery, SkillFilter, SkillRef
 from skills.models import RunRecord, Skill
 from skills.naming import GET_SKILL, LIST_GRANTS, LIST_INCIDENTS, LIST_REVISIONS, LIST_RUNS, LIST_SKILLS
 from skills.revisions import Revision

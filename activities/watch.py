@@ -20,7 +20,7 @@ from adapters.metrics import EngineMetrics
 from adapters.store import ScheduledSkill, Store
 from config.settings import Settings
 from skills.calendar import fire_times
-from skills.messages import OverdueQuery, OverdueSkill, OverdueSkills, SkillBrief
+from skills.messages.maintenance import OverdueQuery, OverdueSkill, OverdueSkills, SkillBrief
 from skills.models import TriggerConfig
 from skills.naming import FIND_OVERDUE_SKILLS
 

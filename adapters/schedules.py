@@ -29,7 +29,7 @@ from adapters.schedule_spec import schedule_spec
 from config.settings import Settings
 from skills.calendar import skip_window, skipped_days, skips
 from skills.deadline import run_timeout
-from skills.messages import SkillRunInput
+from skills.messages.run import SkillRunInput
 from skills.models import BY_USER, FAILURES, Skill
 from skills.naming import (
     MAINTENANCE,

@@ -40,7 +40,7 @@ from typing import Any
 from bench.harness import started
 from config.settings import Settings
 from skills.calendar import upcoming
-from skills.messages import ChatReply
+from skills.messages.chat import ChatReply
 from skills.models import SkillSpec, TriggerConfig
 
 TURN_TARGET = 60.0

@@ -51,7 +51,7 @@ from client import SkillsClient
 from client.codec import data_converter
 from client.temporal_cli import temporal_binary
 from config.settings import Settings
-from skills.messages import SkillRunInput
+from skills.messages.run import SkillRunInput
 from skills.naming import CALL_TOOL, SCHEDULED_START_TIME, SKILL_AGENT, SKILL_NAME, SKILL_RUN, SKILL_TIER
 
 RAW_QUEUE = "bench-raw"

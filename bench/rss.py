@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from bench.harness import header, row, rss_mib, started
-from skills.messages import SkillRunInput
+from skills.messages.run import SkillRunInput
 from skills.naming import SKILL_RUN
 
 RAW_WORKER = """

@@ -69,27 +69,23 @@ from skills.grants import Grant, GrantChange, GrantRequest, GrantResult, GrantsQ
 from skills.hooks import TOKEN_BYTES, hook_event_name, hook_workflow_id, token_digest
 from skills.incidents import Incident
 from skills.limits import TEMPORAL_PAYLOAD_WARNING_BYTES, body_too_large, json_size, valid_text
-from skills.messages import (
+from skills.messages.chat import ChatInput, ChatReply
+from skills.messages.maintenance import OverdueQuery, OverdueSkills, RunHistory
+from skills.messages.manage import (
     BulkRegistrationResult,
     ChangeInput,
     ChangeResult,
-    ChatInput,
-    ChatReply,
     HistoryQuery,
     IncidentsQuery,
     ItemRegistration,
-    OverdueQuery,
-    OverdueSkills,
     RegisterInput,
     RegisterManyInput,
     RegistrationResult,
-    Rehearse,
-    RunHistory,
     RunsQuery,
     SkillFilter,
     SkillRef,
-    SkillRunInput,
 )
+from skills.messages.run import Rehearse, SkillRunInput
 from skills.models import BY_USER, REHEARSAL, RunRecord, Skill
 from skills.naming import (
     APPROVAL_SIGNAL,

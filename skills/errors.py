@@ -54,6 +54,8 @@ from typing import TYPE_CHECKING, ClassVar
 from pydantic import BaseModel
 
 if TYPE_CHECKING:
+    from datetime import timedelta
+
     from skills.skillmd.problems import Problem
 
 
@@ -187,6 +189,11 @@ class LlmRefusedError(SkillsError):
 class LlmOverloadedError(LlmUnavailableError):
     """The endpoint answered, with a status the OpenAI SDK retries (408, 409, 429, 5xx): retried, and
     once the retries are spent an Agent-tier skill's next ``fallback_models`` entry is tried."""
+
+    def __init__(self, message: str, *, retry_after: timedelta | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        """How long the endpoint asked to be left alone (``retry-after``): the next attempt's delay."""
 
 
 class LlmModelNotFoundError(LlmRefusedError):

@@ -188,7 +188,7 @@ def next_fires(spec: SkillSpec, now: datetime, count: int = NEXT_FIRES) -> list[
 
 def describe_spec(spec: SkillSpec, fires: list[UpcomingFire], zone_time: Any) -> list[str]:
     """The lines a proposal shows of a skill as it would be stored. ``zone_time(moment, zone)`` formats
-    a time (skills.messages.zone_time)."""
+    a time (skills.messages.chat.zone_time)."""
     zone = spec.trigger_config.timezone if spec.trigger_config else None
     lines = [f"name: {spec.name} (agent {spec.agent_id})"]
     if spec.description:

@@ -12,7 +12,8 @@ from zoneinfo import ZoneInfoNotFoundError
 from skills.calendar import coming_lines, next_skipped
 from skills.display import span
 from skills.errors import FieldError
-from skills.messages import RegistrationResult, zone_time
+from skills.messages.chat import zone_time
+from skills.messages.manage import RegistrationResult
 from skills.models import ENDED, FIRED, MISSING_TOOLS, Skill
 from skills.recall import SELF
 

@@ -51,7 +51,7 @@ from starter.output import fields, shorten, table, when
 if TYPE_CHECKING:
     from client import SkillsClient
     from skills.approvals import Approval
-    from skills.messages import ChatReply
+    from skills.messages.chat import ChatReply
     from skills.models import Delivery, RunRecord, Skill
     from skills.outlook import Outlook
 

@@ -61,7 +61,7 @@ from mcp_servers.telegram import API_BASE_ENV, DEFAULT_API_BASE, TOKEN_ENV, spli
 from skills.approvals import Approval
 from skills.errors import SkillsError, TemporalUnavailableError
 from skills.grants import Grant, as_text
-from skills.messages import ChatReply
+from skills.messages.chat import ChatReply
 from skills.reply import NoticeRef
 from starter import exit_process
 from starter.command import (

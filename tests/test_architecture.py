@@ -1,8 +1,9 @@
 """The house's rules, read from the source (docs/architecture.md): which room may import which, no
 import circles, activities/ holds activities, adapters know nothing of Temporal's activity API, every
 workflow, activity, signal and job name is spelt in one module, no module imports another's private names,
-no class of the store is past ``MAX_STORE_METHODS``, worker.py is wiring (``MAX_WORKER_LINES``), and the
-tests of adapters sit in tests/adapters/."""
+no class of the store is past ``MAX_STORE_METHODS``, worker.py is wiring (``MAX_WORKER_LINES``), the
+tests of adapters sit in tests/adapters/, and payloads are defined in ``skills.messages`` alone (workflows
+take only activity classes from activities/)."""
 
 from __future__ import annotations
 
@@ -268,3 +269,32 @@ def test_the_private_import_check_finds_one(tmp_path: Path) -> None:
     path.write_text("from client.management import DATA_KEYS, _first\nfrom . import _own\n")
     assert _private_imports("activities.proposals", path) == ["activities.proposals imports client.management._first",
                                                              "activities.proposals imports activities._own"]
+
+
+def test_payload_models_live_in_skills_not_in_activities() -> None:
+    """A payload has one home (``skills.messages``): activities/ defines no pydantic model."""
+    from pydantic import BaseModel
+
+    defined = sorted(f"{module}.{name}" for module in MODULES if _room(module) == "activities"
+                     for name, value in vars(importlib.import_module(module)).items()
+                     if isinstance(value, type) and issubclass(value, BaseModel) and value.__module__ == module)
+    assert defined == []
+
+
+def test_workflows_take_only_activity_classes_from_activities() -> None:
+    """A workflow reaches activities by reference; their payloads' types it takes from ``skills``."""
+    taken = []
+    for module, path in MODULES.items():
+        if _room(module) != "workflows":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").partition(".")[0] == "activities":
+                source = importlib.import_module(node.module or "")
+                taken += [f"{module} takes {node.module}.{alias.name}" for alias in node.names
+                          if not _defines_activities(getattr(source, alias.name, None))]
+    assert taken == []
+
+
+def _defines_activities(value: object) -> bool:
+    return isinstance(value, type) and any(hasattr(member, "__temporal_activity_definition")
+                                           for member in vars(value).values())

@@ -15,13 +15,21 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.agent import AgentActivities, AgentToolCall, LlmTurn, ToolCallRef
-    from activities.scripts import AgentScriptCall, ScriptActivities
+    from activities.agent import AgentActivities
+    from activities.scripts import ScriptActivities
     from activities.tools import ToolActivities
     from skills.catalog import ToolsetGrant
     from skills.errors import FALLBACK_FAILURES
     from skills.idempotency import loop_call_key
-    from skills.messages import AgentLoopState, LoopEnd, LoopLimits
+    from skills.messages.agent import (
+        AgentLoopState,
+        AgentScriptCall,
+        AgentToolCall,
+        LlmTurn,
+        LoopEnd,
+        LoopLimits,
+        ToolCallRef,
+    )
     from skills.models import ToolCallRecord
     from skills.scripts import RUN_SCRIPT
     from workflows.failures import activity_cause

@@ -17,19 +17,13 @@ from temporalio.exceptions import ChildWorkflowError
 from skills.naming import CHAT_TURN
 
 with workflow.unsafe.imports_passed_through():
-    from activities.chat import ChatActivities, ChatAnswer, ChatPrepare, ChatProposals, ChatSession
+    from activities.chat import ChatActivities
     from skills.account import acted, asks_for_change, claimed_act
     from skills.approvals import Approval, ApprovalDecision
-    from skills.messages import (
-        AgentLoopState,
-        ChatInput,
-        ChatReply,
-        LoopEnd,
-        LoopLimits,
-        Rehearse,
-        SkillRef,
-        SkillRunInput,
-    )
+    from skills.messages.agent import AgentLoopState, LoopEnd, LoopLimits
+    from skills.messages.chat import ChatAnswer, ChatInput, ChatPrepare, ChatProposals, ChatReply, ChatSession
+    from skills.messages.manage import SkillRef
+    from skills.messages.run import Rehearse, SkillRunInput
     from skills.models import REHEARSAL, RunRecord
     from skills.naming import chat_conversation_id
     from skills.proposals import ChangeDecided, DecideChangeInput, answered_text

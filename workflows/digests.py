@@ -20,7 +20,7 @@ from skills.naming import DELIVERY_DIGEST, DIGEST_SIGNAL
 
 with workflow.unsafe.imports_passed_through():
     from activities.digests import DigestActivities
-    from skills.messages import DigestItem, DigestSend, DigestStart
+    from skills.messages.run import DigestItem, DigestSend, DigestStart
     from workflows.failures import activity_cause
     from workflows.options import FAIL_ON_BUG, NOTIFY, STORE
 

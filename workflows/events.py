@@ -36,7 +36,7 @@ with workflow.unsafe.imports_passed_through():
         Subscriber,
         event_run_id,
     )
-    from skills.messages import SkillRunInput
+    from skills.messages.run import SkillRunInput
     from skills.naming import skill_attributes
     from workflows.options import FAIL_ON_BUG, STORE
 

@@ -35,15 +35,9 @@ with workflow.unsafe.imports_passed_through():
     from activities.runs import RunActivities
     from activities.schedules import ScheduleActivities
     from activities.watch import WatchActivities
-    from skills.messages import (
-        EnableInput,
-        MaintenanceReport,
-        MissedOneShot,
-        NotifyInput,
-        OverdueQuery,
-        ScheduleSync,
-        SkipRenewal,
-    )
+    from skills.messages.maintenance import MaintenanceReport, MissedOneShot, OverdueQuery
+    from skills.messages.manage import EnableInput, ScheduleSync, SkipRenewal
+    from skills.messages.run import NotifyInput
     from workflows.failures import activity_cause
     from workflows.options import FAIL_ON_BUG, NOTIFY, SCHEDULE, STORE
     from workflows.run import aftermath, run_notice

@@ -20,7 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.store import StoreActivities
     from skills.approvals import ApprovalDecision, ApprovalsQuery
     from skills.errors import FieldError
-    from skills.messages import (
+    from skills.messages.manage import (
         BulkRegistrationResult,
         ChangeInput,
         ChangeResult,

@@ -10,9 +10,9 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from activities.chat import ChatActivities, ChatAnswer
-    from activities.phrasing import PhrasingActivities, ReminderRequest
-    from skills.messages import ChatInput, ChatReply
+    from activities.chat import ChatActivities
+    from activities.phrasing import PhrasingActivities
+    from skills.messages.chat import ChatAnswer, ChatInput, ChatReply, ReminderRequest
     from skills.phrasing import looks_like_reminder
     from workflows.options import STORE
 

@@ -20,7 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.proposals import ProposalActivities
     from skills.approvals import Approval
     from skills.events import EmitInput, EmitResult, EventInfo, event_workflow_id
-    from skills.messages import ChangeInput, ChangeResult, RegisterInput, RegistrationResult, SkillRef
+    from skills.messages.manage import ChangeInput, ChangeResult, RegisterInput, RegistrationResult, SkillRef
     from skills.proposals import (
         ChangeDecided,
         ChangeOutcome,

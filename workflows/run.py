@@ -38,12 +38,12 @@ from skills.naming import SKILL_RUN
 with workflow.unsafe.imports_passed_through():
     from temporalio.worker.workflow_sandbox import RestrictedWorkflowAccessError
 
-    from activities.agent import AgentActivities, AgentStart, PreflightResult, ToolCallRef
+    from activities.agent import AgentActivities
     from activities.approvals import ApprovalActivities
     from activities.digests import DigestActivities
     from activities.runs import RunActivities
     from activities.schedules import ScheduleActivities
-    from activities.scripts import ScriptActivities, ScriptRun
+    from activities.scripts import ScriptActivities
     from activities.tools import ToolActivities
     from skills.approvals import (
         TIMEOUT,
@@ -59,20 +59,19 @@ with workflow.unsafe.imports_passed_through():
     from skills.display import span
     from skills.errors import PlanError, SkillRunFailed, WorkflowInputError
     from skills.idempotency import call_key, fire_id, run_prefix, step_place
-    from skills.messages import (
-        AgentLoopState,
+    from skills.messages.agent import AgentLoopState, AgentStart, LoopLimits, PreflightResult, ToolCallRef
+    from skills.messages.manage import PreviousSchedule, ScheduleSync
+    from skills.messages.run import (
         AgentResume,
         BeginRun,
         DeliveriesRecord,
         DeliverInput,
         DigestItem,
         DigestQueue,
-        LoopLimits,
         NotifyInput,
-        PreviousSchedule,
         RunOutcome,
         RunStart,
-        ScheduleSync,
+        ScriptRun,
         SkillRunInput,
     )
     from skills.models import BUDGET, ENDED, FAILURES, Delivery, RunRecord, Skill, ToolCallRecord

@@ -16,7 +16,7 @@ from skills.naming import CHANGE_SKILL, TRUST_SKILL
 
 with workflow.unsafe.imports_passed_through():
     from activities.trust import TrustActivities
-    from skills.messages import ChangeInput, ChangeResult, SkillRef
+    from skills.messages.manage import ChangeInput, ChangeResult, SkillRef
     from skills.skillmd.trust import TrustInput, TrustResult
     from workflows.failures import activity_cause
     from workflows.options import FAIL_ON_BUG, STORE

@@ -19,7 +19,7 @@ from adapters.store.tables import IncidentRow, MessageRow, NoticeRow, RunRow, Sk
 from skills.backoff import BackoffPolicy
 from skills.budget import DAY, BudgetPolicy, Usage, over_budget
 from skills.incidents import Incident, IncidentEvent, IncidentNote, cause_of, reminder_due
-from skills.messages import RunOutcome
+from skills.messages.run import RunOutcome
 from skills.models import BUDGET, ENDED, FAILURES, FIRED, REHEARSAL, Delivery, RunRecord, Skill
 from skills.notify import Delivers
 from skills.recall import SELF, Remembered

@@ -25,7 +25,7 @@ from adapters.store.base import (
 from adapters.store.revisions import RevisionRepository
 from adapters.store.tables import LAST_RUN_COLUMNS, IncidentRow, RevisionRow, RunRow, SkillRow
 from skills.errors import SkillNotFoundError, SkillValidationError
-from skills.messages import SkillFilter
+from skills.messages.manage import SkillFilter
 from skills.models import ENDED, Skill, SkillSpec
 from skills.naming import schedule_id_for
 from skills.revisions import BY_CLIENT, RevisionAction

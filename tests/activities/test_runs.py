@@ -14,7 +14,7 @@ from adapters.store import Store
 from config.settings import Settings
 from skills.errors import SkillValidationError
 from skills.fires import PreviousFire, account_gap
-from skills.messages import BeginRun, RunStart
+from skills.messages.run import BeginRun, RunStart
 from skills.models import ENDED, SkillSpec, TriggerConfig
 from skills.skillmd.sources import load_skill_file
 from skills.skillmd.trust import executable_parts

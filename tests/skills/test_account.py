@@ -8,7 +8,7 @@ import pytest
 
 from skills.account import CLAIM_CHARS, NOTHING, acted, asks_for_change, claimed_act, correction, effects
 from skills.approvals import Approval
-from skills.messages import ChatReply
+from skills.messages.chat import ChatReply
 
 CLAIMS = [
     # The small model's own words, and the usual ways of saying a thing was done.

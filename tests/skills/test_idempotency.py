@@ -17,7 +17,7 @@ from skills.idempotency import (
     run_prefix,
     step_place,
 )
-from skills.messages import AgentLoopState
+from skills.messages.agent import AgentLoopState
 from skills.naming import chat_conversation_id
 
 

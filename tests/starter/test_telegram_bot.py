@@ -20,7 +20,7 @@ import pytest
 from temporalio.client import Client
 
 from skills.account import NOTHING
-from skills.messages import ChatReply
+from skills.messages.chat import ChatReply
 from starter.telegram_bot import HELP, BotApi, FatalTelegramError, TelegramBot, TelegramError, reply_text
 from tests.conftest import ROOT, Engine, eventually, schedule_exists
 from tests.fakes.llm_server import ScriptedLLM, call, claims, hang_until, long, say, structured

@@ -20,7 +20,9 @@ from config.settings import Settings
 from skills.agent import ChatMessage
 from skills.approvals import Approval
 from skills.errors import SkillsError
-from skills.messages import AgentLoopState, AgentResume, ChatReply, RunStart, SkillRunInput
+from skills.messages.agent import AgentLoopState
+from skills.messages.chat import ChatReply
+from skills.messages.run import AgentResume, RunStart, SkillRunInput
 from skills.models import RunRecord
 from starter.mcp_server import build_server
 from starter.telegram_bot import BotApi, TelegramBot

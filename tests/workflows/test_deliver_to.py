@@ -17,7 +17,7 @@ from temporalio.client import Client
 from client import SkillsClient
 from config.settings import Settings
 from skills.errors import SkillValidationError
-from skills.messages import DigestItem, DigestStart
+from skills.messages.run import DigestItem, DigestStart
 from skills.models import Destination, RunRecord
 from skills.naming import DELIVERY_DIGEST, DIGEST_SIGNAL
 from tests.conftest import Engine, WorkerProcess, eventually, worker_process, write_mcp_config

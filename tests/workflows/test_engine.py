@@ -13,7 +13,8 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from client import SkillsClient
 from skills.errors import SkillNotFoundError, SkillValidationError, WorkerUnavailableError, WorkflowInputError
-from skills.messages import AgentLoopState, AgentResume, RunStart, SkillRunInput
+from skills.messages.agent import AgentLoopState
+from skills.messages.run import AgentResume, RunStart, SkillRunInput
 from skills.models import RunRecord
 from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_TIER
 from tests.conftest import Engine, eventually, schedule_exists

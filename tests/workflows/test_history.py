@@ -29,7 +29,7 @@ from temporalio.client import (
 from adapters.store import Store
 from adapters.store.tables import RunRow, SkillRow
 from config.settings import Settings
-from skills.messages import SkillRunInput
+from skills.messages.run import SkillRunInput
 from tests.conftest import ROOT, Engine, schedule_exists
 from tests.workflows.test_run_ends import _maintenance
 

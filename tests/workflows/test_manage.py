@@ -26,7 +26,7 @@ from adapters.store import Store
 from client import SkillsClient
 from config.settings import Settings
 from skills.errors import SkillValidationError
-from skills.messages import ScheduleSync, ScheduleSynced
+from skills.messages.manage import ScheduleSync, ScheduleSynced
 from tests.conftest import schedule_exists
 from workflows.manage import ChangeSkill, RegisterSkill
 

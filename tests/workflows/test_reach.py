@@ -15,7 +15,7 @@ from client.files import sync_files
 from client.management import ManagementTools, answering
 from config.settings import Settings
 from skills.errors import SkillValidationError
-from skills.messages import RegisterInput, RegistrationResult, SkillRef
+from skills.messages.manage import RegisterInput, RegistrationResult, SkillRef
 from skills.models import RunRecord, SkillSpec
 from skills.naming import MANAGEMENT_TOOLS
 from skills.tool_manual import OWNER_TOOLS, TOOLS

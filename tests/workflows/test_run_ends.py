@@ -25,7 +25,7 @@ from config.settings import Settings
 from skills.deadline import RunLimits, run_timeout
 from skills.display import span
 from skills.errors import SkillRunFailed
-from skills.messages import MaintenanceReport
+from skills.messages.maintenance import MaintenanceReport
 from skills.models import RunRecord, Skill
 from tests.conftest import ROOT, Engine, eventually, trigger_schedule, write_mcp_config
 

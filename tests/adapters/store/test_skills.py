@@ -10,7 +10,7 @@ from sqlalchemy import inspect
 
 from adapters.store import Store
 from skills.errors import SkillNotFoundError, SkillValidationError
-from skills.messages import SkillFilter
+from skills.messages.manage import SkillFilter
 from tests.adapters.store.helpers import T0, create, run, spec
 
 

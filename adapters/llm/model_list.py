@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 
+from adapters.llm.endpoint import client_options
 from config.settings import Settings
 from skills.llm_models import ModelList
 
@@ -41,8 +42,7 @@ class EndpointModels:
             return ModelList(None, "no LLM is configured")
         import openai
 
-        client = openai.OpenAI(base_url=self.settings.llm_base_url, api_key=self.settings.llm_api_key or "none",
-                               max_retries=0, timeout=LIST_TIMEOUT)
+        client = openai.OpenAI(**client_options(self.settings, LIST_TIMEOUT))
         try:
             page = client.models.list()
             names = frozenset(model.id for model in page.data if isinstance(getattr(model, "id", None), str))
