@@ -36,7 +36,7 @@ from activities.retention import RetentionActivities
 from activities.runs import RunActivities
 from activities.schedules import ScheduleActivities
 from activities.scripts import ScriptActivities
-from activities.skillfiles import SkillFileActivities, declared_toolsets, granted_toolsets
+from activities.skillfiles import SkillFileActivities, granted_toolsets
 from activities.store import StoreActivities
 from activities.tools import ToolActivities
 from activities.trust import TrustActivities
@@ -46,6 +46,7 @@ from adapters.mcp.launch import ToolsetSandbox
 from adapters.mcp.toolsets import SkillToolsets
 from adapters.metrics import HISTOGRAM_BUCKETS, EngineMetrics
 from adapters.schedules import ensure_engine_schedules
+from adapters.skill_folders import declared_toolsets
 from adapters.store import Store
 from client import SkillsClient, connect
 from client.codec import encrypting, settings_codec
