@@ -55,13 +55,13 @@ from client.namespace import ensure_search_attributes
 from config.logs import configure_logging
 from config.secrets import add_secrets, process_secrets
 from config.settings import Settings, SettingsError
+from search_attributes import SEARCH_ATTRIBUTES
 from service.codec import codec_routes
 from service.health import HealthServer, Readiness
 from service.hooks import hook_routes
 from service.telemetry import MetricsEndpoint, Tracing, TracingUnavailable, metrics_address
 from service.workflow_sandbox import workflow_runner
 from skills.errors import SkillsError
-from skills.naming import SEARCH_ATTRIBUTES
 from skills.skillmd import discover
 from workflows.chat import ChatTurn
 from workflows.digests import DeliveryDigest

@@ -31,7 +31,7 @@ from temporalio.testing import WorkflowEnvironment
 from client import SkillsClient
 from client.temporal_cli import temporal_binary
 from config.settings import Settings
-from skills.naming import SKILL_AGENT, SKILL_APPROVAL, SKILL_NAME, SKILL_TIER, SKILL_WAITING
+from search_attributes import SKILL_AGENT, SKILL_APPROVAL, SKILL_NAME, SKILL_TIER, SKILL_WAITING
 from skills.skillmd import BUNDLED_DIR
 from tests.fakes.llm_server import ScriptedLLM, scripted_llm_fixture
 from tests.postgres import PostgresCluster, PostgresUnavailable

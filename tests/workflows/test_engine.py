@@ -12,10 +12,10 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from client import SkillsClient
+from search_attributes import SKILL_AGENT, SKILL_NAME, SKILL_TIER
 from skills.errors import SkillNotFoundError, SkillValidationError, WorkerUnavailableError, WorkflowInputError
 from skills.messages import AgentLoopState, AgentResume, RunStart, SkillRunInput
 from skills.models import RunRecord
-from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_TIER
 from tests.conftest import Engine, eventually, schedule_exists
 from tests.fakes.llm_server import ScriptedLLM, say
 
