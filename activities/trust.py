@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from temporalio import activity
 
 from activities.failures import application_error
-from adapters.skill_folders import file_skill
+from adapters.skill_folders import executable_parts, file_skill
 from adapters.store import Store
 from config.settings import Settings
 from skills.errors import SkillNotFoundError, UntrustedSkillError, WorkflowInputError
@@ -27,7 +27,6 @@ from skills.skillmd.trust import (
     TrustQuery,
     TrustResult,
     TrustState,
-    executable_parts,
     trust_state,
     untrusted_reason,
 )

@@ -1,5 +1,5 @@
 """The worker's SKILL.md folders (project, user, bundled): finding a skill in them, what it depends
-on and declares, as the folders hold it now.
+on and declares, and the bytes that pin what it runs, as the folders hold it now.
 
 Every lookup reads the files again: a fire, a script or a trust must act on the SKILL.md as it is,
 never on what a payload or an earlier read said. Precedence is the sync's (project over user over
@@ -8,12 +8,26 @@ bundled), and a skill's name is its folder's name.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+
 from config.settings import Settings
-from skills.mcpservers import ToolsetServer
+from skills.mcpservers import McpServerConfig, ToolsetServer
 from skills.skillmd.depends import missing_dependencies
 from skills.skillmd.depends import with_dependencies as dependency_order
 from skills.skillmd.manifest import SkillFile
+from skills.skillmd.resources import read_body
+from skills.skillmd.scripts import SCRIPTS_FOLDER
 from skills.skillmd.sources import discover, load_skill_file
+from skills.skillmd.trust import ExecutableParts, pinned_parts
+
+MAX_PINNED_FILES = 2000
+MAX_PINNED_BYTES = 64 * 1024 * 1024
+"""A skill whose executable files are more than this cannot be pinned (and so cannot be trusted)."""
+
+SKIPPED_FOLDERS = frozenset({"__pycache__"})
+"""Folders under ``scripts/`` left out of the pin: a Python toolset writes them itself."""
 
 
 def file_skill(settings: Settings, name: str) -> SkillFile | None:
@@ -55,3 +69,70 @@ def declared_toolsets(settings: Settings) -> dict[str, dict[str, ToolsetServer]]
     found = discover(**settings.skill_folders())
     return {name: dict(skill.manifest.toolsets) for name, skill in found.skills.items() if skill.manifest.toolsets}
 
+
+def executable_parts(skill: SkillFile) -> ExecutableParts:
+    """What ``skill`` runs and reaches, read from its folder now, and pinned (``skills.skillmd.trust``). Files
+    elsewhere in the folder (``references/``, ``assets/``) are data and are not pinned."""
+    return pinned_parts(skill, lambda: pinned_files(skill.folder, skill.manifest.toolsets), lambda: read_body(skill))
+
+
+def pinned_files(folder: Path, toolsets: Mapping[str, McpServerConfig]) -> dict[str, bytes]:
+    """Path inside ``folder`` -> bytes of every file that runs: all of ``scripts/``, and the files a stdio
+    toolset's command or arguments name. A link is pinned as where it points, and as the file it reaches."""
+    root = folder.resolve()
+    found: dict[str, bytes] = {}
+    budget = [MAX_PINNED_BYTES]
+    scripts = folder / SCRIPTS_FOLDER
+    if scripts.is_dir() and not scripts.is_symlink():
+        for dirpath, dirnames, filenames in os.walk(scripts, followlinks=False):
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_FOLDERS)
+            for name in [*filenames, *(d for d in dirnames if Path(dirpath, d).is_symlink())]:
+                path = Path(dirpath, name)
+                found[path.relative_to(folder).as_posix()] = _pinned_bytes(path, root, budget)
+                if len(found) > MAX_PINNED_FILES:
+                    raise ValueError(f"more than {MAX_PINNED_FILES} files under scripts/")
+    elif scripts.is_symlink():
+        found[SCRIPTS_FOLDER] = _pinned_bytes(scripts, root, budget)
+    for server in toolsets.values():
+        if server.command is None:
+            continue
+        base = folder / server.cwd if server.cwd is not None and not server.cwd.is_absolute() else folder
+        for word in [server.command, *server.args]:
+            relative = _inside(folder, base, word)
+            if relative is not None and relative not in found:
+                found[relative] = _pinned_bytes(folder / relative, root, budget)
+    return found
+
+
+def _inside(folder: Path, base: Path, word: str) -> str | None:
+    """The path inside ``folder`` of the file ``word`` names (relative to ``base``), if it is one."""
+    if not word or word.startswith("-") or "\0" in word or len(word) > 4096:
+        return None
+    candidate = Path(word) if PurePosixPath(word).is_absolute() else base / word
+    try:
+        relative = Path(os.path.normpath(candidate)).relative_to(os.path.normpath(folder))
+    except ValueError:
+        return None
+    if not relative.parts or not (folder / relative).is_file() and not (folder / relative).is_symlink():
+        return None
+    return relative.as_posix()
+
+
+def _pinned_bytes(path: Path, root: Path, budget: list[int]) -> bytes:
+    if path.is_symlink():
+        target = os.readlink(path)
+        resolved = path.resolve()
+        if resolved.is_file() and resolved.is_relative_to(root):
+            return b"\0link:" + target.encode() + b"\0" + _read(resolved, budget)
+        return b"\0link:" + target.encode()
+    if not path.is_file():
+        return b"\0not a file"
+    return _read(path, budget)
+
+
+def _read(path: Path, budget: list[int]) -> bytes:
+    size = path.stat().st_size
+    budget[0] -= size
+    if budget[0] < 0:
+        raise ValueError(f"the executable files are over {MAX_PINNED_BYTES // (1024 * 1024)} MiB")
+    return path.read_bytes()

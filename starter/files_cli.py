@@ -33,6 +33,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
+from adapters.skill_folders import executable_parts
 from skills.display import shown
 from skills.skillmd import (
     Catalog,
@@ -51,7 +52,7 @@ from skills.skillmd import (
 )
 from skills.skillmd.files import collection
 from skills.skillmd.scripts import declared_scripts
-from skills.skillmd.trust import ExecutableParts, TrustState, executable_parts
+from skills.skillmd.trust import ExecutableParts, TrustState
 from starter import exit_process, print_failure
 from starter.command import (
     CONTEXT_SETTINGS,

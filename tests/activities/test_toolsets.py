@@ -25,14 +25,13 @@ from activities.tools import ToolActivities
 from adapters.mcp import ToolHub
 from adapters.mcp.launch import ToolsetSandbox
 from adapters.mcp.toolsets import SkillToolsets
-from adapters.skill_folders import file_skill
+from adapters.skill_folders import executable_parts, file_skill
 from adapters.store import Store
 from config.settings import Settings
 from skills.catalog import ToolCallInput, ToolsetGrant
 from skills.errors import ToolServerError, ToolsetRefusedError
 from skills.idempotency import META_KEY
 from skills.scripts import ScriptLimits
-from skills.skillmd.trust import executable_parts
 from tests.conftest import ROOT
 from tests.skills.skillmd.skill_files import skill_text
 
