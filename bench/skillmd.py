@@ -335,7 +335,7 @@ def semantic_cost(count: int, repeats: int = 5) -> dict[str, Any] | None:
     try:
         import numpy as np
 
-        from skills.skillmd.semantic import Encoder, VectorCache, digest
+        from adapters.semantic import Encoder, VectorCache, digest
     except ImportError:
         return None
     words = vocabulary(random.Random(7), max(2000, count // 2))
@@ -371,7 +371,7 @@ def semantic_cost(count: int, repeats: int = 5) -> dict[str, Any] | None:
 
 def semantic_index(index_skills: list[SkillFile]) -> Any:
     """The evaluation's index with the semantic ranker, its vectors kept in :data:`VECTORS`."""
-    from skills.skillmd.semantic import Encoder, VectorCache
+    from adapters.semantic import Encoder, VectorCache
 
     cache = VectorCache(Encoder())
     if VECTORS.exists():

@@ -54,7 +54,6 @@ IMPURE_ALLOWED: dict[str, dict[str, str]] = {
     "skills.skillmd.resources": {"call read_text": _READS_FOLDERS},
     "skills.skillmd.agents": {"call read_text": _READS_FOLDERS},
     "skills.skillmd.scripts": {"call resolve": _READS_FOLDERS},
-    "skills.skillmd.semantic": dict.fromkeys(["call open", "call read_text"], _READS_FOLDERS),
     "skills.skillmd.sourcenames": {"call resolve": _READS_FOLDERS},
 }
 """Module of ``skills/`` -> what it may still import or call of the above -> why."""
