@@ -9,13 +9,17 @@ bundled), and a skill's name is its folder's name.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path, PurePosixPath
 
 from config.settings import Settings
+from skills.errors import AgentDefinitionError
 from skills.mcpservers import McpServerConfig, ToolsetServer
+from skills.skillmd.agents import AgentDefinition, check_agent_text
 from skills.skillmd.depends import missing_dependencies
 from skills.skillmd.depends import with_dependencies as dependency_order
+from skills.skillmd.files import read_text
+from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile
 from skills.skillmd.resources import read_body
 from skills.skillmd.scripts import SCRIPTS_FOLDER
@@ -136,3 +140,12 @@ def _read(path: Path, budget: list[int]) -> bytes:
     if budget[0] < 0:
         raise ValueError(f"the executable files are over {MAX_PINNED_BYTES // (1024 * 1024)} MiB")
     return path.read_bytes()
+
+
+def load_agent(path: Path, known_skills: Collection[str], limits: Limits = DEFAULT_LIMITS) -> AgentDefinition:
+    """An AGENT.md file, validated against the skills that exist; raises ``AgentDefinitionError``."""
+    path = Path(path)
+    agent, problems = check_agent_text(read_text(path, limits.max_file_bytes), known_skills)
+    if agent is None:
+        raise AgentDefinitionError([p.at(path) for p in problems])
+    return agent.model_copy(update={"path": path})

@@ -52,7 +52,6 @@ IMPURE_ALLOWED: dict[str, dict[str, str]] = {
     "skills.skillmd.validation": dict.fromkeys(["call exists", "call is_dir", "call is_file", "call read_text"],
                                                _READS_FOLDERS),
     "skills.skillmd.resources": {"call read_text": _READS_FOLDERS},
-    "skills.skillmd.agents": {"call read_text": _READS_FOLDERS},
     "skills.skillmd.scripts": {"call resolve": _READS_FOLDERS},
     "skills.skillmd.sourcenames": {"call resolve": _READS_FOLDERS},
 }

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
         SkillFileError,
         TooLargeError,
     )
-    from skills.skillmd.agents import AgentDefinition, check_agent_text, load_agent
+    from skills.skillmd.agents import AgentDefinition, check_agent_text
     from skills.skillmd.depends import dependency_problems, find_cycle, missing_dependencies
     from skills.skillmd.disclosure import (
         Disclosure,
@@ -58,7 +58,6 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "TooLargeError": ("skills.errors", "TooLargeError"),
     "AgentDefinition": ("skills.skillmd.agents", "AgentDefinition"),
     "check_agent_text": ("skills.skillmd.agents", "check_agent_text"),
-    "load_agent": ("skills.skillmd.agents", "load_agent"),
     "dependency_problems": ("skills.skillmd.depends", "dependency_problems"),
     "find_cycle": ("skills.skillmd.depends", "find_cycle"),
     "missing_dependencies": ("skills.skillmd.depends", "missing_dependencies"),
@@ -147,7 +146,6 @@ __all__ = [
     "find_cycle",
     "has_errors",
     "list_resources",
-    "load_agent",
     "load_skill_file",
     "missing_dependencies",
     "parse_frontmatter",
