@@ -46,7 +46,7 @@ from adapters.mcp.launch import ToolsetSandbox
 from adapters.mcp.toolsets import SkillToolsets
 from adapters.metrics import HISTOGRAM_BUCKETS, EngineMetrics
 from adapters.schedules import ensure_engine_schedules
-from adapters.skill_folders import declared_toolsets
+from adapters.skill_folders import declared_toolsets, discover
 from adapters.store import Store
 from client import SkillsClient, connect
 from client.codec import encrypting, settings_codec
@@ -62,7 +62,6 @@ from service.hooks import hook_routes
 from service.telemetry import MetricsEndpoint, Tracing, TracingUnavailable, metrics_address
 from service.workflow_sandbox import workflow_runner
 from skills.errors import SkillsError
-from skills.skillmd import discover
 from workflows.chat import ChatTurn
 from workflows.digests import DeliveryDigest
 from workflows.events import EmitEvent

@@ -26,7 +26,7 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from activities.trust import trust_states, untrusted
-from adapters.skill_folders import file_skill
+from adapters.skill_folders import discover, file_skill, load_skill_file
 from adapters.store import Store
 from config.settings import Settings
 from skills.catalog import ToolInfo, ToolsetGrant, toolsets_digest
@@ -46,7 +46,6 @@ from skills.scripts import RUN_SCRIPT, tool_description, tool_schema
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile
 from skills.skillmd.scripts import declared_scripts
-from skills.skillmd.sources import discover, load_skill_file
 from skills.skillmd.sync import FileChange, SyncedSkill, SyncInput, SyncPlan, file_request, plan_sync
 
 T = TypeVar("T")

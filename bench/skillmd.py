@@ -52,16 +52,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skills.skillmd import (
-    Catalog,
-    SkillFile,
-    SkillIndex,
-    SkillManifest,
-    disclose,
-    discover,
-    sources,
-    validate_path,
-)
+from adapters import skill_folders
+from adapters.skill_folders import discover
+from skills.skillmd import Catalog, SkillFile, SkillIndex, SkillManifest, disclose, validate_path
 from skills.skillmd.matching import unsure
 from skills.skillmd.patterns import MAX_MATCH_CHARS
 
@@ -153,7 +146,7 @@ def per_call(action: Callable[[str], Any], inputs: list[str], repeats: int) -> d
 
 def forget_discoveries() -> None:
     """Empty discovery's cache of unchanged files, so the next discovery reads and parses every file."""
-    sources._SEEN.clear()
+    skill_folders._SEEN.clear()
 
 
 HOSTILE = [r"(\w+\s?)+{w}$", r"(a|aa)+{w}", r"(.*{w}){{8}}x", r"\b{w}-\d{{3,}}\b", r"^(\s*\w+)*{w}\b"]

@@ -33,7 +33,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from adapters.skill_folders import executable_parts
+from adapters.skill_folders import discover, executable_parts, load_skill_file
 from skills.display import shown
 from skills.skillmd import (
     Catalog,
@@ -42,10 +42,8 @@ from skills.skillmd import (
     SkillFileError,
     dependency_problems,
     disclose,
-    discover,
     has_errors,
     list_resources,
-    load_skill_file,
     read_body,
     validate_path,
     with_dependencies,

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from pydantic import ConfigDict
 
+from adapters.skill_folders import discover
 from client import SkillsClient
 from client.management import (
     CHAT_ONLY_TOOLS,
@@ -51,7 +52,6 @@ from client.management import (
     answering,
 )
 from skills.errors import TemporalUnavailableError, UsageError
-from skills.skillmd import discover
 from skills.skillmd.manifest import SourceName
 from starter import exit_process
 from starter.command import (

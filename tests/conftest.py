@@ -347,9 +347,8 @@ def worker_process(settings: Settings, address: str, **env: str) -> Iterator[Wor
 async def trust_files(engine: Engine) -> list[str]:
     """Trust (``skills trust``) every SKILL.md skill with toolsets or scripts in the engine's user and project
     folders, as the owner would before its runs may start them; the names trusted."""
-    from adapters.skill_folders import executable_parts
+    from adapters.skill_folders import discover, executable_parts
     from client.trust import trust
-    from skills.skillmd import discover
 
     folders = engine.settings.skill_folders()
     found = discover(user=folders["user"], project=folders["project"])

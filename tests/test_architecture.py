@@ -48,7 +48,6 @@ _READS_FOLDERS = "reads SKILL.md folders: moves to adapters/skill_folders"
 IMPURE_ALLOWED: dict[str, dict[str, str]] = {
     "skills.skillmd.files": dict.fromkeys(["call is_dir", "call is_file", "call iterdir", "call open", "call resolve",
                                            "call scandir", "call stat", "call walk", "import os"], _READS_FOLDERS),
-    "skills.skillmd.sources": dict.fromkeys(["call exists", "call is_dir", "import os"], _READS_FOLDERS),
     "skills.skillmd.validation": dict.fromkeys(["call exists", "call is_dir", "call is_file", "call read_text"],
                                                _READS_FOLDERS),
     "skills.skillmd.resources": {"call read_text": _READS_FOLDERS},

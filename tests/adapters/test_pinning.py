@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from adapters.skill_folders import executable_parts
-from skills.skillmd.sources import load_skill_file
+from adapters.skill_folders import executable_parts, load_skill_file
 from skills.skillmd.trust import executable_digest, trust_state
 from tests.skills.skillmd.skill_files import skill_text
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from skills.skillmd import SkillFile, SkillIndex, SkillManifest, discover
+from adapters.skill_folders import discover
+from skills.skillmd import SkillFile, SkillIndex, SkillManifest
 from skills.skillmd.matching import unsure
 from skills.skillmd.patterns import MAX_MATCH_CHARS
 
