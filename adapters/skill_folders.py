@@ -2,9 +2,9 @@
 skill in the worker's folders, what it depends on and declares, the bytes that pin what it runs, and an
 AGENT.md, as the folders hold them now.
 
-Every lookup reads the files again: a fire, a script or a trust must act on the SKILL.md as it is,
-never on what a payload or an earlier read said. Precedence is the sync's (project over user over
-bundled), and a skill's name is its folder's name.
+Every lookup reads the folders again: a fire, a script or a trust must act on the SKILL.md as it is,
+never on what a payload or an earlier read said (discovery parses again only the files whose stamp
+changed). Precedence is project over user over bundled, and a skill's name is its folder's name.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from skills.skillmd import files
 from skills.skillmd.agents import AgentDefinition, check_agent_text
 from skills.skillmd.depends import missing_dependencies
 from skills.skillmd.depends import with_dependencies as dependency_order
-from skills.skillmd.files import read_text
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile, SourceName
 from skills.skillmd.parsing import parse_frontmatter
@@ -262,7 +261,7 @@ def _read(path: Path, budget: list[int]) -> bytes:
 def load_agent(path: Path, known_skills: Collection[str], limits: Limits = DEFAULT_LIMITS) -> AgentDefinition:
     """An AGENT.md file, validated against the skills that exist; raises ``AgentDefinitionError``."""
     path = Path(path)
-    agent, problems = check_agent_text(read_text(path, limits.max_file_bytes), known_skills)
+    agent, problems = check_agent_text(files.read_text(path, limits.max_file_bytes), known_skills)
     if agent is None:
         raise AgentDefinitionError([p.at(path) for p in problems])
     return agent.model_copy(update={"path": path})
