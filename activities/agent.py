@@ -26,9 +26,10 @@ from temporalio import activity
 from activities.failures import application_error
 from activities.heartbeat import heartbeating
 from activities.proposals import CURRENT_CALL, ChatCall
-from activities.skillfiles import file_skill, script_skills, script_tool
+from activities.skillfiles import script_skills, script_tool
 from adapters.llm.endpoint import LlmEndpoint
 from adapters.mcp.toolsets import SkillToolsets
+from adapters.skill_folders import file_skill
 from adapters.store import Store
 from config.secrets import redact
 from config.settings import LLM_SETTINGS, Settings

@@ -18,6 +18,7 @@ from activities.failures import application_error
 from activities.proposals import CURRENT_CALL, Proposals
 from activities.skillfiles import script_skills, toolset_grant
 from activities.trust import trust_states
+from adapters.skill_folders import discover
 from adapters.store import Store
 from client.management import Handler, ManagementTools, answering
 from client.skills_client import ATTRIBUTION
@@ -33,15 +34,7 @@ from skills.naming import CHAT_CONVERSATION, GET_TOOL_CATALOG, MANAGEMENT_TOOLS
 from skills.proposals import CONFIRMED_TOOLS, plain_answer
 from skills.reply import reply_block, run_ref_problem, with_reply
 from skills.scripts import RUN_SCRIPT
-from skills.skillmd import (
-    SKILL_TOOL,
-    Catalog,
-    disclose,
-    discover,
-    list_resources,
-    run_skill_tool,
-    skill_file_tool,
-)
+from skills.skillmd import SKILL_TOOL, Catalog, disclose, list_resources, run_skill_tool, skill_file_tool
 from skills.tool_manual import CHAT_DESCRIPTIONS, CHAT_SCHEMAS, TOOLS
 
 CHANGING_TOOLS = {"memory_store_skill": "created", "memory_update_skill": "updated", "memory_delete_skill": "deleted"}

@@ -19,9 +19,9 @@ from temporalio import activity
 
 from activities.failures import as_application_errors
 from activities.schedules import ScheduleActivities
-from activities.skillfiles import file_skill
 from activities.trust import trust_states
 from adapters.llm.model_list import EndpointModels
+from adapters.skill_folders import file_skill
 from adapters.store import Store
 from config.settings import LLM_SETTINGS, Settings
 from skills.arguments import ArgumentRules

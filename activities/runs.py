@@ -18,9 +18,10 @@ from temporalio import activity
 
 from activities.failures import application_error
 from activities.heartbeat import heartbeating
-from activities.skillfiles import dependencies_of, file_skill, toolset_grant
+from activities.skillfiles import toolset_grant
 from activities.trust import untrusted
 from adapters.metrics import EngineMetrics
+from adapters.skill_folders import dependencies_of, file_skill
 from adapters.store import Store
 from config.secrets import redact, redact_value
 from config.settings import Settings

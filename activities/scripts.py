@@ -22,9 +22,9 @@ from temporalio import activity
 
 from activities.agent import TOOL_EXCERPT
 from activities.failures import application_error
-from activities.skillfiles import file_skill
 from activities.trust import untrusted
 from adapters.sandbox import Sandbox
+from adapters.skill_folders import file_skill
 from adapters.store import Store
 from config.secrets import redact
 from config.settings import Settings

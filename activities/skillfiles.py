@@ -26,6 +26,7 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from activities.trust import trust_states, untrusted
+from adapters.skill_folders import discover, file_skill, load_skill_file
 from adapters.store import Store
 from config.settings import Settings
 from skills.catalog import ToolInfo, ToolsetGrant, toolsets_digest
@@ -42,12 +43,9 @@ from skills.messages.manage import (
 from skills.naming import CHANGE_SKILL, REGISTER_SKILL
 from skills.normalize import NormalizeContext
 from skills.scripts import RUN_SCRIPT, tool_description, tool_schema
-from skills.skillmd.depends import missing_dependencies
-from skills.skillmd.depends import with_dependencies as dependency_order
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile
 from skills.skillmd.scripts import declared_scripts
-from skills.skillmd.sources import discover, load_skill_file
 from skills.skillmd.sync import FileChange, SyncedSkill, SyncInput, SyncPlan, file_request, plan_sync
 
 T = TypeVar("T")
@@ -157,40 +155,6 @@ class SkillFileActivities:
             return f"{workflow} failed: {exc.cause or exc}"
 
 
-def file_skill(settings: Settings, name: str) -> SkillFile | None:
-    """The SKILL.md of the files agent's skill ``name`` as the worker's folders hold it now (project, user,
-    bundled: the sync's precedence; names equal folder names), or None."""
-    for root in settings.skill_folders().values():
-        skill_md = root / name / "SKILL.md"
-        if skill_md.is_file():
-            found, _ = load_skill_file(skill_md, "user")
-            return found if found is not None and found.name == name else None
-    return None
-
-
-def dependencies_of(settings: Settings, skill: SkillFile) -> tuple[list[SkillFile], list[str]]:
-    """What a SKILL.md skill brings along as the worker's folders hold it now: the skills it depends on
-    (transitively, depth first, once each, as disclosure orders them), and the names that match no
-    enabled skill. Only the skills it reaches are read, not the whole catalog: this runs at every fire."""
-    if not skill.manifest.depends:
-        return [], []
-    files, absent, waiting = {skill.name: skill}, set(), list(skill.manifest.depends)
-    while waiting:
-        name = waiting.pop()
-        if name in files or name in absent:
-            continue
-        found = file_skill(settings, name)
-        if found is None or not found.manifest.default_enabled:  # as disclosure: a disabled skill is not there
-            absent.add(name)
-            continue
-        files[name] = found
-        waiting.extend(found.manifest.depends)
-    graph = {name: list(found.manifest.depends) for name, found in files.items()}
-    names = dependency_order([skill.name], graph)[1:]
-    missing = dict.fromkeys(dep for name in [skill.name, *names] for dep in missing_dependencies(name, graph))
-    return [files[name] for name in names], list(missing)
-
-
 def toolset_grant(skill: SkillFile) -> ToolsetGrant | None:
     """A SKILL.md skill's ``toolsets`` as granted to a run or chat turn, by reference (None: it declares none)."""
     if not skill.manifest.toolsets:
@@ -220,12 +184,6 @@ def granted_toolsets(settings: Settings, grant: ToolsetGrant,
     if refusal is not None:
         raise ToolsetRefusedError(f"{refusal}: nothing was started")
     return found.folder, toolsets
-
-
-def declared_toolsets(settings: Settings) -> dict[str, dict[str, ToolsetServer]]:
-    """The ``toolsets`` of every SKILL.md skill in the worker's folders now, by skill (those with any)."""
-    found = discover(**settings.skill_folders())
-    return {name: dict(skill.manifest.toolsets) for name, skill in found.skills.items() if skill.manifest.toolsets}
 
 
 def script_tool(settings: Settings, skills: list[str]) -> ToolInfo | None:

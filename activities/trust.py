@@ -16,32 +16,20 @@ from datetime import UTC, datetime
 from temporalio import activity
 
 from activities.failures import application_error
+from adapters.skill_folders import executable_parts, file_skill
 from adapters.store import Store
 from config.settings import Settings
 from skills.errors import SkillNotFoundError, UntrustedSkillError, WorkflowInputError
 from skills.naming import TRUST_SKILL, TRUST_STATES
 from skills.skillmd.manifest import SkillFile
-from skills.skillmd.sources import load_skill_file
 from skills.skillmd.trust import (
     TrustInput,
     TrustQuery,
     TrustResult,
     TrustState,
-    executable_parts,
     trust_state,
     untrusted_reason,
 )
-
-
-def located_skill(settings: Settings, name: str) -> SkillFile | None:
-    """The SKILL.md skill ``name`` as the worker's folders hold it now, with its real source (project
-    over user over bundled, as the sync and ``file_skill`` pick it)."""
-    for source, root in settings.skill_folders().items():
-        skill_md = root / name / "SKILL.md"
-        if skill_md.is_file():
-            found, _ = load_skill_file(skill_md, source)
-            return found if found is not None and found.name == name else None
-    return None
 
 
 def trust_states(store: Store, settings: Settings, skills: list[SkillFile]) -> list[TrustState]:
@@ -69,7 +57,7 @@ class TrustActivities:
         them now. Only a ``TrustSkill`` workflow may ask: trust is the owner's act, not a payload's."""
         if activity.info().workflow_type != TRUST_SKILL:
             raise application_error(WorkflowInputError(f"trust_skill runs only inside a {TRUST_SKILL} workflow"))
-        skill = located_skill(self.settings, request.name)
+        skill = file_skill(self.settings, request.name)
         if skill is None:
             raise application_error(SkillNotFoundError(
                 f"no SKILL.md skill named '{request.name}' in the worker's skill folders"))
@@ -115,5 +103,5 @@ class TrustActivities:
     def trust_states(self, request: TrustQuery) -> list[TrustState]:
         """The trust of each named skill found in the worker's folders (unknown names are left out)."""
         found = [skill for name in dict.fromkeys(request.names[:1000])
-                 if (skill := located_skill(self.settings, name)) is not None]
+                 if (skill := file_skill(self.settings, name)) is not None]
         return trust_states(self.store, self.settings, found)

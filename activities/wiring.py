@@ -26,7 +26,7 @@ from activities.retention import RetentionActivities
 from activities.runs import RunActivities
 from activities.schedules import ScheduleActivities
 from activities.scripts import ScriptActivities
-from activities.skillfiles import SkillFileActivities, declared_toolsets, granted_toolsets
+from activities.skillfiles import SkillFileActivities, granted_toolsets
 from activities.store import StoreActivities
 from activities.tools import ToolActivities
 from activities.trust import TrustActivities
@@ -35,11 +35,11 @@ from adapters.mcp import ToolHub
 from adapters.mcp.launch import ToolsetSandbox
 from adapters.mcp.toolsets import SkillToolsets
 from adapters.metrics import EngineMetrics
+from adapters.skill_folders import declared_toolsets, discover
 from adapters.store import Store
 from client import SkillsClient
 from client.management import ManagementTools
 from config.settings import Settings
-from skills.skillmd import discover
 
 
 class EngineActivities:

@@ -42,6 +42,7 @@ from urllib.parse import quote, unquote, urlsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 from adapters.folders import control_part
+from adapters.skill_folders import executable_parts
 from skills.errors import FrontmatterError, SkillFileError, SkillsError
 from skills.limits import describe
 from skills.skillmd import Catalog, SkillFile
@@ -67,6 +68,11 @@ PAGE_SIZE = 100
 """Skills in one ``skills/list`` page."""
 MAX_PAGES = 100
 """Pages a fetch reads before it stops: a server whose cursor never ends cannot hold an install."""
+
+
+def _never_trusted(skill: SkillFile) -> TrustState:
+    """``skill``'s trust as its folder holds it now, with no record of its owner's."""
+    return trust_state(skill, None, parts=executable_parts(skill))
 
 
 class SkillExchangeError(SkillsError):
@@ -162,7 +168,7 @@ class Publisher:
         except Exception as exc:  # noqa: BLE001 - whatever keeps the worker from answering, the same mark
             log.warning("the served skills' trust could not be read (%s): each is marked as never trusted", exc)
             known = {}
-        self._trust = {skill.name: known.get(skill.name) or await asyncio.to_thread(trust_state, skill, None)
+        self._trust = {skill.name: known.get(skill.name) or await asyncio.to_thread(_never_trusted, skill)
                        for skill in skills}
 
     def entries(self) -> list[SkillEntry]:

@@ -27,6 +27,7 @@ from temporalio.client import (
 
 from adapters.schedule_spec import schedule_spec
 from config.settings import Settings
+from search_attributes import search_attributes
 from skills.calendar import skip_window, skipped_days, skips
 from skills.deadline import run_timeout
 from skills.messages.run import SkillRunInput
@@ -39,7 +40,6 @@ from skills.naming import (
     SYNC_SKILL_FILES,
     engine_job_id,
     run_summary,
-    search_attributes,
 )
 from skills.skillmd.sync import SyncInput
 

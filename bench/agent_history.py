@@ -27,7 +27,7 @@ from adapters.store import Store
 from client import SkillsClient
 from client.temporal_cli import temporal_binary
 from config.settings import Settings
-from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_TIER
+from search_attributes import SKILL_AGENT, SKILL_NAME, SKILL_TIER
 from tests.fakes.llm_server import ScriptedLLM, call, say
 
 ARGUMENT = "x" * 200

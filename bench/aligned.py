@@ -23,7 +23,8 @@ from temporalio.client import Client, Schedule, ScheduleActionStartWorkflow, Sch
 
 from adapters.store import Store
 from bench.harness import RAW_QUEUE, header, percentile, row, started
-from skills.naming import SCHEDULED_START_TIME, SKILL_RUN
+from search_attributes import SCHEDULED_START_TIME
+from skills.naming import SKILL_RUN
 
 DRAIN = 90.0
 """Seconds after the last fire minute to wait for every run to close."""

@@ -51,8 +51,9 @@ from client import SkillsClient
 from client.codec import data_converter
 from client.temporal_cli import temporal_binary
 from config.settings import Settings
+from search_attributes import SCHEDULED_START_TIME, SKILL_AGENT, SKILL_NAME, SKILL_TIER
 from skills.messages.run import SkillRunInput
-from skills.naming import CALL_TOOL, SCHEDULED_START_TIME, SKILL_AGENT, SKILL_NAME, SKILL_RUN, SKILL_TIER
+from skills.naming import CALL_TOOL, SKILL_RUN
 
 RAW_QUEUE = "bench-raw"
 

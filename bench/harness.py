@@ -27,7 +27,7 @@ from client import SkillsClient
 from client.codec import data_converter
 from client.temporal_cli import temporal_binary
 from config.settings import Settings
-from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_TIER
+from search_attributes import SKILL_AGENT, SKILL_NAME, SKILL_TIER
 
 RAW_QUEUE = "bench-raw"
 

@@ -52,16 +52,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skills.skillmd import (
-    Catalog,
-    SkillFile,
-    SkillIndex,
-    SkillManifest,
-    disclose,
-    discover,
-    sources,
-    validate_path,
-)
+from adapters import skill_folders
+from adapters.skill_folders import discover
+from skills.skillmd import Catalog, SkillFile, SkillIndex, SkillManifest, disclose, validate_path
 from skills.skillmd.matching import unsure
 from skills.skillmd.patterns import MAX_MATCH_CHARS
 
@@ -153,7 +146,7 @@ def per_call(action: Callable[[str], Any], inputs: list[str], repeats: int) -> d
 
 def forget_discoveries() -> None:
     """Empty discovery's cache of unchanged files, so the next discovery reads and parses every file."""
-    sources._SEEN.clear()
+    skill_folders._SEEN.clear()
 
 
 HOSTILE = [r"(\w+\s?)+{w}$", r"(a|aa)+{w}", r"(.*{w}){{8}}x", r"\b{w}-\d{{3,}}\b", r"^(\s*\w+)*{w}\b"]
@@ -335,7 +328,7 @@ def semantic_cost(count: int, repeats: int = 5) -> dict[str, Any] | None:
     try:
         import numpy as np
 
-        from skills.skillmd.semantic import Encoder, VectorCache, digest
+        from adapters.semantic import Encoder, VectorCache, digest
     except ImportError:
         return None
     words = vocabulary(random.Random(7), max(2000, count // 2))
@@ -371,7 +364,7 @@ def semantic_cost(count: int, repeats: int = 5) -> dict[str, Any] | None:
 
 def semantic_index(index_skills: list[SkillFile]) -> Any:
     """The evaluation's index with the semantic ranker, its vectors kept in :data:`VECTORS`."""
-    from skills.skillmd.semantic import Encoder, VectorCache
+    from adapters.semantic import Encoder, VectorCache
 
     cache = VectorCache(Encoder())
     if VECTORS.exists():

@@ -34,7 +34,8 @@ from bench.aligned import DRAIN, listed, sleep_until, window
 from bench.harness import percentile, rss_mib
 from client import SkillsClient
 from client.temporal_cli import temporal_binary
-from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_RUN, SKILL_TIER
+from search_attributes import SKILL_AGENT, SKILL_NAME, SKILL_TIER
+from skills.naming import SKILL_RUN
 from tests.postgres import running_cluster
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,7 +9,7 @@ from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSearchAttributesRequest
 from temporalio.client import Client
 
-from skills.naming import SEARCH_ATTRIBUTES
+from search_attributes import SEARCH_ATTRIBUTES
 
 KINDS = {"Keyword": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD, "Bool": IndexedValueType.INDEXED_VALUE_TYPE_BOOL,
          "Int": IndexedValueType.INDEXED_VALUE_TYPE_INT}

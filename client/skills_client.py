@@ -49,6 +49,7 @@ from temporalio.service import PayloadLimitsConfig, RPCError, RPCStatusCode
 from client import schedules
 from client.codec import codec_from_environ, data_converter
 from config.logs import sdk_telemetry
+from search_attributes import SKILL_APPROVAL, search_attributes
 from skills.approvals import PENDING, Approval, ApprovalDecision, ApprovalsQuery, ApprovalStatus
 from skills.calendar import MAX_UPCOMING, Forecast, forecast
 from skills.catalog import CatalogRequest, ToolCatalog
@@ -110,11 +111,9 @@ from skills.naming import (
     REGISTER_SKILL,
     REGISTER_SKILLS,
     RUN_HISTORY,
-    SKILL_APPROVAL,
     SKILL_RUN,
     run_summary,
     schedule_id_for,
-    search_attributes,
     slug,
 )
 from skills.proposals import ChangeDecided, DecideChangeInput

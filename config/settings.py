@@ -477,7 +477,7 @@ class Settings(BaseSettings):
         return value
 
     def skill_folders(self) -> dict[SourceName, Path]:
-        """The three SKILL.md source folders, absolute, as ``skills.skillmd.discover(**folders)`` takes them."""
+        """The three SKILL.md source folders, absolute, as ``adapters.skill_folders.discover(**folders)`` takes them."""
         return {
             "project": self.project_skills_dir.expanduser().absolute(),
             "user": self.user_skills_dir.expanduser().absolute(),

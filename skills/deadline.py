@@ -26,35 +26,59 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import timedelta
-
-from temporalio.common import RetryPolicy
+from typing import Protocol
 
 from skills.models import Skill
 from skills.scripts import RUN_SCRIPT
 
+
+@dataclass(frozen=True)
+class Retry:
+    """A retry policy as Temporal's ``RetryPolicy`` holds it, same fields and defaults, without temporalio:
+    ``skills/`` stays pure, and ``workflows.options`` builds Temporal's from each of these."""
+
+    initial_interval: timedelta = timedelta(seconds=1)
+    backoff_coefficient: float = 2.0
+    maximum_interval: timedelta | None = None
+    maximum_attempts: int = 0
+
+
+class Retrying(Protocol):
+    """What :func:`worst_case` reads of a policy: this module's, or Temporal's."""
+
+    @property
+    def initial_interval(self) -> timedelta | None: ...
+    @property
+    def backoff_coefficient(self) -> float: ...
+    @property
+    def maximum_interval(self) -> timedelta | None: ...
+    @property
+    def maximum_attempts(self) -> int: ...
+
+
 STORE_LOCAL_TIMEOUT = timedelta(seconds=30)
 STORE_TIMEOUT = timedelta(seconds=60)
-STORE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=10)
+STORE_RETRY = Retry(initial_interval=timedelta(seconds=1), maximum_attempts=10)
 
 SCHEDULE_TIMEOUT = timedelta(seconds=30)
-SCHEDULE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=5)
+SCHEDULE_RETRY = Retry(initial_interval=timedelta(seconds=1), maximum_attempts=5)
 
 NOTIFY_TIMEOUT = timedelta(minutes=5)
-NOTIFY_RETRY = RetryPolicy(initial_interval=timedelta(seconds=2), maximum_attempts=3)
+NOTIFY_RETRY = Retry(initial_interval=timedelta(seconds=2), maximum_attempts=3)
 
-TOOL_RETRY = RetryPolicy(initial_interval=timedelta(seconds=2), backoff_coefficient=2.0, maximum_attempts=3)
+TOOL_RETRY = Retry(initial_interval=timedelta(seconds=2), backoff_coefficient=2.0, maximum_attempts=3)
 """A tool call may have side effects (a message sent), so it is retried only a few times, and only
 for failures that may be transient (unknown tools and bad arguments are non-retryable)."""
 
 SCRIPT_MARGIN = timedelta(seconds=30)
 """A script attempt's start-to-close is its wall timeout plus this: copying the skill, starting the sandbox."""
 
-SCRIPT_RETRY = RetryPolicy(initial_interval=timedelta(seconds=2), backoff_coefficient=2.0, maximum_attempts=3)
+SCRIPT_RETRY = Retry(initial_interval=timedelta(seconds=2), backoff_coefficient=2.0, maximum_attempts=3)
 """Only a script that could not start for a passing reason (``ScriptStartError``) is retried: a script that ran
 and failed is a result, a refusal is non-retryable, and an attempt that started the script and was lost is not
 run again (the activity sees it in its heartbeat details)."""
 
-LLM_RETRY = RetryPolicy(initial_interval=timedelta(seconds=2), backoff_coefficient=2.0,
+LLM_RETRY = Retry(initial_interval=timedelta(seconds=2), backoff_coefficient=2.0,
                         maximum_interval=timedelta(minutes=1), maximum_attempts=6)
 """Rate limits and server errors retry (after the endpoint's retry-after); a refused request
 (bad key, unknown model) is raised non-retryable by the activity."""
@@ -82,7 +106,7 @@ class RunLimits:
     """The engine's approval timeout, for a skill that sets none."""
 
 
-def worst_case(start_to_close: timedelta | float, policy: RetryPolicy) -> float:
+def worst_case(start_to_close: timedelta | float, policy: Retrying) -> float:
     """Seconds one call may take with every attempt its policy allows, and the waits between them
     (``start_to_close`` in seconds, or a timedelta). Floats all along: no limit, however large, overflows."""
     attempt = start_to_close.total_seconds() if isinstance(start_to_close, timedelta) else float(start_to_close)

@@ -1,5 +1,5 @@
 """How the engine shows up in Temporal: every workflow type, every activity started by name, every
-search attribute and signal (each spelt here once), schedule ids and summaries.
+signal (each spelt here once), schedule ids and summaries.
 
 `temporal schedule list` and `temporal workflow list --query "SkillName='…'"` are
 how a user inspects the engine, so everything here aims to read well there.
@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-
-from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
 
 from skills.models import SkillSpec
 
@@ -79,28 +77,12 @@ tool's excerpt, a script's output, the model's reply (a chat's too). Only these 
 secret that happens to match a word of it (an LLM key ``test`` beside task queue ``test-1``) must not
 corrupt."""
 
-# --- search attributes, signals ------------------------------------------------------------------------------
-
-SKILL_NAME = SearchAttributeKey.for_keyword("SkillName")
-SKILL_AGENT = SearchAttributeKey.for_keyword("SkillAgent")
-SKILL_TIER = SearchAttributeKey.for_keyword("SkillTier")
-SKILL_WAITING = SearchAttributeKey.for_bool("SkillWaiting")
-"""True while a run waits for the owner's approval (``temporal workflow list --query "SkillWaiting=true"``)."""
-
-SKILL_APPROVAL = SearchAttributeKey.for_int("SkillApproval")
-"""The id of the approval a run waits for: an answer finds its run through Temporal alone, so it is
-sent (and kept, durably) even while no worker runs."""
-
-SEARCH_ATTRIBUTES = {**{key.name: "Keyword" for key in (SKILL_NAME, SKILL_AGENT, SKILL_TIER)},
-                     SKILL_WAITING.name: "Bool", SKILL_APPROVAL.name: "Int"}
-"""Custom search attributes the engine needs registered on the namespace (name -> type)."""
+# --- signals ----------------------------------------------------------------------------------------------
 
 APPROVAL_SIGNAL = "approval_answer"
 DIGEST_SIGNAL = "digest_add"
 """A run's result for a destination's digest (``DeliveryDigest``)."""
 """The signal that carries the owner's answer (``skills.approvals.ApprovalDecision``) to a waiting run."""
-
-SCHEDULED_START_TIME = SearchAttributeKey.for_datetime("TemporalScheduledStartTime")
 
 MAX_SLUG = 48
 
@@ -153,21 +135,6 @@ SYNC_JOB = "sync-files"
 def engine_job_id(task_queue: str, job: str) -> str:
     """Ids of the engine's own schedules and runs (``skills-maintenance``, ``skills-sync-files``)."""
     return f"{task_queue}-{job}"
-
-
-def search_attributes(spec: SkillSpec) -> TypedSearchAttributes:
-    return skill_attributes(spec.name, spec.agent_id, spec.tier)
-
-
-def skill_attributes(name: str, agent_id: str, tier: str) -> TypedSearchAttributes:
-    """``SkillName``, ``SkillAgent`` and ``SkillTier`` of a skill's runs."""
-    return TypedSearchAttributes(
-        [
-            SearchAttributePair(SKILL_NAME, name),
-            SearchAttributePair(SKILL_AGENT, agent_id),
-            SearchAttributePair(SKILL_TIER, tier),
-        ]
-    )
 
 
 def run_summary(spec: SkillSpec) -> str:

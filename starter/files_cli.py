@@ -33,6 +33,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
+from adapters.skill_folders import discover, executable_parts, load_skill_file
 from skills.display import shown
 from skills.skillmd import (
     Catalog,
@@ -41,17 +42,15 @@ from skills.skillmd import (
     SkillFileError,
     dependency_problems,
     disclose,
-    discover,
     has_errors,
     list_resources,
-    load_skill_file,
     read_body,
     validate_path,
     with_dependencies,
 )
 from skills.skillmd.files import collection
 from skills.skillmd.scripts import declared_scripts
-from skills.skillmd.trust import ExecutableParts, TrustState, executable_parts
+from skills.skillmd.trust import ExecutableParts, TrustState
 from starter import exit_process, print_failure
 from starter.command import (
     CONTEXT_SETTINGS,

@@ -24,10 +24,10 @@ from typing import Any
 import click
 
 from adapters.installer import InstalledSkill, describe_record, install, read_record, uninstall
+from adapters.skill_folders import discover, executable_parts, load_skill_file
 from skills.display import shown
 from skills.errors import InstallRefusedError, McpConfigError, SkillsError
-from skills.skillmd import discover, load_skill_file
-from skills.skillmd.trust import ExecutableParts, executable_parts
+from skills.skillmd.trust import ExecutableParts
 from starter import print_failure
 from starter.command import current, data_command
 from starter.files_cli import trust_line, with_worker, worker_trust

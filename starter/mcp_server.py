@@ -39,10 +39,10 @@ from typing import TYPE_CHECKING, Any
 import click
 from pydantic import ConfigDict
 
+from adapters.skill_folders import discover
 from client import SkillsClient
 from client.management import Handler, ManagementTools, answering
 from skills.errors import TemporalUnavailableError, UsageError
-from skills.skillmd import discover
 from skills.skillmd.manifest import SourceName
 from skills.tool_manual import CHAT_ONLY_TOOLS, INSTRUCTIONS, OWNER_TOOLS, SCHEMAS, TOOLS
 from starter import exit_process

@@ -31,7 +31,7 @@ from temporalio.testing import WorkflowEnvironment
 from client import SkillsClient
 from client.temporal_cli import temporal_binary
 from config.settings import Settings
-from skills.naming import SKILL_AGENT, SKILL_APPROVAL, SKILL_NAME, SKILL_TIER, SKILL_WAITING
+from search_attributes import SKILL_AGENT, SKILL_APPROVAL, SKILL_NAME, SKILL_TIER, SKILL_WAITING
 from skills.skillmd import BUNDLED_DIR
 from tests.fakes.llm_server import ScriptedLLM, scripted_llm_fixture
 from tests.postgres import PostgresCluster, PostgresUnavailable
@@ -347,9 +347,8 @@ def worker_process(settings: Settings, address: str, **env: str) -> Iterator[Wor
 async def trust_files(engine: Engine) -> list[str]:
     """Trust (``skills trust``) every SKILL.md skill with toolsets or scripts in the engine's user and project
     folders, as the owner would before its runs may start them; the names trusted."""
+    from adapters.skill_folders import discover, executable_parts
     from client.trust import trust
-    from skills.skillmd import discover
-    from skills.skillmd.trust import executable_parts
 
     folders = engine.settings.skill_folders()
     found = discover(user=folders["user"], project=folders["project"])

@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS = {
     "skills": 0,
     "config": 1,
+    "search_attributes": 1,
     "client": 2,
     "mcp_servers": 2,
     "adapters": 3,
@@ -30,8 +31,40 @@ LAYERS = {
 }
 """A module may import from its own room and from rooms of a lower layer only."""
 
-WORKFLOWS_MAY_IMPORT = {"skills", "activities", "workflows"}
-"""Workflows are deterministic: they reach activities by reference and import nothing that does I/O."""
+WORKFLOWS_MAY_IMPORT = {"skills", "search_attributes", "activities", "workflows"}
+"""Workflows are deterministic: they reach activities by reference and import nothing that does I/O
+(``search_attributes`` holds typed keys, no I/O)."""
+
+PURE_ROOM = "skills"
+
+IMPURE_LIBRARIES = frozenset({"temporalio", "os", "subprocess", "socket", "shutil", "httpx", "openai", "requests",
+                              "urllib.request", "sqlalchemy", "sqlmodel", "sqlite3", "asyncio"})
+"""What ``skills/`` never imports: Temporal's SDK, processes, the file system beyond a path's name, the network,
+the database."""
+
+IO_CALLS = frozenset({"open", "read_text", "read_bytes", "write_text", "write_bytes", "iterdir", "glob", "rglob",
+                      "stat", "lstat", "exists", "is_file", "is_dir", "is_symlink", "readlink", "resolve",
+                      "walk", "scandir", "listdir", "mkdir", "unlink", "touch", "samefile", "expanduser"})
+"""Calls that reach the file system: a pure module works on the text and bytes handed to it."""
+
+_FILES = ("the reads of a skill's body and files on demand (resources, validation, scripts call them): they move "
+          "to adapters/skill_folders with their callers")
+_BODY = ("read_body and read_resource, which disclosure, the skill tool and registration call during a chat turn "
+         "(activities/chat.py): they move once those are handed a reader")
+IMPURE_ALLOWED: dict[str, dict[str, str]] = {
+    "skills.skillmd.files": dict.fromkeys(["call is_dir", "call is_file", "call iterdir", "call open", "call resolve",
+                                           "call scandir", "call stat", "call walk", "import os"], _FILES),
+    "skills.skillmd.validation": dict.fromkeys(
+        ["call exists", "call is_dir", "call is_file", "call read_text"],
+        "validate_path (`skills validate`, and the sync's strict check in skills.skillmd.sync.plan_sync) reads the "
+        "folder: it moves once plan_sync is handed the problems"),
+    "skills.skillmd.resources": {"call read_text": _BODY},
+    "skills.skillmd.scripts": {"call resolve": "locate, which validate_path and the sandbox call, checks that a "
+                                               "script's file is inside scripts/: it moves with validate_path"},
+    "skills.skillmd.sourcenames": {"call resolve": "BUNDLED_DIR, the engine's own bundled/ folder beside the package, "
+                                                   "found once at import: no skill is read"},
+}
+"""Module of ``skills/`` -> what it may still import or call of the above -> why."""
 
 MAX_LINES_WITHOUT_ACTIVITY = 120
 
@@ -165,6 +198,59 @@ def test_adapters_know_nothing_of_temporal_activities() -> None:
                     for name in [getattr(node, "module", None), *(a.name for a in node.names)]):
                 offenders.append(module)
     assert offenders == []
+
+
+def _impurities(path: Path) -> set[str]:
+    """What ``path``'s code imports of :data:`IMPURE_LIBRARIES` and calls of :data:`IO_CALLS` (a call of a
+    name or of any object's attribute: ``open(p)``, ``p.read_text()``, ``os.walk(p)``), as ``import x`` and
+    ``call x``. Deferred imports count."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names = [node.module or "", *(f"{node.module}.{alias.name}" for alias in node.names)]
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            own = isinstance(func, ast.Attribute) and (  # self.resolve(schema) is a method of the module's own
+                isinstance(func.value, ast.Name) and func.value.id in ("self", "cls")
+                or isinstance(func.value, ast.Call) and getattr(func.value.func, "id", None) == "super")
+            if name in IO_CALLS and not own:
+                found.add(f"call {name}")
+            continue
+        else:
+            continue
+        found |= {f"import {library}" for library in IMPURE_LIBRARIES for name in names
+                  if name == library or name.startswith(f"{library}.")}
+    return found
+
+
+def _impure_modules() -> dict[str, set[str]]:
+    found = {module: _impurities(path) for module, path in MODULES.items() if _room(module) == PURE_ROOM}
+    return {module: sorted(what - set(IMPURE_ALLOWED.get(module, {}))) for module, what in found.items()
+            if what - set(IMPURE_ALLOWED.get(module, {}))}
+
+
+def test_skills_is_pure() -> None:
+    """``skills/`` is what a skill is: no temporalio, no file, process, network or database, so workflows,
+    activities and clients all import it and its tests need no folder or server."""
+    assert _impure_modules() == {}
+
+
+def test_every_allowed_impurity_is_still_there() -> None:
+    """An entry of :data:`IMPURE_ALLOWED` goes once its module no longer needs it: the list only shrinks."""
+    stale = {module: sorted(set(allowed) - _impurities(MODULES[module])) if module in MODULES else ["(no module)"]
+             for module, allowed in IMPURE_ALLOWED.items()}
+    assert {module: what for module, what in stale.items() if what} == {}
+
+
+def test_the_purity_check_finds_io(tmp_path: Path) -> None:
+    code = tmp_path / "impure.py"
+    code.write_text("import os.path\nfrom temporalio.common import RetryPolicy\nfrom . import sibling\n"
+                    "def f(p):\n    with open(p) as f:\n        return p.read_text(), os.walk(p), sibling.parse(p)\n"
+                    "class Schema:\n    def g(self, s):\n        return self.resolve(s), super().resolve(s)\n")
+    assert _impurities(code) == {"import os", "import temporalio", "call open", "call read_text", "call walk"}
 
 
 def test_every_long_module_of_activities_defines_activities() -> None:

@@ -26,6 +26,7 @@ with workflow.unsafe.imports_passed_through():
     from temporalio.common import WorkflowIDReusePolicy
 
     from activities.events import EventActivities
+    from search_attributes import skill_attributes
     from skills.events import (
         ClaimEvent,
         EmitInput,
@@ -37,7 +38,6 @@ with workflow.unsafe.imports_passed_through():
         event_run_id,
     )
     from skills.messages.run import SkillRunInput
-    from skills.naming import skill_attributes
     from workflows.options import FAIL_ON_BUG, STORE
 
 

@@ -10,28 +10,37 @@ activities themselves (see ``skills.errors``), whatever the policy says.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 from typing import Any
 
 from temporalio.common import RetryPolicy
 
+from skills import deadline
 from skills.deadline import (
     LLM_MARGIN,
-    LLM_RETRY,
-    NOTIFY_RETRY,
     NOTIFY_TIMEOUT,
-    SCHEDULE_RETRY,
     SCHEDULE_TIMEOUT,
     SCRIPT_MARGIN,
-    SCRIPT_RETRY,
     STORE_LOCAL_TIMEOUT,
-    STORE_RETRY,
     STORE_TIMEOUT,
-    TOOL_RETRY,
 )
 
 # The timeouts and policies of a run's calls are defined in skills.deadline, which adds them up into
 # the run's execution timeout: one definition, so the deadline cannot fall behind the options.
+
+
+def retry_policy(policy: deadline.Retry) -> RetryPolicy:
+    """Temporal's policy with the same fields as ``skills.deadline``'s."""
+    return RetryPolicy(**dataclasses.asdict(policy))
+
+
+STORE_RETRY = retry_policy(deadline.STORE_RETRY)
+SCHEDULE_RETRY = retry_policy(deadline.SCHEDULE_RETRY)
+NOTIFY_RETRY = retry_policy(deadline.NOTIFY_RETRY)
+TOOL_RETRY = retry_policy(deadline.TOOL_RETRY)
+SCRIPT_RETRY = retry_policy(deadline.SCRIPT_RETRY)
+LLM_RETRY = retry_policy(deadline.LLM_RETRY)
 
 HEARTBEAT = timedelta(seconds=10)
 """Slow activities heartbeat; a worker that died mid-call is noticed within this."""

@@ -45,6 +45,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.schedules import ScheduleActivities
     from activities.scripts import ScriptActivities
     from activities.tools import ToolActivities
+    from search_attributes import SCHEDULED_START_TIME, SKILL_APPROVAL, SKILL_WAITING
     from skills.approvals import (
         TIMEOUT,
         Approval,
@@ -75,7 +76,7 @@ with workflow.unsafe.imports_passed_through():
         SkillRunInput,
     )
     from skills.models import BUDGET, ENDED, FAILURES, Delivery, RunRecord, Skill, ToolCallRecord
-    from skills.naming import APPROVAL_SIGNAL, SCHEDULED_START_TIME, SKILL_APPROVAL, SKILL_WAITING
+    from skills.naming import APPROVAL_SIGNAL
     from skills.notify import (
         Notice,
         completion_due,

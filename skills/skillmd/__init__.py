@@ -21,7 +21,7 @@ if TYPE_CHECKING:
         SkillFileError,
         TooLargeError,
     )
-    from skills.skillmd.agents import AgentDefinition, check_agent_text, load_agent
+    from skills.skillmd.agents import AgentDefinition, check_agent_text
     from skills.skillmd.depends import dependency_problems, find_cycle, missing_dependencies
     from skills.skillmd.disclosure import (
         Disclosure,
@@ -42,8 +42,6 @@ if TYPE_CHECKING:
     from skills.skillmd.sources import (
         Catalog,
         Shadowed,
-        discover,
-        load_skill_file,
         project_skills_dir,
     )
     from skills.skillmd.tool import TOOL_NAME as SKILL_TOOL
@@ -58,7 +56,6 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "TooLargeError": ("skills.errors", "TooLargeError"),
     "AgentDefinition": ("skills.skillmd.agents", "AgentDefinition"),
     "check_agent_text": ("skills.skillmd.agents", "check_agent_text"),
-    "load_agent": ("skills.skillmd.agents", "load_agent"),
     "dependency_problems": ("skills.skillmd.depends", "dependency_problems"),
     "find_cycle": ("skills.skillmd.depends", "find_cycle"),
     "missing_dependencies": ("skills.skillmd.depends", "missing_dependencies"),
@@ -89,8 +86,6 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "BUNDLED_DIR": ("skills.skillmd.sourcenames", "BUNDLED_DIR"),
     "Catalog": ("skills.skillmd.sources", "Catalog"),
     "Shadowed": ("skills.skillmd.sources", "Shadowed"),
-    "discover": ("skills.skillmd.sources", "discover"),
-    "load_skill_file": ("skills.skillmd.sources", "load_skill_file"),
     "project_skills_dir": ("skills.skillmd.sources", "project_skills_dir"),
     "SKILL_TOOL": ("skills.skillmd.tool", "TOOL_NAME"),
     "run_skill_tool": ("skills.skillmd.tool", "run_skill_tool"),
@@ -143,12 +138,9 @@ __all__ = [
     "check_frontmatter",
     "dependency_problems",
     "disclose",
-    "discover",
     "find_cycle",
     "has_errors",
     "list_resources",
-    "load_agent",
-    "load_skill_file",
     "missing_dependencies",
     "parse_frontmatter",
     "project_skills_dir",

@@ -14,9 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
-from skills.errors import AgentDefinitionError, FrontmatterError
-from skills.skillmd import files
-from skills.skillmd.limits import DEFAULT_LIMITS, Limits
+from skills.errors import FrontmatterError
 from skills.skillmd.parsing import parse_frontmatter
 from skills.skillmd.problems import Problem
 
@@ -78,15 +76,6 @@ def check_agent_text(
     if any(p.severity == "error" for p in problems):
         return None, problems
     return agent, problems
-
-
-def load_agent(path: Path, known_skills: Collection[str], limits: Limits = DEFAULT_LIMITS) -> AgentDefinition:
-    """An AGENT.md file, validated against the skills that exist; raises ``AgentDefinitionError``."""
-    path = Path(path)
-    agent, problems = check_agent_text(files.read_text(path, limits.max_file_bytes), known_skills)
-    if agent is None:
-        raise AgentDefinitionError([p.at(path) for p in problems])
-    return agent.model_copy(update={"path": path})
 
 
 def _problem(error: Any) -> Problem:

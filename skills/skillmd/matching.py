@@ -31,10 +31,10 @@ from __future__ import annotations
 import heapq
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -43,8 +43,18 @@ from skills.skillmd.manifest import SkillFile
 from skills.skillmd.patterns import MAX_MATCH_CHARS, Pattern, match_text
 from skills.skillmd.terms import Term, is_folded, terms, words
 
-if TYPE_CHECKING:
-    from skills.skillmd.semantic import VectorCache
+
+class Encoding(Protocol):
+    def encode(self, texts: Sequence[str]) -> Any: ...
+
+
+class Vectors(Protocol):
+    """What ranking by meaning asks of a vector cache (``adapters.semantic.VectorCache``): the texts'
+    unit vectors as rows, and the encoder that makes a message's."""
+
+    @property
+    def encoder(self) -> Encoding: ...
+    def vectors(self, texts: Sequence[str]) -> Any: ...
 
 DEFAULT_LIMIT = 3
 
@@ -173,8 +183,8 @@ class _Tally:
 class SkillIndex:
     """Every skill's triggers and text, indexed for ``match``."""
 
-    def __init__(self, skills: Iterable[SkillFile], *, semantic: VectorCache | None = None) -> None:
-        """``semantic``: rank by meaning too (:mod:`skills.skillmd.semantic`, the ``semantic`` extra);
+    def __init__(self, skills: Iterable[SkillFile], *, semantic: Vectors | None = None) -> None:
+        """``semantic``: rank by meaning too (:mod:`adapters.semantic`, the ``semantic`` extra);
         the skills' vectors are made now, those of unchanged skills taken from its cache."""
         self._names: list[str] = []
         self._numbers: dict[str, int] = {}

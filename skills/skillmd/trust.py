@@ -17,21 +17,17 @@ untrusted again until trusted again (the sync pauses its schedule, saying so). A
 says or of when it fires keeps the digest. The bundled skills (shipped with the engine) are trusted
 without a record.
 
-The digest is pure (:func:`executable_digest` takes the block and the files' bytes);
-:func:`executable_parts` reads the files from the folder. Files elsewhere in the folder
-(``references/``, ``assets/``) are data and are not pinned; ``__pycache__`` folders are left out,
-since a Python toolset writes them itself.
+All of it is pure: :func:`executable_digest` takes the block and the files' bytes, and
+:func:`executable_parts` is handed them; ``adapters.skill_folders`` reads them from the folder.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
-from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -41,18 +37,11 @@ from skills.errors import SkillsError, UntrustedSkillError
 from skills.mcpservers import McpServerConfig
 from skills.reach import canonical, file_reach, reach_lines
 from skills.skillmd.manifest import SkillFile
-from skills.skillmd.resources import read_body
-from skills.skillmd.scripts import SCRIPTS_FOLDER, declared_scripts
+from skills.skillmd.scripts import declared_scripts
 
 DIGEST_VERSION = "skills-trust-v2"
 # v2: the whole reach of a skill that fires by itself (skills.reach), not only its toolsets and scripts.
 """Part of every digest: a change of what the digest covers makes every record stale, never silently valid."""
-
-MAX_PINNED_FILES = 2000
-MAX_PINNED_BYTES = 64 * 1024 * 1024
-"""A skill whose executable files are more than this cannot be pinned (and so cannot be trusted)."""
-
-SKIPPED_FOLDERS = frozenset({"__pycache__"})
 
 TrustStatus = Literal["trusted", "untrusted", "changed", "not needed", "bundled", "unreadable"]
 
@@ -190,8 +179,12 @@ def _framed(data: bytes) -> bytes:
     return len(data).to_bytes(8, "big") + data
 
 
-def executable_parts(skill: SkillFile) -> ExecutableParts:
-    """Read what ``skill`` runs and reaches from its folder now, and pin it."""
+def pinned_parts(skill: SkillFile, files: Callable[[], dict[str, bytes]],
+                 body: Callable[[], str]) -> ExecutableParts:
+    """What ``skill`` runs and reaches, pinned. ``files()`` gives the bytes of the files that run (path
+    inside the folder -> bytes) and ``body()`` its instructions, read now; neither is asked of a skill that
+    runs and reaches nothing. What either raises of ``OSError``, ``ValueError`` or ``SkillsError`` is the
+    reason the skill cannot be pinned."""
     manifest = skill.manifest
     declared, _ = declared_scripts(list(manifest.scripts))
     # What the owner reviews is shown, not printed raw: a terminal code in a command could hide it.
@@ -202,22 +195,22 @@ def executable_parts(skill: SkillFile) -> ExecutableParts:
     if not toolsets and not scripts and not reach:
         return ExecutableParts()
     try:
-        files = _pinned_files(skill.folder, manifest.toolsets)
-        pinned = file_reach(manifest, read_body(skill)) if reach else {}
+        pinned_files = files()
+        pinned = file_reach(manifest, body()) if reach else {}
     except (OSError, ValueError, SkillsError) as e:
         return ExecutableParts(toolsets=toolsets, scripts=[shown(s) for s in scripts], reach=lines,
                                problem=shown(str(e)))
     # A declared script missing from the folder is pinned as missing: adding it later untrusts the skill.
     for script in scripts:
-        files.setdefault(script, b"\0missing")
-    return ExecutableParts(digest=executable_digest(manifest.toolsets, files, pinned), toolsets=toolsets,
-                           scripts=[shown(s) for s in scripts], files=[shown(f) for f in sorted(files)], reach=lines)
+        pinned_files.setdefault(script, b"\0missing")
+    return ExecutableParts(digest=executable_digest(manifest.toolsets, pinned_files, pinned), toolsets=toolsets,
+                           scripts=[shown(s) for s in scripts], files=[shown(f) for f in sorted(pinned_files)],
+                           reach=lines)
 
 
 def trust_state(skill: SkillFile, trusted_digest: str | None, trusted_at: datetime | None = None, *,
-                bundled: bool = False, parts: ExecutableParts | None = None) -> TrustState:
-    """``skill``'s trust, given the digest its owner trusted (None: never trusted)."""
-    parts = parts if parts is not None else executable_parts(skill)
+                parts: ExecutableParts, bundled: bool = False) -> TrustState:
+    """``skill``'s trust, given what it runs (``parts``) and the digest its owner trusted (None: never trusted)."""
     if not parts.executable:
         status: TrustStatus = "not needed"
     elif bundled:
@@ -240,65 +233,3 @@ def _toolset_line(name: str, server: McpServerConfig) -> str:
     line = shlex.join([server.command, *server.args])
     env = " ".join(f"{key}={value}" for key, value in sorted(server.env.items()))
     return f"{name}: {line}" + (f"  (env {env})" if env else "") + (f"  (cwd {server.cwd})" if server.cwd else "")
-
-
-def _pinned_files(folder: Path, toolsets: Mapping[str, McpServerConfig]) -> dict[str, bytes]:
-    """Path inside ``folder`` -> bytes of every file that runs: all of ``scripts/``, and the files a stdio
-    toolset's command or arguments name. A link is pinned as where it points, and as the file it reaches."""
-    root = folder.resolve()
-    found: dict[str, bytes] = {}
-    budget = [MAX_PINNED_BYTES]
-    scripts = folder / SCRIPTS_FOLDER
-    if scripts.is_dir() and not scripts.is_symlink():
-        for dirpath, dirnames, filenames in os.walk(scripts, followlinks=False):
-            dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_FOLDERS)
-            for name in [*filenames, *(d for d in dirnames if Path(dirpath, d).is_symlink())]:
-                path = Path(dirpath, name)
-                found[path.relative_to(folder).as_posix()] = _pinned_bytes(path, root, budget)
-                if len(found) > MAX_PINNED_FILES:
-                    raise ValueError(f"more than {MAX_PINNED_FILES} files under scripts/")
-    elif scripts.is_symlink():
-        found[SCRIPTS_FOLDER] = _pinned_bytes(scripts, root, budget)
-    for server in toolsets.values():
-        if server.command is None:
-            continue
-        base = folder / server.cwd if server.cwd is not None and not server.cwd.is_absolute() else folder
-        for word in [server.command, *server.args]:
-            relative = _inside(folder, base, word)
-            if relative is not None and relative not in found:
-                found[relative] = _pinned_bytes(folder / relative, root, budget)
-    return found
-
-
-def _inside(folder: Path, base: Path, word: str) -> str | None:
-    """The path inside ``folder`` of the file ``word`` names (relative to ``base``), if it is one."""
-    if not word or word.startswith("-") or "\0" in word or len(word) > 4096:
-        return None
-    candidate = Path(word) if PurePosixPath(word).is_absolute() else base / word
-    try:
-        relative = Path(os.path.normpath(candidate)).relative_to(os.path.normpath(folder))
-    except ValueError:
-        return None
-    if not relative.parts or not (folder / relative).is_file() and not (folder / relative).is_symlink():
-        return None
-    return relative.as_posix()
-
-
-def _pinned_bytes(path: Path, root: Path, budget: list[int]) -> bytes:
-    if path.is_symlink():
-        target = os.readlink(path)
-        resolved = path.resolve()
-        if resolved.is_file() and resolved.is_relative_to(root):
-            return b"\0link:" + target.encode() + b"\0" + _read(resolved, budget)
-        return b"\0link:" + target.encode()
-    if not path.is_file():
-        return b"\0not a file"
-    return _read(path, budget)
-
-
-def _read(path: Path, budget: list[int]) -> bytes:
-    size = path.stat().st_size
-    budget[0] -= size
-    if budget[0] < 0:
-        raise ValueError(f"the executable files are over {MAX_PINNED_BYTES // (1024 * 1024)} MiB")
-    return path.read_bytes()

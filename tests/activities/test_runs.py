@@ -10,14 +10,13 @@ from pathlib import Path
 import pytest
 
 from activities.runs import RunActivities
+from adapters.skill_folders import executable_parts, load_skill_file
 from adapters.store import Store
 from config.settings import Settings
 from skills.errors import SkillValidationError
 from skills.fires import PreviousFire, account_gap
 from skills.messages.run import BeginRun, RunStart
 from skills.models import ENDED, SkillSpec, TriggerConfig
-from skills.skillmd.sources import load_skill_file
-from skills.skillmd.trust import executable_parts
 from skills.triggers import trigger_next_times
 from tests.skills.skillmd.skill_files import skill_text
 

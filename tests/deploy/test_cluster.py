@@ -29,8 +29,9 @@ from temporalio.testing import WorkflowEnvironment
 from client import connect
 from client.temporal_cli import temporal_binary
 from config.settings import Settings
+from search_attributes import SEARCH_ATTRIBUTES
 from skills.errors import SkillNotFoundError, SkillValidationError
-from skills.naming import SEARCH_ATTRIBUTES, engine_job_id
+from skills.naming import engine_job_id
 from tests.conftest import Engine, eventually, schedule_exists, trigger_schedule
 
 SKILLS = str(Path(sys.executable).parent / "skills")

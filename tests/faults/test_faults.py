@@ -22,7 +22,7 @@ from temporalio.client import Client
 from client import SkillsClient, connect
 from client.temporal_cli import temporal_binary
 from config.settings import Settings
-from skills.naming import SEARCH_ATTRIBUTES
+from search_attributes import SEARCH_ATTRIBUTES
 from skills.triggers import trigger_next_times
 from tests.conftest import (
     ROOT,

@@ -17,11 +17,11 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from adapters.skill_folders import discover
 from skills.errors import SkillValidationError
 from skills.normalize import NormalizeContext, normalize
 from skills.skillmd.matching import SkillIndex
 from skills.skillmd.registration import FILE_FIELDS, registration_request
-from skills.skillmd.sources import discover
 from skills.skillmd.validation import validate_path
 from tests.fuzz import EXAMPLES, fuzz_settings
 from tests.fuzz.corpus import FRONTMATTERS, SCHEDULED_FILES

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from skills.deadline import RUN_TIMEOUT_CAP, RunLimits, run_timeout, worst_case
+from temporalio.common import RetryPolicy
+
+from skills.deadline import RUN_TIMEOUT_CAP, Retry, RunLimits, run_timeout, worst_case
 from skills.models import Skill
 from workflows import options
 
@@ -82,3 +84,12 @@ def test_a_skill_timeout_longer_than_its_calls_raises_the_deadline_above_it() ->
     assert run_timeout(_skill(max_steps=10, timeout_minutes=60), limits) == agent
     assert run_timeout(_skill(max_steps=10, timeout_minutes=24 * 60), limits) > timedelta(hours=24)
     assert run_timeout(_skill(max_steps=10, timeout_minutes=7 * 24 * 60), limits) == RUN_TIMEOUT_CAP
+
+
+def test_the_pure_policies_are_temporals_field_for_field() -> None:
+    """``skills.deadline`` holds its policies without temporalio: each has Temporal's fields and defaults,
+    so the options build the very policy the deadline adds up."""
+    assert options.retry_policy(Retry()) == RetryPolicy()
+    assert options.TOOL_RETRY == RetryPolicy(initial_interval=timedelta(seconds=2), backoff_coefficient=2.0,
+                                             maximum_attempts=3)
+    assert options.LLM_RETRY.maximum_interval == timedelta(minutes=1)

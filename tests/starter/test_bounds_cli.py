@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from skills.skillmd.sources import discover
+from adapters.skill_folders import discover
 from starter.inputs import InputError, load_input, parse_document
 from tests.starter.test_files_cli import cli, dirs, run, write
 

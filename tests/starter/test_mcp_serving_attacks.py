@@ -14,8 +14,8 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from adapters.mcp_skills import MAX_BYTES, Publisher
+from adapters.skill_folders import discover
 from client.trust import trust
-from skills.skillmd import discover
 from tests.conftest import Engine
 from tests.skills.skillmd.skill_files import skill_text
 from tests.starter.test_mcp_skills import (

@@ -12,11 +12,11 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from client import SkillsClient
+from search_attributes import SKILL_AGENT, SKILL_NAME, SKILL_TIER
 from skills.errors import SkillNotFoundError, SkillValidationError, WorkerUnavailableError, WorkflowInputError
 from skills.messages.agent import AgentLoopState
 from skills.messages.run import AgentResume, RunStart, SkillRunInput
 from skills.models import RunRecord
-from skills.naming import SKILL_AGENT, SKILL_NAME, SKILL_TIER
 from tests.conftest import Engine, eventually, schedule_exists
 from tests.fakes.llm_server import ScriptedLLM, say
 

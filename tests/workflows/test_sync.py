@@ -54,9 +54,8 @@ class Sync:
 
 async def trust_all(engine: Engine) -> None:
     """``trust_files``, but past a file the worker cannot find by its name (a folder named otherwise)."""
+    from adapters.skill_folders import discover, executable_parts
     from client.trust import trust
-    from skills.skillmd import discover
-    from skills.skillmd.trust import executable_parts
 
     found = discover(user=engine.settings.user_skills_dir, project=engine.settings.project_skills_dir)
     for name, skill in found.skills.items():

@@ -20,18 +20,18 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.skillfiles import file_skill, granted_toolsets, toolset_grant
+from activities.skillfiles import granted_toolsets, toolset_grant
 from activities.tools import ToolActivities
 from adapters.mcp import ToolHub
 from adapters.mcp.launch import ToolsetSandbox
 from adapters.mcp.toolsets import SkillToolsets
+from adapters.skill_folders import executable_parts, file_skill
 from adapters.store import Store
 from config.settings import Settings
 from skills.catalog import ToolCallInput, ToolsetGrant
 from skills.errors import ToolServerError, ToolsetRefusedError
 from skills.idempotency import META_KEY
 from skills.scripts import ScriptLimits
-from skills.skillmd.trust import executable_parts
 from tests.conftest import ROOT
 from tests.skills.skillmd.skill_files import skill_text
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from skills.skillmd import AgentDefinitionError, check_agent_text, load_agent
+from adapters.skill_folders import load_agent
+from skills.skillmd import AgentDefinitionError, check_agent_text
 
 KNOWN = {"brainstorming", "debugging"}
 

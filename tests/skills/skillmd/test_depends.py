@@ -4,14 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skills.skillmd import (
-    dependency_problems,
-    disclose,
-    discover,
-    find_cycle,
-    run_skill_tool,
-    with_dependencies,
-)
+from adapters.skill_folders import discover
+from skills.skillmd import dependency_problems, disclose, find_cycle, run_skill_tool, with_dependencies
 
 
 def test_a_diamond_brings_each_dependency_once(tmp_path: Path, write_skill) -> None:

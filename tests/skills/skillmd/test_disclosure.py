@@ -11,13 +11,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from adapters.skill_folders import discover
 from skills.skillmd import (
     Catalog,
     SkillFile,
     SkillManifest,
     asks_for_registry,
     disclose,
-    discover,
     render_available_skills,
     with_dependencies,
 )

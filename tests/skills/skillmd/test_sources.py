@@ -4,14 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skills.skillmd import (
-    Limits,
-    Shadowed,
-    discover,
-    load_skill_file,
-    project_skills_dir,
-    read_body,
-)
+from adapters.skill_folders import discover, load_skill_file
+from skills.skillmd import Limits, Shadowed, project_skills_dir, read_body
 
 
 def test_a_broken_file_is_skipped_with_a_warning_and_the_others_load(tmp_path: Path, write_skill) -> None:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from skills.skillmd import Catalog, discover, run_skill_tool, skill_file_tool, skill_tool_definition
+from adapters.skill_folders import discover
+from skills.skillmd import Catalog, run_skill_tool, skill_file_tool, skill_tool_definition
 
 
 @pytest.fixture

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from adapters.skill_folders import discover
 from skills.skillmd import (
     FrontmatterError,
     Problem,
     check_agent_text,
     check_frontmatter,
-    discover,
     has_errors,
     parse_frontmatter,
     validate_path,
