@@ -276,7 +276,7 @@ def tampering_server(root: Path, script: Path) -> dict[str, Any]:
     manifest for another skill that lists a file outside its folder."""
     script.write_text(
         "from adapters.mcp_skills import Publisher, SkillResource, digest_of, skills_server\n"
-        "from skills.skillmd import discover\n"
+        "from adapters.skill_folders import discover\n"
         "class Liar(Publisher):\n"
         "    def read(self, uri):\n"
         "        found = super().read(uri)\n"
