@@ -272,9 +272,9 @@ def test_each_workflow_type_is_spelt_in_one_module() -> None:
     assert dict(spelt) == {name: {"skills.naming"} for name in naming.WORKFLOW_TYPES}
 
 
-SPELT_TWICE = {"run_script": {"skills.scripts"}}
+SPELT_TWICE = {"run_script": {"skills.run.scripts"}}
 """Names spelt outside ``skills.naming`` too, and why: ``run_script`` is also the tool a plan step and an Agent
-call (``skills.scripts.RUN_SCRIPT``), which the activity of that name runs."""
+call (``skills.run.scripts.RUN_SCRIPT``), which the activity of that name runs."""
 
 
 def test_each_activity_signal_and_job_name_is_spelt_in_one_module() -> None:
