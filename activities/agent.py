@@ -19,7 +19,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from temporalio import activity
 
@@ -70,10 +70,6 @@ MAX_PREFLIGHT_CONTEXT = 5
 """Pre-flight results given to a run's first turn (a skill declares a few checks at most)."""
 ENDPOINT_STATE = "llm_endpoint"
 
-if TYPE_CHECKING:
-    import openai
-
-
 class Send(Protocol):
     """Call a tool by name (the worker's hub, or a management tool), with the call's idempotency key."""
 
@@ -89,7 +85,6 @@ class Rehearse(Protocol):
 
 class AgentActivities:
     def __init__(self, store: Store, settings: Settings, catalog: Callable[[], list[ToolInfo]], send: Send,
-                 client: openai.AsyncOpenAI | None = None,
                  settle: Callable[[float], Awaitable[bool]] | None = None,
                  toolsets: SkillToolsets | None = None, rehearse: Rehearse | None = None) -> None:
         """``settle(seconds)`` waits for MCP servers still on their first connect (the hub's): a turn
@@ -103,7 +98,7 @@ class AgentActivities:
         self.rehearse = rehearse
         self.settle = settle
         self.toolsets = toolsets or SkillToolsets()
-        self.llm = LlmEndpoint(settings, client, log=activity.logger)
+        self.llm = LlmEndpoint(settings, log=activity.logger)
 
     @activity.defn
     def start_agent(self, request: AgentStart) -> AgentSession:
