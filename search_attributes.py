@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
 
-from skills.models import SkillSpec
+from skills.spec.models import SkillSpec
 
 SKILL_NAME = SearchAttributeKey.for_keyword("SkillName")
 SKILL_AGENT = SearchAttributeKey.for_keyword("SkillAgent")

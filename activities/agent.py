@@ -19,7 +19,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from temporalio import activity
 
@@ -33,9 +33,6 @@ from adapters.skill_folders import file_skill
 from adapters.store import Store
 from config.secrets import redact
 from config.settings import LLM_SETTINGS, Settings
-from skills.agent import ChatMessage, ToolCallMessage, for_the_model, opening_messages, tool_result_text
-from skills.catalog import ToolInfo, ToolResult, granted
-from skills.context import fit_request
 from skills.errors import (
     ConversationError,
     LlmNotConfiguredError,
@@ -45,7 +42,10 @@ from skills.errors import (
     ToolCallError,
     ToolsetRefusedError,
 )
-from skills.limits import MAX_CONTEXT_FROM
+from skills.llm.agent import ChatMessage, ToolCallMessage, for_the_model, opening_messages, tool_result_text
+from skills.llm.context import fit_request
+from skills.llm.structured import ACTIONS, answer_schema, instruction, structured_calls
+from skills.llm.textcalls import TextCall, read_text_calls
 from skills.messages.agent import (
     AgentSession,
     AgentStart,
@@ -56,23 +56,19 @@ from skills.messages.agent import (
     LlmTurnResult,
     ToolCallRef,
 )
-from skills.models import Skill
 from skills.naming import AGENT_TOOL, LLM_TURN, MANAGEMENT_TOOLS, is_chat_conversation
-from skills.recall import context_block
-from skills.rehearsal import rehearsed
-from skills.scripts import RUN_SCRIPT
+from skills.run.catalog import ToolInfo, ToolResult, granted
+from skills.run.recall import context_block
+from skills.run.rehearsal import rehearsed
+from skills.run.scripts import RUN_SCRIPT
 from skills.skillmd.disclosure import render_instructions
-from skills.structured import ACTIONS, answer_schema, instruction, structured_calls
-from skills.textcalls import TextCall, read_text_calls
+from skills.spec.limits import MAX_CONTEXT_FROM
+from skills.spec.models import Skill
 
 TOOL_EXCERPT = 300
 MAX_PREFLIGHT_CONTEXT = 5
 """Pre-flight results given to a run's first turn (a skill declares a few checks at most)."""
 ENDPOINT_STATE = "llm_endpoint"
-
-if TYPE_CHECKING:
-    import openai
-
 
 class Send(Protocol):
     """Call a tool by name (the worker's hub, or a management tool), with the call's idempotency key."""
@@ -89,7 +85,6 @@ class Rehearse(Protocol):
 
 class AgentActivities:
     def __init__(self, store: Store, settings: Settings, catalog: Callable[[], list[ToolInfo]], send: Send,
-                 client: openai.AsyncOpenAI | None = None,
                  settle: Callable[[float], Awaitable[bool]] | None = None,
                  toolsets: SkillToolsets | None = None, rehearse: Rehearse | None = None) -> None:
         """``settle(seconds)`` waits for MCP servers still on their first connect (the hub's): a turn
@@ -103,7 +98,7 @@ class AgentActivities:
         self.rehearse = rehearse
         self.settle = settle
         self.toolsets = toolsets or SkillToolsets()
-        self.llm = LlmEndpoint(settings, client, log=activity.logger)
+        self.llm = LlmEndpoint(settings, log=activity.logger)
 
     @activity.defn
     def start_agent(self, request: AgentStart) -> AgentSession:
@@ -128,7 +123,7 @@ class AgentActivities:
                             fallback_models=[m for m in skill.fallback_models if m != model])
 
     def _given(self, skill: Skill, request: AgentStart) -> str:
-        """What the run is given as data (``skills.recall``): the last delivered result of each skill its
+        """What the run is given as data (``skills.run.recall``): the last delivered result of each skill its
         ``context_from`` names, read from the store now (never from a payload), and its pre-flight results;
         each redacted and bounded."""
         remembered = [item.model_copy(update={"text": redact(item.text)}) if item.text is not None else item
@@ -299,8 +294,8 @@ CHANGE_ACTIONS = frozenset(tool for action, tool in ACTIONS.items() if action in
 
 def _calls_read(message: ChatMessage, offered: list[str], structured: bool) -> tuple[ChatMessage, bool]:
     """The answer with the calls it wrote as text made calls: a structured answer's action
-    (``skills.structured``), or, from a model offered tools, a call written as its reply
-    (``skills.textcalls``). Only offered tools; anything else stays the text it is."""
+    (``skills.llm.structured``), or, from a model offered tools, a call written as its reply
+    (``skills.llm.textcalls``). Only offered tools; anything else stays the text it is."""
     if message.tool_calls:
         return message, False
     read = structured_calls(message.content, offered) if structured else None
@@ -335,7 +330,7 @@ def _tool_schemas(catalog: list[ToolInfo], names: list[str]) -> list[dict[str, A
     """The sandbox's tools in the chat-completions shape, with their schemas as their servers wrote them.
     A model's loose answers (numbers and booleans as strings, optional fields as null) are taken all
     the same: the argument pipeline turns them into the strict types. The system prompt says so once
-    (``skills.agent.LOOSE_ARGUMENTS``) instead of every schema widening every field, which tripled a
+    (``skills.llm.agent.LOOSE_ARGUMENTS``) instead of every schema widening every field, which tripled a
     schema's tokens."""
     known = {tool.name: tool for tool in catalog}
     return [

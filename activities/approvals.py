@@ -19,8 +19,10 @@ from temporalio import activity
 from activities.failures import as_application_errors
 from adapters.store import Store
 from config.secrets import redact
-from skills.agent import ChatMessage, tool_result_text
-from skills.approvals import (
+from skills.errors import ToolCallError
+from skills.llm.agent import ChatMessage, tool_result_text
+from skills.naming import GET_APPROVAL, LIST_APPROVALS
+from skills.owner.approvals import (
     Approval,
     ApprovalAnswer,
     ApprovalAsk,
@@ -30,10 +32,8 @@ from skills.approvals import (
     denial_text,
     describe_call,
 )
-from skills.arguments import PreparedArguments
-from skills.errors import ToolCallError
-from skills.grants import GRANT_PREFIX, describe_grant
-from skills.naming import GET_APPROVAL, LIST_APPROVALS
+from skills.owner.grants import GRANT_PREFIX, describe_grant
+from skills.run.arguments import PreparedArguments
 
 Prepare = Callable[[str, dict[str, Any]], Awaitable[PreparedArguments]]
 

@@ -24,18 +24,18 @@ from client.management import Handler, ManagementTools, answering
 from client.skills_client import ATTRIBUTION
 from config.secrets import redact
 from config.settings import Settings
-from skills.agent import ChatMessage, chat_opening
-from skills.approvals import Approval
-from skills.catalog import ToolInfo, ToolResult
+from skills.chat.proposals import CONFIRMED_TOOLS, plain_answer
+from skills.chat.reply import reply_block, run_ref_problem, with_reply
 from skills.errors import RunNotFoundError, SkillNotFoundError
+from skills.llm.agent import ChatMessage, chat_opening
+from skills.management.manual import CHAT_DESCRIPTIONS, CHAT_SCHEMAS, TOOLS
 from skills.messages.chat import ChatAnswer, ChatPrepare, ChatProposals, ChatSession
-from skills.models import RunRecord, Skill
 from skills.naming import CHAT_CONVERSATION, GET_TOOL_CATALOG, MANAGEMENT_TOOLS
-from skills.proposals import CONFIRMED_TOOLS, plain_answer
-from skills.reply import reply_block, run_ref_problem, with_reply
-from skills.scripts import RUN_SCRIPT
+from skills.owner.approvals import Approval
+from skills.run.catalog import ToolInfo, ToolResult
+from skills.run.scripts import RUN_SCRIPT
 from skills.skillmd import SKILL_TOOL, Catalog, disclose, list_resources, run_skill_tool, skill_file_tool
-from skills.tool_manual import CHAT_DESCRIPTIONS, CHAT_SCHEMAS, TOOLS
+from skills.spec.models import RunRecord, Skill
 
 CHANGING_TOOLS = {"memory_store_skill": "created", "memory_update_skill": "updated", "memory_delete_skill": "deleted"}
 
@@ -56,7 +56,7 @@ class ToolRouter:
         self._management = management
         self._proposals = proposals
         self._skill_files = skill_files
-        # As a chat's model reads them: compact (``skills.tool_manual.CHAT_SCHEMAS``).
+        # As a chat's model reads them: compact (``skills.management.manual.CHAT_SCHEMAS``).
         self._own = [ToolInfo(name=name, server="skills", tool=name, description=CHAT_DESCRIPTIONS[name],
                               input_schema=CHAT_SCHEMAS[name]) for name in TOOLS]
         reader = skill_file_tool(None)  # any skill: a wrong name is answered with the names
@@ -178,7 +178,7 @@ class ChatActivities:
         )
 
     def _replied(self, request: ChatPrepare) -> str | None:
-        """The data block of the run the message replies to (``skills.reply``), or None for no reply. A
+        """The data block of the run the message replies to (``skills.chat.reply``), or None for no reply. A
         ``reply_to`` no run answers to is refused, naming the field; a reply to a message that was no notice
         (or whose run was pruned) is a plain message."""
         ref = request.reply_to

@@ -18,12 +18,12 @@ from activities.heartbeat import heartbeating
 from adapters.store import Store
 from config.secrets import redact
 from config.settings import Settings
-from skills.catalog import ToolResult
 from skills.errors import SkillNotFoundError
 from skills.messages.run import DigestQueue, DigestSend, DigestStart
-from skills.models import Delivery, Destination, RunRecord
 from skills.naming import DELIVERY_DIGEST, DIGEST_SIGNAL
-from skills.notify import digest_message
+from skills.run.catalog import ToolResult
+from skills.run.notify import digest_message
+from skills.spec.models import Delivery, Destination, RunRecord
 
 
 class DigestActivities:

@@ -10,11 +10,11 @@ from temporalio import activity
 
 from adapters.store import Store
 from config.settings import Settings
-from skills.deadline import run_timeout
 from skills.errors import SkillNotFoundError
-from skills.events import ClaimEvent, EmitResult, EventClaim, RecordEvent, Subscriber
-from skills.models import Skill
 from skills.naming import run_summary, schedule_id_for
+from skills.run.deadline import run_timeout
+from skills.spec.models import Skill
+from skills.when.events import ClaimEvent, EmitResult, EventClaim, RecordEvent, Subscriber
 
 
 class EventActivities:

@@ -1,4 +1,4 @@
-"""Creating and revoking standing grants (``skills.grants``): acting, so only inside a ``ChangeGrant``
+"""Creating and revoking standing grants (``skills.owner.grants``): acting, so only inside a ``ChangeGrant``
 workflow. The listing is a client read (``list_grants``, in ``activities.store``).
 
 A grant is checked here against what the worker knows: the tool must be one its catalog has (or one
@@ -15,8 +15,8 @@ from temporalio import activity
 from activities.failures import application_error
 from adapters.store import Store
 from skills.errors import FieldError, SkillNotFoundError, WorkflowInputError
-from skills.grants import GrantChange, GrantResult, expiry, grant_problems
 from skills.naming import CHANGE_GRANT
+from skills.owner.grants import GrantChange, GrantResult, expiry, grant_problems
 
 
 class GrantActivities:

@@ -15,15 +15,15 @@ from temporalio.service import RPCError, RPCStatusCode
 from adapters.metrics import EngineMetrics
 from adapters.store import Store
 from config.settings import Settings
-from skills.calendar import fire_times
-from skills.deadline import RUN_MARGIN, RUN_TIMEOUT_CAP, run_timeout
 from skills.display import span
 from skills.errors import SkillNotFoundError
-from skills.fires import held_behind, skipped_behind
 from skills.messages.maintenance import ClosedRuns, MaintenanceScan, MissedOneShot, SkillBrief, StuckSkill
 from skills.messages.manage import SkillFilter
 from skills.messages.run import RunOutcome
-from skills.models import FAILURES, MISSED, MISSING_TOOLS, NO_LLM, REHEARSAL, RunRecord, Skill
+from skills.run.deadline import RUN_MARGIN, RUN_TIMEOUT_CAP, run_timeout
+from skills.spec.models import FAILURES, MISSED, MISSING_TOOLS, NO_LLM, REHEARSAL, RunRecord, Skill
+from skills.when.calendar import fire_times
+from skills.when.fires import held_behind, skipped_behind
 
 STUCK_STATE = "stuck-run:{skill_id}"
 """The engine state that remembers, per skill, the run whose skipped fires were last counted (and noticed)."""
@@ -86,7 +86,7 @@ class MaintenanceActivities:
     @activity.defn
     async def close_stale_runs(self) -> ClosedRuns:
         """Close as ``error`` each run left ``running`` past its deadline (the execution timeout of its
-        workflow, ``skills.deadline``) whose workflow is no longer running: it ended without recording it
+        workflow, ``skills.run.deadline``) whose workflow is no longer running: it ended without recording it
         (terminated, timed out, failed on a store outage longer than its retries). Counted and notified
         like any failed run; a row the run itself closed meanwhile is left alone.
 
@@ -156,7 +156,7 @@ class MaintenanceActivities:
     def find_stuck_skills(self) -> list[StuckSkill]:
         """Skills whose scheduled fires are being skipped behind a run still going, ``overlap_notice_fires``
         times or more: each is returned once per such run, with its notice. What counts as skipped follows
-        the skill's overlap policy (``skills.fires.skipped_behind``): with ``allow`` nothing is, with
+        the skill's overlap policy (``skills.when.fires.skipped_behind``): with ``allow`` nothing is, with
         ``buffer_one`` the fire held to start next is not. The gauge ``skills_stuck`` says how many are stuck
         now; ``skills_overlap_skips`` counts the fires."""
         now = datetime.now(UTC)

@@ -1,7 +1,7 @@
 """The check of a proposal against the user's words: a schedule that contradicts the message is flagged.
 
 ``Proposals`` calls :func:`checked_summary` on every change it records; the reading is
-``skills.phrasing``'s (no model), and a message it is not sure of flags nothing.
+``skills.when.phrasing``'s (no model), and a message it is not sure of flags nothing.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from datetime import datetime
 from typing import Any
 
 from adapters.store import Store
-from skills.calendar import upcoming
 from skills.display import shown
-from skills.models import SkillSpec
-from skills.phrasing import SPAN, contradictions, read_schedule
+from skills.spec.models import SkillSpec
+from skills.when.calendar import upcoming
+from skills.when.phrasing import SPAN, contradictions, read_schedule
 
 CHECKED_TOOLS = ("memory_store_skill", "memory_update_skill")
 

@@ -1,4 +1,4 @@
-"""The schedule read from the user's words (``skills.phrasing``), at the two points a chat uses it.
+"""The schedule read from the user's words (``skills.when.phrasing``), at the two points a chat uses it.
 
 - ``activities.phrase_check.checked_summary``: a proposal's summary, with a line for each way its schedule
   contradicts the message it answers ("check: you said weekdays; this fires every day");
@@ -20,7 +20,7 @@ from config.settings import Settings
 from skills.display import shown
 from skills.errors import SkillNotFoundError, SkillsError
 from skills.messages.chat import ReminderProposed, ReminderRequest
-from skills.phrasing import plain_reminder
+from skills.when.phrasing import plain_reminder
 
 logger = logging.getLogger(__name__)
 

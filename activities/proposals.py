@@ -1,7 +1,7 @@
 """Changes a chat proposes: recorded for the owner's yes instead of made, and answered once.
 
 A chat's management tool call runs in the ``agent_tool`` activity. When it would widen what runs
-(``skills.proposals``), :class:`Proposals` normalizes and validates it as the registration would
+(``skills.chat.proposals``), :class:`Proposals` normalizes and validates it as the registration would
 (against the live catalog), records an approval of kind ``change`` with exactly what would be stored,
 and tells the model it was proposed, not made. Nothing else is written.
 
@@ -26,16 +26,7 @@ from temporalio import activity
 from activities.phrase_check import checked_summary
 from adapters.store import Store
 from config.settings import Settings
-from skills.approvals import Approval, ApprovalRequest
-from skills.display import shown, shown_lines
-from skills.errors import SkillNotFoundError, SkillValidationError
-from skills.events import check_event
-from skills.messages.chat import zone_time
-from skills.messages.manage import Prepared, RegisterInput, SkillFilter, SkillRef
-from skills.models import NO_LLM, Skill, SkillSpec
-from skills.naming import CHAT_CONVERSATION
-from skills.outlook import outlook
-from skills.proposals import (
+from skills.chat.proposals import (
     ChangeOutcome,
     ChangeVerdict,
     DecideChangeRequest,
@@ -47,7 +38,9 @@ from skills.proposals import (
     spec_digest,
     widening,
 )
-from skills.tool_arguments import (
+from skills.display import shown, shown_lines
+from skills.errors import SkillNotFoundError, SkillValidationError
+from skills.management.arguments import (
     DATA_KEYS,
     EVENT_ID_KEYS,
     EVENT_KEYS,
@@ -57,6 +50,13 @@ from skills.tool_arguments import (
     required_ref,
     update_request,
 )
+from skills.messages.chat import zone_time
+from skills.messages.manage import Prepared, RegisterInput, SkillFilter, SkillRef
+from skills.naming import CHAT_CONVERSATION
+from skills.owner.approvals import Approval, ApprovalRequest
+from skills.spec.models import NO_LLM, Skill, SkillSpec
+from skills.when.events import check_event
+from skills.when.outlook import outlook
 
 if TYPE_CHECKING:
     from mcp_types import CallToolResult
@@ -142,7 +142,7 @@ class Proposals:
         return None, spec.name, {"data": data}, shown_lines(lines)
 
     def _outlook(self, spec: SkillSpec, now: datetime) -> list[str]:
-        """The next 30 days of the skill as it would be stored (skills.outlook): runs, messages, tokens
+        """The next 30 days of the skill as it would be stored (skills.when.outlook): runs, messages, tokens
         estimated from recorded runs on its model (a new skill has none of its own)."""
         model = spec.model or self.settings.llm_model
         similar = [r.prompt_tokens + r.completion_tokens for r in self.store.runs.list_runs(None, limit=200)

@@ -24,9 +24,6 @@ from adapters.llm.model_list import EndpointModels
 from adapters.skill_folders import file_skill
 from adapters.store import Store
 from config.settings import LLM_SETTINGS, Settings
-from skills.arguments import ArgumentRules
-from skills.catalog import ToolInfo
-from skills.collisions import MAX_COMPARED, MAX_COMPARED_CHARS, collision_note, collisions
 from skills.errors import FieldError, SkillFileError, SkillNotFoundError, SkillValidationError
 from skills.messages.manage import (
     BulkRegistrationResult,
@@ -41,11 +38,14 @@ from skills.messages.manage import (
     SaveInput,
     UndoSave,
 )
-from skills.models import BY_USER, MISSING_TOOLS, NO_LLM, Normalized, Skill, SkillSpec
-from skills.normalize import NormalizeContext, normalize
-from skills.revisions import BY_CLIENT
+from skills.run.arguments import ArgumentRules
+from skills.run.catalog import ToolInfo
 from skills.skillmd.sync import file_request, with_toolset_tools
 from skills.skillmd.trust import untrusted_reason
+from skills.spec.collisions import MAX_COMPARED, MAX_COMPARED_CHARS, collision_note, collisions
+from skills.spec.models import BY_USER, MISSING_TOOLS, NO_LLM, Normalized, Skill, SkillSpec
+from skills.spec.normalize import NormalizeContext, normalize
+from skills.spec.revisions import BY_CLIENT
 
 
 class RegistrationActivities:

@@ -25,16 +25,16 @@ from adapters.skill_folders import dependencies_of, file_skill
 from adapters.store import Store
 from config.secrets import redact, redact_value
 from config.settings import Settings
-from skills.budget import DAY
-from skills.calendar import fire_times
-from skills.catalog import ToolInfo, ToolResult, destructive_tools
-from skills.deadline import approval_seconds
 from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
-from skills.fires import MAX_ACCOUNTED, PreviousFire, account_gap
 from skills.messages.manage import Prepared, RegisterInput
 from skills.messages.run import BeginRun, DeliveriesRecord, DeliverInput, NotifyInput, RunOutcome, RunStart
-from skills.models import BUDGET, FAILURES, REHEARSAL, RunRecord, Skill
-from skills.notify import settle
+from skills.run.budget import DAY
+from skills.run.catalog import ToolInfo, ToolResult, destructive_tools
+from skills.run.deadline import approval_seconds
+from skills.run.notify import settle
+from skills.spec.models import BUDGET, FAILURES, REHEARSAL, RunRecord, Skill
+from skills.when.calendar import fire_times
+from skills.when.fires import MAX_ACCOUNTED, PreviousFire, account_gap
 
 LATE = timedelta(seconds=15)
 MONTH = timedelta(days=30)

@@ -28,10 +28,10 @@ from adapters.schedules import (
 from adapters.store import Store
 from config.settings import Settings
 from search_attributes import SEARCH_ATTRIBUTES, search_attributes
-from skills.calendar import SKIP_RENEW_BEFORE, next_fire
 from skills.errors import NamespaceSetupError, SkillNotFoundError
 from skills.messages.manage import ScheduleSync, ScheduleSynced, SkipRenewal
-from skills.models import Skill
+from skills.spec.models import Skill
+from skills.when.calendar import SKIP_RENEW_BEFORE, next_fire
 
 
 class ScheduleActivities:

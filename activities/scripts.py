@@ -28,13 +28,13 @@ from adapters.skill_folders import file_skill
 from adapters.store import Store
 from config.secrets import redact
 from config.settings import Settings
-from skills.agent import ChatMessage, tool_result_text
-from skills.catalog import ToolCallOutput
 from skills.errors import ConversationError, SandboxUnavailableError, ScriptError
+from skills.llm.agent import ChatMessage, tool_result_text
 from skills.messages.agent import AgentScriptCall, AgentToolResult
 from skills.messages.run import ScriptRun
 from skills.naming import AGENT_SCRIPT, RUN_SCRIPT_ACTIVITY
-from skills.scripts import ScriptResult, check_arguments, script_call
+from skills.run.catalog import ToolCallOutput
+from skills.run.scripts import ScriptResult, check_arguments, script_call
 from skills.skillmd.scripts import DeclaredScript, declared_scripts
 
 DISABLED = ("scripts are disabled on this worker (set SKILLS_SCRIPTS_ENABLED=true to let skills run the scripts "

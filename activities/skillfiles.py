@@ -29,9 +29,7 @@ from activities.trust import trust_states, untrusted
 from adapters.skill_folders import discover, file_skill, load_skill_file
 from adapters.store import Store
 from config.settings import Settings
-from skills.catalog import ToolInfo, ToolsetGrant, toolsets_digest
 from skills.errors import SkillFileError, ToolsetRefusedError
-from skills.mcpservers import ToolsetServer
 from skills.messages.manage import (
     ChangeInput,
     ChangeResult,
@@ -41,12 +39,14 @@ from skills.messages.manage import (
     SkillRef,
 )
 from skills.naming import CHANGE_SKILL, REGISTER_SKILL
-from skills.normalize import NormalizeContext
-from skills.scripts import RUN_SCRIPT, tool_description, tool_schema
+from skills.run.catalog import ToolInfo, ToolsetGrant, toolsets_digest
+from skills.run.scripts import RUN_SCRIPT, tool_description, tool_schema
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile
 from skills.skillmd.scripts import declared_scripts
 from skills.skillmd.sync import FileChange, SyncedSkill, SyncInput, SyncPlan, file_request, plan_sync
+from skills.spec.mcpservers import ToolsetServer
+from skills.spec.normalize import NormalizeContext
 
 T = TypeVar("T")
 

@@ -10,15 +10,15 @@ from temporalio import activity
 
 from activities.failures import as_application_errors
 from adapters.store import Store
-from skills.backoff import BackoffPolicy
-from skills.deadline import RunLimits, run_timeout
 from skills.errors import SkillNotFoundError
-from skills.grants import Grant, GrantsQuery
-from skills.incidents import Incident
 from skills.messages.manage import HistoryQuery, IncidentsQuery, RunsQuery, SkillFilter, SkillRef
-from skills.models import RunRecord, Skill
 from skills.naming import GET_SKILL, LIST_GRANTS, LIST_INCIDENTS, LIST_REVISIONS, LIST_RUNS, LIST_SKILLS
-from skills.revisions import Revision
+from skills.owner.grants import Grant, GrantsQuery
+from skills.run.backoff import BackoffPolicy
+from skills.run.deadline import RunLimits, run_timeout
+from skills.run.incidents import Incident
+from skills.spec.models import RunRecord, Skill
+from skills.spec.revisions import Revision
 
 
 class StoreActivities:

@@ -31,7 +31,16 @@ from adapters.mcp import ToolHub
 from adapters.mcp.toolsets import SkillToolsets
 from adapters.store import Store
 from config.secrets import redact
-from skills.catalog import (
+from skills.errors import SkillNotFoundError, ToolCallError
+from skills.naming import (
+    CALL_TOOL,
+    GET_SERVER_STATES,
+    GET_TOOL_CATALOG,
+    MANAGEMENT_TOOLS,
+    REFRESH_TOOL_CATALOG,
+    management_tool_problem,
+)
+from skills.run.catalog import (
     CatalogRequest,
     ServerState,
     SkillToolset,
@@ -41,19 +50,10 @@ from skills.catalog import (
     ToolResult,
     ToolsetGrant,
 )
-from skills.errors import SkillNotFoundError, ToolCallError
-from skills.mcpservers import ToolsetServer
-from skills.naming import (
-    CALL_TOOL,
-    GET_SERVER_STATES,
-    GET_TOOL_CATALOG,
-    MANAGEMENT_TOOLS,
-    REFRESH_TOOL_CATALOG,
-    management_tool_problem,
-)
-from skills.plans import recall_names
-from skills.recall import RecallRef, bounded, fill_markers
-from skills.rehearsal import rehearsed
+from skills.run.plans import recall_names
+from skills.run.recall import RecallRef, bounded, fill_markers
+from skills.run.rehearsal import rehearsed
+from skills.spec.mcpservers import ToolsetServer
 
 MAX_RESULT_CHARS = 64_000
 """A tool result lands in workflow history (payloads are capped at 2 MB, histories at 50 MB): keep it modest."""
@@ -72,7 +72,7 @@ class ToolActivities:
         toolsets now, by skill, for the catalog."""
         self._hub = hub
         self._store = store
-        """Where a Direct step's remembered results are read (``skills.recall``); None: such a step fails."""
+        """Where a Direct step's remembered results are read (``skills.run.recall``); None: such a step fails."""
         self._declared_toolsets = declared_toolsets
         self._call_timeout = call_timeout
         self.toolsets = toolsets or SkillToolsets(

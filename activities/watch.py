@@ -19,10 +19,10 @@ from activities.agent import ENDPOINT_STATE
 from adapters.metrics import EngineMetrics
 from adapters.store import ScheduledSkill, Store
 from config.settings import Settings
-from skills.calendar import fire_times
 from skills.messages.maintenance import OverdueQuery, OverdueSkill, OverdueSkills, SkillBrief
-from skills.models import TriggerConfig
 from skills.naming import FIND_OVERDUE_SKILLS
+from skills.spec.models import TriggerConfig
+from skills.when.calendar import fire_times
 
 
 class WatchActivities:

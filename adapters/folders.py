@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from skills.limits import describe
+from skills.spec.limits import describe
 
 MAX_REASONS = 10
 """Problems a refusal names; the rest are counted (``and 1,990 more problems``): a hostile archive can

@@ -9,7 +9,7 @@ Nothing from the source is ever executed, and nothing reaches the user folder un
 1. the source is read into a hidden staging folder inside the user folder (so the last step is
    a rename on one file system); an archive's members are checked from its index *before*
    anything is unpacked: no absolute path or ``..``, no link leading out, no device, FIFO or
-   socket, sizes and counts under the limits of :mod:`skills.limits`; a folder is walked without
+   socket, sizes and counts under the limits of :mod:`skills.spec.limits`; a folder is walked without
    following links, with the same rules; a git repository is cloned with hooks off
    (``core.hooksPath=/dev/null``), no submodules and no prompt, then exported with ``git archive``
    and checked as an archive;
@@ -63,13 +63,13 @@ from adapters.mcp_skills import (
 )
 from adapters.skill_folders import discover, load_skill_file
 from skills.errors import InstallRefusedError, SkillFileError, ToolServerError
-from skills.limits import MAX_INSTALL_BYTES, MAX_INSTALL_FILE_BYTES, MAX_INSTALL_FILES, describe
-from skills.mcpservers import McpServerConfig
 from skills.skillmd import Catalog, validate_text
 from skills.skillmd.depends import ARROW, find_cycle, missing_dependencies
 from skills.skillmd.files import Skipped, collection, read_text
 from skills.skillmd.limits import DEFAULT_LIMITS
 from skills.skillmd.manifest import SourceName
+from skills.spec.limits import MAX_INSTALL_BYTES, MAX_INSTALL_FILE_BYTES, MAX_INSTALL_FILES, describe
+from skills.spec.mcpservers import McpServerConfig
 
 SourceKind = Literal["folder", "archive", "git", "mcp"]
 
@@ -84,7 +84,7 @@ ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".zip")
 
 @dataclass(frozen=True)
 class InstallLimits:
-    """How much one install may unpack; the defaults are those of :mod:`skills.limits`."""
+    """How much one install may unpack; the defaults are those of :mod:`skills.spec.limits`."""
 
     max_file_bytes: int = MAX_INSTALL_FILE_BYTES
     max_total_bytes: int = MAX_INSTALL_BYTES

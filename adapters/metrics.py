@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 from temporalio.common import MetricMeter
 from temporalio.runtime import Runtime
 
-from skills.catalog import ServerState
-from skills.models import RunRecord
+from skills.run.catalog import ServerState
+from skills.spec.models import RunRecord
 
 if TYPE_CHECKING:
     from temporalio.client import Client

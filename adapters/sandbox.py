@@ -36,9 +36,9 @@ from typing import Any
 
 from adapters.folders import FolderRefused, Limits, copy_folder
 from skills.errors import ResourceError, SandboxUnavailableError, ScriptError, ScriptStartError
-from skills.limits import MAX_INSTALL_FILES
-from skills.scripts import TRUNCATED, ScriptLimits, ScriptResult, interpreter_for
+from skills.run.scripts import TRUNCATED, ScriptLimits, ScriptResult, interpreter_for
 from skills.skillmd.scripts import DeclaredScript, locate
+from skills.spec.limits import MAX_INSTALL_FILES
 
 logger = logging.getLogger(__name__)
 

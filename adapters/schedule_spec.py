@@ -1,6 +1,6 @@
 """The exact mapping from a stored trigger to a Temporal Schedule spec.
 
-croniter is the authority on when a cron fires (``skills.triggers``). Temporal's own cron
+croniter is the authority on when a cron fires (``skills.when.triggers``). Temporal's own cron
 parser reads some expressions differently (a 6th field is the year; a restricted
 day-of-month and day-of-week are ANDed where classic cron ORs them), so no cron string is
 ever handed to Temporal: the spec is built structurally from croniter's own expansion of
@@ -29,8 +29,8 @@ from zoneinfo import ZoneInfo
 from croniter import croniter
 from temporalio.client import ScheduleCalendarSpec, ScheduleIntervalSpec, ScheduleRange, ScheduleSpec
 
-from skills.models import TriggerConfig
-from skills.triggers import (
+from skills.spec.models import TriggerConfig
+from skills.when.triggers import (
     LAST_CALENDAR_YEAR,
     CronFields,
     check_cron,
@@ -54,7 +54,7 @@ def schedule_spec(trigger: TriggerConfig, *, anchor: datetime,
     """The Temporal Schedule spec that fires exactly when ``trigger_next_times`` says.
 
     ``anchor`` is when the trigger was set: intervals count from it, and clock changes are
-    pinned from it on. ``skip_days`` (``skills.calendar``): whole days of the trigger's zone on
+    pinned from it on. ``skip_days`` (``skills.when.calendar``): whole days of the trigger's zone on
     which it does not fire.
     """
     require_aware(anchor, "anchor")

@@ -28,10 +28,7 @@ from temporalio.client import (
 from adapters.schedule_spec import schedule_spec
 from config.settings import Settings
 from search_attributes import search_attributes
-from skills.calendar import skip_window, skipped_days, skips
-from skills.deadline import run_timeout
 from skills.messages.run import SkillRunInput
-from skills.models import BY_USER, FAILURES, Skill
 from skills.naming import (
     MAINTENANCE,
     MAINTENANCE_JOB,
@@ -41,7 +38,10 @@ from skills.naming import (
     engine_job_id,
     run_summary,
 )
+from skills.run.deadline import run_timeout
 from skills.skillmd.sync import SyncInput
+from skills.spec.models import BY_USER, FAILURES, Skill
+from skills.when.calendar import skip_window, skipped_days, skips
 
 
 def build_schedule(skill: Skill, settings: Settings, skip_days: Mapping[date, str] | None = None) -> Schedule:

@@ -15,7 +15,6 @@ from pathlib import Path, PurePosixPath
 
 from config.settings import Settings
 from skills.errors import AgentDefinitionError, SkillFileError
-from skills.mcpservers import McpServerConfig, ToolsetServer
 from skills.skillmd import files
 from skills.skillmd.agents import AgentDefinition, check_agent_text
 from skills.skillmd.depends import missing_dependencies
@@ -29,6 +28,7 @@ from skills.skillmd.scripts import SCRIPTS_FOLDER
 from skills.skillmd.sources import SKIPPED, Catalog, Shadowed, check_depends
 from skills.skillmd.trust import ExecutableParts, pinned_parts
 from skills.skillmd.validation import check_frontmatter
+from skills.spec.mcpservers import McpServerConfig, ToolsetServer
 
 MAX_PINNED_FILES = 2000
 MAX_PINNED_BYTES = 64 * 1024 * 1024

@@ -3,7 +3,7 @@
 Ten typical messages (reminders, a daily summary, a list, changes) each run as one `skills chat`
 turn of its own session, on a real dev server with the real worker and the bundled playbooks; the
 model is the tests' scripted OpenAI-compatible server, making the tool calls a model makes. For
-every request the model receives it prints the estimated prompt tokens (``skills.tokens``, about
+every request the model receives it prints the estimated prompt tokens (``skills.llm.tokens``, about
 2.5 % over a real Qwen2.5 count), its characters, and the tools it offered. The first request of a
 turn is what a slow endpoint reads before it answers anything: the target is at most 3,000 tokens.
 
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.harness import started
+from skills.llm.tokens import request_tokens
 from skills.naming import GET_TOOL_CATALOG
-from skills.tokens import request_tokens
 from tests.fakes.llm_server import ScriptedLLM, Step, call, say
 
 FIRST_REQUEST_TARGET = 3_000

@@ -39,9 +39,9 @@ from typing import Any
 
 from bench.harness import started
 from config.settings import Settings
-from skills.calendar import upcoming
 from skills.messages.chat import ChatReply
-from skills.models import SkillSpec, TriggerConfig
+from skills.spec.models import SkillSpec, TriggerConfig
+from skills.when.calendar import upcoming
 
 TURN_TARGET = 60.0
 RIGHT_TARGET = 0.8

@@ -1,8 +1,8 @@
-"""Which reader of schedule phrasings to use: ``skills.phrasing`` against the maintained parsers.
+"""Which reader of schedule phrasings to use: ``skills.when.phrasing`` against the maintained parsers.
 
 Each phrasing below comes with the fires it means (its first three, from a pinned now, in
 Europe/Berlin), written by hand. A reader is right on a phrasing when its first three fires are those;
-a reader that declines (``skills.phrasing`` says it is in doubt, or reads nothing) is counted apart from
+a reader that declines (``skills.when.phrasing`` says it is in doubt, or reads nothing) is counted apart from
 one that is wrong, since declining hands the message to the model and a wrong reading does not.
 ``recurrent`` (rrules, via dateutil) and ``dateparser`` (one date, ``search_dates`` over the message)
 are measured when importable: they are not the engine's dependencies, so install them into a scratch
@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 
 from croniter import croniter
 
-from skills.phrasing import read_schedule
+from skills.when.phrasing import read_schedule
 
 ZONE = ZoneInfo("Europe/Berlin")
 NOW = datetime(2027, 3, 26, 16, 20, tzinfo=ZONE)
@@ -153,7 +153,7 @@ def same(got: list[datetime], want: list[datetime]) -> bool:
 
 def main() -> None:
     readers: dict[str, Callable[[str], list[datetime] | None] | None] = {
-        "skills.phrasing": ours, "recurrent 0.4.1": recurrent_reader(), "dateparser 1.5.0": dateparser_reader()}
+        "skills.when.phrasing": ours, "recurrent 0.4.1": recurrent_reader(), "dateparser 1.5.0": dateparser_reader()}
     wide = "--show" in sys.argv
     print(f"{len(PHRASINGS)} phrasings, now {NOW:%a %Y-%m-%d %H:%M %Z}")
     for name, reader in readers.items():

@@ -8,7 +8,7 @@ throw-away outbox file, and prints the median and 95th percentile per call:
 - ``raw client``: the MCP client alone on an open session (what the hub adds is the difference);
 - ``reconnect per call``: a new ToolHub (process start, handshake, tool listing) for each call.
 
-Then the argument pipeline alone (``skills.arguments.prepare_arguments``, which every
+Then the argument pipeline alone (``skills.run.arguments.prepare_arguments``, which every
 hub call runs before it sends anything), on the tool's real input schema:
 
 - ``pipeline, clean arguments``: nothing to fix, the schema check only;
@@ -38,7 +38,7 @@ from pathlib import Path
 from mcp import Client, StdioServerParameters
 
 from adapters.mcp import McpServerConfig, ToolHub, outbox_server
-from skills.arguments import ArgumentRules, ParameterDefault, compile_schema, prepare_arguments
+from skills.run.arguments import ArgumentRules, ParameterDefault, compile_schema, prepare_arguments
 
 CALL_TIMEOUT = 30.0
 ARGUMENTS = {"send_message": lambda i: {"message": f"bench {i}"}, "list_messages": lambda i: {"limit": 1}}

@@ -7,7 +7,7 @@ server (``skills mcp``), the Telegram adapter and the worker's chat tools (the m
 - :mod:`client.skills_client`: :class:`SkillsClient` and :func:`connect`
 - :mod:`client.management`: the management tools a model calls (the catalog, storing, updating,
   listing, reading, deleting skills, their next fires, events) and the owner's answers to approvals;
-  their schemas and texts are ``skills.tool_manual``
+  their schemas and texts are ``skills.management.manual``
 - :mod:`client.schedules`: when a skill's schedule fires next, as Temporal says (the worker reads it too)
 - :mod:`client.files`: syncing the file skills now (``skills sync``, ``skills dev``)
 - :mod:`client.trust`: trusting a SKILL.md skill's executable parts (``skills trust``, ``untrust``)

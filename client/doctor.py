@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from temporalio.client import ScheduleDescription
 
     from client.skills_client import SkillsClient
-    from skills.models import Skill
+    from skills.spec.models import Skill
 
 ENGINE_JOBS = (MAINTENANCE_JOB, SYNC_JOB)
 """The engine's own rounds (adapters.schedules.engine_schedules), by job name."""

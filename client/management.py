@@ -13,8 +13,8 @@ Arguments reach the engine exactly as the model sent them: a root-level ``cron``
 refusal is an error result listing every field problem as ``field: message``, so the
 model can correct itself in its next call.
 
-What a model reads of these tools is ``skills.tool_manual``; how their arguments are read,
-``skills.tool_arguments``; the text of their answers, ``skills.tool_answers``.
+What a model reads of these tools is ``skills.management.manual``; how their arguments are read,
+``skills.management.arguments``; the text of their answers, ``skills.management.answers``.
 """
 
 from __future__ import annotations
@@ -26,11 +26,9 @@ from typing import TYPE_CHECKING, Any
 from temporalio.service import RPCError
 
 from client.skills_client import SkillsClient
-from skills.calendar import MAX_UPCOMING, next_skipped
 from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
-from skills.rehearsal import rehearsal_lines
-from skills.tool_answers import details, headline, iso, refusal, registered, skill_json
-from skills.tool_arguments import (
+from skills.management.answers import details, headline, iso, refusal, registered, skill_json
+from skills.management.arguments import (
     DATA_KEYS,
     EVENT_ID_KEYS,
     EVENT_KEYS,
@@ -43,7 +41,9 @@ from skills.tool_arguments import (
     required_ref,
     update_request,
 )
-from skills.tool_manual import TRIGGER_TYPES
+from skills.management.manual import TRIGGER_TYPES
+from skills.run.rehearsal import rehearsal_lines
+from skills.when.calendar import MAX_UPCOMING, next_skipped
 
 if TYPE_CHECKING:
     from mcp_types import CallToolResult

@@ -50,10 +50,8 @@ from client import schedules
 from client.codec import codec_from_environ, data_converter
 from config.logs import sdk_telemetry
 from search_attributes import SKILL_APPROVAL, search_attributes
-from skills.approvals import PENDING, Approval, ApprovalDecision, ApprovalsQuery, ApprovalStatus
-from skills.calendar import MAX_UPCOMING, Forecast, forecast
-from skills.catalog import CatalogRequest, ToolCatalog
-from skills.deadline import RunLimits, run_timeout
+from skills.chat.proposals import ChangeDecided, DecideChangeInput
+from skills.chat.reply import NoticeRef, run_ref_problem
 from skills.errors import (
     FieldError,
     RunNotFoundError,
@@ -65,11 +63,6 @@ from skills.errors import (
     WorkerUnavailableError,
     error_class,
 )
-from skills.events import EmitInput, EmitResult, EventInfo, check_event, event_workflow_id
-from skills.grants import Grant, GrantChange, GrantRequest, GrantResult, GrantsQuery
-from skills.hooks import TOKEN_BYTES, hook_event_name, hook_workflow_id, token_digest
-from skills.incidents import Incident
-from skills.limits import TEMPORAL_PAYLOAD_WARNING_BYTES, body_too_large, json_size, valid_text
 from skills.messages.chat import ChatInput, ChatReply
 from skills.messages.maintenance import OverdueQuery, OverdueSkills, RunHistory
 from skills.messages.manage import (
@@ -87,7 +80,6 @@ from skills.messages.manage import (
     SkillRef,
 )
 from skills.messages.run import Rehearse, SkillRunInput
-from skills.models import BY_USER, REHEARSAL, RunRecord, Skill
 from skills.naming import (
     APPROVAL_SIGNAL,
     CALL_TOOL,
@@ -116,10 +108,18 @@ from skills.naming import (
     schedule_id_for,
     slug,
 )
-from skills.proposals import ChangeDecided, DecideChangeInput
-from skills.rehearsal import REHEARSAL_TIMEOUT
-from skills.reply import NoticeRef, run_ref_problem
-from skills.revisions import BY_CLIENT, Revision, revert_data
+from skills.owner.approvals import PENDING, Approval, ApprovalDecision, ApprovalsQuery, ApprovalStatus
+from skills.owner.grants import Grant, GrantChange, GrantRequest, GrantResult, GrantsQuery
+from skills.run.catalog import CatalogRequest, ToolCatalog
+from skills.run.deadline import RunLimits, run_timeout
+from skills.run.incidents import Incident
+from skills.run.rehearsal import REHEARSAL_TIMEOUT
+from skills.spec.limits import TEMPORAL_PAYLOAD_WARNING_BYTES, body_too_large, json_size, valid_text
+from skills.spec.models import BY_USER, REHEARSAL, RunRecord, Skill
+from skills.spec.revisions import BY_CLIENT, Revision, revert_data
+from skills.when.calendar import MAX_UPCOMING, Forecast, forecast
+from skills.when.events import EmitInput, EmitResult, EventInfo, check_event, event_workflow_id
+from skills.when.hooks import TOKEN_BYTES, hook_event_name, hook_workflow_id, token_digest
 
 DEFAULT_ADDRESS = "localhost:7233"
 READ_TIMEOUT = timedelta(seconds=30)
@@ -197,7 +197,7 @@ async def connect(address: str | None = None, namespace: str | None = None, runt
     if namespace:
         config["namespace"] = namespace
     # The SDK's own warning (512 KiB by default) is printed by its core on stdout, where it breaks
-    # `--json`; a skill may be bigger than that (skills/limits.py), and an oversize one is refused here.
+    # `--json`; a skill may be bigger than that (skills/spec/limits.py), and an oversize one is refused here.
     config.setdefault("payload_limits", PayloadLimitsConfig(payloads_warn_size=TEMPORAL_PAYLOAD_WARNING_BYTES))
     try:
         return await Client.connect(**config, data_converter=data_converter(codec), runtime=runtime)
@@ -368,7 +368,7 @@ class SkillsClient:
             result_type=RunRecord,
             search_attributes=search_attributes(skill),
             static_summary=f"manual run · {run_summary(skill)}",
-            # A run always ends: the worker gives the deadline its limits make (skills.deadline);
+            # A run always ends: the worker gives the deadline its limits make (skills.run.deadline);
             # from an older worker, the one the default limits make.
             execution_timeout=timedelta(seconds=skill.run_timeout_seconds) if skill.run_timeout_seconds
             else run_timeout(skill, RunLimits()),
@@ -379,7 +379,7 @@ class SkillsClient:
 
     async def rehearse(self, ref: str | int | None = None, agent_id: str | None = None, *,
                        data: dict[str, Any] | None = None, wait: bool = True) -> RunRecord | str:
-        """Rehearse a skill (``skills.rehearsal``): the stored one ``ref`` names, a definition ``data`` as its
+        """Rehearse a skill (``skills.run.rehearsal``): the stored one ``ref`` names, a definition ``data`` as its
         registration would make it, or, with both, ``ref`` changed by ``data``. A real run of the
         ``rehearsal`` kind: only read-only tools are called, every other call is recorded with its
         arguments, nothing is delivered or counted. Returns the run (its calls, the messages it would have
@@ -703,7 +703,7 @@ class SkillsClient:
     async def next(self, ref: str | int, agent_id: str | None = None, count: int = 10) -> Forecast:
         """The skill's next ``count`` fires in its time zone, the ones its skipped days (business days,
         holidays) remove marked with why: computed here from the skill the worker reads, by the rules its
-        schedule was built with (``skills.calendar``), so no schedule is described."""
+        schedule was built with (``skills.when.calendar``), so no schedule is described."""
         if not 1 <= count <= MAX_UPCOMING:
             raise SkillValidationError.single("count", f"must be 1 to {MAX_UPCOMING} (got {count})")
         return forecast(await self.get(ref, agent_id), now=datetime.now(UTC), count=count)

@@ -37,9 +37,9 @@ from pydantic_settings import (
 )
 from pydantic_settings import SettingsError as SourceError
 
-from skills.backoff import BackoffPolicy
-from skills.budget import BudgetPolicy
-from skills.deadline import RunLimits
+from skills.run.backoff import BackoffPolicy
+from skills.run.budget import BudgetPolicy
+from skills.run.deadline import RunLimits
 from skills.skillmd.sourcenames import BUNDLED_DIR, SourceName
 
 ENV_PREFIX = "SKILLS_"
@@ -186,7 +186,7 @@ class Settings(BaseSettings):
                                         le=timedelta(days=7))
     """How long a call that needs the owner's approval waits for the answer before it is denied (and the
     owner told), for a skill that sets no ``approval_timeout_minutes`` (seconds in the environment). A
-    week at most: no run outlives one (``skills.deadline``)."""
+    week at most: no run outlives one (``skills.run.deadline``)."""
 
     notifier_tool: str = "outbox_send_message"
     """The tool that carries notifications; it is called with ``{"message": ...}``."""
@@ -238,7 +238,7 @@ class Settings(BaseSettings):
     llm_context: int | None = Field(default=None, ge=512)
     """Tokens of the model's context window. Unset: what the endpoint's model list says of the model
     (``context_length``, ``max_model_len``, ``n_ctx``), else 8,192 (128,000 for the OpenAI API). A request that would not
-    leave room for the answer is shortened first, and the chat says what it left out (``skills.context``)."""
+    leave room for the answer is shortened first, and the chat says what it left out (``skills.llm.context``)."""
 
     run_token_cap: int = 50_000
     """A run that has used more tokens (prompt + completion) than this is stopped."""
@@ -274,7 +274,7 @@ class Settings(BaseSettings):
 
     chat_plain_reminders: bool = True
     """A chat message that is plainly a reminder ("remind me in 10 minutes to check the oven", "every weekday
-    at 9 remind me to stand up") is read without the model (``skills.phrasing``) and proposed as a Direct-tier
+    at 9 remind me to stand up") is read without the model (``skills.when.phrasing``) and proposed as a Direct-tier
     skill: no tokens, and the reply says so. Anything less plain goes to the model. Only with
     ``chat_confirm_changes`` (the owner's yes still makes it)."""
 
@@ -508,7 +508,7 @@ class Settings(BaseSettings):
 
     @property
     def run_limits(self) -> RunLimits:
-        """The per-call limits a run's execution timeout is derived from (``skills.deadline``)."""
+        """The per-call limits a run's execution timeout is derived from (``skills.run.deadline``)."""
         return RunLimits(tool_seconds=self.tool_call_timeout.total_seconds(),
                          script_seconds=self.script_timeout.total_seconds(),
                          llm_seconds=self.llm_turn_timeout.total_seconds(),

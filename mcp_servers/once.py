@@ -1,6 +1,6 @@
 """Served idempotency keys: a repeated ``tools/call`` is answered with its first result, acting once.
 
-The engine sends every tool call with an idempotency key (``skills.idempotency``), the same on
+The engine sends every tool call with an idempotency key (``skills.run.idempotency``), the same on
 every retry of that call: a worker that died after the server acted, a session lost before the
 answer came back. A bundled server keeps the keys it has served in a small SQLite file beside its
 data, for a bounded window (``SKILLS_IDEMPOTENCY_WINDOW_HOURS``, 24 by default, and at most
@@ -44,7 +44,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 
-from skills.idempotency import MAX_KEY_CHARS, META_KEY
+from skills.run.idempotency import MAX_KEY_CHARS, META_KEY
 
 WINDOW_ENV = "SKILLS_IDEMPOTENCY_WINDOW_HOURS"
 MAX_KEYS_ENV = "SKILLS_IDEMPOTENCY_MAX_KEYS"

@@ -41,7 +41,7 @@ from pydantic import BaseModel, Field
 from mcp_servers import run_server
 from mcp_servers.once import PartlyDone, ServedKeys, once
 from mcp_servers.telegram import split_message
-from skills.idempotency import HEADER
+from skills.run.idempotency import HEADER
 
 URL_ENV = "WEBHOOK_URL"
 FORMAT_ENV = "WEBHOOK_FORMAT"

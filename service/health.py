@@ -33,7 +33,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from config.secrets import redact
-from skills.catalog import ServerState
+from skills.run.catalog import ServerState
 
 logger = logging.getLogger(__name__)
 

@@ -11,11 +11,11 @@ have hooks:
 - no ``Authorization: Bearer …`` header: 401, whatever the path names;
 - a token that is not the hook token of a skill the path names (by id or name), or a path that names no
   skill, or a skill without a hook: 404, one and the same answer;
-- then, with the right token: 413 (a body over :data:`~skills.hooks.MAX_HOOK_BODY`, before it is read),
+- then, with the right token: 413 (a body over :data:`~skills.when.hooks.MAX_HOOK_BODY`, before it is read),
   400 (not JSON, nested too deep, a bad Idempotency-Key), 409 (the skill is disabled, or its run for this
   key is still running), 202 (started), 200 (a replayed key: nothing started again).
 
-Tokens are compared as SHA-256 digests in constant time (``skills.hooks``), always as many of them
+Tokens are compared as SHA-256 digests in constant time (``skills.when.hooks``), always as many of them
 (:data:`MAX_CANDIDATES`): a path that names no skill takes the time one with a hook takes. The store
 keeps only digests. Everything but the body is decided before the body is read (:meth:`HookEndpoint.admit`).
 """
@@ -38,10 +38,10 @@ from client import SkillsClient
 from config.settings import Settings
 from service.health import Reply, Request
 from skills.errors import SkillNotFoundError, SkillsError, SkillValidationError
-from skills.events import EVENT_ID
-from skills.hooks import HOOK_PATH, MAX_HOOK_BODY, MAX_TOKEN_CHARS, token_digest
-from skills.limits import too_deep
-from skills.models import Skill
+from skills.spec.limits import too_deep
+from skills.spec.models import Skill
+from skills.when.events import EVENT_ID
+from skills.when.hooks import HOOK_PATH, MAX_HOOK_BODY, MAX_TOKEN_CHARS, token_digest
 
 logger = logging.getLogger(__name__)
 

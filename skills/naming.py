@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from skills.models import SkillSpec
+from skills.spec.models import SkillSpec
 
 # --- workflow types: what `temporal workflow list` shows, and what schedules and clients start ------------
 
@@ -82,7 +82,7 @@ corrupt."""
 APPROVAL_SIGNAL = "approval_answer"
 DIGEST_SIGNAL = "digest_add"
 """A run's result for a destination's digest (``DeliveryDigest``)."""
-"""The signal that carries the owner's answer (``skills.approvals.ApprovalDecision``) to a waiting run."""
+"""The signal that carries the owner's answer (``skills.owner.approvals.ApprovalDecision``) to a waiting run."""
 
 MAX_SLUG = 48
 

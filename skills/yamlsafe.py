@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from skills.limits import MAX_NESTING
+from skills.spec.limits import MAX_NESTING
 
 MAX_ALIAS_EXPANSION = 10_000
 """Nodes that aliases may add to a document once expanded; real documents use a handful."""

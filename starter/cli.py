@@ -50,10 +50,10 @@ from starter.output import fields, shorten, table, when
 
 if TYPE_CHECKING:
     from client import SkillsClient
-    from skills.approvals import Approval
     from skills.messages.chat import ChatReply
-    from skills.models import Delivery, RunRecord, Skill
-    from skills.outlook import Outlook
+    from skills.owner.approvals import Approval
+    from skills.spec.models import Delivery, RunRecord, Skill
+    from skills.when.outlook import Outlook
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -235,7 +235,7 @@ def history(ref: str, limit: int, agent: str | None) -> int:
 
 
 def _history_table(found: list[Any]) -> None:
-    from skills.revisions import changed_fields
+    from skills.spec.revisions import changed_fields
 
     if not found:
         print("no revision recorded yet (the next change is the first)")
@@ -275,7 +275,7 @@ def get(ref: str, agent: str | None) -> int:
         skill = await skills.get(ref, agent)
         # What follows needs only the skill: asked at once, each a round trip to Temporal or the worker.
         next_fire, waiting, recent = await asyncio.gather(
-            skills.next_fire(skill), skills.approvals(skill_id=skill.id), skills.runs(skill.id, limit=20))
+            skills.next_fire(skill), skills.owner.approvals(skill_id=skill.id), skills.runs(skill.id, limit=20))
         skipped = _skipped_days(skill)
         # Where the last result went, destination by destination (deliver_to).
         delivered = next((r.deliveries for r in recent if r.deliveries), [])
@@ -445,7 +445,7 @@ def rehearse(target: str, change_file: str | None, agent: str | None) -> int:
     from pathlib import Path as _Path
 
     from skills.errors import SkillsError
-    from skills.rehearsal import rehearsal_lines
+    from skills.run.rehearsal import rehearsal_lines
     from starter.inputs import load_input
 
     is_file = target == "-" or _Path(target).is_file()
@@ -523,7 +523,7 @@ def incidents(ref: str | None, closed: bool, limit: int, agent: str | None) -> i
     closed ones too."""
 
     async def work(skills: SkillsClient) -> None:
-        found = await skills.incidents(ref, agent, closed=closed, limit=limit)
+        found = await skills.run.incidents(ref, agent, closed=closed, limit=limit)
         answer(found, lambda: _incidents_table(found, closed))
 
     return with_client(work)
@@ -591,7 +591,7 @@ def approvals(everything: bool, limit: int) -> int:
     """What waits for your yes: runs' calls of tools that need approval, and proposed changes."""
 
     async def work(skills: SkillsClient) -> None:
-        found = await skills.approvals(status=None if everything else "pending", limit=limit)
+        found = await skills.owner.approvals(status=None if everything else "pending", limit=limit)
         answer(found, lambda: table(
             ["ID", "KIND", "SKILL", "STATUS", "ASKED", "EXPIRES", "WHAT"],
             [[a.id, a.kind, a.skill_name, a.status + (f" ({a.decided_by})" if a.decided_by else ""),
@@ -637,7 +637,7 @@ def deny(approval_id: int, reason: str) -> int:
 @data_command
 def grant(tool: str, skill_ref: str | None, where_items: tuple[str, ...], duration: str | None) -> int:
     """A standing grant: calls of TOOL that need approval and match are approved without asking."""
-    from skills.grants import describe_grant, parse_duration, parse_where
+    from skills.owner.grants import describe_grant, parse_duration, parse_where
 
     try:
         where = parse_where(list(where_items))
@@ -664,7 +664,7 @@ def grants(everything: bool) -> int:
 
     async def work(skills: SkillsClient) -> None:
         now = datetime.now(UTC)
-        found = await skills.grants(everything=everything)
+        found = await skills.owner.grants(everything=everything)
         answer(found, lambda: table(
             ["ID", "TOOL", "SKILL", "WHERE", "STATE", "EXPIRES", "BY"],
             [[g.id, g.tool, g.skill_name or "(any)", " ".join(f"{k}={v}" for k, v in g.where.items()) or "-",
@@ -764,7 +764,7 @@ def _registered(skill: Skill | None, notes: list[str], next_fire: datetime | Non
 
 
 def _skipped_days(skill: Skill) -> list[tuple[Any, str]]:
-    from skills.calendar import next_skipped
+    from skills.when.calendar import next_skipped
 
     return next_skipped(skill, now=datetime.now(UTC))
 
@@ -780,10 +780,10 @@ def _skips(skill: Skill, skipped: list[tuple[Any, str]]) -> list[tuple[str, Any]
 
 
 async def _outlook(skills: SkillsClient, skill: Skill, recent: list[RunRecord]) -> Outlook:
-    """The skill's next 30 days (skills.outlook), its tokens from its own recorded runs, else from other
+    """The skill's next 30 days (skills.when.outlook), its tokens from its own recorded runs, else from other
     skills' runs on its model."""
     from config.settings import Settings
-    from skills.outlook import outlook
+    from skills.when.outlook import outlook
 
     def tokens(runs: list[RunRecord]) -> list[int]:
         return [r.prompt_tokens + r.completion_tokens for r in runs if r.tier == "agent" and r.status == "success"]
@@ -853,7 +853,7 @@ DELIVER_TEXT = {
 
 def _remembers(skill: Skill) -> str:
     """``context_from``: whose last delivered result each run is given."""
-    from skills.recall import SELF
+    from skills.run.recall import SELF
 
     if not skill.context_from:
         return "-"
@@ -896,7 +896,7 @@ def _every(minutes: float) -> str:
 
 
 def _runs_table(found: list[RunRecord]) -> None:
-    from skills.reply import RUN_PREFIX_CHARS
+    from skills.chat.reply import RUN_PREFIX_CHARS
 
     table(
         ["STARTED", "RUN", "SKILL", "TRIGGER", "STATUS", "TIER", "TOOLS", "TOKENS", "MODEL", "SUMMARY"],
@@ -928,7 +928,7 @@ def _trigger(skill: Skill) -> str:
 
 
 def _state(skill: Skill) -> str:
-    from skills.models import ENDED
+    from skills.spec.models import ENDED
 
     ended = skill.ended(datetime.now(UTC))
     if ended is not None and (skill.enabled or skill.disabled_reason == ENDED):

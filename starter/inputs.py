@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from skills import yamlsafe
-from skills.limits import MAX_NESTING
+from skills.spec.limits import MAX_NESTING
 
 STDIN = "-"
 

@@ -5,7 +5,7 @@
     skills mcp --http --no-auth                      the same without a token, on a loopback host only
     python -m starter.mcp_server ...                 the same options, without the rest of the CLI
 
-The tools are the management tools of ``skills.tool_manual.TOOLS`` (``get_tool_catalog``,
+The tools are the management tools of ``skills.management.manual.TOOLS`` (``get_tool_catalog``,
 ``memory_store_skill``, ``memory_update_skill``, ``memory_list_skills``, ``memory_get_skill``,
 ``memory_next_fires``, ``memory_delete_skill``, ``emit_event``) and the owner's answers of
 ``OWNER_TOOLS`` (``list_approvals``, ``approve``, ``deny``). Each goes through the
@@ -43,8 +43,8 @@ from adapters.skill_folders import discover
 from client import SkillsClient
 from client.management import Handler, ManagementTools, answering
 from skills.errors import TemporalUnavailableError, UsageError
+from skills.management.manual import CHAT_ONLY_TOOLS, INSTRUCTIONS, OWNER_TOOLS, SCHEMAS, TOOLS
 from skills.skillmd.manifest import SourceName
-from skills.tool_manual import CHAT_ONLY_TOOLS, INSTRUCTIONS, OWNER_TOOLS, SCHEMAS, TOOLS
 from starter import exit_process
 from starter.command import (
     CONTEXT_SETTINGS,

@@ -58,11 +58,11 @@ from temporalio.service import RPCError
 
 from client import SkillsClient
 from mcp_servers.telegram import API_BASE_ENV, DEFAULT_API_BASE, TOKEN_ENV, split_message
-from skills.approvals import Approval
+from skills.chat.reply import NoticeRef
 from skills.errors import SkillsError, TemporalUnavailableError
-from skills.grants import Grant, as_text
 from skills.messages.chat import ChatReply
-from skills.reply import NoticeRef
+from skills.owner.approvals import Approval
+from skills.owner.grants import Grant, as_text
 from starter import exit_process
 from starter.command import (
     CONTEXT_SETTINGS,

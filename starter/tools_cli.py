@@ -18,8 +18,8 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from skills.catalog import ServerState, ToolCatalog
 from skills.errors import SkillsError
+from skills.run.catalog import ServerState, ToolCatalog
 from starter.command import current, data_command, with_client
 from starter.output import print_json, show, when
 
@@ -49,7 +49,7 @@ class _Args:
 
 async def catalog(args: Any, skills: SkillsClient) -> ToolCatalog:
     """Print the live catalog (``args.json``, ``args.refresh``); return it (for callers and tests)."""
-    found = await skills.catalog(refresh=args.refresh)
+    found = await skills.run.catalog(refresh=args.refresh)
     if not isinstance(found, ToolCatalog):  # a worker older than this client answers differently
         raise SkillsError(f"the catalog answered {type(found).__name__}, not a tool catalog")
     trust = await _trust(skills, found)

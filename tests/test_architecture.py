@@ -200,6 +200,45 @@ def test_adapters_know_nothing_of_temporal_activities() -> None:
     assert offenders == []
 
 
+PORT_LIBRARIES = frozenset({"openai", "httpx", "httpx2", "requests", "sqlalchemy", "sqlmodel", "alembic", "psycopg",
+                            "sqlite3", "subprocess", "socket", "mcp"})
+"""What talks to the world (an LLM endpoint, HTTP, a database, a process, an MCP server): only through adapters/."""
+
+THIN_ROOMS = ("activities", "workflows")
+
+
+def _library_imports(path: Path) -> set[str]:
+    """The top-level libraries ``path`` imports, deferred and type-only imports included."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.partition(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.partition(".")[0])
+    return found
+
+
+def test_ports_live_in_adapters() -> None:
+    """Activities stay thin over the adapters and workflows do no I/O: neither imports what talks to the world."""
+    offenders = {module: sorted(_library_imports(path) & PORT_LIBRARIES) for module, path in MODULES.items()
+                 if _room(module) in THIN_ROOMS and _library_imports(path) & PORT_LIBRARIES}
+    assert offenders == {}
+
+
+MAX_TOP_OF_SKILLS = 20
+"""Modules and packages at the top of skills/: past it, a newcomer meets one flat room again."""
+
+
+def test_skills_is_a_few_packages_each_saying_what_it_is_about() -> None:
+    top = [path for path in (ROOT / "skills").iterdir()
+           if path.suffix == ".py" and path.name != "__init__.py" or (path / "__init__.py").exists()]
+    assert len(top) <= MAX_TOP_OF_SKILLS, sorted(path.name for path in top)
+    # Each package opens with a one-line summary of what it is about (more may follow a blank line).
+    unsaid = [path.name for path in top if path.is_dir() and not (
+        ast.get_docstring(ast.parse((path / "__init__.py").read_text())) or "\n").splitlines()[0].endswith(".")]
+    assert unsaid == []
+
+
 def _impurities(path: Path) -> set[str]:
     """What ``path``'s code imports of :data:`IMPURE_LIBRARIES` and calls of :data:`IO_CALLS` (a call of a
     name or of any object's attribute: ``open(p)``, ``p.read_text()``, ``os.walk(p)``), as ``import x`` and
@@ -272,9 +311,9 @@ def test_each_workflow_type_is_spelt_in_one_module() -> None:
     assert dict(spelt) == {name: {"skills.naming"} for name in naming.WORKFLOW_TYPES}
 
 
-SPELT_TWICE = {"run_script": {"skills.scripts"}}
+SPELT_TWICE = {"run_script": {"skills.run.scripts"}}
 """Names spelt outside ``skills.naming`` too, and why: ``run_script`` is also the tool a plan step and an Agent
-call (``skills.scripts.RUN_SCRIPT``), which the activity of that name runs."""
+call (``skills.run.scripts.RUN_SCRIPT``), which the activity of that name runs."""
 
 
 def test_each_activity_signal_and_job_name_is_spelt_in_one_module() -> None:

@@ -18,9 +18,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.agent import AgentActivities
     from activities.scripts import ScriptActivities
     from activities.tools import ToolActivities
-    from skills.catalog import ToolsetGrant
     from skills.errors import FALLBACK_FAILURES
-    from skills.idempotency import loop_call_key
     from skills.messages.agent import (
         AgentLoopState,
         AgentScriptCall,
@@ -30,8 +28,10 @@ with workflow.unsafe.imports_passed_through():
         LoopLimits,
         ToolCallRef,
     )
-    from skills.models import ToolCallRecord
-    from skills.scripts import RUN_SCRIPT
+    from skills.run.catalog import ToolsetGrant
+    from skills.run.idempotency import loop_call_key
+    from skills.run.scripts import RUN_SCRIPT
+    from skills.spec.models import ToolCallRecord
     from workflows.failures import activity_cause
     from workflows.options import llm_options, script_options, tool_options
 

@@ -18,16 +18,16 @@ from skills.naming import CHAT_TURN
 
 with workflow.unsafe.imports_passed_through():
     from activities.chat import ChatActivities
-    from skills.account import acted, asks_for_change, claimed_act
-    from skills.approvals import Approval, ApprovalDecision
+    from skills.chat.account import acted, asks_for_change, claimed_act
+    from skills.chat.proposals import ChangeDecided, DecideChangeInput, answered_text
     from skills.messages.agent import AgentLoopState, LoopEnd, LoopLimits
     from skills.messages.chat import ChatAnswer, ChatInput, ChatPrepare, ChatProposals, ChatReply, ChatSession
     from skills.messages.manage import SkillRef
     from skills.messages.run import Rehearse, SkillRunInput
-    from skills.models import REHEARSAL, RunRecord
     from skills.naming import chat_conversation_id
-    from skills.proposals import ChangeDecided, DecideChangeInput, answered_text
-    from skills.rehearsal import REHEARSAL_TIMEOUT
+    from skills.owner.approvals import Approval, ApprovalDecision
+    from skills.run.rehearsal import REHEARSAL_TIMEOUT
+    from skills.spec.models import REHEARSAL, RunRecord
     from workflows.agent_loop import agent_loop, open_toolsets
     from workflows.failures import activity_cause
     from workflows.options import FAIL_ON_BUG, STORE
@@ -108,7 +108,7 @@ class ChatTurn:
 
 def _without_a_call(message: str, end: LoopEnd) -> bool:
     """The turn ended with no change where one was needed: its reply claims an act, or the message asks for
-    a skill and the model called no tool at all (``skills.account``). A tool outside the skills that answered
+    a skill and the model called no tool at all (``skills.chat.account``). A tool outside the skills that answered
     (a matched skill's own) may be what the reply speaks of."""
     if end.status != "success" or end.state.changes or acted([(call.tool, call.ok) for call in end.state.calls]):
         return False

@@ -4,7 +4,7 @@
       -> a SkillRun child per enabled subscriber (abandoned: it outlives this workflow)
       -> record_event (what was started, for a duplicate's answer)
 
-The workflow id is derived from the event's name and id (``skills.events.event_workflow_id``),
+The workflow id is derived from the event's name and id (``skills.when.events.event_workflow_id``),
 so two emits of one id at once are one execution; the claim in the store covers a later emit
 within the window, however long Temporal keeps the closed workflow. A child's id is derived
 from the skill and the event id: started as a workflow command, it is started once, whatever
@@ -27,7 +27,8 @@ with workflow.unsafe.imports_passed_through():
 
     from activities.events import EventActivities
     from search_attributes import skill_attributes
-    from skills.events import (
+    from skills.messages.run import SkillRunInput
+    from skills.when.events import (
         ClaimEvent,
         EmitInput,
         EmitResult,
@@ -37,7 +38,6 @@ with workflow.unsafe.imports_passed_through():
         Subscriber,
         event_run_id,
     )
-    from skills.messages.run import SkillRunInput
     from workflows.options import FAIL_ON_BUG, STORE
 
 

@@ -15,7 +15,7 @@ from skills.naming import CHANGE_GRANT
 with workflow.unsafe.imports_passed_through():
     from activities.grants import GrantActivities
     from skills.errors import FieldError
-    from skills.grants import GrantChange, GrantResult
+    from skills.owner.grants import GrantChange, GrantResult
     from workflows.failures import activity_cause
     from workflows.options import FAIL_ON_BUG, STORE
 

@@ -18,7 +18,6 @@ with workflow.unsafe.imports_passed_through():
     from activities.registration import RegistrationActivities
     from activities.schedules import ScheduleActivities
     from activities.store import StoreActivities
-    from skills.approvals import ApprovalDecision, ApprovalsQuery
     from skills.errors import FieldError
     from skills.messages.manage import (
         BulkRegistrationResult,
@@ -35,8 +34,9 @@ with workflow.unsafe.imports_passed_through():
         ScheduleSynced,
         UndoSave,
     )
-    from skills.models import Skill
     from skills.naming import APPROVAL_SIGNAL
+    from skills.owner.approvals import ApprovalDecision, ApprovalsQuery
+    from skills.spec.models import Skill
     from workflows.failures import activity_cause
     from workflows.options import BULK_REGISTRATION, FAIL_ON_BUG, SCHEDULE, STORE, STORE_LOCAL
 

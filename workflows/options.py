@@ -16,8 +16,8 @@ from typing import Any
 
 from temporalio.common import RetryPolicy
 
-from skills import deadline
-from skills.deadline import (
+from skills.run import deadline
+from skills.run.deadline import (
     LLM_MARGIN,
     NOTIFY_TIMEOUT,
     SCHEDULE_TIMEOUT,
@@ -26,12 +26,12 @@ from skills.deadline import (
     STORE_TIMEOUT,
 )
 
-# The timeouts and policies of a run's calls are defined in skills.deadline, which adds them up into
+# The timeouts and policies of a run's calls are defined in skills.run.deadline, which adds them up into
 # the run's execution timeout: one definition, so the deadline cannot fall behind the options.
 
 
 def retry_policy(policy: deadline.Retry) -> RetryPolicy:
-    """Temporal's policy with the same fields as ``skills.deadline``'s."""
+    """Temporal's policy with the same fields as ``skills.run.deadline``'s."""
     return RetryPolicy(**dataclasses.asdict(policy))
 
 

@@ -1,4 +1,4 @@
-"""A chat turn that needs no model: a plain reminder, read from the message and proposed (``skills.phrasing``).
+"""A chat turn that needs no model: a plain reminder, read from the message and proposed (``skills.when.phrasing``).
 
 ChatTurn asks here before its Agent loop. Only a message that may be a reminder reaches the activity (the
 test is pure and clock-free, so the workflow can make it); the activity reads the schedule in the owner's
@@ -13,7 +13,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.chat import ChatActivities
     from activities.phrasing import PhrasingActivities
     from skills.messages.chat import ChatAnswer, ChatInput, ChatReply, ReminderRequest
-    from skills.phrasing import looks_like_reminder
+    from skills.when.phrasing import looks_like_reminder
     from workflows.options import STORE
 
 

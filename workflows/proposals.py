@@ -18,10 +18,7 @@ from skills.naming import CHANGE_SKILL, DECIDE_CHANGE, EMIT_EVENT, REGISTER_SKIL
 
 with workflow.unsafe.imports_passed_through():
     from activities.proposals import ProposalActivities
-    from skills.approvals import Approval
-    from skills.events import EmitInput, EmitResult, EventInfo, event_workflow_id
-    from skills.messages.manage import ChangeInput, ChangeResult, RegisterInput, RegistrationResult, SkillRef
-    from skills.proposals import (
+    from skills.chat.proposals import (
         ChangeDecided,
         ChangeOutcome,
         ChangeVerdict,
@@ -29,6 +26,9 @@ with workflow.unsafe.imports_passed_through():
         DecideChangeRequest,
         change_facts,
     )
+    from skills.messages.manage import ChangeInput, ChangeResult, RegisterInput, RegistrationResult, SkillRef
+    from skills.owner.approvals import Approval
+    from skills.when.events import EmitInput, EmitResult, EventInfo, event_workflow_id
     from workflows.failures import activity_cause
     from workflows.options import FAIL_ON_BUG, STORE
 

@@ -46,20 +46,8 @@ with workflow.unsafe.imports_passed_through():
     from activities.scripts import ScriptActivities
     from activities.tools import ToolActivities
     from search_attributes import SCHEDULED_START_TIME, SKILL_APPROVAL, SKILL_WAITING
-    from skills.approvals import (
-        TIMEOUT,
-        Approval,
-        ApprovalAnswer,
-        ApprovalAsk,
-        ApprovalDecision,
-        ApprovalOutcome,
-        denial_text,
-    )
-    from skills.catalog import ToolCallInput, ToolCallOutput
-    from skills.deadline import RUN_MARGIN
     from skills.display import span
     from skills.errors import PlanError, SkillRunFailed, WorkflowInputError
-    from skills.idempotency import call_key, fire_id, run_prefix, step_place
     from skills.messages.agent import AgentLoopState, AgentStart, LoopLimits, PreflightResult, ToolCallRef
     from skills.messages.manage import PreviousSchedule, ScheduleSync
     from skills.messages.run import (
@@ -75,9 +63,20 @@ with workflow.unsafe.imports_passed_through():
         ScriptRun,
         SkillRunInput,
     )
-    from skills.models import BUDGET, ENDED, FAILURES, Delivery, RunRecord, Skill, ToolCallRecord
     from skills.naming import APPROVAL_SIGNAL
-    from skills.notify import (
+    from skills.owner.approvals import (
+        TIMEOUT,
+        Approval,
+        ApprovalAnswer,
+        ApprovalAsk,
+        ApprovalDecision,
+        ApprovalOutcome,
+        denial_text,
+    )
+    from skills.run.catalog import ToolCallInput, ToolCallOutput
+    from skills.run.deadline import RUN_MARGIN
+    from skills.run.idempotency import call_key, fire_id, run_prefix, step_place
+    from skills.run.notify import (
         Notice,
         completion_due,
         completion_message,
@@ -89,11 +88,12 @@ with workflow.unsafe.imports_passed_through():
         result_digest,
         sentence,
     )
-    from skills.plans import StepOutput, recall_names, resolve
-    from skills.preflight import render_arguments, should_skip
-    from skills.recall import RecallRef
-    from skills.rehearsal import NOT_RUN_SCRIPT, would_send
-    from skills.scripts import RUN_SCRIPT
+    from skills.run.plans import StepOutput, recall_names, resolve
+    from skills.run.preflight import render_arguments, should_skip
+    from skills.run.recall import RecallRef
+    from skills.run.rehearsal import NOT_RUN_SCRIPT, would_send
+    from skills.run.scripts import RUN_SCRIPT
+    from skills.spec.models import BUDGET, ENDED, FAILURES, Delivery, RunRecord, Skill, ToolCallRecord
     from workflows.agent_loop import agent_loop, open_toolsets
     from workflows.failures import activity_cause
     from workflows.options import NOTIFY, SCHEDULE, STORE, STORE_LOCAL, script_options, tool_options

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 from adapters.llm.errors import connection, error_detail, seconds, sentence, status_error
 from adapters.llm.streaming import StreamedAnswer
 from config.settings import OPENAI_API_URL, Settings
-from skills.agent import ChatMessage, ToolCallMessage
-from skills.context import DEFAULT_CONTEXT, OPENAI_CONTEXT, context_from_model_entry
 from skills.errors import LlmTimeoutError, LlmUnavailableError
+from skills.llm.agent import ChatMessage, ToolCallMessage
+from skills.llm.context import DEFAULT_CONTEXT, OPENAI_CONTEXT, context_from_model_entry
 
 if TYPE_CHECKING:
     import openai
@@ -142,7 +142,7 @@ class LlmEndpoint:
 
     async def context(self, model: str) -> int:
         """The model's context in tokens: ``SKILLS_LLM_CONTEXT``, else what the endpoint's model list says
-        of it (asked once per model), else ``skills.context.DEFAULT_CONTEXT``."""
+        of it (asked once per model), else ``skills.llm.context.DEFAULT_CONTEXT``."""
         if self.settings.llm_context is not None:
             return self.settings.llm_context
         if model not in self._contexts:

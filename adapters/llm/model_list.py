@@ -1,5 +1,5 @@
 """The LLM endpoint's model list (``GET /v1/models`` through the OpenAI client), for the registration's
-check of a skill's ``model`` and ``fallback_models`` (``skills.llm_models``).
+check of a skill's ``model`` and ``fallback_models`` (``skills.spec.llm_models``).
 
 Asked only when a skill names a model, with a short timeout, and kept for a minute: a bulk registration
 of a hundred skills asks once. An endpoint that has no list (404, 405, an answer without ``data``), one
@@ -14,7 +14,7 @@ import time
 
 from adapters.llm.endpoint import client_options
 from config.settings import Settings
-from skills.llm_models import ModelList
+from skills.spec.llm_models import ModelList
 
 LIST_TIMEOUT = 3.0
 """Seconds the endpoint may take to list its models before the registration goes on without the list."""

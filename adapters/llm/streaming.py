@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skills.agent import ChatMessage, ToolCallMessage
+from skills.llm.agent import ChatMessage, ToolCallMessage
 
 
 class StreamedAnswer:

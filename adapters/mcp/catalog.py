@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from skills.catalog import CatalogEntry, ServerState, ToolCatalog, ToolInfo
+from skills.run.catalog import CatalogEntry, ServerState, ToolCatalog, ToolInfo
 
 
 def build_catalog(

@@ -24,9 +24,9 @@ from pydantic import ValidationError as PydanticValidationError
 from config.secrets import add_secrets
 from config.settings import ENGINE_VARIABLE_PREFIXES
 from skills import yamlsafe
-from skills.arguments import ArgumentRules, ParameterDefault
 from skills.errors import McpConfigError
-from skills.mcpservers import McpServerConfig
+from skills.run.arguments import ArgumentRules, ParameterDefault
+from skills.spec.mcpservers import McpServerConfig
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,7 +14,7 @@ file (checked every ``config_poll`` seconds and on each catalog request) connect
 new servers, closes removed ones and reconnects changed ones; and
 ``refresh_tool_catalog`` does all of it on demand.
 
-Every call's arguments go through :func:`skills.arguments.prepare_arguments` (string
+Every call's arguments go through :func:`skills.run.arguments.prepare_arguments` (string
 booleans, nulls, invented parameters and defaults fixed, then coerced to and checked
 against the tool's JSON Schema).
 """
@@ -42,10 +42,10 @@ from adapters.mcp.config import (
 )
 from adapters.mcp.session import Launcher, ServerSession, SessionLost, to_result
 from adapters.metrics import EngineMetrics
-from skills.arguments import ArgumentRules, PreparedArguments, prepare_arguments
-from skills.catalog import ServerState, ToolCatalog, ToolHints, ToolInfo, ToolResult
 from skills.errors import McpConfigError, ToolServerError, ToolTimeoutError, UnknownToolError
-from skills.rehearsal import rehearsed
+from skills.run.arguments import ArgumentRules, PreparedArguments, prepare_arguments
+from skills.run.catalog import ServerState, ToolCatalog, ToolHints, ToolInfo, ToolResult
+from skills.run.rehearsal import rehearsed
 
 if TYPE_CHECKING:
     import mcp_types
@@ -411,7 +411,7 @@ class ToolHub:
         :class:`ToolTimeoutError` (the server is down or slow). A result the server flags
         as an error is returned with ``ok=False``.
 
-        ``idempotency_key`` (``skills.idempotency``) goes to the server in the request's ``_meta``, on
+        ``idempotency_key`` (``skills.run.idempotency``) goes to the server in the request's ``_meta``, on
         the first try and on the reconnect's retry alike: a server that honours it acts once.
         """
         if self._closed:

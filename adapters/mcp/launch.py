@@ -34,7 +34,7 @@ from adapters.folders import FolderRefused
 from adapters.mcp.config import EnvExpander
 from adapters.sandbox import BWRAP_ENV, SKILL_MOUNT, Sandbox, copy_for_sandbox, find_bwrap, probe
 from skills.errors import SandboxUnavailableError, ToolsetRefusedError
-from skills.mcpservers import McpServerConfig, ToolsetServer
+from skills.spec.mcpservers import McpServerConfig, ToolsetServer
 
 if TYPE_CHECKING:
     from mcp import StdioServerParameters

@@ -31,10 +31,10 @@ if TYPE_CHECKING:
 
 from adapters.mcp.config import EnvExpander, McpServerConfig
 from adapters.mcp.stderr import StderrTail
-from skills.arguments import compile_schema
-from skills.catalog import ServerState, ServerStatus, ToolResult
 from skills.errors import ToolArgumentsError, ToolServerError, ToolTimeoutError
-from skills.idempotency import META_KEY
+from skills.run.arguments import compile_schema
+from skills.run.catalog import ServerState, ServerStatus, ToolResult
+from skills.run.idempotency import META_KEY
 
 logger = logging.getLogger(__name__)
 

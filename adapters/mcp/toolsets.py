@@ -1,7 +1,7 @@
 """A skill's toolsets: MCP servers connected while the skill runs, their tools for that run only.
 
 A SKILL.md's ``toolsets`` are ``mcpServers`` entries. They are not in the worker's
-:class:`~adapters.mcp.ToolHub`: a run is granted its skill's (:class:`~skills.catalog.ToolsetGrant`,
+:class:`~adapters.mcp.ToolHub`: a run is granted its skill's (:class:`~skills.run.catalog.ToolsetGrant`,
 made when the run begins), and a call of a tool the grant owns is routed here, to a small hub
 of that skill's own, connected on first use and keyed by (skill, server name, config), so two
 skills never share a session and a skill that declares no toolset cannot reach another's. A
@@ -36,10 +36,10 @@ from adapters.mcp.config import EnvExpander, engine_variable, env_references, to
 from adapters.mcp.hub import ToolHub
 from adapters.mcp.launch import ToolsetSandbox, check_cwd
 from adapters.metrics import EngineMetrics
-from skills.catalog import ToolInfo, ToolResult, ToolsetGrant
 from skills.errors import SandboxUnavailableError, ToolServerError, ToolsetRefusedError
-from skills.mcpservers import McpServerConfig, ToolsetServer
-from skills.scripts import ScriptLimits
+from skills.run.catalog import ToolInfo, ToolResult, ToolsetGrant
+from skills.run.scripts import ScriptLimits
+from skills.spec.mcpservers import McpServerConfig, ToolsetServer
 
 if TYPE_CHECKING:
     from mcp import StdioServerParameters

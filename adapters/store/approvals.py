@@ -1,5 +1,5 @@
-"""What waits for the owner's answer (``skills.approvals``) and the standing grants that answer ahead
-of time (``skills.grants``).
+"""What waits for the owner's answer (``skills.owner.approvals``) and the standing grants that answer ahead
+of time (``skills.owner.grants``).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from sqlmodel import select
 
 from adapters.store.base import Repository, insert_or_ignore
 from adapters.store.tables import ApprovalRow, GrantRow
-from skills.approvals import PENDING, Approval, ApprovalRequest, ApprovalStatus
 from skills.errors import SkillNotFoundError
-from skills.grants import Grant, matches
+from skills.owner.approvals import PENDING, Approval, ApprovalRequest, ApprovalStatus
+from skills.owner.grants import Grant, matches
 
 
 class ApprovalRepository(Repository):

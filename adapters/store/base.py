@@ -1,5 +1,5 @@
 """What every repository of the store shares: the engine and its short sessions, and the small
-converters between table rows and the models of ``skills.models``.
+converters between table rows and the models of ``skills.spec.models``.
 
 The repositories are synchronous on purpose: SQLAlchemy blocks, so the worker's activities that call
 them are synchronous too and run in its thread pool instead of stalling the event loop that serves
@@ -18,7 +18,7 @@ from sqlmodel import Session, SQLModel
 
 from adapters.store.tables import RunRow, SkillRow
 from skills.errors import SkillNotFoundError, SkillValidationError
-from skills.models import RunRecord, Skill, SkillSpec
+from skills.spec.models import RunRecord, Skill, SkillSpec
 
 
 class Repository:

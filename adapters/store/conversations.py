@@ -13,7 +13,7 @@ from sqlmodel import select
 
 from adapters.store.base import Repository
 from adapters.store.tables import MessageRow, NoticeRow, StateRow
-from skills.agent import ChatMessage
+from skills.llm.agent import ChatMessage
 
 _MESSAGE_FIELDS = set(ChatMessage.model_fields)
 

@@ -3,7 +3,7 @@
 SQLite by default, PostgreSQL through the same code (only the URL changes). The
 store is the source of truth for skills; schedules are derived from it. The
 table models never leave the store: callers get the plain pydantic models of
-``skills.models``.
+``skills.spec.models``.
 
 :class:`Store` is what the worker wires: one engine, and the repositories over it (``store.skills``,
 ``store.runs``, ...), each in its own module. Their methods are synchronous on purpose (``base``).

@@ -1,4 +1,4 @@
-"""A skill's revisions (``skills.revisions``): each change of a skill, written in the change's own
+"""A skill's revisions (``skills.spec.revisions``): each change of a skill, written in the change's own
 transaction, and the history the owner reads and restores from.
 """
 
@@ -14,7 +14,7 @@ from sqlmodel import Session, select
 from adapters.store.base import Repository, spec_json
 from adapters.store.tables import RevisionRow, SkillRow
 from skills.errors import SkillNotFoundError
-from skills.revisions import DEFAULT_MAX_REVISIONS, Revision, RevisionAction, by_of, diff_specs
+from skills.spec.revisions import DEFAULT_MAX_REVISIONS, Revision, RevisionAction, by_of, diff_specs
 
 
 class RevisionRepository(Repository):

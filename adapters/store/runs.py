@@ -1,5 +1,5 @@
 """Runs and what they do to their skills: a closed run's failure count, retirement, budget and
-incident (``skills.incidents``), in the run's transaction; and the retention of the run history.
+incident (``skills.run.incidents``), in the run's transaction; and the retention of the run history.
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ from sqlmodel import Session, select
 from adapters.store.base import Repository, insert_or_ignore, run_model, skill_model
 from adapters.store.skills import SkillRepository
 from adapters.store.tables import IncidentRow, MessageRow, NoticeRow, RunRow, SkillRow
-from skills.backoff import BackoffPolicy
-from skills.budget import DAY, BudgetPolicy, Usage, over_budget
-from skills.incidents import Incident, IncidentEvent, IncidentNote, cause_of, reminder_due
+from skills.chat.reply import RUN_PREFIX_CHARS
 from skills.messages.run import RunOutcome
-from skills.models import BUDGET, ENDED, FAILURES, FIRED, REHEARSAL, Delivery, RunRecord, Skill
-from skills.notify import Delivers
-from skills.recall import SELF, Remembered
-from skills.reply import RUN_PREFIX_CHARS
-from skills.revisions import BY_ENGINE
+from skills.run.backoff import BackoffPolicy
+from skills.run.budget import DAY, BudgetPolicy, Usage, over_budget
+from skills.run.incidents import Incident, IncidentEvent, IncidentNote, cause_of, reminder_due
+from skills.run.notify import Delivers
+from skills.run.recall import SELF, Remembered
+from skills.spec.models import BUDGET, ENDED, FAILURES, FIRED, REHEARSAL, Delivery, RunRecord, Skill
+from skills.spec.revisions import BY_ENGINE
 
 OPEN = ("running", "waiting")
 """The statuses of a run not recorded as ended yet."""
@@ -86,7 +86,7 @@ class RunRepository(Repository):
 
         ``if_running``: only a row still ``running`` is closed (None otherwise), so a closer from
         outside the run (Maintenance) never overwrites what the run recorded meanwhile. ``settle``: what
-        the run is recorded as, given its skill as this transaction holds it (``skills.notify.settle``)."""
+        the run is recorded as, given its skill as this transaction holds it (``skills.run.notify.settle``)."""
         with self.session() as session:
             # The skill's row is locked first (a write takes the row lock in PostgreSQL, the write
             # lock in SQLite): runs of one skill finishing at once on several workers count every
@@ -180,7 +180,7 @@ class RunRepository(Repository):
                 session.commit()
 
     def remembered(self, skill: Skill, names: list[str]) -> list[Remembered]:
-        """Each named skill's last delivered result (``skills.recall``: its latest run that ended ``success``,
+        """Each named skill's last delivered result (``skills.run.recall``: its latest run that ended ``success``,
         not ``unchanged``), as stored; ``self`` is ``skill``, a name is one of its agent's skills."""
         found: list[Remembered] = []
         with self.session() as session:
@@ -373,7 +373,7 @@ def _deletable() -> Any:
 
 
 def _incident(session: Session, skill: SkillRow, run: RunRecord, disabled: bool) -> IncidentNote | None:
-    """What a closed run does to its skill's incident (``skills.incidents``), in the run's transaction: a
+    """What a closed run does to its skill's incident (``skills.run.incidents``), in the run's transaction: a
     failure opens one or joins the open one of its cause (another cause closes it and opens its own),
     the failure that disables the skill closes it, a success closes it as recovered. A repeat is told again
     (``reminded``) when the skill's ``remind_after_minutes`` have passed since the incident was last told."""

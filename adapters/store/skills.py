@@ -1,5 +1,5 @@
 """Skills: the source of truth the schedules are derived from. The table rows never leave the store:
-callers get the plain pydantic models of ``skills.models``.
+callers get the plain pydantic models of ``skills.spec.models``.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from adapters.store.revisions import RevisionRepository
 from adapters.store.tables import LAST_RUN_COLUMNS, IncidentRow, RevisionRow, RunRow, SkillRow
 from skills.errors import SkillNotFoundError, SkillValidationError
 from skills.messages.manage import SkillFilter
-from skills.models import ENDED, Skill, SkillSpec
 from skills.naming import schedule_id_for
-from skills.revisions import BY_CLIENT, RevisionAction
+from skills.spec.models import ENDED, Skill, SkillSpec
+from skills.spec.revisions import BY_CLIENT, RevisionAction
 
 
 class SkillRepository(Repository):

@@ -1,7 +1,7 @@
 """The store's tables: SQLModel rows, and the engine that opens them (SQLite or PostgreSQL).
 
 Only ``adapters.store`` reads and writes them; everything else sees the plain pydantic
-models of ``skills.models`` (a ``table=True`` model would lose its datetime types through
+models of ``skills.spec.models`` (a ``table=True`` model would lose its datetime types through
 Temporal's data converter). Times are kept aware, in UTC, whatever the backend.
 """
 
@@ -70,21 +70,21 @@ class SkillRow(SQLModel, table=True):
     execution_plan: list[dict[str, Any]] | None = Field(default=None, sa_column=Column(JSON))
     max_steps: int = 10
     notify_on_completion: bool | None = Field(default=None, nullable=True)
-    """None: automatic (skills.notify). Stores made before it could be None: migration 0002."""
+    """None: automatic (skills.run.notify). Stores made before it could be None: migration 0002."""
     notify_interval_minutes: int = 0
     deliver_to: list[dict[str, Any]] = Field(default_factory=list,
                                              sa_column=Column(JSON, nullable=False, server_default="[]"))
-    """Where a result goes: ``[{tool, arguments}]`` (skills.models.Destination; migration 0014)."""
+    """Where a result goes: ``[{tool, arguments}]`` (skills.spec.models.Destination; migration 0014)."""
     max_tokens_per_month: int | None = None
     """An Agent-tier skill's token cap in 30 days (migration 0017)."""
     remind_after_minutes: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default="0"))
     """Minutes between reminders of an open incident; 0: none (migration 0013)."""
     deliver: str = "always"
-    """always, on_change or never (skills.models.Deliver; migration 0012)."""
+    """always, on_change or never (skills.spec.models.Deliver; migration 0012)."""
     delivered_digest: str | None = None
     """SHA-256 (hex) of the last result delivered: what ``deliver: on_change`` compares (migration 0012)."""
     context_from: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
-    """``self`` or skill names: whose last delivered result a run is given (skills.recall; migration 0016)."""
+    """``self`` or skill names: whose last delivered result a run is given (skills.run.recall; migration 0016)."""
     preflight: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     model: str | None = None
     approval_required_tools: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
@@ -96,7 +96,7 @@ class SkillRow(SQLModel, table=True):
                                        sa_column=Column(JSON, nullable=False, server_default=text("'[]'")))
     hook_digest: str | None = None
     """SHA-256 (hex) of the skill's ``POST /hooks/<skill>`` token; None: no hook. The token is never stored."""
-    # The schedule's shape (migration 0007; skills.models.SkillSpec says what each is).
+    # The schedule's shape (migration 0007; skills.spec.models.SkillSpec says what each is).
     timeout_minutes: float | None = None
     end_at: datetime | None = _utc_column()
     max_runs: int | None = None
@@ -219,7 +219,7 @@ class SeenEventRow(SQLModel, table=True):
     claimer: str
     """The EmitEvent run that claimed it (a retried claim by the same run is still its own)."""
     result: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
-    """What that emit started and skipped (``skills.events.EmitResult``), once it is done."""
+    """What that emit started and skipped (``skills.when.events.EmitResult``), once it is done."""
 
 
 class TrustRow(SQLModel, table=True):
@@ -238,7 +238,7 @@ class TrustRow(SQLModel, table=True):
 
 class ApprovalRow(SQLModel, table=True):
     """Something waiting for (or given) the owner's answer: a run's tool call or a chat's proposed
-    change (``skills.approvals``). Decided once: only a pending row takes an answer."""
+    change (``skills.owner.approvals``). Decided once: only a pending row takes an answer."""
 
     __tablename__ = "approvals"
     __table_args__ = ({"sqlite_autoincrement": True},)
@@ -264,7 +264,7 @@ class ApprovalRow(SQLModel, table=True):
 
 
 class IncidentRow(SQLModel, table=True):
-    """Consecutive failures of one skill with one cause (``skills.incidents``); at most one open a skill
+    """Consecutive failures of one skill with one cause (``skills.run.incidents``); at most one open a skill
     (migration 0011)."""
 
     __tablename__ = "incidents"
@@ -285,7 +285,7 @@ class IncidentRow(SQLModel, table=True):
 
 
 class RevisionRow(SQLModel, table=True):
-    """One change to a skill (``skills.revisions``), written in the change's transaction (migration 0018).
+    """One change to a skill (``skills.spec.revisions``), written in the change's transaction (migration 0018).
     Kept when its skill is deleted: the delete's own revision is what a revert re-creates it from."""
 
     __tablename__ = "revisions"
@@ -326,7 +326,7 @@ def make_engine(url: str) -> Engine:
 
 
 class GrantRow(SQLModel, table=True):
-    """A standing grant (``skills.grants``): calls of ``tool`` (of one skill, or any) whose arguments match
+    """A standing grant (``skills.owner.grants``): calls of ``tool`` (of one skill, or any) whose arguments match
     ``where`` are approved without asking while it is neither revoked nor expired (migration 0019)."""
 
     __tablename__ = "grants"

@@ -8,9 +8,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from skills.catalog import ToolsetGrant
-from skills.events import EventInfo
-from skills.models import Skill, ToolCallRecord
+from skills.run.catalog import ToolsetGrant
+from skills.spec.models import Skill, ToolCallRecord
+from skills.when.events import EventInfo
 
 
 class AgentLoopState(BaseModel):
@@ -28,14 +28,14 @@ class AgentLoopState(BaseModel):
     changes: list[dict[str, Any]] = Field(default_factory=list)
     """What management tools changed (a chat's skills created, updated, deleted)."""
     left_out: list[str] = Field(default_factory=list)
-    """What the loop's requests left out to fit the model's context (``skills.context``), once each."""
+    """What the loop's requests left out to fit the model's context (``skills.llm.context``), once each."""
     script_skills: list[str] = Field(default_factory=list)
     """The file skills whose declared scripts ``run_script`` may run in this loop (empty: none)."""
     toolsets: list[ToolsetGrant] = Field(default_factory=list)
     """The SKILL.md ``toolsets`` granted to this loop (its skill's; a chat's matched skills'): their tools,
     in ``tools``, are called on those skills' own servers."""
     key_prefix: str = ""
-    """What the idempotency keys of this loop's tool calls begin with (``skills.idempotency.run_prefix``,
+    """What the idempotency keys of this loop's tool calls begin with (``skills.run.idempotency.run_prefix``,
     a skill's run); empty for a chat, whose keys name its conversation and message."""
     fallback_models: list[str] = Field(default_factory=list)
     """The models still to try, in order, when a turn fails on ``model`` in a way another model can fix
@@ -46,7 +46,7 @@ class AgentLoopState(BaseModel):
     """Tools whose every call waits for the owner's approval (the skill's ``approval_required_tools``)."""
     tool_mode: Literal["native", "structured"] = "native"
     """How a chat's model is asked for its calls: tools offered (``native``), or one JSON answer to a schema
-    (``structured``, ``skills.structured``)."""
+    (``structured``, ``skills.llm.structured``)."""
     rehearsal: bool = False
     """A rehearsal's loop: calls made only for read-only tools (none for ``approval_tools``), the rest recorded."""
     closed_world: bool = False
@@ -99,7 +99,7 @@ class AgentStart(BaseModel):
     and their declared scripts join ``run_script``."""
     preflight: list[PreflightResult] = Field(default_factory=list)
     """The run's pre-flight checks that ran and did not skip, with their results (already in the run's
-    history, as their calls' results): given to the first turn as data (``skills.recall``)."""
+    history, as their calls' results): given to the first turn as data (``skills.run.recall``)."""
     skill: Skill | None = None
     """A rehearsal of a definition: the skill as it normalized (not stored, or stored otherwise)."""
 
@@ -128,7 +128,7 @@ class LlmTurn(BaseModel):
     """The skills' own toolsets granted to the loop: their tools' schemas come from their servers."""
     tool_mode: Literal["native", "structured"] = "native"
     """``structured``: a chat's model answers one JSON object to a schema (``response_format``) instead of
-    calling tools, and the engine makes the call it means (``skills.structured``)."""
+    calling tools, and the engine makes the call it means (``skills.llm.structured``)."""
 
 
 class ToolCallRef(BaseModel):
@@ -147,12 +147,12 @@ class LlmTurnResult(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     left_out: list[str] = Field(default_factory=list)
-    """What was left out of the request to fit the model's context (``skills.context``), as sentences."""
+    """What was left out of the request to fit the model's context (``skills.llm.context``), as sentences."""
     ends_turn: bool = False
     """A structured answer's change: once its calls succeed, ``final`` (the model's reply, written with the
     change) ends the loop, with no further turn to ask."""
     read_from_text: bool = False
-    """The model wrote its tool calls as text (``skills.textcalls``): they were read as calls."""
+    """The model wrote its tool calls as text (``skills.llm.textcalls``): they were read as calls."""
 
 
 class EndpointChange(BaseModel):
@@ -171,7 +171,7 @@ class AgentToolCall(BaseModel):
     toolsets: list[ToolsetGrant] = Field(default_factory=list)
     """The skills' own toolsets granted to the loop: a tool one of them owns is called on its server."""
     idempotency_key: str = ""
-    """Sent to the server with the call (``skills.idempotency``), the same on every retry; empty: none."""
+    """Sent to the server with the call (``skills.run.idempotency``), the same on every retry; empty: none."""
     rehearsal: bool = False
     """A rehearsal's call: made only when its tool is read-only (``ToolHub.rehearse``), else recorded."""
     record_only: bool = False

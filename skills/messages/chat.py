@@ -8,13 +8,13 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, Field, computed_field
 
-from skills.account import NOTHING, Effect, correction, effects
-from skills.approvals import Approval
-from skills.catalog import ToolsetGrant
+from skills.chat.account import NOTHING, Effect, correction, effects
+from skills.chat.reply import NoticeRef
 from skills.display import shown
-from skills.models import RunRecord
-from skills.rehearsal import rehearsal_lines
-from skills.reply import NoticeRef
+from skills.owner.approvals import Approval
+from skills.run.catalog import ToolsetGrant
+from skills.run.rehearsal import rehearsal_lines
+from skills.spec.models import RunRecord
 
 
 class ChatInput(BaseModel):
@@ -23,7 +23,7 @@ class ChatInput(BaseModel):
     message: str
     reply_to: str | None = None
     """The run whose result the message replies to (its id, or its first 8+ characters): the turn opens
-    with that result and its skill, read from the store by the prepare activity (``skills.reply``)."""
+    with that result and its skill, read from the store by the prepare activity (``skills.chat.reply``)."""
     reply_to_notice: NoticeRef | None = None
     """The delivered notice the message replies to (a Telegram reply): its run, if the store knows it,
     is the context, as with ``reply_to``; a message that was no notice adds nothing."""
@@ -43,13 +43,13 @@ class ChatReply(BaseModel):
     unavailable: list[str] = Field(default_factory=list)
     """Matched skills' own toolset servers that could not start, with the reason: the turn went on without them."""
     proposals: list[Approval] = Field(default_factory=list)
-    """Changes the turn proposed and did not make: each waits for the owner's yes (``skills.approvals``)."""
+    """Changes the turn proposed and did not make: each waits for the owner's yes (``skills.owner.approvals``)."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
     left_out: list[str] = Field(default_factory=list)
     """What was left out of the model's requests to fit its context (earlier messages, lower-ranked skills)."""
     rehearsals: dict[int, RunRecord] = Field(default_factory=dict)
-    """The rehearsal of each proposed skill that ended in time, by proposal: what it would do (``skills.rehearsal``)."""
+    """The rehearsal of each proposed skill that ended in time, by proposal: what it would do (``skills.run.rehearsal``)."""
     rehearsing: dict[int, str] = Field(default_factory=dict)
     """Rehearsals still running (their workflow ids, by proposal), or why one could not run."""
     called: list[str] = Field(default_factory=list)
@@ -63,7 +63,7 @@ class ChatReply(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def effects(self) -> list[Effect]:
-        """What the turn did, as the engine recorded it (``skills.account``): each skill created, updated or
+        """What the turn did, as the engine recorded it (``skills.chat.account``): each skill created, updated or
         deleted, then each proposal; empty when it did nothing, whatever the reply says."""
         return effects(self.changes, self.proposals, self.called)
 
@@ -158,7 +158,7 @@ class ChatSession(BaseModel):
     rehearsal_wait_seconds: float = 0.0
     """How long the turn waits for the rehearsal of each skill it proposes (0: none is rehearsed)."""
     tool_mode: Literal["auto", "native", "structured"] = "native"
-    """``SKILLS_LLM_TOOLS``: how the model makes its calls (``skills.structured``)."""
+    """``SKILLS_LLM_TOOLS``: how the model makes its calls (``skills.llm.structured``)."""
 
 
 class ChatProposals(BaseModel):

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from skills.errors import FieldError
-from skills.models import BY_USER, Normalized, Skill, TriggerConfig
+from skills.spec.models import BY_USER, Normalized, Skill, TriggerConfig
 
 
 class SkillRef(BaseModel):
@@ -39,7 +39,7 @@ class RegisterInput(BaseModel):
     """Set by the SKILL.md sync alone: only it registers skills of the files agent, and only for a scheduled
     SKILL.md the worker's folders hold."""
     by: str = ""
-    """Who asked, for the skill's revisions (``skills.revisions``): ``cli``, ``mcp``, ``chat:<session>``,
+    """Who asked, for the skill's revisions (``skills.spec.revisions``): ``cli``, ``mcp``, ``chat:<session>``,
     ``sync``... Attribution only, never a privilege; empty: ``client``."""
     reverts: int | None = None
     """``skills revert``: the revision whose spec ``data`` is, recorded as a revert of it."""
@@ -157,7 +157,7 @@ class ScheduleSynced(BaseModel):
 
 
 class SkipRenewal(BaseModel):
-    """Renew the skip lists (``skills.calendar``) of the schedules whose lists run out soonest."""
+    """Renew the skip lists (``skills.when.calendar``) of the schedules whose lists run out soonest."""
 
     limit: int = 50
     """Schedules renewed at most, in one activity: a Maintenance round stays short whatever the number of skills."""
@@ -171,9 +171,9 @@ class ChangeInput(BaseModel):
     reason: str = BY_USER
     hook_digest: str | None = None
     """``hook``: the digest of the skill's new hook token (replacing any); None removes its hook. The
-    token itself never enters a payload (``skills.hooks``)."""
+    token itself never enters a payload (``skills.when.hooks``)."""
     by: str = ""
-    """Who asked, for the skill's revisions (``skills.revisions``): ``cli``, ``mcp``, ``chat:<session>``,
+    """Who asked, for the skill's revisions (``skills.spec.revisions``): ``cli``, ``mcp``, ``chat:<session>``,
     ``sync``... Attribution only, never a privilege; empty: ``client``."""
 
 

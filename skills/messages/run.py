@@ -8,12 +8,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
-from skills.catalog import ToolsetGrant, upgraded_grant
-from skills.events import EventInfo
-from skills.incidents import IncidentNote
 from skills.messages.agent import AgentLoopState
 from skills.messages.manage import SkillRef
-from skills.models import Delivery, Destination, RunRecord, RunTrigger, Skill
+from skills.run.catalog import ToolsetGrant, upgraded_grant
+from skills.run.incidents import IncidentNote
+from skills.spec.models import Delivery, Destination, RunRecord, RunTrigger, Skill
+from skills.when.events import EventInfo
 
 
 class SkillRunInput(BaseModel):
@@ -79,7 +79,7 @@ class RunStart(BaseModel):
     notify_interval_seconds: float = 600.0
     """The global minimum between completion notifications (a skill's notify_interval_minutes: 0)."""
     notifier_tool: str = "outbox_send_message"
-    """The tool notices go through: a run that called it messaged the user itself (skills.notify)."""
+    """The tool notices go through: a run that called it messaged the user itself (skills.run.notify)."""
     approval_timeout_seconds: float = 24 * 3600.0
     """How long a call waits for the owner's approval (the skill's, else the engine's setting)."""
     destructive_tools: list[str] = Field(default_factory=list)
@@ -91,7 +91,7 @@ class RunStart(BaseModel):
     run_token_cap: int = 50_000
     malformed_call_limit: int = 3
     rehearsal: bool = False
-    """A rehearsal (``skills.rehearsal``): read-only calls only, nothing delivered, nothing counted. ``skill``
+    """A rehearsal (``skills.run.rehearsal``): read-only calls only, nothing delivered, nothing counted. ``skill``
     then keeps its instructions when it is a definition's (there is no stored body to load them from)."""
     closed_world: bool = False
     """A rehearsal whose read-only calls must also be closed-world (``Rehearse.closed_world``)."""
@@ -198,13 +198,13 @@ class NotifyInput(BaseModel):
     message: str
     at: datetime
     idempotency_key: str = ""
-    """Sent with the notifier's call (``skills.idempotency``: the run's ``notify`` call), so a retried
+    """Sent with the notifier's call (``skills.run.idempotency``: the run's ``notify`` call), so a retried
     notification is delivered once by a notifier that honours it; empty for the engine's own alerts."""
     run_id: str | None = None
     """The run the notice tells of: a notifier that answers with the ids of what it sent (the telegram
-    server) has them remembered, so a reply to the notice continues with that run (``skills.reply``)."""
+    server) has them remembered, so a reply to the notice continues with that run (``skills.chat.reply``)."""
     digest: str | None = None
-    """The digest of the result this notice delivers (``skills.notify.result_digest``), kept on the skill
+    """The digest of the result this notice delivers (``skills.run.notify.result_digest``), kept on the skill
     once it is sent: what ``deliver: on_change`` compares the next result with. None: no result in it."""
 
 

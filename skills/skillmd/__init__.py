@@ -1,8 +1,10 @@
-"""SKILL.md skills (the Agent Skills format): parsing and validation, sources, lazy resources,
-trigger matching, progressive disclosure, the ``skill`` tool, agent definitions, and the
-registration request of file skills that carry a schedule.
+"""SKILL.md skills (the Agent Skills format): what a skill file says, and what the engine does with it.
 
-Pure apart from reading skill folders, which only ``files`` does; no network, no database, no clock.
+Parsing and validation, sources, lazy resources, trigger matching, progressive disclosure, the
+``skill`` tool, agent definitions, and the registration request of file skills that carry a schedule.
+Finding and reading skill folders is ``adapters/skill_folders.py``'s; what here still reads a skill's
+body or files on demand is listed, with its reason, in ``tests/test_architecture.py``. No network, no
+database, no clock.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from skills.limits import KIB, MAX_INSTRUCTIONS_BYTES
+from skills.spec.limits import KIB, MAX_INSTRUCTIONS_BYTES
 
 
 class Limits(BaseModel):

@@ -14,11 +14,11 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 from pydantic_core import PydanticCustomError
 
-from skills.fields import Problems, integer
-from skills.limits import MAX_STEPS, PRIORITY, Bound
-from skills.mcpservers import ToolsetServer
 from skills.skillmd.patterns import Pattern, PatternError, compile_pattern
 from skills.skillmd.sourcenames import SourceName
+from skills.spec.fields import Problems, integer
+from skills.spec.limits import MAX_STEPS, PRIORITY, Bound
+from skills.spec.mcpservers import ToolsetServer
 
 
 def _as_list(value: Any) -> Any:

@@ -17,7 +17,7 @@ from typing import Any
 
 import re2
 
-from skills.limits import describe
+from skills.spec.limits import describe
 
 MAX_PATTERN_CHARS = 1000
 """Characters in one trigger pattern."""

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from skills.models import DEFAULT_MAX_STEPS, SHAPE_FIELDS
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile
 from skills.skillmd.resources import read_body
+from skills.spec.models import DEFAULT_MAX_STEPS, SHAPE_FIELDS
 
 FILE_FIELDS = (*SHAPE_FIELDS, "skip_holidays", "business_days_only", "approval_required_tools",
                "approval_exempt_tools", "approval_timeout_minutes", "deliver", "remind_after_minutes")

@@ -24,9 +24,7 @@ from pydantic import BaseModel, Field
 from pydantic_core import to_jsonable_python
 
 from skills.errors import SkillFileError, SkillValidationError
-from skills.models import Skill, SkillSpec
-from skills.normalize import NormalizeContext, normalize
-from skills.scripts import RUN_SCRIPT
+from skills.run.scripts import RUN_SCRIPT
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile, SkillManifest, SourceName
 from skills.skillmd.problems import Problem
@@ -34,6 +32,8 @@ from skills.skillmd.registration import registration_request
 from skills.skillmd.sources import Catalog, is_skipped
 from skills.skillmd.trust import untrusted_reason
 from skills.skillmd.validation import validate_path
+from skills.spec.models import Skill, SkillSpec
+from skills.spec.normalize import NormalizeContext, normalize
 
 FILE_REMOVED = "file removed"
 DISABLED_IN_FILE = "default_enabled: false in file"

@@ -1,6 +1,6 @@
 """What a SKILL.md skill makes the engine do, and the digest that pins the owner's trust to exactly that.
 
-A skill's *reach* (``skills.reach``, the one classification of a skill's fields) is pinned whole:
+A skill's *reach* (``skills.owner.reach``, the one classification of a skill's fields) is pinned whole:
 
 - its ``toolsets`` block: each server's entry as parsed (command, args, env, cwd, url, headers...);
 - the files that run: every file under ``scripts/`` (the declared scripts and whatever they load
@@ -34,13 +34,13 @@ from pydantic import BaseModel, Field
 
 from skills.display import shown
 from skills.errors import SkillsError, UntrustedSkillError
-from skills.mcpservers import McpServerConfig
-from skills.reach import canonical, file_reach, reach_lines
+from skills.owner.reach import canonical, file_reach, reach_lines
 from skills.skillmd.manifest import SkillFile
 from skills.skillmd.scripts import declared_scripts
+from skills.spec.mcpservers import McpServerConfig
 
 DIGEST_VERSION = "skills-trust-v2"
-# v2: the whole reach of a skill that fires by itself (skills.reach), not only its toolsets and scripts.
+# v2: the whole reach of a skill that fires by itself (skills.owner.reach), not only its toolsets and scripts.
 """Part of every digest: a change of what the digest covers makes every record stale, never silently valid."""
 
 TrustStatus = Literal["trusted", "untrusted", "changed", "not needed", "bundled", "unreadable"]
@@ -66,7 +66,7 @@ class ExecutableParts(BaseModel):
     files: list[str] = Field(default_factory=list)
     """Every file the digest covers (the scripts, their neighbours under scripts/, files a toolset names)."""
     reach: list[str] = Field(default_factory=list)
-    """What it makes the engine do by itself (``skills.reach.reach_lines``): the tools it calls with their
+    """What it makes the engine do by itself (``skills.owner.reach.reach_lines``): the tools it calls with their
     arguments, what it reads, which approvals it skips, what starts it."""
     problem: str | None = None
     """Why the files could not be read (then there is no digest and the skill cannot be trusted)."""
@@ -162,7 +162,7 @@ def canonical_toolsets(toolsets: Mapping[str, McpServerConfig]) -> str:
 def executable_digest(toolsets: Mapping[str, McpServerConfig], files: Mapping[str, bytes],
                       reach: Mapping[str, Any] | None = None) -> str | None:
     """The digest of a skill's reach: its toolsets block, the bytes of its files that run (path inside the
-    folder -> bytes) and the rest of its reach (``skills.reach.file_reach``), or None when it has none."""
+    folder -> bytes) and the rest of its reach (``skills.owner.reach.file_reach``), or None when it has none."""
     if not toolsets and not files and not reach:
         return None
     digest = hashlib.sha256()

@@ -16,9 +16,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from skills.errors import FrontmatterError, SkillFileError
-from skills.fields import Problems, integer, number
-from skills.limits import IN_HOURS, IN_MINUTES, INTERVAL_MINUTES
-from skills.normalize import own_field_problems
 from skills.skillmd import files
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillManifest
@@ -27,7 +24,10 @@ from skills.skillmd.problems import Problem
 from skills.skillmd.registration import FILE_FIELDS
 from skills.skillmd.scripts import declared_scripts
 from skills.skillmd.scripts import file_problems as script_file_problems
-from skills.triggers import zone_info
+from skills.spec.fields import Problems, integer, number
+from skills.spec.limits import IN_HOURS, IN_MINUTES, INTERVAL_MINUTES
+from skills.spec.normalize import own_field_problems
+from skills.when.triggers import zone_info
 
 MAX_SKILL_NAME_LENGTH = 64
 MAX_DESCRIPTION_LENGTH = 1024

@@ -20,8 +20,8 @@ from temporalio.testing import ActivityEnvironment
 from activities.schedules import ScheduleActivities
 from adapters.store import Store
 from config.settings import Settings
-from skills.models import Skill, SkillSpec, TriggerConfig
-from skills.tool_answers import coming_fires
+from skills.management.answers import coming_fires
+from skills.spec.models import Skill, SkillSpec, TriggerConfig
 
 NEW_YORK, BERLIN = ZoneInfo("America/New_York"), ZoneInfo("Europe/Berlin")
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from activities.runs import RunActivities
 from adapters.store import Store
-from skills.models import SkillSpec, TriggerConfig
+from skills.spec.models import SkillSpec, TriggerConfig
 from tests.activities.test_runs import fire, runs, store, table  # noqa: F401  (fixtures)
 
 FRIDAY = datetime(2026, 12, 18, 9, 0, tzinfo=UTC)

@@ -19,9 +19,9 @@ from temporalio.client import Client, Schedule, ScheduleActionStartWorkflow, Sch
 from activities.runs import RunActivities
 from adapters.schedule_spec import _offset_changes, schedule_spec
 from adapters.store import Store
-from skills.calendar import upcoming
-from skills.models import Skill, SkillSpec, TriggerConfig
-from skills.normalize import NormalizeContext, normalize
+from skills.spec.models import Skill, SkillSpec, TriggerConfig
+from skills.spec.normalize import NormalizeContext, normalize
+from skills.when.calendar import upcoming
 from tests.activities.test_runs import fire, runs, store, table  # noqa: F401  (fixtures)
 
 YEAR = datetime.now(UTC).year + 1

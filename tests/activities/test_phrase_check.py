@@ -7,7 +7,7 @@ from pathlib import Path
 
 from activities.phrase_check import checked_summary
 from adapters.store import Store
-from skills.agent import ChatMessage
+from skills.llm.agent import ChatMessage
 
 NOW = datetime(2026, 11, 27, 10, 0, tzinfo=UTC)
 PLAN = [{"id": "s", "toolName": "outbox_send_message", "parameters": {"message": "up"}}]

@@ -18,7 +18,7 @@ from adapters.store import ScheduledSkill, Store
 from adapters.store.runs import old_runs, runs_beyond, scheduled_with_last_fire
 from adapters.store.tables import SkillRow
 from config.settings import Settings
-from skills.agent import ChatMessage
+from skills.llm.agent import ChatMessage
 from skills.messages.maintenance import OverdueQuery
 from skills.messages.manage import RunsQuery, SkillRef
 from tests.adapters.store.helpers import create, run, spec

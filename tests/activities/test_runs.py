@@ -14,10 +14,10 @@ from adapters.skill_folders import executable_parts, load_skill_file
 from adapters.store import Store
 from config.settings import Settings
 from skills.errors import SkillValidationError
-from skills.fires import PreviousFire, account_gap
 from skills.messages.run import BeginRun, RunStart
-from skills.models import ENDED, SkillSpec, TriggerConfig
-from skills.triggers import trigger_next_times
+from skills.spec.models import ENDED, SkillSpec, TriggerConfig
+from skills.when.fires import PreviousFire, account_gap
+from skills.when.triggers import trigger_next_times
 from tests.skills.skillmd.skill_files import skill_text
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

@@ -40,7 +40,7 @@ from temporalio.testing import ActivityEnvironment
 from activities.tools import ToolActivities
 from adapters.mcp import ToolHub
 from config.settings import Settings
-from skills.catalog import ToolCallInput
+from skills.run.catalog import ToolCallInput
 from tests.conftest import Engine, eventually
 
 logger = logging.getLogger(__name__)

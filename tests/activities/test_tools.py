@@ -33,8 +33,6 @@ from adapters.mcp import (
 )
 from adapters.mcp import hub as hub_module
 from client import SkillsClient
-from skills.arguments import ArgumentRules, ParameterDefault
-from skills.catalog import ToolCallInput, ToolCatalog
 from skills.errors import (
     McpConfigError,
     ToolArgumentsError,
@@ -42,6 +40,8 @@ from skills.errors import (
     ToolTimeoutError,
     UnknownToolError,
 )
+from skills.run.arguments import ArgumentRules, ParameterDefault
+from skills.run.catalog import ToolCallInput, ToolCatalog
 from starter import tools_cli
 from tests.conftest import eventually
 

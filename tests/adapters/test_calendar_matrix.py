@@ -1,4 +1,4 @@
-"""The calendar (skills.calendar.fire_times) against the real Temporal dev server, for a generated matrix of
+"""The calendar (skills.when.calendar.fire_times) against the real Temporal dev server, for a generated matrix of
 triggers and "now" values: the server's own next action times must be the fires the engine predicts.
 
 Each case is a skill's whole schedule as the engine builds it (``build_schedule``: the trigger's spec, the
@@ -28,8 +28,8 @@ from temporalio.client import Client, Schedule
 from adapters.schedule_spec import _offset_changes
 from adapters.schedules import build_schedule, skip_list
 from config.settings import Settings
-from skills.calendar import skip_window, spec_fires
-from skills.models import Skill, TriggerConfig
+from skills.spec.models import Skill, TriggerConfig
+from skills.when.calendar import skip_window, spec_fires
 
 YEAR = datetime.now(UTC).year + 1
 """The matrix's year: ahead of the server's clock on any day the suite runs."""

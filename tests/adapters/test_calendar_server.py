@@ -1,5 +1,5 @@
 """Skipped days on the real Temporal dev server: the spec's skip calendars remove exactly the fires that
-skills.calendar marks skipped, for crons and intervals, across a year's end full of holidays.
+skills.when.calendar marks skipped, for crons and intervals, across a year's end full of holidays.
 
 Like tests/adapters/test_schedule_spec_server.py, each check creates a paused schedule (nothing runs)
 whose ``start_at`` moves the window to Christmas 2026, and reads the server's own ``next_action_times``.
@@ -13,8 +13,8 @@ import pytest
 from temporalio.client import Client
 
 from adapters.schedule_spec import schedule_spec
-from skills.calendar import skip_window, skipped_days, upcoming
-from skills.models import Skill, TriggerConfig
+from skills.spec.models import Skill, TriggerConfig
+from skills.when.calendar import skip_window, skipped_days, upcoming
 from tests.adapters.test_schedule_spec_server import next_fires
 
 START = datetime(2026, 12, 20, 12, 0, tzinfo=UTC)

@@ -18,7 +18,7 @@ import pytest
 
 from adapters.installer import InstallLimits, install, read_record, uninstall
 from skills.errors import InstallRefusedError
-from skills.limits import MIB
+from skills.spec.limits import MIB
 from tests.skills.skillmd.skill_files import skill_text
 
 

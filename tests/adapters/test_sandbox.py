@@ -20,7 +20,7 @@ import pytest
 
 from adapters.sandbox import Sandbox, find_bwrap
 from skills.errors import SandboxUnavailableError, ScriptError
-from skills.scripts import ScriptLimits, check_arguments, interpreter_for
+from skills.run.scripts import ScriptLimits, check_arguments, interpreter_for
 from skills.skillmd.scripts import DeclaredScript
 
 

@@ -1,4 +1,4 @@
-"""adapters.schedule_spec and skills.triggers: cron checking, croniter's fire times, and the
+"""adapters.schedule_spec and skills.when.triggers: cron checking, croniter's fire times, and the
 Temporal spec that reproduces them.
 
 The property tests run the spec through ``TemporalSimulator``, a line-by-line port of the
@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from temporalio.client import ScheduleCalendarSpec, ScheduleIntervalSpec, ScheduleRange, ScheduleSpec
 
 from adapters.schedule_spec import schedule_spec
-from skills.models import TriggerConfig
-from skills.triggers import (
+from skills.spec.models import TriggerConfig
+from skills.when.triggers import (
     MACROS,
     NOT_CLASSIC,
     check_cron,

@@ -1,4 +1,4 @@
-"""The specs of skills.triggers on the real Temporal dev server: it fires when croniter says.
+"""The specs of skills.when.triggers on the real Temporal dev server: it fires when croniter says.
 
 Each check creates a paused schedule (no worker needed: nothing runs) and reads the
 server's own ``next_action_times``. ``spec.start_at`` moves the window to the clock changes
@@ -21,8 +21,8 @@ from temporalio.client import Client, Schedule, ScheduleActionStartWorkflow, Sch
 from temporalio.testing import WorkflowEnvironment
 
 from adapters.schedule_spec import schedule_spec
-from skills.models import TriggerConfig
-from skills.triggers import MACROS, cron_next_times, trigger_next_times
+from skills.spec.models import TriggerConfig
+from skills.when.triggers import MACROS, cron_next_times, trigger_next_times
 from tests.adapters.test_schedule_spec import TemporalSimulator, is_repeated_wall_time, utc, wall_clock
 
 # The instants (UTC) the clocks change in 2027.

@@ -20,8 +20,8 @@ from temporalio.runtime import Runtime
 
 from adapters.metrics import HISTOGRAM_BUCKETS, EngineMetrics
 from config.logs import sdk_telemetry
-from skills.catalog import ServerState
-from skills.models import RunRecord
+from skills.run.catalog import ServerState
+from skills.spec.models import RunRecord
 from tests.conftest import eventually, free_port
 from tests.service.http import samples
 

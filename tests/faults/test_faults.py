@@ -23,7 +23,7 @@ from client import SkillsClient, connect
 from client.temporal_cli import temporal_binary
 from config.settings import Settings
 from search_attributes import SEARCH_ATTRIBUTES
-from skills.triggers import trigger_next_times
+from skills.when.triggers import trigger_next_times
 from tests.conftest import (
     ROOT,
     Engine,

@@ -12,7 +12,7 @@ from temporalio.client import Client
 
 from client import SkillsClient
 from config.settings import Settings
-from skills.idempotency import call_key, run_prefix
+from skills.run.idempotency import call_key, run_prefix
 from tests.conftest import ROOT, Engine, WorkerProcess, eventually, worker_process, write_mcp_config
 from tests.fakes.llm_server import ScriptedLLM, call, say
 from tests.faults.test_faults import FAKES, address_of

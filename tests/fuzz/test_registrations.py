@@ -21,7 +21,7 @@ from temporalio.client import Client
 
 from config.settings import Settings
 from skills.errors import SkillValidationError
-from skills.models import RunRecord, Skill
+from skills.spec.models import RunRecord, Skill
 from tests.conftest import Engine, eventually
 from tests.fakes.llm_server import ScriptedLLM, say
 from tests.fuzz import EXAMPLES, fuzz_settings

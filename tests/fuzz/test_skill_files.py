@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 
 from adapters.skill_folders import discover
 from skills.errors import SkillValidationError
-from skills.normalize import NormalizeContext, normalize
 from skills.skillmd.matching import SkillIndex
 from skills.skillmd.registration import FILE_FIELDS, registration_request
 from skills.skillmd.validation import validate_path
+from skills.spec.normalize import NormalizeContext, normalize
 from tests.fuzz import EXAMPLES, fuzz_settings
 from tests.fuzz.corpus import FRONTMATTERS, SCHEDULED_FILES
 from tests.fuzz.strategies import FIELD_VALUES, HOSTILE, MESSAGES, TRIGGERS, frontmatters

@@ -14,7 +14,7 @@ from sqlalchemy import create_engine
 
 from config.settings import Settings
 from service.health import HealthServer, Readiness
-from skills.catalog import ServerState
+from skills.run.catalog import ServerState
 
 
 async def _raw(port: int, request: bytes) -> bytes:

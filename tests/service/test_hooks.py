@@ -27,9 +27,9 @@ from adapters.store.tables import SkillRow
 from config.settings import Settings
 from service import hooks as service_hooks
 from service.hooks import hook_routes
-from skills import hooks
-from skills.hooks import MAX_HOOK_BODY, token_digest
-from skills.models import RunRecord
+from skills.spec.models import RunRecord
+from skills.when import hooks
+from skills.when.hooks import MAX_HOOK_BODY, token_digest
 from tests.conftest import Engine, eventually, free_port
 from tests.history import readable
 

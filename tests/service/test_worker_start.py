@@ -12,7 +12,7 @@ from temporalio.client import Client, WorkflowHandle
 from client import SkillsClient
 from client.skills_client import run_result
 from config.settings import Settings
-from skills.models import RunRecord
+from skills.spec.models import RunRecord
 from tests.conftest import eventually, free_port, worker_process
 from tests.fakes.llm_server import ScriptedLLM, say
 from tests.service.http import answers, gated_config

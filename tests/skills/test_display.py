@@ -6,8 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from skills.approvals import describe_call
 from skills.display import shown, shown_lines, span
+from skills.owner.approvals import describe_call
 
 
 @pytest.mark.parametrize(("text", "seen"), [

@@ -10,9 +10,9 @@ import pytest
 from temporalio.api.common.v1 import Payload
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from skills.catalog import ToolCallInput, ToolsetGrant, toolsets_digest
 from skills.messages.chat import ChatReply, zone_time
 from skills.messages.run import RunStart
+from skills.run.catalog import ToolCallInput, ToolsetGrant, toolsets_digest
 
 MOMENT = datetime(2026, 11, 22, 8, 5, tzinfo=UTC)
 

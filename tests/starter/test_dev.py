@@ -18,7 +18,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 
 from client import SkillsClient
 from config.settings import Settings
-from skills.account import NOTHING
+from skills.chat.account import NOTHING
 from starter.dev import DevProfile, banner, port_open
 from tests.conftest import ROOT, eventually, free_port
 from tests.fakes.llm_server import ScriptedLLM, say

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
-from skills.account import NOTHING
+from skills.chat.account import NOTHING
 from skills.messages.chat import ChatReply
 from starter.telegram_bot import HELP, BotApi, FatalTelegramError, TelegramBot, TelegramError, reply_text
 from tests.conftest import ROOT, Engine, eventually, schedule_exists

@@ -15,10 +15,10 @@ import pytest
 from temporalio.client import Client
 
 from config.settings import Settings
-from skills.account import NOTHING
-from skills.models import RunRecord
-from skills.reply import BLOCK
+from skills.chat.account import NOTHING
+from skills.chat.reply import BLOCK
 from skills.skillmd import BUNDLED_DIR
+from skills.spec.models import RunRecord
 from starter.telegram_bot import BotApi, TelegramBot
 from tests.conftest import ROOT, Engine, eventually, write_mcp_config
 from tests.fakes.llm_server import ScriptedLLM, say

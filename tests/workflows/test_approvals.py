@@ -17,13 +17,13 @@ from temporalio.client import Client
 from adapters.store import Store
 from client import SkillsClient
 from config.settings import Settings
-from skills.agent import ChatMessage
-from skills.approvals import Approval
 from skills.errors import SkillsError
+from skills.llm.agent import ChatMessage
 from skills.messages.agent import AgentLoopState
 from skills.messages.chat import ChatReply
 from skills.messages.run import AgentResume, RunStart, SkillRunInput
-from skills.models import RunRecord
+from skills.owner.approvals import Approval
+from skills.spec.models import RunRecord
 from starter.mcp_server import build_server
 from starter.telegram_bot import BotApi, TelegramBot
 from tests.conftest import Engine, WorkerProcess, eventually, trigger_schedule, worker_process
@@ -194,7 +194,7 @@ async def test_an_answer_given_while_no_worker_runs_is_applied_once_one_does(cli
     try:
         await skills.register(sender())
         workflow_id = await skills.run("send report", wait=False)
-        [approval] = await eventually(skills.approvals, timeout=60)
+        [approval] = await eventually(skills.owner.approvals, timeout=60)
         query = f"SkillApproval = {approval.id} AND TaskQueue = '{settings.task_queue}'"
         await eventually(lambda: _listed(client, query), timeout=10)
         first.kill()  # SIGKILL while the run waits: no drain, no goodbye

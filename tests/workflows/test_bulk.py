@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from temporalio.client import Client
 
-from skills.limits import MAX_SKILL_BYTES
+from skills.spec.limits import MAX_SKILL_BYTES
 from tests.conftest import Engine, schedule_exists
 
 

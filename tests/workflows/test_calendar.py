@@ -12,8 +12,8 @@ import pytest
 from temporalio.client import Client, ScheduleUpdate, ScheduleUpdateInput
 
 from adapters.store import Store
-from skills.calendar import SKIP_HORIZON
 from skills.errors import SkillValidationError
+from skills.when.calendar import SKIP_HORIZON
 from tests.conftest import Engine
 
 SKIPPED = "skipped days: "

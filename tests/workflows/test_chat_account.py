@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from skills.account import NOTHING
+from skills.chat.account import NOTHING
 from tests.conftest import Engine
 from tests.fakes.llm_server import ScriptedLLM, Step, call, claims, say, structured
 from tests.workflows.test_chat_confirmation import run_skills_chat, store_of

@@ -17,8 +17,8 @@ from temporalio.client import Client
 
 from adapters.store import Store
 from config.settings import Settings
-from skills.approvals import ApprovalDecision
 from skills.errors import SkillNotFoundError, SkillsError
+from skills.owner.approvals import ApprovalDecision
 from tests.conftest import Engine, eventually, schedule_exists
 from tests.fakes.llm_server import ScriptedLLM, call, say, structured
 from tests.workflows.test_chat import MANAGEMENT
@@ -171,8 +171,8 @@ async def test_a_yes_in_another_session_confirms_nothing(assistant: Engine, llm:
     assert other.reply == "Yes to what?" and await names(assistant) == []  # the model answered it
     assert store_of(assistant).approvals.get_approval(proposal.id).pending
     # Nor can a DecideChange that names another session take it.
+    from skills.chat.proposals import ChangeDecided, DecideChangeInput
     from skills.naming import DECIDE_CHANGE
-    from skills.proposals import ChangeDecided, DecideChangeInput
 
     decided = await assistant.skills._workflow(
         DECIDE_CHANGE, DecideChangeInput(decision=ApprovalDecision(approval_id=proposal.id, approve=True),
@@ -270,7 +270,7 @@ async def test_the_chat_is_never_offered_a_tool_that_answers_approvals(assistant
     await assistant.skills.chat("hi", session_id="x")
     assert sorted(llm.requests_for("chat")[0].tool_names) == sorted(MANAGEMENT)
     with pytest.raises(SkillNotFoundError):
-        from skills.approvals import Approval
+        from skills.owner.approvals import Approval
 
         await assistant.skills.decide_change(Approval.model_validate(
             {"id": 999, "kind": "change", "request_key": "k", "tool": "emit_event",

@@ -7,8 +7,8 @@ from __future__ import annotations
 from temporalio.client import Client
 
 from config.settings import Settings
+from skills.llm.tokens import request_tokens
 from skills.skillmd import BUNDLED_DIR
-from skills.tokens import request_tokens
 from tests.conftest import Engine
 from tests.fakes.llm_server import ScriptedLLM, say, structured
 

@@ -10,9 +10,9 @@ import re
 
 import pytest
 
+from skills.chat.reply import BLOCK
 from skills.errors import RunNotFoundError, SkillValidationError
-from skills.models import RunRecord
-from skills.reply import BLOCK
+from skills.spec.models import RunRecord
 from tests.conftest import Engine
 from tests.fakes.llm_server import ScriptedLLM, say
 from tests.starter.test_cli import options, run_skills

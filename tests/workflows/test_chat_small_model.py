@@ -13,8 +13,8 @@ import pytest
 from temporalio.client import Client
 
 from config.settings import Settings
-from skills.structured import SCHEMA_NAME
-from skills.tokens import request_tokens
+from skills.llm.structured import SCHEMA_NAME
+from skills.llm.tokens import request_tokens
 from tests.conftest import BUNDLED_DIR, Engine
 from tests.fakes.llm_server import ScriptedLLM, call, claims, say, structured, text_call
 from workflows.chat import ASK_AGAIN

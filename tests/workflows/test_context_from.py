@@ -13,8 +13,8 @@ from temporalio.client import Client
 
 from config.settings import Settings
 from skills.errors import SkillValidationError
-from skills.models import RunRecord
-from skills.recall import CLOSE, OPEN
+from skills.run.recall import CLOSE, OPEN
+from skills.spec.models import RunRecord
 from tests.conftest import Engine
 from tests.fakes.llm_server import ScriptedLLM, say, scripted_llm_fixture
 

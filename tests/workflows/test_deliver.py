@@ -12,8 +12,8 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
 from config.settings import Settings
-from skills.models import RunRecord
-from skills.notify import NOTHING_TO_REPORT, result_digest
+from skills.run.notify import NOTHING_TO_REPORT, result_digest
+from skills.spec.models import RunRecord
 from starter.cli import _status
 from tests.conftest import Engine
 from tests.fakes.llm_server import ScriptedLLM, error, say

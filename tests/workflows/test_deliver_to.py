@@ -18,8 +18,8 @@ from client import SkillsClient
 from config.settings import Settings
 from skills.errors import SkillValidationError
 from skills.messages.run import DigestItem, DigestStart
-from skills.models import Destination, RunRecord
 from skills.naming import DELIVERY_DIGEST, DIGEST_SIGNAL
+from skills.spec.models import Destination, RunRecord
 from tests.conftest import Engine, WorkerProcess, eventually, worker_process, write_mcp_config
 from tests.fakes.telegram_api import FakeBotApi
 from tests.mcp_servers.http_fake import Answer, FakeApi, fake_api

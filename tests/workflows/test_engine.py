@@ -16,7 +16,7 @@ from search_attributes import SKILL_AGENT, SKILL_NAME, SKILL_TIER
 from skills.errors import SkillNotFoundError, SkillValidationError, WorkerUnavailableError, WorkflowInputError
 from skills.messages.agent import AgentLoopState
 from skills.messages.run import AgentResume, RunStart, SkillRunInput
-from skills.models import RunRecord
+from skills.spec.models import RunRecord
 from tests.conftest import Engine, eventually, schedule_exists
 from tests.fakes.llm_server import ScriptedLLM, say
 

@@ -16,8 +16,8 @@ from temporalio.worker import Replayer
 from client.files import sync_files
 from config.settings import Settings
 from skills.errors import SkillValidationError
-from skills.events import EmitInput, EmitResult, EventInfo
-from skills.models import RunRecord
+from skills.spec.models import RunRecord
+from skills.when.events import EmitInput, EmitResult, EventInfo
 from tests.conftest import Engine, eventually, schedule_exists, trust_files
 from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
 from tests.workflows.test_failures import ids, listed
@@ -134,7 +134,7 @@ async def test_a_bad_emit_is_refused_naming_the_field(engine: Engine) -> None:
     assert {e.field for e in refused.value.errors} == {"event", "id", "data"}
 
 
-# Every case is in tests/skills/test_events.py; these two prove the refusal comes back through the engine.
+# Every case is in tests/skills/when/test_events.py; these two prove the refusal comes back through the engine.
 @pytest.mark.parametrize(("config", "problem"), [
     ({"trigger_type": "event"}, "is required"),
     ({"trigger_config": {"event": "two words"}}, "not a valid event name"),

@@ -22,7 +22,7 @@ from client.temporal_cli import temporal_binary
 from config.settings import Settings
 from search_attributes import SKILL_AGENT, SKILL_NAME, SKILL_TIER
 from skills.errors import SkillRunFailed
-from skills.models import RunRecord
+from skills.spec.models import RunRecord
 from tests.conftest import Engine, eventually, trigger_schedule
 from tests.fakes.llm_server import ScriptedLLM, call
 from tests.workflows.test_resilience import broken, fire

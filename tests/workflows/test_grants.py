@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from adapters.store import Store
-from skills.approvals import Approval
 from skills.errors import SkillNotFoundError, SkillValidationError
-from skills.models import RunRecord
+from skills.owner.approvals import Approval
+from skills.spec.models import RunRecord
 from starter.telegram_bot import BotApi, TelegramBot, standing_where
 from tests.conftest import Engine, eventually
 from tests.fakes.telegram_api import FakeBotApi

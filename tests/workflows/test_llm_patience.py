@@ -16,8 +16,8 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 import client.skills_client as skills_client
 from client.skills_client import wait_line
 from config.settings import Settings
-from skills.deadline import LLM_MARGIN
 from skills.naming import LLM_TURN
+from skills.run.deadline import LLM_MARGIN
 from tests.conftest import Engine, eventually
 from tests.fakes.llm_server import ScriptedLLM, call, say, slow
 from workflows.options import HEARTBEAT

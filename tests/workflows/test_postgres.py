@@ -20,8 +20,8 @@ from temporalio.client import Client
 from adapters.store import Store, migrations
 from client import SkillsClient
 from config.settings import Settings
-from skills.models import FIRED
 from skills.naming import engine_job_id
+from skills.spec.models import FIRED
 from tests.conftest import (
     ROOT,
     Engine,

@@ -18,7 +18,7 @@ from client.codec import EncryptionCodec, PayloadKeys, with_codec
 from client.files import sync_files
 from client.temporal_cli import temporal_binary
 from config.settings import Settings
-from skills.models import RunRecord
+from skills.spec.models import RunRecord
 from tests.conftest import Engine, free_port, trust_files, write_mcp_config
 from tests.fakes.llm_server import ScriptedLLM, call, say
 from tests.history import decoded, strings

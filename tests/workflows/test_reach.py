@@ -15,10 +15,10 @@ from client.files import sync_files
 from client.management import ManagementTools, answering
 from config.settings import Settings
 from skills.errors import SkillValidationError
+from skills.management.manual import OWNER_TOOLS, TOOLS
 from skills.messages.manage import RegisterInput, RegistrationResult, SkillRef
-from skills.models import RunRecord, SkillSpec
 from skills.naming import MANAGEMENT_TOOLS
-from skills.tool_manual import OWNER_TOOLS, TOOLS
+from skills.spec.models import RunRecord, SkillSpec
 from tests.conftest import Engine
 from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
 from tests.workflows.test_toolsets import CHANGING, write

@@ -13,7 +13,7 @@ from temporalio.client import Client
 from client.management import ManagementTools, answering
 from config.settings import Settings
 from skills.errors import McpConfigError, SkillNotFoundError, SkillValidationError
-from skills.limits import MIB
+from skills.spec.limits import MIB
 from tests.conftest import PYTHON, ROOT, Engine, eventually, schedule_exists
 from tests.fakes.llm_server import ScriptedLLM, say
 

@@ -16,7 +16,7 @@ from temporalio.client import Client
 
 from config.settings import Settings
 from skills.errors import SkillValidationError
-from skills.rehearsal import rehearsal_lines
+from skills.run.rehearsal import rehearsal_lines
 from tests.conftest import BUNDLED_DIR, ROOT, Engine, write_mcp_config
 from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
 from tests.starter.test_cli import options, run_skills
@@ -172,7 +172,7 @@ async def test_the_owners_mcp_client_rehearses_and_the_chat_model_cannot(engine:
         assert refused.is_error and "nowhere_tool" in "\n".join(b.text for b in refused.content if b.type == "text")
     assert engine.outbox() == []
     # A chat is never offered it: what a read-only call reads must not reach the model.
-    from skills.tool_manual import CHAT_SCHEMAS
+    from skills.management.manual import CHAT_SCHEMAS
 
     assert "rehearse_skill" not in CHAT_SCHEMAS
 

@@ -12,7 +12,7 @@ from temporalio.client import Client
 
 from config.settings import Settings
 from skills.errors import SkillValidationError
-from skills.models import RunRecord, Skill
+from skills.spec.models import RunRecord, Skill
 from tests.conftest import ROOT, Engine, eventually, schedule_exists, trigger_schedule, write_mcp_config
 from tests.fakes.llm_server import ScriptedLLM, call, say
 

@@ -22,11 +22,11 @@ from temporalio.exceptions import ApplicationError
 from adapters.store import Store
 from adapters.store.tables import RunRow, SkillRow
 from config.settings import Settings
-from skills.deadline import RunLimits, run_timeout
 from skills.display import span
 from skills.errors import SkillRunFailed
 from skills.messages.maintenance import MaintenanceReport
-from skills.models import RunRecord, Skill
+from skills.run.deadline import RunLimits, run_timeout
+from skills.spec.models import RunRecord, Skill
 from tests.conftest import ROOT, Engine, eventually, trigger_schedule, write_mcp_config
 
 FAKES = ROOT / "tests" / "fakes"

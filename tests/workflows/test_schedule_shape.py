@@ -20,9 +20,9 @@ from temporalio.client import Client, ScheduleOverlapPolicy, WorkflowExecutionSt
 
 from config.settings import Settings
 from skills.errors import SkillValidationError
-from skills.limits import JITTER_SECONDS, MAX_RUNS, TIMEOUT_MINUTES
-from skills.models import ENDED, RunRecord
-from skills.tool_manual import SCHEMAS
+from skills.management.manual import SCHEMAS
+from skills.spec.limits import JITTER_SECONDS, MAX_RUNS, TIMEOUT_MINUTES
+from skills.spec.models import ENDED, RunRecord
 from tests.conftest import Engine, eventually, trigger_schedule, write_mcp_config
 from tests.fakes.llm_server import ScriptedLLM, hang_until, say
 from tests.starter.test_cli import options, run_skills

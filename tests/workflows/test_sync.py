@@ -24,7 +24,6 @@ from adapters.schedules import ensure_engine_schedules
 from client.files import sync_files
 from config.settings import Settings
 from skills.errors import SkillNotFoundError
-from skills.models import Skill
 from skills.skillmd import BUNDLED_DIR
 from skills.skillmd.sync import (
     DISABLED_IN_FILE,
@@ -32,6 +31,7 @@ from skills.skillmd.sync import (
     UNSCHEDULED_IN_FILE,
     SyncResult,
 )
+from skills.spec.models import Skill
 from tests.conftest import Engine, eventually, trigger_schedule
 from tests.skills.skillmd.skill_files import skill_text
 

@@ -24,8 +24,8 @@ from temporalio.client import Client
 from client.files import sync_files
 from config.settings import Settings
 from skills.errors import SkillValidationError
-from skills.models import RunRecord
 from skills.skillmd.trust import untrusted_reason
+from skills.spec.models import RunRecord
 from tests.conftest import ROOT, Engine, eventually, write_mcp_config
 from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
 from tests.skills.skillmd.skill_files import skill_text

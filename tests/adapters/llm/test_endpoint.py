@@ -13,8 +13,8 @@ import pytest
 
 from adapters.llm.endpoint import LlmEndpoint
 from config.settings import Settings
-from skills.agent import ChatMessage
 from skills.errors import LlmModelNotFoundError, LlmOverloadedError, LlmRefusedError, LlmUnavailableError
+from skills.llm.agent import ChatMessage
 from tests.fakes.llm_server import ScriptedLLM, call, error, say
 
 KEY = "sk-adapter"

@@ -28,10 +28,10 @@ from adapters.mcp.toolsets import SkillToolsets
 from adapters.skill_folders import executable_parts, file_skill
 from adapters.store import Store
 from config.settings import Settings
-from skills.catalog import ToolCallInput, ToolsetGrant
 from skills.errors import ToolServerError, ToolsetRefusedError
-from skills.idempotency import META_KEY
-from skills.scripts import ScriptLimits
+from skills.run.catalog import ToolCallInput, ToolsetGrant
+from skills.run.idempotency import META_KEY
+from skills.run.scripts import ScriptLimits
 from tests.conftest import ROOT
 from tests.skills.skillmd.skill_files import skill_text
 

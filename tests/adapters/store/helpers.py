@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from adapters.store import Store
-from skills.approvals import ApprovalRequest
-from skills.backoff import BackoffPolicy
-from skills.budget import BudgetPolicy
-from skills.models import RunRecord, SkillSpec
+from skills.owner.approvals import ApprovalRequest
+from skills.run.backoff import BackoffPolicy
+from skills.run.budget import BudgetPolicy
+from skills.spec.models import RunRecord, SkillSpec
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 POLICY = BackoffPolicy(steps=[timedelta(minutes=1), timedelta(minutes=5)], limit=3)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from adapters.store import Store
-from skills.agent import ChatMessage
+from skills.llm.agent import ChatMessage
 from tests.adapters.store.helpers import T0, create, spec
 
 

@@ -8,9 +8,9 @@ import threading
 from datetime import datetime, timedelta
 
 from adapters.store import Store
-from skills.backoff import BackoffPolicy
-from skills.budget import BudgetPolicy
-from skills.models import BUDGET, FAILURES, FIRED, RunRecord, ToolCallRecord
+from skills.run.backoff import BackoffPolicy
+from skills.run.budget import BudgetPolicy
+from skills.spec.models import BUDGET, FAILURES, FIRED, RunRecord, ToolCallRecord
 from tests.adapters.store.helpers import POLICY, T0, create, finish, run, spec
 
 

@@ -13,7 +13,7 @@ from sqlalchemy.engine import Engine
 
 from adapters.store import Store, migrations
 from adapters.store.tables import RunRow, make_engine
-from skills.models import SkillSpec
+from skills.spec.models import SkillSpec
 
 # The skills table as versions with a boolean notify_on_completion (NOT NULL) created it.
 OLD_SKILLS = """

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from adapters.skill_folders import discover
-from skills.models import DEFAULT_MAX_STEPS
 from skills.skillmd import registration_request
+from skills.spec.models import DEFAULT_MAX_STEPS
 
 
 def test_a_skill_with_trigger_config_gives_a_registration_request(tmp_path: Path, write_skill) -> None:

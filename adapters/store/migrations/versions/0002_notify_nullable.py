@@ -1,4 +1,4 @@
-"""``skills.notify_on_completion`` becomes nullable: None means automatic (``skills.notify``).
+"""``skills.notify_on_completion`` becomes nullable: None means automatic (``skills.run.notify``).
 Stored values keep their meaning (true: always, false: never).
 
 A store made before Alembic by a version that already had the nullable column is left as it is.

@@ -1,5 +1,5 @@
 """``incidents``: consecutive failures of one skill with one cause, told to the owner once
-(``skills.incidents``). A store made before it has no incident: its skills' next failure opens one.
+(``skills.run.incidents``). A store made before it has no incident: its skills' next failure opens one.
 
 Revision ID: 0011
 Revises: 0010

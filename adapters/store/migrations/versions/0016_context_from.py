@@ -1,5 +1,5 @@
 """``skills.context_from``: ``self`` or skill names whose last delivered result a run is given as context
-(``skills.recall``). The result itself is read from ``runs`` when a run needs it, never kept twice.
+(``skills.run.recall``). The result itself is read from ``runs`` when a run needs it, never kept twice.
 Existing skills remember nothing.
 
 Revision ID: 0016

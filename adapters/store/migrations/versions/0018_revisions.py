@@ -1,5 +1,5 @@
 """``revisions``: every change to a skill (who made it, when, the spec after it and what changed), for
-``skills history`` and ``skills revert`` (``skills.revisions``); ``skills.revision``, the newest one's
+``skills history`` and ``skills revert`` (``skills.spec.revisions``); ``skills.revision``, the newest one's
 number. Existing skills have no revision yet (0): their next change is their first.
 
 Revision ID: 0018

@@ -1,4 +1,4 @@
-"""``grants``: the owner's standing grants, which approve matching calls without asking (``skills.grants``).
+"""``grants``: the owner's standing grants, which approve matching calls without asking (``skills.owner.grants``).
 
 Revision ID: 0019
 Revises: 0018

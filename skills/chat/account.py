@@ -1,0 +1,183 @@
+"""The engine's own account of a chat turn: what it did, apart from what the model said.
+
+A small model often tells the user "Stored: every weekday at 9 ..." without having called a tool. The
+reply then reads as a fact and nothing was made. So every turn ends with the engine's account, built
+from what the engine itself did in the turn (the management tool calls that succeeded, the proposals
+it recorded), never from the model's words:
+
+- ``effects``: one :class:`Effect` per proposal, skill created, updated or deleted (empty: nothing);
+- ``claimed_act``: whether the model's reply claims an act (stored, created, scheduled, "I'll remind
+  you"...), read by a small, bounded set of patterns;
+- ``correction``: when the reply claims an act and there is no effect, the engine's correction in
+  plain words.
+
+The same claim test lets ``auto`` mode notice a model that answered without the call it needed
+(``asks_for_change`` reads the user's side). Pure code, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from skills.naming import GET_TOOL_CATALOG, MANAGEMENT_TOOLS
+from skills.owner.approvals import Approval
+from skills.skillmd.tool import TOOL_NAME as SKILL_TOOL
+
+CLAIM_CHARS = 4_000
+"""Characters of a reply the claim test reads: a claim of an act comes early, and the test stays linear."""
+MESSAGE_CHARS = 2_000
+"""Characters of a user's message ``asks_for_change`` reads."""
+
+EffectAction = Literal["proposed", "created", "updated", "deleted", "called"]
+ENGINE_TOOLS = frozenset({*MANAGEMENT_TOOLS, GET_TOOL_CATALOG, SKILL_TOOL})
+"""The chat's own tools: what they do is a proposal or a change (or a read). Any other tool a turn calls (a
+matched skill's toolset, ``run_script``) acts outside the skills, and is accounted for as ``called``."""
+
+
+class Effect(BaseModel):
+    """One thing a chat turn did to the skills, as the engine recorded it."""
+
+    action: EffectAction
+    """``proposed``: recorded for the owner's yes, NOT made; ``called``: a tool outside the skills (a matched
+    skill's own toolset, a script) answered a call; the others: made."""
+    skill_id: int | None = None
+    """The skill made, changed or deleted (a proposal: the skill it would change; None for a new one)."""
+    name: str | None = None
+    tier: str | None = None
+    trigger: dict[str, Any] | None = None
+    """When it fires, as stored (or, for a proposal, as proposed)."""
+    next_fire: str | None = None
+    approval_id: int | None = None
+    """A proposal's id: ``skills approve ID``, or the user's plain yes in the same session."""
+    tool: str | None = None
+    """The management tool that made, or would make, the change."""
+    summary: str = ""
+    """One line for a person."""
+
+
+def effects(changes: list[dict[str, Any]], proposals: list[Approval], called: list[str] | None = None
+            ) -> list[Effect]:
+    """The turn's effects: each change a management tool made (``ChatReply.changes``), then each proposal,
+    then each tool outside the skills that answered a call (``acted``)."""
+    found = []
+    for change in changes:
+        action = change.get("action")
+        if action not in ("created", "updated", "deleted"):
+            continue
+        name = change.get("name")
+        found.append(Effect(action=action, skill_id=change.get("id"), name=name, tier=change.get("tier"),
+                            trigger=_set(change.get("trigger")), next_fire=change.get("next_fire"),
+                            summary=f"{action} skill {change.get('id')} '{name}'"))
+    for proposal in proposals:
+        data = proposal.arguments.get("data") or proposal.arguments.get("patch")
+        trigger = data.get("trigger_config") if isinstance(data, dict) else None
+        first = proposal.summary.splitlines()[0].rstrip(":") if proposal.summary else proposal.tool
+        found.append(Effect(action="proposed", skill_id=proposal.skill_id, name=proposal.skill_name or None,
+                            trigger=_set(trigger), approval_id=proposal.id,
+                            tool=proposal.tool, summary=f"proposed #{proposal.id}, NOT made: {first}"))
+    found += [Effect(action="called", tool=tool, summary=f"called {tool}") for tool in called or []]
+    return found
+
+
+def acted(calls: list[tuple[str, bool]]) -> list[str]:
+    """The tools outside the chat's own that answered a call without error, once each: ``calls`` is each
+    call's tool and whether it succeeded."""
+    return list(dict.fromkeys(tool for tool, ok in calls if ok and tool not in ENGINE_TOOLS))
+
+
+def _set(trigger: Any) -> dict[str, Any] | None:
+    """A trigger's fields that are set (a stored trigger lists every field, most of them null)."""
+    return {key: value for key, value in trigger.items() if value is not None} or None \
+        if isinstance(trigger, dict) else None
+
+
+# --- what a reply claims -----------------------------------------------------------------------
+# Each pattern is a fixed alternation with no nested repetition: linear in the text it reads.
+
+_DONE = (r"(?:stored|saved|created|scheduled|registered|added|set\s+up|set|updated|changed|modified|"
+         r"deleted|removed|paused|resumed|enabled|disabled|cancel+ed)")
+_CLAIMS = [
+    # "Stored: ...", "Done!", "Scheduled." opening the reply or a line
+    re.compile(rf"(?:^|\n)[^\w\n]{{0,3}}(?:done|all\s+set|{_DONE})\b", re.IGNORECASE),
+    # "I have created", "I've scheduled", "I stored", "I just set up"
+    re.compile(rf"\bI(?:'ve|\s+have)?\s+(?:just\s+|now\s+|successfully\s+|also\s+)?{_DONE}\b", re.IGNORECASE),
+    # "the reminder has been set", "your skill is now scheduled", "it was stored"
+    re.compile(rf"\b(?:reminder|skill|task|alarm|schedule|job|it|that|this)\s+(?:has\s+been|have\s+been|is\s+now|"
+               rf"was|are\s+now)\s+(?:successfully\s+)?{_DONE}\b", re.IGNORECASE),
+    # "reminder set", "skill created", "your reminder is set"
+    re.compile(rf"\b(?:reminder|skill|task|alarm)s?\s+(?:is\s+|are\s+)?{_DONE}\b", re.IGNORECASE),
+    # "I'll remind you", "you will be reminded", "you'll get a reminder"
+    re.compile(r"\bI(?:'ll|\s+will)\s+(?:now\s+)?(?:remind|notify|message|ping)\s+you\b", re.IGNORECASE),
+    re.compile(r"\byou(?:'ll|\s+will)\s+(?:be\s+reminded|be\s+notified|get\s+a\s+reminder|receive\s+a\s+"
+               r"reminder)\b", re.IGNORECASE),
+]
+_PROMISES = [
+    # "I'll send you", "you will receive a daily digest", and a small model's "I will receive a summary"
+    # (it speaks as the user): a thing the engine would send, promised as if scheduled
+    re.compile(r"\bI(?:'ll|\s+will)\s+(?:now\s+)?(?:send|text|email)\s+you\b", re.IGNORECASE),
+    re.compile(r"\b(?:I|you)(?:'ll|\s+will)\s+(?:get|receive)\s+(?:a|an|your|the)\s+(?:[\w-]+\s+){0,2}?"
+               r"(?:reminder|summary|digest|message|notification|note|update|report)s?\b", re.IGNORECASE),
+]
+_UNSAID = re.compile(r"\b(?:not|never|no|nothing|cannot|unable|would|could|should|shall|can|may|might|if|once|"
+                     r"when|after|unless|until|want|like|to)\b|n't\b", re.IGNORECASE)
+"""Words before a claim, in its sentence, that make it none: "I have NOT stored", "shall I set up",
+"once you confirm, I'll remind you", "would you like me to"."""
+LOOK_BACK = 48
+"""Characters before a claim, within its sentence, read for those words."""
+
+
+def claimed_act(reply: str, *, promises: bool = True) -> str | None:
+    """The words of ``reply`` that claim an act was done (stored, created, scheduled, set up, "I'll remind
+    you"...), or None. A negated, conditional or asked one ("nothing was stored", "shall I schedule it?",
+    "once you say yes, I'll remind you") is no claim. ``promises``: a promise of something sent ("you'll
+    receive a summary") counts too; the chat workflow reads it behind a patch (its histories from before
+    decided without it)."""
+    text = reply[:CLAIM_CHARS]
+    for pattern in (*_CLAIMS, *_PROMISES) if promises else _CLAIMS:
+        for found in pattern.finditer(text):
+            start = found.start() + (1 if text[found.start()] == "\n" else 0)
+            sentence = max(text.rfind(mark, 0, start) for mark in (". ", "! ", "? ", "\n")) + 1
+            if _UNSAID.search(text[max(sentence, start - LOOK_BACK):start]) or _asked(text, found.end()):
+                continue
+            return found.group(0).strip(" \n:.!-*#")
+    return None
+
+
+def _asked(text: str, end: int) -> bool:
+    """The claim sits in a question ("Is the reminder set?")."""
+    stops = [i for i in (text.find(mark, end) for mark in ".!?\n") if i != -1]
+    return bool(stops) and text[min(stops)] == "?"
+
+
+_WHEN = re.compile(
+    r"\b(?:remind|reminder|reminders|schedule|scheduled|every|daily|weekly|monthly|hourly|weekdays?|tomorrow|"
+    r"tonight|in\s+\d+\s+(?:minutes?|mins?|hours?|days?)|at\s+\d{1,2}(?::\d\d)?\s*(?:am|pm)?)\b", re.IGNORECASE)
+_VERB = re.compile(r"\b(?:create|make|add|set\s+up|change|update|move|rename|pause|resume|enable|disable|delete|"
+                   r"remove|stop|cancel)\b", re.IGNORECASE)
+_SKILL = re.compile(r"\b(?:skills?|reminders?|alarms?|tasks?|jobs?|notifications?|summary|summaries)\b", re.IGNORECASE)
+
+
+def asks_for_change(message: str) -> bool:
+    """Whether the user's message reads as a request to create, change or delete a skill: it says when
+    ("remind me", "every monday", "in 10 minutes", "at 9"), or a verb of change names a skill ("delete the
+    oven reminder"). A turn that answers it with no call, in ``auto`` mode, is asked again structured:
+    generous on purpose, the retry costs one request, a miss a turn with nothing done."""
+    text = message[:MESSAGE_CHARS]
+    return _WHEN.search(text) is not None or (_VERB.search(text) is not None and _SKILL.search(text) is not None)
+
+
+def correction(reply: str, found: list[Effect]) -> str | None:
+    """The engine's correction of a reply that claims an act when the turn did nothing; None otherwise."""
+    if found:
+        return None
+    claim = claimed_act(reply)
+    if claim is None:
+        return None
+    return (f"Nothing was stored: the model did not make a proposal. Its reply says \"{claim[:60]}\", but no "
+            "skill was proposed, created, changed or deleted. Ask again, more plainly.")
+
+
+NOTHING = "nothing was proposed, created, changed or deleted"

@@ -1,0 +1,1 @@
+"""What a run does: plans, tool-call arguments, pre-flight, backoff, budgets, notices and incidents."""

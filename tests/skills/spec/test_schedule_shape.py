@@ -1,0 +1,51 @@
+"""The schedule's shape in the normalizer (pure): aliases, defaults, an update that keeps an end already
+passed, notes where a field has no effect, and the SKILL.md metadata that carries the fields."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from skills.errors import SkillValidationError
+from skills.spec.models import SHAPE_FIELDS
+from skills.spec.normalize import NormalizeContext, normalize
+
+NOW = datetime(2026, 2, 14, 15, 0, tzinfo=UTC)
+CTX = NormalizeContext(now=NOW, default_timezone="Europe/Paris", default_agent_id="thinker")
+
+
+def shape(**fields: Any) -> dict[str, Any]:
+    spec = normalize({"name": "x", "instructions": "y", **fields}, CTX).spec
+    return spec.model_dump(include=set(SHAPE_FIELDS))
+
+
+def test_the_defaults_are_what_a_skill_did_before() -> None:
+    assert shape(schedule="0 9 * * *") == {"timeout_minutes": None, "end_at": None, "max_runs": None,
+                                           "jitter_seconds": 0, "overlap": "skip", "catch_up": "once"}
+
+
+def test_aliases_text_numbers_and_a_local_end_are_read() -> None:
+    got = shape(schedule="0 9 * * *", timeout="1.5", endAt="2026-03-01T10:00", maxRuns="3", jitter=30,
+                overlapPolicy="Buffer-One", catchUp="NONE")
+    # A naive end_at is read in the skill's zone (Paris, UTC+1 in March before the change).
+    assert got == {"timeout_minutes": 1.5, "end_at": datetime(2026, 3, 1, 9, 0, tzinfo=UTC), "max_runs": 3,
+                   "jitter_seconds": 30, "overlap": "buffer_one", "catch_up": "none"}
+
+
+def test_an_update_keeps_an_end_that_has_passed_since_but_refuses_a_new_one_in_the_past() -> None:
+    existing = normalize({"name": "x", "instructions": "y", "schedule": "0 9 * * *",
+                          "end_at": "2026-02-15T00:00:00Z"}, CTX).spec
+    later = NormalizeContext(now=NOW + timedelta(days=10), default_timezone="UTC", default_agent_id="thinker")
+    assert normalize({"instructions": "z"}, later, existing=existing).spec.end_at == existing.end_at
+    with pytest.raises(SkillValidationError, match="end_at: .* is in the past"):
+        normalize({"end_at": "2026-02-16T00:00:00Z"}, later, existing=existing)
+    assert normalize({"end_at": None}, later, existing=existing).spec.end_at is None
+
+
+def test_fields_without_effect_are_noted_not_refused() -> None:
+    notes = normalize({"name": "x", "instructions": "y", "max_runs": 3, "jitter_seconds": 5}, CTX).notes
+    assert "max_runs, jitter_seconds: no effect, this skill has no schedule" in notes
+    notes = normalize({"name": "x", "instructions": "y", "in_minutes": 5, "jitter_seconds": 5}, CTX).notes
+    assert "max_runs and jitter_seconds: no effect on a one-shot, which fires once at its time" in notes
