@@ -275,7 +275,7 @@ def get(ref: str, agent: str | None) -> int:
         skill = await skills.get(ref, agent)
         # What follows needs only the skill: asked at once, each a round trip to Temporal or the worker.
         next_fire, waiting, recent = await asyncio.gather(
-            skills.next_fire(skill), skills.owner.approvals(skill_id=skill.id), skills.runs(skill.id, limit=20))
+            skills.next_fire(skill), skills.approvals(skill_id=skill.id), skills.runs(skill.id, limit=20))
         skipped = _skipped_days(skill)
         # Where the last result went, destination by destination (deliver_to).
         delivered = next((r.deliveries for r in recent if r.deliveries), [])
@@ -523,7 +523,7 @@ def incidents(ref: str | None, closed: bool, limit: int, agent: str | None) -> i
     closed ones too."""
 
     async def work(skills: SkillsClient) -> None:
-        found = await skills.run.incidents(ref, agent, closed=closed, limit=limit)
+        found = await skills.incidents(ref, agent, closed=closed, limit=limit)
         answer(found, lambda: _incidents_table(found, closed))
 
     return with_client(work)
@@ -591,7 +591,7 @@ def approvals(everything: bool, limit: int) -> int:
     """What waits for your yes: runs' calls of tools that need approval, and proposed changes."""
 
     async def work(skills: SkillsClient) -> None:
-        found = await skills.owner.approvals(status=None if everything else "pending", limit=limit)
+        found = await skills.approvals(status=None if everything else "pending", limit=limit)
         answer(found, lambda: table(
             ["ID", "KIND", "SKILL", "STATUS", "ASKED", "EXPIRES", "WHAT"],
             [[a.id, a.kind, a.skill_name, a.status + (f" ({a.decided_by})" if a.decided_by else ""),
@@ -664,7 +664,7 @@ def grants(everything: bool) -> int:
 
     async def work(skills: SkillsClient) -> None:
         now = datetime.now(UTC)
-        found = await skills.owner.grants(everything=everything)
+        found = await skills.grants(everything=everything)
         answer(found, lambda: table(
             ["ID", "TOOL", "SKILL", "WHERE", "STATE", "EXPIRES", "BY"],
             [[g.id, g.tool, g.skill_name or "(any)", " ".join(f"{k}={v}" for k, v in g.where.items()) or "-",

@@ -49,7 +49,7 @@ class _Args:
 
 async def catalog(args: Any, skills: SkillsClient) -> ToolCatalog:
     """Print the live catalog (``args.json``, ``args.refresh``); return it (for callers and tests)."""
-    found = await skills.run.catalog(refresh=args.refresh)
+    found = await skills.catalog(refresh=args.refresh)
     if not isinstance(found, ToolCatalog):  # a worker older than this client answers differently
         raise SkillsError(f"the catalog answered {type(found).__name__}, not a tool catalog")
     trust = await _trust(skills, found)

@@ -133,9 +133,10 @@ SCHEDULED_FIRE = text("\"trigger\" = 'schedule'")
 class RunRow(SQLModel, table=True):
     __tablename__ = "runs"
     __table_args__ = (
-        # One row per fire of a skill's schedule, whichever worker or workflow run records it.
-        Index("uq_runs_scheduled_fire", "skill_id", "scheduled_at", unique=True,
-              sqlite_where=SCHEDULED_FIRE, postgresql_where=SCHEDULED_FIRE),
+        # One row per fire of a skill's schedule, whichever worker or workflow run records it. Migration 0003
+        # builds it, partial on either backend; no DDL is made from these tables. Naming `postgresql_where`
+        # here would import SQLAlchemy's PostgreSQL dialect (2 MB resident) into every worker on SQLite.
+        Index("uq_runs_scheduled_fire", "skill_id", "scheduled_at", unique=True, sqlite_where=SCHEDULED_FIRE),
         # The retention's walks (migration 0009): the oldest runs of all, and a skill's runs newest first.
         Index("ix_runs_started_at", "started_at"),
         Index("ix_runs_skill_started", "skill_id", "started_at"),
