@@ -61,8 +61,6 @@ IMPURE_ALLOWED: dict[str, dict[str, str]] = {
     "skills.skillmd.resources": {"call read_text": _BODY},
     "skills.skillmd.scripts": {"call resolve": "locate, which validate_path and the sandbox call, checks that a "
                                                "script's file is inside scripts/: it moves with validate_path"},
-    "skills.skillmd.sourcenames": {"call resolve": "BUNDLED_DIR, the engine's own bundled/ folder beside the package, "
-                                                   "found once at import: no skill is read"},
 }
 """Module of ``skills/`` -> what it may still import or call of the above -> why."""
 
