@@ -23,11 +23,11 @@ from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile, SourceName
 from skills.skillmd.parsing import parse_frontmatter
 from skills.skillmd.problems import Problem
-from skills.skillmd.resources import read_body
+from skills.skillmd.resources import RESOURCE_FOLDERS, Resource, body_of
 from skills.skillmd.scripts import SCRIPTS_FOLDER
 from skills.skillmd.sources import SKIPPED, Catalog, Shadowed, check_depends
 from skills.skillmd.trust import ExecutableParts, pinned_parts
-from skills.skillmd.validation import check_frontmatter
+from skills.skillmd.validation import check_frontmatter, validate_file
 from skills.spec.mcpservers import McpServerConfig, ToolsetServer
 
 MAX_PINNED_FILES = 2000
@@ -193,7 +193,8 @@ def declared_toolsets(settings: Settings) -> dict[str, dict[str, ToolsetServer]]
 def executable_parts(skill: SkillFile) -> ExecutableParts:
     """What ``skill`` runs and reaches, read from its folder now, and pinned (``skills.skillmd.trust``). Files
     elsewhere in the folder (``references/``, ``assets/``) are data and are not pinned."""
-    return pinned_parts(skill, lambda: pinned_files(skill.folder, skill.manifest.toolsets), lambda: read_body(skill))
+    return pinned_parts(skill, lambda: pinned_files(skill.folder, skill.manifest.toolsets),
+                        lambda: FOLDERS.read_body(skill))
 
 
 def pinned_files(folder: Path, toolsets: Mapping[str, McpServerConfig]) -> dict[str, bytes]:
@@ -265,3 +266,55 @@ def load_agent(path: Path, known_skills: Collection[str], limits: Limits = DEFAU
     if agent is None:
         raise AgentDefinitionError([p.at(path) for p in problems])
     return agent.model_copy(update={"path": path})
+
+
+class SkillFolders:
+    """The :class:`~skills.skillmd.resources.SkillReader` of the worker: a skill's body, files and problems read
+    from its folder now, within the caps of ``Limits``. Nothing outside the folder can be reached."""
+
+    def read_body(self, skill: SkillFile, limits: Limits = DEFAULT_LIMITS) -> str:
+        return body_of(skill, files.read_text(skill.path, limits.max_file_bytes), limits)
+
+    def list_resources(self, skill: SkillFile) -> list[Resource]:
+        return [
+            Resource(path=path, kind=kind, size=size)
+            for folder, kind in RESOURCE_FOLDERS.items()
+            for path, size in files.files_under(skill.folder, folder)
+        ]
+
+    def read_resource(self, skill: SkillFile, relative_path: str, limits: Limits = DEFAULT_LIMITS) -> str:
+        """Raises ``ResourceError`` for a path that is absolute, contains ``..``, resolves outside the folder
+        (a symlink out) or names no file; ``TooLargeError`` over the cap."""
+        return files.read_text(files.resolve_inside(skill.folder, relative_path), limits.max_resource_bytes)
+
+    def problems(self, skill: SkillFile, limits: Limits = DEFAULT_LIMITS) -> list[Problem]:
+        return validate_path(skill.path, limits)
+
+
+FOLDERS = SkillFolders()
+
+
+def validate_path(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Problem]:
+    """Every problem in a skill folder or a SKILL.md file, each carrying the file's path."""
+    path = Path(path)
+    if not path.exists():
+        return [Problem.error(f"Path does not exist: {path}").at(path)]
+    if path.is_dir():
+        skill_md = path / "SKILL.md"
+        if not skill_md.is_file():
+            return [Problem.error("Missing required file: SKILL.md").at(path)]
+    elif path.name == "SKILL.md":
+        skill_md = path
+    else:
+        return [Problem.error(f"Not a SKILL.md file: {path}").at(path)]
+    try:
+        # The frontmatter's own limit first, read as discovery reads it: a file discovery skips for its
+        # size is not valid, whatever its fields say.
+        files.read_frontmatter_block(skill_md, limits.max_frontmatter_bytes)
+        text = files.read_text(skill_md, limits.max_file_bytes)
+    except SkillFileError as exc:
+        return [Problem.error(str(exc)).at(skill_md)]
+    # absolute(), not resolve(): the name to match is the folder's as the user sees it, even through a symlink.
+    dir_name = skill_md.absolute().parent.name
+    return [p.at(skill_md) for p in validate_file(text, dir_name, lambda script: files.locate(skill_md.parent, script))]
+

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.skill_folders import discover
+from adapters.skill_folders import FOLDERS, discover
 from skills.skillmd import Catalog, run_skill_tool, skill_file_tool, skill_tool_definition
 
 
@@ -52,20 +52,20 @@ def test_no_tool_without_skills() -> None:
 
 
 def test_running_it_returns_the_body(catalog: Catalog) -> None:
-    assert run_skill_tool(catalog, "debugging") == "Reproduce first."
+    assert run_skill_tool(catalog, "debugging", FOLDERS) == "Reproduce first."
 
 
 def test_an_unknown_name_is_a_helpful_error_not_an_exception(catalog: Catalog) -> None:
-    assert run_skill_tool(catalog, "debuging") == (
+    assert run_skill_tool(catalog, "debuging", FOLDERS) == (
         "Error: Skill 'debuging' not found. Did you mean 'debugging'? Available skills: brainstorming, debugging."
     )
-    assert run_skill_tool(discover(), "x") == "Error: Skill 'x' not found. No skills are available."
+    assert run_skill_tool(discover(), "x", FOLDERS) == "Error: Skill 'x' not found. No skills are available."
 
 
 def test_a_file_gone_since_discovery_is_an_error_text(catalog: Catalog) -> None:
     catalog.skills["debugging"].path.unlink()
 
-    assert run_skill_tool(catalog, "debugging").startswith("Error loading skill 'debugging': ")
+    assert run_skill_tool(catalog, "debugging", FOLDERS).startswith("Error loading skill 'debugging': ")
 
 
 def test_a_file_of_the_skill_is_read_and_nothing_beside_it(catalog: Catalog, tmp_path: Path) -> None:
@@ -76,11 +76,11 @@ def test_a_file_of_the_skill_is_read_and_nothing_beside_it(catalog: Catalog, tmp
     (tmp_path / "outside.md").write_text("not the skill's")
     (folder / "references" / "out.md").symlink_to(tmp_path / "outside.md")
 
-    assert run_skill_tool(catalog, "debugging", file="references/steps.md") == "Bisect."
-    assert run_skill_tool(catalog, "debugging", file="./references/steps.md") == "Bisect."
+    assert run_skill_tool(catalog, "debugging", FOLDERS, file="references/steps.md") == "Bisect."
+    assert run_skill_tool(catalog, "debugging", FOLDERS, file="./references/steps.md") == "Bisect."
     for path in ("../outside.md", "references/../../outside.md", "/etc/passwd", ".skills-install.json",
                  "SKILL.md", "references/out.md"):
-        answer = run_skill_tool(catalog, "debugging", file=path)
+        answer = run_skill_tool(catalog, "debugging", FOLDERS, file=path)
         assert answer == (f"Error: skill 'debugging' has no file '{path}'. Its files: references/steps.md."), path
 
 
