@@ -13,9 +13,9 @@ import os
 from collections.abc import Collection, Mapping
 from pathlib import Path, PurePosixPath
 
+from adapters import skill_files
 from config.settings import Settings
 from skills.errors import AgentDefinitionError, SkillFileError
-from skills.skillmd import files
 from skills.skillmd.agents import AgentDefinition, check_agent_text
 from skills.skillmd.depends import missing_dependencies
 from skills.skillmd.depends import with_dependencies as dependency_order
@@ -48,15 +48,15 @@ def load_skill_file(
     """
     path = Path(path)
     try:
-        data, _ = parse_frontmatter(files.read_frontmatter_block(path, limits.max_frontmatter_bytes))
+        data, _ = parse_frontmatter(skill_files.read_frontmatter_block(path, limits.max_frontmatter_bytes))
         manifest, problems = check_frontmatter(data, dir_name=path.parent.name)
-        mtime = files.modified_at(path, stat)
+        mtime = skill_files.modified_at(path, stat)
     except SkillFileError as exc:
         return None, [Problem.warning(f"{SKIPPED}{exc}").at(path)]
     if manifest is None:
         reasons = "; ".join(p.message for p in problems if p.severity == "error")
         return None, [Problem.warning(f"{SKIPPED}{reasons}").at(path)]
-    skill = SkillFile(manifest=manifest, path=path, source=source, mtime=mtime, headings=files.read_headings(path))
+    skill = SkillFile(manifest=manifest, path=path, source=source, mtime=mtime, headings=skill_files.read_headings(path))
     return skill, [p.as_warning().at(path) for p in problems]
 
 
@@ -112,7 +112,7 @@ def discover(
 
 _Loaded = tuple[SkillFile | None, list[Problem]]
 _FOLDERS_KEPT = 32
-_SEEN: dict[tuple[Path, SourceName, Limits], dict[Path, tuple[files.FileStamp, _Loaded]]] = {}
+_SEEN: dict[tuple[Path, SourceName, Limits], dict[Path, tuple[skill_files.FileStamp, _Loaded]]] = {}
 """What each scanned folder held at its last scan: a SKILL.md whose stamp (modification time, size,
 inode) has not changed is not read again. Rebuilt at every scan, so it holds only the files now there;
 the ``_FOLDERS_KEPT`` folders scanned last are kept."""
@@ -129,11 +129,11 @@ def _scan(root: Path, source: SourceName, limits: Limits) -> tuple[list[SkillFil
     key = (root, source, limits)
     before, seen = _SEEN.get(key, {}), {}
     hidden: list[Path] = []
-    for skill_md, stat in files.skill_files(root, hidden=hidden):
+    for skill_md, stat in skill_files.skill_files(root, hidden=hidden):
         if stat is None:
             problems.append(Problem.warning(f"No SKILL.md found in {skill_md.parent.name}").at(skill_md.parent))
             continue
-        stamp = files.stamp(stat)
+        stamp = skill_files.stamp(stat)
         cached = before.get(skill_md)
         loaded = cached[1] if cached is not None and cached[0] == stamp else load_skill_file(
             skill_md, source, limits, stat)
@@ -143,7 +143,7 @@ def _scan(root: Path, source: SourceName, limits: Limits) -> tuple[list[SkillFil
         if skill is not None:
             skills.append(skill)
     problems += [Problem.warning(f"Left out {skipped.folder.name}: {skipped.why}; point a skills folder "
-                                 "setting at it to use them").at(skipped.folder) for skipped in files.hidden_collections(root, hidden)]
+                                 "setting at it to use them").at(skipped.folder) for skipped in skill_files.hidden_collections(root, hidden)]
     _SEEN.pop(key, None)
     _SEEN[key] = seen
     while len(_SEEN) > _FOLDERS_KEPT:
@@ -262,7 +262,7 @@ def _read(path: Path, budget: list[int]) -> bytes:
 def load_agent(path: Path, known_skills: Collection[str], limits: Limits = DEFAULT_LIMITS) -> AgentDefinition:
     """An AGENT.md file, validated against the skills that exist; raises ``AgentDefinitionError``."""
     path = Path(path)
-    agent, problems = check_agent_text(files.read_text(path, limits.max_file_bytes), known_skills)
+    agent, problems = check_agent_text(skill_files.read_text(path, limits.max_file_bytes), known_skills)
     if agent is None:
         raise AgentDefinitionError([p.at(path) for p in problems])
     return agent.model_copy(update={"path": path})
@@ -273,19 +273,19 @@ class SkillFolders:
     from its folder now, within the caps of ``Limits``. Nothing outside the folder can be reached."""
 
     def read_body(self, skill: SkillFile, limits: Limits = DEFAULT_LIMITS) -> str:
-        return body_of(skill, files.read_text(skill.path, limits.max_file_bytes), limits)
+        return body_of(skill, skill_files.read_text(skill.path, limits.max_file_bytes), limits)
 
     def list_resources(self, skill: SkillFile) -> list[Resource]:
         return [
             Resource(path=path, kind=kind, size=size)
             for folder, kind in RESOURCE_FOLDERS.items()
-            for path, size in files.files_under(skill.folder, folder)
+            for path, size in skill_files.files_under(skill.folder, folder)
         ]
 
     def read_resource(self, skill: SkillFile, relative_path: str, limits: Limits = DEFAULT_LIMITS) -> str:
         """Raises ``ResourceError`` for a path that is absolute, contains ``..``, resolves outside the folder
         (a symlink out) or names no file; ``TooLargeError`` over the cap."""
-        return files.read_text(files.resolve_inside(skill.folder, relative_path), limits.max_resource_bytes)
+        return skill_files.read_text(skill_files.resolve_inside(skill.folder, relative_path), limits.max_resource_bytes)
 
     def problems(self, skill: SkillFile, limits: Limits = DEFAULT_LIMITS) -> list[Problem]:
         return validate_path(skill.path, limits)
@@ -310,11 +310,11 @@ def validate_path(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Problem]:
     try:
         # The frontmatter's own limit first, read as discovery reads it: a file discovery skips for its
         # size is not valid, whatever its fields say.
-        files.read_frontmatter_block(skill_md, limits.max_frontmatter_bytes)
-        text = files.read_text(skill_md, limits.max_file_bytes)
+        skill_files.read_frontmatter_block(skill_md, limits.max_frontmatter_bytes)
+        text = skill_files.read_text(skill_md, limits.max_file_bytes)
     except SkillFileError as exc:
         return [Problem.error(str(exc)).at(skill_md)]
     # absolute(), not resolve(): the name to match is the folder's as the user sees it, even through a symlink.
     dir_name = skill_md.absolute().parent.name
-    return [p.at(skill_md) for p in validate_file(text, dir_name, lambda script: files.locate(skill_md.parent, script))]
+    return [p.at(skill_md) for p in validate_file(text, dir_name, lambda script: skill_files.locate(skill_md.parent, script))]
 

@@ -33,6 +33,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
+from adapters.skill_files import collection
 from adapters.skill_folders import FOLDERS, discover, executable_parts, load_skill_file, validate_path
 from skills.display import shown
 from skills.skillmd import (
@@ -45,7 +46,6 @@ from skills.skillmd import (
     has_errors,
     with_dependencies,
 )
-from skills.skillmd.files import collection
 from skills.skillmd.scripts import declared_scripts
 from skills.skillmd.trust import ExecutableParts, TrustState
 from starter import exit_process, print_failure

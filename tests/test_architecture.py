@@ -47,13 +47,9 @@ IO_CALLS = frozenset({"open", "read_text", "read_bytes", "write_text", "write_by
                       "walk", "scandir", "listdir", "mkdir", "unlink", "touch", "samefile", "expanduser"})
 """Calls that reach the file system: a pure module works on the text and bytes handed to it."""
 
-_FILES = ("the reads of a skill's SKILL.md, body, files and scripts (discovery, the SkillReader of "
-          "adapters/skill_folders, validate_path, the sandbox's locate): the module moves to adapters/")
-IMPURE_ALLOWED: dict[str, dict[str, str]] = {
-    "skills.skillmd.files": dict.fromkeys(["call is_dir", "call is_file", "call iterdir", "call open", "call resolve",
-                                           "call scandir", "call stat", "call walk", "import os"], _FILES),
-}
-"""Module of ``skills/`` -> what it may still import or call of the above -> why."""
+IMPURE_ALLOWED: dict[str, dict[str, str]] = {}
+"""Module of ``skills/`` -> what it may still import or call of the above -> why: none (a skill's folder is read by
+``adapters/skill_folders``, and ``skills.skillmd`` is handed what was read or a ``SkillReader``)."""
 
 MAX_LINES_WITHOUT_ACTIVITY = 120
 

@@ -6,7 +6,7 @@ are the same script), as a string or as ``{path: ..., description: ...}``. A scr
 name is its path inside ``scripts/`` (``fetch.py``, ``tools/report.sh``): what a
 ``run_script`` call and a plan step give.
 
-The checks here are on the text; ``skills.skillmd.files.locate`` checks the file: it exists, it is
+The checks here are on the text; ``adapters.skill_files.locate`` checks the file: it exists, it is
 a regular file, and it resolves inside ``scripts/`` (a symlink out is refused).
 """
 
@@ -81,7 +81,7 @@ def declared_scripts(entries: list[Any]) -> tuple[list[DeclaredScript], list[tup
 
 def file_problems(entries: list[Any], locate: Callable[[DeclaredScript], object]) -> list[tuple[str, str]]:
     """``(field, reason)`` for every declared script that is not a usable file of the skill's folder:
-    ``locate`` finds one (``skills.skillmd.files.locate``) or raises ``ResourceError`` saying why not."""
+    ``locate`` finds one (``adapters.skill_files.locate``) or raises ``ResourceError`` saying why not."""
     scripts, problems = declared_scripts(entries)
     index = {s.name: i for i, s in enumerate(scripts)}
     for script in scripts:

@@ -1,7 +1,7 @@
-"""The one module of ``skills.skillmd`` that touches the file system.
-
-Everything else works on strings and paths handed to it, so it can be tested
-without folders. Reads are capped; resource paths are checked before they are opened.
+"""The reads of a SKILL.md folder: a skill file's frontmatter, headings and text, the folders of a
+source, a skill's resource files and scripts. ``adapters.skill_folders`` builds discovery, validation
+and its ``SkillReader`` on them, so ``skills.skillmd`` works on what was read and can be tested without
+folders. Reads are capped; resource and script paths are checked before they are opened.
 """
 
 from __future__ import annotations
