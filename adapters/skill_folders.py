@@ -1,6 +1,7 @@
 """SKILL.md folders on disk: discovery across the three sources (project, user, bundled), finding one
-skill in the worker's folders, what it depends on and declares, the bytes that pin what it runs, and an
-AGENT.md, as the folders hold them now.
+skill in the worker's folders, what it depends on and declares, the bytes that pin what it runs, an
+AGENT.md, and a skill's body, files and problems when asked (``FOLDERS``, the ``SkillReader`` that
+``skills.skillmd`` is handed), as the folders hold them now.
 
 Every lookup reads the folders again: a fire, a script or a trust must act on the SKILL.md as it is,
 never on what a payload or an earlier read said (discovery parses again only the files whose stamp
