@@ -29,7 +29,7 @@ from activities.proposals import CURRENT_CALL, ChatCall
 from activities.skillfiles import script_skills, script_tool
 from adapters.llm.endpoint import LlmEndpoint
 from adapters.mcp.toolsets import SkillToolsets
-from adapters.skill_folders import file_skill
+from adapters.skill_folders import FOLDERS, file_skill
 from adapters.store import Store
 from config.secrets import redact
 from config.settings import LLM_SETTINGS, Settings
@@ -112,7 +112,7 @@ class AgentActivities:
         if scripts and RUN_SCRIPT not in tools:
             tools.append(RUN_SCRIPT)
         if self.store.conversations.get_message(request.conversation_id, 1) is None:
-            brought = [render_instructions(found) for name in request.dependencies
+            brought = [render_instructions(found, FOLDERS) for name in request.dependencies
                        if (found := file_skill(self.settings, name)) is not None]
             self.store.conversations.append_messages(
                 request.conversation_id, opening_messages(skill, request.now, tools, request.event, brought,

@@ -18,7 +18,7 @@ from activities.failures import application_error
 from activities.proposals import CURRENT_CALL, Proposals
 from activities.skillfiles import script_skills, toolset_grant
 from activities.trust import trust_states
-from adapters.skill_folders import discover
+from adapters.skill_folders import FOLDERS, discover
 from adapters.store import Store
 from client.management import Handler, ManagementTools, answering
 from client.skills_client import ATTRIBUTION
@@ -34,7 +34,7 @@ from skills.naming import CHAT_CONVERSATION, GET_TOOL_CATALOG, MANAGEMENT_TOOLS
 from skills.owner.approvals import Approval
 from skills.run.catalog import ToolInfo, ToolResult
 from skills.run.scripts import RUN_SCRIPT
-from skills.skillmd import SKILL_TOOL, Catalog, disclose, list_resources, run_skill_tool, skill_file_tool
+from skills.skillmd import SKILL_TOOL, Catalog, disclose, run_skill_tool, skill_file_tool
 from skills.spec.models import RunRecord, Skill
 
 CHANGING_TOOLS = {"memory_store_skill": "created", "memory_update_skill": "updated", "memory_delete_skill": "deleted"}
@@ -93,7 +93,7 @@ class ToolRouter:
         """The ``skill`` tool: a skill's instructions, or one of its files (read-only, from the worker's folders)."""
         assert self._skill_files is not None
         file = arguments.get("file") or arguments.get("path")
-        text = run_skill_tool(self._skill_files(), str(arguments.get("skill_name") or arguments.get("name") or ""),
+        text = run_skill_tool(self._skill_files(), str(arguments.get("skill_name") or arguments.get("name") or ""), FOLDERS,
                               file=str(file) if file else None)
         return ToolResult(ok=not text.startswith("Error"), text=text)
 
@@ -138,7 +138,7 @@ class ChatActivities:
         (the time, the tools, the matched playbooks) and the user's message, appended to the
         session's conversation (idempotent: a retry does not append twice)."""
         catalog = discover(**self.settings.skill_folders())
-        disclosure = disclose(request.message, catalog, registry_tokens=self.settings.disclosure_tokens)
+        disclosure = disclose(request.message, catalog, FOLDERS, registry_tokens=self.settings.disclosure_tokens)
         # Instructions of an untrusted skill still guide the model; its toolsets and scripts stay shut.
         states = trust_states(self.store, self.settings,
                               [catalog.skills[name] for name in disclosure.instructions if name in catalog.skills])
@@ -147,7 +147,7 @@ class ChatActivities:
         allowed = [name for name in disclosure.instructions if name not in shut]
         # The management tools and nothing that answers approvals: a chat's model may propose, never confirm.
         tools = [tool for tool in TOOLS if tool in MANAGEMENT_TOOLS or tool == GET_TOOL_CATALOG]
-        if disclosure.candidates or any(list_resources(catalog.skills[name])
+        if disclosure.candidates or any(FOLDERS.list_resources(catalog.skills[name])
                                         for name in disclosure.instructions if name in catalog.skills):
             tools.append(SKILL_TOOL)  # the close candidates to choose from, or the disclosed playbooks' details
         scripts = script_skills(self.settings, allowed)  # the matches and what they depend on

@@ -21,7 +21,7 @@ from activities.failures import as_application_errors
 from activities.schedules import ScheduleActivities
 from activities.trust import trust_states
 from adapters.llm.model_list import EndpointModels
-from adapters.skill_folders import file_skill
+from adapters.skill_folders import FOLDERS, file_skill
 from adapters.store import Store
 from config.settings import LLM_SETTINGS, Settings
 from skills.errors import FieldError, SkillFileError, SkillNotFoundError, SkillValidationError
@@ -146,7 +146,7 @@ class RegistrationActivities:
             raise SkillValidationError.single("name", f"no scheduled SKILL.md named {str(name)[:100]!r} in the "
                                               "worker's skill folders: only the SKILL.md sync registers there")
         try:
-            data = file_request(found, agent)
+            data = file_request(found, agent, FOLDERS)
         except SkillFileError as exc:
             raise SkillValidationError.single("name", str(exc)) from None
         if request.data.get("enabled") is True:

@@ -26,7 +26,7 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from activities.trust import trust_states, untrusted
-from adapters.skill_folders import discover, file_skill, load_skill_file
+from adapters.skill_folders import FOLDERS, discover, file_skill, load_skill_file
 from adapters.store import Store
 from config.settings import Settings
 from skills.errors import SkillFileError, ToolsetRefusedError
@@ -90,7 +90,7 @@ class SkillFileActivities:
         scheduled = [skill for skill in catalog.skills.values() if skill.manifest.metadata.trigger_config is not None]
         held = {state.name: state.paused_reason() for state in trust_states(self.store, self.settings, scheduled)
                 if not state.runs}
-        return plan_sync(catalog, stored, context, self.limits, untrusted=held)
+        return plan_sync(catalog, stored, context, FOLDERS, self.limits, untrusted=held)
 
     @activity.defn
     async def apply_skill_file(self, change: FileChange) -> SyncedSkill:
@@ -106,7 +106,7 @@ class SkillFileActivities:
         if skill is None:
             return SyncedSkill(change=change, ok=False, errors=[p.message for p in problems])
         try:
-            data = file_request(skill, self.settings.file_skills_agent, self.limits)
+            data = file_request(skill, self.settings.file_skills_agent, FOLDERS, self.limits)
         except SkillFileError as exc:
             return SyncedSkill(change=change, ok=False, errors=[str(exc)])
         if change.enable:

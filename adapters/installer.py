@@ -61,11 +61,11 @@ from adapters.mcp_skills import (
     skill_path,
     uri_parts,
 )
+from adapters.skill_files import Skipped, collection, read_text
 from adapters.skill_folders import discover, load_skill_file
 from skills.errors import InstallRefusedError, SkillFileError, ToolServerError
 from skills.skillmd import Catalog, validate_text
 from skills.skillmd.depends import ARROW, find_cycle, missing_dependencies
-from skills.skillmd.files import Skipped, collection, read_text
 from skills.skillmd.limits import DEFAULT_LIMITS
 from skills.skillmd.manifest import SourceName
 from skills.spec.limits import MAX_INSTALL_BYTES, MAX_INSTALL_FILE_BYTES, MAX_INSTALL_FILES, describe

@@ -42,10 +42,10 @@ from urllib.parse import quote, unquote, urlsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 from adapters.folders import control_part
+from adapters.skill_files import read_text
 from adapters.skill_folders import executable_parts
 from skills.errors import FrontmatterError, SkillFileError, SkillsError
 from skills.skillmd import Catalog, SkillFile
-from skills.skillmd.files import read_text
 from skills.skillmd.limits import DEFAULT_LIMITS
 from skills.skillmd.parsing import parse_frontmatter
 from skills.skillmd.trust import TrustState, trust_state

@@ -35,9 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from adapters.folders import FolderRefused, Limits, copy_folder
+from adapters.skill_files import locate
 from skills.errors import ResourceError, SandboxUnavailableError, ScriptError, ScriptStartError
 from skills.run.scripts import TRUNCATED, ScriptLimits, ScriptResult, interpreter_for
-from skills.skillmd.scripts import DeclaredScript, locate
+from skills.skillmd.scripts import DeclaredScript
 from skills.spec.limits import MAX_INSTALL_FILES
 
 logger = logging.getLogger(__name__)

@@ -1,6 +1,7 @@
 """SKILL.md folders on disk: discovery across the three sources (project, user, bundled), finding one
-skill in the worker's folders, what it depends on and declares, the bytes that pin what it runs, and an
-AGENT.md, as the folders hold them now.
+skill in the worker's folders, what it depends on and declares, the bytes that pin what it runs, an
+AGENT.md, and a skill's body, files and problems when asked (``FOLDERS``, the ``SkillReader`` that
+``skills.skillmd`` is handed), as the folders hold them now.
 
 Every lookup reads the folders again: a fire, a script or a trust must act on the SKILL.md as it is,
 never on what a payload or an earlier read said (discovery parses again only the files whose stamp
@@ -13,9 +14,9 @@ import os
 from collections.abc import Collection, Mapping
 from pathlib import Path, PurePosixPath
 
+from adapters import skill_files
 from config.settings import Settings
 from skills.errors import AgentDefinitionError, SkillFileError
-from skills.skillmd import files
 from skills.skillmd.agents import AgentDefinition, check_agent_text
 from skills.skillmd.depends import missing_dependencies
 from skills.skillmd.depends import with_dependencies as dependency_order
@@ -23,11 +24,11 @@ from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile, SourceName
 from skills.skillmd.parsing import parse_frontmatter
 from skills.skillmd.problems import Problem
-from skills.skillmd.resources import read_body
+from skills.skillmd.resources import RESOURCE_FOLDERS, Resource, body_of
 from skills.skillmd.scripts import SCRIPTS_FOLDER
 from skills.skillmd.sources import SKIPPED, Catalog, Shadowed, check_depends
 from skills.skillmd.trust import ExecutableParts, pinned_parts
-from skills.skillmd.validation import check_frontmatter
+from skills.skillmd.validation import check_frontmatter, validate_file
 from skills.spec.mcpservers import McpServerConfig, ToolsetServer
 
 MAX_PINNED_FILES = 2000
@@ -48,15 +49,15 @@ def load_skill_file(
     """
     path = Path(path)
     try:
-        data, _ = parse_frontmatter(files.read_frontmatter_block(path, limits.max_frontmatter_bytes))
+        data, _ = parse_frontmatter(skill_files.read_frontmatter_block(path, limits.max_frontmatter_bytes))
         manifest, problems = check_frontmatter(data, dir_name=path.parent.name)
-        mtime = files.modified_at(path, stat)
+        mtime = skill_files.modified_at(path, stat)
     except SkillFileError as exc:
         return None, [Problem.warning(f"{SKIPPED}{exc}").at(path)]
     if manifest is None:
         reasons = "; ".join(p.message for p in problems if p.severity == "error")
         return None, [Problem.warning(f"{SKIPPED}{reasons}").at(path)]
-    skill = SkillFile(manifest=manifest, path=path, source=source, mtime=mtime, headings=files.read_headings(path))
+    skill = SkillFile(manifest=manifest, path=path, source=source, mtime=mtime, headings=skill_files.read_headings(path))
     return skill, [p.as_warning().at(path) for p in problems]
 
 
@@ -112,7 +113,7 @@ def discover(
 
 _Loaded = tuple[SkillFile | None, list[Problem]]
 _FOLDERS_KEPT = 32
-_SEEN: dict[tuple[Path, SourceName, Limits], dict[Path, tuple[files.FileStamp, _Loaded]]] = {}
+_SEEN: dict[tuple[Path, SourceName, Limits], dict[Path, tuple[skill_files.FileStamp, _Loaded]]] = {}
 """What each scanned folder held at its last scan: a SKILL.md whose stamp (modification time, size,
 inode) has not changed is not read again. Rebuilt at every scan, so it holds only the files now there;
 the ``_FOLDERS_KEPT`` folders scanned last are kept."""
@@ -129,11 +130,11 @@ def _scan(root: Path, source: SourceName, limits: Limits) -> tuple[list[SkillFil
     key = (root, source, limits)
     before, seen = _SEEN.get(key, {}), {}
     hidden: list[Path] = []
-    for skill_md, stat in files.skill_files(root, hidden=hidden):
+    for skill_md, stat in skill_files.skill_files(root, hidden=hidden):
         if stat is None:
             problems.append(Problem.warning(f"No SKILL.md found in {skill_md.parent.name}").at(skill_md.parent))
             continue
-        stamp = files.stamp(stat)
+        stamp = skill_files.stamp(stat)
         cached = before.get(skill_md)
         loaded = cached[1] if cached is not None and cached[0] == stamp else load_skill_file(
             skill_md, source, limits, stat)
@@ -143,7 +144,7 @@ def _scan(root: Path, source: SourceName, limits: Limits) -> tuple[list[SkillFil
         if skill is not None:
             skills.append(skill)
     problems += [Problem.warning(f"Left out {skipped.folder.name}: {skipped.why}; point a skills folder "
-                                 "setting at it to use them").at(skipped.folder) for skipped in files.hidden_collections(root, hidden)]
+                                 "setting at it to use them").at(skipped.folder) for skipped in skill_files.hidden_collections(root, hidden)]
     _SEEN.pop(key, None)
     _SEEN[key] = seen
     while len(_SEEN) > _FOLDERS_KEPT:
@@ -193,7 +194,8 @@ def declared_toolsets(settings: Settings) -> dict[str, dict[str, ToolsetServer]]
 def executable_parts(skill: SkillFile) -> ExecutableParts:
     """What ``skill`` runs and reaches, read from its folder now, and pinned (``skills.skillmd.trust``). Files
     elsewhere in the folder (``references/``, ``assets/``) are data and are not pinned."""
-    return pinned_parts(skill, lambda: pinned_files(skill.folder, skill.manifest.toolsets), lambda: read_body(skill))
+    return pinned_parts(skill, lambda: pinned_files(skill.folder, skill.manifest.toolsets),
+                        lambda: FOLDERS.read_body(skill))
 
 
 def pinned_files(folder: Path, toolsets: Mapping[str, McpServerConfig]) -> dict[str, bytes]:
@@ -261,7 +263,59 @@ def _read(path: Path, budget: list[int]) -> bytes:
 def load_agent(path: Path, known_skills: Collection[str], limits: Limits = DEFAULT_LIMITS) -> AgentDefinition:
     """An AGENT.md file, validated against the skills that exist; raises ``AgentDefinitionError``."""
     path = Path(path)
-    agent, problems = check_agent_text(files.read_text(path, limits.max_file_bytes), known_skills)
+    agent, problems = check_agent_text(skill_files.read_text(path, limits.max_file_bytes), known_skills)
     if agent is None:
         raise AgentDefinitionError([p.at(path) for p in problems])
     return agent.model_copy(update={"path": path})
+
+
+class SkillFolders:
+    """The :class:`~skills.skillmd.resources.SkillReader` of the worker: a skill's body, files and problems read
+    from its folder now, within the caps of ``Limits``. Nothing outside the folder can be reached."""
+
+    def read_body(self, skill: SkillFile, limits: Limits = DEFAULT_LIMITS) -> str:
+        return body_of(skill, skill_files.read_text(skill.path, limits.max_file_bytes), limits)
+
+    def list_resources(self, skill: SkillFile) -> list[Resource]:
+        return [
+            Resource(path=path, kind=kind, size=size)
+            for folder, kind in RESOURCE_FOLDERS.items()
+            for path, size in skill_files.files_under(skill.folder, folder)
+        ]
+
+    def read_resource(self, skill: SkillFile, relative_path: str, limits: Limits = DEFAULT_LIMITS) -> str:
+        """Raises ``ResourceError`` for a path that is absolute, contains ``..``, resolves outside the folder
+        (a symlink out) or names no file; ``TooLargeError`` over the cap."""
+        return skill_files.read_text(skill_files.resolve_inside(skill.folder, relative_path), limits.max_resource_bytes)
+
+    def problems(self, skill: SkillFile, limits: Limits = DEFAULT_LIMITS) -> list[Problem]:
+        return validate_path(skill.path, limits)
+
+
+FOLDERS = SkillFolders()
+
+
+def validate_path(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Problem]:
+    """Every problem in a skill folder or a SKILL.md file, each carrying the file's path."""
+    path = Path(path)
+    if not path.exists():
+        return [Problem.error(f"Path does not exist: {path}").at(path)]
+    if path.is_dir():
+        skill_md = path / "SKILL.md"
+        if not skill_md.is_file():
+            return [Problem.error("Missing required file: SKILL.md").at(path)]
+    elif path.name == "SKILL.md":
+        skill_md = path
+    else:
+        return [Problem.error(f"Not a SKILL.md file: {path}").at(path)]
+    try:
+        # The frontmatter's own limit first, read as discovery reads it: a file discovery skips for its
+        # size is not valid, whatever its fields say.
+        skill_files.read_frontmatter_block(skill_md, limits.max_frontmatter_bytes)
+        text = skill_files.read_text(skill_md, limits.max_file_bytes)
+    except SkillFileError as exc:
+        return [Problem.error(str(exc)).at(skill_md)]
+    # absolute(), not resolve(): the name to match is the folder's as the user sees it, even through a symlink.
+    dir_name = skill_md.absolute().parent.name
+    return [p.at(skill_md) for p in validate_file(text, dir_name, lambda script: skill_files.locate(skill_md.parent, script))]
+

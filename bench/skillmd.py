@@ -53,8 +53,8 @@ from pathlib import Path
 from typing import Any
 
 from adapters import skill_folders
-from adapters.skill_folders import discover
-from skills.skillmd import Catalog, SkillFile, SkillIndex, SkillManifest, disclose, validate_path
+from adapters.skill_folders import FOLDERS, discover, validate_path
+from skills.skillmd import Catalog, SkillFile, SkillIndex, SkillManifest, disclose
 from skills.skillmd.matching import unsure
 from skills.skillmd.patterns import MAX_MATCH_CHARS
 
@@ -210,7 +210,7 @@ def run(count: int, message_count: int, seed: int) -> dict[str, Any]:
         match = per_call(lambda m: index.match(m), sample, repeats=5)
         # A fresh catalog per disclosure would measure discovery again; its index is built once, like a server's.
         catalog_.index  # noqa: B018 - build the cached index before timing
-        prompt = per_call(lambda m: disclose(m, catalog_), sample, repeats=1)
+        prompt = per_call(lambda m: disclose(m, catalog_, FOLDERS), sample, repeats=1)
         validate_s, _ = timed(lambda: [validate_path(p) for p in sorted(root.iterdir())])
     worst = worst_case_match(count, rng)
     return {

@@ -33,7 +33,8 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from adapters.skill_folders import discover, executable_parts, load_skill_file
+from adapters.skill_files import collection
+from adapters.skill_folders import FOLDERS, discover, executable_parts, load_skill_file, validate_path
 from skills.display import shown
 from skills.skillmd import (
     Catalog,
@@ -43,12 +44,8 @@ from skills.skillmd import (
     dependency_problems,
     disclose,
     has_errors,
-    list_resources,
-    read_body,
-    validate_path,
     with_dependencies,
 )
-from skills.skillmd.files import collection
 from skills.skillmd.scripts import declared_scripts
 from skills.skillmd.trust import ExecutableParts, TrustState
 from starter import exit_process, print_failure
@@ -188,7 +185,7 @@ def match(message: str, limit: int) -> int:
 def prompt(message: str, limit: int) -> int:
     """The disclosure block an LLM would get for a message (the skills' instructions, at most --limit)."""
     catalog = _catalog()
-    disclosure = disclose(message, catalog, limit=limit)
+    disclosure = disclose(message, catalog, FOLDERS, limit=limit)
     if current().json:
         print_json(disclosure.model_dump(mode="json"))
         return 0
@@ -213,10 +210,10 @@ def show_skill(name: str) -> int:
     if skill is None:
         return _not_found(name, catalog)
     try:
-        body = read_body(skill)
+        body = FOLDERS.read_body(skill)
     except SkillFileError as exc:
         body = f"(body unavailable: {exc})"
-    resources = list_resources(skill)
+    resources = FOLDERS.list_resources(skill)
     shadowed = [s for s in catalog.shadowed if s.name == skill.name]
     problems = [p for p in catalog.problems if p.path == skill.path]
     brings = with_dependencies([skill.name], catalog)[1:]

@@ -47,24 +47,9 @@ IO_CALLS = frozenset({"open", "read_text", "read_bytes", "write_text", "write_by
                       "walk", "scandir", "listdir", "mkdir", "unlink", "touch", "samefile", "expanduser"})
 """Calls that reach the file system: a pure module works on the text and bytes handed to it."""
 
-_FILES = ("the reads of a skill's body and files on demand (resources, validation, scripts call them): they move "
-          "to adapters/skill_folders with their callers")
-_BODY = ("read_body and read_resource, which disclosure, the skill tool and registration call during a chat turn "
-         "(activities/chat.py): they move once those are handed a reader")
-IMPURE_ALLOWED: dict[str, dict[str, str]] = {
-    "skills.skillmd.files": dict.fromkeys(["call is_dir", "call is_file", "call iterdir", "call open", "call resolve",
-                                           "call scandir", "call stat", "call walk", "import os"], _FILES),
-    "skills.skillmd.validation": dict.fromkeys(
-        ["call exists", "call is_dir", "call is_file", "call read_text"],
-        "validate_path (`skills validate`, and the sync's strict check in skills.skillmd.sync.plan_sync) reads the "
-        "folder: it moves once plan_sync is handed the problems"),
-    "skills.skillmd.resources": {"call read_text": _BODY},
-    "skills.skillmd.scripts": {"call resolve": "locate, which validate_path and the sandbox call, checks that a "
-                                               "script's file is inside scripts/: it moves with validate_path"},
-    "skills.skillmd.sourcenames": {"call resolve": "BUNDLED_DIR, the engine's own bundled/ folder beside the package, "
-                                                   "found once at import: no skill is read"},
-}
-"""Module of ``skills/`` -> what it may still import or call of the above -> why."""
+IMPURE_ALLOWED: dict[str, dict[str, str]] = {}
+"""Module of ``skills/`` -> what it may still import or call of the above -> why: none (a skill's folder is read by
+``adapters/skill_folders``, and ``skills.skillmd`` is handed what was read or a ``SkillReader``)."""
 
 MAX_LINES_WITHOUT_ACTIVITY = 120
 

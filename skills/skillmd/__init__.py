@@ -2,9 +2,8 @@
 
 Parsing and validation, sources, lazy resources, trigger matching, progressive disclosure, the
 ``skill`` tool, agent definitions, and the registration request of file skills that carry a schedule.
-Finding and reading skill folders is ``adapters/skill_folders.py``'s; what here still reads a skill's
-body or files on demand is listed, with its reason, in ``tests/test_architecture.py``. No network, no
-database, no clock.
+Finding and reading skill folders is ``adapters/skill_folders.py``'s: what here needs a skill's body or
+files on demand is handed a ``SkillReader``. No file system, no network, no database, no clock.
 """
 
 from __future__ import annotations
@@ -39,7 +38,7 @@ if TYPE_CHECKING:
     from skills.skillmd.parsing import parse_frontmatter
     from skills.skillmd.problems import Problem, Severity, has_errors
     from skills.skillmd.registration import registration_request
-    from skills.skillmd.resources import Resource, list_resources, read_body, read_resource
+    from skills.skillmd.resources import Resource, SkillReader
     from skills.skillmd.sourcenames import BUNDLED_DIR, SourceName
     from skills.skillmd.sources import (
         Catalog,
@@ -48,7 +47,7 @@ if TYPE_CHECKING:
     )
     from skills.skillmd.tool import TOOL_NAME as SKILL_TOOL
     from skills.skillmd.tool import run_skill_tool, skill_file_tool, skill_tool_definition
-    from skills.skillmd.validation import check_frontmatter, validate_path, validate_text
+    from skills.skillmd.validation import check_frontmatter, validate_text
 
 _EXPORTS: dict[str, tuple[str, str]] = {
     "AgentDefinitionError": ("skills.errors", "AgentDefinitionError"),
@@ -82,9 +81,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "has_errors": ("skills.skillmd.problems", "has_errors"),
     "registration_request": ("skills.skillmd.registration", "registration_request"),
     "Resource": ("skills.skillmd.resources", "Resource"),
-    "list_resources": ("skills.skillmd.resources", "list_resources"),
-    "read_body": ("skills.skillmd.resources", "read_body"),
-    "read_resource": ("skills.skillmd.resources", "read_resource"),
+    "SkillReader": ("skills.skillmd.resources", "SkillReader"),
     "BUNDLED_DIR": ("skills.skillmd.sourcenames", "BUNDLED_DIR"),
     "Catalog": ("skills.skillmd.sources", "Catalog"),
     "Shadowed": ("skills.skillmd.sources", "Shadowed"),
@@ -94,7 +91,6 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "skill_file_tool": ("skills.skillmd.tool", "skill_file_tool"),
     "skill_tool_definition": ("skills.skillmd.tool", "skill_tool_definition"),
     "check_frontmatter": ("skills.skillmd.validation", "check_frontmatter"),
-    "validate_path": ("skills.skillmd.validation", "validate_path"),
     "validate_text": ("skills.skillmd.validation", "validate_text"),
 }
 
@@ -132,6 +128,7 @@ __all__ = [
     "SkillManifest",
     "SkillMatch",
     "SkillMetadata",
+    "SkillReader",
     "SourceName",
     "TooLargeError",
     "Triggers",
@@ -142,12 +139,9 @@ __all__ = [
     "disclose",
     "find_cycle",
     "has_errors",
-    "list_resources",
     "missing_dependencies",
     "parse_frontmatter",
     "project_skills_dir",
-    "read_body",
-    "read_resource",
     "registration_request",
     "render_available_skills",
     "render_instructions",
@@ -155,7 +149,6 @@ __all__ = [
     "run_skill_tool",
     "skill_file_tool",
     "skill_tool_definition",
-    "validate_path",
     "validate_text",
     "with_dependencies",
 ]

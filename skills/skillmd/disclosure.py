@@ -31,7 +31,7 @@ from skills.skillmd.depends import with_dependencies as dependency_order
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile
 from skills.skillmd.matching import DEFAULT_LIMIT, SkillMatch, unsure
-from skills.skillmd.resources import read_body
+from skills.skillmd.resources import SkillReader
 from skills.skillmd.sources import Catalog
 
 Tier = Literal[0, 1, 2, 3]
@@ -86,13 +86,14 @@ def asks_for_registry(message: str) -> bool:
 def disclose(
     message: str,
     catalog: Catalog,
+    reader: SkillReader,
     *,
     limit: int = DEFAULT_LIMIT,
     recent_use: Mapping[str, datetime] | None = None,
     limits: Limits = DEFAULT_LIMITS,
     registry_tokens: int = REGISTRY_TOKENS,
 ) -> Disclosure:
-    """The disclosure block for ``message``; bodies are read from their files now."""
+    """The disclosure block for ``message``; bodies are read by ``reader`` now."""
     if not catalog.skills:
         return Disclosure(tier=0, text="", matches=[], instructions=[], listed=[])
     matches = catalog.index.match(message, limit=limit, recent_use=recent_use)
@@ -111,7 +112,7 @@ def disclose(
     parts: list[str] = []
     tier: Tier = 1
     if instructions:
-        parts += [render_instructions(catalog.skills[name], limits) for name in instructions]
+        parts += [render_instructions(catalog.skills[name], reader, limits) for name in instructions]
         tier = 3
     if candidates:
         parts.append(offered)
@@ -191,10 +192,10 @@ def _entry(skill: SkillFile) -> str:
             f"<description>{xml_text(skill.manifest.brief)}</description>\n</skill>")
 
 
-def render_instructions(skill: SkillFile, limits: Limits = DEFAULT_LIMITS) -> str:
+def render_instructions(skill: SkillFile, reader: SkillReader, limits: Limits = DEFAULT_LIMITS) -> str:
     """A skill's full instructions in a tag named for it."""
     try:
-        body = read_body(skill, limits)
+        body = reader.read_body(skill, limits)
     except SkillFileError as exc:
         body = f"(instructions unavailable: {exc})"
     # Markdown stays as written (escaping would garble code samples); only a closing tag is

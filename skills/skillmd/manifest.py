@@ -206,7 +206,7 @@ class SkillFile(BaseModel):
     mtime: datetime
     """When the file was last written (UTC), so a sync can tell a newer file."""
     headings: tuple[str, ...] = ()
-    """The body's headings, read with the frontmatter (``files.read_headings``): matching weighs
+    """The body's headings, read with the frontmatter (``adapters.skill_files.read_headings``): matching weighs
     their words, and the body itself stays unread until it is disclosed."""
 
     @property

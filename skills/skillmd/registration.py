@@ -11,7 +11,7 @@ from typing import Any
 
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile
-from skills.skillmd.resources import read_body
+from skills.skillmd.resources import SkillReader
 from skills.spec.models import DEFAULT_MAX_STEPS, SHAPE_FIELDS
 
 FILE_FIELDS = (*SHAPE_FIELDS, "skip_holidays", "business_days_only", "approval_required_tools",
@@ -19,7 +19,7 @@ FILE_FIELDS = (*SHAPE_FIELDS, "skip_holidays", "business_days_only", "approval_r
 """Fields a scheduled SKILL.md gives in its ``metadata`` beside ``trigger_config``, passed on as written."""
 
 
-def registration_request(skill: SkillFile, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any] | None:
+def registration_request(skill: SkillFile, reader: SkillReader, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any] | None:
     """What a registration call would send for this file, or ``None`` if it has no ``trigger_config``.
 
     ``trigger_config`` is passed on as written (the registration normalizer turns
@@ -33,7 +33,7 @@ def registration_request(skill: SkillFile, limits: Limits = DEFAULT_LIMITS) -> d
     request: dict[str, Any] = {
         "name": skill.name,
         "description": skill.manifest.description,
-        "instructions": read_body(skill, limits),
+        "instructions": reader.read_body(skill, limits),
         "trigger_type": "event" if "event" in metadata.trigger_config else "cron",
         "trigger_config": dict(metadata.trigger_config),
         "required_tools": list(metadata.required_tools),

@@ -6,19 +6,18 @@ are the same script), as a string or as ``{path: ..., description: ...}``. A scr
 name is its path inside ``scripts/`` (``fetch.py``, ``tools/report.sh``): what a
 ``run_script`` call and a plan step give.
 
-The checks here are on the text; :func:`locate` also checks the file: it exists, it is a
-regular file, and it resolves inside ``scripts/`` (a symlink out is refused).
+The checks here are on the text; ``adapters.skill_files.locate`` checks the file: it exists, it is
+a regular file, and it resolves inside ``scripts/`` (a symlink out is refused).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
 from skills.errors import ResourceError
-from skills.skillmd import files
 
 SCRIPTS_FOLDER = "scripts"
 
@@ -80,21 +79,14 @@ def declared_scripts(entries: list[Any]) -> tuple[list[DeclaredScript], list[tup
     return scripts, problems
 
 
-def locate(folder: Path, script: DeclaredScript) -> Path:
-    """The script's file in ``folder``; ``ResourceError`` if it is missing, not a file, or leaves ``scripts/``."""
-    target = files.resolve_inside(folder, script.relative_path)
-    if not target.is_relative_to((folder / SCRIPTS_FOLDER).resolve()):
-        raise ResourceError(f"script '{script.name}' resolves outside the scripts folder (to {target})")
-    return target
-
-
-def file_problems(folder: Path, entries: list[Any]) -> list[tuple[str, str]]:
-    """``(field, reason)`` for every declared script that is not a usable file of ``folder``."""
+def file_problems(entries: list[Any], locate: Callable[[DeclaredScript], object]) -> list[tuple[str, str]]:
+    """``(field, reason)`` for every declared script that is not a usable file of the skill's folder:
+    ``locate`` finds one (``adapters.skill_files.locate``) or raises ``ResourceError`` saying why not."""
     scripts, problems = declared_scripts(entries)
     index = {s.name: i for i, s in enumerate(scripts)}
     for script in scripts:
         try:
-            locate(folder, script)
+            locate(script)
         except ResourceError as e:
             where = _field_of(entries, script.name) or f"scripts.{index[script.name]}"
             problems.append((where, f"script '{script.name}': {_missing(e, script)}"))

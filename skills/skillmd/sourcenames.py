@@ -10,5 +10,6 @@ from typing import Literal
 
 SourceName = Literal["project", "user", "bundled"]
 
-BUNDLED_DIR = Path(__file__).resolve().parent.parent / "bundled"
-"""The skills shipped with the engine (``skills/bundled/``)."""
+BUNDLED_DIR = Path(__file__).parent.parent / "bundled"
+"""The skills shipped with the engine (``skills/bundled/``): a path worked out from the module's own, no file
+read (the settings make it absolute where they use it)."""

@@ -4,8 +4,8 @@
 the stored skills of the files agent and returns the changes: create (no stored
 skill of that name), update (file newer than the stored skill, or saying something
 else), disable (file removed, ``default_enabled: false``, or no ``trigger_config``
-any more). It is pure apart from reading the files, so the activity that calls it
-supplies the clock, the store's rows and the live tool catalog.
+any more). The activity that calls it supplies the clock, the store's rows, the live tool
+catalog and the reader of the files.
 
 The messages of the ``SyncSkillFiles`` workflow live here too, so the client can
 start it without importing the worker's dependencies. They carry names, paths and
@@ -29,9 +29,9 @@ from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile, SkillManifest, SourceName
 from skills.skillmd.problems import Problem
 from skills.skillmd.registration import registration_request
+from skills.skillmd.resources import SkillReader
 from skills.skillmd.sources import Catalog, is_skipped
 from skills.skillmd.trust import untrusted_reason
-from skills.skillmd.validation import validate_path
 from skills.spec.models import Skill, SkillSpec
 from skills.spec.normalize import NormalizeContext, normalize
 
@@ -125,14 +125,14 @@ class SyncResult(BaseModel):
         {"create": self.created, "update": self.updated, "disable": self.disabled}[done.change.action].append(done)
 
 
-def file_request(skill: SkillFile, agent_id: str, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
+def file_request(skill: SkillFile, agent_id: str, reader: SkillReader, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
     """The registration input of a scheduled file skill, every field the file decides spelled out.
 
     Every field is explicit (``execution_plan: None`` when the file has none) because an
     update merges over the stored skill: a field left out would keep its old value.
     JSON types only (a YAML date becomes its ISO text), as the data crosses Temporal.
     """
-    request = registration_request(skill, limits)
+    request = registration_request(skill, reader, limits)
     if request is None:
         raise SkillFileError(f"{skill.path}: metadata has no trigger_config")
     for key in _FILE_ONLY_KEYS:
@@ -144,8 +144,8 @@ def file_request(skill: SkillFile, agent_id: str, limits: Limits = DEFAULT_LIMIT
 
 
 def plan_sync(
-    catalog: Catalog, stored: Iterable[Skill], context: NormalizeContext, limits: Limits = DEFAULT_LIMITS,
-    untrusted: Mapping[str, str] | None = None,
+    catalog: Catalog, stored: Iterable[Skill], context: NormalizeContext, reader: SkillReader,
+    limits: Limits = DEFAULT_LIMITS, untrusted: Mapping[str, str] | None = None,
 ) -> SyncPlan:
     """The changes that bring the files agent's stored skills in line with the files.
 
@@ -154,7 +154,8 @@ def plan_sync(
     catalog), so a file the registration would refuse is refused here, before any
     workflow starts. ``untrusted``: the scheduled files whose reach their owner has not
     trusted as they are now, name -> the paused reason (``TrustState.paused_reason``): such
-    a skill is stored paused, and a stored one that fires is paused.
+    a skill is stored paused, and a stored one that fires is paused. ``reader`` reads each scheduled
+    file's body and problems now.
     """
     agent = context.default_agent_id
     stored_by_name = {skill.name: skill for skill in stored}
@@ -167,7 +168,7 @@ def plan_sync(
         if skill.manifest.metadata.trigger_config is None and not _schedule_dropped(skill, catalog.problems):
             continue
         handled.add(skill.name)
-        refused, change = _plan_file(skill, stored_by_name.get(skill.name), context, agent, limits,
+        refused, change = _plan_file(skill, stored_by_name.get(skill.name), context, agent, reader, limits,
                                      (untrusted or {}).get(skill.name))
         if refused is not None:
             plan.refused.append(refused)
@@ -190,17 +191,18 @@ def _plan_file(
     stored: Skill | None,
     context: NormalizeContext,
     agent: str,
+    reader: SkillReader,
     limits: Limits,
     hold: str | None = None,
 ) -> tuple[RefusedFile | None, FileChange | None]:
     """A refusal, a change, or neither (the stored skill already says what the file says)."""
     path = str(skill.path)
-    errors = _spec_errors(skill, limits)
+    errors = _spec_errors(skill, reader, limits)
     if errors:
         # A scheduled skill runs unattended: it must pass the specification, not only lenient loading.
         return RefusedFile(name=skill.name, path=path, errors=errors), None
     try:
-        request = file_request(skill, agent, limits)
+        request = file_request(skill, agent, reader, limits)
     except SkillFileError as exc:
         return RefusedFile(name=skill.name, path=path, errors=[str(exc)]), None
 
@@ -316,8 +318,8 @@ def _schedule_dropped(skill: SkillFile, problems: list[Problem]) -> bool:
     )
 
 
-def _spec_errors(skill: SkillFile, limits: Limits) -> list[str]:
-    return [p.message for p in validate_path(skill.path, limits) if p.severity == "error"]
+def _spec_errors(skill: SkillFile, reader: SkillReader, limits: Limits) -> list[str]:
+    return [p.message for p in reader.problems(skill, limits) if p.severity == "error"]
 
 
 def _shadow_note(name: str, path: Any, source: str, winner_path: Any, winner_source: str) -> str:

@@ -17,7 +17,7 @@ from skills.errors import SkillFileError
 from skills.skillmd.disclosure import render_instructions, with_dependencies, xml_attribute, xml_text
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile
-from skills.skillmd.resources import list_resources, read_body, read_resource
+from skills.skillmd.resources import SkillReader
 from skills.skillmd.sources import Catalog
 
 TOOL_NAME = "skill"
@@ -76,7 +76,8 @@ def skill_tool_definition(skills: Iterable[SkillFile]) -> dict[str, Any] | None:
 
 
 def run_skill_tool(
-    catalog: Catalog, skill_name: str, limits: Limits = DEFAULT_LIMITS, *, loaded: Collection[str] = (),
+    catalog: Catalog, skill_name: str, reader: SkillReader, limits: Limits = DEFAULT_LIMITS, *,
+    loaded: Collection[str] = (),
     file: str | None = None,
 ) -> str:
     """The tool's result: the skill's body (or its ``file``), or an error text that helps the LLM pick again.
@@ -91,21 +92,21 @@ def run_skill_tool(
     if file:
         # Only the files progressive disclosure offers (references/, assets/...): not SKILL.md's
         # neighbours such as scripts or an installer's record, whatever path is asked for.
-        known = [resource.path for resource in list_resources(skill)]
+        known = [resource.path for resource in reader.list_resources(skill)]
         listed = ", ".join(known[:_NAMES_IN_ERROR]) or "none"
         path = file.strip().removeprefix("./")
         if path not in known:
             return f"Error: skill '{skill_name}' has no file '{file}'. Its files: {listed}."
         try:
-            return read_resource(skill, path, limits)
+            return reader.read_resource(skill, path, limits)
         except SkillFileError as exc:
             return f"Error reading '{file}' of skill '{skill_name}': {exc}. Its files: {listed}."
     try:
-        body = read_body(skill, limits)
+        body = reader.read_body(skill, limits)
     except SkillFileError as exc:
         return f"Error loading skill '{skill_name}': {exc}"
     dependencies = with_dependencies([skill_name], catalog, exclude=[n for n in loaded if n != skill_name])[1:]
-    return "\n\n".join([body, *(render_instructions(catalog.skills[name], limits) for name in dependencies)])
+    return "\n\n".join([body, *(render_instructions(catalog.skills[name], reader, limits) for name in dependencies)])
 
 
 def _not_found(skill_name: str, names: list[str]) -> str:

@@ -9,20 +9,17 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Mapping
-from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
-from skills.errors import FrontmatterError, SkillFileError
-from skills.skillmd import files
-from skills.skillmd.limits import DEFAULT_LIMITS, Limits
+from skills.errors import FrontmatterError
 from skills.skillmd.manifest import SkillManifest
 from skills.skillmd.parsing import parse_frontmatter
 from skills.skillmd.problems import Problem
 from skills.skillmd.registration import FILE_FIELDS
-from skills.skillmd.scripts import declared_scripts
+from skills.skillmd.scripts import DeclaredScript, declared_scripts
 from skills.skillmd.scripts import file_problems as script_file_problems
 from skills.spec.fields import Problems, integer, number
 from skills.spec.limits import IN_HOURS, IN_MINUTES, INTERVAL_MINUTES
@@ -80,35 +77,16 @@ def validate_text(text: str, dir_name: str | None = None) -> list[Problem]:
     return [*problems, *_check_body(body)]
 
 
-def validate_path(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Problem]:
-    """Every problem in a skill folder or a SKILL.md file, each carrying the file's path."""
-    path = Path(path)
-    if not path.exists():
-        return [Problem.error(f"Path does not exist: {path}").at(path)]
-    if path.is_dir():
-        skill_md = path / "SKILL.md"
-        if not skill_md.is_file():
-            return [Problem.error("Missing required file: SKILL.md").at(path)]
-    elif path.name == "SKILL.md":
-        skill_md = path
-    else:
-        return [Problem.error(f"Not a SKILL.md file: {path}").at(path)]
-    try:
-        # The frontmatter's own limit first, read as discovery reads it: a file discovery skips for its
-        # size is not valid, whatever its fields say.
-        files.read_frontmatter_block(skill_md, limits.max_frontmatter_bytes)
-        text = files.read_text(skill_md, limits.max_file_bytes)
-    except SkillFileError as exc:
-        return [Problem.error(str(exc)).at(skill_md)]
-    # absolute(), not resolve(): the name to match is the folder's as the user sees it, even through a symlink.
-    dir_name = skill_md.absolute().parent.name
+def validate_file(text: str, dir_name: str, locate: Callable[[DeclaredScript], object]) -> list[Problem]:
+    """Every problem in a SKILL.md's text and in the scripts it declares: ``locate`` finds a declared
+    script's file in the folder or raises ``ResourceError`` (``adapters.skill_folders.validate_path``
+    reads the folder and gives the problems their file's path)."""
     problems = validate_text(text, dir_name)
     try:
         data, _ = parse_frontmatter(text)
     except FrontmatterError:
         data = {}
-    problems += _check_script_files(data, skill_md.parent)
-    return [p.at(skill_md) for p in problems]
+    return problems + _check_script_files(data, locate)
 
 
 def _check_fields(data: Mapping[str, Any]) -> list[Problem]:
@@ -263,7 +241,7 @@ def _check_scripts(data: Mapping[str, Any]) -> list[Problem]:
     return [Problem.error(f"Field '{where}': {reason}", where) for where, reason in problems]
 
 
-def _check_script_files(data: Mapping[str, Any], folder: Path) -> list[Problem]:
+def _check_script_files(data: Mapping[str, Any], locate: Callable[[DeclaredScript], object]) -> list[Problem]:
     """Each declared script exists in the skill's ``scripts/`` folder (a symlink out of it is refused)."""
     scripts = data.get("scripts")
     if not isinstance(scripts, list):
@@ -271,7 +249,7 @@ def _check_script_files(data: Mapping[str, Any], folder: Path) -> list[Problem]:
     _, text_problems = declared_scripts(scripts)
     reported = {where for where, _ in text_problems}
     return [Problem.error(f"Field '{where}': {reason}", where)
-            for where, reason in script_file_problems(folder, scripts) if where not in reported]
+            for where, reason in script_file_problems(scripts, locate) if where not in reported]
 
 
 def _check_body(body: str) -> list[Problem]:

@@ -17,11 +17,10 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.skill_folders import discover
+from adapters.skill_folders import FOLDERS, discover, validate_path
 from skills.errors import SkillValidationError
 from skills.skillmd.matching import SkillIndex
 from skills.skillmd.registration import FILE_FIELDS, registration_request
-from skills.skillmd.validation import validate_path
 from skills.spec.normalize import NormalizeContext, normalize
 from tests.fuzz import EXAMPLES, fuzz_settings
 from tests.fuzz.corpus import FRONTMATTERS, SCHEDULED_FILES
@@ -115,7 +114,7 @@ def check_scheduled_file(trigger: dict[str, Any], fields: dict[str, Any]) -> Non
         errors = [p for p in validate_path(folder) if p.severity == "error"]
         said = {p.field: p.message for p in errors if p.field}
         skill = discover(user=Path(place)).skills.get("fuzzed")
-        request = registration_request(skill) if skill is not None else None
+        request = registration_request(skill, FOLDERS) if skill is not None else None
     if request is None:  # not loaded, or its trigger_config dropped: validate has said why
         assert errors
         return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from adapters.skill_folders import discover
+from adapters.skill_folders import FOLDERS, discover
 from skills.skillmd import dependency_problems, disclose, find_cycle, run_skill_tool, with_dependencies
 
 
@@ -17,7 +17,7 @@ def test_a_diamond_brings_each_dependency_once(tmp_path: Path, write_skill) -> N
     catalog = discover(user=tmp_path)
 
     assert with_dependencies(["report"], catalog) == ["report", "tables", "style", "charts"]
-    disclosure = disclose("the weekly report please", catalog)
+    disclosure = disclose("the weekly report please", catalog, FOLDERS)
     assert disclosure.tier == 3
     assert disclosure.instructions == ["report", "tables", "style", "charts"]
     assert disclosure.text.count("House style.") == 1
@@ -35,7 +35,7 @@ def test_the_skill_tool_brings_the_dependencies_bodies_but_not_their_resources(
     palette.write_text("PALETTE-CONTENT")
     catalog = discover(user=tmp_path)
 
-    result = run_skill_tool(catalog, "report")
+    result = run_skill_tool(catalog, "report", FOLDERS)
 
     assert result.startswith("Write the report.\n\n<skill_instructions name=\"tables\">\nTables like this.")
     assert [line for line in result.splitlines() if line.startswith("<skill_instructions")] == [
@@ -45,10 +45,10 @@ def test_the_skill_tool_brings_the_dependencies_bodies_but_not_their_resources(
     assert result.count("House style.") == 1
     assert "PALETTE-CONTENT" not in result  # resources stay on disk until asked for
     # Skills already given in the conversation are not given again.
-    again = run_skill_tool(catalog, "report", loaded=["tables", "style"])
+    again = run_skill_tool(catalog, "report", FOLDERS, loaded=["tables", "style"])
     assert "Tables like this." not in again and "House style." not in again and "Charts: see" in again
     # A skill without dependencies is its body alone, as before.
-    assert run_skill_tool(catalog, "style") == "House style."
+    assert run_skill_tool(catalog, "style", FOLDERS) == "House style."
 
 
 def test_a_cycle_is_printed_and_a_missing_dependency_named() -> None:
@@ -76,7 +76,7 @@ def test_discovery_warns_about_a_cycle_and_still_loads_each_skill_once(tmp_path:
         "Skill dependencies form a cycle: second → first → second",
     ]
     assert all(p.severity == "warning" for p in catalog.problems)
-    assert disclose("go", catalog).instructions == ["first", "second"]
+    assert disclose("go", catalog, FOLDERS).instructions == ["first", "second"]
 
 
 def test_a_long_chain_does_not_exhaust_the_recursion_limit() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from adapters.skill_folders import discover
+from adapters.skill_folders import FOLDERS, discover
 from skills.skillmd import registration_request
 from skills.spec.models import DEFAULT_MAX_STEPS
 
@@ -23,7 +23,7 @@ def test_a_skill_with_trigger_config_gives_a_registration_request(tmp_path: Path
     )
     skill = discover(bundled=tmp_path).skills["news-digest"]
 
-    assert registration_request(skill) == {
+    assert registration_request(skill, FOLDERS) == {
         "name": "news-digest",
         "description": "Summarises AI news every three hours.",
         "instructions": "Search the news, then send a summary.",
@@ -40,7 +40,7 @@ def test_a_skill_with_trigger_config_gives_a_registration_request(tmp_path: Path
 def test_the_trigger_config_is_kept_as_written(tmp_path: Path, write_skill) -> None:
     write_skill(tmp_path, "nudge", metadata={"trigger_config": {"in_minutes": 5}})
 
-    request = registration_request(discover(user=tmp_path).skills["nudge"])
+    request = registration_request(discover(user=tmp_path).skills["nudge"], FOLDERS)
 
     assert request is not None
     assert request["trigger_config"] == {"in_minutes": 5}
@@ -51,12 +51,12 @@ def test_the_trigger_config_is_kept_as_written(tmp_path: Path, write_skill) -> N
 def test_no_request_without_trigger_config(tmp_path: Path, write_skill) -> None:
     write_skill(tmp_path, "playbook", metadata={"keywords": ["remind me"]})
 
-    assert registration_request(discover(user=tmp_path).skills["playbook"]) is None
+    assert registration_request(discover(user=tmp_path).skills["playbook"], FOLDERS) is None
 
 
 def test_a_skill_file_subscribes_with_an_event_trigger(tmp_path: Path, write_skill) -> None:
     write_skill(tmp_path, "mail-watch", metadata={"trigger_config": {"event": "mail.in"}})
-    request = registration_request(discover(user=tmp_path).skills["mail-watch"])
+    request = registration_request(discover(user=tmp_path).skills["mail-watch"], FOLDERS)
     assert request is not None and request["trigger_type"] == "event"
     assert request["trigger_config"] == {"event": "mail.in"}
 
@@ -68,7 +68,7 @@ def test_the_schedule_shape_in_metadata_is_passed_on_as_written(tmp_path: Path, 
                                               "required_tools": ["outbox_send_message"],
                                               "approval_required_tools": ["outbox_send_message"]})
 
-    request = registration_request(discover(user=tmp_path).skills["hourly"])
+    request = registration_request(discover(user=tmp_path).skills["hourly"], FOLDERS)
 
     assert request is not None and "other" not in request
     assert (request["jitter_seconds"], request["timeout_minutes"], request["overlap"]) == (120, 5, "buffer_one")

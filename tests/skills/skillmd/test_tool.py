@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from adapters.skill_folders import discover
-from skills.skillmd import Catalog, run_skill_tool, skill_file_tool, skill_tool_definition
+from adapters.skill_folders import FOLDERS, discover
+from skills.skillmd import (
+    DEFAULT_LIMITS,
+    Catalog,
+    Limits,
+    Problem,
+    Resource,
+    SkillFile,
+    SkillManifest,
+    TooLargeError,
+    run_skill_tool,
+    skill_file_tool,
+    skill_tool_definition,
+)
 
 
 @pytest.fixture
@@ -52,20 +65,20 @@ def test_no_tool_without_skills() -> None:
 
 
 def test_running_it_returns_the_body(catalog: Catalog) -> None:
-    assert run_skill_tool(catalog, "debugging") == "Reproduce first."
+    assert run_skill_tool(catalog, "debugging", FOLDERS) == "Reproduce first."
 
 
 def test_an_unknown_name_is_a_helpful_error_not_an_exception(catalog: Catalog) -> None:
-    assert run_skill_tool(catalog, "debuging") == (
+    assert run_skill_tool(catalog, "debuging", FOLDERS) == (
         "Error: Skill 'debuging' not found. Did you mean 'debugging'? Available skills: brainstorming, debugging."
     )
-    assert run_skill_tool(discover(), "x") == "Error: Skill 'x' not found. No skills are available."
+    assert run_skill_tool(discover(), "x", FOLDERS) == "Error: Skill 'x' not found. No skills are available."
 
 
 def test_a_file_gone_since_discovery_is_an_error_text(catalog: Catalog) -> None:
     catalog.skills["debugging"].path.unlink()
 
-    assert run_skill_tool(catalog, "debugging").startswith("Error loading skill 'debugging': ")
+    assert run_skill_tool(catalog, "debugging", FOLDERS).startswith("Error loading skill 'debugging': ")
 
 
 def test_a_file_of_the_skill_is_read_and_nothing_beside_it(catalog: Catalog, tmp_path: Path) -> None:
@@ -76,11 +89,11 @@ def test_a_file_of_the_skill_is_read_and_nothing_beside_it(catalog: Catalog, tmp
     (tmp_path / "outside.md").write_text("not the skill's")
     (folder / "references" / "out.md").symlink_to(tmp_path / "outside.md")
 
-    assert run_skill_tool(catalog, "debugging", file="references/steps.md") == "Bisect."
-    assert run_skill_tool(catalog, "debugging", file="./references/steps.md") == "Bisect."
+    assert run_skill_tool(catalog, "debugging", FOLDERS, file="references/steps.md") == "Bisect."
+    assert run_skill_tool(catalog, "debugging", FOLDERS, file="./references/steps.md") == "Bisect."
     for path in ("../outside.md", "references/../../outside.md", "/etc/passwd", ".skills-install.json",
                  "SKILL.md", "references/out.md"):
-        answer = run_skill_tool(catalog, "debugging", file=path)
+        answer = run_skill_tool(catalog, "debugging", FOLDERS, file=path)
         assert answer == (f"Error: skill 'debugging' has no file '{path}'. Its files: references/steps.md."), path
 
 
@@ -90,3 +103,43 @@ def test_the_chat_form_is_short_and_names_the_skills() -> None:
     parameters = tool["function"]["parameters"]
     assert parameters["properties"]["skill_name"]["enum"] == ["brainstorming", "debugging"]
     assert parameters["required"] == ["skill_name"] and "file" in parameters["properties"]
+
+
+class InMemory:
+    """A :class:`~skills.skillmd.SkillReader` over files held in memory: the tool needs no folder."""
+
+    def __init__(self, files: dict[str, dict[str, str]]) -> None:
+        self.files = files
+
+    def read_body(self, skill: SkillFile, limits: Limits = DEFAULT_LIMITS) -> str:
+        return self.files[skill.name]["SKILL.md"]
+
+    def list_resources(self, skill: SkillFile) -> list[Resource]:
+        return [Resource(path=path, kind="references", size=len(text))
+                for path, text in self.files[skill.name].items() if path != "SKILL.md"]
+
+    def read_resource(self, skill: SkillFile, relative_path: str, limits: Limits = DEFAULT_LIMITS) -> str:
+        if len(self.files[skill.name][relative_path]) > limits.max_resource_bytes:
+            raise TooLargeError(f"{relative_path} is over the cap")
+        return self.files[skill.name][relative_path]
+
+    def problems(self, skill: SkillFile, limits: Limits = DEFAULT_LIMITS) -> list[Problem]:
+        return []
+
+
+def test_the_tool_reads_through_the_reader_it_is_handed() -> None:
+    skills = {name: SkillFile(manifest=SkillManifest(name=name, description=f"The {name} skill.", depends=depends),
+                              path=Path(f"/nowhere/{name}/SKILL.md"), source="user", mtime=datetime.now(UTC))
+              for name, depends in [("report", ["style"]), ("style", [])]}
+    reader = InMemory({"report": {"SKILL.md": "Write the report.", "references/big.md": "b" * 100},
+                       "style": {"SKILL.md": "House style."}})
+    catalog = Catalog(skills=skills)
+
+    assert run_skill_tool(catalog, "report", reader) == (
+        'Write the report.\n\n<skill_instructions name="style">\nHouse style.\n</skill_instructions>')
+    assert run_skill_tool(catalog, "report", reader, file="references/big.md") == "b" * 100
+    assert run_skill_tool(catalog, "report", reader, Limits(max_resource_bytes=10), file="references/big.md") == (
+        "Error reading 'references/big.md' of skill 'report': references/big.md is over the cap. "
+        "Its files: references/big.md.")
+    assert run_skill_tool(catalog, "report", reader, file="SKILL.md").startswith(
+        "Error: skill 'report' has no file 'SKILL.md'.")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.skill_folders import discover
+from adapters.skill_folders import discover, validate_path
 from skills.skillmd import (
     FrontmatterError,
     Problem,
@@ -14,7 +14,6 @@ from skills.skillmd import (
     check_frontmatter,
     has_errors,
     parse_frontmatter,
-    validate_path,
     validate_text,
 )
 

@@ -7,16 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from adapters.skill_folders import discover
+from adapters.skill_folders import FOLDERS, discover
 from skills.skillmd import (
     Limits,
     Resource,
     ResourceError,
     SkillFile,
     TooLargeError,
-    list_resources,
-    read_body,
-    read_resource,
 )
 
 
@@ -39,11 +36,11 @@ def skill(tmp_path: Path, write_skill) -> SkillFile:
 
 
 def test_the_body_is_read_when_asked(skill: SkillFile) -> None:
-    assert read_body(skill) == "# Forms\n\nSee references/guide.md."
+    assert FOLDERS.read_body(skill) == "# Forms\n\nSee references/guide.md."
 
 
 def test_resources_are_listed_without_being_read(skill: SkillFile) -> None:
-    assert list_resources(skill) == [
+    assert FOLDERS.list_resources(skill) == [
         Resource(path="references/guide.md", kind="references", size=10),
         Resource(path="references/deep/more.md", kind="references", size=5),
         Resource(path="reference/old.md", kind="references", size=11),
@@ -53,8 +50,8 @@ def test_resources_are_listed_without_being_read(skill: SkillFile) -> None:
 
 
 def test_a_resource_is_read_by_its_relative_path(skill: SkillFile) -> None:
-    assert read_resource(skill, "references/guide.md") == "The guide."
-    assert read_resource(skill, "FORMS.md") == "At the root."
+    assert FOLDERS.read_resource(skill, "references/guide.md") == "The guide."
+    assert FOLDERS.read_resource(skill, "FORMS.md") == "At the root."
 
 
 @pytest.mark.parametrize(
@@ -72,7 +69,7 @@ def test_a_resource_is_read_by_its_relative_path(skill: SkillFile) -> None:
 )
 def test_paths_that_could_leave_the_folder_are_refused(skill: SkillFile, relative: str, message: str) -> None:
     with pytest.raises(ResourceError, match=message):
-        read_resource(skill, relative)
+        FOLDERS.read_resource(skill, relative)
 
 
 def test_a_symlink_out_of_the_folder_is_refused_and_not_listed(skill: SkillFile, tmp_path: Path) -> None:
@@ -82,15 +79,15 @@ def test_a_symlink_out_of_the_folder_is_refused_and_not_listed(skill: SkillFile,
     os.symlink(skill.folder / "FORMS.md", skill.folder / "references" / "inside.md")
 
     with pytest.raises(ResourceError, match="resolves outside the skill folder"):
-        read_resource(skill, "references/leak.md")
+        FOLDERS.read_resource(skill, "references/leak.md")
     with pytest.raises(ResourceError, match="resolves outside the skill folder"):
-        read_resource(skill, "assets/everything/secret.txt")
-    listed = [r.path for r in list_resources(skill)]
+        FOLDERS.read_resource(skill, "assets/everything/secret.txt")
+    listed = [r.path for r in FOLDERS.list_resources(skill)]
     assert "references/leak.md" not in listed
     assert not any(p.startswith("assets/everything") for p in listed)
     # A symlink that stays inside is fine.
     assert "references/inside.md" in listed
-    assert read_resource(skill, "references/inside.md") == "At the root."
+    assert FOLDERS.read_resource(skill, "references/inside.md") == "At the root."
 
 
 def test_a_symlinked_resource_folder_pointing_out_is_not_listed(tmp_path: Path, write_skill) -> None:
@@ -102,15 +99,15 @@ def test_a_symlinked_resource_folder_pointing_out_is_not_listed(tmp_path: Path, 
 
     skill = discover(user=tmp_path / "skills").skills["linked"]
 
-    assert list_resources(skill) == []
+    assert FOLDERS.list_resources(skill) == []
 
 
 def test_resource_size_is_capped(skill: SkillFile) -> None:
     (skill.folder / "assets" / "big.txt").write_text("x" * 300 * 1024)
 
     with pytest.raises(TooLargeError, match="the limit is 262144 bytes"):
-        read_resource(skill, "assets/big.txt")
-    assert len(read_resource(skill, "assets/big.txt", Limits(max_resource_bytes=400 * 1024))) == 300 * 1024
+        FOLDERS.read_resource(skill, "assets/big.txt")
+    assert len(FOLDERS.read_resource(skill, "assets/big.txt", Limits(max_resource_bytes=400 * 1024))) == 300 * 1024
 
 
 def test_body_size_is_capped(tmp_path: Path, write_skill) -> None:
@@ -118,13 +115,13 @@ def test_body_size_is_capped(tmp_path: Path, write_skill) -> None:
     skill = discover(user=tmp_path).skills["wordy"]
 
     with pytest.raises(TooLargeError, match="body is 2000 bytes; the limit is 1000 bytes"):
-        read_body(skill, Limits(max_body_bytes=1000))
+        FOLDERS.read_body(skill, Limits(max_body_bytes=1000))
     with pytest.raises(TooLargeError, match="the limit is"):
-        read_body(skill, Limits(max_body_bytes=100, max_frontmatter_bytes=100))
+        FOLDERS.read_body(skill, Limits(max_body_bytes=100, max_frontmatter_bytes=100))
 
 
 def test_a_binary_resource_is_refused_as_text(skill: SkillFile) -> None:
     (skill.folder / "assets" / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\xff\xff")
 
     with pytest.raises(Exception, match="not UTF-8 text"):
-        read_resource(skill, "assets/logo.png")
+        FOLDERS.read_resource(skill, "assets/logo.png")

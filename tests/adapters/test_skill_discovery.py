@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from adapters.skill_folders import discover, load_skill_file
-from skills.skillmd import Limits, Shadowed, project_skills_dir, read_body
+from adapters.skill_folders import FOLDERS, discover, load_skill_file
+from skills.skillmd import Limits, Shadowed, project_skills_dir
 
 
 def test_a_broken_file_is_skipped_with_a_warning_and_the_others_load(tmp_path: Path, write_skill) -> None:
@@ -165,7 +165,7 @@ def test_discovery_reads_the_frontmatter_only(tmp_path: Path, write_skill) -> No
     assert "body" not in skill.model_dump()
     assert skill.mtime.tzinfo is not None
     try:
-        read_body(skill)
+        FOLDERS.read_body(skill)
     except Exception as exc:  # the body is read, and fails, only when asked for
         assert "not UTF-8 text" in str(exc)
     else:

@@ -1,7 +1,7 @@
-"""The one module of ``skills.skillmd`` that touches the file system.
-
-Everything else works on strings and paths handed to it, so it can be tested
-without folders. Reads are capped; resource paths are checked before they are opened.
+"""The reads of a SKILL.md folder: a skill file's frontmatter, headings and text, the folders of a
+source, a skill's resource files and scripts. ``adapters.skill_folders`` builds discovery, validation
+and its ``SkillReader`` on them, so ``skills.skillmd`` works on what was read and can be tested without
+folders. Reads are capped; resource and script paths are checked before they are opened.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from skills.errors import ResourceError, SkillFileError, TooLargeError
 from skills.skillmd.parsing import is_boundary
+from skills.skillmd.scripts import SCRIPTS_FOLDER, DeclaredScript
 
 # utf-8-sig drops a byte-order mark that some editors write at the start of the file.
 ENCODING = "utf-8-sig"
@@ -277,3 +278,11 @@ def files_under(root: Path, folder: str) -> Iterator[tuple[str, int]]:
             real = path.resolve()
             if real.is_relative_to(real_root) and real.is_file():
                 yield path.relative_to(root).as_posix(), real.stat().st_size
+
+
+def locate(folder: Path, script: DeclaredScript) -> Path:
+    """The script's file in ``folder``; ``ResourceError`` if it is missing, not a file, or leaves ``scripts/``."""
+    target = resolve_inside(folder, script.relative_path)
+    if not target.is_relative_to((folder / SCRIPTS_FOLDER).resolve()):
+        raise ResourceError(f"script '{script.name}' resolves outside the scripts folder (to {target})")
+    return target
