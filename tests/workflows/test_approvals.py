@@ -194,7 +194,7 @@ async def test_an_answer_given_while_no_worker_runs_is_applied_once_one_does(cli
     try:
         await skills.register(sender())
         workflow_id = await skills.run("send report", wait=False)
-        [approval] = await eventually(skills.owner.approvals, timeout=60)
+        [approval] = await eventually(skills.approvals, timeout=60)
         query = f"SkillApproval = {approval.id} AND TaskQueue = '{settings.task_queue}'"
         await eventually(lambda: _listed(client, query), timeout=10)
         first.kill()  # SIGKILL while the run waits: no drain, no goodbye
