@@ -388,7 +388,9 @@ def test_every_tar_entry_counts_toward_the_limit_whatever_becomes_of_it(
         assert 3 <= len(reasons) <= 12
         assert reasons[-1].startswith("and ") and reasons[-1].endswith(" more problems"), reasons[-1]
     assert len(str(caught.value)) < 4096, f"{len(str(caught.value)):,} characters"
-    assert peak < MIB, f"peak {peak / MIB:.1f} MiB"
+    # tracemalloc counts the whole process: a worker of the suite's other threads (servers, loops) may
+    # allocate during the install. Reading every entry holds 4 to 7 MiB; this bound still tells it apart.
+    assert peak < 2 * MIB, f"peak {peak / MIB:.1f} MiB"
     assert snapshot(folders["user"]) in (["<absent>"], [])
 
 
