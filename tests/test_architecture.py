@@ -47,10 +47,6 @@ IO_CALLS = frozenset({"open", "read_text", "read_bytes", "write_text", "write_by
                       "walk", "scandir", "listdir", "mkdir", "unlink", "touch", "samefile", "expanduser"})
 """Calls that reach the file system: a pure module works on the text and bytes handed to it."""
 
-IMPURE_ALLOWED: dict[str, dict[str, str]] = {}
-"""Module of ``skills/`` -> what it may still import or call of the above -> why: none (a skill's folder is read by
-``adapters/skill_folders``, and ``skills.skillmd`` is handed what was read or a ``SkillReader``)."""
-
 MAX_LINES_WITHOUT_ACTIVITY = 120
 
 MAX_WORKER_LINES = 100
@@ -250,23 +246,17 @@ def _impurities(path: Path) -> set[str]:
     return found
 
 
-def _impure_modules() -> dict[str, set[str]]:
+def _impure_modules() -> dict[str, list[str]]:
+    """What each module of ``skills/`` imports or calls of the world: none may (a skill's folder is read by
+    ``adapters/skill_folders``, and ``skills.skillmd`` is handed what was read or a ``SkillReader``)."""
     found = {module: _impurities(path) for module, path in MODULES.items() if _room(module) == PURE_ROOM}
-    return {module: sorted(what - set(IMPURE_ALLOWED.get(module, {}))) for module, what in found.items()
-            if what - set(IMPURE_ALLOWED.get(module, {}))}
+    return {module: sorted(what) for module, what in found.items() if what}
 
 
 def test_skills_is_pure() -> None:
     """``skills/`` is what a skill is: no temporalio, no file, process, network or database, so workflows,
     activities and clients all import it and its tests need no folder or server."""
     assert _impure_modules() == {}
-
-
-def test_every_allowed_impurity_is_still_there() -> None:
-    """An entry of :data:`IMPURE_ALLOWED` goes once its module no longer needs it: the list only shrinks."""
-    stale = {module: sorted(set(allowed) - _impurities(MODULES[module])) if module in MODULES else ["(no module)"]
-             for module, allowed in IMPURE_ALLOWED.items()}
-    assert {module: what for module, what in stale.items() if what} == {}
 
 
 def test_the_purity_check_finds_io(tmp_path: Path) -> None:
