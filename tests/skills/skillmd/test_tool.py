@@ -129,7 +129,7 @@ class InMemory:
 
 def test_the_tool_reads_through_the_reader_it_is_handed() -> None:
     skills = {name: SkillFile(manifest=SkillManifest(name=name, description=f"The {name} skill.", depends=depends),
-                              path=Path(f"/nowhere/{name}/SKILL.md"), source="user", mtime=datetime.now(UTC))
+                              path=Path(f"/nowhere/{name}/SKILL.md"), source="user", mtime=datetime(2026, 1, 5, tzinfo=UTC))
               for name, depends in [("report", ["style"]), ("style", [])]}
     reader = InMemory({"report": {"SKILL.md": "Write the report.", "references/big.md": "b" * 100},
                        "style": {"SKILL.md": "House style."}})
