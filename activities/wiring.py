@@ -35,6 +35,7 @@ from adapters.mcp import ToolHub
 from adapters.mcp.launch import ToolsetSandbox
 from adapters.mcp.toolsets import SkillToolsets
 from adapters.metrics import EngineMetrics
+from adapters.semantic import catalog_meaning
 from adapters.skill_folders import declared_toolsets, discover
 from adapters.store import Store
 from client import SkillsClient
@@ -73,7 +74,7 @@ class EngineActivities:
             SkillFileActivities(store, client, settings, hub.tool_names, await_connects=hub.waited_for_connects),
             AgentActivities(store, settings, tools.catalog, tools.send, settle=hub.settle, toolsets=self.toolsets,
                             rehearse=hub.rehearse),
-            ChatActivities(store, settings),
+            ChatActivities(store, settings, meaning=catalog_meaning(settings)),
             EventActivities(store, settings),
             ScriptActivities(settings, store),
             TrustActivities(store, settings),
