@@ -93,6 +93,16 @@ def _tensors(path: Path) -> dict[str, Any]:
     return tensors
 
 
+def model_identity(folder: Path | None = None) -> str:
+    """Which model makes the vectors (its config and tokenizer digested, its weights' size), without
+    loading it: a cache file of another model, or of another version of this one, holds vectors of the
+    same shape that mean something else."""
+    folder = folder or _model_dir()
+    made = (folder / "config.json").read_bytes() + (folder / "tokenizer.json").read_bytes()
+    return "all-MiniLM-L6-v2:" + hashlib.sha256(
+        made + str((folder / "model.safetensors").stat().st_size).encode()).hexdigest()[:16]
+
+
 class Encoder:
     """all-MiniLM-L6-v2: texts to unit vectors of 384 floats."""
 
@@ -105,13 +115,8 @@ class Encoder:
         self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self._tokenizer.enable_truncation(MAX_TOKENS)
         self._tokenizer.no_padding()
-        config_text = (folder / "config.json").read_bytes()
-        config = json.loads(config_text)
-        # Which model made a vector: a cache file of another model (or another version of this one)
-        # has vectors of the same shape that mean something else.
-        self.model = "all-MiniLM-L6-v2:" + hashlib.sha256(
-            config_text + (folder / "tokenizer.json").read_bytes()
-            + str((folder / "model.safetensors").stat().st_size).encode()).hexdigest()[:16]
+        config = json.loads((folder / "config.json").read_text())
+        self.model = model_identity(folder)
         self._heads = int(config["num_attention_heads"])
         self._eps = float(config["layer_norm_eps"])
         weights = _tensors(folder / "model.safetensors")
@@ -274,16 +279,9 @@ class VectorCache:
         np = self.encoder._np
         keys = list(self._vectors)
         rows = np.stack([self._vectors[key] for key in keys]) if keys else np.zeros((0, self.encoder.dimensions))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Written beside and renamed over: a reader (another process, a crash half-way) never sees half a file.
-        partial = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.partial")
         try:
-            with partial.open("wb") as file:
-                np.savez(file, model=np.array(self.encoder.model), digests=np.array(keys, dtype="U64"),
-                         vectors=rows.astype(np.float16))
-            os.replace(partial, path)
+            write_vectors(path, self.encoder.model, keys, rows)
         except OSError as exc:  # a read-only or full disk costs the next start an encoding, not this turn
-            partial.unlink(missing_ok=True)
             logger.warning("the vectors of skills' descriptions could not be saved to %s: %s", path, exc)
 
     def load(self, path: Path) -> int:
@@ -324,6 +322,22 @@ class VectorCache:
         return kept
 
 
+def write_vectors(path: Path, model: str, digests: Sequence[str], rows: Any) -> None:
+    """The file :meth:`VectorCache.load` reads: ``model``'s vectors (rows) by the digests of their texts."""
+    import numpy as np
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Written beside and renamed over: a reader (another process, a crash half-way) never sees half a file.
+    partial = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.partial")
+    try:
+        with partial.open("wb") as file:
+            np.savez(file, model=np.array(model), digests=np.array(list(digests), dtype="U64"),
+                     vectors=np.asarray(rows).astype(np.float16))
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
 def catalog_meaning(settings: Settings) -> VectorCache | None:
     """The ranker by meaning of the catalog's own index (``discover(..., semantic=...)``): None unless
     ``SKILLS_MATCH_MEANING`` is on. Its vectors are kept in ``settings.skill_vectors_path``. Made when
@@ -340,4 +354,4 @@ def catalog_meaning(settings: Settings) -> VectorCache | None:
 
 
 __all__ = ["CACHE_SIZE", "EXTRA", "MAX_TOKENS", "Encoder", "SemanticUnavailable", "VectorCache", "catalog_meaning",
-           "digest"]
+           "digest", "model_identity", "write_vectors"]
