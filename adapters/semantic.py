@@ -220,6 +220,7 @@ class VectorCache:
         self._size = size
         self._vectors: OrderedDict[str, Any] = OrderedDict()
         self._lock = threading.Lock()
+        self._warming: threading.Thread | None = None
         self.path = path
         self.encoded = 0
         """Texts encoded by :meth:`vectors` (not taken from the cache) since this cache was made."""
@@ -227,9 +228,20 @@ class VectorCache:
             self.load(path)
 
     def vectors(self, texts: Sequence[str]) -> Any:
-        """The texts' vectors as rows (float16), encoding only those not cached."""
+        """The texts' vectors as rows (float16), encoding only those not cached; None while
+        :meth:`warm` encodes the skills in another thread and some of these are not cached yet: a chat
+        turn then ranks on words alone rather than wait minutes for the first encoding."""
         np = self.encoder._np
         keys = [digest(text) for text in texts]
+        warming = self._warming
+        if warming is not None and warming is not threading.current_thread():
+            if not self._lock.acquire(blocking=False):  # held by the warming thread as it encodes
+                return None
+            try:
+                if any(key not in self._vectors for key in keys):
+                    return None
+            finally:
+                self._lock.release()
         with self._lock:
             missing = {key: text for key, text in zip(keys, texts, strict=True) if key not in self._vectors}
             if missing:
@@ -262,11 +274,14 @@ class VectorCache:
             except Exception:  # a turn builds it again, and says why if it fails there
                 logger.exception("the skills' vectors could not be made ahead of the first chat turn")
                 return
+            finally:
+                self._warming = None
             if self.encoded > before:
                 logger.info("encoded %d skill descriptions for matching by meaning in %.1f s",
                             self.encoded - before, time.monotonic() - started)
 
         thread = threading.Thread(target=run, name="skill-vectors", daemon=True)
+        self._warming = thread
         thread.start()
         return thread
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -200,3 +201,25 @@ def test_a_cache_file_carrying_a_pickle_runs_nothing(settings: Settings, encoder
     cache = VectorCache(encoder, path=settings.skill_vectors_path)
 
     assert not mark.exists() and len(cache) == 0
+
+
+def test_while_the_skills_are_encoded_at_start_a_match_ranks_on_words_alone_rather_than_wait(
+        settings: Settings) -> None:
+    cache = catalog_meaning(settings)
+    assert cache is not None
+    started, release = threading.Event(), threading.Event()
+
+    def first_encoding() -> None:  # the worker's start, encoding every skill: held open by the test
+        started.set()
+        release.wait(timeout=60)
+
+    warming = cache.warm(first_encoding)
+    started.wait(timeout=60)
+    asked = counting(cache)
+    meanwhile = SkillIndex(SKILLS, semantic=cache).match(MESSAGE)
+    assert asked == [] and all(m.similarity is None for m in meanwhile)  # nothing waited for, nothing encoded
+
+    release.set()
+    warming.join(timeout=60)
+    after = SkillIndex(SKILLS, semantic=cache).match(MESSAGE)
+    assert after[0].name == "bread-baking" and after[0].similarity is not None
