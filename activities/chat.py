@@ -35,6 +35,7 @@ from skills.owner.approvals import Approval
 from skills.run.catalog import ToolInfo, ToolResult
 from skills.run.scripts import RUN_SCRIPT
 from skills.skillmd import SKILL_TOOL, Catalog, disclose, run_skill_tool, skill_file_tool
+from skills.skillmd.matching import Vectors
 from skills.spec.models import RunRecord, Skill
 
 CHANGING_TOOLS = {"memory_store_skill": "created", "memory_update_skill": "updated", "memory_delete_skill": "deleted"}
@@ -128,16 +129,18 @@ def _change(tool: str, structured: dict[str, Any] | None) -> dict[str, Any] | No
 
 
 class ChatActivities:
-    def __init__(self, store: Store, settings: Settings) -> None:
+    def __init__(self, store: Store, settings: Settings, *, meaning: Vectors | None = None) -> None:
+        """``meaning``: the SKILL.md skills are matched by meaning too (``SKILLS_MATCH_MEANING``)."""
         self.store = store
         self.settings = settings
+        self.meaning = meaning
 
     @activity.defn
     def prepare_chat(self, request: ChatPrepare) -> ChatSession:
         """Match the message to the SKILL.md skills, and open the turn: a fresh system prompt
         (the time, the tools, the matched playbooks) and the user's message, appended to the
         session's conversation (idempotent: a retry does not append twice)."""
-        catalog = discover(**self.settings.skill_folders())
+        catalog = discover(**self.settings.skill_folders(), semantic=self.meaning)
         disclosure = disclose(request.message, catalog, FOLDERS, registry_tokens=self.settings.disclosure_tokens)
         # Instructions of an untrusted skill still guide the model; its toolsets and scripts stay shut.
         states = trust_states(self.store, self.settings,

@@ -35,6 +35,7 @@ from adapters.mcp import ToolHub
 from adapters.mcp.launch import ToolsetSandbox
 from adapters.mcp.toolsets import SkillToolsets
 from adapters.metrics import EngineMetrics
+from adapters.semantic import catalog_meaning
 from adapters.skill_folders import declared_toolsets, discover
 from adapters.store import Store
 from client import SkillsClient
@@ -50,6 +51,9 @@ class EngineActivities:
         registration = RegistrationActivities(store, settings, hub.tool_names, catalog=hub.catalog, rules=hub.rules,
                                               await_connects=hub.waited_for_connects, schedules=schedules)
         proposals = Proposals(store, settings, registration.prepare_skill) if settings.chat_confirm_changes else None
+        meaning = catalog_meaning(settings)  # SKILLS_MATCH_MEANING: refused here, at start, without its extra
+        if meaning is not None:
+            meaning.warm(lambda: discover(**settings.skill_folders(), semantic=meaning).index)
         tools = ToolRouter(hub.catalog, hub.call, ManagementTools(SkillsClient(client, settings.task_queue)),
                            proposals, skill_files=lambda: discover(**settings.skill_folders()))
         self.toolsets = SkillToolsets(lambda grant: granted_toolsets(settings, grant, store),
@@ -73,7 +77,7 @@ class EngineActivities:
             SkillFileActivities(store, client, settings, hub.tool_names, await_connects=hub.waited_for_connects),
             AgentActivities(store, settings, tools.catalog, tools.send, settle=hub.settle, toolsets=self.toolsets,
                             rehearse=hub.rehearse),
-            ChatActivities(store, settings),
+            ChatActivities(store, settings, meaning=meaning),
             EventActivities(store, settings),
             ScriptActivities(settings, store),
             TrustActivities(store, settings),

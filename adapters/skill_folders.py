@@ -22,6 +22,7 @@ from skills.skillmd.depends import missing_dependencies
 from skills.skillmd.depends import with_dependencies as dependency_order
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
 from skills.skillmd.manifest import SkillFile, SourceName
+from skills.skillmd.matching import Vectors
 from skills.skillmd.parsing import parse_frontmatter
 from skills.skillmd.problems import Problem
 from skills.skillmd.resources import RESOURCE_FOLDERS, Resource, body_of
@@ -68,11 +69,13 @@ def discover(
     bundled: Path | None = None,
     enable: Collection[str] = (),
     limits: Limits = DEFAULT_LIMITS,
+    semantic: Vectors | None = None,
 ) -> Catalog:
     """All skills of the given source folders, project over user over bundled.
 
     A folder that does not exist is an empty source. ``enable`` names skills to turn
-    on although their file says ``default_enabled: false``.
+    on although their file says ``default_enabled: false``. ``semantic``: the catalog's
+    index ranks by meaning too (``adapters.semantic.catalog_meaning``).
     """
     winners: dict[str, SkillFile] = {}
     shadowed: list[Shadowed] = []
@@ -108,7 +111,7 @@ def discover(
         shadowed=shadowed,
         disabled=sorted(set(winners) - set(active)),
         problems=problems,
-    )
+    ).ranked_by_meaning(semantic)
 
 
 _Loaded = tuple[SkillFile | None, list[Problem]]

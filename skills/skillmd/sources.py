@@ -10,11 +10,11 @@ from __future__ import annotations
 from functools import cached_property
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from skills.skillmd.depends import dependency_problems
 from skills.skillmd.manifest import SkillFile, SourceName
-from skills.skillmd.matching import SkillIndex
+from skills.skillmd.matching import SkillIndex, Vectors
 from skills.skillmd.problems import Problem
 
 SKIPPED = "Skipped: "
@@ -50,14 +50,23 @@ class Catalog(BaseModel):
     """Skills with ``default_enabled: false`` that were not enabled by name."""
     problems: list[Problem] = Field(default_factory=list)
     """Warnings from lenient loading: skipped files (with the reason) and forgiven errors."""
+    _semantic: Vectors | None = PrivateAttr(default=None)
+    """The ranker by meaning :attr:`index` uses, if any (``SKILLS_MATCH_MEANING``): a port, not data."""
 
     def get(self, name: str) -> SkillFile | None:
         return self.skills.get(name)
 
+    def ranked_by_meaning(self, semantic: Vectors | None) -> Catalog:
+        """This catalog, its :attr:`index` ranking by meaning too with ``semantic`` (None: words alone).
+        Set before the index is first used: it is built once."""
+        self._semantic = semantic
+        return self
+
     @cached_property
     def index(self) -> SkillIndex:
-        """The trigger index, built on first use (patterns were compiled at load)."""
-        return SkillIndex(self.skills.values())
+        """The trigger index, built on first use (patterns were compiled at load); with a ranker by
+        meaning, the skills' vectors are taken from its cache or made now."""
+        return SkillIndex(self.skills.values(), semantic=self._semantic)
 
     @cached_property
     def untriggered(self) -> list[SkillFile]:

