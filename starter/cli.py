@@ -947,8 +947,21 @@ def _shape(skill: Skill) -> list[tuple[str, Any]]:
     if skill.max_runs is not None:
         ends.append(f"after {skill.max_runs} runs ({skill.scheduled_runs} so far)")
     return rows + [("ends", " or ".join(ends) or "never"),
-                   ("jitter", f"up to {skill.jitter_seconds} s" if skill.jitter_seconds else "none"),
+                   ("jitter", _spread_text(skill)),
                    ("overlap", skill.overlap), ("catch-up", skill.catch_up)]
+
+
+def _spread_text(skill: Skill) -> str:
+    """How late each fire may start, and whose choice that is (docs/triggers.md#spread)."""
+    from skills.display import span
+    from skills.when.spread import skill_spread
+
+    spread = skill_spread(skill)
+    if skill.jitter_seconds:
+        return f"up to {skill.jitter_seconds} s"
+    if spread:
+        return f"up to {span(timedelta(seconds=spread))} (the default spread; `spread: false` for the exact time)"
+    return "none"
 
 
 def _failures(skill: Skill) -> str:
