@@ -754,7 +754,8 @@ def _registered(skill: Skill | None, notes: list[str], next_fire: datetime | Non
     print(f"{verb} skill {skill.id} '{skill.name}' (agent {skill.agent_id}, {skill.tier} tier)")
     rows: list[tuple[str, Any]] = []
     if skill.schedule_id:
-        rows += [("schedule", f"{skill.schedule_id}: {_trigger(skill)}"), ("next fire", when(next_fire))]
+        rows += [("schedule", f"{skill.schedule_id}: {_trigger(skill)}"),
+                 ("next fire", when(next_fire) + _spread_note(skill) if next_fire else when(next_fire))]
     if skill.subscribed_event:
         rows.append(("trigger", f"{_trigger(skill)} (`skills emit {skill.subscribed_event}`)"))
     if not skill.enabled:
@@ -949,6 +950,15 @@ def _shape(skill: Skill) -> list[tuple[str, Any]]:
     return rows + [("ends", " or ".join(ends) or "never"),
                    ("jitter", _spread_text(skill)),
                    ("overlap", skill.overlap), ("catch-up", skill.catch_up)]
+
+
+def _spread_note(skill: Skill) -> str:
+    """`` (spread up to 5 min)`` after a fire the schedule's own calendar names, for a spread skill."""
+    from skills.display import span
+    from skills.when.spread import skill_spread
+
+    spread = skill_spread(skill)
+    return f" (spread up to {span(timedelta(seconds=spread))})" if spread else ""
 
 
 def _spread_text(skill: Skill) -> str:

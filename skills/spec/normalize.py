@@ -614,16 +614,12 @@ def _schedule_shape(data: dict[str, Any], given: set[str], trigger: TriggerConfi
 def _spread(data: Mapping[str, Any], given: set[str], new: bool, problems: Problems) -> bool:
     """Whether a cron takes the default spread (``skills.when.spread``) when it has no ``jitter_seconds``.
 
-    Said, it is what was said; a ``jitter_seconds`` said without it (even 0: no jitter) is the owner's own
-    answer, so no default. Otherwise a new skill takes it, and a stored one keeps what it has: an update or a
+    Said, it is what was said (a ``jitter_seconds`` above 0 replaces the default either way, so a stored skill
+    with both reads back as it was); a ``jitter_seconds`` said without it (even 0: no jitter) is the owner's
+    own answer, so no default. Otherwise a new skill takes it, and a stored one keeps what it has: an update or a
     file's re-sync never adds a spread its owner did not approve."""
     if "spread" in given:
-        spread = boolean(data.get("spread"), "spread", False, problems)
-        jitter = data.get("jitter_seconds")
-        if not spread and "jitter_seconds" in given and isinstance(jitter, int | float) and jitter > 0:
-            problems.add("spread", f"false asks for each fire at its exact time, and jitter_seconds {jitter} "
-                                   "delays it: give one of the two")
-        return spread
+        return boolean(data.get("spread"), "spread", False, problems)
     if "jitter_seconds" in given:
         return False
     return True if new else boolean(data.get("spread"), "spread", False, problems)

@@ -8,6 +8,7 @@ Real worker, real Temporal dev server, real store, a real slow MCP server."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import sys
 import threading
@@ -103,8 +104,8 @@ async def _next_lines(engine: Engine, name: str) -> list[str]:
     return done.stdout.splitlines()[1:]
 
 
-async def test_a_new_cron_is_spread_by_default_on_the_real_schedule_and_says_so(client: Client,
-                                                                                 engine: Engine) -> None:
+async def test_a_new_cron_is_spread_by_default_on_the_real_schedule_and_says_so(client: Client, engine: Engine,
+                                                                                 tmp_path: Path) -> None:
     """Temporal applies the jitter; what `skills next` and `skills get` list are the schedule's own times, each
     said with its spread."""
     hourly = (await engine.skills.register(_skill("hourly", schedule="0 * * * *"))).skill
@@ -123,6 +124,13 @@ async def test_a_new_cron_is_spread_by_default_on_the_real_schedule_and_says_so(
     assert all(line.endswith("(spread up to 6 s)") for line in await _next_lines(engine, "minutely"))
     assert "jitter          up to 5 min (the default spread; `spread: false` for the exact time)" in \
         await _get_lines(engine, "hourly")
+    # A registration's answer names the fire the calendar gives, with its spread.
+    path = tmp_path / "daily.json"
+    path.write_text(json.dumps(_skill("daily", schedule="0 9 * * *")))
+    done = await asyncio.to_thread(run_skills, "register", str(path), *options(engine))
+    assert done.returncode == 0, done.stderr
+    assert any(re.fullmatch(r"  next fire +\S+ \(spread up to 5 min\)", line)
+               for line in done.stdout.splitlines()), done.stdout
 
 
 async def test_a_pinned_cron_a_one_shot_and_an_interval_are_not_spread(client: Client, engine: Engine) -> None:
@@ -157,9 +165,9 @@ async def test_a_bad_spread_is_refused_naming_the_field(engine: Engine) -> None:
     with pytest.raises(SkillValidationError) as refused:
         await engine.skills.register(_skill("bad", spread="maybe"))
     assert {e.field: e.message for e in refused.value.errors} == {"spread": "must be true or false, got 'maybe'"}
-    with pytest.raises(SkillValidationError, match="spread: false asks for each fire at its exact time, and "
-                                                   "jitter_seconds 60 delays it"):
-        await engine.skills.register(_skill("both", spread=False, jitter_seconds=60))
+    with pytest.raises(SkillValidationError) as refused:
+        await engine.skills.register(_skill("bad", jitter_seconds=-5))
+    assert {e.field: e.message for e in refused.value.errors} == {"jitter_seconds": "must be between 0 and 3600 (got -5)"}
 
 
 async def test_each_field_out_of_range_is_refused_naming_it(engine: Engine) -> None:
