@@ -7,9 +7,9 @@ max), the fires that happened, the lost ones (a scheduled time with no run: for 
 and no recorded skip) and the duplicates (two runs for one skill and one scheduled time).
 
 ``--spread``: both sides with the default spread (``skills.when.spread``: 6 s for a cron every minute), the
-engine's as a new skill takes it, raw's as the same ``jitter`` on its spec. Lags are still from the whole
-minute, as the owner reads the time; "after the spread" is from the time the server drew for the fire.
-Without it both fire exactly (the engine's skills say ``spread: false``).
+engine's as a new skill takes it, raw's as the same ``jitter`` on its spec. Lags are from the whole minute,
+as the owner reads the time (Temporal records a fire's own time, not the one it drew), so they include the
+spread. Without it both fire exactly (the engine's skills say ``spread: false``).
 
     .venv/bin/python -m bench.aligned --n 100 [--minutes 2] [--spread]     # then --n 300, --n 1000
 """
@@ -51,25 +51,18 @@ async def sleep_until(moment: datetime) -> None:
     await asyncio.sleep(max(0.0, (moment - datetime.now(UTC)).total_seconds()))
 
 
-Run = tuple[str, datetime, float, float, float]
-
-
-async def listed(client: Client, query: str, times: list[datetime]) -> list[Run]:
-    """(workflow id, the minute, lag to start, lag to close, lag to start after the spread) of each closed run
-    of the window's minutes (filtered here, not in the visibility query, so its time format cannot drop any).
-    The scheduled time Temporal records includes its jitter: the minute is that time cut to the minute (a
-    spread of this cron is well under one)."""
+async def listed(client: Client, query: str, times: list[datetime]) -> list[tuple[str, datetime, float, float]]:
+    """(workflow id, scheduled time, lag to start, lag to close) of each closed run of the window's minutes
+    (filtered here, not in the visibility query, so its time format cannot drop any). The scheduled time
+    Temporal records is the fire's own, whatever its jitter: a spread fire's lags include its spread."""
     found = []
     wanted = set(times)
     async for w in client.list_workflows(f"{query} AND ExecutionStatus != 'Running'"):
         scheduled = w.typed_search_attributes.get(SCHEDULED_START_TIME)
-        minute = scheduled.replace(second=0, microsecond=0) if scheduled else None
-        if scheduled is None or w.close_time is None or minute not in wanted:
+        if scheduled is None or w.close_time is None or scheduled.replace(microsecond=0) not in wanted:
             continue
-        assert minute is not None
-        found.append((w.id, minute, (w.start_time - minute).total_seconds() * 1000,
-                      (w.close_time - minute).total_seconds() * 1000,
-                      (w.start_time - scheduled).total_seconds() * 1000))
+        found.append((w.id, scheduled, (w.start_time - scheduled).total_seconds() * 1000,
+                      (w.close_time - scheduled).total_seconds() * 1000))
     return found
 
 
@@ -104,7 +97,7 @@ async def raw_side(client: Client, n: int, minutes: int, spread: bool) -> dict[s
 
     await asyncio.gather(*(delete(i) for i in ids))
     # A schedule's workflow id is its action's id and the scheduled time: one per schedule and time.
-    pairs = Counter(run[0] for run in runs)
+    pairs = Counter(wid for wid, _, _, _ in runs)
     return figures(runs, n * minutes, len(pairs), sum(c - 1 for c in pairs.values()))
 
 
@@ -128,11 +121,10 @@ async def engine_side(client: Client, h: object, n: int, minutes: int, spread: b
     return figures(runs, n * minutes, len(records), sum(c - 1 for c in records.values()))
 
 
-def figures(runs: list[Run], expected: int, recorded: int, dup: int) -> dict[str, float]:
-    start, done, after = [r[2] for r in runs], [r[3] for r in runs], [r[4] for r in runs]
+def figures(runs: list[tuple[str, datetime, float, float]], expected: int, recorded: int, dup: int) -> dict[str, float]:
+    start, done = [r[2] for r in runs], [r[3] for r in runs]
     return {"runs": len(runs), "expected": expected, "lost": expected - recorded, "dup": dup,
             "start50": percentile(start, .5), "start95": percentile(start, .95),
-            "after50": percentile(after, .5), "after95": percentile(after, .95),
             "done50": percentile(done, .5), "done95": percentile(done, .95), "done_max": max(done, default=0)}
 
 
@@ -146,9 +138,6 @@ async def main(n: int, minutes: int, spread: bool) -> None:
             f"{raw['runs']}/{raw['expected']}", f"{minutes} fire minutes, cron every minute, {how}")
         row(f"N={n}: lag to start p50/p95 (ms)", f"{engine['start50']:.0f}/{engine['start95']:.0f}",
             f"{raw['start50']:.0f}/{raw['start95']:.0f}", "from the whole minute")
-        if spread:
-            row(f"N={n}: lag to start after the spread p50/p95 (ms)", f"{engine['after50']:.0f}/{engine['after95']:.0f}",
-                f"{raw['after50']:.0f}/{raw['after95']:.0f}", "from the time the server drew for the fire")
         row(f"N={n}: lag to done p50/p95/max (ms)",
             f"{engine['done50']:.0f}/{engine['done95']:.0f}/{engine['done_max']:.0f}",
             f"{raw['done50']:.0f}/{raw['done95']:.0f}/{raw['done_max']:.0f}",
