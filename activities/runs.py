@@ -35,7 +35,6 @@ from skills.run.notify import settle
 from skills.spec.models import BUDGET, FAILURES, REHEARSAL, RunRecord, Skill
 from skills.when.calendar import fire_times
 from skills.when.fires import MAX_ACCOUNTED, PreviousFire, account_gap
-from skills.when.spread import skill_spread
 
 LATE = timedelta(seconds=15)
 MONTH = timedelta(days=30)
@@ -283,8 +282,9 @@ class RunActivities:
                 break
             if reason is None:
                 expected.append(at)
-        spread = skill_spread(skill)
-        if spread and expected and expected[-1] >= scheduled - timedelta(seconds=spread):
+        # Only a jitter of its own: the default spread (skills.when.spread) leaves the scheduled time a fire's
+        # own (Temporal records the nominal time), so a fire just before it is one that was missed.
+        if skill.jitter_seconds and expected and expected[-1] >= scheduled - timedelta(seconds=skill.jitter_seconds):
             expected.pop()  # this fire's own time: Temporal's jitter delayed it (its scheduled time includes it)
         if not expected:
             return []
