@@ -282,6 +282,8 @@ class RunActivities:
                 break
             if reason is None:
                 expected.append(at)
+        # Only a jitter of its own: the default spread (skills.when.spread) leaves the scheduled time a fire's
+        # own (Temporal records the nominal time), so a fire just before it is one that was missed.
         if skill.jitter_seconds and expected and expected[-1] >= scheduled - timedelta(seconds=skill.jitter_seconds):
             expected.pop()  # this fire's own time: Temporal's jitter delayed it (its scheduled time includes it)
         if not expected:

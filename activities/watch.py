@@ -23,6 +23,7 @@ from skills.messages.maintenance import OverdueQuery, OverdueSkill, OverdueSkill
 from skills.naming import FIND_OVERDUE_SKILLS
 from skills.spec.models import TriggerConfig
 from skills.when.calendar import fire_times
+from skills.when.spread import spread_seconds
 
 
 class WatchActivities:
@@ -59,8 +60,10 @@ class WatchActivities:
             else:
                 due = _next_fire(skill, since)
             due_after[key] = due
-            # A jittered fire may come up to jitter_seconds after its time, and still be on time.
-            if due is not None and due + threshold + timedelta(seconds=skill.jitter_seconds) <= now:
+            # A spread fire may come up to its spread after its time, and still be on time.
+            spread = spread_seconds(TriggerConfig.model_validate(skill.trigger_config), skill.jitter_seconds,
+                                    skill.spread)
+            if due is not None and due + threshold + timedelta(seconds=spread) <= now:
                 found.append(OverdueSkill(skill=SkillBrief(id=skill.id, name=skill.name, schedule_id=skill.schedule_id),
                                           due_at=due, last_fire=skill.last_fire))
         self._due = due_after  # the next round computes only the skills that fired or changed since

@@ -42,6 +42,7 @@ from skills.run.deadline import run_timeout
 from skills.skillmd.sync import SyncInput
 from skills.spec.models import BY_USER, FAILURES, Skill
 from skills.when.calendar import skip_window, skipped_days, skips
+from skills.when.spread import skill_spread
 
 
 def build_schedule(skill: Skill, settings: Settings, skip_days: Mapping[date, str] | None = None) -> Schedule:
@@ -83,12 +84,14 @@ NO_CATCH_UP = timedelta(seconds=10)
 
 
 def shaped_spec(skill: Skill, skip_days: Mapping[date, str] | None = None) -> ScheduleSpec:
-    """The trigger's spec, with the days it skips, the skill's end and (for a recurring schedule) its jitter."""
+    """The trigger's spec, with the days it skips, the skill's end and (for a recurring schedule) its spread:
+    its own jitter or the default (``skills.when.spread``)."""
     assert skill.trigger_config is not None
     spec = schedule_spec(skill.trigger_config, anchor=skill.created_at, skip_days=skip_days)
     spec.end_at = skill.end_at
-    if skill.jitter_seconds and skill.trigger_config.kind != "at":
-        spec.jitter = timedelta(seconds=skill.jitter_seconds)
+    spread = skill_spread(skill)
+    if spread:
+        spec.jitter = timedelta(seconds=spread)
     return spec
 
 

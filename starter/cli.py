@@ -754,7 +754,8 @@ def _registered(skill: Skill | None, notes: list[str], next_fire: datetime | Non
     print(f"{verb} skill {skill.id} '{skill.name}' (agent {skill.agent_id}, {skill.tier} tier)")
     rows: list[tuple[str, Any]] = []
     if skill.schedule_id:
-        rows += [("schedule", f"{skill.schedule_id}: {_trigger(skill)}"), ("next fire", when(next_fire))]
+        rows += [("schedule", f"{skill.schedule_id}: {_trigger(skill)}"),
+                 ("next fire", when(next_fire) + _spread_note(skill) if next_fire else when(next_fire))]
     if skill.subscribed_event:
         rows.append(("trigger", f"{_trigger(skill)} (`skills emit {skill.subscribed_event}`)"))
     if not skill.enabled:
@@ -947,8 +948,30 @@ def _shape(skill: Skill) -> list[tuple[str, Any]]:
     if skill.max_runs is not None:
         ends.append(f"after {skill.max_runs} runs ({skill.scheduled_runs} so far)")
     return rows + [("ends", " or ".join(ends) or "never"),
-                   ("jitter", f"up to {skill.jitter_seconds} s" if skill.jitter_seconds else "none"),
+                   ("jitter", _spread_text(skill)),
                    ("overlap", skill.overlap), ("catch-up", skill.catch_up)]
+
+
+def _spread_note(skill: Skill) -> str:
+    """`` (spread up to 5 min)`` after a fire the schedule's own calendar names, for a spread skill."""
+    from skills.display import span
+    from skills.when.spread import skill_spread
+
+    spread = skill_spread(skill)
+    return f" (spread up to {span(timedelta(seconds=spread))})" if spread else ""
+
+
+def _spread_text(skill: Skill) -> str:
+    """How late each fire may start, and whose choice that is (docs/triggers.md#spread)."""
+    from skills.display import span
+    from skills.when.spread import skill_spread
+
+    spread = skill_spread(skill)
+    if skill.jitter_seconds:
+        return f"up to {skill.jitter_seconds} s"
+    if spread:
+        return f"up to {span(timedelta(seconds=spread))} (the default spread; `spread: false` for the exact time)"
+    return "none"
 
 
 def _failures(skill: Skill) -> str:

@@ -43,6 +43,7 @@ class ScheduledSkill(NamedTuple):
     skip_holidays: str | None = None
     business_days_only: bool = False
     jitter_seconds: int = 0
+    spread: bool = False
 
 
 class RunRepository(Repository):
@@ -355,7 +356,7 @@ def scheduled_with_last_fire() -> Any:
             .where(fired.skill_id == SkillRow.id, fired.trigger == "schedule").scalar_subquery())
     return (select(SkillRow.id, SkillRow.name, SkillRow.schedule_id, SkillRow.trigger_config,  # type: ignore[call-overload]
                    SkillRow.created_at, SkillRow.updated_at, last, SkillRow.skip_holidays,
-                   SkillRow.business_days_only, SkillRow.jitter_seconds)
+                   SkillRow.business_days_only, SkillRow.jitter_seconds, SkillRow.spread)
             .where(SkillRow.enabled == True, SkillRow.schedule_id != None)  # noqa: E711,E712
             .order_by(SkillRow.id))
 

@@ -101,6 +101,7 @@ class SkillRow(SQLModel, table=True):
     end_at: datetime | None = _utc_column()
     max_runs: int | None = None
     jitter_seconds: int = 0
+    spread: bool = False
     overlap: str = "skip"
     catch_up: str = "once"
     scheduled_runs: int = 0

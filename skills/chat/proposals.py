@@ -16,15 +16,17 @@ import hashlib
 import json
 import re
 import unicodedata
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel
 
+from skills.display import span
 from skills.owner.approvals import Approval, ApprovalDecision
 from skills.owner.reach import spec_lines, spec_reach
 from skills.spec.models import Skill, SkillSpec
 from skills.when.calendar import UpcomingFire, coming_lines, upcoming
+from skills.when.spread import skill_spread
 
 CONFIRMED_TOOLS = ("memory_store_skill", "memory_update_skill", "memory_delete_skill", "emit_event", "memory_undo")
 """The management tools whose calls a chat may only propose (an update, only when it widens)."""
@@ -193,7 +195,9 @@ def describe_spec(spec: SkillSpec, fires: list[UpcomingFire], zone_time: Any) ->
     lines = [f"name: {spec.name} (agent {spec.agent_id})"]
     if spec.description:
         lines.append(f"description: {spec.description}")
+    spread = skill_spread(spec)
     lines.append(f"when: {spec.trigger_config.describe() if spec.trigger_config else spec.trigger_type}"
+                 + (f", each fire spread up to {span(timedelta(seconds=spread))}" if spread else "")
                  + ("" if spec.enabled else " (disabled: it will not fire)"))
     if fires:
         lines.append("next fires: " + ", ".join(

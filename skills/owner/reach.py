@@ -5,7 +5,7 @@ says, and the bookkeeping the engine keeps about it.
   their arguments, the plan, pre-flight checks, approval lists and exemptions, deliveries, context reads,
   dependencies, toolsets, scripts, the tier, the model and its limits, an Agent skill's instructions,
   events, hooks, enabling;
-- ``when``: when it acts (its trigger, end, jitter, runs, business days, timeouts, message triggers);
+- ``when``: when it acts (its trigger, end, jitter and spread, runs, business days, timeouts, message triggers);
 - ``says``: what it only tells (name, description, notices);
 - ``bookkeeping``: what the engine records about it (ids, timestamps, counters, digests).
 
@@ -58,6 +58,7 @@ SKILL_FIELDS: dict[str, Kind] = {
     "end_at": "when",
     "max_runs": "when",
     "jitter_seconds": "when",
+    "spread": "when",
     "overlap": "when",
     "catch_up": "when",
     "skip_holidays": "when",
@@ -111,8 +112,8 @@ METADATA_FIELDS: dict[str, Kind] = {
     "trigger_config": "when",  # its ``event`` is reach, as a stored skill's
     "notify_on_completion": "says",
     # What a scheduled SKILL.md passes on to its registration as written (skills.skillmd.registration.FILE_FIELDS).
-    "timeout_minutes": "when", "end_at": "when", "max_runs": "when", "jitter_seconds": "when", "overlap": "when",
-    "catch_up": "when", "skip_holidays": "when", "business_days_only": "when",
+    "timeout_minutes": "when", "end_at": "when", "max_runs": "when", "jitter_seconds": "when", "spread": "when",
+    "overlap": "when", "catch_up": "when", "skip_holidays": "when", "business_days_only": "when",
     "approval_required_tools": "reach", "approval_exempt_tools": "reach", "approval_timeout_minutes": "when",
     "deliver": "reach", "remind_after_minutes": "says",
 }

@@ -57,7 +57,7 @@ Deliver = Literal["always", "on_change", "never"]
 """Whether a successful run's result reaches the owner (its completion notice): each time, only when it differs
 from the last one delivered, or never (failures are told whatever this says: they are about the skill's health)."""
 DELIVERIES: tuple[str, ...] = get_args(Deliver)
-SHAPE_FIELDS = ("timeout_minutes", "end_at", "max_runs", "jitter_seconds", "overlap", "catch_up")
+SHAPE_FIELDS = ("timeout_minutes", "end_at", "max_runs", "jitter_seconds", "spread", "overlap", "catch_up")
 """The fields that shape a skill's schedule and runs."""
 
 
@@ -206,6 +206,10 @@ class SkillSpec(BaseModel):
     """The schedule ends after this many scheduled runs (counted from the skill's creation)."""
     jitter_seconds: int = 0
     """Each recurring fire is delayed by a random 0..N seconds (Temporal's spec jitter)."""
+    spread: bool = False
+    """With no ``jitter_seconds``, a cron's fires are spread by the default (``skills.when.spread``). The
+    normalizer turns it on for a new skill that asks for no exact time; a skill stored before it, or built
+    any other way, keeps its exact second."""
     overlap: Overlap = "skip"
     catch_up: CatchUp = "once"
     # -- business days and holidays (skills.when.calendar) --

@@ -20,8 +20,10 @@ from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, Field
 
+from skills.display import span
 from skills.spec.models import Skill, SkillSpec, TriggerConfig
 from skills.suggest import did_you_mean
+from skills.when.spread import skill_spread
 from skills.when.triggers import require_aware, trigger_next_times, zone_info
 
 SKIP_HORIZON = timedelta(days=400)
@@ -307,11 +309,16 @@ class Forecast(BaseModel):
     paused: str | None = None
     """Why it does not fire now (disabled, and the reason): the times are those it keeps once resumed."""
     fires: list[UpcomingFire] = Field(default_factory=list)
+    spread_seconds: int = 0
+    """How late each fire may start (``skills.when.spread``): the times listed are the schedule's own, and
+    Temporal starts each up to this much after its time."""
 
     def lines(self) -> list[str]:
-        """The fires as a person reads them: ``2026-12-24 09:00 Thu``, ``2026-12-25 skipped: Christmas Day``."""
+        """The fires as a person reads them: ``2026-12-24 09:00 Thu``, ``2026-12-25 skipped: Christmas Day``,
+        and for a spread schedule ``2026-12-24 09:00 Thu (spread up to 5 min)``."""
+        spread = f" (spread up to {span(timedelta(seconds=self.spread_seconds))})" if self.spread_seconds else ""
         return [f"{fire.at:%Y-%m-%d} skipped: {fire.skipped}" if fire.skipped
-                else f"{fire.at:%Y-%m-%d %H:%M %a}" for fire in self.fires]
+                else f"{fire.at:%Y-%m-%d %H:%M %a}{spread}" for fire in self.fires]
 
 
 def forecast(skill: Skill, *, now: datetime, count: int) -> Forecast:
@@ -322,7 +329,8 @@ def forecast(skill: Skill, *, now: datetime, count: int) -> Forecast:
     paused = None if skill.enabled else f"disabled ({skill.disabled_reason or 'by user'})"
     return Forecast(skill_id=skill.id, name=skill.name, timezone=trigger.timezone if trigger else None,
                     trigger=trigger.describe() if trigger else skill.trigger_type, paused=paused,
-                    fires=upcoming(skill, anchor=skill.created_at, now=now, count=count))
+                    fires=upcoming(skill, anchor=skill.created_at, now=now, count=count),
+                    spread_seconds=skill_spread(skill))
 
 
 def coming_lines(skill: Skill, *, now: datetime, count: int = 5) -> list[str]:

@@ -16,8 +16,11 @@ from starter.mcp_server import build_server
 from tests.conftest import Engine
 from tests.starter.test_cli import options, run_skills
 from tests.starter.test_mcp_server import text
+from tests.workflows.test_calendar import as_started
 
-LINE = re.compile(r"^  (\d{4}-\d\d-\d\d) (?:(\d\d:\d\d) (Mon|Tue|Wed|Thu|Fri|Sat|Sun)|skipped: (.+))$")
+LINE = re.compile(r"^  (\d{4}-\d\d-\d\d) (?:(\d\d:\d\d) (Mon|Tue|Wed|Thu|Fri|Sat|Sun) \(spread up to 5 min\)"
+                  r"|skipped: (.+))$")
+"""A fire of a new skill, said with its default spread, or a skipped day."""
 
 
 def standup(**fields: Any) -> dict[str, Any]:
@@ -51,7 +54,8 @@ async def test_skills_next_lists_the_fires_in_the_skills_zone_with_skipped_days_
     data = json.loads(as_json.stdout)
     assert data["timezone"] == "Europe/Berlin" and data["paused"] is None
     at = [datetime.fromisoformat(f["at"]) for f in data["fires"] if f["skipped"] is None]
-    assert [t.astimezone(UTC) for t in at] == await server_fires(engine.skills.client, skill.schedule_id)
+    assert data["spread_seconds"] == 300
+    assert as_started(await server_fires(engine.skills.client, skill.schedule_id), [t.astimezone(UTC) for t in at], 300)
     # In the skill's zone: Berlin's offset, an hour or two east of UTC.
     assert {t.utcoffset().total_seconds() for t in at if t.utcoffset() is not None} <= {3600.0, 7200.0}
 
@@ -87,7 +91,8 @@ async def test_a_model_reads_the_next_fires_through_skills_mcp(engine: Engine) -
         fires = [datetime.fromisoformat(f["at"]) for f in listed.structured_content["fires"] if f["skipped"] is None]
         schedule_id = (await engine.skills.get("standup")).schedule_id
         assert schedule_id is not None
-        assert [t.astimezone(UTC) for t in fires] == await server_fires(engine.skills.client, schedule_id)
+        assert as_started(await server_fires(engine.skills.client, schedule_id), [t.astimezone(UTC) for t in fires],
+                          listed.structured_content["spread_seconds"])
 
         got = await session.call_tool("memory_get_skill", {"skill_id": "standup"})
         assert "It skips the public holidays of DE-BY and weekends; next skipped: " in text(got)

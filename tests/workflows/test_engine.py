@@ -72,7 +72,9 @@ async def test_the_schedule_carries_the_skill(engine: Engine, client: Client) ->
     assert description.schedule.policy.overlap == ScheduleOverlapPolicy.SKIP
     assert description.schedule.policy.catchup_window == engine.settings.catchup_window
     times = description.info.next_action_times
-    assert times and all(t.minute % 5 == 0 and t.second == 0 for t in times)
+    # Spread by default: a tenth of its 5 minutes, drawn by the server after each fire's own time.
+    assert description.schedule.spec.jitter == timedelta(seconds=30)
+    assert times and all(t.minute % 5 == 0 and t.second <= 30 for t in times)
 
 
 async def test_a_refused_registration_stores_nothing(engine: Engine, client: Client) -> None:
@@ -103,7 +105,8 @@ async def test_update_rename_pause_resume_delete(engine: Engine, client: Client)
     assert await schedule_exists(client, updated.schedule_id)
     description = await client.get_schedule_handle(updated.schedule_id).describe()
     assert await description.memo_value("trigger") == {"schedule": "30 7 * * 1-5"}
-    assert all(t.hour == 7 and t.minute == 30 and t.weekday() < 5 for t in description.info.next_action_times)
+    assert all(t.hour == 7 and timedelta(0) <= t - t.replace(minute=30, second=0, microsecond=0) <= timedelta(minutes=5)
+               and t.weekday() < 5 for t in description.info.next_action_times)
 
     paused = await engine.skills.pause("hydrate")
     assert not paused.enabled and paused.disabled_reason == "by user"

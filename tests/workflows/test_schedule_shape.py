@@ -8,6 +8,8 @@ Real worker, real Temporal dev server, real store, a real slow MCP server."""
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import sys
 import threading
 from collections.abc import AsyncIterator
@@ -23,17 +25,23 @@ from skills.errors import SkillValidationError
 from skills.management.manual import SCHEMAS
 from skills.spec.limits import JITTER_SECONDS, MAX_RUNS, TIMEOUT_MINUTES
 from skills.spec.models import ENDED, RunRecord
+from skills.when.calendar import forecast
 from tests.conftest import Engine, eventually, trigger_schedule, write_mcp_config
 from tests.fakes.llm_server import ScriptedLLM, hang_until, say
 from tests.starter.test_cli import options, run_skills
-from tests.workflows.test_run_ends import FAKES, _maintenance
+from tests.workflows.test_run_ends import FAKES, _maintenance, _set_columns
 
 SEND = [{"toolName": "outbox_send_message", "parameters": {"message": "hello"}}]
 
 
+NOW = datetime(2027, 3, 1, 9, 30, tzinfo=UTC)
+"""A pinned "now" for the fire lists: a Monday."""
+
+
 def _skill(name: str, **fields: Any) -> dict[str, Any]:
-    return {"name": name, "instructions": "x", "schedule": "0 0 1 1 *", "execution_plan": SEND,
-            "notify_on_completion": False, **fields}
+    skill = {"name": name, "instructions": "x", "schedule": "0 0 1 1 *", "execution_plan": SEND,
+             "notify_on_completion": False, **fields}
+    return {k: v for k, v in skill.items() if v is not None}
 
 
 async def _described(client: Client, schedule_id: str | None) -> Any:
@@ -85,8 +93,81 @@ async def test_each_field_registers_shows_in_get_and_shapes_the_real_schedule(cl
     plain = (await engine.skills.register(_skill("plain"))).skill
     assert plain is not None
     schedule = await _described(client, plain.schedule_id)
-    assert schedule.policy.overlap == ScheduleOverlapPolicy.SKIP and schedule.spec.jitter is None
+    # A new cron that asked for no exact time takes the default spread (below).
+    assert schedule.policy.overlap == ScheduleOverlapPolicy.SKIP and schedule.spec.jitter == timedelta(minutes=5)
     assert (plain.timeout_minutes, plain.overlap, plain.catch_up) == (None, "skip", "once")
+
+
+async def _next_lines(engine: Engine, name: str) -> list[str]:
+    done = await asyncio.to_thread(run_skills, "next", name, "-n", "3", *options(engine))
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()[1:]
+
+
+async def test_a_new_cron_is_spread_by_default_on_the_real_schedule_and_says_so(client: Client, engine: Engine,
+                                                                                 tmp_path: Path) -> None:
+    """Temporal applies the jitter; what `skills next` and `skills get` list are the schedule's own times, each
+    said with its spread."""
+    hourly = (await engine.skills.register(_skill("hourly", schedule="0 * * * *"))).skill
+    minutely = (await engine.skills.register(_skill("minutely", schedule="* * * * *", enabled=False))).skill
+    assert hourly is not None and minutely is not None and hourly.spread and minutely.spread
+    assert (await _described(client, hourly.schedule_id)).spec.jitter == timedelta(minutes=5)
+    # Every minute: a tenth of the gap, so the fires keep their order.
+    assert (await _described(client, minutely.schedule_id)).spec.jitter == timedelta(seconds=6)
+
+    stored = await engine.skills.get("hourly")
+    assert forecast(stored, now=NOW, count=2).lines() == ["2027-03-01 10:00 Mon (spread up to 5 min)",
+                                                          "2027-03-01 11:00 Mon (spread up to 5 min)"]
+    lines = await _next_lines(engine, "hourly")
+    assert len(lines) == 3 and all(re.fullmatch(r"  \d{4}-\d\d-\d\d \d\d:00 \w{3} \(spread up to 5 min\)", line)
+                                   for line in lines), lines
+    assert all(line.endswith("(spread up to 6 s)") for line in await _next_lines(engine, "minutely"))
+    assert "jitter          up to 5 min (the default spread; `spread: false` for the exact time)" in \
+        await _get_lines(engine, "hourly")
+    # A registration's answer names the fire the calendar gives, with its spread.
+    path = tmp_path / "daily.json"
+    path.write_text(json.dumps(_skill("daily", schedule="0 9 * * *")))
+    done = await asyncio.to_thread(run_skills, "register", str(path), *options(engine))
+    assert done.returncode == 0, done.stderr
+    assert any(re.fullmatch(r"  next fire +\S+ \(spread up to 5 min\)", line)
+               for line in done.stdout.splitlines()), done.stdout
+
+
+async def test_a_pinned_cron_a_one_shot_and_an_interval_are_not_spread(client: Client, engine: Engine) -> None:
+    pinned = (await engine.skills.register(_skill("pinned", schedule="0 9 * * *", spread=False))).skill
+    once = (await engine.skills.register(_skill("once", schedule=None, in_minutes=600))).skill
+    every = (await engine.skills.register(_skill("every", schedule=None, interval_minutes=60))).skill
+    for skill in (pinned, once, every):
+        assert skill is not None
+        assert (await _described(client, skill.schedule_id)).spec.jitter is None, skill.name
+        assert not any("spread" in line for line in await _next_lines(engine, skill.name))
+    assert "jitter          none" in await _get_lines(engine, "pinned")
+    # Asked later, the spread comes; its own jitter_seconds is the owner's own.
+    await engine.skills.update("pinned", {"spread": True})
+    assert (await _described(client, pinned.schedule_id)).spec.jitter == timedelta(minutes=5)
+    await engine.skills.update("pinned", {"jitter_seconds": 20})
+    assert (await _described(client, pinned.schedule_id)).spec.jitter == timedelta(seconds=20)
+
+
+async def test_a_skill_stored_before_the_spread_keeps_its_exact_time_when_changed(client: Client,
+                                                                                    engine: Engine) -> None:
+    """A row as the migration leaves it (spread false): an update, and the schedule it rewrites, add none."""
+    skill = (await engine.skills.register(_skill("old", schedule="0 9 * * *"))).skill
+    assert skill is not None
+    _set_columns(engine.settings, skill.id, spread=False)
+    await engine.skills.update("old", {"instructions": "changed", "schedule": "0 * * * *"})
+    assert not (await engine.skills.get("old")).spread
+    assert (await _described(client, skill.schedule_id)).spec.jitter is None
+    assert not any("spread" in line for line in await _next_lines(engine, "old"))
+
+
+async def test_a_bad_spread_is_refused_naming_the_field(engine: Engine) -> None:
+    with pytest.raises(SkillValidationError) as refused:
+        await engine.skills.register(_skill("bad", spread="maybe"))
+    assert {e.field: e.message for e in refused.value.errors} == {"spread": "must be true or false, got 'maybe'"}
+    with pytest.raises(SkillValidationError) as refused:
+        await engine.skills.register(_skill("bad", jitter_seconds=-5))
+    assert {e.field: e.message for e in refused.value.errors} == {"jitter_seconds": "must be between 0 and 3600 (got -5)"}
 
 
 async def test_each_field_out_of_range_is_refused_naming_it(engine: Engine) -> None:

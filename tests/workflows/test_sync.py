@@ -13,14 +13,17 @@ import contextlib
 import os
 import shutil
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import update
 from temporalio.client import Client, ScheduleActionStartWorkflow, ScheduleHandle, ScheduleOverlapPolicy
 
 from adapters.schedules import ensure_engine_schedules
+from adapters.store import Store
+from adapters.store.tables import SkillRow
 from client.files import sync_files
 from config.settings import Settings
 from skills.errors import SkillNotFoundError
@@ -102,6 +105,11 @@ def write(
     return path
 
 
+def within_spread(at: datetime, hour: int, minute: int) -> bool:
+    """A start the server drew for a fire at hour:minute with the default spread (up to 5 min after it)."""
+    return timedelta(0) <= at - at.replace(hour=hour, minute=minute, second=0, microsecond=0) <= timedelta(minutes=5)
+
+
 def names(items: list[Any]) -> list[str]:
     return sorted(item.change.name for item in items)
 
@@ -137,7 +145,9 @@ async def test_a_file_skill_with_a_schedule_registers_and_its_schedule_exists(
     description = await client.get_schedule_handle(skill.schedule_id).describe()
     assert await description.memo_value("trigger") == {"schedule": "30 6 * * *"}
     times = description.info.next_action_times
-    assert times and all((t.hour, t.minute) == (6, 30) for t in times)
+    # A new file skill is spread by default: the server starts each fire up to 5 min after 06:30.
+    assert description.schedule.spec.jitter == timedelta(minutes=5)
+    assert times and all(within_spread(t, 6, 30) for t in times)
 
     again = await sync()
     assert again.unchanged == ["wake-up"] and not (again.created or again.updated or again.disabled)
@@ -160,7 +170,7 @@ async def test_touching_or_editing_the_file_updates_the_skill(
     assert skill.trigger_config is not None and skill.trigger_config.schedule == "0 8 * * 1-5"
     assert skill.schedule_id is not None
     times = (await client.get_schedule_handle(skill.schedule_id).describe()).info.next_action_times
-    assert times and all((t.hour, t.minute) == (8, 0) and t.weekday() < 5 for t in times)
+    assert times and all(within_spread(t, 8, 0) and t.weekday() < 5 for t in times)
 
     now = time.time()
     os.utime(path, (now, now))  # touched: same content, newer file
@@ -177,6 +187,35 @@ async def test_touching_or_editing_the_file_updates_the_skill(
     assert copied.updated[0].change.reason == "file differs from the stored skill"
     assert plan_message(await engine.skills.get("wake-up", AGENT)) == "Wake up!"
     assert (await sync()).unchanged == ["wake-up"]
+
+
+async def test_a_file_skill_stored_before_the_spread_keeps_its_exact_time_when_re_synced(
+    engine: Engine, client: Client, folders: Settings, sync: Sync
+) -> None:
+    """Its row as the migration leaves it (spread false): the file, edited, re-syncs the skill and rewrites its
+    schedule, and adds no spread; a file that asks for one gets it."""
+    write(folders.project_skills_dir, "wake-up")
+    skill_id = (await sync()).created[0].skill_id
+    assert skill_id is not None
+    store = Store.open(engine.settings.store_url, schedule_prefix=engine.settings.task_queue)
+    with store.session() as session:
+        session.execute(update(SkillRow).where(SkillRow.id == skill_id).values(spread=False))  # type: ignore[arg-type]
+        session.commit()
+
+    write(folders.project_skills_dir, "wake-up", schedule="0 8 * * *", message="Rise and shine")
+    assert names((await sync()).updated) == ["wake-up"]
+    skill = await engine.skills.get("wake-up", AGENT)
+    assert not skill.spread and plan_message(skill) == "Rise and shine" and skill.schedule_id is not None
+    description = await client.get_schedule_handle(skill.schedule_id).describe()
+    assert description.schedule.spec.jitter is None
+    assert all((t.hour, t.minute, t.second) == (8, 0, 0) for t in description.info.next_action_times)
+    assert (await sync()).unchanged == ["wake-up"]
+
+    write(folders.project_skills_dir, "wake-up", schedule="0 8 * * *", message="Rise and shine",
+          metadata={"spread": True})
+    assert names((await sync()).updated) == ["wake-up"]
+    assert (await client.get_schedule_handle(skill.schedule_id).describe()).schedule.spec.jitter == \
+        timedelta(minutes=5)
 
 
 async def test_deleting_the_file_disables_the_skill_and_restoring_it_enables_it(

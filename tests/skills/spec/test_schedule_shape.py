@@ -10,7 +10,7 @@ import pytest
 
 from skills.errors import SkillValidationError
 from skills.spec.models import SHAPE_FIELDS
-from skills.spec.normalize import NormalizeContext, normalize
+from skills.spec.normalize import NormalizeContext, normalize, spec_as_input
 
 NOW = datetime(2026, 2, 14, 15, 0, tzinfo=UTC)
 CTX = NormalizeContext(now=NOW, default_timezone="Europe/Paris", default_agent_id="thinker")
@@ -21,9 +21,10 @@ def shape(**fields: Any) -> dict[str, Any]:
     return spec.model_dump(include=set(SHAPE_FIELDS))
 
 
-def test_the_defaults_are_what_a_skill_did_before() -> None:
+def test_the_defaults_are_what_a_skill_did_before_but_the_spread() -> None:
     assert shape(schedule="0 9 * * *") == {"timeout_minutes": None, "end_at": None, "max_runs": None,
-                                           "jitter_seconds": 0, "overlap": "skip", "catch_up": "once"}
+                                           "jitter_seconds": 0, "spread": True, "overlap": "skip",
+                                           "catch_up": "once"}
 
 
 def test_aliases_text_numbers_and_a_local_end_are_read() -> None:
@@ -31,7 +32,7 @@ def test_aliases_text_numbers_and_a_local_end_are_read() -> None:
                 overlapPolicy="Buffer-One", catchUp="NONE")
     # A naive end_at is read in the skill's zone (Paris, UTC+1 in March before the change).
     assert got == {"timeout_minutes": 1.5, "end_at": datetime(2026, 3, 1, 9, 0, tzinfo=UTC), "max_runs": 3,
-                   "jitter_seconds": 30, "overlap": "buffer_one", "catch_up": "none"}
+                   "jitter_seconds": 30, "spread": False, "overlap": "buffer_one", "catch_up": "none"}
 
 
 def test_an_update_keeps_an_end_that_has_passed_since_but_refuses_a_new_one_in_the_past() -> None:
@@ -49,3 +50,39 @@ def test_fields_without_effect_are_noted_not_refused() -> None:
     assert "max_runs, jitter_seconds: no effect, this skill has no schedule" in notes
     notes = normalize({"name": "x", "instructions": "y", "in_minutes": 5, "jitter_seconds": 5}, CTX).notes
     assert "max_runs and jitter_seconds: no effect on a one-shot, which fires once at its time" in notes
+
+
+def test_a_new_skill_is_spread_unless_it_asks_for_its_exact_time_or_its_own_jitter() -> None:
+    assert normalize({"name": "x", "instructions": "y", "schedule": "0 9 * * *"}, CTX).spec.spread is True
+    for asked in ({"spread": False}, {"spread": "no"}, {"jitter_seconds": 0}, {"jitter": 45}):
+        assert shape(schedule="0 9 * * *", **asked)["spread"] is False, asked
+
+
+def test_a_skill_read_back_is_the_skill_it_was() -> None:
+    """``skills get --json`` registered again, and a revision restored, give every field as stored."""
+    for fields in ({"jitter": 45}, {"jitter_seconds": 0}, {}, {"spread": False}):
+        spec = normalize({"name": "x", "instructions": "y", "schedule": "0 9 * * *", **fields}, CTX).spec
+        assert normalize(spec_as_input(spec), CTX).spec == spec, fields
+
+
+def test_a_stored_skill_keeps_its_spread_on_an_update_and_a_resync() -> None:
+    """A skill stored before the spread (false) is not spread by an update that does not ask for it, nor by a
+    SKILL.md's re-sync (an update whose file says nothing of it); one that took the default keeps it."""
+    exact = normalize({"name": "x", "instructions": "y", "schedule": "0 9 * * *"}, CTX).spec.model_copy(
+        update={"spread": False})
+    assert normalize({"instructions": "z", "schedule": "0 * * * *"}, CTX, existing=exact).spec.spread is False
+    spread = normalize({"name": "x", "instructions": "y", "schedule": "0 9 * * *"}, CTX).spec
+    assert normalize({"instructions": "z"}, CTX, existing=spread).spec.spread is True
+    assert normalize({"spread": True}, CTX, existing=exact).spec.spread is True
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"spread": "sometimes"}, "spread: must be true or false, got 'sometimes'"),
+    ({"spread": 2}, "spread: must be true or false, got 2"),
+    ({"jitter_seconds": -1}, "jitter_seconds: must be between 0 and 3600 (got -1)"),
+    ({"jitter_seconds": "soon"}, "jitter_seconds: must be a whole number between 0 and 3600, got 'soon'"),
+])
+def test_a_bad_spread_is_refused_naming_the_field(fields: dict[str, Any], message: str) -> None:
+    with pytest.raises(SkillValidationError) as refused:
+        normalize({"name": "x", "instructions": "y", "schedule": "0 9 * * *", **fields}, CTX)
+    assert message in [str(e) for e in refused.value.errors]
