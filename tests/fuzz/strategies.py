@@ -116,6 +116,7 @@ FIELD_VALUES: dict[str, st.SearchStrategy[Any]] = {
         LONG_LISTS, st.lists(TEXT, max_size=6)),
     "skip_holidays": st.one_of(st.sampled_from(["US", "us-ca", "GB-SCT", "XX", "US-ZZ", "", True]), TEXT),
     "business_days_only": st.one_of(st.booleans(), st.sampled_from(["yes", "no", "maybe", 2])),
+    "spread": st.one_of(st.booleans(), st.sampled_from(["yes", "no", "maybe", 2, "true", None])),
     "deliver": st.one_of(st.sampled_from(["always", "on_change", "never", "On-Change", " NEVER ", "daily", "",
                                           "on_change " * 10_000, None, False]), TEXT),
     "remind_after_minutes": st.one_of(st.integers(0, 525_600), st.sampled_from([-1, 525_601, "90", 90.5, True]),
