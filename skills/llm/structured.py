@@ -182,16 +182,20 @@ def _examples(offered: Collection[str], tool_names: list[str]) -> list[str]:
             {KIND: REPORT, "name": "evening digest", "trigger_config": {"schedule": "0 18 * * *"}, "required_tools": [read, send],
              "instructions": f"Read today's messages with {read} and send the user a short digest with {send}."},
             "I can send you a digest of the day's messages every evening at 6. Shall I?"))
-    missing = next((service for service in SERVICES if not any(service.lower() in t for t in tool_names)), None)
-    if missing is not None:
-        said.append(f'"every day at 9 post good morning on {missing}" -> ' + json.dumps(
+    # A service no tool reaches, once to read from and once to post to: asked to summarize their GitHub issues,
+    # the 1.5B model made a skill that reads the outbox instead, with only a posting example before it.
+    missing = [service for service in SERVICES if not any(service.lower() in t for t in tool_names)]
+    for service, task in zip(missing, ("summarize my open {} tickets every morning", "every day at 9 post good "
+                                       "morning on {}"), strict=False):
+        said.append(f'"{task.format(service)}" -> ' + json.dumps(
             {"action": REPLY, **empty, "skill": None, **after,
-             "reply": f"I have no tool for {missing}, so I cannot do that: the tools I have are listed above."}))
+             "reply": f"I have no tool that reaches {service}, so I cannot do that: the tools I have are "
+                      "listed above."}))
     return said
 
 
-SERVICES = ("Slack", "Jira", "Discord")
-"""Services the example of a missing tool may name: the first that no tool of the catalog names."""
+SERVICES = ("Jira", "Slack", "Discord")
+"""Services the examples of a missing tool may name: the first two that no tool of the catalog names."""
 
 
 def structured_calls(text: str | None, offered: Collection[str]) -> tuple[list[TextCall], str] | None:
