@@ -42,7 +42,14 @@ from skills.errors import (
     ToolCallError,
     ToolsetRefusedError,
 )
-from skills.llm.agent import ChatMessage, ToolCallMessage, for_the_model, opening_messages, tool_result_text
+from skills.llm.agent import (
+    ChatMessage,
+    ToolCallMessage,
+    for_the_model,
+    opening_messages,
+    structured_prompt,
+    tool_result_text,
+)
 from skills.llm.context import fit_request
 from skills.llm.structured import ACTIONS, answer_schema, instruction, structured_calls
 from skills.llm.textcalls import TextCall, read_text_calls
@@ -153,8 +160,11 @@ class AgentActivities:
         structured = request.tool_mode == "structured" and is_chat_conversation(request.conversation_id)
         tools = [] if structured else _tool_schemas(catalog, offered)
         asked = for_the_model(messages, self.settings.chat_history_turns)
+        plan_tools = _plan_tools(catalog)
         if structured:  # the answer's shape, said in the prompt: no tool schemas are sent
-            asked = _with_instruction(asked, instruction(offered, _plan_tools(catalog)))
+            known = await asyncio.to_thread(self._skill_lines) if {"memory_update_skill", "memory_delete_skill"} & \
+                set(offered) else []
+            asked = _with_instruction(asked, instruction(offered, plan_tools, known))
         context = await self.llm.context(request.model)
         fitted = fit_request(asked, tools, context)
         if fitted.left_out:
@@ -162,7 +172,7 @@ class AgentActivities:
                                     context, "; ".join(fitted.left_out))
         try:
             message = await self.llm.complete(
-                request.model, fitted.messages, tools, answer_schema(offered) if structured else None,
+                request.model, fitted.messages, tools, answer_schema(offered, plan_tools) if structured else None,
                 lambda progress: heartbeating(f"turn {request.step}", progress))
         # The adapter's error says it all; the SDK's error under it (or none) stays the failure's cause.
         except LlmOverloadedError as e:
@@ -179,6 +189,12 @@ class AgentActivities:
                                       datetime.now(UTC))
         return _result(message, seq, request.answer_chars, fitted.left_out, structured=structured,
                        read_from_text=read_from_text)
+
+    def _skill_lines(self) -> list[str]:
+        """The user's skills, one line each, for a structured turn (it cannot call a tool to read them)."""
+        return [f"{skill.name}: {skill.trigger_config.describe() if skill.trigger_config else skill.trigger_type}, "
+                f"{skill.tier} tier, {'enabled' if skill.enabled else 'paused'}"
+                for skill in self.store.skills.list_skills()]
 
     async def _catalog(self, request: LlmTurn) -> list[ToolInfo]:
         """The tools the turn can describe: the catalog, ``run_script`` with the sandbox's scripts, and
@@ -313,9 +329,10 @@ def _made(call: TextCall) -> ToolCallMessage:
 
 
 def _with_instruction(messages: list[ChatMessage], said: str) -> list[ChatMessage]:
-    """The request's system prompt with ``said`` at its end (only in the request: the store keeps its own)."""
+    """The request's system prompt told the answer's shape, ``said`` (only in the request: the store keeps its
+    own)."""
     if messages and messages[0].role == "system":
-        first = messages[0].model_copy(update={"content": f"{messages[0].content or ''}\n\n{said}"})
+        first = messages[0].model_copy(update={"content": structured_prompt(messages[0].content or "", said)})
         return [first, *messages[1:]]
     return [ChatMessage(role="system", content=said), *messages]
 

@@ -28,6 +28,7 @@ from skills.chat.proposals import CONFIRMED_TOOLS, plain_answer
 from skills.chat.reply import reply_block, run_ref_problem, with_reply
 from skills.errors import RunNotFoundError, SkillNotFoundError
 from skills.llm.agent import ChatMessage, chat_opening
+from skills.llm.structured import tool_mode
 from skills.management.manual import CHAT_DESCRIPTIONS, CHAT_SCHEMAS, TOOLS
 from skills.messages.chat import ChatAnswer, ChatPrepare, ChatProposals, ChatSession
 from skills.naming import CHAT_CONVERSATION, GET_TOOL_CATALOG, MANAGEMENT_TOOLS
@@ -177,7 +178,7 @@ class ChatActivities:
             script_skills=scripts, script_timeout_seconds=self.settings.script_timeout.total_seconds(),
             toolsets=grants, untrusted=untrusted, answer=answer if answering else None, answering=answering,
             rehearsal_wait_seconds=self.settings.chat_rehearsal_wait.total_seconds(),
-            tool_mode=self.settings.llm_tools,
+            tool_mode=tool_mode(self.settings.llm_tools, messages, self.settings.chat_history_turns),
         )
 
     def _replied(self, request: ChatPrepare) -> str | None:

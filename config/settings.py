@@ -229,7 +229,7 @@ class Settings(BaseSettings):
     is read too). ``structured``: the model answers one JSON object to a schema (``response_format``), for
     models that do not call tools reliably. ``auto``: native, and a turn that answers without a call where
     one was needed (the reply claims an act, or the message asks for a skill, and no call came) is asked
-    once more, structured (docs/chat.md)."""
+    once more, structured, and that session's later turns go structured at once (docs/chat.md)."""
 
     llm_price: float | None = Field(default=None, ge=0)
     """What a million tokens cost at the endpoint (prompt and completion alike, in the owner's currency):

@@ -20,6 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.chat import ChatActivities
     from skills.chat.account import acted, asks_for_change, claimed_act
     from skills.chat.proposals import ChangeDecided, DecideChangeInput, answered_text
+    from skills.llm.structured import ASK_AGAIN
     from skills.messages.agent import AgentLoopState, LoopEnd, LoopLimits
     from skills.messages.chat import ChatAnswer, ChatInput, ChatPrepare, ChatProposals, ChatReply, ChatSession
     from skills.messages.manage import SkillRef
@@ -37,9 +38,6 @@ with workflow.unsafe.imports_passed_through():
 
 REPLY_CHARS = 16_000
 """A chat's reply is the model's whole answer, up to four Telegram messages."""
-ASK_AGAIN = ("(The engine: your answer made no tool call, so nothing was stored, proposed or changed. Answer my "
-             "message above again, as the one JSON object described.)")
-"""The note before a turn is asked again structured: the model's history then says its claim did not happen."""
 ASKED_AGAIN = ("the model answered without a call; it was asked again for one JSON answer (SKILLS_LLM_TOOLS=auto)")
 
 

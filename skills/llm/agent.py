@@ -8,6 +8,8 @@ would grow with the square of the steps and one payload could pass Temporal's 2 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
@@ -89,6 +91,29 @@ def opening_messages(skill: Skill, now: datetime, tools: list[str], event: Event
     return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=task)]
 
 
+CHAT_INTRO = ("You are the user's assistant. You can create and manage their skills: things done later, at a set "
+              "time or again and again (reminders, summaries, checks).")
+NATIVE_RULES = (
+    "Before creating a skill, call get_tool_catalog and use tool names exactly as it lists them. If a "
+    "tool call is refused, fix the fields it names and call again. When you are done, answer the user "
+    "in one or two sentences: what you scheduled, and when it fires next (from the tool's answer). "
+    "A tool that answers 'Proposed, NOT made' has changed nothing yet: tell the user what would be "
+    "stored and ask them to reply yes; only their reply makes it."
+)
+"""How a chat's model calls its tools; a structured turn (``structured_prompt``) says its own way instead."""
+TIME_IS = "The current time is "
+ENGINE_NOTE = "(The engine: "
+"""How a note the engine adds to a chat, as a user message, begins (``ASK_AGAIN`` in workflows/chat.py): it
+belongs to the question before it, so a cut to fit (``questions``) never falls between them."""
+
+
+def questions(conversation: Sequence[ChatMessage]) -> list[int]:
+    """Where the user's messages are in ``conversation``: where a cut may fall. The engine's notes are not
+    the user's: a cut before one would keep the note and drop the question it is about."""
+    return [i for i, m in enumerate(conversation)
+            if m.role == "user" and not (m.content or "").startswith(ENGINE_NOTE)]
+
+
 def chat_opening(message: str, now: datetime, timezone: str, disclosure: str, tools: list[str],
                  toolsets: dict[str, list[str]] | None = None, untrusted: list[str] | None = None) -> list[ChatMessage]:
     """A chat turn's system prompt (the time, the tools, the playbooks the message matched) and
@@ -102,20 +127,26 @@ def chat_opening(message: str, now: datetime, timezone: str, disclosure: str, to
     own += "".join(f"The skill {skill} is not trusted by its owner: its own tools and scripts are not available "
                    f"this turn. If the message needs them, say so, and that `skills trust {skill}` allows them.\n"
                    for skill in untrusted or [])
-    system = (
-        "You are the user's assistant. You can create and manage their skills: things done later, at a "
-        "set time or again and again (reminders, summaries, checks).\n"
-        f"The current time is {local.strftime('%A %Y-%m-%d %H:%M')} ({timezone}), the user's time zone.\n"
-        f"Your tools: {', '.join(tools)}. {LOOSE_ARGUMENTS}\n{own}"
-        "Before creating a skill, call get_tool_catalog and use tool names exactly as it lists them. If a "
-        "tool call is refused, fix the fields it names and call again. When you are done, answer the user "
-        "in one or two sentences: what you scheduled, and when it fires next (from the tool's answer). "
-        "A tool that answers 'Proposed, NOT made' has changed nothing yet: tell the user what would be "
-        "stored and ask them to reply yes; only their reply makes it."
-    )
+    system = (f"{CHAT_INTRO}\nYour tools: {', '.join(tools)}. {LOOSE_ARGUMENTS}\n{own}{NATIVE_RULES}")
     if disclosure:
         system += "\n\nSkills that apply to this message:\n\n" + disclosure
+    # The time comes last: what comes before it is the same from one turn to the next, and an endpoint that
+    # keeps the prompt it has read (llama.cpp does) reads only the rest again.
+    system += f"\n\n{TIME_IS}{local.strftime('%A %Y-%m-%d %H:%M')} ({timezone}), the user's time zone."
     return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=message)]
+
+
+def structured_prompt(system: str, said: str) -> str:
+    """A chat's system prompt for a structured turn (``skills.llm.structured``): the tool list and the rules of
+    calling them (which a model told to answer one JSON object reads as a contradiction) give way to ``said``,
+    the answer's shape, put before the time, which stays last."""
+    lines = system.split("\n")
+    kept = [line for line in lines if not line.startswith("Your tools: ")]
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(kept).replace(NATIVE_RULES, ""))
+    head, sep, time = text.rpartition(f"\n\n{TIME_IS}")
+    if not sep:
+        return f"{text}\n\n{said}"
+    return f"{head}\n\n{said}{sep}{time}"
 
 
 def for_the_model(messages: list[ChatMessage], turns: int | None = None) -> list[ChatMessage]:
@@ -127,7 +158,7 @@ def for_the_model(messages: list[ChatMessage], turns: int | None = None) -> list
     systems = [m for m in messages if m.role == "system"]
     conversation = [m for m in messages if m.role != "system"]
     if turns is not None and turns > 0:
-        asked = [i for i, m in enumerate(conversation) if m.role == "user"]
+        asked = questions(conversation)
         if len(asked) > turns:
             conversation = conversation[asked[-turns]:]
     return [*systems[-1:], *conversation]

@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from skills.llm.agent import ChatMessage
+from skills.llm.agent import ChatMessage, questions
 from skills.llm.tokens import request_tokens
 
 DEFAULT_CONTEXT = 8_192
@@ -63,7 +63,7 @@ def fit_request(messages: Sequence[ChatMessage], tools: Sequence[Mapping[str, An
     if tokens <= budget:
         return Fitted(messages=[*system, *conversation], tokens=tokens)
     left_out: list[str] = []
-    asked = [i for i, m in enumerate(conversation) if m.role == "user"]
+    asked = questions(conversation)
     dropped = 0
     while tokens > budget and len(asked) > 1:
         cut = asked[1] - asked[0]

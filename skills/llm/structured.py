@@ -16,9 +16,10 @@ proposed. The schema and its instruction are small (about 300 tokens, and no too
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
-from typing import Any
+from collections.abc import Collection, Sequence
+from typing import Any, Literal
 
+from skills.llm.agent import ENGINE_NOTE, ChatMessage, for_the_model
 from skills.llm.textcalls import MAX_CHARS, TextCall, unfenced
 
 ACTIONS: dict[str, str] = {
@@ -28,73 +29,173 @@ ACTIONS: dict[str, str] = {
     "list": "memory_list_skills",
 }
 """Each action and the management tool it calls; ``reply`` calls none."""
+ToolMode = Literal["auto", "native", "structured"]
 REPLY = "reply"
+ASK_AGAIN = (f"{ENGINE_NOTE}your answer made no tool call, so nothing was stored, proposed or changed. Answer my "
+             "message above again, as the one JSON object described.)")
+"""The note before a turn is asked again structured (``SKILLS_LLM_TOOLS=auto``): the model's history then says
+its claim did not happen."""
 SCHEMA_NAME = "chat_action"
+MAX_SKILLS = 30
+"""The user's skills a structured prompt lists for a change (past it, counted)."""
 MAX_TOOL_NAMES = 60
 """Tool names the instruction lists for a skill's plan: a catalog past it is cut (the normalizer still checks)."""
 
-_SKILL: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string"},
-        "instructions": {"type": "string"},
-        "trigger_config": {"type": "object", "properties": {
-            "in_minutes": {"type": "integer"}, "in_hours": {"type": "integer"}, "at": {"type": "string"},
-            "schedule": {"type": "string"}, "interval_minutes": {"type": "integer"}, "timezone": {"type": "string"}}},
-        "execution_plan": {"type": "array", "items": {"type": "object", "properties": {
-            "toolName": {"type": "string"}, "parameters": {"type": "object"}}, "required": ["toolName"]}},
-        "required_tools": {"type": "array", "items": {"type": "string"}},
-        "business_days_only": {"type": "boolean"},
-    },
+KIND = "kind"
+FIXED = "fixed message"
+REPORT = "read and report"
+"""A new skill's first field: the tier, as a choice in words. A small model holds to a grammar whatever it
+writes, and Qwen2.5 1.5B chose between a plan and required_tools by the example nearest it; it answers the
+question in words better. The engine drops the field: the plan or required_tools it chose say the tier."""
+
+TRIGGERS: dict[str, dict[str, Any]] = {
+    "in_minutes": {"type": "integer", "minimum": 1},
+    "in_hours": {"type": "integer", "minimum": 1},
+    "at": {"type": "string"},
+    "schedule": {"type": "string"},
+    "interval_minutes": {"type": "integer", "minimum": 1},
 }
+"""The trigger shapes a structured answer may give, one key each (the normalizer reads and checks them)."""
 
 
-def actions(offered: Collection[str]) -> list[str]:
-    """The actions a turn offering these tools may answer with (``reply`` always)."""
-    return [action for action, tool in ACTIONS.items() if tool in offered] + [REPLY]
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"anyOf": [schema, {"type": "null"}]}
 
 
-def answer_schema(offered: Collection[str]) -> dict[str, Any]:
-    """The ``response_format`` of a structured turn: one object, ``action`` first and ``reply`` last (a
-    grammar writes the fields in order, so the reply is written once the skill is)."""
-    allowed = actions(offered)
+def _object(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(properties) if required is None else required,
+            "additionalProperties": False}
+
+
+def _new_skill(plan_tools: list[str]) -> dict[str, Any]:
+    """A new skill, Direct (one plan step) or Agent (its tools): every field it needs is required, and a tool
+    is one the catalog lists, so a grammar-held model can neither leave the skill out nor invent a tool."""
+    tool = {"type": "string", "enum": plan_tools}
+    trigger = {"anyOf": [_object({key: shape}) for key, shape in TRIGGERS.items()]}
+    step = _object({"toolName": tool, "parameters": {"type": "object"}})
+    direct = _object({KIND: {"type": "string", "const": FIXED}, "name": {"type": "string"}, "trigger_config": trigger,
+                      "execution_plan": {"type": "array", "items": step, "minItems": 1, "maxItems": 1},
+                      "instructions": {"type": "string"}})
+    agent = _object({KIND: {"type": "string", "const": REPORT}, "name": {"type": "string"}, "trigger_config": trigger,
+                     "required_tools": {"type": "array", "items": tool, "minItems": 1},
+                     "instructions": {"type": "string"}})
+    return {"anyOf": [direct, agent]}
+
+
+_CHANGE: dict[str, Any] = {"type": "object", "properties": {
+    "name": {"type": "string"}, "instructions": {"type": "string"}, "enabled": {"type": "boolean"},
+    "trigger_config": {"type": "object", "properties": TRIGGERS}}}
+"""An update's fields: only those that change."""
+
+
+def actions(offered: Collection[str], plan_tools: Collection[str] | None = None) -> list[str]:
+    """The actions a turn offering these tools may answer with (``reply`` always). ``create`` needs a tool a
+    skill may call (``plan_tools``; None: not known, offered anyway)."""
+    return [action for action, tool in ACTIONS.items()
+            if tool in offered and (action != "create" or plan_tools is None or plan_tools)] + [REPLY]
+
+
+def answer_schema(offered: Collection[str], plan_tools: list[str] | None = None) -> dict[str, Any]:
+    """The ``response_format`` of a structured turn: one object whose every field is required, ``null`` where
+    its action does not use it (an optional field is one a small model skips: asked to create, it wrote the
+    action and the reply and no skill). ``action`` comes first and ``reply`` last (a grammar writes the fields
+    in order, so the reply is written once the skill is). The root is a plain object, as OpenAI's
+    ``json_schema`` asks; llama.cpp, vLLM and Ollama turn the whole of it into a grammar."""
+    allowed = actions(offered, plan_tools)
     properties: dict[str, Any] = {"action": {"type": "string", "enum": allowed}}
     if any(a in allowed for a in ("update", "delete")):
-        properties["skill_id"] = {"type": "string"}
-    if any(a in allowed for a in ("create", "update")):
-        properties["skill"] = _SKILL
+        properties["skill_id"] = _nullable({"type": "string"})
+    if "create" in allowed:
+        properties["skill"] = _nullable(_new_skill(plan_tools) if plan_tools else {"type": "object"})
+    if "update" in allowed:
+        properties["change"] = _nullable(_CHANGE)
     properties["reply"] = {"type": "string"}
     return {"type": "json_schema", "json_schema": {
-        "name": SCHEMA_NAME, "strict": False,
-        "schema": {"type": "object", "properties": properties, "required": ["action", "reply"]}}}
+        "name": SCHEMA_NAME, "strict": False, "schema": _object(properties)}}
 
 
-def instruction(offered: Collection[str], tool_names: list[str]) -> str:
+def instruction(offered: Collection[str], tool_names: list[str], skills: Sequence[str] = ()) -> str:
     """What the system prompt says of the answer's shape (the schema alone does not reach every model's
-    eyes: a grammar holds its output, it does not show it the fields). ``tool_names``: the tools a skill's
-    plan may call."""
-    allowed = actions(offered)
-    lines = ["Answer with ONE JSON object and nothing else (no tool calls): "
-             '{"action": ..., "skill_id": ..., "skill": {...}, "reply": "..."}. action is one of: '
-             + ", ".join(allowed) + "."]
+    eyes: a grammar holds its output, it does not show it the fields), with an example of each tier made of
+    the catalog's own tools (a small model copies an example better than it follows a rule). ``tool_names``:
+    the tools a skill's plan may call. ``skills``: the user's skills, one line each: a structured turn
+    cannot call a tool to read them, and a change ("move it to 9:30") needs what is there (weekdays)."""
+    allowed = actions(offered, tool_names)
+    fields = ", ".join(f'"{name}"' for name in answer_schema(offered, tool_names)["json_schema"]["schema"]["properties"])
+    lines = [f"Answer with ONE JSON object and nothing else, with the fields {fields}; a field the action does "
+             "not use is null. You make no tool calls: the engine makes the change your answer names. Where the "
+             "skill instructions above say to call a tool, answer this object instead.",
+             "action is one of: " + ", ".join(allowed) + "."]
     if "create" in allowed:
-        lines.append('- "create": a new skill. skill: name, instructions, trigger_config (exactly one of '
-                     'in_minutes, in_hours, at "YYYY-MM-DDTHH:MM:SS", schedule as 5-field cron, interval_minutes); '
-                     'for a fixed message an execution_plan [{"toolName": ..., "parameters": {...}}]; for work '
-                     "that reads or judges, required_tools and no plan.")
+        lines.append(f'- "create": a new skill in "skill". First its {KIND}: "{FIXED}" when every fire sends the '
+                     f'same fixed text, as a reminder does; "{REPORT}" when something must be read, checked or '
+                     "summarized when it fires. Then name; trigger_config, exactly one of "
+                     '{"in_minutes": N}, {"in_hours": N}, {"at": "YYYY-MM-DDTHH:MM:SS"}, '
+                     '{"schedule": "<5-field cron>"}, {"interval_minutes": N}. A fixed message has an execution_plan '
+                     "of one step (a tool and its parameters, the text in full). A read and report has "
+                     "required_tools (the tools it reads with and the one it sends with), and instructions that are "
+                     "complete orders for a future run that never saw this chat.")
     if "update" in allowed:
-        lines.append('- "update": skill_id (its id or name) and skill with only the fields to change.')
+        lines.append('- "update": skill_id (the skill\'s name or id) and "change" with only the fields to change, '
+                     'e.g. {"enabled": false} or {"trigger_config": {"schedule": "30 9 * * 1-5"}}.')
     if "delete" in allowed:
         lines.append('- "delete": skill_id.')
     if "list" in allowed:
         lines.append('- "list": the user asks which skills exist.')
-    lines.append('- "reply": only talk (a question back, an answer, or no tool can do it).')
-    lines.append("reply: one or two sentences to the user. Say what you propose; never say it is done.")
+    lines.append('- "reply": only talk: a question back, an answer, or the task needs a tool not listed below '
+                 "(say which one is missing).")
+    lines.append('"reply" is one or two sentences to the user: say what you propose; never say it is done.')
+    if skills and any(a in allowed for a in ("update", "delete")):
+        shown_skills = list(skills[:MAX_SKILLS])
+        more = f"\n(and {len(skills) - len(shown_skills)} more)" if len(skills) > len(shown_skills) else ""
+        lines.append("The user's skills now:\n" + "\n".join(f"- {line}" for line in shown_skills) + more)
     if tool_names:
         shown = tool_names[:MAX_TOOL_NAMES]
         more = f" (and {len(tool_names) - len(shown)} more)" if len(tool_names) > len(shown) else ""
         lines.append(f"Tools a skill may use: {', '.join(shown)}{more}.")
+        lines.extend(_examples(offered, tool_names))
     return "\n".join(lines)
+
+
+def _examples(offered: Collection[str], tool_names: list[str]) -> list[str]:
+    """One Direct and one Agent answer, written with tools the catalog lists (none if it lists no tool that
+    sends)."""
+    send = next((t for t in tool_names if "send" in t), None)
+    read = next((t for t in tool_names if t != send and any(w in t for w in ("list", "read", "get", "search"))), None)
+    if send is None or "create" not in actions(offered, tool_names):
+        return []
+    empty = {"skill_id": None} if "skill_id" in answer_schema(offered, tool_names)["json_schema"]["schema"][
+        "properties"] else {}
+    after = {"change": None} if "update" in actions(offered) else {}
+
+    def answer(skill: dict[str, Any], reply: str) -> str:
+        return json.dumps({"action": "create", **empty, "skill": skill, **after, "reply": reply}, ensure_ascii=False)
+
+    said = ["Examples:",
+            '"every weekday at 8:30 send me the message: stand up" -> ' + answer(
+                {KIND: FIXED, "name": "stand up", "trigger_config": {"schedule": "30 8 * * 1-5"},
+                 "execution_plan": [{"toolName": send, "parameters": {"message": "Stand up!"}}],
+                 "instructions": "Send the user: Stand up!"},
+                "I can send you 'Stand up!' every weekday at 8:30. Shall I?")]
+    if read is not None:
+        said.insert(1, '"every evening at 6 read what came in today and summarize it for me" -> ' + answer(
+            {KIND: REPORT, "name": "evening digest", "trigger_config": {"schedule": "0 18 * * *"}, "required_tools": [read, send],
+             "instructions": f"Read today's messages with {read} and send the user a short digest with {send}."},
+            "I can send you a digest of the day's messages every evening at 6. Shall I?"))
+    # A service no tool reaches, once to read from and once to post to: asked to summarize their GitHub issues,
+    # the 1.5B model made a skill that reads the outbox instead, with only a posting example before it.
+    missing = [service for service in SERVICES if not any(service.lower() in t for t in tool_names)]
+    for service, task in zip(missing, ("summarize my open {} tickets every morning", "every day at 9 post good "
+                                       "morning on {}"), strict=False):
+        said.append(f'"{task.format(service)}" -> ' + json.dumps(
+            {"action": REPLY, **empty, "skill": None, **after,
+             "reply": f"I have no tool that reaches {service}, so I cannot do that: the tools I have are "
+                      "listed above."}))
+    return said
+
+
+SERVICES = ("Jira", "Slack", "Discord")
+"""Services the examples of a missing tool may name: the first two that no tool of the catalog names."""
 
 
 def structured_calls(text: str | None, offered: Collection[str]) -> tuple[list[TextCall], str] | None:
@@ -117,9 +218,21 @@ def structured_calls(text: str | None, offered: Collection[str]) -> tuple[list[T
     skill = value.get("skill") if isinstance(value.get("skill"), dict) else {}
     arguments: dict[str, Any] = {}
     if action == "create":
-        arguments = dict(skill)
+        arguments = {key: value for key, value in skill.items() if key != KIND}
     elif action == "update":
-        arguments = {**skill, "skill_id": value.get("skill_id")}
+        change = value.get("change") if isinstance(value.get("change"), dict) else skill
+        arguments = {**change, "skill_id": value.get("skill_id")}
     elif action == "delete":
         arguments = {"skill_id": value.get("skill_id")}
     return [TextCall(name=ACTIONS[action], arguments=json.dumps(arguments, ensure_ascii=False))], reply
+
+
+def tool_mode(setting: ToolMode, conversation: Sequence[ChatMessage], turns: int | None) -> ToolMode:
+    """How this turn's model is asked (``SKILLS_LLM_TOOLS``). ``auto`` learns: a session whose model had to be
+    asked again structured within its recent turns (``turns``, the window the model sees) is asked structured
+    from the start, not natively first (a request of 3,000 tokens a small local model reads for a minute,
+    only to answer without a call again)."""
+    if setting != "auto":
+        return setting
+    recent = for_the_model(list(conversation), turns)
+    return "structured" if any(m.role == "user" and m.content == ASK_AGAIN for m in recent) else "auto"

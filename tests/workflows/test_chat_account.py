@@ -63,8 +63,10 @@ async def test_a_proposal_made_is_the_account_and_nothing_is_corrected(assistant
 
 async def test_skills_chat_prints_the_engines_account_and_json_gives_it_as_data(
         assistant: Engine, llm: ScriptedLLM) -> None:
+    # Once asked again, the session's later turns are asked structured from the start (SKILLS_LLM_TOOLS=auto).
     llm.script("chat", [*lies("Stored: Every weekday at 9 reminds me to stand up."),
-                        *lies("Done! I'll remind you in 10 minutes."), say("Hello! What should I schedule?")])
+                        structured({"action": "reply", "reply": "Done! I'll remind you in 10 minutes."}),
+                        structured({"action": "reply", "reply": "Hello! What should I schedule?"})])
     code, shown = await skills_chat(assistant, "every weekday at 9 remind me to stand up", "--session", "cli")
     lines = shown.splitlines()
     assert code == 0 and lines[0] == "Stored: Every weekday at 9 reminds me to stand up."

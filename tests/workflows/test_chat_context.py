@@ -7,6 +7,7 @@ from __future__ import annotations
 from temporalio.client import Client
 
 from config.settings import Settings
+from skills.llm.structured import ASK_AGAIN
 from skills.llm.tokens import request_tokens
 from skills.skillmd import BUNDLED_DIR
 from tests.conftest import Engine
@@ -34,6 +35,9 @@ async def test_the_endpoints_stated_context_drops_the_lowest_ranked_skill_and_sa
     assert reply.ok and "cron-scheduling" in reply.matched and reply.asked_again
     assert first_request_tokens(llm, 1) <= 2_048 - 256  # the structured request fits too
     assert reply.left_out == ["the instructions of the skill cron-scheduling"]
+    # The engine's note asking again belongs to the user's message: a cut to fit never keeps one without the other.
+    again = [m["content"] for m in llm.requests_for("chat")[1].messages if m["role"] == "user"]
+    assert again == ["every weekday at 9 remind me to stand up", ASK_AGAIN]
     system = llm.requests_for("chat")[0].messages[0]["content"]
     assert system.startswith("You are the user's assistant.") and "IN vs EVERY" not in system
     assert first_request_tokens(llm) <= 2_048 - 256  # room for the answer

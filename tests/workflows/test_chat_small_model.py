@@ -13,11 +13,10 @@ import pytest
 from temporalio.client import Client
 
 from config.settings import Settings
-from skills.llm.structured import SCHEMA_NAME
+from skills.llm.structured import ASK_AGAIN, SCHEMA_NAME
 from skills.llm.tokens import request_tokens
 from tests.conftest import BUNDLED_DIR, Engine
 from tests.fakes.llm_server import ScriptedLLM, call, claims, say, structured, text_call
-from workflows.chat import ASK_AGAIN
 
 STAND_UP = {"name": "stand up", "instructions": "Remind me to stand up",
             "trigger_config": {"schedule": "0 9 * * 1-5"},
@@ -99,6 +98,23 @@ async def test_a_structured_answer_is_proposed_through_the_normalizer(structured
     assert tokens <= 3_000, tokens
 
 
+async def test_a_structured_change_starts_from_the_users_skills_as_the_prompt_lists_them(
+        structured_engine: Engine, llm: ScriptedLLM) -> None:
+    """A structured turn calls no tool to read the skills, so the prompt lists them: "move it to 9:30" keeps the
+    weekdays only if the model sees them."""
+    await structured_engine.skills.register(STAND_UP)
+    llm.script("chat", [structured({"action": "update", "skill_id": "stand up", "skill": None,
+                                    "change": {"trigger_config": {"schedule": "30 9 * * 1-5"}},
+                                    "reply": "I can move it to 9:30 on weekdays."})])
+    reply = await structured_engine.skills.chat("move the stand up reminder to 9:30", session_id="move")
+    [asked] = llm.requests_for("chat")
+    assert "- stand up: cron '0 9 * * 1-5' (UTC), direct tier, enabled" in asked.messages[0]["content"]
+    assert asked.messages[0]["content"].rstrip().endswith("the user's time zone.")  # the time stays last
+    [change] = reply.effects
+    assert change.action in ("updated", "proposed") and change.name == "stand up"
+    assert change.trigger is not None and change.trigger["schedule"] == "30 9 * * 1-5"
+
+
 async def test_auto_asks_a_turn_that_claimed_without_a_call_again_structured(assistant: Engine,
                                                                               llm: ScriptedLLM) -> None:
     assert assistant.settings.llm_tools == "auto"  # the default
@@ -121,6 +137,29 @@ async def test_auto_asks_a_turn_that_claimed_without_a_call_again_structured(ass
     again_tokens = request_tokens(again.messages, again.tools)
     print(f"first request: native {asked_tokens} tokens, asked again structured {again_tokens}")
     assert again_tokens < asked_tokens <= 3_000
+
+
+async def test_auto_asks_a_session_structured_from_the_start_once_its_model_needed_it(assistant: Engine,
+                                                                                        llm: ScriptedLLM) -> None:
+    """A small model that answered without a call once will again: its next turn in the session is not sent a
+    native request of 3,000 tokens first (a minute of reading on 2 cores), but asked structured at once."""
+    later = "every day at 6pm remind me to water the plants"
+    llm.script("chat", [
+        say("Sure, I will remind you."),
+        structured({"action": "reply", "reply": "At 9 in your time zone, every weekday?"}),
+        structured({"action": "reply", "reply": "At 6pm every day?"}),
+    ])
+    first = await assistant.skills.chat(ASKED, session_id="learned")
+    second = await assistant.skills.chat(later, session_id="learned")
+    other = llm.script("chat", [say("Hello!")])
+    fresh = await assistant.skills.chat("hello", session_id="another")
+    assert first.asked_again is not None and second.asked_again is None and second.reply == "At 6pm every day?"
+    native_ask, again, learned, fresh_ask = llm.requests_for("chat")
+    assert native_ask.response_format is None and again.response_format is not None
+    assert learned.response_format is not None and not learned.tools
+    assert learned.messages[-1] == {"role": "user", "content": later}
+    # Another session starts as the setting says: natively.
+    assert fresh.ok and other.remaining("chat") == 0 and fresh_ask.response_format is None and fresh_ask.tools
 
 
 async def test_auto_asks_a_request_answered_with_no_call_again(assistant: Engine, llm: ScriptedLLM) -> None:

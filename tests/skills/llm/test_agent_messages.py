@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
-from skills.llm.agent import ChatMessage, ToolCallMessage, chat_opening, for_the_model
+from skills.llm.agent import (
+    NATIVE_RULES,
+    ChatMessage,
+    ToolCallMessage,
+    chat_opening,
+    for_the_model,
+    structured_prompt,
+)
 
 NOW = datetime(2026, 11, 22, 9, 0, tzinfo=UTC)
 
@@ -41,3 +48,26 @@ def test_a_long_session_is_cut_before_a_question_never_between_a_call_and_its_re
 def test_a_short_session_and_a_skill_run_are_sent_whole() -> None:
     messages = turn(1)
     assert for_the_model(messages, turns=20) == for_the_model(messages) == messages
+
+
+def test_the_time_comes_last_so_turns_share_the_prompt_before_it() -> None:
+    """An endpoint that keeps what it has read (llama.cpp's prompt cache) reads again only what differs: on 2
+    cores, about 60 tokens a second, so a time in the second line cost every turn its whole prompt."""
+    disclosure = "<skill_instructions name=\"cron-scheduling\">...</skill_instructions>"
+    first, later = (chat_opening("hi", now, "Europe/Berlin", disclosure, ["memory_store_skill"])[0].content or ""
+                    for now in (NOW, NOW + timedelta(minutes=7)))
+    shared = len(first) - len(first.rpartition("\n\n")[2])
+    assert first[:shared] == later[:shared] and first != later
+    assert first.rpartition("\n\n")[2] == "The current time is Sunday 2026-11-22 10:00 (Europe/Berlin), the user's time zone."
+
+
+def test_a_structured_turn_is_not_told_to_call_tools() -> None:
+    disclosure = "<skill_instructions name=\"cron-scheduling\">...</skill_instructions>"
+    system = chat_opening("hi", NOW, "UTC", disclosure, ["get_tool_catalog", "memory_store_skill"],
+                          untrusted=["mail"])[0].content or ""
+    said = "Answer with ONE JSON object."
+    prompt = structured_prompt(system, said)
+    assert "Your tools:" not in prompt and NATIVE_RULES not in prompt and "\n\n\n" not in prompt
+    assert disclosure in prompt and "The skill mail is not trusted" in prompt  # what the turn must know stays
+    assert prompt.index(disclosure) < prompt.index(said) < prompt.index("The current time is")
+    assert prompt.endswith("(UTC), the user's time zone.")

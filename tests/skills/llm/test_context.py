@@ -3,7 +3,7 @@ never the system prompt's core or the message being answered; and what was left 
 
 from __future__ import annotations
 
-from skills.llm.agent import ChatMessage, ToolCallMessage
+from skills.llm.agent import ENGINE_NOTE, ChatMessage, ToolCallMessage
 from skills.llm.context import answer_reserve, context_from_model_entry, fit_request
 from skills.llm.tokens import request_tokens
 
@@ -106,3 +106,15 @@ def test_a_hostile_skill_body_is_dropped_whole_in_one_pass() -> None:
     assert fitted.left_out == ["the instructions of the skill hostile"]
     kept = fitted.messages[0].content or ""
     assert "evil" not in kept and "cron-scheduling" in kept
+
+
+def test_the_engines_note_stays_with_the_message_it_is_about() -> None:
+    """Asked again structured, a turn ends in the engine's note, a user message: a cut before it kept the note
+    ("answer my message above again") and dropped the message it is about."""
+    question = ChatMessage(role="user", content="every weekday at 9 remind me to stand up")
+    turn = [question, ChatMessage(role="assistant", content="Stored!"),
+            ChatMessage(role="user", content=f"{ENGINE_NOTE}nothing was stored. Answer again.)")]
+    messages = [system(PLAYBOOK), *turn]
+    fitted = fit_request(messages, [], context_for(size([system(), *turn])))
+    assert fitted.messages[1:] == turn
+    assert fitted.left_out == ["the instructions of the skill cron-scheduling"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import jsonschema
 import pytest
 
 from skills.llm.structured import answer_schema, instruction, structured_calls
@@ -80,4 +81,71 @@ def test_the_schema_offers_only_the_actions_of_the_tools_offered() -> None:
     assert "skill" not in schema["properties"] and list(schema["properties"])[-1] == "reply"
     said = instruction(OFFERED, ["outbox_send_message"])
     assert '"create"' in said and "outbox_send_message" in said
-    assert len(json.dumps(answer_schema(OFFERED))) + len(said) < 3_000  # small beside a 4,096-token context
+    # Small beside a 4,096-token context: the instruction with its examples is about 550 tokens (the schema
+    # becomes the server's grammar; it is not read as prompt by llama.cpp, and is a few hundred tokens elsewhere).
+    assert len(said) < 3_000 and len(json.dumps(answer_schema(OFFERED, PLAN_TOOLS))) < 4_000
+
+
+PLAN_TOOLS = ["outbox_send_message", "outbox_list_messages"]
+DIRECT = {"kind": "fixed message", "name": "wind down", "trigger_config": {"schedule": "0 22 * * *"},
+          "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": "Time to wind down"}}],
+          "instructions": "Send the user: Time to wind down"}
+AGENT = {"kind": "read and report", "name": "digest", "trigger_config": {"schedule": "0 17 * * 5"},
+         "required_tools": ["outbox_list_messages", "outbox_send_message"], "instructions": "Summarize the week."}
+
+
+def answer(action: str, **fields: object) -> dict[str, object]:
+    return {"action": action, "skill_id": None, "skill": None, "change": None, "reply": "Shall I?", **fields}
+
+
+def test_the_schema_holds_a_new_skill_whole_and_to_the_catalogs_tools() -> None:
+    """A grammar-held model writes what the schema allows: asked to create, Qwen2.5 1.5B wrote the action and
+    the reply and no skill while the skill was optional; every field is now required (null where unused)."""
+    schema = answer_schema(OFFERED, PLAN_TOOLS)["json_schema"]["schema"]
+    for good in (answer("create", skill=DIRECT), answer("create", skill=AGENT), answer("reply"),
+                 answer("update", skill_id="oven", change={"enabled": False}), answer("delete", skill_id="oven")):
+        jsonschema.validate(good, schema)
+    bad = [
+        {"action": "create", "reply": "Shall I?"},  # the skill left out
+        answer("create", skill={k: v for k, v in DIRECT.items() if k != "trigger_config"}),  # no trigger
+        answer("create", skill={**AGENT, "kind": "fixed message"}),  # the tier said in words is not the one made
+        answer("create", skill={**DIRECT, "trigger_config": {"in_minutes": 5, "schedule": "0 9 * * *"}}),  # two
+        answer("create", skill={**AGENT, "required_tools": ["github_list_issues"]}),  # a tool nobody has
+        answer("create", skill={**DIRECT, "execution_plan": [{"toolName": "shell_exec", "parameters": {}}]}),
+        answer("create", skill={**DIRECT, "execution_plan": []}),  # neither tier
+    ]
+    for wrong in bad:
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(wrong, schema)
+    # No tool a skill may call: nothing to create with, so no create.
+    assert "create" not in answer_schema(OFFERED, [])["json_schema"]["schema"]["properties"]["action"]["enum"]
+
+
+def test_a_new_skill_is_stored_without_its_kind() -> None:
+    [created], _ = structured_calls(json.dumps(answer("create", skill=AGENT)), OFFERED) or ([], "")
+    assert json.loads(created.arguments) == {k: v for k, v in AGENT.items() if k != "kind"}
+
+
+def test_an_update_answer_takes_its_change_field() -> None:
+    [updated], _ = structured_calls(json.dumps(answer("update", skill_id="oven", change={"enabled": False})),
+                                    OFFERED) or ([], "")
+    assert json.loads(updated.arguments) == {"enabled": False, "skill_id": "oven"}
+
+
+def test_the_instruction_shows_each_tier_with_the_catalogs_own_tools() -> None:
+    said = instruction(OFFERED, PLAN_TOOLS)
+    examples = [json.loads(line.split(" -> ", 1)[1]) for line in said.splitlines() if " -> " in line]
+    schema = answer_schema(OFFERED, PLAN_TOOLS)["json_schema"]["schema"]
+    for example in examples:  # an example the schema refused would teach the model a shape it cannot write
+        jsonschema.validate(example, schema)
+    assert {"execution_plan" in e["skill"] for e in examples if e["skill"]} == {True, False}
+    # And one that declines: a service no tool names (small models otherwise make a skill that cannot see it).
+    declines = [e["reply"] for e in examples if e["action"] == "reply"]
+    assert len(declines) == 2 and "Jira" in declines[0] and "Slack" in declines[1]
+    assert "Slack" not in instruction(OFFERED, [*PLAN_TOOLS, "slack_post_message"])
+    # The user's skills, for a change to start from what is there; only when the turn may change them.
+    plants = ["water the plants: cron '0 9 * * 1-5'"]
+    assert f"- {plants[0]}" in instruction(OFFERED, PLAN_TOOLS, plants)
+    assert "water the plants" not in instruction(["memory_store_skill"], PLAN_TOOLS, plants)
+    # A catalog with no tool that sends gets no example, rather than one naming a tool it lacks.
+    assert " -> " not in instruction(OFFERED, ["weather_forecast"])
