@@ -11,6 +11,7 @@ from typing import Any
 
 from adapters.store import Store
 from skills.display import shown
+from skills.llm.agent import questions
 from skills.spec.models import SkillSpec
 from skills.when.calendar import upcoming
 from skills.when.phrasing import SPAN, contradictions, read_schedule
@@ -50,7 +51,7 @@ def checked_summary(store: Store, conversation_id: str, tool: str, arguments: di
 
 
 def _last_user_message(store: Store, conversation_id: str) -> str | None:
-    for message in reversed(store.conversations.load_messages(conversation_id)):
-        if message.role == "user":
-            return message.content
-    return None
+    """The user's own last message: not the engine's note asking a model again (``skills.llm.agent.questions``)."""
+    messages = store.conversations.load_messages(conversation_id)
+    asked = questions(messages)
+    return messages[asked[-1]].content if asked else None

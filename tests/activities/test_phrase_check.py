@@ -8,6 +8,7 @@ from pathlib import Path
 from activities.phrase_check import checked_summary
 from adapters.store import Store
 from skills.llm.agent import ChatMessage
+from skills.llm.structured import ASK_AGAIN
 
 NOW = datetime(2026, 11, 27, 10, 0, tzinfo=UTC)
 PLAN = [{"id": "s", "toolName": "outbox_send_message", "parameters": {"message": "up"}}]
@@ -56,3 +57,12 @@ def test_other_changes_and_other_conversations_are_left_alone(tmp_path: Path) ->
              "trigger_config": {"event": "ping"}, "execution_plan": PLAN}
     assert checked_summary(store, "chat:c", "memory_store_skill", {"data": event}, "Create", now=NOW,
                            zone="UTC") == "Create"
+
+
+def test_the_engines_note_is_not_the_users_message(tmp_path: Path) -> None:
+    """Asked again structured (SKILLS_LLM_TOOLS=auto), the conversation's last user message is the engine's
+    note: checked against it, a small model's "every hour" for "every weekday at 9" went unflagged."""
+    store = conversation(tmp_path, "every weekday at 9 remind me to stand up", ASK_AGAIN)
+    summary = checked_summary(store, "chat:c", "memory_store_skill", {"data": spec("0 9 * * *")}, "Create skill",
+                              now=NOW, zone="UTC")
+    assert summary == "Create skill\ncheck: you said weekdays; this fires every day"
