@@ -51,7 +51,7 @@ from skills.llm.agent import (
     tool_result_text,
 )
 from skills.llm.context import fit_request
-from skills.llm.structured import ACTIONS, answer_schema, instruction, structured_calls
+from skills.llm.structured import ACTIONS, answer_schema, instruction, known_skills, structured_calls
 from skills.llm.textcalls import TextCall, read_text_calls
 from skills.messages.agent import (
     AgentSession,
@@ -164,7 +164,7 @@ class AgentActivities:
         if structured:  # the answer's shape, said in the prompt: no tool schemas are sent
             known = await asyncio.to_thread(self._skill_lines) if {"memory_update_skill", "memory_delete_skill"} & \
                 set(offered) else []
-            asked = _with_instruction(asked, instruction(offered, plan_tools, known))
+            asked = _with_instruction(asked, instruction(offered, plan_tools), known_skills(offered, known))
         context = await self.llm.context(request.model)
         fitted = fit_request(asked, tools, context)
         if fitted.left_out:
@@ -328,13 +328,13 @@ def _made(call: TextCall) -> ToolCallMessage:
     return ToolCallMessage(id=f"call_{uuid.uuid4().hex[:24]}", name=call.name, arguments=call.arguments)
 
 
-def _with_instruction(messages: list[ChatMessage], said: str) -> list[ChatMessage]:
-    """The request's system prompt told the answer's shape, ``said`` (only in the request: the store keeps its
-    own)."""
+def _with_instruction(messages: list[ChatMessage], said: str, known: str) -> list[ChatMessage]:
+    """The request's system prompt told the answer's shape, ``said``, and the user's skills, ``known`` (only in
+    the request: the store keeps its own)."""
     if messages and messages[0].role == "system":
-        first = messages[0].model_copy(update={"content": structured_prompt(messages[0].content or "", said)})
+        first = messages[0].model_copy(update={"content": structured_prompt(messages[0].content or "", said, known)})
         return [first, *messages[1:]]
-    return [ChatMessage(role="system", content=said), *messages]
+    return [ChatMessage(role="system", content="\n\n".join(part for part in (said, known) if part)), *messages]
 
 
 def _plan_tools(catalog: list[ToolInfo]) -> list[str]:

@@ -11,9 +11,10 @@ from typing import Any
 
 from adapters.store import Store
 from skills.display import shown
+from skills.llm.agent import questions
 from skills.spec.models import SkillSpec
 from skills.when.calendar import upcoming
-from skills.when.phrasing import SPAN, contradictions, read_schedule
+from skills.when.phrasing import SPAN, Reading, contradictions, read_schedule
 
 CHECKED_TOOLS = ("memory_store_skill", "memory_update_skill")
 
@@ -27,30 +28,57 @@ def checked_summary(store: Store, conversation_id: str, tool: str, arguments: di
     if tool not in CHECKED_TOOLS:
         return summary
     data = arguments.get("data") if tool == "memory_store_skill" else arguments.get("patch")
+    checked = _checked(store, conversation_id, tool, data, now=now, zone=zone)
+    problems = checked[1] if checked is not None else []
+    return summary + "".join(f"\n{shown('check: ' + problem)}" for problem in problems)
+
+
+def read_instead(store: Store, conversation_id: str, data: dict[str, Any], *, now: datetime,
+                 zone: str) -> tuple[dict[str, Any], list[str]] | None:
+    """A new skill's fields with the schedule the user's words say, when the model's contradicts a reading
+    the engine is sure of ("every evening at 10pm", proposed as ``22 * * * *`` by a 1.5B model), and the
+    lines that say so; None when they agree or the words are not read for sure. The reader is the no-model
+    path's (``skills.when.phrasing``): where it is sure, it is right more often than a small model, and the
+    owner sees the proposal as it would be stored before saying yes."""
+    checked = _checked(store, conversation_id, "memory_store_skill", data, now=now, zone=zone)
+    if checked is None or not checked[1]:
+        return None
+    reading, problems, described = checked
+    if not reading.time_given and reading.repeats:
+        return None  # "every monday" alone is read at 09:00: a default, not the user's words
+    fields = {**data, "trigger_config": reading.trigger, "business_days_only": False}
+    lines = [f"check: the model proposed {described}, but {problem}: proposed as your words say instead"
+             for problem in problems]
+    return fields, lines
+
+
+def _checked(store: Store, conversation_id: str, tool: str, data: Any, *, now: datetime,
+             zone: str) -> tuple[Reading, list[str], str] | None:
+    """The reading of the user's last message, how the proposed schedule contradicts it, and that schedule
+    in words; None when there is nothing to check."""
     message = _last_user_message(store, conversation_id)
     if not isinstance(data, dict) or message is None:
-        return summary
+        return None
     try:
         spec = SkillSpec.model_validate(data)
     except ValueError:
-        return summary
+        return None
     trigger = spec.trigger_config
     if trigger is None or not spec.is_scheduled:
-        return summary
+        return None
     zone = trigger.timezone or zone
     reading = read_schedule(message, now, zone)
     if reading is None or reading.ambiguous or tool == "memory_update_skill" and not reading.repeats:
-        return summary  # nothing said of when, or nothing certain: the fires are not worth computing
+        return None  # nothing said of when, or nothing certain: the fires are not worth computing
     fires = [fire.at for fire in upcoming(spec, anchor=now, now=now, count=SPAN) if not fire.skipped] \
         if spec.enabled else []
     if trigger.kind == "at" and trigger.at is not None:
         fires = [trigger.at]
-    problems = contradictions(message, trigger, fires, now=now, zone=zone)
-    return summary + "".join(f"\n{shown('check: ' + problem)}" for problem in problems)
+    return reading, contradictions(message, trigger, fires, now=now, zone=zone), trigger.describe()
 
 
 def _last_user_message(store: Store, conversation_id: str) -> str | None:
-    for message in reversed(store.conversations.load_messages(conversation_id)):
-        if message.role == "user":
-            return message.content
-    return None
+    """The user's own last message: not the engine's note asking a model again (``skills.llm.agent.questions``)."""
+    messages = store.conversations.load_messages(conversation_id)
+    asked = questions(messages)
+    return messages[asked[-1]].content if asked else None

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from temporalio import activity
 
-from activities.phrase_check import checked_summary
+from activities.phrase_check import checked_summary, read_instead
 from adapters.store import Store
 from config.settings import Settings
 from skills.chat.proposals import (
@@ -105,9 +105,15 @@ class Proposals:
 
     def _propose(self, tool: str, fields: dict[str, Any], call: ChatCall) -> CallToolResult | None:
         now = datetime.now(UTC)
+        notes: list[str] = []
         match tool:
             case "memory_store_skill":
                 change = self._create(fields, now)
+                instead = read_instead(self.store, call.conversation_id, change[2]["data"], now=now,
+                                       zone=self.settings.timezone)
+                if instead is not None:  # the user's words, where the engine reads them for sure, say when
+                    repaired, notes = instead
+                    change = self._create(repaired, now)
             case "memory_update_skill":
                 change = self._update(fields, now)
             case "memory_delete_skill":
@@ -122,7 +128,7 @@ class Proposals:
             return None
         skill_id, skill_name, arguments, summary = change
         summary = checked_summary(self.store, call.conversation_id, tool, arguments, summary, now=now,
-                                  zone=self.settings.timezone)
+                                  zone=self.settings.timezone) + "".join(f"\n{shown(note)}" for note in notes)
         approval = self.store.approvals.add_approval(ApprovalRequest(
             kind="change", request_key=call.request_key, skill_id=skill_id, skill_name=skill_name,
             session_id=call.session_id, tool=tool, arguments=arguments, summary=summary, requested_at=now,

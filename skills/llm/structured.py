@@ -114,12 +114,12 @@ def answer_schema(offered: Collection[str], plan_tools: list[str] | None = None)
         "name": SCHEMA_NAME, "strict": False, "schema": _object(properties)}}
 
 
-def instruction(offered: Collection[str], tool_names: list[str], skills: Sequence[str] = ()) -> str:
+def instruction(offered: Collection[str], tool_names: list[str]) -> str:
     """What the system prompt says of the answer's shape (the schema alone does not reach every model's
     eyes: a grammar holds its output, it does not show it the fields), with an example of each tier made of
     the catalog's own tools (a small model copies an example better than it follows a rule). ``tool_names``:
-    the tools a skill's plan may call. ``skills``: the user's skills, one line each: a structured turn
-    cannot call a tool to read them, and a change ("move it to 9:30") needs what is there (weekdays)."""
+    the tools a skill's plan may call. The same for every turn of a catalog (``known_skills`` is what
+    changes)."""
     allowed = actions(offered, tool_names)
     fields = ", ".join(f'"{name}"' for name in answer_schema(offered, tool_names)["json_schema"]["schema"]["properties"])
     lines = [f"Answer with ONE JSON object and nothing else, with the fields {fields}; a field the action does "
@@ -145,16 +145,22 @@ def instruction(offered: Collection[str], tool_names: list[str], skills: Sequenc
     lines.append('- "reply": only talk: a question back, an answer, or the task needs a tool not listed below '
                  "(say which one is missing).")
     lines.append('"reply" is one or two sentences to the user: say what you propose; never say it is done.')
-    if skills and any(a in allowed for a in ("update", "delete")):
-        shown_skills = list(skills[:MAX_SKILLS])
-        more = f"\n(and {len(skills) - len(shown_skills)} more)" if len(skills) > len(shown_skills) else ""
-        lines.append("The user's skills now:\n" + "\n".join(f"- {line}" for line in shown_skills) + more)
     if tool_names:
         shown = tool_names[:MAX_TOOL_NAMES]
         more = f" (and {len(tool_names) - len(shown)} more)" if len(tool_names) > len(shown) else ""
         lines.append(f"Tools a skill may use: {', '.join(shown)}{more}.")
         lines.extend(_examples(offered, tool_names))
     return "\n".join(lines)
+
+
+def known_skills(offered: Collection[str], skills: Sequence[str]) -> str:
+    """The user's skills, one line each, when the turn may change them: a structured turn cannot call a tool to
+    read them, and a change ("move it to 9:30") needs what is there (weekdays)."""
+    if not skills or not {"update", "delete"} & set(actions(offered)):
+        return ""
+    shown = list(skills[:MAX_SKILLS])
+    more = f"\n(and {len(skills) - len(shown)} more)" if len(skills) > len(shown) else ""
+    return "The user's skills now:\n" + "\n".join(f"- {line}" for line in shown) + more
 
 
 def _examples(offered: Collection[str], tool_names: list[str]) -> list[str]:

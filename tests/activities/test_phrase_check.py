@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from activities.phrase_check import checked_summary
+from activities.phrase_check import checked_summary, read_instead
 from adapters.store import Store
 from skills.llm.agent import ChatMessage
+from skills.llm.structured import ASK_AGAIN
 
 NOW = datetime(2026, 11, 27, 10, 0, tzinfo=UTC)
 PLAN = [{"id": "s", "toolName": "outbox_send_message", "parameters": {"message": "up"}}]
@@ -56,3 +57,29 @@ def test_other_changes_and_other_conversations_are_left_alone(tmp_path: Path) ->
              "trigger_config": {"event": "ping"}, "execution_plan": PLAN}
     assert checked_summary(store, "chat:c", "memory_store_skill", {"data": event}, "Create", now=NOW,
                            zone="UTC") == "Create"
+
+
+def test_the_engines_note_is_not_the_users_message(tmp_path: Path) -> None:
+    """Asked again structured (SKILLS_LLM_TOOLS=auto), the conversation's last user message is the engine's
+    note: checked against it, a small model's "every hour" for "every weekday at 9" went unflagged."""
+    store = conversation(tmp_path, "every weekday at 9 remind me to stand up", ASK_AGAIN)
+    summary = checked_summary(store, "chat:c", "memory_store_skill", {"data": spec("0 9 * * *")}, "Create skill",
+                              now=NOW, zone="UTC")
+    assert summary == "Create skill\ncheck: you said weekdays; this fires every day"
+
+
+def test_a_new_skill_takes_the_words_schedule_where_it_is_read_for_sure(tmp_path: Path) -> None:
+    store = conversation(tmp_path, "every evening at 10pm send me the message: time to wind down")
+    wrong = {**spec("22 * * * *"), "business_days_only": True}  # a 1.5B model's cron: minute 22 of every hour
+    fields, lines = read_instead(store, "chat:c", wrong, now=NOW, zone="UTC") or ({}, [])
+    assert fields["trigger_config"] == {"schedule": "0 22 * * *", "timezone": "UTC"}
+    assert fields["business_days_only"] is False and fields["execution_plan"] == PLAN
+    assert lines == ["check: the model proposed cron '22 * * * *' (UTC), but you said every day at 22:00; this fires "
+                     "every hour: proposed as your words say instead"]
+    assert read_instead(store, "chat:c", spec("0 22 * * *"), now=NOW, zone="UTC") is None  # agrees
+    (tmp_path / "d").mkdir()
+    default = conversation(tmp_path / "d", "every monday remind me to water the plants")  # read at 09:00 by default
+    assert read_instead(default, "chat:c", spec("0 8 * * 1"), now=NOW, zone="UTC") is None
+    (tmp_path / "u").mkdir()
+    unsure = conversation(tmp_path / "u", "sometime next week remind me to call mom")
+    assert read_instead(unsure, "chat:c", spec("0 9 * * *"), now=NOW, zone="UTC") is None

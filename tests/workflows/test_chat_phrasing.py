@@ -90,9 +90,10 @@ async def test_a_reminder_whose_name_is_taken_goes_to_the_model(reader: Engine, 
     assert reply.proposals == []
 
 
-async def test_a_models_proposal_that_contradicts_the_message_is_flagged(assistant: Engine,
-                                                                         llm: ScriptedLLM) -> None:
-    """The small model's habit: "every weekday" stored as every day. The proposal says so to the owner."""
+async def test_a_models_schedule_that_contradicts_the_message_is_read_from_the_words_instead(
+        assistant: Engine, llm: ScriptedLLM) -> None:
+    """The small model's habit: "every weekday" stored as every day. Where the engine reads the words for sure,
+    the proposal takes its reading, and says what the model had proposed."""
     plan = [{"toolName": "outbox_send_message", "parameters": {"message": "Stand up!"}}]
     llm.script("chat", [call("memory_store_skill", {"name": "stand up", "instructions": "Remind me to stand up",
                                                     "schedule": "0 9 * * *", "execution_plan": plan}),
@@ -102,7 +103,10 @@ async def test_a_models_proposal_that_contradicts_the_message_is_flagged(assista
                         say("Reply yes.")])
     reply = await assistant.skills.chat("every weekday at 9 remind me to stand up", session_id="c")
     [proposal] = reply.proposals
-    assert "check: you said weekdays; this fires every day" in proposal.summary
-    assert "check: you said weekdays" in llm.requests_for("chat")[1].messages[-1]["content"]  # the model reads it
+    assert proposal.arguments["data"]["trigger_config"]["schedule"] == "0 9 * * 1-5"
+    assert ("check: the model proposed cron '0 9 * * *' (UTC), but you said weekdays; this fires every day: "
+            "proposed as your words say instead") in proposal.summary
+    assert "check: you said weekdays" not in proposal.summary  # the schedule proposed agrees with the words
+    assert "proposed as your words say" in llm.requests_for("chat")[1].messages[-1]["content"]  # the model reads it
     right = await assistant.skills.chat("every weekday at 9 remind me to stand up", session_id="c")
     assert "check:" not in right.proposals[0].summary

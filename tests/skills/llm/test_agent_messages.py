@@ -65,9 +65,12 @@ def test_a_structured_turn_is_not_told_to_call_tools() -> None:
     disclosure = "<skill_instructions name=\"cron-scheduling\">...</skill_instructions>"
     system = chat_opening("hi", NOW, "UTC", disclosure, ["get_tool_catalog", "memory_store_skill"],
                           untrusted=["mail"])[0].content or ""
-    said = "Answer with ONE JSON object."
-    prompt = structured_prompt(system, said)
+    said, known = "Answer with ONE JSON object.", "The user's skills now:\n- stand up"
+    prompt = structured_prompt(system, said, known)
     assert "Your tools:" not in prompt and NATIVE_RULES not in prompt and "\n\n\n" not in prompt
     assert disclosure in prompt and "The skill mail is not trusted" in prompt  # what the turn must know stays
-    assert prompt.index(disclosure) < prompt.index(said) < prompt.index("The current time is")
-    assert prompt.endswith("(UTC), the user's time zone.")
+    # What changes least first, for the server's prompt cache: the answer's shape is the same for every turn,
+    # the playbooks change with the message, the skills when one changes, the time every minute.
+    order = [prompt.index(part) for part in ("You are the user's assistant", said, disclosure, known, "The current")]
+    assert order == sorted(order) and prompt.endswith("(UTC), the user's time zone.")
+    assert structured_prompt(system, said) == prompt.replace(f"\n\n{known}", "")

@@ -8,7 +8,7 @@ import json
 import jsonschema
 import pytest
 
-from skills.llm.structured import answer_schema, instruction, structured_calls
+from skills.llm.structured import MAX_SKILLS, answer_schema, instruction, known_skills, structured_calls
 from skills.llm.textcalls import MAX_CALLS, MAX_CHARS, read_text_calls
 
 OFFERED = ["get_tool_catalog", "memory_store_skill", "memory_update_skill", "memory_list_skills",
@@ -145,7 +145,8 @@ def test_the_instruction_shows_each_tier_with_the_catalogs_own_tools() -> None:
     assert "Slack" not in instruction(OFFERED, [*PLAN_TOOLS, "slack_post_message"])
     # The user's skills, for a change to start from what is there; only when the turn may change them.
     plants = ["water the plants: cron '0 9 * * 1-5'"]
-    assert f"- {plants[0]}" in instruction(OFFERED, PLAN_TOOLS, plants)
-    assert "water the plants" not in instruction(["memory_store_skill"], PLAN_TOOLS, plants)
+    assert known_skills(OFFERED, plants) == f"The user's skills now:\n- {plants[0]}"
+    assert known_skills(["memory_store_skill"], plants) == ""
+    assert known_skills(OFFERED, plants * (MAX_SKILLS + 2)).endswith("\n(and 2 more)")
     # A catalog with no tool that sends gets no example, rather than one naming a tool it lacks.
     assert " -> " not in instruction(OFFERED, ["weather_forecast"])
