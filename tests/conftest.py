@@ -321,6 +321,16 @@ class WorkerProcess:
         self.log = settings.data_dir / "worker.log"
         self.process: subprocess.Popen[bytes] | None = None
 
+    def refused_without(self, module: str) -> str:
+        """The worker run to its end with ``module`` unimportable (an extra not installed): it must stop at
+        once with exit 2 and one line, no traceback; that line."""
+        hide = f"import sys; sys.modules[{module!r}] = None; import worker; worker.main()"
+        done = subprocess.run([sys.executable, "-c", hide], cwd=ROOT, env=self.env, capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 2, done.stderr
+        assert "Traceback" not in done.stderr
+        return done.stderr.strip().splitlines()[-1]
+
     def start(self) -> WorkerProcess:
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen([sys.executable, "-m", "worker"], cwd=ROOT, env=self.env,
