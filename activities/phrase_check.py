@@ -44,8 +44,10 @@ def read_instead(store: Store, conversation_id: str, data: dict[str, Any], *, no
     if checked is None or not checked[1]:
         return None
     reading, problems, described = checked
-    if not reading.time_given and reading.repeats:
-        return None  # "every monday" alone is read at 09:00: a default, not the user's words
+    if not reading.repeats or not reading.time_given:
+        # Only a whole rhythm with its time is the user's schedule: "at 9am" may answer "at what time?" about
+        # a daily skill, and "every monday" alone is read at 09:00, a default. Those are flagged, not taken.
+        return None
     fields = {**data, "trigger_config": reading.trigger, "business_days_only": False}
     lines = [f"check: the model proposed {described}, but {problem}: proposed as your words say instead"
              for problem in problems]

@@ -80,6 +80,9 @@ def test_a_new_skill_takes_the_words_schedule_where_it_is_read_for_sure(tmp_path
     (tmp_path / "d").mkdir()
     default = conversation(tmp_path / "d", "every monday remind me to water the plants")  # read at 09:00 by default
     assert read_instead(default, "chat:c", spec("0 8 * * 1"), now=NOW, zone="UTC") is None
+    (tmp_path / "a").mkdir()
+    answer = conversation(tmp_path / "a", "remind me to drink water every day", "at 9am")  # "what time?" answered
+    assert read_instead(answer, "chat:c", spec("0 9 * * *"), now=NOW, zone="UTC") is None  # not made a one-shot
     (tmp_path / "u").mkdir()
     unsure = conversation(tmp_path / "u", "sometime next week remind me to call mom")
     assert read_instead(unsure, "chat:c", spec("0 9 * * *"), now=NOW, zone="UTC") is None
