@@ -121,8 +121,8 @@ def instruction(offered: Collection[str], tool_names: list[str]) -> str:
     the tools a skill's plan may call. The same for every turn of a catalog (``known_skills`` is what
     changes)."""
     allowed = actions(offered, tool_names)
-    fields = ", ".join(f'"{name}"' for name in answer_schema(offered, tool_names)["json_schema"]["schema"]["properties"])
-    lines = [f"Answer with ONE JSON object and nothing else, with the fields {fields}; a field the action does "
+    fields = list(answer_schema(offered, tool_names)["json_schema"]["schema"]["properties"])
+    lines = [f"Answer with ONE JSON object and nothing else, with the fields {', '.join(map(json.dumps, fields))}; a field the action does "
              "not use is null. You make no tool calls: the engine makes the change your answer names. Where the "
              "skill instructions above say to call a tool, answer this object instead.",
              "action is one of: " + ", ".join(allowed) + "."]
@@ -149,7 +149,7 @@ def instruction(offered: Collection[str], tool_names: list[str]) -> str:
         shown = tool_names[:MAX_TOOL_NAMES]
         more = f" (and {len(tool_names) - len(shown)} more)" if len(tool_names) > len(shown) else ""
         lines.append(f"Tools a skill may use: {', '.join(shown)}{more}.")
-        lines.extend(_examples(offered, tool_names))
+        lines.extend(_examples(fields, tool_names))
     return "\n".join(lines)
 
 
@@ -163,19 +163,17 @@ def known_skills(offered: Collection[str], skills: Sequence[str]) -> str:
     return "The user's skills now:\n" + "\n".join(f"- {line}" for line in shown) + more
 
 
-def _examples(offered: Collection[str], tool_names: list[str]) -> list[str]:
-    """One Direct and one Agent answer, written with tools the catalog lists (none if it lists no tool that
-    sends)."""
+def _examples(fields: list[str], tool_names: list[str]) -> list[str]:
+    """One Direct and one Agent answer, and two that decline, written with tools the catalog lists, each with the
+    answer's ``fields`` in order, null where unused (none if no tool sends, or the answer cannot create)."""
     send = next((t for t in tool_names if "send" in t), None)
     read = next((t for t in tool_names if t != send and any(w in t for w in ("list", "read", "get", "search"))), None)
-    if send is None or "create" not in actions(offered, tool_names):
+    if send is None or "skill" not in fields:
         return []
-    empty = {"skill_id": None} if "skill_id" in answer_schema(offered, tool_names)["json_schema"]["schema"][
-        "properties"] else {}
-    after = {"change": None} if "update" in actions(offered) else {}
 
-    def answer(skill: dict[str, Any], reply: str) -> str:
-        return json.dumps({"action": "create", **empty, "skill": skill, **after, "reply": reply}, ensure_ascii=False)
+    def answer(skill: dict[str, Any] | None, reply: str) -> str:
+        given = {"action": "create" if skill else REPLY, "skill": skill, "reply": reply}
+        return json.dumps({field: given.get(field) for field in fields}, ensure_ascii=False)
 
     said = ["Examples:",
             '"every weekday at 8:30 send me the message: stand up" -> ' + answer(
@@ -193,10 +191,8 @@ def _examples(offered: Collection[str], tool_names: list[str]) -> list[str]:
     missing = [service for service in SERVICES if not any(service.lower() in t for t in tool_names)]
     for service, task in zip(missing, ("summarize my open {} tickets every morning", "every day at 9 post good "
                                        "morning on {}"), strict=False):
-        said.append(f'"{task.format(service)}" -> ' + json.dumps(
-            {"action": REPLY, **empty, "skill": None, **after,
-             "reply": f"I have no tool that reaches {service}, so I cannot do that: the tools I have are "
-                      "listed above."}))
+        said.append(f'"{task.format(service)}" -> ' + answer(
+            None, f"I have no tool that reaches {service}, so I cannot do that: the tools I have are listed above."))
     return said
 
 
