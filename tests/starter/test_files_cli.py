@@ -161,7 +161,6 @@ def test_match_with_meaning_on_ranks_by_meaning_and_a_second_run_encodes_no_skil
     for name in TIME_TRACKING:
         write(dirs["user"], name, description=described[name])
     monkeypatch.setenv("SKILLS_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
     message = "log 2 hours to the website project in Toggl"
 
     _, out, _ = run(capsys, "match", "--json", message)
