@@ -18,7 +18,8 @@ claim, every turn within 60 s.
     SKILLS_LLM_BASE_URL=http://127.0.0.1:18080/v1 SKILLS_LLM_MODEL=qwen .venv/bin/python -m bench.chat_real
     .venv/bin/python -m bench.chat_real --dry-run     # the plumbing, against a model that only says "ok"
 
-``--no-plain`` turns off the no-model reading of plain reminders (SKILLS_CHAT_PLAIN_REMINDERS), to measure
+``--set held-out`` runs 14 other messages, written before the engine's checks of a model's answers and never
+tuned on. ``--no-plain`` turns off the no-model reading of plain reminders (SKILLS_CHAT_PLAIN_REMINDERS), to measure
 the model alone; ``--only 1,2,5`` runs some messages (and what they depend on).
 """
 
@@ -132,6 +133,31 @@ MESSAGES = [
     Message("delete the drink water reminder", Expect("delete", skill="drink water"), "delete", "bye"),
     Message("yes", Expect("deleted", skill="drink water"), "yes", "bye"),
 ]
+
+HELD_OUT = [
+    Message("every morning at 9 post my standup notes in the team slack channel", Expect("none"), "missing tool"),
+    Message("send me the bitcoin price every hour", Expect("none"), "missing tool"),
+    Message("turn off the living room lights every night at 11", Expect("none"), "missing tool"),
+    Message("every friday at 4pm check my google calendar for next week and send me a summary", Expect("none"),
+            "missing tool"),
+    Message("which reminders are set up?", Expect("none"), "list"),
+    Message("show me my skills", Expect("none"), "list"),
+    Message("every weekday at 5pm send me the message: time to go home",
+            Expect("propose", {"schedule": "0 17 * * 1-5"}, "direct"), "recurring"),
+    Message("every sunday evening at 8 look through this week's messages and send me the three most important ones",
+            Expect("propose", {"schedule": "0 20 * * 0"}, "agent"), "agent"),
+    Message("every 15 minutes check my messages and tell me if someone asked for me by name",
+            Expect("propose", {"every": 15}, "agent"), "agent"),
+    Message("make the stand up reminder fire at 10 instead", Expect("update", {"schedule": "0 10 * * 1-5"},
+                                                                     skill="stand up"), "change"),
+    Message("disable the drink water reminder", Expect("update", skill="drink water", enabled=False), "change"),
+    Message("change the morning inbox summary to 8am", Expect("update", {"schedule": "0 8 * * *"},
+                                                             skill="morning inbox summary"), "change"),
+    Message("remove the stand up reminder", Expect("delete", skill="stand up"), "delete", "rm"),
+    Message("yes", Expect("deleted", skill="stand up"), "yes", "rm"),
+]
+"""Messages written before the engine's checks of a small model's answers (which were tuned on MESSAGES), kept
+apart to measure them on what they were not tuned on (``--set held-out``)."""
 
 CLAIM = re.compile(
     r"\b(?:i(?:'ve| have| just)?\s+(?:now\s+)?(?:stored|created|scheduled|set up|set|added|saved|deleted|removed|"
@@ -256,11 +282,12 @@ def judge(outcome: Outcome, reply: ChatReply, now: datetime, zone: str, skills_b
 
 
 async def run(args: argparse.Namespace) -> list[Outcome]:
-    chosen = MESSAGES
+    messages = HELD_OUT if args.set == "held-out" else MESSAGES
+    chosen = messages
     if args.only:
         wanted = {int(n) for n in args.only.split(",")}
-        sessions = {MESSAGES[n - 1].session for n in wanted if MESSAGES[n - 1].session}
-        chosen = [m for i, m in enumerate(MESSAGES, 1) if i in wanted or (m.session and m.session in sessions)]
+        sessions = {messages[n - 1].session for n in wanted if messages[n - 1].session}
+        chosen = [m for i, m in enumerate(messages, 1) if i in wanted or (m.session and m.session in sessions)]
     overrides: dict[str, Any] = {"run_token_cap": 10_000_000, "daily_tokens": 10**9}
     if args.no_plain:
         overrides["chat_plain_reminders"] = False
@@ -358,6 +385,8 @@ def main() -> None:
     parser.add_argument("--dry-run", action="store_true", help="a scripted model that only says 'ok'")
     parser.add_argument("--no-plain", action="store_true", help="every message to the model")
     parser.add_argument("--only", help="message numbers, comma-separated")
+    parser.add_argument("--set", choices=("main", "held-out"), default="main",
+                        help="the 28 messages, or the 14 held out from tuning")
     parser.add_argument("--json", help="write the outcomes to this file")
     args = parser.parse_args()
     outcomes = asyncio.run(run(args))
