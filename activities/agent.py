@@ -33,6 +33,7 @@ from adapters.skill_folders import FOLDERS, file_skill
 from adapters.store import Store
 from config.secrets import redact
 from config.settings import LLM_SETTINGS, Settings
+from skills.chat.intent import allowed_actions, unreached_reply, unreached_services
 from skills.errors import (
     ConversationError,
     LlmNotConfiguredError,
@@ -47,11 +48,12 @@ from skills.llm.agent import (
     ToolCallMessage,
     for_the_model,
     opening_messages,
+    questions,
     structured_prompt,
     tool_result_text,
 )
 from skills.llm.context import fit_request
-from skills.llm.structured import ACTIONS, answer_schema, instruction, known_skills, structured_calls
+from skills.llm.structured import ACTIONS, actions, answer_schema, instruction, known_skills, structured_calls
 from skills.llm.textcalls import TextCall, read_text_calls
 from skills.messages.agent import (
     AgentSession,
@@ -161,10 +163,20 @@ class AgentActivities:
         tools = [] if structured else _tool_schemas(catalog, offered)
         asked = for_the_model(messages, self.settings.chat_history_turns)
         plan_tools = _plan_tools(catalog)
+        said = [messages[i].content or "" for i in questions(messages)][-2:]  # the user's own, no engine note
+        only, names = None, []
         if structured:  # the answer's shape, said in the prompt: no tool schemas are sent
-            known = await asyncio.to_thread(self._skill_lines) if {"memory_update_skill", "memory_delete_skill"} & \
-                set(offered) else []
-            asked = _with_instruction(asked, instruction(offered, plan_tools), known_skills(offered, known))
+            only = allowed_actions(said, actions(offered, plan_tools))
+            if "create" in only and messages[-1].role == "user" and (
+                    missing := unreached_services(said[-1], [f"{t.name} {t.server} {t.description}" for t in catalog
+                                                             if t.name in plan_tools])):
+                # Nothing could make it: the engine says so, with no model (and no skill that reads something else).
+                return await self._engine_answer(request, unreached_reply(missing, plan_tools))
+            skills = await asyncio.to_thread(self.store.skills.list_skills) \
+                if {"memory_update_skill", "memory_delete_skill"} & set(offered) else []
+            names = [skill.name for skill in skills]
+            asked = _with_instruction(asked, instruction(offered, plan_tools),
+                                      known_skills(offered, [_skill_line(skill) for skill in skills]))
         context = await self.llm.context(request.model)
         fitted = fit_request(asked, tools, context)
         if fitted.left_out:
@@ -172,7 +184,7 @@ class AgentActivities:
                                     context, "; ".join(fitted.left_out))
         try:
             message = await self.llm.complete(
-                request.model, fitted.messages, tools, answer_schema(offered, plan_tools) if structured else None,
+                request.model, fitted.messages, tools, answer_schema(offered, plan_tools, only) if structured else None,
                 lambda progress: heartbeating(f"turn {request.step}", progress))
         # The adapter's error says it all; the SDK's error under it (or none) stays the failure's cause.
         except LlmOverloadedError as e:
@@ -181,7 +193,7 @@ class AgentActivities:
             raise application_error(e) from e.__cause__
         activity.logger.info("LLM turn %d (%s): %d prompt tokens estimated, %d counted by the endpoint",
                              request.step, request.model, fitted.tokens, message.prompt_tokens)
-        message, read_from_text = _calls_read(message, offered, structured)
+        message, read_from_text = _calls_read(message, offered, structured, only, names, said[-1] if said else "")
         if read_from_text:
             activity.logger.info("LLM turn %d (%s): tool calls written as text, read as calls: %s", request.step,
                                  request.model, ", ".join(c.name for c in message.tool_calls))
@@ -190,11 +202,12 @@ class AgentActivities:
         return _result(message, seq, request.answer_chars, fitted.left_out, structured=structured,
                        read_from_text=read_from_text)
 
-    def _skill_lines(self) -> list[str]:
-        """The user's skills, one line each, for a structured turn (it cannot call a tool to read them)."""
-        return [f"{skill.name}: {skill.trigger_config.describe() if skill.trigger_config else skill.trigger_type}, "
-                f"{skill.tier} tier, {'enabled' if skill.enabled else 'paused'}"
-                for skill in self.store.skills.list_skills()]
+    async def _engine_answer(self, request: LlmTurn, text: str) -> LlmTurnResult:
+        """The turn's answer, written by the engine instead of the model (stored as the conversation's next)."""
+        message = ChatMessage(role="assistant", content=text)
+        seq = await asyncio.to_thread(self.store.conversations.append_messages, request.conversation_id, [message],
+                                      datetime.now(UTC))
+        return _result(message, seq, request.answer_chars)
 
     async def _catalog(self, request: LlmTurn) -> list[ToolInfo]:
         """The tools the turn can describe: the catalog, ``run_script`` with the sandbox's scripts, and
@@ -308,13 +321,15 @@ def _result(message: ChatMessage, seq: int, answer_chars: int, left_out: list[st
 CHANGE_ACTIONS = frozenset(tool for action, tool in ACTIONS.items() if action in ("create", "update", "delete"))
 
 
-def _calls_read(message: ChatMessage, offered: list[str], structured: bool) -> tuple[ChatMessage, bool]:
+def _calls_read(message: ChatMessage, offered: list[str], structured: bool, only: list[str] | None = None,
+                names: list[str] | None = None, said: str = "") -> tuple[ChatMessage, bool]:
     """The answer with the calls it wrote as text made calls: a structured answer's action
-    (``skills.llm.structured``), or, from a model offered tools, a call written as its reply
-    (``skills.llm.textcalls``). Only offered tools; anything else stays the text it is."""
+    (``skills.llm.structured``: of the actions ``only`` allows, a change on the skill of ``names`` the user's
+    words ``said`` name), or, from a model offered tools, a call written as its reply (``skills.llm.textcalls``).
+    Only offered tools; anything else stays the text it is."""
     if message.tool_calls:
         return message, False
-    read = structured_calls(message.content, offered) if structured else None
+    read = structured_calls(message.content, offered, only, names or [], said) if structured else None
     if read is None:
         read = read_text_calls(message.content, offered)
     if read is None:
@@ -335,6 +350,12 @@ def _with_instruction(messages: list[ChatMessage], said: str, known: str) -> lis
         first = messages[0].model_copy(update={"content": structured_prompt(messages[0].content or "", said, known)})
         return [first, *messages[1:]]
     return [ChatMessage(role="system", content="\n\n".join(part for part in (said, known) if part)), *messages]
+
+
+def _skill_line(skill: Skill) -> str:
+    """A skill in one line, for a structured turn's list of the user's skills (it cannot call a tool to read them)."""
+    return (f"{skill.name}: {skill.trigger_config.describe() if skill.trigger_config else skill.trigger_type}, "
+            f"{skill.tier} tier, {'enabled' if skill.enabled else 'paused'}")
 
 
 def _plan_tools(catalog: list[ToolInfo]) -> list[str]:

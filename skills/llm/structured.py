@@ -16,6 +16,7 @@ proposed. The schema and its instruction are small (about 300 tokens, and no too
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Sequence
 from typing import Any, Literal
 
@@ -95,14 +96,18 @@ def actions(offered: Collection[str], plan_tools: Collection[str] | None = None)
             if tool in offered and (action != "create" or plan_tools is None or plan_tools)] + [REPLY]
 
 
-def answer_schema(offered: Collection[str], plan_tools: list[str] | None = None) -> dict[str, Any]:
+def answer_schema(offered: Collection[str], plan_tools: list[str] | None = None,
+                  only: Collection[str] | None = None) -> dict[str, Any]:
     """The ``response_format`` of a structured turn: one object whose every field is required, ``null`` where
     its action does not use it (an optional field is one a small model skips: asked to create, it wrote the
     action and the reply and no skill). ``action`` comes first and ``reply`` last (a grammar writes the fields
     in order, so the reply is written once the skill is). The root is a plain object, as OpenAI's
-    ``json_schema`` asks; llama.cpp, vLLM and Ollama turn the whole of it into a grammar."""
+    ``json_schema`` asks; llama.cpp, vLLM and Ollama turn the whole of it into a grammar. ``only``: the actions
+    the user's words allow this turn (``skills.chat.intent``): the enum narrows, the fields (what the prompt
+    describes) stay."""
     allowed = actions(offered, plan_tools)
-    properties: dict[str, Any] = {"action": {"type": "string", "enum": allowed}}
+    enum = [action for action in allowed if only is None or action in only or action == REPLY]
+    properties: dict[str, Any] = {"action": {"type": "string", "enum": enum}}
     if any(a in allowed for a in ("update", "delete")):
         properties["skill_id"] = _nullable({"type": "string"})
     if "create" in allowed:
@@ -200,10 +205,14 @@ SERVICES = ("Jira", "Slack", "Discord")
 """Services the examples of a missing tool may name: the first two that no tool of the catalog names."""
 
 
-def structured_calls(text: str | None, offered: Collection[str]) -> tuple[list[TextCall], str] | None:
+def structured_calls(text: str | None, offered: Collection[str], only: Collection[str] | None = None,
+                     names: Sequence[str] = (), said: str = "") -> tuple[list[TextCall], str] | None:
     """The management call a structured answer means, and its reply to the user; None when ``text`` is no
     such answer (not JSON, no known action): it is then text, as any reply. A missing field is sent as
-    missing: the tool's refusal names it, and the model answers again."""
+    missing: the tool's refusal names it, and the model answers again. An action outside ``only`` (from an
+    endpoint that did not hold the grammar) makes no call. A change's skill is the one the user's words
+    name when the model named its near twin (``words_name``, over the skills' ``names`` and the message
+    ``said``)."""
     if not text or len(text) > MAX_CHARS:
         return None
     try:
@@ -215,7 +224,7 @@ def structured_calls(text: str | None, offered: Collection[str]) -> tuple[list[T
     reply = value.get("reply")
     reply = reply.strip() if isinstance(reply, str) else ""
     action = value["action"]
-    if action == REPLY:
+    if action == REPLY or (only is not None and action not in only):
         return [], reply
     skill = value.get("skill") if isinstance(value.get("skill"), dict) else {}
     arguments: dict[str, Any] = {}
@@ -223,10 +232,29 @@ def structured_calls(text: str | None, offered: Collection[str]) -> tuple[list[T
         arguments = {key: value for key, value in skill.items() if key != KIND}
     elif action == "update":
         change = value.get("change") if isinstance(value.get("change"), dict) else skill
-        arguments = {**change, "skill_id": value.get("skill_id")}
+        arguments = {**change, "skill_id": words_name(value.get("skill_id"), names, said)}
     elif action == "delete":
-        arguments = {"skill_id": value.get("skill_id")}
+        arguments = {"skill_id": words_name(value.get("skill_id"), names, said)}
     return [TextCall(name=ACTIONS[action], arguments=json.dumps(arguments, ensure_ascii=False))], reply
+
+
+def words_name(ref: Any, names: Sequence[str], said: str) -> Any:
+    """The skill a change names, as the user's words name it: ``ref`` when the words hold it as written (or
+    name no skill), else the one skill whose name they hold as written and that is ``ref``'s near twin (the
+    same letters and digits: the user's "drink water" beside the bundled "drink-water"). A 1.5B model, listed
+    both, proposed deleting the bundled one for "delete the drink water reminder"."""
+    if not isinstance(ref, str) or not said or _holds(said, ref):
+        return ref
+    twins = [name for name in names if _letters(name) == _letters(ref) and _holds(said, name)]
+    return twins[0] if len(twins) == 1 else ref
+
+
+def _holds(said: str, name: str) -> bool:
+    return bool(name.strip()) and re.search(rf"(?<!\w){re.escape(name.strip().lower())}(?!\w)", said.lower()) is not None
+
+
+def _letters(text: str) -> str:
+    return "".join(c for c in text.lower() if c.isalnum())
 
 
 def tool_mode(setting: ToolMode, conversation: Sequence[ChatMessage], turns: int | None) -> ToolMode:

@@ -225,6 +225,10 @@ def structured(answer: Mapping[str, Any] | str) -> Expect:
         fmt = recorded.response_format
         assert fmt is not None and fmt.get("type") == "json_schema", f"no json_schema response_format: {fmt!r}"
         assert isinstance(fmt.get("json_schema", {}).get("schema"), dict), "the json_schema carries no schema"
+        # A grammar holds the model to the schema's actions: a scripted one outside them is the test's mistake.
+        allowed = fmt["json_schema"]["schema"].get("properties", {}).get("action", {}).get("enum")
+        if isinstance(answer, Mapping) and allowed is not None:
+            assert answer.get("action") in allowed, f"the schema allows {allowed}, not {answer.get('action')!r}"
         return True
 
     return Expect(asked, Say(answer if isinstance(answer, str) else json.dumps(answer)))

@@ -176,3 +176,66 @@ async def test_auto_leaves_a_plain_conversation_alone(assistant: Engine, llm: Sc
     assert (await assistant.skills.chat("hi", session_id="plain")).asked_again is None
     assert (await assistant.skills.chat("what do I have?", session_id="plain")).asked_again is None
     assert len(llm.requests_for("chat")) == 3 and all(r.response_format is None for r in llm.requests_for("chat"))
+
+
+def actions_offered(request: Any) -> list[str]:
+    return request.response_format["json_schema"]["schema"]["properties"]["action"]["enum"]
+
+
+async def test_a_structured_turn_may_only_do_what_the_users_words_ask(structured_engine: Engine,
+                                                                       llm: ScriptedLLM) -> None:
+    """Qwen2.5-Coder 1.5B, held to a grammar, answered "what skills do I have?" with a delete, and "move the stand
+    up reminder to 9:30" with a delete: the grammar now offers a delete only to words that ask for one."""
+    await structured_engine.skills.register(STAND_UP)
+    llm.script("chat", [structured({"action": "reply", "reply": "You have one skill: stand up."}),
+                        structured({"action": "reply", "reply": "To 9:30 on weekdays?"}),
+                        structured({"action": "reply", "reply": "Delete stand up?"})])
+    listed = await structured_engine.skills.chat("what skills do I have?", session_id="words-1")
+    moved = await structured_engine.skills.chat("move the stand up reminder to 9:30", session_id="words-2")
+    await structured_engine.skills.chat("delete the stand up reminder", session_id="words-3")
+    question, move, delete = llm.requests_for("chat")
+    assert actions_offered(question) == ["list", "reply"]
+    assert actions_offered(move) == ["create", "update", "list", "reply"]
+    assert actions_offered(delete) == ["delete", "list", "reply"]
+    # The prompt is the same whatever the words allow (the endpoint's prompt cache holds): only the grammar narrows.
+    assert '- "delete": skill_id.' in question.messages[0]["content"]
+    assert listed.effects == [] and moved.effects == []
+
+
+async def test_an_action_the_words_do_not_ask_for_is_not_made_though_the_endpoint_ignored_the_grammar(
+        structured_engine: Engine, llm: ScriptedLLM) -> None:
+    await structured_engine.skills.register(STAND_UP)
+    # An endpoint that takes response_format but holds no grammar: the answer is read against the words anyway.
+    llm.script("chat", [say(json.dumps({"action": "delete", "skill_id": "stand up", "reply": "Deleted it."}))])
+    reply = await structured_engine.skills.chat("what skills do I have?", session_id="ignored")
+    assert reply.effects == [] and reply.proposals == []
+    assert [s.name for s in await structured_engine.skills.list()] == ["stand up"]
+
+
+async def test_a_service_no_tool_reaches_is_said_by_the_engine_without_the_model(structured_engine: Engine,
+                                                                                llm: ScriptedLLM) -> None:
+    """The 1.5B model proposed a skill that reads the outbox for "a summary of my open github issues"; no
+    tool reaches GitHub, so the engine says so, with no request."""
+    reply = await structured_engine.skills.chat("every monday at 8am send me a summary of my open github issues",
+                                                session_id="github")
+    assert llm.requests_for("chat") == []
+    assert reply.ok and reply.reply.startswith("No model was asked (0 tokens): no tool here reaches GitHub")
+    assert "outbox_send_message" in reply.reply
+    assert reply.effects == [] and reply.proposals == [] and reply.prompt_tokens == 0
+    # A reminder whose text names it is a reminder: the model is asked.
+    llm.script("chat", [structured({"action": "reply", "reply": "At 9 every day?"})])
+    asked = await structured_engine.skills.chat("every day send me the message: check github", session_id="gh2")
+    assert asked.reply == "At 9 every day?" and len(llm.requests_for("chat")) == 1
+
+
+async def test_a_change_goes_to_the_skill_the_users_words_name_not_its_near_twin(structured_engine: Engine,
+                                                                                 llm: ScriptedLLM) -> None:
+    """The user's "drink water" beside a bundled "drink-water": the 1.5B model proposed deleting the bundled one
+    for "delete the drink water reminder"."""
+    mine = await structured_engine.skills.register({**STAND_UP, "name": "drink water"})
+    await structured_engine.skills.register({**STAND_UP, "name": "drink-water"})
+    llm.script("chat", [structured({"action": "delete", "skill_id": "drink-water", "skill": None, "change": None,
+                                    "reply": "Delete the drink water reminder?"})])
+    reply = await structured_engine.skills.chat("delete the drink water reminder", session_id="twin")
+    [proposal] = reply.proposals
+    assert proposal.tool == "memory_delete_skill" and mine.skill is not None and proposal.skill_id == mine.skill.id

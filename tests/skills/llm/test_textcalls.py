@@ -8,7 +8,14 @@ import json
 import jsonschema
 import pytest
 
-from skills.llm.structured import MAX_SKILLS, answer_schema, instruction, known_skills, structured_calls
+from skills.llm.structured import (
+    MAX_SKILLS,
+    answer_schema,
+    instruction,
+    known_skills,
+    structured_calls,
+    words_name,
+)
 from skills.llm.textcalls import MAX_CALLS, MAX_CHARS, read_text_calls
 
 OFFERED = ["get_tool_catalog", "memory_store_skill", "memory_update_skill", "memory_list_skills",
@@ -150,3 +157,30 @@ def test_the_instruction_shows_each_tier_with_the_catalogs_own_tools() -> None:
     assert known_skills(OFFERED, plants * (MAX_SKILLS + 2)).endswith("\n(and 2 more)")
     # A catalog with no tool that sends gets no example, rather than one naming a tool it lacks.
     assert " -> " not in instruction(OFFERED, ["weather_forecast"])
+
+
+def test_the_schema_narrows_to_the_actions_the_words_allow_and_keeps_its_fields() -> None:
+    full = answer_schema(OFFERED, PLAN_TOOLS)["json_schema"]["schema"]
+    narrow = answer_schema(OFFERED, PLAN_TOOLS, only=["list"])["json_schema"]["schema"]
+    assert narrow["properties"]["action"]["enum"] == ["list", "reply"]  # a reply is always allowed
+    assert list(narrow["properties"]) == list(full["properties"])
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(answer("delete", skill_id="oven"), narrow)
+    # An answer outside them, from an endpoint that held no grammar, makes no call: its reply is text.
+    assert structured_calls(json.dumps(answer("delete", skill_id="oven")), OFFERED, only=["list", "reply"]) == \
+        ([], "Shall I?")
+
+
+@pytest.mark.parametrize(("ref", "said", "meant"), [
+    ("drink-water", "delete the drink water reminder", "drink water"),
+    ("drink water", "delete the drink-water skill", "drink-water"),
+    ("drink-water", "delete the water one", "drink-water"),  # the words name neither: the model's
+    ("stand up", "delete the drink water reminder", "stand up"),  # not a twin: the model's
+    (7, "delete the drink water reminder", 7),
+])
+def test_a_change_names_the_skill_the_words_hold_over_its_near_twin(ref: object, said: str, meant: object) -> None:
+    names = ["drink water", "drink-water", "stand up"]
+    assert words_name(ref, names, said) == meant
+    [deleted], _ = structured_calls(json.dumps(answer("delete", skill_id=ref)), OFFERED, names=names,
+                                    said=said) or ([], "")
+    assert json.loads(deleted.arguments) == {"skill_id": meant}

@@ -1,0 +1,112 @@
+"""What the user's own words allow a structured chat turn to do, read with no model.
+
+A 1.5B model held to a JSON grammar always answers with *some* action, and under doubt it picks one the user
+never asked for: asked "what skills do I have?", it proposed a delete; asked to move a reminder, it proposed
+deleting it. The engine does not let a model's guess choose an act the words do not ask for:
+
+- :func:`allowed_actions` narrows the answer's ``action`` enum (the grammar, not the prompt: the prompt stays
+  the same from turn to turn, so the endpoint's prompt cache holds): ``delete`` only when the user's words
+  say delete, remove, cancel...; ``update`` only with a verb of change (move, change, pause...); ``create``
+  only when they say when (a time, a day, a rhythm: every skill has one). A question ("what skills do I
+  have?", "when does it fire?") asks for none of the three. ``reply`` and ``list`` stay.
+- :func:`unreached_services` names the well-known services a message asks to read from or act on that no
+  tool of the catalog reaches ("summarize my open GitHub issues", with no GitHub server): the engine says
+  so itself, with no model, instead of a skill that would read something else.
+
+Both read the user's last two messages (a "yes, do that" or "the first one" answers the one before). A word
+missed is a turn the model answers in words, never an act the user did not ask for. Pure code, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+MESSAGE_CHARS = 2_000
+"""Characters of a user's message read (the patterns are fixed alternations: linear)."""
+
+_DELETE = re.compile(r"\b(?:delete|remove|cancel|drop|erase|forget|discard|scrap|get\s+rid\s+of|stop|"
+                     r"no\s+longer|(?:don't|do\s+not)\s+(?:need|want))\b", re.IGNORECASE)
+_CHANGE = re.compile(r"\b(?:change|move|make|set|switch|update|edit|modify|rename|pause|resume|unpause|"
+                     r"enable|disable|turn\s+(?:it\s+|them\s+)?(?:on|off)|reschedule|shift|instead|stop|skip|"
+                     r"mute|unmute|snooze|postpone|push|earlier|later)\b", re.IGNORECASE)
+_WHEN = re.compile(
+    r"\b(?:every|each|daily|weekly|monthly|yearly|hourly|weekdays?|weekends?|tomorrow|tonight|today|noon|"
+    r"midnight|(?:in\s+the|this|at|by|on)\s+(?:morning|evening|night|afternoon)|mornings|evenings|"
+    r"nights|afternoons|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|"
+    r"minutes?|hours?|o'clock|at\s+\d|in\s+\d|in\s+(?:an?|half\s+an)\s+(?:hour|minute)|\d{1,2}(?::\d\d)?\s*"
+    r"(?:am|pm)|\d{1,2}:\d\d)\b", re.IGNORECASE)
+_QUESTION = re.compile(r"^\s*(?:what|which|when|where|who|why|how|is|are|am|do|does|did|have|has|was|were)\b"
+                       r"[^?]*\?", re.IGNORECASE)
+"""A question about what is ("what skills do I have?", "when does it fire next?"), not a request put as one
+("can you remind me...?", "could you move it?")."""
+
+CHANGES = ("create", "update", "delete")
+
+
+def allowed_actions(messages: Sequence[str], offered: Iterable[str]) -> list[str]:
+    """The actions of ``offered`` (``skills.llm.structured.actions``) the user's last messages allow, newest
+    last; the others (``list``, ``reply``) always."""
+    said = [m[:MESSAGE_CHARS] for m in messages[-2:]]
+    asked = {action for text in said if not _QUESTION.match(text) for action in _asks(text)}
+    return [action for action in offered if action not in CHANGES or action in asked]
+
+
+def _asks(text: str) -> set[str]:
+    asks = set()
+    if _DELETE.search(text):
+        asks.add("delete")
+    if _CHANGE.search(text):
+        asks.add("update")
+    if _WHEN.search(text):
+        asks.add("create")
+    return asks
+
+
+SERVICES: dict[str, str] = {
+    "GitHub": r"github", "GitLab": r"gitlab", "Bitbucket": r"bitbucket", "Jira": r"jira",
+    "Confluence": r"confluence", "Linear": r"linear\s+(?:issues?|tickets?|board)", "Trello": r"trello",
+    "Asana": r"asana", "Notion": r"notion", "Todoist": r"todoist", "Slack": r"slack", "Discord": r"discord",
+    "Microsoft Teams": r"(?:ms|microsoft)\s+teams", "WhatsApp": r"whatsapp", "Twitter": r"twitter|tweets?|tweeting",
+    "Mastodon": r"mastodon|toots?", "Bluesky": r"bluesky", "Instagram": r"instagram", "Facebook": r"facebook",
+    "LinkedIn": r"linkedin", "Reddit": r"reddit|subreddit", "YouTube": r"youtube", "Spotify": r"spotify",
+    "Gmail": r"gmail", "Outlook": r"outlook", "a calendar": r"calendars?", "Google Drive": r"google\s+drive",
+    "Dropbox": r"dropbox", "Zoom": r"zoom", "Strava": r"strava", "Home Assistant": r"home\s+assistant",
+    "the weather": r"weather|forecast", "the news": r"news|headlines",
+}
+"""Services a message may ask to read from or act on, by the words that name them. A service is reached when a
+word of its pattern is in a tool's name, description or server name."""
+_KEYS = {service: re.compile(rf"\b(?:{pattern})\b", re.IGNORECASE) for service, pattern in SERVICES.items()}
+_SAID = re.compile(r"\b(?:remind\s+me|message\s*:|saying|that\s+says|which\s+says|the\s+text|text\s*:)",
+                   re.IGNORECASE)
+"""Where the text a skill would send begins: a service named after it is what to say ("remind me to check
+Slack", "send me the message: tweet it"), not a place to reach."""
+_QUOTED = re.compile(r"\"[^\"]{0,500}\"|“[^”]{0,500}”|'[^']{0,500}'")
+
+
+def named_services(message: str) -> list[str]:
+    """The services of :data:`SERVICES` that ``message`` names as a place to read or act, in its order (a quoted
+    text, or the text of a reminder or message to send, names none)."""
+    text = _QUOTED.sub(" ", message[:MESSAGE_CHARS])
+    said = _SAID.search(text)
+    if said is not None:
+        text = text[:said.start()]
+    found = [(match.start(), service) for service, key in _KEYS.items() if (match := key.search(text))]
+    return [service for _, service in sorted(found)]
+
+
+def unreached_services(message: str, tools: Iterable[str]) -> list[str]:
+    """The services ``message`` names that none of ``tools`` reaches (each tool as one text: its name,
+    description and server)."""
+    texts = list(tools)
+    return [service for service in named_services(message)
+            if not any(_KEYS[service].search(text.replace("_", " ")) for text in texts)]
+
+
+def unreached_reply(services: Sequence[str], tools: Sequence[str]) -> str:
+    """The engine's answer to a message that needs a service no tool reaches: what is missing, what there is."""
+    missing = " or ".join(services)
+    have = ", ".join(tools[:12]) + (f" and {len(tools) - 12} more" if len(tools) > 12 else "") if tools else "none"
+    return (f"No model was asked (0 tokens): no tool here reaches {missing}, so nothing was proposed. A skill can "
+            f"use only the tools of the MCP servers this engine connects (now: {have}). Connect a server for "
+            f"{missing} (docs/tools.md), then ask again.")

@@ -1,0 +1,74 @@
+"""What the user's own words allow a structured turn (``skills.chat.intent``): a verb of deletion for a delete,
+of change for an update, a when for a new skill, none of them for a question; and the services a message
+asks for that no tool reaches."""
+
+from __future__ import annotations
+
+import pytest
+
+from skills.chat.intent import allowed_actions, named_services, unreached_reply, unreached_services
+
+ALL = ["create", "update", "delete", "list", "reply"]
+
+
+@pytest.mark.parametrize(("message", "allowed"), [
+    ("what skills do I have?", ["list", "reply"]),
+    ("when does the stand up reminder fire next?", ["list", "reply"]),
+    ("which reminders fire at 9?", ["list", "reply"]),
+    ("show me my skills", ["list", "reply"]),
+    ("move the stand up reminder to 9:30", ["create", "update", "list", "reply"]),
+    ("pause the morning inbox summary", ["update", "list", "reply"]),
+    ("delete the drink water reminder", ["delete", "list", "reply"]),
+    ("I don't need the oven reminder anymore", ["delete", "list", "reply"]),
+    ("stop the drink water reminder", ["update", "delete", "list", "reply"]),
+    ("every weekday at 9 remind me to stretch", ["create", "list", "reply"]),
+    ("send me a digest every friday evening", ["create", "list", "reply"]),
+    ("tomorrow at 3pm call the bank", ["create", "list", "reply"]),
+    ("remind me in an hour to check the oven", ["create", "list", "reply"]),
+    ("can you remind me every day at 9 to stretch?", ["create", "list", "reply"]),
+    ("hello", ["list", "reply"]),
+])
+def test_the_words_allow_what_they_ask_for(message: str, allowed: list[str]) -> None:
+    assert allowed_actions([message], ALL) == allowed
+
+
+def test_an_answer_to_the_models_question_carries_the_request_before_it() -> None:
+    # "remind me to call mom at 6pm" -> "Every day, or once?" -> "once": the when was in the message before.
+    assert "create" in allowed_actions(["remind me to call mom at 6pm", "just once"], ALL)
+    assert "delete" in allowed_actions(["delete the water reminder", "the first one"], ALL)
+    # Only the last two: a request three messages back is not this turn's.
+    assert allowed_actions(["delete the water reminder", "thanks", "what do I have?"], ALL) == ["list", "reply"]
+
+
+def test_only_what_was_offered() -> None:
+    assert allowed_actions(["delete the water reminder"], ["create", "reply"]) == ["reply"]
+
+
+@pytest.mark.parametrize(("message", "named"), [
+    ("every monday at 8am send me a summary of my open github issues", ["GitHub"]),
+    ("post a tweet for me every day at noon saying good afternoon", ["Twitter"]),
+    ("every day at 8am tell me the weather in Berlin", ["the weather"]),
+    ("every morning read my Slack and my Gmail and summarize both", ["Slack", "Gmail"]),
+    # The text to send names no place to reach.
+    ("every day at 9 remind me to check github", []),
+    ("every evening send me the message: time to tweet", []),
+    ('every day at 5 send me "look at slack"', []),
+    ("every day at 9 send me a summary of my outbox", []),
+])
+def test_the_services_a_message_asks_to_reach(message: str, named: list[str]) -> None:
+    assert named_services(message) == named
+
+
+def test_a_service_a_tool_names_is_reached() -> None:
+    tools = ["outbox_send_message outbox Send the user a message",
+             "github_list_issues github List the open issues of a repository"]
+    assert unreached_services("every monday summarize my open github issues", tools) == []
+    assert unreached_services("every monday summarize my open github issues", tools[:1]) == ["GitHub"]
+    # A tool's name with underscores is read as words.
+    assert unreached_services("every day at 8 tell me the weather", ["weather_forecast_get x"]) == []
+
+
+def test_the_engines_answer_says_what_is_missing_and_what_there_is() -> None:
+    said = unreached_reply(["GitHub"], ["outbox_send_message", "outbox_list_messages"])
+    assert said.startswith("No model was asked (0 tokens): no tool here reaches GitHub, so nothing was proposed.")
+    assert "outbox_send_message, outbox_list_messages" in said
