@@ -288,9 +288,10 @@ class Settings(BaseSettings):
     """How long a change proposed in a chat can be confirmed; later it has expired and must be asked again."""
 
     chat_rehearsal_wait: timedelta = Field(default=timedelta(seconds=60), ge=timedelta(0))
-    """How long a chat turn waits for the rehearsal of each skill it proposes (``skills rehearse``: read-only
-    calls made, the rest recorded) before replying without it; the rehearsal goes on, and `skills runs`
-    shows it. 0: proposals are not rehearsed (seconds in the environment)."""
+    """How long, from the user's message, a chat turn may wait for the rehearsal of each skill it proposes
+    (``skills rehearse``: read-only calls made, the rest recorded) before replying without it: what the model
+    took to propose is counted in (at least 2 s are left to start them). The rehearsal goes on, and `skills
+    runs` shows it. 0: proposals are not rehearsed (seconds in the environment)."""
 
     telegram_chats: Annotated[list[str], NoDecode] = Field(default_factory=list)
     """Telegram chat ids that may talk to the assistant through `skills telegram` (comma-separated

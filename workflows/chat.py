@@ -38,6 +38,8 @@ with workflow.unsafe.imports_passed_through():
 
 REPLY_CHARS = 16_000
 """A chat's reply is the model's whole answer, up to four Telegram messages."""
+MIN_REHEARSAL_WAIT = 2.0
+"""Seconds a turn waits for its rehearsals however late it is: what their start takes."""
 ASKED_AGAIN = ("the model answered without a call; it was asked again for one JSON answer (SKILLS_LLM_TOOLS=auto)")
 
 
@@ -45,6 +47,7 @@ ASKED_AGAIN = ("the model answered without a call; it was asked again for one JS
 class ChatTurn:
     @workflow.run
     async def run(self, request: ChatInput) -> ChatReply:
+        began = workflow.now()
         conversation = chat_conversation_id(request.session_id)
         session = await workflow.execute_activity_method(
             ChatActivities.prepare_chat, ChatPrepare(conversation_id=conversation, message=request.message,
@@ -92,7 +95,12 @@ class ChatTurn:
         rehearsals: dict[int, RunRecord] = {}
         rehearsing: dict[int, str] = {}
         if session.rehearsal_wait_seconds > 0 and pending and workflow.patched("rehearse-proposals"):
-            rehearsals, rehearsing = await _rehearse(pending, session.rehearsal_wait_seconds)
+            wait = session.rehearsal_wait_seconds
+            if workflow.patched("rehearsal-wait-from-turn-start"):
+                # The user waits from their message, not from the proposal: a small local model's turn that took
+                # 50 s of a 60-s wait leaves 10 s for its rehearsals (never less than their start needs).
+                wait = max(MIN_REHEARSAL_WAIT, wait - (workflow.now() - began).total_seconds())
+            rehearsals, rehearsing = await _rehearse(pending, wait)
         # The reply of a turn that did not end is the engine's reason, not the model's words.
         return ChatReply(session_id=request.session_id, ok=end.status == "success", reply=end.summary,
                          said_by="model" if end.status == "success" else "engine",
@@ -151,7 +159,7 @@ async def _rehearse(proposals: list[Approval], wait: float) -> tuple[dict[int, R
     running: dict[int, str] = {}
     for proposal_id, task in started.items():
         if not task.done():
-            running[proposal_id] = f"still running after {wait:g} s: workflow {ids[proposal_id]} (`skills runs`)"
+            running[proposal_id] = f"still running after {round(wait)} s: workflow {ids[proposal_id]} (`skills runs`)"
         elif task.exception() is not None:
             running[proposal_id] = f"could not run: {activity_cause(task.exception())}"  # type: ignore[arg-type]
         else:

@@ -8,7 +8,9 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import threading
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,7 @@ from config.settings import Settings
 from skills.errors import SkillValidationError
 from skills.run.rehearsal import rehearsal_lines
 from tests.conftest import BUNDLED_DIR, ROOT, Engine, write_mcp_config
-from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
+from tests.fakes.llm_server import ScriptedLLM, call, hang_until, say, scripted_llm_fixture, slow
 from tests.starter.test_cli import options, run_skills
 
 llm = scripted_llm_fixture()
@@ -215,3 +217,25 @@ async def test_a_chat_proposal_cannot_make_its_rehearsal_send_data_out_before_th
                                                                   "parameters": {"url": "https://example.org/"}}]})
     assert not isinstance(mine, str) and not mine.tool_calls[0].rehearsed
     assert log.read_text().splitlines() == ["https://example.org/"]
+
+
+async def test_a_chat_turn_waits_for_its_rehearsal_only_what_is_left_of_its_wait(
+        client: Client, settings: Settings, llm: ScriptedLLM) -> None:
+    """The wait counts from the user's message: a small local model that took most of it to propose leaves its
+    rehearsal (a second model run) the rest, so the reply is not a whole wait later."""
+    running = await Engine(settings.model_copy(update={
+        "llm_base_url": llm.base_url, "llm_api_key": "sk-fake-test-key", "llm_model": "chat",
+        "bundled_skills_dir": BUNDLED_DIR, "chat_rehearsal_wait": timedelta(seconds=10)}), client).start()
+    held = threading.Event()
+    digest = {"name": "digest", "instructions": "Summarize the outbox and send it to me.", "schedule": "0 17 * * 5",
+              "required_tools": ["outbox_list_messages", "outbox_send_message"]}
+    try:
+        llm.script("chat", [slow(call("memory_store_skill", digest), first_after=8.5), say("Shall I? Reply yes."),
+                            hang_until(held)])  # the rehearsal's own turn: still thinking
+        reply = await running.skills.chat("every friday at 5pm summarize my outbox", session_id="late")
+        [proposal] = reply.proposals
+        # 8.5 s of the 10 went to the model: the rehearsal had what was left, at least 2 s, not 10 more.
+        assert reply.rehearsing[proposal.id].startswith("still running after 2 s"), reply.rehearsing
+    finally:
+        held.set()
+        await running.stop()
