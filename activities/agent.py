@@ -55,6 +55,7 @@ from skills.llm.agent import (
 from skills.llm.context import fit_request
 from skills.llm.structured import ACTIONS, actions, answer_schema, instruction, known_skills, structured_calls
 from skills.llm.textcalls import TextCall, read_text_calls
+from skills.management.answers import listed
 from skills.messages.agent import (
     AgentSession,
     AgentStart,
@@ -164,7 +165,7 @@ class AgentActivities:
         asked = for_the_model(messages, self.settings.chat_history_turns)
         plan_tools = _plan_tools(catalog)
         said = [messages[i].content or "" for i in questions(messages)][-2:]  # the user's own, no engine note
-        only, names = None, []
+        only, names, skills = None, [], None
         if structured:  # the answer's shape, said in the prompt: no tool schemas are sent
             only = allowed_actions(said, actions(offered, plan_tools))
             if "create" in only and messages[-1].role == "user" and (
@@ -172,11 +173,11 @@ class AgentActivities:
                                                              if t.name in plan_tools])):
                 # Nothing could make it: the engine says so, with no model (and no skill that reads something else).
                 return await self._engine_answer(request, unreached_reply(missing, plan_tools))
-            skills = await asyncio.to_thread(self.store.skills.list_skills) \
-                if {"memory_update_skill", "memory_delete_skill"} & set(offered) else []
-            names = [skill.name for skill in skills]
+            if {"memory_update_skill", "memory_delete_skill"} & set(offered):
+                skills = await asyncio.to_thread(self.store.skills.list_skills)
+                names = [skill.name for skill in skills]
             asked = _with_instruction(asked, instruction(offered, plan_tools),
-                                      known_skills(offered, [_skill_line(skill) for skill in skills]))
+                                      known_skills(offered, [_skill_line(skill) for skill in skills or []]))
         context = await self.llm.context(request.model)
         fitted = fit_request(asked, tools, context)
         if fitted.left_out:
@@ -194,6 +195,11 @@ class AgentActivities:
         activity.logger.info("LLM turn %d (%s): %d prompt tokens estimated, %d counted by the endpoint",
                              request.step, request.model, fitted.tokens, message.prompt_tokens)
         message, read_from_text = _calls_read(message, offered, structured, only, names, said[-1] if said else "")
+        if structured and [call.name for call in message.tool_calls] == [ACTIONS["list"]]:
+            # The list is the engine's, not the model's account of it, and costs no second request to word it.
+            found = skills if skills is not None else await asyncio.to_thread(self.store.skills.list_skills)
+            message = message.model_copy(update={"tool_calls": [], "content": listed(found)})
+            read_from_text = False
         if read_from_text:
             activity.logger.info("LLM turn %d (%s): tool calls written as text, read as calls: %s", request.step,
                                  request.model, ", ".join(c.name for c in message.tool_calls))

@@ -27,7 +27,7 @@ from temporalio.service import RPCError
 
 from client.skills_client import SkillsClient
 from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
-from skills.management.answers import details, headline, iso, refusal, registered, skill_json
+from skills.management.answers import details, iso, listed, refusal, registered, skill_json
 from skills.management.arguments import (
     DATA_KEYS,
     EVENT_ID_KEYS,
@@ -87,9 +87,7 @@ class ManagementTools:
             raise SkillValidationError.single("trigger_type", f"'{trigger_type}' is not one of "
                                                               f"{', '.join(TRIGGER_TYPES)}")
         found = await self.skills.list(agent_id=agent_of(fields), enabled=enabled, trigger_type=trigger_type)
-        text = f"{len(found)} skill{'s' * (len(found) != 1)}" + (":" if found else ".")
-        lines = [text, *(f"- {headline(skill)}" for skill in found)]
-        return _answer("\n".join(lines), {"count": len(found), "skills": [skill_json(s) for s in found]})
+        return _answer(listed(found), {"count": len(found), "skills": [skill_json(s) for s in found]})
 
     async def memory_get_skill(self, fields: dict[str, Any]) -> CallToolResult:
         skill = await self.skills.get(required_ref(fields, "memory_get_skill"), agent_of(fields))

@@ -103,6 +103,12 @@ def headline(skill: Skill) -> str:
     return f"{skill.id} '{skill.name}' (agent {skill.agent_id}): {skill.tier} tier, {trigger}, {state}, {last}"
 
 
+def listed(skills: list[Skill]) -> str:
+    """Skills one line each, as ``memory_list_skills`` answers (and a structured chat turn's ``list``)."""
+    return "\n".join([f"{len(skills)} skill{'s' * (len(skills) != 1)}" + (":" if skills else "."),
+                      *(f"- {headline(skill)}" for skill in skills)])
+
+
 def details(skill: Skill, next_fire: datetime | None, now: datetime) -> str:
     """A skill in full, as ``memory_get_skill`` answers."""
     lines = [f"Skill {headline(skill)}."]

@@ -239,3 +239,13 @@ async def test_a_change_goes_to_the_skill_the_users_words_name_not_its_near_twin
     reply = await structured_engine.skills.chat("delete the drink water reminder", session_id="twin")
     [proposal] = reply.proposals
     assert proposal.tool == "memory_delete_skill" and mine.skill is not None and proposal.skill_id == mine.skill.id
+
+
+async def test_a_structured_list_is_the_engines_own_and_needs_no_second_request(structured_engine: Engine,
+                                                                                  llm: ScriptedLLM) -> None:
+    await structured_engine.skills.register(STAND_UP)
+    llm.script("chat", [structured({"action": "list", "skill_id": None, "skill": None, "change": None,
+                                    "reply": "You have 5 skills."})])  # its count is wrong; it is not shown
+    reply = await structured_engine.skills.chat("what skills do I have?", session_id="list")
+    assert len(llm.requests_for("chat")) == 1 and reply.effects == []
+    assert reply.reply.startswith("1 skill:\n- ") and "'stand up'" in reply.reply and "5 skills" not in reply.reply
