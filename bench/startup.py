@@ -9,6 +9,9 @@ answers or a worker serves.
 - worker spawn -> polling: from starting `python -m worker` (the outbox, its one MCP server) until its task
   queue shows a poller of workflow tasks and one of activity tasks, beside a bare Python worker of the
   one-activity workflow (bench/raw.py); the first engine start (the store created and migrated) apart;
+- worker spawn -> first queued fire done: one fire of a Direct skill that calls the outbox, queued while no worker
+  polls its task queue, then `python -m worker` started, until that run's workflow is closed (the run succeeded);
+  beside the bare worker started with one run of its one-activity workflow queued;
 - worker RSS idle, a few seconds after it polls, and again a few seconds after its first fire (one manual run
   of a Direct skill that calls the outbox; the bare worker runs its one-activity workflow once), beside the
   bare worker's.
@@ -28,11 +31,12 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 
 from bench.harness import Harness, header, row, rss_mib, started
 from client.temporal_cli import temporal_binary
@@ -40,7 +44,7 @@ from skills.spec.models import Skill
 
 RAW_WORKER = """
 import asyncio
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 from bench.raw import RawOneActivity, noop
 async def main():
@@ -51,6 +55,7 @@ asyncio.run(main())
 """
 
 ROOT = Path(__file__).resolve().parent.parent
+T = TypeVar("T")
 IDLE_SECONDS = 5.0
 
 
@@ -162,6 +167,10 @@ async def main(runs: int, spawns: int) -> None:
             await asyncio.sleep(IDLE_SECONDS)
             fired, raw_fired = rss_mib(worker.pid), rss_mib(raw.pid)
             get, describe = await warm_get(env, runs, temporal, address, skill.schedule_id)
+            for process in (worker, raw):
+                await stop(process)
+            worker = raw = None
+            queued, raw_queued = await queued_fires(h, base, address, skill, spawns - 1)
         finally:
             for process in (worker, raw):
                 if process is not None:
@@ -182,6 +191,10 @@ async def main(runs: int, spawns: int) -> None:
         f"target <= 0.8; CPU {engine_cpu:.2f} s (raw {raw_cpu:.2f}); median of {len(engine_times)}; 1 MCP server")
     row("worker spawn -> polling, store created (s)", f"{first.wall:.2f}", "",
         f"CPU {first.cpu:.2f} s; the first start, migrations included")
+    row("worker spawn -> first queued fire done (s)", f"{statistics.median(queued):.2f}",
+        f"{statistics.median(raw_queued):.2f}",
+        f"target <= 1.0; median of {len(queued)} (engine {min(queued):.2f}-{max(queued):.2f}, "
+        f"raw {min(raw_queued):.2f}-{max(raw_queued):.2f}); a Direct skill calling the outbox")
     row("worker RSS idle (MiB)", f"{idle:.0f}", f"{raw_idle:.0f}", f"target <= 120; {IDLE_SECONDS:.0f} s after polling")
     row("worker RSS after its first fire (MiB)", f"{fired:.0f}", f"{raw_fired:.0f}",
         f"{IDLE_SECONDS:.0f} s after one run done; raw: one run of its one-activity workflow")
@@ -209,6 +222,49 @@ async def fire_once(h: Harness, env: dict[str, str], skill: Skill, raw_queue: st
     await h.client.execute_workflow(SKILL_RUN, SkillRunInput(skill_id=skill.id, trigger="manual"),
                                     id=f"bench-startup-fire-{time.time_ns()}", task_queue=env["SKILLS_TASK_QUEUE"])
     await h.client.execute_workflow("BenchRaw", "x", id=f"bench-startup-raw-{time.time_ns()}", task_queue=raw_queue)
+
+
+async def queued_fires(h: Harness, base: dict[str, str], address: str, skill: Skill,
+                       spawns: int) -> tuple[list[float], list[float]]:
+    """Seconds from spawning a worker until the one fire queued before it started is done, ``spawns`` times:
+    a scheduled run of ``skill`` queued on a task queue nobody polls, then `python -m worker` on it; and the
+    same for the bare worker with one run of its workflow queued. Each worker is stopped before the next."""
+    from skills.messages.run import SkillRunInput
+    from skills.naming import SKILL_RUN
+    from skills.spec.models import RunRecord
+
+    assert skill.id is not None
+    engine, raw = [], []
+    for i in range(spawns):
+        queue = f"bench-startup-queued-{i}"
+        handle = await h.client.start_workflow(SKILL_RUN, SkillRunInput(skill_id=skill.id, trigger="schedule"),
+                                               id=f"bench-startup-queued-{time.time_ns()}", task_queue=queue,
+                                               result_type=RunRecord)
+        seconds, record = await served(handle, [sys.executable, "-m", "worker"], {**base, "SKILLS_TASK_QUEUE": queue})
+        if record is None or record.status != "success":
+            raise RuntimeError(f"the queued fire did not succeed: {record}")
+        engine.append(seconds)
+        raw_queue = f"bench-startup-raw-queued-{i}"
+        handle = await h.client.start_workflow("BenchRaw", "x", id=f"bench-startup-raw-queued-{time.time_ns()}",
+                                               task_queue=raw_queue, result_type=str)
+        seconds, _ = await served(handle, [sys.executable, "-c", RAW_WORKER.format(address=address, queue=raw_queue)],
+                                  base)
+        raw.append(seconds)
+    return engine, raw
+
+
+async def served(handle: WorkflowHandle[Any, T], command: list[str], env: dict[str, str],
+                 timeout: float = 120) -> tuple[float, T]:
+    """Start ``command`` (a worker); the seconds until ``handle``'s workflow is closed, and its result. The
+    result is long-polled, so the close is seen when the server records it. The worker is stopped after."""
+    started_at = time.perf_counter()
+    process = await asyncio.create_subprocess_exec(*command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                                                   stderr=subprocess.DEVNULL)
+    try:
+        result = await asyncio.wait_for(handle.result(), timeout)
+        return time.perf_counter() - started_at, result
+    finally:
+        await stop(process)
 
 
 async def warm_get(env: dict[str, str], runs: int, temporal: str, address: str,
