@@ -20,6 +20,7 @@ import re
 from collections.abc import Collection, Sequence
 from typing import Any, Literal
 
+from skills.chat.intent import enabled_said
 from skills.llm.agent import ENGINE_NOTE, ChatMessage, for_the_model
 from skills.llm.textcalls import MAX_CHARS, TextCall, unfenced
 
@@ -240,6 +241,9 @@ def structured_calls(text: str | None, offered: Collection[str], only: Collectio
     elif action == "update":
         change = value.get("change") if isinstance(value.get("change"), dict) else skill
         arguments = {**change, "skill_id": words_name(value.get("skill_id"), names, said)}
+        if (enabled := enabled_said(said)) is not None:
+            # "pause the morning summary": the words say it; the 1.5B model sent a change that left it enabled.
+            arguments["enabled"] = enabled
     elif action == "delete":
         arguments = {"skill_id": words_name(value.get("skill_id"), names, said)}
     return [TextCall(name=ACTIONS[action], arguments=json.dumps(arguments, ensure_ascii=False))], reply
