@@ -28,8 +28,8 @@ MESSAGE_CHARS = 2_000
 _DELETE = re.compile(r"\b(?:delete|remove|cancel|drop|erase|forget|discard|scrap|get\s+rid\s+of|stop|"
                      r"no\s+longer|(?:don't|do\s+not)\s+(?:need|want))\b", re.IGNORECASE)
 _CHANGE = re.compile(r"\b(?:change|move|make|set|switch|update|edit|modify|rename|pause|resume|unpause|"
-                     r"enable|disable|turn\s+(?:it\s+|them\s+)?(?:on|off)|reschedule|shift|instead|stop|skip|"
-                     r"mute|unmute|snooze|postpone|push|earlier|later)\b", re.IGNORECASE)
+                     r"enable|re-?enable|disable|suspend|restart|turn\s+(?:[\w'-]+\s+){0,5}?(?:back\s+)?(?:on|off)|"
+                     r"reschedule|shift|instead|stop|skip|mute|unmute|snooze|postpone|push|earlier|later)\b", re.IGNORECASE)
 _WHEN = re.compile(
     r"\b(?:every|each|daily|weekly|monthly|yearly|hourly|weekdays?|weekends?|tomorrow|tonight|today|noon|"
     r"midnight|(?:in\s+the|this|at|by|on)\s+(?:morning|evening|night|afternoon)|mornings|evenings|"
@@ -61,6 +61,18 @@ def _asks(text: str) -> set[str]:
     if _WHEN.search(text):
         asks.add("create")
     return asks
+
+
+_PAUSE = re.compile(r"\b(?:pause|disable|turn\s+(?:[\w'-]+\s+){0,5}?off|mute|suspend)\b", re.IGNORECASE)
+_RESUME = re.compile(r"\b(?:resume|unpause|enable|re-?enable|turn\s+(?:[\w'-]+\s+){0,5}?(?:back\s+)?on|unmute|"
+                     r"restart)\b", re.IGNORECASE)
+
+
+def enabled_said(message: str) -> bool | None:
+    """Whether the user's words pause a skill (False) or resume one (True); None when they say neither, or both."""
+    text = message[:MESSAGE_CHARS]
+    pause, resume = _PAUSE.search(text) is not None, _RESUME.search(text) is not None
+    return None if pause == resume else resume
 
 
 SERVICES: dict[str, str] = {

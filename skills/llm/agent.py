@@ -139,18 +139,20 @@ def chat_opening(message: str, now: datetime, timezone: str, disclosure: str, to
 def structured_prompt(system: str, said: str, known: str = "") -> str:
     """A chat's system prompt for a structured turn (``skills.llm.structured``): the tool list and the rules of
     calling them (which a model told to answer one JSON object reads as a contradiction) give way to ``said``,
-    the answer's shape. What changes least comes first, so a server that keeps the prompt it has read (llama.cpp)
-    reads again only the rest: the intro, ``said`` (the same for every turn), the playbooks the message matched,
-    ``known`` (the user's skills: the same until one changes), the time."""
+    the answer's shape. The playbooks the message matched are left out: written for a model that calls tools
+    (the scheduling one is 900 tokens of how to call ``memory_store_skill``, which ``said`` replaces), they cost
+    a small local model half a minute of reading, and changing with every message, they kept the server's
+    prompt cache from holding. What changes least comes first, so a server that keeps the prompt it has read
+    (llama.cpp) reads again only the rest: the intro, ``said`` (the same for every turn), ``known`` (the user's
+    skills: the same until one changes), the time."""
     lines = system.split("\n")
     kept = [line for line in lines if not line.startswith("Your tools: ")]
     text = re.sub(r"\n{3,}", "\n\n", "\n".join(kept).replace(NATIVE_RULES, ""))
     head, sep, time = text.rpartition(f"\n\n{TIME_IS}")
     if not sep:
         head, time = text, ""
-    intro, gap, rest = head.partition("\n\n")
-    parts = [intro, said, rest if gap else "", known]
-    return "\n\n".join(part for part in parts if part) + (f"{sep}{time}" if sep else "")
+    intro = head.partition("\n\n")[0]
+    return "\n\n".join(part for part in (intro, said, known) if part) + (f"{sep}{time}" if sep else "")
 
 
 def for_the_model(messages: list[ChatMessage], turns: int | None = None) -> list[ChatMessage]:

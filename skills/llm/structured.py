@@ -20,6 +20,7 @@ import re
 from collections.abc import Collection, Sequence
 from typing import Any, Literal
 
+from skills.chat.intent import enabled_said
 from skills.llm.agent import ENGINE_NOTE, ChatMessage, for_the_model
 from skills.llm.textcalls import MAX_CHARS, TextCall, unfenced
 
@@ -36,6 +37,13 @@ ASK_AGAIN = (f"{ENGINE_NOTE}your answer made no tool call, so nothing was stored
              "message above again, as the one JSON object described.)")
 """The note before a turn is asked again structured (``SKILLS_LLM_TOOLS=auto``): the model's history then says
 its claim did not happen."""
+WHEN_TABLE = ('  The words and their trigger_config: "in 5 minutes" {"in_minutes": 5}; "tomorrow at 9" {"at": '
+              '"YYYY-MM-DDT09:00:00"} (local time); "every 10 minutes" {"schedule": "*/10 * * * *"}; "every hour" '
+              '{"schedule": "0 * * * *"}; "every day at 9" {"schedule": "0 9 * * *"}; "every weekday at 8:30" '
+              '{"schedule": "30 8 * * 1-5"}; "every Monday at 10pm" {"schedule": "0 22 * * 1"}; "every 90 minutes" '
+              '{"interval_minutes": 90}. Cron is minute hour day-of-month month day-of-week (0 is Sunday). No time '
+              "given? Ask when; do not guess.")
+"""The scheduling playbook's table, in short: a structured turn's prompt carries no playbook (``structured_prompt``)."""
 SCHEMA_NAME = "chat_action"
 MAX_SKILLS = 30
 """The user's skills a structured prompt lists for a change (past it, counted)."""
@@ -128,8 +136,7 @@ def instruction(offered: Collection[str], tool_names: list[str]) -> str:
     allowed = actions(offered, tool_names)
     fields = list(answer_schema(offered, tool_names)["json_schema"]["schema"]["properties"])
     lines = [f"Answer with ONE JSON object and nothing else, with the fields {', '.join(map(json.dumps, fields))}; a field the action does "
-             "not use is null. You make no tool calls: the engine makes the change your answer names. Where the "
-             "skill instructions above say to call a tool, answer this object instead.",
+             "not use is null. You make no tool calls: the engine makes the change your answer names.",
              "action is one of: " + ", ".join(allowed) + "."]
     if "create" in allowed:
         lines.append(f'- "create": a new skill in "skill". First its {KIND}: "{FIXED}" when every fire sends the '
@@ -140,6 +147,7 @@ def instruction(offered: Collection[str], tool_names: list[str]) -> str:
                      "of one step (a tool and its parameters, the text in full). A read and report has "
                      "required_tools (the tools it reads with and the one it sends with), and instructions that are "
                      "complete orders for a future run that never saw this chat.")
+        lines.append(WHEN_TABLE)
     if "update" in allowed:
         lines.append('- "update": skill_id (the skill\'s name or id) and "change" with only the fields to change, '
                      'e.g. {"enabled": false} or {"trigger_config": {"schedule": "30 9 * * 1-5"}}.')
@@ -233,6 +241,9 @@ def structured_calls(text: str | None, offered: Collection[str], only: Collectio
     elif action == "update":
         change = value.get("change") if isinstance(value.get("change"), dict) else skill
         arguments = {**change, "skill_id": words_name(value.get("skill_id"), names, said)}
+        if (enabled := enabled_said(said)) is not None:
+            # "pause the morning summary": the words say it; the 1.5B model sent a change that left it enabled.
+            arguments["enabled"] = enabled
     elif action == "delete":
         arguments = {"skill_id": words_name(value.get("skill_id"), names, said)}
     return [TextCall(name=ACTIONS[action], arguments=json.dumps(arguments, ensure_ascii=False))], reply

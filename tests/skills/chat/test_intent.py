@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from skills.chat.intent import allowed_actions, named_services, unreached_reply, unreached_services
+from skills.chat.intent import (
+    allowed_actions,
+    enabled_said,
+    named_services,
+    unreached_reply,
+    unreached_services,
+)
 
 ALL = ["create", "update", "delete", "list", "reply"]
 
@@ -18,6 +24,7 @@ ALL = ["create", "update", "delete", "list", "reply"]
     ("show me my skills", ["list", "reply"]),
     ("move the stand up reminder to 9:30", ["create", "update", "list", "reply"]),
     ("pause the morning inbox summary", ["update", "list", "reply"]),
+    ("turn the water reminder back on", ["update", "list", "reply"]),
     ("delete the drink water reminder", ["delete", "list", "reply"]),
     ("I don't need the oven reminder anymore", ["delete", "list", "reply"]),
     ("stop the drink water reminder", ["update", "delete", "list", "reply"]),
@@ -72,3 +79,13 @@ def test_the_engines_answer_says_what_is_missing_and_what_there_is() -> None:
     said = unreached_reply(["GitHub"], ["outbox_send_message", "outbox_list_messages"])
     assert said.startswith("No model was asked (0 tokens): no tool here reaches GitHub, so nothing was proposed.")
     assert "outbox_send_message, outbox_list_messages" in said
+
+
+@pytest.mark.parametrize(("message", "enabled"), [
+    ("pause the morning inbox summary", False), ("disable the drink water reminder", False),
+    ("turn off the stand up reminder", False), ("resume the morning inbox summary", True),
+    ("turn the water reminder back on", True), ("move the stand up reminder to 9:30", None),
+    ("pause it and resume the other", None),
+])
+def test_the_words_that_pause_or_resume(message: str, enabled: bool | None) -> None:
+    assert enabled_said(message) is enabled

@@ -68,9 +68,10 @@ def test_a_structured_turn_is_not_told_to_call_tools() -> None:
     said, known = "Answer with ONE JSON object.", "The user's skills now:\n- stand up"
     prompt = structured_prompt(system, said, known)
     assert "Your tools:" not in prompt and NATIVE_RULES not in prompt and "\n\n\n" not in prompt
-    assert disclosure in prompt and "The skill mail is not trusted" in prompt  # what the turn must know stays
-    # What changes least first, for the server's prompt cache: the answer's shape is the same for every turn,
-    # the playbooks change with the message, the skills when one changes, the time every minute.
-    order = [prompt.index(part) for part in ("You are the user's assistant", said, disclosure, known, "The current")]
+    assert "The skill mail is not trusted" in prompt  # what the turn must know stays
+    # The playbooks, written for tool calls and changing with every message, are left out: the answer's shape
+    # says what they said, and the prompt holds from one turn to the next but for the skills and the time.
+    assert disclosure not in prompt and "Skills that apply" not in prompt
+    order = [prompt.index(part) for part in ("You are the user's assistant", said, known, "The current")]
     assert order == sorted(order) and prompt.endswith("(UTC), the user's time zone.")
     assert structured_prompt(system, said) == prompt.replace(f"\n\n{known}", "")

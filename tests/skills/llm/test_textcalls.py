@@ -184,3 +184,13 @@ def test_a_change_names_the_skill_the_words_hold_over_its_near_twin(ref: object,
     [deleted], _ = structured_calls(json.dumps(answer("delete", skill_id=ref)), OFFERED, names=names,
                                     said=said) or ([], "")
     assert json.loads(deleted.arguments) == {"skill_id": meant}
+
+
+def test_an_update_pauses_or_resumes_as_the_words_say() -> None:
+    # The 1.5B model answered "pause the morning inbox summary" with a change that left it enabled.
+    [updated], _ = structured_calls(json.dumps(answer("update", skill_id="summary", change={"instructions": "x"})),
+                                    OFFERED, said="pause the morning inbox summary") or ([], "")
+    assert json.loads(updated.arguments) == {"instructions": "x", "skill_id": "summary", "enabled": False}
+    [updated], _ = structured_calls(json.dumps(answer("update", skill_id="summary", change={"enabled": False})),
+                                    OFFERED, said="resume the morning inbox summary") or ([], "")
+    assert json.loads(updated.arguments)["enabled"] is True
