@@ -165,7 +165,7 @@ class AgentActivities:
         asked = for_the_model(messages, self.settings.chat_history_turns)
         plan_tools = _plan_tools(catalog)
         said = [messages[i].content or "" for i in questions(messages)][-2:]  # the user's own, no engine note
-        only, names, skills = None, [], None
+        only, skills = None, None
         if structured:  # the answer's shape, said in the prompt: no tool schemas are sent
             only = allowed_actions(said, actions(offered, plan_tools))
             if "create" in only and messages[-1].role == "user" and (
@@ -175,7 +175,6 @@ class AgentActivities:
                 return await self._engine_answer(request, unreached_reply(missing, plan_tools))
             if {"memory_update_skill", "memory_delete_skill"} & set(offered):
                 skills = await asyncio.to_thread(self.store.skills.list_skills)
-                names = [skill.name for skill in skills]
             asked = _with_instruction(asked, instruction(offered, plan_tools),
                                       known_skills(offered, [_skill_line(skill) for skill in skills or []]))
         context = await self.llm.context(request.model)
@@ -194,7 +193,7 @@ class AgentActivities:
             raise application_error(e) from e.__cause__
         activity.logger.info("LLM turn %d (%s): %d prompt tokens estimated, %d counted by the endpoint",
                              request.step, request.model, fitted.tokens, message.prompt_tokens)
-        message, read_from_text = _calls_read(message, offered, structured, only, names, said[-1] if said else "")
+        message, read_from_text = _calls_read(message, offered, structured, only, skills or [], said[-1] if said else "")
         if structured and [call.name for call in message.tool_calls] == [ACTIONS["list"]]:
             # The list is the engine's, not the model's account of it, and costs no second request to word it.
             found = skills if skills is not None else await asyncio.to_thread(self.store.skills.list_skills)
@@ -328,14 +327,14 @@ CHANGE_ACTIONS = frozenset(tool for action, tool in ACTIONS.items() if action in
 
 
 def _calls_read(message: ChatMessage, offered: list[str], structured: bool, only: list[str] | None = None,
-                names: list[str] | None = None, said: str = "") -> tuple[ChatMessage, bool]:
+                skills: list[Skill] | None = None, said: str = "") -> tuple[ChatMessage, bool]:
     """The answer with the calls it wrote as text made calls: a structured answer's action
-    (``skills.llm.structured``: of the actions ``only`` allows, a change on the skill of ``names`` the user's
-    words ``said`` name), or, from a model offered tools, a call written as its reply (``skills.llm.textcalls``).
+    (``skills.llm.structured``: of the actions ``only`` allows, a change on the one of ``skills`` the user's
+    words ``said`` name, as they say it), or, from a model offered tools, a call written as its reply (``skills.llm.textcalls``).
     Only offered tools; anything else stays the text it is."""
     if message.tool_calls:
         return message, False
-    read = structured_calls(message.content, offered, only, names or [], said) if structured else None
+    read = structured_calls(message.content, offered, only, skills or [], said) if structured else None
     if read is None:
         read = read_text_calls(message.content, offered)
     if read is None:

@@ -122,3 +122,34 @@ def unreached_reply(services: Sequence[str], tools: Sequence[str]) -> str:
     return (f"No model was asked (0 tokens): no tool here reaches {missing}, so nothing was proposed. A skill can "
             f"use only the tools of the MCP servers this engine connects (now: {have}). Connect a server for "
             f"{missing} (docs/tools.md), then ask again.")
+
+
+_CLOCK = re.compile(r"\b(?:to|at|for)\s+(\d{1,2})(?::([0-5]\d))?\s*(am|pm|a\.m\.|p\.m\.)?(?![\w:])", re.IGNORECASE)
+_DAYS = re.compile(r"\b(?:every|each|daily|weekly|monthly|yearly|hourly|weekdays?|weekends?|tomorrow|tonight|today|"
+                   r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|month|week|minutes?|hours?|once)\b", re.IGNORECASE)
+_CRON_TIME = re.compile(r"^([0-5]?\d) ([01]?\d|2[0-3]) (\S+ \S+ \S+)$")
+
+
+def moved_to(message: str, cron: str) -> str | None:
+    """The cron ``cron`` at the time the user's words give alone ("move it to 9:30", "make it fire at 10
+    instead", "change it to 8pm"), its days kept; None when the words say more than a time (a day, a rhythm),
+    no time or two, an hour of 1 to 5 without am or pm, or ``cron`` is not one fixed time of day. A bare hour
+    of 6 to 11 is in the half of the day the skill fires now ("the evening digest to 7" is 19:00). The 1.5B
+    model answered "move the stand up reminder to 9:30" (weekdays at 9) with an hour it could not write, and
+    "make it fire at 10 instead" by dropping the weekdays."""
+    text = message[:MESSAGE_CHARS]
+    stored = _CRON_TIME.match(cron.strip())
+    clocks = _CLOCK.findall(text)
+    if stored is None or _DAYS.search(text) or len(clocks) != 1:
+        return None
+    hour, minute = int(clocks[0][0]), int(clocks[0][1] or 0)
+    half = clocks[0][2].lower().replace(".", "")
+    if half:
+        if not 1 <= hour <= 12:
+            return None
+        hour = hour % 12 + (12 if half == "pm" else 0)
+    elif 1 <= hour <= 5 or hour > 23:
+        return None
+    elif 6 <= hour <= 11 and int(stored.group(2)) >= 12:
+        hour += 12
+    return f"{minute} {hour} {stored.group(3)}"

@@ -20,9 +20,10 @@ import re
 from collections.abc import Collection, Sequence
 from typing import Any, Literal
 
-from skills.chat.intent import enabled_said
+from skills.chat.intent import enabled_said, moved_to
 from skills.llm.agent import ENGINE_NOTE, ChatMessage, for_the_model
 from skills.llm.textcalls import MAX_CHARS, TextCall, unfenced
+from skills.spec.models import Skill
 
 ACTIONS: dict[str, str] = {
     "create": "memory_store_skill",
@@ -214,13 +215,14 @@ SERVICES = ("Jira", "Slack", "Discord")
 
 
 def structured_calls(text: str | None, offered: Collection[str], only: Collection[str] | None = None,
-                     names: Sequence[str] = (), said: str = "") -> tuple[list[TextCall], str] | None:
+                     skills: Sequence[Skill] = (), said: str = "") -> tuple[list[TextCall], str] | None:
     """The management call a structured answer means, and its reply to the user; None when ``text`` is no
     such answer (not JSON, no known action): it is then text, as any reply. A missing field is sent as
     missing: the tool's refusal names it, and the model answers again. An action outside ``only`` (from an
     endpoint that did not hold the grammar) makes no call. A change's skill is the one the user's words
-    name when the model named its near twin (``words_name``, over the skills' ``names`` and the message
-    ``said``)."""
+    name when the model named its near twin (``words_name``, over the user's ``skills`` and the message
+    ``said``), and where the words pause or resume it, or give a time alone, the change does what they say
+    (``skills.chat.intent``)."""
     if not text or len(text) > MAX_CHARS:
         return None
     try:
@@ -240,12 +242,17 @@ def structured_calls(text: str | None, offered: Collection[str], only: Collectio
         arguments = {key: value for key, value in skill.items() if key != KIND}
     elif action == "update":
         change = value.get("change") if isinstance(value.get("change"), dict) else skill
-        arguments = {**change, "skill_id": words_name(value.get("skill_id"), names, said)}
+        arguments = {**change, "skill_id": words_name(value.get("skill_id"), [s.name for s in skills], said)}
         if (enabled := enabled_said(said)) is not None:
             # "pause the morning summary": the words say it; the 1.5B model sent a change that left it enabled.
             arguments["enabled"] = enabled
+        target = next((s for s in skills if str(arguments["skill_id"]).strip().lower() in (s.name.lower(), str(s.id))),
+                      None)
+        trigger = target.trigger_config if target is not None else None
+        if trigger is not None and trigger.schedule and (moved := moved_to(said, trigger.schedule)) is not None:
+            arguments["trigger_config"] = {"schedule": moved, "timezone": trigger.timezone}
     elif action == "delete":
-        arguments = {"skill_id": words_name(value.get("skill_id"), names, said)}
+        arguments = {"skill_id": words_name(value.get("skill_id"), [s.name for s in skills], said)}
     return [TextCall(name=ACTIONS[action], arguments=json.dumps(arguments, ensure_ascii=False))], reply
 
 

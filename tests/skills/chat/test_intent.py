@@ -9,6 +9,7 @@ import pytest
 from skills.chat.intent import (
     allowed_actions,
     enabled_said,
+    moved_to,
     named_services,
     unreached_reply,
     unreached_services,
@@ -89,3 +90,22 @@ def test_the_engines_answer_says_what_is_missing_and_what_there_is() -> None:
 ])
 def test_the_words_that_pause_or_resume(message: str, enabled: bool | None) -> None:
     assert enabled_said(message) is enabled
+
+
+@pytest.mark.parametrize(("said", "cron", "moved"), [
+    ("move the stand up reminder to 9:30", "0 9 * * 1-5", "30 9 * * 1-5"),
+    ("make it fire at 10 instead", "0 9 * * 1-5", "0 10 * * 1-5"),
+    ("change the morning inbox summary to 8am", "0 7 * * *", "0 8 * * *"),
+    ("change it to 8pm", "0 7 1 * *", "0 20 1 * *"),
+    ("move the evening digest to 7", "0 18 * * 5", "0 19 * * 5"),  # a bare hour, in the half it fires now
+    ("set it for 12", "0 9 * * *", "0 12 * * *"),
+    ("move it to 3", "0 9 * * *", None),  # 3 at night or in the afternoon: the model's to ask
+    ("move it to every day at 9", "0 9 * * 1-5", None),  # more than a time
+    ("move it to tomorrow at 9", "0 9 * * 1-5", None),
+    ("move it from 9 to 10", "0 9 * * *", "0 10 * * *"),
+    ("move it to 9:30, or at 10", "0 9 * * *", None),  # two times
+    ("move it to 9:30", "*/5 * * * *", None),  # no one time of day to move
+    ("move it to 25:00", "0 9 * * *", None),
+])
+def test_a_time_alone_moves_a_cron_and_keeps_its_days(said: str, cron: str, moved: str | None) -> None:
+    assert moved_to(said, cron) == moved

@@ -4,6 +4,7 @@ as a call, and what stays text."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import jsonschema
 import pytest
@@ -17,6 +18,7 @@ from skills.llm.structured import (
     words_name,
 )
 from skills.llm.textcalls import MAX_CALLS, MAX_CHARS, read_text_calls
+from skills.spec.models import Skill, TriggerConfig
 
 OFFERED = ["get_tool_catalog", "memory_store_skill", "memory_update_skill", "memory_list_skills",
            "memory_delete_skill"]
@@ -181,9 +183,34 @@ def test_the_schema_narrows_to_the_actions_the_words_allow_and_keeps_its_fields(
 def test_a_change_names_the_skill_the_words_hold_over_its_near_twin(ref: object, said: str, meant: object) -> None:
     names = ["drink water", "drink-water", "stand up"]
     assert words_name(ref, names, said) == meant
-    [deleted], _ = structured_calls(json.dumps(answer("delete", skill_id=ref)), OFFERED, names=names,
-                                    said=said) or ([], "")
+    [deleted], _ = structured_calls(json.dumps(answer("delete", skill_id=ref)), OFFERED,
+                                    skills=[stored(name, "0 9 * * *") for name in names], said=said) or ([], "")
     assert json.loads(deleted.arguments) == {"skill_id": meant}
+
+
+def stored(name: str, schedule: str, skill_id: int = 1) -> Skill:
+    return Skill(id=skill_id, agent_id="main", name=name, instructions="x", trigger_type="cron",
+                 trigger_config=TriggerConfig(schedule=schedule, timezone="Europe/Berlin"),
+                 created_at=datetime(2026, 11, 28, tzinfo=UTC), updated_at=datetime(2026, 11, 28, tzinfo=UTC))
+
+
+@pytest.mark.parametrize(("said", "model_trigger", "stored_as"), [
+    # The 1.5B model wrote an hour it could not (refused), and dropped the weekdays.
+    ("move the stand up reminder to 9:30", {"schedule": "30 9:30 * * 1-5"}, "30 9 * * 1-5"),
+    ("make the stand up reminder fire at 10 instead", {"schedule": "0 10 * * *"}, "0 10 * * 1-5"),
+    ("move the stand up reminder to 9:30", None, "30 9 * * 1-5"),  # the time left out of the change
+    # More than a time: the model's, as it wrote it.
+    ("move the stand up reminder to every day at 10", {"schedule": "0 10 * * *"}, "0 10 * * *"),
+])
+def test_a_time_alone_moves_a_skill_and_keeps_its_days(said: str, model_trigger: dict[str, str] | None,
+                                                       stored_as: str) -> None:
+    change = {"trigger_config": model_trigger} if model_trigger else {"instructions": "Stand up!"}
+    [updated], _ = structured_calls(json.dumps(answer("update", skill_id="stand up", change=change)), OFFERED,
+                                    skills=[stored("stand up", "0 9 * * 1-5", 4)], said=said) or ([], "")
+    trigger = json.loads(updated.arguments)["trigger_config"]
+    assert trigger["schedule"] == stored_as
+    if model_trigger is None or stored_as != model_trigger["schedule"]:
+        assert trigger["timezone"] == "Europe/Berlin"  # the skill's zone, as stored
 
 
 def test_an_update_pauses_or_resumes_as_the_words_say() -> None:
