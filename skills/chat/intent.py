@@ -12,9 +12,13 @@ deleting it. The engine does not let a model's guess choose an act the words do 
 - :func:`unreached_services` names the well-known services a message asks to read from or act on that no
   tool of the catalog reaches ("summarize my open GitHub issues", with no GitHub server): the engine says
   so itself, with no model, instead of a skill that would read something else.
+- :func:`enabled_said` and :func:`moved_to` read what a change plainly says: a pause or a resume, and a time
+  alone ("move it to 9:30") that moves a skill's one time of day and keeps its days. The structured answer's
+  change is made to say the same (``skills.llm.structured.structured_calls``).
 
-Both read the user's last two messages (a "yes, do that" or "the first one" answers the one before). A word
-missed is a turn the model answers in words, never an act the user did not ask for. Pure code, no I/O.
+The actions allowed read the user's last two messages (a "yes, do that" or "the first one" answers the one
+before); the rest reads the last. A word missed is a turn the model answers as it would have, never an act
+the user did not ask for. Pure code, no I/O.
 """
 
 from __future__ import annotations
