@@ -62,6 +62,12 @@ def test_only_what_was_offered() -> None:
     ("every evening send me the message: time to tweet", []),
     ('every day at 5 send me "look at slack"', []),
     ("every day at 9 send me a summary of my outbox", []),
+    # Words that name a service only in some senses name it only in those.
+    ("every day at 9 tell me if there is news from Bob in my messages", []),
+    ("every friday summarize the sales forecast from my messages", []),
+    ("every morning send me the news", ["the news"]),
+    ("every monday zoom in on the budget numbers in my messages and send them", []),
+    ("every monday at 9 list my zoom meetings", ["Zoom"]),
 ])
 def test_the_services_a_message_asks_to_reach(message: str, named: list[str]) -> None:
     assert named_services(message) == named
