@@ -14,7 +14,9 @@ key is kept beside the file (``outbox.keys.db``, :mod:`mcp_servers.once`) and wr
 message's line with the message itself, so a repeat finds the first message, even when the server
 was killed between storing it and recording the key.
 
-Run it with ``python -m mcp_servers.outbox`` (stdio), or
+The worker runs it in its own process (:func:`build_server`, reached in memory through the MCP
+client: no process to start, no JSON-RPC framing). On its own, run it with
+``python -m mcp_servers.outbox`` (stdio), or
 ``python -m mcp_servers.outbox --transport streamable-http --port 8765``.
 The engine names its tools ``outbox_send_message`` and ``outbox_list_messages``.
 """
@@ -26,7 +28,7 @@ import fcntl
 import os
 import uuid
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -74,9 +76,10 @@ class MessageList(BaseModel):
     """Newest first."""
 
 
-def outbox_path() -> Path:
-    """The file the outbox writes to, read from the environment on every call so tests can point it anywhere."""
-    return Path(os.environ.get(OUTBOX_PATH_ENV) or DEFAULT_OUTBOX_PATH)
+def outbox_path(environ: Mapping[str, str] | None = None) -> Path:
+    """The file the outbox writes to, read from ``environ`` (the process's environment by default) on every
+    call so tests can point it anywhere."""
+    return Path((os.environ if environ is None else environ).get(OUTBOX_PATH_ENV) or DEFAULT_OUTBOX_PATH)
 
 
 @contextmanager
@@ -154,33 +157,20 @@ def _parse_line(raw: bytes) -> StoredMessage | None:
         return None
 
 
-server = MCPServer(
-    "outbox",
-    instructions="Stores messages for the user in a local outbox file; use send_message to notify the user.",
-    # The engine's worker collects our stderr into its log; one INFO line per request is noise there.
-    log_level="WARNING",
+SEND_DESCRIPTION = (
+    "Send a message to the user by storing it in the outbox. "
+    "Returns a short confirmation with the message id. "
+    "Omit chat_id to reach the default conversation."
 )
+LIST_DESCRIPTION = "List the newest messages in the outbox, newest first. Filter by chat_id to see one conversation."
 
 
-@server.tool(
-    description=(
-        "Send a message to the user by storing it in the outbox. "
-        "Returns a short confirmation with the message id. "
-        "Omit chat_id to reach the default conversation."
-    ),
-    annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
-                                open_world_hint=False),
-)
-async def send_message(
-    message: Annotated[str, Field(description="The text to deliver.")],
-    chat_id: Annotated[
-        str | None, Field(description="Conversation to deliver to; omit for the default.")
-    ] = None,
-    ctx: Context | None = None,
-) -> Annotated[CallToolResult, OutboxMessage]:
+async def send_message(message: str, chat_id: str | None = None, ctx: Context | None = None, *,
+                       environ: Mapping[str, str] | None = None) -> CallToolResult:
+    """The ``send_message`` tool, on the outbox ``environ`` names (the process's environment by default)."""
     if not message.strip():
         raise ToolError("message is empty: give the text to send")
-    path = outbox_path()
+    path = outbox_path(environ)
 
     async def store(key: str | None) -> CallToolResult:
         stored = StoredMessage(id=uuid.uuid4().hex[:12], at=datetime.now(UTC), chat_id=chat_id, message=message,
@@ -195,7 +185,7 @@ async def send_message(
         found = find_keyed(path, key)
         return _sent(found) if found is not None else None
 
-    return await once(ctx, ServedKeys.from_env(keys_path(path)), "send_message",
+    return await once(ctx, ServedKeys.from_env(keys_path(path), environ), "send_message",
                       {"message": message, "chat_id": chat_id}, store, recover)
 
 
@@ -207,26 +197,59 @@ def _sent(stored: StoredMessage) -> CallToolResult:
     )
 
 
-@server.tool(
-    description=(
-        "List the newest messages in the outbox, newest first. Filter by chat_id to see one conversation."
-    ),
-    annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
-)
-def list_messages(
-    limit: Annotated[int, Field(description=f"How many messages to return (1 to {MAX_LIST_LIMIT}).")] = 20,
-    chat_id: Annotated[str | None, Field(description="Only messages for this conversation.")] = None,
-) -> MessageList:
+async def list_messages(limit: int = 20, chat_id: str | None = None, *,
+                        environ: Mapping[str, str] | None = None) -> MessageList:
+    """The ``list_messages`` tool, on the outbox ``environ`` names."""
     if not 1 <= limit <= MAX_LIST_LIMIT:
         raise ToolError(f"limit must be between 1 and {MAX_LIST_LIMIT}, got {limit}")
+    path = outbox_path(environ)
     try:
-        return MessageList(messages=read_messages(outbox_path(), limit=limit, chat_id=chat_id))
+        # Off the event loop: in the worker's process it is the worker's loop, and the read waits on a lock.
+        return MessageList(messages=await asyncio.to_thread(read_messages, path, limit=limit, chat_id=chat_id))
     except OSError as exc:
-        raise ToolError(f"could not read the outbox at {outbox_path()}: {exc.strerror or exc}") from exc
+        raise ToolError(f"could not read the outbox at {path}: {exc.strerror or exc}") from exc
+
+
+def build_server(environ: Mapping[str, str] | None = None) -> MCPServer:
+    """The outbox server on the file and key window ``environ`` gives (``SKILLS_OUTBOX_PATH``,
+    ``SKILLS_IDEMPOTENCY_WINDOW_HOURS``), read at every call; the process's environment by default.
+
+    Every file and database call leaves the event loop, so a worker may run it in its own process."""
+    outbox = MCPServer(
+        "outbox",
+        instructions="Stores messages for the user in a local outbox file; use send_message to notify the user.",
+        # The engine's worker collects our stderr into its log; one INFO line per request is noise there.
+        log_level="WARNING",
+    )
+
+    @outbox.tool(
+        name="send_message",
+        description=SEND_DESCRIPTION,
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                                    open_world_hint=False),
+    )
+    async def send(
+        message: Annotated[str, Field(description="The text to deliver.")],
+        chat_id: Annotated[
+            str | None, Field(description="Conversation to deliver to; omit for the default.")
+        ] = None,
+        ctx: Context | None = None,
+    ) -> Annotated[CallToolResult, OutboxMessage]:
+        return await send_message(message, chat_id, ctx, environ=environ)
+
+    @outbox.tool(name="list_messages", description=LIST_DESCRIPTION,
+                 annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
+    async def listing(
+        limit: Annotated[int, Field(description=f"How many messages to return (1 to {MAX_LIST_LIMIT}).")] = 20,
+        chat_id: Annotated[str | None, Field(description="Only messages for this conversation.")] = None,
+    ) -> MessageList:
+        return await list_messages(limit, chat_id, environ=environ)
+
+    return outbox
 
 
 def main(argv: list[str] | None = None) -> None:
-    run_server(server, "mcp_servers.outbox", __doc__, 8765, argv)
+    run_server(build_server(), "mcp_servers.outbox", __doc__, 8765, argv)
 
 
 if __name__ == "__main__":

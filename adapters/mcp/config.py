@@ -8,6 +8,7 @@ Temporal payloads or logs.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
@@ -20,13 +21,14 @@ from typing import Any
 import re2
 import yaml
 from pydantic import ValidationError as PydanticValidationError
+from pydantic import model_validator
 
 from config.secrets import add_secrets
 from config.settings import ENGINE_VARIABLE_PREFIXES
 from skills import yamlsafe
 from skills.errors import McpConfigError
 from skills.run.arguments import ArgumentRules, ParameterDefault
-from skills.spec.mcpservers import McpServerConfig
+from skills.spec.mcpservers import McpServerConfig, Transport
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -151,11 +153,38 @@ def load_argument_rules(
     return rules.merged(extra.model_copy(update={"defaults": defaults}))
 
 
-def outbox_server(outbox_path: Path, idempotency_window_hours: float | None = None) -> McpServerConfig:
-    """The bundled outbox server, writing to ``outbox_path``, run with this interpreter; it keeps the
-    idempotency keys it served for ``idempotency_window_hours`` (its own default when None)."""
+class InProcessServer(McpServerConfig):
+    """A bundled server (``mcp_servers``) that the worker runs in its own process: the MCP client reaches it
+    in memory, so there is no process to start (a second Python importing the MCP SDK, over a second of
+    CPU) and no JSON-RPC to frame on either side. It is the same server ``python -m`` runs, its settings
+    given as that process's environment would be (``env``).
+
+    Made by the engine's code only (:func:`outbox_server`): an ``mcpServers`` file's entry is always a
+    process or a URL, and this type refuses any server that is not bundled."""
+
+    @model_validator(mode="after")
+    def _bundled_only(self) -> InProcessServer:
+        if not self.bundled:
+            raise ValueError("only a bundled server (mcp_servers) runs in the worker's process")
+        return self
+
+    @property
+    def transport(self) -> Transport:
+        return "in-process"
+
+    def build(self, expand: EnvExpander) -> Any:
+        """A new instance of the server (an ``MCPServer``), on its ``env`` expanded now."""
+        module = importlib.import_module(self.args[1])
+        return module.build_server({name: expand(value) for name, value in self.env.items()})
+
+
+def outbox_server(outbox_path: Path, idempotency_window_hours: float | None = None, *,
+                  in_process: bool = False) -> McpServerConfig:
+    """The bundled outbox server, writing to ``outbox_path``, run with this interpreter (``in_process``: in
+    this process, :class:`InProcessServer`); it keeps the idempotency keys it served for
+    ``idempotency_window_hours`` (its own default when None)."""
     window = {} if idempotency_window_hours is None else {"SKILLS_IDEMPOTENCY_WINDOW_HOURS": f"{idempotency_window_hours:g}"}
-    return McpServerConfig(
+    return (InProcessServer if in_process else McpServerConfig)(
         command=sys.executable,
         args=["-m", "mcp_servers.outbox"],
         env={"SKILLS_OUTBOX_PATH": str(outbox_path), **window},

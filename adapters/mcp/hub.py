@@ -140,11 +140,11 @@ class ToolHub:
 
     @classmethod
     def from_settings(cls, settings: Settings, metrics: EngineMetrics | None = None) -> ToolHub:
-        """The worker's hub: the ``mcp_config`` file over the bundled outbox server, with the settings'
-        call timeout, catalog refresh and argument rules."""
+        """The worker's hub: the ``mcp_config`` file over the bundled outbox server (run in this process), with
+        the settings' call timeout, catalog refresh and argument rules."""
         return cls.from_config(
             settings.mcp_config,
-            defaults={"outbox": outbox_server(settings.outbox_path, settings.idempotency_window_hours)},
+            defaults={"outbox": outbox_server(settings.outbox_path, settings.idempotency_window_hours, in_process=True)},
             call_timeout=settings.tool_call_timeout.total_seconds(),
             catalog_ttl=settings.tool_catalog_ttl.total_seconds() or None,
             rules=load_argument_rules(settings.argument_rules, default_chat_id=settings.default_chat_id),

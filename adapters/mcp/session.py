@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from mcp import Client, StdioServerParameters
     from mcp.shared.exceptions import MCPError
 
-from adapters.mcp.config import EnvExpander, McpServerConfig
+from adapters.mcp.config import EnvExpander, InProcessServer, McpServerConfig
 from adapters.mcp.stderr import StderrTail
 from skills.errors import ToolArgumentsError, ToolServerError, ToolTimeoutError
 from skills.run.arguments import compile_schema
@@ -411,8 +411,11 @@ async def open_transport(
     http_errors: deque[str], *, launcher: Launcher | None = None, stdio: Callable[..., Any] | None = None,
 ) -> Any:
     """The transport to one server of the config (its child started, or its HTTP client open), closed
-    with ``stack``; ``${VAR}`` references expanded by ``expand`` only now."""
+    with ``stack``; ``${VAR}`` references expanded by ``expand`` only now. A server run in this process
+    (:class:`InProcessServer`) is the server itself, which the MCP client connects to in memory."""
     await load_sdk()
+    if isinstance(config, InProcessServer):
+        return config.build(expand)
     from mcp import StdioServerParameters
     from mcp.client.stdio import stdio_client as sdk_stdio_client
     from mcp.client.streamable_http import streamable_http_client

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from skills.run.recall import RecallRef
-from skills.spec.mcpservers import ToolsetServer
+from skills.spec.mcpservers import ToolsetServer, Transport
 
 
 class ToolHints(BaseModel):
@@ -70,7 +70,7 @@ class ServerState(BaseModel):
     """How one configured server is doing."""
 
     name: str
-    transport: Literal["stdio", "http"]
+    transport: Transport
     status: ServerStatus
     reason: str | None = None
     """Why it failed (secrets from ``${VAR}`` are masked)."""
@@ -117,7 +117,7 @@ class SkillToolset(BaseModel):
 
     skill: str
     server: str
-    transport: Literal["stdio", "http"]
+    transport: Transport
     connected: bool = False
     """A session is open now (its skill ran lately); otherwise it is connected at the skill's next run."""
     tools: list[str] = Field(default_factory=list)

@@ -16,6 +16,10 @@ from skills.spec.limits import TOOLSET_TIMEOUT_SECONDS
 BUNDLED = ("outbox", "telegram", "webhook")
 """The engine's own MCP servers (the ``mcp_servers`` package)."""
 
+Transport = Literal["stdio", "http", "in-process"]
+"""How a server is reached: a process of its own over stdio, a URL, or (a bundled server the worker runs
+itself) in the worker's own process."""
+
 
 class McpServerConfig(BaseModel):
     """One entry of ``mcpServers``: a stdio command or a streamable-HTTP URL.
@@ -72,7 +76,7 @@ class McpServerConfig(BaseModel):
         return self
 
     @property
-    def transport(self) -> Literal["stdio", "http"]:
+    def transport(self) -> Transport:
         return "stdio" if self.command is not None else "http"
 
 

@@ -32,7 +32,9 @@ from adapters.mcp import (
     outbox_server,
 )
 from adapters.mcp import hub as hub_module
+from adapters.mcp.config import InProcessServer
 from client import SkillsClient
+from config.settings import Settings
 from skills.errors import (
     McpConfigError,
     ToolArgumentsError,
@@ -137,6 +139,53 @@ def test_a_bad_config_names_the_server_and_field(tmp_path: Path, document: str, 
         load_mcp_config(path, defaults={})
     assert expected in str(caught.value)
     assert str(path) in str(caught.value)
+
+
+async def test_the_worker_runs_the_bundled_outbox_in_its_own_process(settings: Settings) -> None:
+    children_before = _children()
+    async with ToolHub.from_settings(settings) as hub:
+        [state] = hub.server_states()
+        sent = await hub.call("outbox_send_message", {"message": "in process"}, timeout=10, idempotency_key="k-1")
+        again = await hub.call("outbox_send_message", {"message": "in process"}, timeout=10, idempotency_key="k-1")
+        started = _children() - children_before
+
+    assert (state.name, state.transport, state.status) == ("outbox", "in-process", "connected")
+    assert not started  # no server process: the outbox is the worker's own code
+    assert sent.ok and again.structured == sent.structured  # its idempotency keys hold in memory too
+    assert stored_messages(settings.outbox_path) == ["in process"]
+    assert settings.outbox_path.with_name("outbox.keys.db").exists()
+
+
+def test_a_config_file_cannot_put_a_server_in_the_workers_process(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    for entry in ({"command": sys.executable, "args": ["-m", "mcp_servers.outbox"], "type": "in-process"},
+                  {"command": sys.executable, "args": ["-m", "mcp_servers.outbox"], "in_process": True}):
+        path.write_text(json.dumps({"mcpServers": {"outbox": entry}}))
+        with pytest.raises(McpConfigError, match="server 'outbox'"):
+            load_mcp_config(path, defaults={})
+    # The bundled outbox named in the file is the file's: a process, as it says.
+    path.write_text(json.dumps({"mcpServers": {"outbox": {"command": sys.executable,
+                                                          "args": ["-m", "mcp_servers.outbox"]}}}))
+    servers = load_mcp_config(path, defaults={"outbox": outbox_server(tmp_path / "o.jsonl", in_process=True)})
+    assert servers["outbox"].transport == "stdio"
+    # And the engine's own code cannot run anything but a bundled server in its process.
+    with pytest.raises(ValueError, match="only a bundled server"):
+        InProcessServer(command=sys.executable, args=["-m", "http.server"])
+
+
+def _children() -> set[int]:
+    """The pids of this process's children now."""
+    me = os.getpid()
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == me:
+                found.add(int(entry.name))
+    return found
 
 
 def test_first_sentence_of_a_description() -> None:
