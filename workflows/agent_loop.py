@@ -101,7 +101,8 @@ async def agent_loop(state: AgentLoopState, limits: LoopLimits,
         if used > limits.token_cap:
             return _end(state, f"stopped: the run used {used:,} tokens, over its cap of {limits.token_cap:,}")
         if not turn.tool_calls:
-            return LoopEnd(status="success", summary=turn.final or "(the model gave no answer)", state=state)
+            return LoopEnd(status="success", summary=turn.final or "(the model gave no answer)", state=state,
+                           by_engine=turn.by_engine)
         calls, changes, malformed, failed = list(state.calls), list(state.changes), False, False
         for index, ref in enumerate(turn.tool_calls, start=1):
             key = "" if ref.name == RUN_SCRIPT else \

@@ -101,9 +101,10 @@ class ChatTurn:
                 # 50 s of a 60-s wait leaves 10 s for its rehearsals (never less than their start needs).
                 wait = max(MIN_REHEARSAL_WAIT, wait - (workflow.now() - began).total_seconds())
             rehearsals, rehearsing = await _rehearse(pending, wait)
-        # The reply of a turn that did not end is the engine's reason, not the model's words.
+        # The reply of a turn that did not end is the engine's reason, not the model's words; so is an answer
+        # the engine wrote itself in the model's place.
         return ChatReply(session_id=request.session_id, ok=end.status == "success", reply=end.summary,
-                         said_by="model" if end.status == "success" else "engine",
+                         said_by="model" if end.status == "success" and not end.by_engine else "engine",
                          changes=[c for c in end.state.changes if c.get("action") != "proposed"],
                          matched=session.matched, unavailable=[*session.untrusted, *unavailable],
                          proposals=pending,

@@ -29,5 +29,5 @@ async def no_model_reply(request: ChatInput, conversation: str, matched: list[st
     await workflow.execute_activity_method(
         ChatActivities.chat_answer, ChatAnswer(conversation_id=conversation, text=read.reply, now=workflow.now()),
         **STORE)
-    return ChatReply(session_id=request.session_id, ok=True, reply=read.reply, matched=matched,
+    return ChatReply(session_id=request.session_id, ok=True, reply=read.reply, said_by="engine", matched=matched,
                      proposals=[read.proposal])

@@ -29,17 +29,24 @@ from collections.abc import Iterable, Sequence
 MESSAGE_CHARS = 2_000
 """Characters of a user's message read (the patterns are fixed alternations: linear)."""
 
+# The words, each spelt once: the patterns below are alternations of them (fixed, with no nested repetition).
+_PAUSES = r"pause|disable|mute|suspend"
+_RESUMES = r"resume|unpause|enable|re-?enable|unmute|restart"
+_TURN = r"turn\s+(?:[\w'-]+\s+){0,5}?"
+"""'turn' and up to five words before 'on' or 'off' ("turn the water reminder back on")."""
+_RHYTHMS = (r"every|each|daily|weekly|monthly|yearly|hourly|weekdays?|weekends?|tomorrow|tonight|today|"
+            r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|minutes?|hours?")
+"""A day or a rhythm: words that say when a skill fires, and more than a time of day."""
+
 _DELETE = re.compile(r"\b(?:delete|remove|cancel|drop|erase|forget|discard|scrap|get\s+rid\s+of|stop|"
                      r"no\s+longer|(?:don't|do\s+not)\s+(?:need|want))\b", re.IGNORECASE)
-_CHANGE = re.compile(r"\b(?:change|move|make|set|switch|update|edit|modify|rename|pause|resume|unpause|"
-                     r"enable|re-?enable|disable|suspend|restart|turn\s+(?:[\w'-]+\s+){0,5}?(?:back\s+)?(?:on|off)|"
-                     r"reschedule|shift|instead|stop|skip|mute|unmute|snooze|postpone|push|earlier|later)\b", re.IGNORECASE)
+_CHANGE = re.compile(rf"\b(?:change|move|make|set|switch|update|edit|modify|rename|{_PAUSES}|{_RESUMES}|"
+                     rf"{_TURN}(?:back\s+)?(?:on|off)|reschedule|shift|instead|stop|skip|snooze|postpone|push|"
+                     r"earlier|later)\b", re.IGNORECASE)
 _WHEN = re.compile(
-    r"\b(?:every|each|daily|weekly|monthly|yearly|hourly|weekdays?|weekends?|tomorrow|tonight|today|noon|"
-    r"midnight|(?:in\s+the|this|at|by|on)\s+(?:morning|evening|night|afternoon)|mornings|evenings|"
-    r"nights|afternoons|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|"
-    r"minutes?|hours?|o'clock|at\s+\d|in\s+\d|in\s+(?:an?|half\s+an)\s+(?:hour|minute)|\d{1,2}(?::\d\d)?\s*"
-    r"(?:am|pm)|\d{1,2}:\d\d)\b", re.IGNORECASE)
+    rf"\b(?:{_RHYTHMS}|noon|midnight|(?:in\s+the|this|at|by|on)\s+(?:morning|evening|night|afternoon)|mornings|"
+    r"evenings|nights|afternoons|o'clock|at\s+\d|in\s+\d|in\s+(?:an?|half\s+an)\s+(?:hour|minute)|"
+    r"\d{1,2}(?::\d\d)?\s*(?:am|pm)|\d{1,2}:\d\d)\b", re.IGNORECASE)
 _QUESTION = re.compile(r"^\s*(?:what|which|when|where|who|why|how|is|are|am|do|does|did|have|has|was|were)\b"
                        r"[^?]*\?", re.IGNORECASE)
 """A question about what is ("what skills do I have?", "when does it fire next?"), not a request put as one
@@ -67,9 +74,8 @@ def _asks(text: str) -> set[str]:
     return asks
 
 
-_PAUSE = re.compile(r"\b(?:pause|disable|turn\s+(?:[\w'-]+\s+){0,5}?off|mute|suspend)\b", re.IGNORECASE)
-_RESUME = re.compile(r"\b(?:resume|unpause|enable|re-?enable|turn\s+(?:[\w'-]+\s+){0,5}?(?:back\s+)?on|unmute|"
-                     r"restart)\b", re.IGNORECASE)
+_PAUSE = re.compile(rf"\b(?:{_PAUSES}|{_TURN}off)\b", re.IGNORECASE)
+_RESUME = re.compile(rf"\b(?:{_RESUMES}|{_TURN}(?:back\s+)?on)\b", re.IGNORECASE)
 
 
 def enabled_said(message: str) -> bool | None:
@@ -130,8 +136,7 @@ def unreached_reply(services: Sequence[str], tools: Sequence[str]) -> str:
 
 
 _CLOCK = re.compile(r"\b(?:to|at|for)\s+(\d{1,2})(?::([0-5]\d))?\s*(am|pm|a\.m\.|p\.m\.)?(?![\w:])", re.IGNORECASE)
-_DAYS = re.compile(r"\b(?:every|each|daily|weekly|monthly|yearly|hourly|weekdays?|weekends?|tomorrow|tonight|today|"
-                   r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|month|week|minutes?|hours?|once)\b", re.IGNORECASE)
+_DAYS = re.compile(rf"\b(?:{_RHYTHMS}|month|week|once)\b", re.IGNORECASE)
 _CRON_TIME = re.compile(r"^([0-5]?\d) ([01]?\d|2[0-3]) (\S+ \S+ \S+)$")
 
 

@@ -20,7 +20,7 @@ import re
 from collections.abc import Collection, Sequence
 from typing import Any, Literal
 
-from skills.chat.intent import enabled_said, moved_to
+from skills.chat.intent import MESSAGE_CHARS, enabled_said, moved_to
 from skills.llm.agent import ENGINE_NOTE, ChatMessage, for_the_model
 from skills.llm.textcalls import MAX_CHARS, TextCall, unfenced
 from skills.spec.models import Skill
@@ -222,9 +222,10 @@ def structured_calls(text: str | None, offered: Collection[str], only: Collectio
     endpoint that did not hold the grammar) makes no call. A change's skill is the one the user's words
     name when the model named its near twin (``words_name``, over the user's ``skills`` and the message
     ``said``), and where the words pause or resume it, or give a time alone, the change does what they say
-    (``skills.chat.intent``)."""
+    (``skills.chat.intent``), read to the same ``MESSAGE_CHARS`` of it."""
     if not text or len(text) > MAX_CHARS:
         return None
+    said = said[:MESSAGE_CHARS]
     try:
         value = json.loads(unfenced(text))
     except (ValueError, RecursionError):

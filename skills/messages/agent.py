@@ -76,6 +76,8 @@ class LoopEnd(BaseModel):
     status: Literal["success", "error"]
     summary: str
     state: AgentLoopState
+    by_engine: bool = False
+    """The last turn's answer, ``summary``, is the engine's own (``LlmTurnResult.by_engine``)."""
 
 
 class PreflightResult(BaseModel):
@@ -153,6 +155,9 @@ class LlmTurnResult(BaseModel):
     change) ends the loop, with no further turn to ask."""
     read_from_text: bool = False
     """The model wrote its tool calls as text (``skills.llm.textcalls``): they were read as calls."""
+    by_engine: bool = False
+    """``final`` is the engine's own answer, written with no model (a service no tool reaches, the list of
+    skills): the chat's reply says so (``ChatReply.said_by``) and is not corrected as a model's claim."""
 
 
 class EndpointChange(BaseModel):

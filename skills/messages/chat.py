@@ -58,7 +58,9 @@ class ChatReply(BaseModel):
     """Why the model was asked a second time in this turn, structured (``SKILLS_LLM_TOOLS=auto``): its first
     answer made no call where one was needed."""
     said_by: Literal["model", "engine"] = "model"
-    """Who wrote ``reply``: the model, or the engine (an answer to proposals, or why the turn stopped)."""
+    """Who wrote ``reply``: the model, or the engine (an answer to proposals, why the turn stopped, or an answer
+    it wrote in the model's place: a plain reminder read, a service no tool reaches, the list of skills). Only a
+    model's reply is corrected (``correction``)."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -37,6 +37,7 @@ async def test_a_plain_reminder_is_proposed_and_made_with_no_model(reader: Engin
     took = time.monotonic() - started
     assert llm.requests == []  # not one request: no tokens
     assert reply.ok and reply.reply.startswith("Read without the model (0 tokens): a reminder in 10 minutes")
+    assert reply.said_by == "engine"
     assert (reply.prompt_tokens, reply.completion_tokens) == (0, 0)
     [proposal] = reply.proposals
     assert (proposal.tool, proposal.status, proposal.session_id) == ("memory_store_skill", "pending", "oven")
@@ -71,6 +72,7 @@ async def test_what_is_not_plainly_a_reminder_goes_to_the_model(reader: Engine, 
     llm.script("chat", [say("At 03:00 or 15:00?")] * 2)
     reply = await reader.skills.chat("remind me at 3 to call mum", session_id="m")
     assert reply.reply.startswith("At 03:00 or 15:00?") and reply.proposals == [] and llm.requests_for("chat")
+    assert reply.said_by == "model"
     asked = len(llm.requests_for("chat"))
     llm.script("chat", [say("A summary of which messages?")] * 2)
     reply = await reader.skills.chat("every monday at 8am send me a summary of what came in", session_id="m")

@@ -224,10 +224,12 @@ async def test_a_service_no_tool_reaches_is_said_by_the_engine_without_the_model
     assert reply.ok and reply.reply.startswith("No model was asked (0 tokens): no tool here reaches GitHub")
     assert "outbox_send_message" in reply.reply
     assert reply.effects == [] and reply.proposals == [] and reply.prompt_tokens == 0
+    assert reply.said_by == "engine"
     # A reminder whose text names it is a reminder: the model is asked.
     llm.script("chat", [structured({"action": "reply", "reply": "At 9 every day?"})])
     asked = await structured_engine.skills.chat("every day send me the message: check github", session_id="gh2")
     assert asked.reply == "At 9 every day?" and len(llm.requests_for("chat")) == 1
+    assert asked.said_by == "model"
 
 
 async def test_a_change_goes_to_the_skill_the_users_words_name_not_its_near_twin(structured_engine: Engine,
@@ -245,9 +247,11 @@ async def test_a_change_goes_to_the_skill_the_users_words_name_not_its_near_twin
 
 async def test_a_structured_list_is_the_engines_own_and_needs_no_second_request(structured_engine: Engine,
                                                                                   llm: ScriptedLLM) -> None:
-    await structured_engine.skills.register(STAND_UP)
+    await structured_engine.skills.register({**STAND_UP, "name": "reminder set"})
     llm.script("chat", [structured({"action": "list", "skill_id": None, "skill": None, "change": None,
                                     "reply": "You have 5 skills."})])  # its count is wrong; it is not shown
     reply = await structured_engine.skills.chat("what skills do I have?", session_id="list")
     assert len(llm.requests_for("chat")) == 1 and reply.effects == []
-    assert reply.reply.startswith("1 skill:\n- ") and "'stand up'" in reply.reply and "5 skills" not in reply.reply
+    assert reply.reply.startswith("1 skill:\n- ") and "'reminder set'" in reply.reply and "5 skills" not in reply.reply
+    # The engine's own words: a skill's name that reads as a claim ("reminder set") is not corrected as the model's.
+    assert reply.said_by == "engine" and reply.correction is None
