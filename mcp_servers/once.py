@@ -56,6 +56,9 @@ IN_FLIGHT_SECONDS = 30.0
 """How long a begun call may still be running (the bundled servers' HTTP timeout): a repeat of it
 within this waits for its result instead of calling it an unknown outcome."""
 _POLL = 0.1
+BUSY_SECONDS = 30.0
+"""How long a call waits for the keys file while another connection (a thread, another server) writes it."""
+_BUSY_POLL = 0.02
 
 ACT: Final = "act"
 """A claim's answer: make the call now (it is recorded as begun)."""
@@ -116,11 +119,15 @@ class ServedKeys:
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=FULL")  # a key recorded is a key kept, through a power cut too
-        db.execute("CREATE TABLE IF NOT EXISTS served (key TEXT PRIMARY KEY, digest TEXT NOT NULL, "
-                   "began REAL NOT NULL, done INTEGER NOT NULL DEFAULT 0, result TEXT)")
+        db = sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None)
+        try:
+            _wal(db)
+            db.execute("PRAGMA synchronous=FULL")  # a key recorded is a key kept, through a power cut too
+            db.execute("CREATE TABLE IF NOT EXISTS served (key TEXT PRIMARY KEY, digest TEXT NOT NULL, "
+                       "began REAL NOT NULL, done INTEGER NOT NULL DEFAULT 0, result TEXT)")
+        except BaseException:
+            db.close()
+            raise
         return db
 
     def claim(self, key: str, digest: str, recover: Recover | None) -> Claim:
@@ -224,6 +231,22 @@ async def once(ctx: Context | None, store: ServedKeys, tool: str, arguments: Map
         raise
     await asyncio.to_thread(store.finish, key, result)
     return result
+
+
+def _wal(db: sqlite3.Connection) -> None:
+    """Put the keys file in WAL mode (kept in the file, so a no-op once done). Making a new file WAL is a
+    write after a read: a connection that read the file while another was making it WAL (two first calls at
+    once) is told "database is locked" at once, its busy timeout unused, since waiting with its read held
+    could deadlock. Asked again, it waits like any writer and finds the file in WAL mode."""
+    deadline = time.monotonic() + BUSY_SECONDS
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
+                raise
+        time.sleep(_BUSY_POLL)
 
 
 def _number(environ: Mapping[str, str], name: str, default: float) -> float:

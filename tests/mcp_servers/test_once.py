@@ -9,13 +9,15 @@ import sqlite3
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import asynccontextmanager, closing
 from pathlib import Path
 
 import pytest
 
 from adapters.mcp import McpServerConfig, ToolHub
-from mcp_servers.once import ServedKeys
+from mcp_servers.once import ACT, ServedKeys
 from mcp_servers.outbox import keys_path
 from tests.mcp_servers.http_fake import Answer, FakeApi, Request, fake_api
 from tests.mcp_servers.test_telegram import TOKEN, bot_api
@@ -192,3 +194,20 @@ async def test_a_message_refused_after_its_first_parts_went_out_is_not_sent_agai
     assert not first.ok and "1 earlier parts were sent" in first.text
     assert not again.ok and again.text == first.text  # the first answer, and the first part not sent again
     assert len(telegram_api.requests) == 2
+
+
+def test_a_claim_waits_for_another_connection_making_the_keys_file_rather_than_failing(tmp_path: Path) -> None:
+    """Two first calls at once (two runs notifying through one outbox, or two outboxes) both find the keys
+    file new: while one makes it WAL, SQLite answers the other, which had read the file, "database is locked"
+    at once, its busy timeout unused (waiting with a read held could deadlock). That escaped the tool as
+    "Error executing tool send_message", and a run's notice was lost."""
+    path = tmp_path / "outbox.keys.db"
+    keys = ServedKeys(path, window_seconds=3600, max_keys=10)
+    with closing(sqlite3.connect(path, isolation_level=None)) as other, ThreadPoolExecutor(1) as pool:
+        other.execute("BEGIN IMMEDIATE")  # the other connection, holding the write lock as it makes the file WAL
+        claim = pool.submit(keys.claim, "k-1", "d", None)
+        with pytest.raises(FutureTimeout):  # waiting for it, not failed
+            claim.result(timeout=1)
+        other.execute("COMMIT")
+        assert claim.result(timeout=30) == ACT
+    assert keys.keys() == ["k-1"]

@@ -205,8 +205,8 @@ async def slow_engine(client: Client, settings: Settings, tmp_path: Path) -> Asy
     await running.stop()
 
 
-async def test_a_run_past_its_timeout_ends_as_an_error_counted_and_notified(client: Client,
-                                                                           slow_engine: Engine) -> None:
+async def test_a_run_past_its_timeout_ends_as_an_error_counted_and_notified(client: Client, slow_engine: Engine,
+                                                                           tmp_path: Path) -> None:
     """A 10-minute tool call in a skill with a 3-second timeout: the run ends as an error, timed out, in
     seconds; counted by the backoff, notified, the workflow failed and the schedule free again."""
     engine = slow_engine
@@ -223,8 +223,13 @@ async def test_a_run_past_its_timeout_ends_as_an_error_counted_and_notified(clie
     run = await eventually(closed, timeout=90)
     assert run.status == "error" and run.summary == "timed out: the run took longer than its timeout_minutes (0.05)"
     assert run.finished_at is not None and run.finished_at - run.started_at < timedelta(seconds=60)
-    [call] = run.tool_calls
-    assert call.tool == "slow_slow" and not call.ok  # the call in flight, cancelled with the run
+    # The 3 seconds count from the run's start, the engine's own opening of the run (begin_run) included: under
+    # load that alone can take them, and then the call is never made. A call that was made was in flight at the
+    # timeout: recorded as failed, cancelled with the run (which ended in seconds, not in the call's 10 minutes).
+    assert [(call.tool, call.ok) for call in run.tool_calls] in ([], [("slow_slow", False)])
+    slow_log = tmp_path / "slow.log"
+    if slow_log.exists() and "start hasty" in slow_log.read_text():  # it reached its server: it was made
+        assert run.tool_calls
 
     stored = await engine.skills.get("hasty")
     assert stored.consecutive_failures == 1 and stored.backoff_until is not None
