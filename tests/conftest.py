@@ -109,10 +109,15 @@ def clock(request: pytest.FixtureRequest) -> Iterator[datetime]:
         yield CLOCKS[request.param]
 
 
+DEV_SERVER_STARTUP = timedelta(seconds=60)
+"""How long a dev server may take to answer after its start: temporalio waits 5 s by default, which a
+loaded machine (a suite on 2 cores) has passed."""
+
+
 @pytest.fixture(scope="session")
 async def env() -> AsyncIterator[WorkflowEnvironment]:
     environment = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=temporal_binary(),
+        dev_server_existing_path=temporal_binary(), dev_server_startup_timeout=DEV_SERVER_STARTUP,
         data_converter=pydantic_data_converter,
         search_attributes=[SKILL_NAME, SKILL_AGENT, SKILL_TIER, SKILL_WAITING, SKILL_APPROVAL],
         dev_server_extra_args=["--dynamic-config-value", "system.forceSearchAttributesCacheRefreshOnRead=true"],

@@ -24,6 +24,7 @@ from adapters.schedule_spec import schedule_spec
 from skills.spec.models import TriggerConfig
 from skills.when.triggers import MACROS, cron_next_times, trigger_next_times
 from tests.adapters.test_schedule_spec import TemporalSimulator, is_repeated_wall_time, utc, wall_clock
+from tests.conftest import DEV_SERVER_STARTUP
 
 # The instants (UTC) the clocks change in 2027.
 NEW_YORK_SPRING = datetime(2027, 3, 14, 7, 0, tzinfo=UTC)  # 02:00 EST -> 03:00 EDT
@@ -57,7 +58,8 @@ def temporal_binary() -> str:
 
 @pytest.fixture(scope="module")
 async def server() -> AsyncIterator[Client]:
-    env = await WorkflowEnvironment.start_local(dev_server_existing_path=temporal_binary())
+    env = await WorkflowEnvironment.start_local(dev_server_existing_path=temporal_binary(),
+                                                dev_server_startup_timeout=DEV_SERVER_STARTUP)
     yield env.client
     await env.shutdown()
 

@@ -23,7 +23,7 @@ from config.settings import Settings
 from search_attributes import SKILL_AGENT, SKILL_NAME, SKILL_TIER
 from skills.errors import SkillRunFailed
 from skills.spec.models import RunRecord
-from tests.conftest import Engine, eventually, trigger_schedule
+from tests.conftest import DEV_SERVER_STARTUP, Engine, eventually, trigger_schedule
 from tests.fakes.llm_server import ScriptedLLM, call
 from tests.workflows.test_resilience import broken, fire
 from workflows.run import SkillRun
@@ -126,8 +126,8 @@ async def short_histories() -> AsyncIterator[WorkflowEnvironment]:
     """A dev server of its own that suggests a continue-as-new after 20 history events, so an
     Agent-tier run carries over every turn or two, as a long one does on a real server."""
     environment = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=temporal_binary(), data_converter=pydantic_data_converter,
-        search_attributes=[SKILL_NAME, SKILL_AGENT, SKILL_TIER],
+        dev_server_existing_path=temporal_binary(), dev_server_startup_timeout=DEV_SERVER_STARTUP,
+        data_converter=pydantic_data_converter, search_attributes=[SKILL_NAME, SKILL_AGENT, SKILL_TIER],
         dev_server_extra_args=["--dynamic-config-value", "limit.historyCount.suggestContinueAsNew=20"],
     )
     yield environment
