@@ -94,7 +94,7 @@ SERVICES: dict[str, str] = {
     "LinkedIn": r"linkedin", "Reddit": r"reddit|subreddit", "YouTube": r"youtube", "Spotify": r"spotify",
     "Gmail": r"gmail", "Outlook": r"outlook", "a calendar": r"calendars?", "Google Drive": r"google\s+drive",
     "Dropbox": r"dropbox", "Zoom": r"zoom\s+(?:meetings?|calls?)|(?:on|in)\s+zoom", "Strava": r"strava",
-    "Home Assistant": r"home\s+assistant", "the weather": r"weather|weather\s+forecast",
+    "Home Assistant": r"home\s+assistant", "the weather": r"weather",
     "the news": r"the\s+news|news\s+headlines|headlines",
 }
 """Services a message may ask to read from or act on, by the words that name them. A service is reached when a
