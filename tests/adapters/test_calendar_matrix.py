@@ -22,8 +22,12 @@ from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import holidays
-from temporalio.api.workflowservice.v1 import ListScheduleMatchingTimesRequest
+from temporalio.api.workflowservice.v1 import (
+    ListScheduleMatchingTimesRequest,
+    ListScheduleMatchingTimesResponse,
+)
 from temporalio.client import Client, Schedule
+from temporalio.service import RPCError, RPCStatusCode
 
 from adapters.schedule_spec import _offset_changes
 from adapters.schedules import build_schedule, skip_list
@@ -41,6 +45,9 @@ LISTED = 10
 """Next action times the server lists."""
 AT_ONCE = 4
 """Schedules created at once: each is a workflow on the server, and the machine has two cores."""
+ASKS = 5
+"""Times one "now" is asked of the server: it answers by querying the schedule's workflow, and under load
+that query can be cancelled (status CANCELLED or DEADLINE_EXCEEDED) before the workflow's task is picked up."""
 
 DST_ZONES = ("America/New_York", "Europe/Berlin", "Australia/Sydney", "America/Santiago", "Australia/Adelaide",
              "Australia/Lord_Howe")
@@ -167,6 +174,18 @@ def paused_schedule(case: Skill, settings: Settings, now: datetime) -> Schedule:
     return schedule
 
 
+async def asked(client: Client, request: ListScheduleMatchingTimesRequest) -> ListScheduleMatchingTimesResponse:
+    """The server's answer to ``request``, asked again (up to ``ASKS`` times) when a loaded server cancelled
+    its query into the schedule's workflow; any other error, or the last one, is raised."""
+    for attempt in range(1, ASKS + 1):
+        try:
+            return await client.workflow_service.list_schedule_matching_times(request, timeout=timedelta(seconds=30))
+        except RPCError as e:
+            if attempt == ASKS or e.status not in (RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED):
+                raise
+    raise AssertionError("unreachable")
+
+
 async def matching_times(client: Client, settings: Settings, case: Case) -> list[list[datetime]]:
     """For each "now" of ``case``, the server's first ``LISTED`` matching times of its spec after it, from
     one schedule whose skip list is written at the first "now"."""
@@ -178,7 +197,7 @@ async def matching_times(client: Client, settings: Settings, case: Case) -> list
             request = ListScheduleMatchingTimesRequest(namespace=client.namespace, schedule_id=handle.id)
             request.start_time.FromDatetime(now + timedelta(seconds=1))  # inclusive, to the second; "now" is not
             request.end_time.FromDatetime(now + case.span)
-            answer = await client.workflow_service.list_schedule_matching_times(request)
+            answer = await asked(client, request)
             found.append([t.ToDatetime(UTC) for t in answer.start_time][:LISTED])
         return found
     finally:
