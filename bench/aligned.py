@@ -3,8 +3,8 @@
 Raw first (N schedules, cron `* * * * *`, a workflow with one no-op activity each), then the engine (N
 Direct-tier skills registered in bulk, one MCP tool call each), each alone on the machine, on one dev
 server. For each: the lag from the scheduled second to the workflow's start and to its close (p50, p95,
-max), the fires that happened, the lost ones (a scheduled time with no run: for the engine, no run record
-and no recorded skip), the duplicates (two runs for one skill and one scheduled time), the throughput in
+max), the fires that closed, those still open or skipped when it stopped waiting (below), the duplicates
+(two runs for one skill and one scheduled time: for the engine, two run records), the throughput in
 the burst and the CPU per fire of the dev server and of this process (the workers), from just before the
 first fire until the runs closed.
 
@@ -12,6 +12,12 @@ first fire until the runs closed.
 engine's as a new skill takes it, raw's as the same ``jitter`` on its spec. Lags are from the whole minute,
 as the owner reads the time (Temporal records a fire's own time, not the one it drew), so they include the
 spread. Without it both fire exactly (the engine's skills say ``spread: false``).
+
+Every schedule ends 30 s after the window's last minute (``end_at``), on both sides, so the drain adds no
+fires. A fire of the window that did not close in the drain is accounted for: still open when the benchmark
+stopped waiting (late), skipped by the overlap policy (the schedule's previous run was still open: the
+server's own count, ``num_actions_skipped_overlap``, over the schedule's life, which begins at most a minute
+before the window), or neither (lost, or not yet started).
 
     .venv/bin/python -m bench.aligned --n 100 [--minutes 2] [--spread]     # then --n 300, --n 1000
 """
@@ -28,12 +34,14 @@ from datetime import UTC, datetime, timedelta
 
 from temporalio.client import Client, Schedule, ScheduleActionStartWorkflow, ScheduleSpec
 
+from adapters.schedules import build_schedule
 from adapters.store import Store
 from bench.engine import Cpu, cpu_now
 from bench.harness import RAW_QUEUE, header, percentile, row, started
+from config.settings import Settings
 from search_attributes import SCHEDULED_START_TIME
 from skills.naming import SKILL_RUN
-from skills.spec.models import TriggerConfig
+from skills.spec.models import Skill, TriggerConfig
 from skills.when.spread import default_spread
 
 CRON = "* * * * *"
@@ -41,6 +49,11 @@ SPREAD = timedelta(seconds=default_spread(TriggerConfig(schedule=CRON, timezone=
 
 DRAIN = 90.0
 """Seconds after the last fire minute to wait for every run to close."""
+END_AFTER = timedelta(seconds=30)
+"""A schedule's ``end_at`` after the window's last minute: past its spread, before the next minute."""
+REGISTERING = 0.06
+"""Seconds the engine's bulk registration is given per skill, before the window's first minute (1,000
+skills take 10 to 30 s on this machine)."""
 
 
 def window(minutes: int, ready_margin: float = 10.0) -> list[datetime]:
@@ -69,6 +82,25 @@ async def listed(client: Client, query: str, times: list[datetime]) -> list[tupl
     return found
 
 
+async def still_open(client: Client, query: str, times: list[datetime]) -> int:
+    """The window's runs still open when the benchmark stopped waiting: late, not lost."""
+    wanted = set(times)
+    return len([w async for w in client.list_workflows(f"{query} AND ExecutionStatus = 'Running'")
+                if (at := w.typed_search_attributes.get(SCHEDULED_START_TIME)) is not None
+                and at.replace(microsecond=0) in wanted])
+
+
+async def skipped(client: Client, schedule_ids: list[str]) -> int:
+    """The fires the schedules' overlap policy skipped (the server's count), over each schedule's life."""
+    gate = asyncio.Semaphore(10)
+
+    async def one(schedule_id: str) -> int:
+        async with gate:
+            return (await client.get_schedule_handle(schedule_id).describe()).info.num_actions_skipped_overlap
+
+    return sum(await asyncio.gather(*(one(i) for i in schedule_ids)))
+
+
 async def drain(client: Client, query: str, times: list[datetime], expected: int) -> Cpu:
     """Wait for the window's runs to close (at most ``DRAIN`` seconds after its last minute); the CPU every
     process spent from just before the first fire until then."""
@@ -83,21 +115,48 @@ async def drain(client: Client, query: str, times: list[datetime], expected: int
     return cpu_now() - before
 
 
-async def raw_side(client: Client, n: int, minutes: int, spread: bool) -> dict[str, float]:
-    ids = [f"bench-aligned-raw-{i}-{uuid.uuid4().hex[:6]}" for i in range(n)]
+RAW_WORKFLOW = {"raw": "BenchRaw", "shaped": "BenchRawShaped", "busy": "BenchRawBusy"}
+
+
+def raw_schedule(kind: str, schedule_id: str, end: datetime, spread: bool, settings: Settings,
+                 busy_ms: float) -> Schedule:
+    """Raw's schedule of ``kind``: ``raw`` a plain cron schedule of the one-activity workflow; ``busy`` the same,
+    its activity burning ``busy_ms`` of CPU; ``shaped`` the schedule the engine builds for a skill of the
+    same cron (its spec, policy, state, search attributes, summary, run timeout and input), starting the
+    one-activity workflow on raw's worker instead of a SkillRun."""
+    if kind != "shaped":
+        return Schedule(
+            action=ScheduleActionStartWorkflow(RAW_WORKFLOW[kind], busy_ms if kind == "busy" else "x",
+                                               id=schedule_id, task_queue=RAW_QUEUE),
+            spec=ScheduleSpec(cron_expressions=[CRON], jitter=SPREAD if spread else None, end_at=end))
+    now = datetime.now(UTC)
+    skill = Skill(id=1, agent_id="default", name=schedule_id, trigger_type="cron", instructions="bench",
+                  trigger_config=TriggerConfig(schedule=CRON, timezone="UTC"), created_at=now, updated_at=now,
+                  schedule_id=schedule_id, end_at=end, spread=spread,
+                  execution_plan=[{"id": "send", "toolName": "outbox_send_message", "parameters": {"message": "x"}}])
+    schedule = build_schedule(skill, settings)
+    assert isinstance(schedule.action, ScheduleActionStartWorkflow)
+    schedule.action.workflow, schedule.action.task_queue = RAW_WORKFLOW[kind], RAW_QUEUE
+    return schedule
+
+
+async def raw_side(client: Client, settings: Settings, n: int, minutes: int, spread: bool, kind: str = "raw",
+                   busy_ms: float = 0.0) -> dict[str, float]:
+    ids = [f"bench-aligned-{kind}-{i}-{uuid.uuid4().hex[:6]}" for i in range(n)]
     gate = asyncio.Semaphore(10)
+    times = window(minutes, ready_margin=10 + REGISTERING * n)
 
     async def create(schedule_id: str) -> None:
         async with gate:
-            await client.create_schedule(schedule_id, Schedule(
-                action=ScheduleActionStartWorkflow("BenchRaw", "x", id=schedule_id, task_queue=RAW_QUEUE),
-                spec=ScheduleSpec(cron_expressions=[CRON], jitter=SPREAD if spread else None)))
+            await client.create_schedule(schedule_id, raw_schedule(kind, schedule_id, times[-1] + END_AFTER, spread,
+                                                                   settings, busy_ms))
 
     await asyncio.gather(*(create(i) for i in ids))
-    times = window(minutes)
-    query = "WorkflowType = 'BenchRaw' AND WorkflowId STARTS_WITH 'bench-aligned-raw-'"
+    ready(times)
+    query = f"WorkflowType = '{RAW_WORKFLOW[kind]}' AND WorkflowId STARTS_WITH 'bench-aligned-{kind}-'"
     cpu = await drain(client, query, times, n * minutes)
     runs = await listed(client, query, times)
+    late, skips = await still_open(client, query, times), await skipped(client, ids)
 
     async def delete(schedule_id: str) -> None:
         async with gate:
@@ -106,31 +165,42 @@ async def raw_side(client: Client, n: int, minutes: int, spread: bool) -> dict[s
     await asyncio.gather(*(delete(i) for i in ids))
     # A schedule's workflow id is its action's id and the scheduled time: one per schedule and time.
     pairs = Counter(wid for wid, _, _, _ in runs)
-    return figures(runs, n * minutes, len(pairs), sum(c - 1 for c in pairs.values()), cpu)
+    return figures(runs, n * minutes, sum(c - 1 for c in pairs.values()), cpu, late, skips)
 
 
 async def engine_side(client: Client, h: object, n: int, minutes: int, spread: bool) -> dict[str, float]:
     skills = h.skills  # type: ignore[attr-defined]
     settings = h.settings  # type: ignore[attr-defined]
+    times = window(minutes, ready_margin=10 + REGISTERING * n)
     result = await skills.register_many([
         {"name": f"bench aligned {i}", "instructions": "bench", "schedule": CRON, "notify_on_completion": False,
+         "end_at": (times[-1] + END_AFTER).isoformat(),
          "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": f"aligned {i}"}}],
          **({} if spread else {"spread": False})}
         for i in range(n)])
     assert not result.refused, result.refused[:3]
-    times = window(minutes)
+    ready(times)
     query = f"WorkflowType = '{SKILL_RUN}' AND SkillName STARTS_WITH 'bench aligned'"
     cpu = await drain(client, query, times, n * minutes)
     runs = await listed(client, query, times)
+    late = await still_open(client, query, times)
+    skips = await skipped(client, [item.schedule_id for item in result.items if item.schedule_id])
     ids = {item.skill_id for item in result.items}
     store = Store.open(settings.store_url, schedule_prefix=settings.task_queue)
     records = Counter((r.skill_id, r.scheduled_at) for r in store.runs.list_runs(limit=10 * n * minutes)
                       if r.skill_id in ids and r.scheduled_at is not None and times[0] <= r.scheduled_at <= times[-1])
-    return figures(runs, n * minutes, len(records), sum(c - 1 for c in records.values()), cpu)
+    return figures(runs, n * minutes, sum(c - 1 for c in records.values()), cpu, late, skips)
 
 
-def figures(runs: list[tuple[str, datetime, float, float]], expected: int, recorded: int, dup: int,
-            cpu: Cpu) -> dict[str, float]:
+def ready(times: list[datetime]) -> None:
+    """Refuse a window whose first minute came before the schedules were all made: its burst would be partial."""
+    if datetime.now(UTC) > times[0] - timedelta(seconds=2):
+        raise SystemExit(f"the schedules were made after {times[0]:%H:%M:%S}, the window's first minute; "
+                         f"raise REGISTERING in bench/aligned.py")
+
+
+def figures(runs: list[tuple[str, datetime, float, float]], expected: int, dup: int,
+            cpu: Cpu, late: int, skips: int) -> dict[str, float]:
     start, done = [r[2] for r in runs], [r[3] for r in runs]
     # Throughput: each fire minute's closed runs over the seconds from that minute to its last close.
     by_minute: dict[datetime, list[float]] = {}
@@ -138,35 +208,69 @@ def figures(runs: list[tuple[str, datetime, float, float]], expected: int, recor
         by_minute.setdefault(scheduled.replace(second=0, microsecond=0), []).append(lag)
     rates = [len(lags) / (max(lags) / 1000) for lags in by_minute.values() if max(lags) > 0]
     per_fire = cpu.per(max(1, len(runs)))
-    return {"runs": len(runs), "expected": expected, "lost": expected - recorded, "dup": dup,
+    return {"runs": len(runs), "expected": expected, "dup": dup, "late": late,
+            "skipped": skips, "unaccounted": max(0, expected - len(runs) - late - skips),
             "start50": percentile(start, .5), "start95": percentile(start, .95),
             "done50": percentile(done, .5), "done95": percentile(done, .95), "done_max": max(done, default=0),
             "rate": sum(rates) / len(rates) if rates else 0.0,
             "cpu_server": per_fire.server, "cpu_worker": per_fire.worker + per_fire.mcp}
 
 
-async def main(n: int, minutes: int, spread: bool) -> None:
+SIDES = ("raw", "engine", "shaped", "busy")
+"""``shaped`` and ``busy`` take the engine's gap apart (docs/performance.md, "Aligned fires"): raw's workflow
+started by the engine's schedule shape, and raw's workflow made to burn the CPU per fire the engine's worker
+spends beyond raw's (measured in this run: ``engine`` runs before ``busy``)."""
+
+
+async def main(n: int, minutes: int, spread: bool, sides: list[str]) -> None:
+    results: dict[str, dict[str, float]] = {}
     async with started() as h:
-        raw = await raw_side(h.client, n, minutes, spread)
-        engine = await engine_side(h.client, h, n, minutes, spread)
-        header()
-        how = f"spread up to {SPREAD.total_seconds():g} s" if spread else "exact"
-        row(f"N={n}: runs closed / expected", f"{engine['runs']}/{engine['expected']}",
-            f"{raw['runs']}/{raw['expected']}", f"{minutes} fire minutes, cron every minute, {how}")
-        row(f"N={n}: lag to start p50/p95 (ms)", f"{engine['start50']:.0f}/{engine['start95']:.0f}",
-            f"{raw['start50']:.0f}/{raw['start95']:.0f}", "from the whole minute")
-        row(f"N={n}: lag to done p50/p95/max (ms)",
-            f"{engine['done50']:.0f}/{engine['done95']:.0f}/{engine['done_max']:.0f}",
-            f"{raw['done50']:.0f}/{raw['done95']:.0f}/{raw['done_max']:.0f}",
-            f"p95 ratio {engine['done95'] / raw['done95']:.2f} (target <= 1.2)")
-        row(f"N={n}: lost / duplicate fires", f"{engine['lost']}/{engine['dup']}", f"{raw['lost']}/{raw['dup']}",
-            "lost: a scheduled time with no run (engine: no run record, no recorded skip)")
-        row(f"N={n}: throughput in the burst (fires/s)", f"{engine['rate']:.1f}", f"{raw['rate']:.1f}",
-            "a fire minute's closed runs over the seconds to its last close, mean of the minutes")
-        row(f"N={n}: CPU per closed fire, server + workers (ms)",
-            f"{engine['cpu_server']:.1f} + {engine['cpu_worker']:.1f}", f"{raw['cpu_server']:.1f} + {raw['cpu_worker']:.1f}",
-            f"ratio {(engine['cpu_server'] + engine['cpu_worker']) / max(1e-9, raw['cpu_server'] + raw['cpu_worker']):.2f}; "
-            "the dev server; this process (both workers, the outbox in the engine's, the client)")
+        for side in sides:
+            if side == "engine":
+                results[side] = await engine_side(h.client, h, n, minutes, spread)
+                continue
+            busy_ms = 0.0
+            if side == "busy":
+                busy_ms = max(0.0, results["engine"]["cpu_worker"] - results["raw"]["cpu_worker"])
+                print(f"busy: raw's activity burns {busy_ms:.1f} ms a fire", flush=True)
+            results[side] = await raw_side(h.client, h.settings, n, minutes, spread, side, busy_ms)
+    header()
+    raw = results["raw"]
+    for side, figs in results.items():
+        if side != "raw":
+            report(n, minutes, spread, side, figs, raw)
+
+
+def report(n: int, minutes: int, spread: bool, side: str, engine: dict[str, float], raw: dict[str, float]) -> None:
+    """``side``'s figures beside raw's (the engine column holds ``side``'s)."""
+    at = f"N={n}" if side == "engine" else f"N={n} {side}"
+    how = f"spread up to {SPREAD.total_seconds():g} s" if spread else "exact"
+    row(f"{at}: runs closed / expected", f"{engine['runs']}/{engine['expected']}",
+        f"{raw['runs']}/{raw['expected']}", f"{minutes} fire minutes, cron every minute, {how}"
+        + ("" if side == "engine" else f"; {side}: {VARIANT[side]}"))
+    row(f"{at}: lag to start p50/p95 (ms)", f"{engine['start50']:.0f}/{engine['start95']:.0f}",
+        f"{raw['start50']:.0f}/{raw['start95']:.0f}", "from the whole minute")
+    row(f"{at}: lag to done p50/p95/max (ms)",
+        f"{engine['done50']:.0f}/{engine['done95']:.0f}/{engine['done_max']:.0f}",
+        f"{raw['done50']:.0f}/{raw['done95']:.0f}/{raw['done_max']:.0f}",
+        f"p95 ratio {engine['done95'] / raw['done95']:.2f}" + (" (target <= 1.2)" if side == "engine" else ""))
+    row(f"{at}: open at the end / skipped (overlap)", f"{engine['late']}/{engine['skipped']}",
+        f"{raw['late']}/{raw['skipped']}",
+        f"of the fires not closed within {DRAIN:.0f} s: still running or queued (late); skipped by the "
+        "overlap policy, the server's count")
+    row(f"{at}: unaccounted / duplicate fires", f"{engine['unaccounted']}/{engine['dup']}",
+        f"{raw['unaccounted']}/{raw['dup']}",
+        "unaccounted: neither closed, open nor skipped; duplicate: two runs of one skill and minute")
+    row(f"{at}: throughput in the burst (fires/s)", f"{engine['rate']:.1f}", f"{raw['rate']:.1f}",
+        "a fire minute's closed runs over the seconds to its last close, mean of the minutes")
+    row(f"{at}: CPU per closed fire, server + workers (ms)",
+        f"{engine['cpu_server']:.1f} + {engine['cpu_worker']:.1f}", f"{raw['cpu_server']:.1f} + {raw['cpu_worker']:.1f}",
+        f"ratio {(engine['cpu_server'] + engine['cpu_worker']) / max(1e-9, raw['cpu_server'] + raw['cpu_worker']):.2f}; "
+        "the dev server; this process (both workers, the outbox in the engine's, the client)")
+
+
+VARIANT = {"shaped": "raw's workflow, started by the engine's schedule shape",
+           "busy": "raw's workflow, its activity burning the engine worker's extra CPU per fire"}
 
 
 if __name__ == "__main__":
@@ -175,6 +279,11 @@ if __name__ == "__main__":
     parser.add_argument("--minutes", type=int, default=2)
     parser.add_argument("--spread", action="store_true",
                         help="both sides with the default spread of a cron every minute, not exact")
+    parser.add_argument("--sides", default="raw,engine",
+                        help="in order, from " + ", ".join(SIDES) + "; raw first, engine before busy")
     args = parser.parse_args()
-    asyncio.run(main(args.n, args.minutes, args.spread))
+    sides = args.sides.split(",")
+    if sides[0] != "raw" or set(sides) - set(SIDES) or ("busy" in sides and "engine" not in sides[:sides.index("busy")]):
+        parser.error(f"--sides: raw first, then any of {', '.join(SIDES[1:])}, with engine before busy")
+    asyncio.run(main(args.n, args.minutes, args.spread, sides))
     os._exit(0)  # temporalio/sdk-python#300: skip teardown once the figures are out

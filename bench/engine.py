@@ -46,6 +46,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 import worker
+from bench.harness import record
 from bench.raw import RawOneActivity, noop
 from client import SkillsClient
 from client.codec import data_converter
@@ -65,6 +66,7 @@ class Figures:
     def add(self, what: str, engine: str, raw: str, note: str = "") -> None:
         self.rows.append((what, engine, raw, note))
         print(f"{what:<44} {engine:>16} {raw:>16}   {note}", flush=True)
+        record(what, engine, raw, note)
 
 
 @dataclass

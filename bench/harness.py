@@ -9,6 +9,7 @@ client converts payloads as `skills worker`'s does (`client.codec.data_converter
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import tempfile
 import time
@@ -22,7 +23,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 import worker
-from bench.raw import RawOneActivity, noop
+from bench.raw import RAW_ACTIVITIES, RAW_WORKFLOWS
 from client import SkillsClient
 from client.codec import data_converter
 from client.temporal_cli import temporal_binary
@@ -56,7 +57,7 @@ async def started(queue: str = "bench-engine", worker_in_process: bool = True,
             engine = asyncio.create_task(worker.run_worker(config, env.client, stop, ready))
             await ready.wait()
         try:
-            async with Worker(env.client, task_queue=RAW_QUEUE, workflows=[RawOneActivity], activities=[noop],
+            async with Worker(env.client, task_queue=RAW_QUEUE, workflows=RAW_WORKFLOWS, activities=RAW_ACTIVITIES,
                               max_concurrent_activities=100):
                 yield Harness(env, env.client, SkillsClient(env.client, config.task_queue), config)
         finally:
@@ -79,8 +80,20 @@ async def wait_for(probe: Callable[[], Awaitable[bool]], timeout: float = 300) -
         await asyncio.sleep(0.2)
 
 
+ROWS = "BENCH_ROWS"
+"""A file each printed figure is also appended to, as a JSON line, when set: how bench.report gathers the
+figures of the benchmarks it runs into one table."""
+
+
 def row(what: str, engine: str, raw: str, note: str = "") -> None:
     print(f"{what:<46} {engine:>14} {raw:>14}   {note}", flush=True)
+    record(what, engine, raw, note)
+
+
+def record(what: str, engine: str, raw: str, note: str = "") -> None:
+    if path := os.environ.get(ROWS):
+        with open(path, "a") as rows:
+            rows.write(json.dumps({"what": what, "engine": engine, "raw": raw, "note": note}) + "\n")
 
 
 def header() -> None:

@@ -1,10 +1,15 @@
-"""The baseline of the benchmarks: a workflow that runs one no-op activity.
+"""The baseline of the benchmarks: a workflow that runs one no-op activity; and two variants of it that
+bench.aligned uses to take the engine's gap apart: the same workflow started by the engine's own schedule
+shape, and the same workflow with the engine's extra worker CPU per fire burnt in its activity.
 
 Kept in its own module with nothing but temporalio imported, as the workflow
 sandbox re-imports the module that defines a workflow.
 """
 
+import asyncio
+import time
 from datetime import timedelta
+from typing import Any
 
 from temporalio import activity, workflow
 
@@ -14,6 +19,19 @@ async def noop(value: str) -> str:
     return value
 
 
+@activity.defn(name="bench_busy")
+async def busy(ms: float) -> float:
+    """Burns ``ms`` of a thread's CPU, holding the GIL as the engine's worker does for its work."""
+    return await asyncio.to_thread(_burn, ms)
+
+
+def _burn(ms: float) -> float:
+    end = time.thread_time() + ms / 1000
+    while time.thread_time() < end:
+        pass
+    return ms
+
+
 @workflow.defn(name="BenchRaw")
 class RawOneActivity:
     """What any schedule-driven workflow with one activity costs."""
@@ -21,3 +39,25 @@ class RawOneActivity:
     @workflow.run
     async def run(self, value: str) -> str:
         return await workflow.execute_activity(noop, value, start_to_close_timeout=timedelta(seconds=30))
+
+
+@workflow.defn(name="BenchRawShaped")
+class RawShaped:
+    """The raw workflow, started with the engine's input (a run's ``SkillRunInput``), by the engine's schedule."""
+
+    @workflow.run
+    async def run(self, value: dict[str, Any]) -> str:
+        return await workflow.execute_activity(noop, "x", start_to_close_timeout=timedelta(seconds=30))
+
+
+@workflow.defn(name="BenchRawBusy")
+class RawBusy:
+    """The raw workflow whose activity burns ``ms`` of CPU: the worker's CPU per fire made the engine's."""
+
+    @workflow.run
+    async def run(self, ms: float) -> float:
+        return await workflow.execute_activity(busy, ms, start_to_close_timeout=timedelta(seconds=60))
+
+
+RAW_WORKFLOWS = [RawOneActivity, RawShaped, RawBusy]
+RAW_ACTIVITIES = [noop, busy]
