@@ -266,7 +266,10 @@ class AgentActivities:
         started = time.monotonic()
         # Which conversation's call this is: a chat's management tool records its proposal under it.
         CURRENT_CALL.set(ChatCall(request.conversation_id, request.message_seq, call.id))
-        result = await self._run(request, call)
+        # As call_tool: a call past the heartbeat timeout (a slow tool, a chat's proposal on a loaded
+        # machine) would be timed out and made again, and cancellation would never reach it.
+        async with heartbeating(call.name):
+            result = await self._run(request, call)
         result.duration_ms = round((time.monotonic() - started) * 1000)
         return result
 
