@@ -25,7 +25,7 @@ from temporalio import activity
 
 from activities.failures import application_error
 from activities.heartbeat import heartbeating
-from activities.proposals import CURRENT_CALL, ChatCall
+from activities.proposals import CURRENT_CALL, ChatCall, proposed_by
 from activities.skillfiles import script_skills, script_tool
 from adapters.llm.endpoint import LlmEndpoint
 from adapters.mcp.toolsets import SkillToolsets
@@ -261,12 +261,19 @@ class AgentActivities:
         if call is None:
             raise application_error(ConversationError(
                 f"no tool call {request.call_id} in message {request.message_seq}"))
-        if await asyncio.to_thread(self.store.conversations.has_tool_result, request.conversation_id, call.id):
-            return AgentToolResult(tool=call.name, ok=True, excerpt="(already answered)")
-        started = time.monotonic()
         # Which conversation's call this is: a chat's management tool records its proposal under it.
-        CURRENT_CALL.set(ChatCall(request.conversation_id, request.message_seq, call.id))
-        result = await self._run(request, call)
+        chat_call = ChatCall(request.conversation_id, request.message_seq, call.id)
+        if await asyncio.to_thread(self.store.conversations.has_tool_result, request.conversation_id, call.id):
+            # An earlier attempt answered it and its result was lost (timed out after its answer was stored):
+            # what it proposed is recorded under the call's key, and the turn's reply must still show it.
+            proposed = await asyncio.to_thread(proposed_by, self.store, chat_call, call.name)
+            return AgentToolResult(tool=call.name, ok=True, excerpt="(already answered)", change=proposed)
+        started = time.monotonic()
+        CURRENT_CALL.set(chat_call)
+        # As call_tool: a call past the heartbeat timeout (a slow tool, a chat's proposal on a loaded
+        # machine) would be timed out and made again, and cancellation would never reach it.
+        async with heartbeating(call.name):
+            result = await self._run(request, call)
         result.duration_ms = round((time.monotonic() - started) * 1000)
         return result
 

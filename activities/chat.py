@@ -15,7 +15,7 @@ from typing import Any
 from temporalio import activity
 
 from activities.failures import application_error
-from activities.proposals import CURRENT_CALL, Proposals
+from activities.proposals import CURRENT_CALL, Proposals, proposed_change
 from activities.skillfiles import script_skills, toolset_grant
 from activities.trust import trust_states
 from adapters.skill_folders import FOLDERS, discover
@@ -118,7 +118,7 @@ def _proposing(proposals: Proposals, tool: str, make: Handler, call: Any) -> Han
 def _change(tool: str, structured: dict[str, Any] | None) -> dict[str, Any] | None:
     """The key facts of a skill a management tool changed: bounded, for the chat's reply."""
     if structured and structured.get("proposed"):
-        return {"action": "proposed", "approval_id": structured.get("approval_id"), "tool": tool}
+        return proposed_change(structured.get("approval_id"), tool)
     if tool not in CHANGING_TOOLS or not structured:
         return None
     skill = structured.get("skill") or structured.get("deleted") or {}

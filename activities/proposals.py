@@ -87,6 +87,19 @@ CURRENT_CALL: ContextVar[ChatCall | None] = ContextVar("current_call", default=N
 management tools need to know which conversation asked."""
 
 
+def proposed_change(approval_id: int | None, tool: str) -> dict[str, Any]:
+    """A proposal as the loop's changes list it (the turn's reply shows it, pending)."""
+    return {"action": "proposed", "approval_id": approval_id, "tool": tool}
+
+
+def proposed_by(store: Store, call: ChatCall, tool: str) -> dict[str, Any] | None:
+    """What ``call`` proposed, as recorded under its key (None: nothing), for a retry of a call already answered."""
+    if call.session_id is None:
+        return None
+    approval = store.approvals.find_approval(call.request_key)
+    return None if approval is None else proposed_change(approval.id, tool)
+
+
 class Proposals:
     """Turn a chat's widening change into a recorded proposal, with what would be stored."""
 

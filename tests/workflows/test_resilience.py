@@ -328,6 +328,28 @@ async def test_a_notifier_slower_than_the_heartbeat_timeout_still_delivers(clien
         await engine.stop()
 
 
+async def test_an_agent_tool_call_slower_than_the_heartbeat_timeout_is_made_once(
+        client: Client, settings: Settings, tmp_path: Path, llm: ScriptedLLM) -> None:
+    """agent_tool heartbeats while its call runs, as call_tool does: a call past its 10 s heartbeat timeout
+    (a slow tool, or a chat's proposal on a loaded machine) is neither timed out nor made again."""
+    slow_log = tmp_path / "slow.log"
+    settings = settings.model_copy(update={
+        "llm_base_url": llm.base_url, "llm_api_key": "sk-fake-test-key", "llm_model": "patient",
+        "mcp_config": write_mcp_config(tmp_path / "mcp.json", {"slow": {
+            "command": sys.executable, "args": [str(FAKES / "slow_server.py")], "env": {"FAKE_SLOW_LOG": str(slow_log)}}})})
+    # 15 s: the first attempt would time out at 10 s and its retry start at 12 s, while it still runs.
+    llm.script("patient", [call("slow_slow", {"seconds": 15, "message": "m"}), say("Done.")])
+    engine = await Engine(settings, client).start()
+    try:
+        await engine.skills.register({"name": "patient", "instructions": "Call the slow tool once.",
+                                      "required_tools": ["slow_slow"], "notify_on_completion": False})
+        run = await engine.skills.run("patient")
+        assert (run.status, run.summary) == ("success", "Done.")
+        assert slow_log.read_text().splitlines() == ["start m", "done m"]
+    finally:
+        await engine.stop()
+
+
 async def _notified(engine: Engine) -> Skill | None:
     skill = await engine.skills.get("hello")
     return skill if skill.last_notified_at is not None else None

@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, inspect, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 
@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from alembic.config import Config
 
 # Alembic itself (12 MB resident) is imported only when a store is not at the newest revision: a
-# store already up to date is told apart by one query against the numbered revision files.
+# store already up to date is told apart by one query against the numbered revision files (asked
+# again under the upgrade's lock when it fails or disagrees).
 
 HERE = Path(__file__).resolve().parent
 LOCK_KEY = 0x736B696C6C73  # "skills": the advisory lock every upgrade of one PostgreSQL database takes
@@ -68,16 +69,17 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     backend allows it, one process at a time on PostgreSQL."""
     if revision == "head" and _recorded(engine) == newest_file():
         return
-    from alembic import command
-    from alembic.runtime.migration import MigrationContext
-
     with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LOCK_KEY})
         elif conn.dialect.name == "sqlite":
             conn.exec_driver_sql("BEGIN IMMEDIATE")  # the file's write lock: other processes wait (busy timeout)
-        if MigrationContext.configure(conn).get_current_revision() == head() and revision == "head":
+        # Read again under the lock, still without Alembic: the look above takes no lock and may have
+        # failed on a busy store (a loaded machine), or another process may have upgraded it since.
+        if revision == "head" and _recorded_in(conn) == newest_file():
             return
+        from alembic import command
+
         command.upgrade(alembic_config(conn), revision)
 
 
@@ -88,9 +90,18 @@ def newest_file() -> str:
 
 
 def _recorded(engine: Engine) -> str | None:
-    """The revision ``alembic_version`` records, by one plain query (None: none, or no such table)."""
+    """The revision ``alembic_version`` records, by one plain query (None: none, no such table, or the
+    query failed: ``upgrade`` reads it again under its lock)."""
     try:
         with engine.connect() as conn:
             return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
     except DBAPIError:
         return None
+
+
+def _recorded_in(conn: Connection) -> str | None:
+    """The revision ``alembic_version`` records, read in the caller's transaction (None: no such table).
+    The table is looked for first: a failed query would abort a PostgreSQL transaction."""
+    if not inspect(conn).has_table("alembic_version"):
+        return None
+    return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
