@@ -33,6 +33,7 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 
 from temporalio.client import Client, Schedule, ScheduleActionStartWorkflow, ScheduleSpec
+from temporalio.service import RPCError
 
 from adapters.schedules import build_schedule
 from adapters.store import Store
@@ -90,15 +91,24 @@ async def still_open(client: Client, query: str, times: list[datetime]) -> int:
                 and at.replace(microsecond=0) in wanted])
 
 
-async def skipped(client: Client, schedule_ids: list[str]) -> int:
-    """The fires the schedules' overlap policy skipped (the server's count), over each schedule's life."""
+async def skipped(client: Client, schedule_ids: list[str]) -> tuple[int, int]:
+    """The fires the schedules' overlap policy skipped (the server's count), over each schedule's life; and
+    the schedules that did not answer. A describe is a query of the schedule's workflow, which a server still
+    working through a burst's backlog may not answer in time: each is asked three times, a minute each."""
     gate = asyncio.Semaphore(10)
 
-    async def one(schedule_id: str) -> int:
+    async def one(schedule_id: str) -> int | None:
         async with gate:
-            return (await client.get_schedule_handle(schedule_id).describe()).info.num_actions_skipped_overlap
+            for _ in range(3):
+                try:
+                    described = await client.get_schedule_handle(schedule_id).describe(rpc_timeout=timedelta(minutes=1))
+                    return described.info.num_actions_skipped_overlap
+                except RPCError:
+                    continue
+            return None
 
-    return sum(await asyncio.gather(*(one(i) for i in schedule_ids)))
+    counts = await asyncio.gather(*(one(i) for i in schedule_ids))
+    return sum(c for c in counts if c is not None), sum(c is None for c in counts)
 
 
 async def drain(client: Client, query: str, times: list[datetime], expected: int) -> Cpu:
@@ -156,7 +166,7 @@ async def raw_side(client: Client, settings: Settings, n: int, minutes: int, spr
     query = f"WorkflowType = '{RAW_WORKFLOW[kind]}' AND WorkflowId STARTS_WITH 'bench-aligned-{kind}-'"
     cpu = await drain(client, query, times, n * minutes)
     runs = await listed(client, query, times)
-    late, skips = await still_open(client, query, times), await skipped(client, ids)
+    late, (skips, silent) = await still_open(client, query, times), await skipped(client, ids)
 
     async def delete(schedule_id: str) -> None:
         async with gate:
@@ -165,7 +175,7 @@ async def raw_side(client: Client, settings: Settings, n: int, minutes: int, spr
     await asyncio.gather(*(delete(i) for i in ids))
     # A schedule's workflow id is its action's id and the scheduled time: one per schedule and time.
     pairs = Counter(wid for wid, _, _, _ in runs)
-    return figures(runs, n * minutes, sum(c - 1 for c in pairs.values()), cpu, late, skips)
+    return figures(runs, n * minutes, sum(c - 1 for c in pairs.values()), cpu, late, skips, silent)
 
 
 async def engine_side(client: Client, h: object, n: int, minutes: int, spread: bool) -> dict[str, float]:
@@ -184,12 +194,12 @@ async def engine_side(client: Client, h: object, n: int, minutes: int, spread: b
     cpu = await drain(client, query, times, n * minutes)
     runs = await listed(client, query, times)
     late = await still_open(client, query, times)
-    skips = await skipped(client, [item.schedule_id for item in result.items if item.schedule_id])
+    skips, silent = await skipped(client, [item.schedule_id for item in result.items if item.schedule_id])
     ids = {item.skill_id for item in result.items}
     store = Store.open(settings.store_url, schedule_prefix=settings.task_queue)
     records = Counter((r.skill_id, r.scheduled_at) for r in store.runs.list_runs(limit=10 * n * minutes)
                       if r.skill_id in ids and r.scheduled_at is not None and times[0] <= r.scheduled_at <= times[-1])
-    return figures(runs, n * minutes, sum(c - 1 for c in records.values()), cpu, late, skips)
+    return figures(runs, n * minutes, sum(c - 1 for c in records.values()), cpu, late, skips, silent)
 
 
 def ready(times: list[datetime]) -> None:
@@ -200,7 +210,7 @@ def ready(times: list[datetime]) -> None:
 
 
 def figures(runs: list[tuple[str, datetime, float, float]], expected: int, dup: int,
-            cpu: Cpu, late: int, skips: int) -> dict[str, float]:
+            cpu: Cpu, late: int, skips: int, silent: int) -> dict[str, float]:
     start, done = [r[2] for r in runs], [r[3] for r in runs]
     # Throughput: each fire minute's closed runs over the seconds from that minute to its last close.
     by_minute: dict[datetime, list[float]] = {}
@@ -209,7 +219,7 @@ def figures(runs: list[tuple[str, datetime, float, float]], expected: int, dup: 
     rates = [len(lags) / (max(lags) / 1000) for lags in by_minute.values() if max(lags) > 0]
     per_fire = cpu.per(max(1, len(runs)))
     return {"runs": len(runs), "expected": expected, "dup": dup, "late": late,
-            "skipped": skips, "unaccounted": max(0, expected - len(runs) - late - skips),
+            "skipped": skips, "silent": silent, "unaccounted": max(0, expected - len(runs) - late - skips),
             "start50": percentile(start, .5), "start95": percentile(start, .95),
             "done50": percentile(done, .5), "done95": percentile(done, .95), "done_max": max(done, default=0),
             "rate": sum(rates) / len(rates) if rates else 0.0,
@@ -228,15 +238,22 @@ async def main(n: int, minutes: int, spread: bool, sides: list[str]) -> None:
         # A dev server of its own for each side: one server's CPU per fire and lags grow with the runs and
         # schedules the sides before left in it (raw's workflow on raw's schedule, run after the engine's
         # side on the same server, cost the server 140 ms a fire against 98 when it ran first).
-        async with started(worker_in_process=side == "engine") as h:
-            if side == "engine":
-                results[side] = await engine_side(h.client, h, n, minutes, spread)
-                continue
-            busy_ms = 0.0
-            if side == "busy":
-                busy_ms = max(0.0, results["engine"]["cpu_worker"] - results["raw"]["cpu_worker"])
-                print(f"busy: raw's activity burns {busy_ms:.1f} ms a fire", flush=True)
-            results[side] = await raw_side(h.client, h.settings, n, minutes, spread, side, busy_ms)
+        if side == "busy" and "engine" not in results:
+            continue
+        try:
+            async with started(worker_in_process=side == "engine") as h:
+                if side == "engine":
+                    results[side] = await engine_side(h.client, h, n, minutes, spread)
+                    continue
+                busy_ms = 0.0
+                if side == "busy":
+                    busy_ms = max(0.0, results["engine"]["cpu_worker"] - results["raw"]["cpu_worker"])
+                    print(f"busy: raw's activity burns {busy_ms:.1f} ms a fire", flush=True)
+                results[side] = await raw_side(h.client, h.settings, n, minutes, spread, side, busy_ms)
+        except Exception as e:  # the sides measured so far are still worth printing
+            if side == "raw":
+                raise
+            print(f"N={n} {side}: failed: {e!r}", flush=True)
     header()
     raw = results["raw"]
     for side, figs in results.items():
@@ -257,13 +274,16 @@ def report(n: int, minutes: int, spread: bool, side: str, engine: dict[str, floa
         f"{engine['done50']:.0f}/{engine['done95']:.0f}/{engine['done_max']:.0f}",
         f"{raw['done50']:.0f}/{raw['done95']:.0f}/{raw['done_max']:.0f}",
         f"p95 ratio {engine['done95'] / raw['done95']:.2f}" + (" (target <= 1.2)" if side == "engine" else ""))
+    silent = f"; schedules that did not answer: {engine['silent']} (raw {raw['silent']})" \
+        if engine["silent"] or raw["silent"] else ""
     row(f"{at}: open at the end / skipped (overlap)", f"{engine['late']}/{engine['skipped']}",
         f"{raw['late']}/{raw['skipped']}",
         f"of the fires not closed within {DRAIN:.0f} s: still running or queued (late); skipped by the "
-        "overlap policy, the server's count")
+        f"overlap policy, the server's count{silent}")
     row(f"{at}: unaccounted / duplicate fires", f"{engine['unaccounted']}/{engine['dup']}",
         f"{raw['unaccounted']}/{raw['dup']}",
-        "unaccounted: neither closed, open nor skipped; duplicate: two runs of one skill and minute")
+        "unaccounted: neither closed, open nor skipped (or skipped by a schedule that did not answer); "
+        "duplicate: two runs of one skill and minute")
     row(f"{at}: throughput in the burst (fires/s)", f"{engine['rate']:.1f}", f"{raw['rate']:.1f}",
         "a fire minute's closed runs over the seconds to its last close, mean of the minutes")
     row(f"{at}: CPU per closed fire, server + workers (ms)",
