@@ -236,8 +236,8 @@ async def main(n: int, minutes: int, spread: bool, sides: list[str]) -> None:
     results: dict[str, dict[str, float]] = {}
     for side in sides:
         # A dev server of its own for each side: one server's CPU per fire and lags grow with the runs and
-        # schedules the sides before left in it (raw's workflow on raw's schedule, run after the engine's
-        # side on the same server, cost the server 140 ms a fire against 98 when it ran first).
+        # schedules the sides before left in it (raw's workflow on the engine's schedule, run third on a
+        # shared server, cost it 184 ms a fire; 105 on a server of its own).
         if side == "busy" and "engine" not in results:
             continue
         try:
