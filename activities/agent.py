@@ -146,7 +146,9 @@ class AgentActivities:
         """One chat completion over the stored conversation, offering only the sandbox's tools."""
         messages = await asyncio.to_thread(self.store.conversations.load_messages, request.conversation_id)
         if messages and messages[-1].role == "assistant":
-            # A retry after the answer was stored: do not ask (and pay) twice.
+            # A retry after the answer was stored: do not ask (and pay) twice. Whose answer it is was stored with
+            # it (an engine's answer stays the engine's); whether the model wrote its calls as text was not: it is
+            # logged, and nothing the owner is told depends on it.
             return _result(messages[-1], len(messages), request.answer_chars,
                            structured=request.tool_mode == "structured")
         if not self.settings.llm_configured:
@@ -197,8 +199,8 @@ class AgentActivities:
         if structured and [call.name for call in message.tool_calls] == [ACTIONS["list"]]:
             # The list is the engine's, not the model's account of it, and costs no second request to word it.
             found = skills if skills is not None else await asyncio.to_thread(self.store.skills.list_skills)
-            message = message.model_copy(update={"tool_calls": [], "content": listed(found)})
-            return await self._stored(request, message, fitted.left_out, by_engine=True)
+            message = message.model_copy(update={"tool_calls": [], "content": listed(found), "by_engine": True})
+            return await self._stored(request, message, fitted.left_out)
         if read_from_text:
             activity.logger.info("LLM turn %d (%s): tool calls written as text, read as calls: %s", request.step,
                                  request.model, ", ".join(c.name for c in message.tool_calls))
@@ -207,16 +209,15 @@ class AgentActivities:
 
     async def _engine_answer(self, request: LlmTurn, text: str) -> LlmTurnResult:
         """The turn's answer, written by the engine instead of the model."""
-        return await self._stored(request, ChatMessage(role="assistant", content=text), by_engine=True)
+        return await self._stored(request, ChatMessage(role="assistant", content=text, by_engine=True))
 
     async def _stored(self, request: LlmTurn, message: ChatMessage, left_out: list[str] | None = None, *,
-                      structured: bool = False, read_from_text: bool = False, by_engine: bool = False
-                      ) -> LlmTurnResult:
+                      structured: bool = False, read_from_text: bool = False) -> LlmTurnResult:
         """The turn's answer, stored as the conversation's next message, as the workflow gets it."""
         seq = await asyncio.to_thread(self.store.conversations.append_messages, request.conversation_id, [message],
                                       datetime.now(UTC))
         return _result(message, seq, request.answer_chars, left_out, structured=structured,
-                       read_from_text=read_from_text, by_engine=by_engine)
+                       read_from_text=read_from_text)
 
     async def _catalog(self, request: LlmTurn) -> list[ToolInfo]:
         """The tools the turn can describe: the catalog, ``run_script`` with the sandbox's scripts, and
@@ -319,7 +320,7 @@ class AgentActivities:
 
 
 def _result(message: ChatMessage, seq: int, answer_chars: int, left_out: list[str] | None = None, *,
-            structured: bool = False, read_from_text: bool = False, by_engine: bool = False) -> LlmTurnResult:
+            structured: bool = False, read_from_text: bool = False) -> LlmTurnResult:
     # A structured answer's change comes with its reply: the loop ends on it once the change is made.
     ends = structured and bool(message.tool_calls) and all(c.name in CHANGE_ACTIONS for c in message.tool_calls)
     return LlmTurnResult(
@@ -331,7 +332,7 @@ def _result(message: ChatMessage, seq: int, answer_chars: int, left_out: list[st
         left_out=left_out or [],
         ends_turn=ends,
         read_from_text=read_from_text,
-        by_engine=by_engine,
+        by_engine=message.by_engine,
     )
 
 

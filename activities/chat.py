@@ -238,8 +238,8 @@ class ChatActivities:
         messages = self.store.conversations.load_messages(request.conversation_id)
         if messages and messages[-1].role == request.role and messages[-1].content == request.text:
             return
-        self.store.conversations.append_messages(request.conversation_id, [ChatMessage(role=request.role, content=request.text)],
-                                                 request.now)
+        self.store.conversations.append_messages(
+            request.conversation_id, [ChatMessage(role=request.role, content=request.text, by_engine=True)], request.now)
 
     @activity.defn
     def chat_proposals(self, request: ChatProposals) -> list[Approval]:

@@ -181,6 +181,8 @@ class MessageRow(SQLModel, table=True):
     tool_call_id: str | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    by_engine: bool = Field(default=False, sa_column=Column(Boolean, nullable=False, server_default=false()))
+    """The engine wrote it, not the model (``ChatMessage.by_engine``; migration 0022)."""
     created_at: datetime = _utc_column(nullable=False)
 
 

@@ -47,6 +47,11 @@ class ChatMessage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     """What the turn that wrote this (assistant) message cost; kept, never sent back to the model."""
+    by_engine: bool = False
+    """The engine wrote this message, not the model: an answer it gave in the model's place (a service no tool
+    reaches, the list of skills) or its own note in a chat. Set only by the engine's activities, never from the
+    model's answer, and never sent to the model; kept so that a retried turn that finds its answer stored still
+    says whose it is (``LlmTurnResult.by_engine``)."""
 
     def to_openai(self) -> dict[str, Any]:
         message: dict[str, Any] = {"role": self.role, "content": self.content}

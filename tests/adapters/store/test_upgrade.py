@@ -13,6 +13,7 @@ from sqlalchemy.engine import Engine
 
 from adapters.store import Store, migrations
 from adapters.store.tables import RunRow, make_engine
+from skills.llm.agent import ChatMessage
 from skills.spec.models import SkillSpec
 
 # The skills table as versions with a boolean notify_on_completion (NOT NULL) created it.
@@ -112,6 +113,33 @@ def test_a_store_of_the_previous_schema_is_upgraded(store_url: str, versioned: b
     assert auto.id == 4 and auto.notify_on_completion is None
     assert store.events.claim_event("e", "1", "me", datetime.now(UTC), timedelta(hours=1)) is None  # seen_events exists
     assert Store.open(store_url).skills.get_skill(4).name == "auto"
+
+
+def test_messages_stored_before_0022_are_read_as_the_models(store_url: str) -> None:
+    """On SQLite and PostgreSQL: a message stored before migration 0022 does not say who wrote it; it is read as
+    the model's, and one stored since keeps the engine's mark. Down to 0021 and up again, the column goes and comes
+    back (marks cleared, messages kept)."""
+    from alembic import command
+
+    engine = make_engine(store_url)
+    migrations.upgrade(engine, "0021")
+    with engine.begin() as conn:
+        conn.execute(text(
+            "INSERT INTO messages (conversation_id, seq, role, content, tool_calls, prompt_tokens, completion_tokens, "
+            "created_at) VALUES ('c', 1, 'assistant', 'old', '[]', 0, 0, :at)"), {"at": datetime(2025, 1, 1, tzinfo=UTC)})
+    engine.dispose()
+
+    store = Store.open(store_url)
+    store.conversations.append_messages("c", [ChatMessage(role="assistant", content="new", by_engine=True)],
+                                        datetime.now(UTC))
+    assert [(m.content, m.by_engine) for m in store.conversations.load_messages("c")] == [("old", False), ("new", True)]
+    with store.engine.begin() as conn:
+        command.downgrade(migrations.alembic_config(conn), "0021")
+    assert "by_engine" not in {c["name"] for c in inspect(store.engine).get_columns("messages")}
+    store.engine.dispose()
+    again = Store.open(store_url)
+    assert migrations.current(again.engine) == migrations.head()
+    assert [(m.content, m.by_engine) for m in again.conversations.load_messages("c")] == [("old", False), ("new", False)]
 
 
 # The runs table as those versions created it (unchanged since).

@@ -1,0 +1,99 @@
+"""llm_turn retried after an earlier attempt stored its answer (the attempt's result lost when it timed out): the
+retry reads the answer back, and an answer the engine wrote in the model's place is still the engine's, so the
+chat says ``said_by: "engine"`` and never corrects it as a model's claim. Whose it is never reaches the model.
+The chat's own reply and note are marked the engine's too."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from temporalio.testing import ActivityEnvironment
+
+from activities.agent import AgentActivities
+from activities.chat import ChatActivities
+from adapters.store import Store
+from config.settings import Settings
+from skills.llm.agent import ChatMessage
+from skills.llm.structured import ASK_AGAIN
+from skills.messages.agent import LlmTurn
+from skills.messages.chat import ChatAnswer
+from skills.naming import CHAT_CONVERSATION
+from skills.run.catalog import ToolInfo, ToolResult
+from tests.fakes.llm_server import ScriptedLLM, structured
+
+OUTBOX = ToolInfo(name="outbox_send_message", server="outbox", tool="send_message",
+                  description="Send a message to the user's outbox.")
+MANAGEMENT = ["memory_store_skill", "memory_list_skills"]
+
+
+def _agent(settings: Settings, llm: ScriptedLLM) -> tuple[AgentActivities, Store]:
+    settings = settings.model_copy(update={"llm_base_url": llm.base_url, "llm_api_key": "sk-fake-test-key"})
+    store = Store.from_settings(settings)
+    return AgentActivities(store, settings, lambda: [OUTBOX], _no_tool), store
+
+
+def _turn(conversation: str, step: int = 1) -> LlmTurn:
+    return LlmTurn(conversation_id=conversation, model="chat", tools=MANAGEMENT, step=step, tool_mode="structured")
+
+
+@pytest.mark.parametrize(("said", "answer", "by_engine"), [
+    # No tool reaches GitHub: the engine answers, with no model.
+    ("every monday at 8am send me a summary of my open github issues", None, True),
+    # The model asked for the list: the engine writes it, the skills as the store has them.
+    ("what skills do I have?", {"action": "list", "reply": "You have 5 skills."}, True),
+    # The model's own reply stays the model's.
+    ("what skills do I have?", {"action": "reply", "reply": "Ask me to list them."}, False),
+])
+async def test_a_retried_turn_keeps_whose_answer_it_stored(settings: Settings, llm: ScriptedLLM, said: str,
+                                                           answer: dict[str, Any] | None, by_engine: bool) -> None:
+    agent, store = _agent(settings, llm)
+    conversation = f"{CHAT_CONVERSATION}retried"
+    store.conversations.append_messages(conversation, [ChatMessage(role="user", content=said)], datetime.now(UTC))
+    if answer is not None:
+        llm.script("chat", [structured(answer)])
+
+    first = await ActivityEnvironment().run(agent.llm_turn, _turn(conversation))
+    assert first.by_engine is by_engine and first.final
+    asked = len(llm.requests_for("chat"))
+    assert asked == (0 if answer is None else 1)
+
+    # The first attempt stored its answer, then timed out: the server retries the turn.
+    again = await ActivityEnvironment().run(agent.llm_turn, _turn(conversation))
+    assert (again.by_engine, again.final, again.message_seq) == (by_engine, first.final, first.message_seq)
+    assert len(llm.requests_for("chat")) == asked  # read back, not asked again
+    assert [m.by_engine for m in store.conversations.load_messages(conversation)] == [False, by_engine]
+
+
+async def test_whose_answer_it_is_is_never_sent_to_the_model(settings: Settings, llm: ScriptedLLM) -> None:
+    agent, store = _agent(settings, llm)
+    conversation = f"{CHAT_CONVERSATION}next"
+    store.conversations.append_messages(conversation, [ChatMessage(role="user", content="what skills do I have?")],
+                                        datetime.now(UTC))
+    llm.script("chat", [structured({"action": "list", "reply": "You have 5 skills."}),
+                        structured({"action": "reply", "reply": "You're welcome."})])
+    listed = await ActivityEnvironment().run(agent.llm_turn, _turn(conversation))
+    assert listed.by_engine and listed.final == "0 skills."
+    store.conversations.append_messages(conversation, [ChatMessage(role="user", content="thanks")], datetime.now(UTC))
+
+    thanked = await ActivityEnvironment().run(agent.llm_turn, _turn(conversation, step=2))
+    assert not thanked.by_engine and thanked.final == "You're welcome."
+    sent = llm.requests_for("chat")[-1].messages
+    assert {"role": "assistant", "content": "0 skills."} in sent  # the engine's list, as the model reads it
+    assert not any("by_engine" in message for message in sent)
+
+
+def test_the_chats_own_reply_and_note_are_the_engines(settings: Settings) -> None:
+    store = Store.from_settings(settings)
+    chat = ChatActivities(store, settings)
+    conversation, now = f"{CHAT_CONVERSATION}own", datetime.now(UTC)
+    ActivityEnvironment().run(chat.chat_answer, ChatAnswer(conversation_id=conversation, text=ASK_AGAIN, now=now,
+                                                           role="user"))
+    ActivityEnvironment().run(chat.chat_answer, ChatAnswer(conversation_id=conversation, text="Made it.", now=now))
+    assert [(m.role, m.by_engine) for m in store.conversations.load_messages(conversation)] == [
+        ("user", True), ("assistant", True)]
+
+
+async def _no_tool(name: str, arguments: dict[str, Any], *, idempotency_key: str = "") -> ToolResult:
+    raise AssertionError(f"an LLM turn calls no tool ({name})")
