@@ -16,8 +16,8 @@ spread. Without it both fire exactly (the engine's skills say ``spread: false``)
 Every schedule ends 30 s after the window's last minute (``end_at``), on both sides, so the drain adds no
 fires. A fire of the window that did not close in the drain is accounted for: still open when the benchmark
 stopped waiting (late), skipped by the overlap policy (the schedule's previous run was still open: the
-server's own count, ``num_actions_skipped_overlap``, over the schedule's life, which begins at most a minute
-before the window), or neither (lost, or not yet started).
+server's own count, ``num_actions_skipped_overlap``, over the schedule's life, which begins a minute or two
+before the window, so a skip before it lowers the unaccounted count), or neither (lost, or not yet started).
 
     .venv/bin/python -m bench.aligned --n 100 [--minutes 2] [--spread]     # then --n 300, --n 1000
 """
@@ -227,7 +227,7 @@ def figures(runs: list[tuple[str, datetime, float, float]], expected: int, dup: 
 
 
 SIDES = ("raw", "engine", "shaped", "busy")
-"""``shaped`` and ``busy`` take the engine's gap apart (docs/performance.md, "Aligned fires"): raw's workflow
+"""``shaped`` and ``busy`` take the engine's gap apart (docs/performance.md, "What the burst gap is made of"): raw's workflow
 started by the engine's schedule shape, and raw's workflow made to burn the CPU per fire the engine's worker
 spends beyond raw's (measured in this run: ``engine`` runs before ``busy``)."""
 

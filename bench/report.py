@@ -5,12 +5,11 @@ In order: process starts (spawn -> polling, spawn -> first queued fire done, idl
 worker's RSS with 1,000 skills (bench.rss), CPU per fire by process and single-fire lags (bench.engine),
 then aligned bursts (bench.aligned) at each N, exact (at one N, 300, also raw's workflow started by the
 engine's schedule shape, and raw's burning the engine worker's extra CPU per fire: what the gap is made of),
-and at one N with the default spread. Each benchmark
-runs as its own process with its own dev server, as when it is run alone, so one cannot leave load or
-memory to the next; its output is shown as it comes, and its figures gathered (``BENCH_ROWS``). A benchmark
-that fails is named in the table and the others still run.
+and at one N with the default spread. Each benchmark runs as its own process with its own dev server, as
+when it is run alone, so one cannot leave load or memory to the next; its output is shown as it comes, and
+its figures gathered (``BENCH_ROWS``). A benchmark that fails is named in the table and the others still run.
 
-    .venv/bin/python -m bench.report                           # ~55 min on 2 cores: N = 10, 100, 300, 1000
+    .venv/bin/python -m bench.report                           # ~50 min on 2 cores: N = 10, 100, 300, 1000
     .venv/bin/python -m bench.report --n 10 100 --spread-n 0   # a shorter run: no N=1000, no spread, no gap
 """
 
