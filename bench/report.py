@@ -85,7 +85,7 @@ def main(ns: list[int], spread_n: int, gap_n: int, fires: int) -> int:
         for part in parts(ns, spread_n, gap_n, fires):
             results.append((part, *run(part, Path(tmp) / "rows.jsonl")))
     table(results, time.monotonic() - began)
-    return max((status != 0 for _, _, status, _ in results), default=0)
+    return int(any(status for _, _, status, _ in results))
 
 
 if __name__ == "__main__":
