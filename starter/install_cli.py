@@ -78,7 +78,8 @@ def install_command(source: str, subpath: str | None, ref: str | None, force: bo
             for line in [*skill.notes, *(f"warning: {w}" for w in skill.warnings)]:
                 print(f"  {shown(line)}")  # notes quote the source's own names
             if skill.scheduled:
-                print("  it carries a schedule: the next sync registers it (`skills sync` does it now)")
+                paused = ", paused until you trust it" if parts[skill.name].executable else ""
+                print(f"  it carries a schedule: the next sync registers it{paused} (`skills sync` does it now)")
             if parts[skill.name].executable:
                 print("  it runs and reaches, once you trust it:")
                 for line in parts[skill.name].lines():

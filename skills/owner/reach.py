@@ -109,7 +109,8 @@ MANIFEST_FIELDS: dict[str, Kind] = {
 METADATA_FIELDS: dict[str, Kind] = {
     "keywords": "when", "priority": "when",
     "required_tools": "reach", "max_steps": "reach", "execution_plan": "reach",
-    "trigger_config": "when",  # its ``event`` is reach, as a stored skill's
+    # A schedule is reach: a file that fires by itself acts without its owner's message, as often as it says.
+    "trigger_config": "reach",
     "notify_on_completion": "says",
     # What a scheduled SKILL.md passes on to its registration as written (skills.skillmd.registration.FILE_FIELDS).
     "timeout_minutes": "when", "end_at": "when", "max_runs": "when", "jitter_seconds": "when", "spread": "when",
@@ -149,9 +150,10 @@ def file_reach(manifest: Any, body: str | None = None) -> dict[str, Any]:
 
     A skill without ``trigger_config`` runs only in a chat, on the owner's message: there its reach is
     its toolsets and scripts alone (its instructions guide the owner's own conversation). One with a
-    ``trigger_config`` fires by itself: then every reach field counts, and ``body`` (its instructions,
-    what an Agent-tier run's LLM does) is pinned with them. Empty values are left out, so a field that
-    says nothing pins nothing."""
+    ``trigger_config`` fires by itself, so its trigger is reach (what starts it and how often), and so is
+    every other reach field and ``body`` (its instructions: what an Agent-tier run's LLM does on the
+    owner's model, with nothing else declared). A schedule with only a body is an Agent run every time it
+    fires: never "nothing to trust". Empty values are left out, so a field that says nothing pins nothing."""
     data = manifest.model_dump(mode="json", by_alias=False)
     metadata = data.pop("metadata", {}) or {}
     found: dict[str, Any] = {}
@@ -161,13 +163,10 @@ def file_reach(manifest: Any, body: str | None = None) -> dict[str, Any]:
             continue
         found[name] = data.get(name)
     if scheduled:
-        for name in fields_of(METADATA_FIELDS, "reach"):
+        for name in fields_of(METADATA_FIELDS, "reach"):  # the trigger whole, its ``event`` with it
             found[f"metadata.{name}"] = metadata.get(name)
-        trigger = metadata.get("trigger_config") or {}
-        for name in fields_of(TRIGGER_FIELDS, "reach"):
-            found[f"metadata.trigger_config.{name}"] = trigger.get(name) if isinstance(trigger, dict) else None
     reach = {name: value for name, value in found.items() if value not in (None, [], {}, "")}
-    if reach and scheduled and body is not None:
+    if scheduled and body is not None:
         reach["instructions"] = body
     return reach
 
@@ -186,8 +185,10 @@ def reach_lines(manifest: Any) -> list[str]:
     extra = metadata.model_extra or {}
     lines = []
     trigger = metadata.trigger_config
-    if trigger is not None and reach:
+    if trigger is not None:
         lines.append("fires by itself: " + _trigger_words(trigger))
+        if not metadata.execution_plan:
+            lines.append("an Agent run on your model each time, following its instructions (the SKILL.md body)")
     for step in metadata.execution_plan or []:
         arguments = json.dumps(step.parameters, ensure_ascii=False, sort_keys=True)
         lines.append(f"calls {step.tool_name} {arguments}")
@@ -248,8 +249,7 @@ def coverage_table() -> str:
     for kind in ("reach", "when", "says", "bookkeeping"):
         stored = [*fields_of(SKILL_FIELDS, kind), *(f"trigger_config.{f}" for f in fields_of(TRIGGER_FIELDS, kind))]
         file = [*(f for f in fields_of(MANIFEST_FIELDS, kind) if f != "metadata"),
-                *(f"metadata.{f}" for f in fields_of(METADATA_FIELDS, kind)),
-                *(f"metadata.trigger_config.{f}" for f in fields_of(TRIGGER_FIELDS, kind) if kind != "bookkeeping")]
+                *(f"metadata.{f}" for f in fields_of(METADATA_FIELDS, kind))]
         rows.append(f"| {_KIND_WORDS[kind]} | {', '.join(f'`{f}`' for f in stored) or '-'} | "
                     f"{', '.join(f'`{f}`' for f in file) or '-'} | {_KIND_EFFECTS[kind]} |")
     return "\n".join(rows)

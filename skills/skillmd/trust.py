@@ -6,12 +6,13 @@ A skill's *reach* (``skills.owner.reach``, the one classification of a skill's f
 - the files that run: every file under ``scripts/`` (the declared scripts and whatever they load
   beside them) and each file of the skill's folder that a stdio toolset's command or arguments name
   (``command: python, args: [server.py]`` runs ``server.py``, so its bytes are pinned too);
-- for a skill that fires by itself (``metadata.trigger_config``): every reach field of its frontmatter
-  (the plan's tools and arguments, the tools an LLM may call, approval lists and exemptions, deliveries,
-  the event, dependencies...) and its instructions (what an Agent-tier run's LLM does).
+- for a skill that fires by itself (``metadata.trigger_config``): its trigger (what starts it and how
+  often), every reach field of its frontmatter (the plan's tools and arguments, the tools an LLM may call,
+  approval lists and exemptions, deliveries, dependencies...) and its instructions (what an Agent-tier
+  run's LLM does on the owner's model: a schedule with only a body is such a run every time it fires).
 
-A skill with none of these (instructions and message triggers only, or a schedule with nothing to call)
-needs no trust. One that has some runs only once the owner has trusted it (``skills trust NAME``), which
+A skill with none of these (instructions and message triggers only, used in the owner's own chat) needs
+no trust. One that has some runs only once the owner has trusted it (``skills trust NAME``), which
 records :func:`executable_digest`; any change to its reach gives another digest, and the skill is
 untrusted again until trusted again (the sync pauses its schedule, saying so). A change of what it only
 says or of when it fires keeps the digest. The bundled skills (shipped with the engine) are trusted
@@ -200,12 +201,20 @@ def pinned_parts(skill: SkillFile, files: Callable[[], dict[str, bytes]],
     except (OSError, ValueError, SkillsError) as e:
         return ExecutableParts(toolsets=toolsets, scripts=[shown(s) for s in scripts], reach=lines,
                                problem=shown(str(e)))
+    if "instructions" in pinned and not manifest.metadata.execution_plan:
+        lines.append(shown(f"its instructions: {_excerpt(pinned['instructions'])}"))
     # A declared script missing from the folder is pinned as missing: adding it later untrusts the skill.
     for script in scripts:
         pinned_files.setdefault(script, b"\0missing")
     return ExecutableParts(digest=executable_digest(manifest.toolsets, pinned_files, pinned), toolsets=toolsets,
                            scripts=[shown(s) for s in scripts], files=[shown(f) for f in sorted(pinned_files)],
                            reach=lines)
+
+
+def _excerpt(text: str, limit: int = 300) -> str:
+    """The body an Agent run follows, on one line as the owner reviews it (``skills show`` has it whole)."""
+    flat = " ".join(text.split())
+    return json.dumps(flat if len(flat) <= limit else flat[:limit] + "…", ensure_ascii=False)
 
 
 def trust_state(skill: SkillFile, trusted_digest: str | None, trusted_at: datetime | None = None, *,

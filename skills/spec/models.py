@@ -143,7 +143,9 @@ class TriggerConfig(BaseModel):
     def describe(self) -> str:
         match self.kind:
             case "cron":
-                return f"cron '{self.schedule}' ({self.timezone})"
+                # A SKILL.md's trigger may name no zone: its registration gives it the engine's.
+                zone = self.timezone or "the engine's time zone"
+                return f"cron '{self.schedule}' ({zone})"
             case "interval":
                 return f"every {self.interval_minutes} min"
             case "at":

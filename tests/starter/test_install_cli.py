@@ -19,12 +19,14 @@ def test_install_list_and_uninstall(dirs: dict[str, Path], tmp_path: Path,  # no
     code, out, _ = run(capsys, "install", str(source.parent))
     assert code == 0
     assert f"installed digest in {dirs['user'] / 'digest'}" in out
-    assert "it carries a schedule: the next sync registers it" in out
+    assert "it carries a schedule: the next sync registers it, paused until you trust it" in out
+    assert "fires by itself: cron '0 9 * * *' (the engine's time zone)" in out  # a schedule is reach: listed, and waits for trust
 
     code, out, _ = run(capsys, "list", "--files")
     assert code == 0
     lines = {line.split()[0]: line for line in out.splitlines()[1:] if line.strip()}
-    assert "user     -      folder /" in lines["digest"]  # no trust needed; the table may shorten the path
+    # It needs trust (no worker answers here, so whose is unknown); the table may shorten the path.
+    assert "user     unknown  folder /" in lines["digest"]
     assert "bundled" in lines["shipped"] and " - " in lines["shipped"]
 
     code, out, _ = run(capsys, "list", "--files", "--json")

@@ -65,24 +65,30 @@ def manifest(**metadata: object) -> SkillManifest:
 
 
 def test_a_files_reach() -> None:
-    # Instructions and message triggers only: nothing to pin.
+    # Instructions and message triggers only: nothing to pin (it runs only in the owner's own chat).
     assert file_reach(manifest(keywords=["a"]), "body") == {}
-    # A schedule with nothing to call: nothing to pin either.
-    assert file_reach(manifest(trigger_config={"interval_minutes": 1}), "body") == {}
+    # A schedule with only a body is an Agent run on the owner's model each time: the trigger and the body.
+    body_only = manifest(trigger_config={"interval_minutes": 1})
+    assert file_reach(body_only, "body") == {"metadata.trigger_config": {"interval_minutes": 1},
+                                             "instructions": "body"}
+    assert reach_lines(body_only) == [
+        "fires by itself: every 1 min",
+        "an Agent run on your model each time, following its instructions (the SKILL.md body)"]
     # A plan, required tools, an exemption on a file that fires: all pinned, with its instructions.
     planned = manifest(trigger_config={"interval_minutes": 1}, approval_exempt_tools=["x_send"],
                        execution_plan=[{"toolName": "x_send", "parameters": {"to": "a@b"}}])
     reach = file_reach(planned, "body")
-    assert set(reach) == {"metadata.execution_plan", "metadata.approval_exempt_tools", "instructions"}
+    assert set(reach) == {"metadata.trigger_config", "metadata.execution_plan", "metadata.approval_exempt_tools",
+                          "instructions"}
     assert reach_lines(planned) == ["fires by itself: every 1 min", 'calls x_send {"to": "a@b"}',
                                     "skips your approval for (marked destructive): x_send"]
-    # When it fires is not its reach: another schedule pins the same.
+    # How often it fires is its reach too: daily trusted is not every minute trusted.
     other = manifest(trigger_config={"schedule": "0 9 * * *"}, approval_exempt_tools=["x_send"],
                      execution_plan=[{"toolName": "x_send", "parameters": {"to": "a@b"}}])
-    assert file_reach(other, "body") == reach
+    assert file_reach(other, "body") != reach
     # An event is: `skills emit` starts it.
     event = manifest(trigger_config={"event": "mail"}, required_tools=["x_send"])
-    assert file_reach(event)["metadata.trigger_config.event"] == "mail"
+    assert file_reach(event)["metadata.trigger_config"] == {"event": "mail"}
 
 
 def test_security_md_shows_the_classification_as_it_is() -> None:
