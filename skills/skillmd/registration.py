@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
-from skills.skillmd.manifest import SkillFile
+from skills.skillmd.manifest import SkillFile, SkillManifest
 from skills.skillmd.resources import SkillReader
 from skills.spec.models import DEFAULT_MAX_STEPS, SHAPE_FIELDS
 
@@ -20,26 +20,34 @@ FILE_FIELDS = (*SHAPE_FIELDS, "skip_holidays", "business_days_only", "approval_r
 
 
 def registration_request(skill: SkillFile, reader: SkillReader, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any] | None:
-    """What a registration call would send for this file, or ``None`` if it has no ``trigger_config``.
+    """What a registration call would send for this file, or ``None`` if it has no ``trigger_config``:
+    :func:`file_request`, with ``file_path`` and ``file_mtime``, which let a sync tell when the file is
+    newer than the stored skill."""
+    if skill.manifest.metadata.trigger_config is None:
+        return None
+    request = file_request(skill.manifest, reader.read_body(skill, limits))
+    return None if request is None else {**request, "file_path": str(skill.path), "file_mtime": skill.mtime}
 
-    ``trigger_config`` is passed on as written (the registration normalizer turns
-    ``in_minutes`` into ``at`` and checks the cron); ``file_path`` and ``file_mtime``
-    let a sync tell when the file is newer than the stored skill. ``execution_plan``
-    and ``notify_on_completion`` are sent only when the file has them.
+
+def file_request(manifest: SkillManifest, body: str) -> dict[str, Any] | None:
+    """The skill a file with a ``trigger_config`` registers as, or ``None`` without one: what the sync
+    sends to the registration and what ``skills validate`` and install judge, by the same normalizer.
+
+    ``trigger_config`` is passed on as written (the registration normalizer turns ``in_minutes`` into
+    ``at`` and checks the cron). ``execution_plan`` and ``notify_on_completion`` are sent only when the
+    file has them.
     """
-    metadata = skill.manifest.metadata
+    metadata = manifest.metadata
     if metadata.trigger_config is None:
         return None
     request: dict[str, Any] = {
-        "name": skill.name,
-        "description": skill.manifest.description,
-        "instructions": reader.read_body(skill, limits),
+        "name": manifest.name,
+        "description": manifest.description,
+        "instructions": body,
         "trigger_type": "event" if "event" in metadata.trigger_config else "cron",
         "trigger_config": dict(metadata.trigger_config),
         "required_tools": list(metadata.required_tools),
         "max_steps": metadata.max_steps or DEFAULT_MAX_STEPS,
-        "file_path": str(skill.path),
-        "file_mtime": skill.mtime,
     }
     if metadata.execution_plan is not None:
         request["execution_plan"] = [

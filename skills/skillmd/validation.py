@@ -10,20 +10,21 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
 
-from skills.errors import FrontmatterError
+from skills.errors import FrontmatterError, SkillValidationError
 from skills.skillmd.manifest import SkillManifest
 from skills.skillmd.parsing import parse_frontmatter
 from skills.skillmd.problems import Problem
-from skills.skillmd.registration import FILE_FIELDS
+from skills.skillmd.registration import FILE_FIELDS, file_request
 from skills.skillmd.scripts import DeclaredScript, declared_scripts
 from skills.skillmd.scripts import file_problems as script_file_problems
 from skills.spec.fields import Problems, integer, number
 from skills.spec.limits import IN_HOURS, IN_MINUTES, INTERVAL_MINUTES
-from skills.spec.normalize import own_field_problems
+from skills.spec.normalize import NormalizeContext, normalize, own_field_problems
 from skills.when.triggers import zone_info
 
 MAX_SKILL_NAME_LENGTH = 64
@@ -73,8 +74,9 @@ def validate_text(text: str, dir_name: str | None = None) -> list[Problem]:
         data, body = parse_frontmatter(text)
     except FrontmatterError as exc:
         return [Problem.error(str(exc))]
-    _, problems = check_frontmatter(data, dir_name)
-    return [*problems, *_check_body(body)]
+    manifest, problems = check_frontmatter(data, dir_name)
+    registration = _check_registration(manifest, body, problems) if manifest is not None else []
+    return [*problems, *registration, *_check_body(body)]
 
 
 def validate_file(text: str, dir_name: str, locate: Callable[[DeclaredScript], object]) -> list[Problem]:
@@ -229,6 +231,35 @@ def _check_file_fields(data: Mapping[str, Any]) -> list[Problem]:
         zone = "UTC"
     return [Problem.error(f"Field 'metadata.{e.field}': {e.message}", f"metadata.{e.field}")
             for e in own_field_problems(fields, zone)]
+
+
+_JUDGED_AT = datetime(2000, 1, 1, tzinfo=UTC)
+"""The instant a file's registration is judged at: a fixed one, as ``skills/`` reads no clock. What depends
+on the day (an ``at`` or ``end_at`` already past) is the sync's to say, on the day it registers."""
+_FILE_PLACES = {"name": "name", "description": "description", "instructions": "body",
+                "trigger_type": "metadata.trigger_config"}
+"""Where a registration's field is written in a SKILL.md (the rest under ``metadata.``)."""
+
+
+def _check_registration(manifest: SkillManifest, body: str, found: list[Problem]) -> list[Problem]:
+    """What the sync's registration would refuse, judged by the registration's own normalizer on the very
+    request the sync sends (``file_request``): two triggers, a cron or zone that does not parse, an ``at``
+    that is no date. Only the checks that need the world (the live tool catalog, the model list, the
+    owner's skills) are left to the sync. A field already reported is not reported twice."""
+    request = file_request(manifest, body)
+    if request is None:
+        return []
+    try:
+        normalize(request, NormalizeContext(now=_JUDGED_AT, default_timezone="UTC", default_agent_id="files"))
+    except SkillValidationError as e:
+        reported = {p.field for p in found if p.severity == "error"}
+        problems = []
+        for error in e.errors:
+            where = _FILE_PLACES.get(error.field, f"metadata.{error.field}")
+            if not any(r and where.startswith(r) for r in reported):
+                problems.append(Problem.error(f"Field '{where}': {error.message}", where))
+        return problems
+    return []
 
 
 def _check_scripts(data: Mapping[str, Any]) -> list[Problem]:

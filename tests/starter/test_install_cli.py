@@ -113,3 +113,14 @@ def test_validate_names_the_hidden_folders_it_left_out(dirs: dict[str, Path], tm
 
     code, out, _ = run(capsys, "validate", str(curated))
     assert code == 0 and "2 checked, 0 errors" in out
+
+
+def test_install_refuses_a_file_the_sync_would_refuse(dirs: dict[str, Path], tmp_path: Path,  # noqa: F811
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # Two triggers: the sync's registration refuses it, so install does, by the same normalizer.
+    source = write(tmp_path / "src", "twice",
+                   metadata={"trigger_config": {"schedule": "0 9 * * *", "interval_minutes": 5}})
+    code, _, err = run(capsys, "install", str(source.parent))
+    assert code == 1 and "refused" in err, err
+    assert "twice: Field 'metadata.trigger_config': give exactly one of schedule, interval_minutes, at" in err
+    assert not (dirs["user"] / "twice").exists()

@@ -504,3 +504,27 @@ def test_a_valid_schedule_shape_in_a_file_has_no_problem() -> None:
 def test_the_file_fields_are_checked_only_in_a_scheduled_file() -> None:
     # Without trigger_config a file registers nothing: its metadata is its own (the specification's free form).
     assert errors_for({"name": "x", "description": "x", "metadata": {"max_runs": "many", "overlap": 3}}) == []
+
+
+@pytest.mark.parametrize(("trigger", "field", "message"), [
+    ({"schedule": "0 9 * * *", "interval_minutes": 5}, "metadata.trigger_config", "give exactly one of"),
+    ({"schedule": "0 9 * * *", "event": "mail"}, "metadata.trigger_config", "give either event or a schedule"),
+    ({"schedule": "61 * * * *"}, "metadata.trigger_config.schedule", "minute 61 is out of range"),
+    ({"schedule": "0 9 * * *", "timezone": "Mars/Base"}, "metadata.trigger_config.timezone", "unknown time zone"),
+    ({"at": "tomorrow-ish"}, "metadata.trigger_config.at", "is not an ISO 8601 date-time"),
+    ({}, "metadata.trigger_config", "a cron skill needs one of"),
+    ({"interval_minutes": 5, "every": 3}, "metadata.trigger_config.every", "unknown trigger field"),
+], ids=["two-triggers", "event-and-schedule", "cron", "zone", "at", "empty", "unknown-key"])
+def test_what_the_syncs_registration_refuses_validate_refuses_naming_the_field(
+        trigger: dict[str, object], field: str, message: str) -> None:
+    # Judged by the registration's own normalizer on the request the sync sends (file_request): a file
+    # install and `skills validate` accepted these, and the sync then refused them.
+    text = skill_text({"name": "x", "description": "d", "metadata": {"trigger_config": trigger}}, "Do it.")
+    [problem] = [p for p in validate_text(text, "x") if p.severity == "error"]
+    assert problem.field == field and message in problem.message, problem
+
+
+def test_a_registration_problem_already_reported_by_the_frontmatter_check_is_reported_once() -> None:
+    text = skill_text({"name": "x", "description": "d", "metadata": {
+        "trigger_config": {"interval_minutes": 5}, "max_steps": 0}}, "Do it.")
+    assert [p.field for p in validate_text(text, "x") if p.severity == "error"] == ["metadata.max_steps"]
