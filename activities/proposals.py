@@ -181,6 +181,8 @@ class Proposals:
         lines = [f"Change skill {existing.id} '{existing.name}':", *describe_update(before, after, reasons)]
         lines += [line for line in describe_spec(after, next_fires(after, now), zone_time)
                   if line.startswith("next fires")]
+        # What it would send and cost as changed (a new destination is a send each run): the owner's yes is to that.
+        lines += [f"as changed: {line}" for line in self._outlook(after, now)]
         arguments = {"skill_id": existing.id, "patch": applied_fields(after), "base": spec_digest(before)}
         return existing.id, existing.name, arguments, shown_lines(lines)
 

@@ -42,8 +42,10 @@ def would_send(skill: Skill, run: RunRecord, notifier_tool: str) -> list[Deliver
         return [Delivery(destination=notifier_tool, status="rehearsed", message=failure_message(skill, run, 1, None))]
     if run.status != "success" or skill.notify_on_completion is False or skill.deliver == "never":
         return []
+    # As completion_due decides for a real run: a run whose own calls message the owner sends no result,
+    # to the notifier or to any deliver_to destination.
     messaged = any(call.rehearsed and is_messaging_tool(call.tool, notifier_tool) for call in run.tool_calls)
-    if skill.notify_on_completion is None and messaged and not skill.deliver_to:
+    if skill.notify_on_completion is None and messaged:
         return []
     text = completion_message(skill, run)
     labels = [destination.label for destination in skill.deliver_to] or [notifier_tool]
@@ -60,6 +62,8 @@ def rehearsal_lines(run: RunRecord, limit: int = 300) -> list[str]:
             lines.append(f"  would call  {describe_call(call.tool, call.arguments or {}, limit)}  (recorded, not sent)")
         elif call.refused:
             lines.append(f"  refused     {shown(call.tool)} (not one of the skill's tools)")
+        elif not call.ok:  # its arguments failed the pipeline, or the call failed: never "called (read-only)"
+            lines.append(f"  failed      {shown(call.tool)} → {shown(call.result[:limit])}")
         else:
             lines.append(f"  called      {shown(call.tool)} (read-only) → {shown(call.result[:limit])}")
     for delivery in run.deliveries:

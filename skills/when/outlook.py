@@ -79,7 +79,8 @@ def messages_per_run(spec: SkillSpec, notifier_tool: str) -> tuple[int, str]:
     if spec.deliver != "never" and spec.notify_on_completion is not False and not (
             spec.notify_on_completion is None and sends):  # automatic: no notice after a run that sent its own
         result = len(spec.deliver_to) or 1
-    where = f"{len(spec.deliver_to)} destinations" if spec.deliver_to else "the notifier"
+    count = len(spec.deliver_to)
+    where = f"{count} destination{'s' * (count != 1)}" if spec.deliver_to else "the notifier"
     parts = [*([f"{sends} from the plan"] if sends else []), *([f"its result to {where}"] if result else [])]
     if spec.execution_plan:
         how = f"{sends + result} each: {', '.join(parts)}" if parts else "none: the plan sends none and no notice"

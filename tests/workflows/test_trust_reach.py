@@ -308,6 +308,8 @@ async def test_attack_a_chat_cannot_redirect_a_skills_result_without_a_yes(
     assert f"delivers to: exfil_send to={OUTSIDE}" in proposal.summary, proposal.summary
     assert "reads the last result of skill drink-water" in proposal.summary
     assert "changes deliver_to" in proposal.summary and "changes context_from" in proposal.summary
+    # What the owner says yes to is counted: a send to the new destination each run (the days do not matter).
+    assert "messages (1 each: its result to 1 destination)" in proposal.summary, proposal.summary
     run = await engine.skills.run("digest")
     assert not isinstance(run, str) and run.status == "success" and run.deliveries == []
     assert leaked(engine) == []
