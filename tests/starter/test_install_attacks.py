@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 
-from adapters.folders import control_part
+from adapters.folders import control_part, repositories
 from adapters.installer import install
 from skills.errors import InstallRefusedError
 from tests.conftest import PYTHON, ROOT
+from tests.skills.skillmd.skill_files import skill_text
 from tests.starter.hostile_skills_server import bare_skill, git_skill
 
 
@@ -144,8 +145,6 @@ def test_the_planted_repository_is_one_git_runs_the_config_of(tmp_path: Path) ->
     assert mark.exists()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 49 part 2: the filter matches names, so examples/ installs and "
-                                        "`git status` there runs its config's core.fsmonitor")
 @pytest.mark.parametrize("route", ROUTES)
 def test_a_bare_repository_under_an_ordinary_name_is_refused_on_every_route(
         tmp_path: Path, folders: dict[str, Path], route: str) -> None:
@@ -172,6 +171,78 @@ def test_a_bare_repository_under_an_ordinary_name_is_refused_on_every_route(
         "embedded/examples/ holds HEAD, objects and refs: git takes it for a repository and runs what its "
         "config says (core.fsmonitor on `git status`); a skill may not carry a repository"]
     assert not folders["user"].exists() and not mark.exists()
+
+
+def lay_out(root: Path, files: dict[str, bytes]) -> Path:
+    for relative, data in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_bytes(data)
+    return root
+
+
+def test_a_repository_is_known_by_what_it_holds_whatever_its_name(tmp_path: Path) -> None:
+    found = repositories(lay_out(tmp_path / "skill", {
+        "SKILL.md": b"---\n",
+        # git's own test: HEAD, objects and refs; names as a case-insensitive file system opens them.
+        "examples/HEAD": b"ref: refs/heads/main\n", "examples/objects/x": b"", "examples/refs/x": b"",
+        "data/Head.": b"0" * 40, "data/OBJECTS": b"", "data/refs/x": b"",
+        # A linked worktree's folder: HEAD, and a commondir saying where the objects and refs are.
+        "linked/HEAD": b"ref: refs/heads/main\n", "linked/commondir": b"../store\n",
+        # A .git file's pointer, under any name.
+        "notes/checkout": b"gitdir: /elsewhere/.git/modules/x\n", "notes/bom.txt": b"\xef\xbb\xbfGITDIR: ../x\n",
+        # Mercurial's store, and Subversion's working copy, under ordinary names.
+        "vendored/requires": b"store\n", "vendored/store/00changelog.i": b"",
+        "wc/wc.db": b"", "wc/pristine/00/x": b"",
+    }))
+
+    assert found == [
+        "data/ holds Head., OBJECTS and refs: git takes it for a repository and runs what its config says "
+        "(core.fsmonitor on `git status`); a skill may not carry a repository",
+        "examples/ holds HEAD, objects and refs: git takes it for a repository and runs what its config says "
+        "(core.fsmonitor on `git status`); a skill may not carry a repository",
+        "linked/ holds HEAD and commondir: git takes it for a repository and runs what its config says "
+        "(core.fsmonitor on `git status`); a skill may not carry a repository",
+        "notes/bom.txt starts with 'gitdir:', a pointer to a git repository (as a .git file is); a skill may not "
+        "carry one",
+        "notes/checkout starts with 'gitdir:', a pointer to a git repository (as a .git file is); a skill may not "
+        "carry one",
+        "vendored/ holds requires and store: hg takes it for a repository and runs the hooks its hgrc names; a "
+        "skill may not carry a repository",
+        "wc/ holds wc.db and pristine: svn takes it for a repository; a skill may not carry a repository",
+    ]
+
+
+def test_what_only_looks_like_a_repository_installs(tmp_path: Path, folders: dict[str, Path]) -> None:
+    # Two of git's three names in one folder, the third beside it, a file that mentions gitdir: later on.
+    src = lay_out(tmp_path / "src", {
+        "plain/SKILL.md": skill_text({"name": "plain", "description": "The plain skill."}).encode(),
+        "plain/references/HEAD": b"ref: refs/heads/main\n", "plain/references/objects/x.md": b"",
+        "plain/refs/x.md": b"", "plain/notes.md": b"Set gitdir: in a .git file to point elsewhere.\n",
+    })
+
+    [skill] = install(str(src), folders=folders).installed
+
+    assert (skill.path / "references" / "HEAD").is_file() and repositories(skill.path) == []
+
+
+@pytest.mark.parametrize("route", ["folder", "zip"])
+def test_a_gitdir_pointer_or_an_hg_store_under_another_name_is_refused(
+        tmp_path: Path, folders: dict[str, Path], route: str) -> None:
+    chosen = source(tmp_path, route, {"pointed": {
+        "SKILL.md": skill_text({"name": "pointed", "description": "The pointed skill."}).encode(),
+        "vendor/link": b"gitdir: ../../elsewhere\n",
+        "cache/requires": b"store\n", "cache/store/data/x.i": b"",
+    }})
+
+    with pytest.raises(InstallRefusedError) as refused:
+        install(chosen, folders=folders)
+
+    assert refused.value.reasons == [
+        "pointed/cache/ holds requires and store: hg takes it for a repository and runs the hooks its hgrc "
+        "names; a skill may not carry a repository",
+        "pointed/vendor/link starts with 'gitdir:', a pointer to a git repository (as a .git file is); a skill "
+        "may not carry one"]
+    assert not folders["user"].exists()
 
 
 def test_the_control_names_are_matched_as_a_case_insensitive_file_system_would() -> None:
