@@ -100,6 +100,13 @@ def test_an_archive_or_folder_install_never_writes_a_git_folder_or_control_files
     control_files_left_out(skill.path)
 
 
+def lay_out(root: Path, files: dict[str, bytes]) -> Path:
+    for relative, data in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_bytes(data)
+    return root
+
+
 def source(tmp_path: Path, kind: str, skills: dict[str, dict[str, bytes]]) -> str:
     """``skills`` (name -> relative path -> bytes) as an install source of ``kind``: a folder, a ``.tar.gz``,
     a ``.zip``, or a real git repository (its ``file://`` URL), each skill in a folder of its name."""
@@ -118,10 +125,7 @@ def source(tmp_path: Path, kind: str, skills: dict[str, dict[str, bytes]]) -> st
             for relative, data in files.items():
                 zipped.writestr(relative, data)
         return str(archive)
-    folder = tmp_path / ("repo" if kind == "git" else "src")
-    for relative, data in files.items():
-        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
-        (folder / relative).write_bytes(data)
+    folder = lay_out(tmp_path / ("repo" if kind == "git" else "src"), files)
     if kind == "folder":
         return str(folder)
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")}, "GIT_AUTHOR_NAME": "t",
@@ -171,13 +175,6 @@ def test_a_bare_repository_under_an_ordinary_name_is_refused_on_every_route(
         "embedded/examples/ holds HEAD, objects and refs: git takes it for a repository and runs what its "
         "config says (core.fsmonitor on `git status`); a skill may not carry a repository"]
     assert not folders["user"].exists() and not mark.exists()
-
-
-def lay_out(root: Path, files: dict[str, bytes]) -> Path:
-    for relative, data in files.items():
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_bytes(data)
-    return root
 
 
 def test_a_repository_is_known_by_what_it_holds_whatever_its_name(tmp_path: Path) -> None:
