@@ -8,7 +8,9 @@ a link that leaves the folder or points to a folder is refused (``strict``, the 
 hears why) or left out (the sandboxes: a folder already on disk is copied as safely as it can be).
 Devices, FIFOs and sockets are never copied, nor a ``.git`` folder; ``strict`` (the installer) leaves
 out every control entry (:func:`control_part`) too: what git, a shell or an editor would run from one
-must never land in an installed skill.
+must never land in an installed skill. A name is not all git goes by: :func:`repositories` finds what
+it (or another version control system) would take for a repository by what a folder holds, whatever
+it is called, and the installer refuses a source that carries one.
 """
 
 from __future__ import annotations
@@ -49,15 +51,84 @@ _IGNORED = dict.fromkeys([0x200C, 0x200D, 0x200E, 0x200F, *range(0x202A, 0x202F)
 """Code points HFS+ ignores in a name (git's own list, is_hfs_dotgit): ``.g\u200cit`` opens ``.git`` there."""
 
 
+def _folded(name: str) -> str:
+    """``name`` as a case-insensitive file system opens it: ``.GIT``, ``.git.`` (NTFS drops trailing dots and
+    spaces) and ``.g\u200cit`` (HFS+ ignores the character) are ``.git``."""
+    return name.translate(_IGNORED).rstrip(". ").casefold()
+
+
 def control_part(relative: str) -> str | None:
     """The part of ``relative`` (a ``/``-separated path) that makes it a control entry, or None. Matched
-    as a case-insensitive file system would open it: ``.GIT``, ``.git.`` (NTFS drops trailing dots and
-    spaces) and ``.g\u200cit`` are ``.git``."""
+    as a case-insensitive file system would open it (:func:`_folded`)."""
     for part in relative.split("/"):
-        if part.translate(_IGNORED).rstrip(". ").casefold() in CONTROL_NAMES or (
-                part.casefold() in CONTROL_NAMES):
+        if _folded(part) in CONTROL_NAMES or part.casefold() in CONTROL_NAMES:
             return part
     return None
+
+
+REPOSITORY_SIGNATURES: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    # git's own test (setup.c, is_git_directory): HEAD, and objects and refs that it may enter. The name
+    # of the folder plays no part: discovery asks it of every folder from the working one up.
+    ("git", ("head", "objects", "refs"), "runs what its config says (core.fsmonitor on `git status`)"),
+    # The same test, for a folder whose commondir file says where its objects and refs are.
+    ("git", ("head", "commondir"), "runs what its config says (core.fsmonitor on `git status`)"),
+    # The others find a repository by their folder's name alone (.hg, .svn, .bzr: the names above); their
+    # store under another name is refused too, should a tool or a rename ever give it that name.
+    ("hg", ("requires", "store"), "runs the hooks its hgrc names"),
+    ("svn", ("wc.db", "pristine"), ""),
+    ("bzr", ("branch-format", "branch"), ""),
+    ("bzr", ("branch-format", "repository"), ""),
+)
+"""What a folder holds that makes it a repository, by system: the names (folded, :func:`_folded`) it holds
+together, as files or folders (git takes ``objects`` that it may enter: a folder, or an executable file);
+and what such a repository runs, for the refusal."""
+
+GITDIR = b"gitdir:"
+"""How a ``.git`` file that points to a repository elsewhere starts (a submodule's, a linked worktree's)."""
+
+SNIFF = 64
+"""Bytes of a file read to tell whether it is such a pointer."""
+
+
+def repositories(root: Path) -> list[str]:
+    """What under ``root`` (itself included) a version control system would take for a repository, by its
+    content, whatever its name: a folder holding one of :data:`REPOSITORY_SIGNATURES`, a file that starts
+    with ``gitdir:``. One reason each, naming its path relative to ``root`` (``./`` for ``root``). Links are
+    not followed; a file that is not a regular one is not opened."""
+    found: list[str] = []
+    for top, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        here = Path(top)
+        where = here.relative_to(root).as_posix()
+        folder = "./" if where == "." else f"{where}/"
+        held = {_folded(name): name for name in sorted(dirnames + filenames)}
+        for system, signature, runs in REPOSITORY_SIGNATURES:
+            if all(name in held for name in signature):
+                names = [held[name] for name in signature]
+                listed = f"{', '.join(names[:-1])} and {names[-1]}"
+                found.append(f"{folder} holds {listed}: {system} takes it for a repository"
+                             + (f" and {runs}" if runs else "") + "; a skill may not carry a repository")
+                break
+        for name in sorted(filenames):
+            if _points_to_repository(here / name):
+                relative = (here / name).relative_to(root).as_posix()
+                found.append(f"{relative} starts with 'gitdir:', a pointer to a git repository (as a .git file "
+                             "is); a skill may not carry one")
+    return found
+
+
+def _points_to_repository(path: Path) -> bool:
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return False
+        start = os.read(descriptor, SNIFF)
+    finally:
+        os.close(descriptor)
+    return start.lstrip(b"\xef\xbb\xbf \t\r\n").lower().startswith(GITDIR)
 
 
 class CopyLimits(Protocol):

@@ -12,7 +12,10 @@ Nothing from the source is ever executed, and nothing reaches the user folder un
    socket, sizes and counts under the limits of :mod:`skills.spec.limits`; a folder is walked without
    following links, with the same rules; a git repository is cloned with hooks off
    (``core.hooksPath=/dev/null``), no submodules and no prompt, then exported with ``git archive``
-   and checked as an archive;
+   and checked as an archive; on every route (an MCP server's too), a control entry
+   (:func:`adapters.folders.control_part`: ``.git``, ``.envrc``...) is left out, and a source that
+   still carries what git would take for a repository (:func:`adapters.folders.repositories`: a folder
+   holding ``HEAD``, ``objects`` and ``refs``, whatever its name; a ``gitdir:`` file) is refused;
 2. every skill is validated as ``skills validate`` does (the Agent Skills specification, strictly),
    plus its ``depends`` (against the skills installed and those that pass with it), and a name
    taken in the user folder is refused unless ``force``;
@@ -49,7 +52,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from adapters.folders import Budget, FolderRefused, Written, control_part, copy_folder, kind_of, write_capped
+from adapters.folders import (
+    Budget,
+    FolderRefused,
+    Written,
+    control_part,
+    copy_folder,
+    kind_of,
+    repositories,
+    write_capped,
+)
 from adapters.mcp_skills import (
     EXTENSION_ID,
     AnswerCap,
@@ -199,6 +211,7 @@ def install(
             root = unpacked / path if path else unpacked
         if not root.is_dir():
             raise InstallRefusedError([f"'{path}' is not a folder in {source}"])
+        _refuse_repositories(root, limits)
         record = InstallRecord(source=f"mcp:{server}" if kind == "mcp" else _display_source(kind, source), kind=kind,
                                path=path, ref=ref, commit=commit, installed_at=datetime.now(UTC))
         if fetched.refused and not any(root.iterdir()):
@@ -412,6 +425,16 @@ def _has_path(entry: SkillEntry) -> bool:
     except SkillExchangeError:
         return False
     return True
+
+
+def _refuse_repositories(root: Path, limits: InstallLimits) -> None:
+    """The whole source refused when what it staged holds a repository under any name (git's discovery
+    asks every folder whether it is one, and runs what its config says): by what the staged files are,
+    the same for every route, before any of it is placed."""
+    budget = Budget(limits)
+    for reason in repositories(root):
+        budget.refuse(reason)
+    budget.refuse_if_any()
 
 
 def _unpack(kind: SourceKind, source: str, target: Path, *, path: str | None, ref: str | None,

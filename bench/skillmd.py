@@ -337,14 +337,14 @@ def semantic_cost(root: Path, words: list[str], repeats: int = 5) -> dict[str, A
     lexical index cost the same without it. None without the ``semantic`` extra.
 
     The skills' vectors in the file are stand-ins (random unit vectors, keyed by the digest of each
-    skill's name and description as the engine's are): encoding 10,000 descriptions takes minutes,
-    once, and does not change what a message or a restart costs."""
+    skill's name and description and sealed with the key beside the file, as the engine's are): encoding
+    10,000 descriptions takes minutes, once, and does not change what a message or a restart costs."""
     from bench.harness import rss_mib
 
     try:
         import numpy as np
 
-        from adapters.semantic import Encoder, VectorCache, digest, model_identity, write_vectors
+        from adapters.semantic import Encoder, VectorCache, digest, model_identity, vectors_key, write_vectors
     except ImportError:
         return None
 
@@ -356,7 +356,7 @@ def semantic_cost(root: Path, words: list[str], repeats: int = 5) -> dict[str, A
         # 384: all-MiniLM-L6-v2's width (a file of another would be refused, and the figures show the skills encoded).
         stand_ins = np.random.default_rng(7).standard_normal((len(texts), 384))
         stand_ins /= np.linalg.norm(stand_ins, axis=1, keepdims=True)
-        write_vectors(path, model_identity(), [digest(text) for text in texts], stand_ins)
+        write_vectors(path, model_identity(), [digest(text) for text in texts], stand_ins, key=vectors_key(path))
         del stand_ins
         lexical_s, _ = timed(lambda: words_only.index)
         gc.collect()

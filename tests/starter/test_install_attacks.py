@@ -1,11 +1,13 @@
 """Every install route writes only the skill: attacks on `skills install` by a malicious MCP Skills
-server (tests/starter/hostile_skills_server.py) and by archives and folders carrying control files."""
+server (tests/starter/hostile_skills_server.py) and by archives, folders and git repositories carrying
+control files or a repository under an ordinary name."""
 
 from __future__ import annotations
 
 import io
 import json
 import os
+import shutil
 import subprocess
 import tarfile
 import zipfile
@@ -14,11 +16,12 @@ from typing import Any
 
 import pytest
 
-from adapters.folders import control_part
+from adapters.folders import control_part, repositories
 from adapters.installer import install
 from skills.errors import InstallRefusedError
 from tests.conftest import PYTHON, ROOT
-from tests.starter.hostile_skills_server import git_skill
+from tests.skills.skillmd.skill_files import skill_text
+from tests.starter.hostile_skills_server import bare_skill, git_skill
 
 
 def hostile(tmp_path: Path, mode: str, mark: str) -> dict[str, Any]:
@@ -37,11 +40,18 @@ def folders(tmp_path: Path) -> dict[str, Path]:
     return found
 
 
-def git_status_runs_nothing(folder: Path, mark: Path) -> None:
-    """What a shell prompt does on ``cd``: ``git status`` in the installed folder; the mark proves a run."""
+def git_status(folder: Path) -> None:
+    """What a shell prompt does on ``cd``: ``git status`` in ``folder``, no repository above its parent counting."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed: what `git status` would run in the installed folder cannot be shown")
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env["GIT_CEILING_DIRECTORIES"] = str(folder.parent)  # no repository above the user folder counts
     subprocess.run(["git", "status"], cwd=folder, env=env, capture_output=True, timeout=30, check=False)
+
+
+def git_status_runs_nothing(folder: Path, mark: Path) -> None:
+    """``git status`` in the installed folder; the mark proves a run."""
+    git_status(folder)
     assert not mark.exists(), f"git status in {folder} ran the installed skill's command"
 
 
@@ -88,6 +98,148 @@ def test_an_archive_or_folder_install_never_writes_a_git_folder_or_control_files
 
     git_status_runs_nothing(skill.path, mark)
     control_files_left_out(skill.path)
+
+
+def lay_out(root: Path, files: dict[str, bytes]) -> Path:
+    for relative, data in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_bytes(data)
+    return root
+
+
+def source(tmp_path: Path, kind: str, skills: dict[str, dict[str, bytes]]) -> str:
+    """``skills`` (name -> relative path -> bytes) as an install source of ``kind``: a folder, a ``.tar.gz``,
+    a ``.zip``, or a real git repository (its ``file://`` URL), each skill in a folder of its name."""
+    files = {f"{name}/{relative}": data for name, found in skills.items() for relative, data in found.items()}
+    if kind == "tar":
+        archive = tmp_path / "source.tar.gz"
+        with tarfile.open(archive, "w:gz") as tar:
+            for relative, data in files.items():
+                info = tarfile.TarInfo(relative)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+        return str(archive)
+    if kind == "zip":
+        archive = tmp_path / "source.zip"
+        with zipfile.ZipFile(archive, "w") as zipped:
+            for relative, data in files.items():
+                zipped.writestr(relative, data)
+        return str(archive)
+    folder = lay_out(tmp_path / ("repo" if kind == "git" else "src"), files)
+    if kind == "folder":
+        return str(folder)
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")}, "GIT_AUTHOR_NAME": "t",
+           "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    for command in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-q", "-m", "skills"]):
+        subprocess.run(["git", *command], cwd=folder, env=env, check=True, capture_output=True)
+    return folder.as_uri()
+
+
+ROUTES = ["folder", "tar", "zip", "git", "mcp"]
+
+
+def test_the_planted_repository_is_one_git_runs_the_config_of(tmp_path: Path) -> None:
+    # The attack is real: laid out as it would be installed, `git status` in examples/ (a shell prompt on
+    # `cd`) takes the folder for a repository and runs its core.fsmonitor command.
+    mark = tmp_path / "FSMONITOR-RAN"
+    laid_out = Path(source(tmp_path, "folder", bare_skill(str(mark))))
+
+    git_status(laid_out / "embedded" / "examples")
+
+    assert mark.exists()
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_a_bare_repository_under_an_ordinary_name_is_refused_on_every_route(
+        tmp_path: Path, folders: dict[str, Path], route: str) -> None:
+    mark = tmp_path / "FSMONITOR-RAN"
+    if route == "git" and shutil.which("git") is None:
+        pytest.skip("git is not installed: the git route needs it")
+    if route == "mcp":
+        chosen, options = "mcp:evil", {"mcp_servers": hostile(tmp_path, "bare", str(mark))}
+    else:
+        chosen, options = source(tmp_path, route, bare_skill(str(mark))), {}
+
+    try:
+        result = install(chosen, folders=folders, **options)
+    except InstallRefusedError as refused:
+        reasons = refused.reasons
+    else:
+        # Installed as it came (the name filter saw no `.git`): a shell prompt entering examples/ runs
+        # what its config says.
+        [skill] = result.installed
+        git_status_runs_nothing(skill.path / "examples", mark)
+        reasons = []
+
+    assert reasons == [
+        "embedded/examples/ holds HEAD, objects and refs: git takes it for a repository and runs what its "
+        "config says (core.fsmonitor on `git status`); a skill may not carry a repository"]
+    assert not folders["user"].exists() and not mark.exists()
+
+
+def test_a_repository_is_known_by_what_it_holds_whatever_its_name(tmp_path: Path) -> None:
+    found = repositories(lay_out(tmp_path / "skill", {
+        "SKILL.md": b"---\n",
+        # git's own test: HEAD, objects and refs; names as a case-insensitive file system opens them.
+        "examples/HEAD": b"ref: refs/heads/main\n", "examples/objects/x": b"", "examples/refs/x": b"",
+        "data/Head.": b"0" * 40, "data/OBJECTS": b"", "data/refs/x": b"",
+        # A linked worktree's folder: HEAD, and a commondir saying where the objects and refs are.
+        "linked/HEAD": b"ref: refs/heads/main\n", "linked/commondir": b"../store\n",
+        # A .git file's pointer, under any name.
+        "notes/checkout": b"gitdir: /elsewhere/.git/modules/x\n", "notes/bom.txt": b"\xef\xbb\xbfGITDIR: ../x\n",
+        # Mercurial's store, and Subversion's working copy, under ordinary names.
+        "vendored/requires": b"store\n", "vendored/store/00changelog.i": b"",
+        "wc/wc.db": b"", "wc/pristine/00/x": b"",
+    }))
+
+    assert found == [
+        "data/ holds Head., OBJECTS and refs: git takes it for a repository and runs what its config says "
+        "(core.fsmonitor on `git status`); a skill may not carry a repository",
+        "examples/ holds HEAD, objects and refs: git takes it for a repository and runs what its config says "
+        "(core.fsmonitor on `git status`); a skill may not carry a repository",
+        "linked/ holds HEAD and commondir: git takes it for a repository and runs what its config says "
+        "(core.fsmonitor on `git status`); a skill may not carry a repository",
+        "notes/bom.txt starts with 'gitdir:', a pointer to a git repository (as a .git file is); a skill may not "
+        "carry one",
+        "notes/checkout starts with 'gitdir:', a pointer to a git repository (as a .git file is); a skill may not "
+        "carry one",
+        "vendored/ holds requires and store: hg takes it for a repository and runs the hooks its hgrc names; a "
+        "skill may not carry a repository",
+        "wc/ holds wc.db and pristine: svn takes it for a repository; a skill may not carry a repository",
+    ]
+
+
+def test_what_only_looks_like_a_repository_installs(tmp_path: Path, folders: dict[str, Path]) -> None:
+    # Two of git's three names in one folder, the third beside it, a file that mentions gitdir: later on.
+    src = lay_out(tmp_path / "src", {
+        "plain/SKILL.md": skill_text({"name": "plain", "description": "The plain skill."}).encode(),
+        "plain/references/HEAD": b"ref: refs/heads/main\n", "plain/references/objects/x.md": b"",
+        "plain/refs/x.md": b"", "plain/notes.md": b"Set gitdir: in a .git file to point elsewhere.\n",
+    })
+
+    [skill] = install(str(src), folders=folders).installed
+
+    assert (skill.path / "references" / "HEAD").is_file() and repositories(skill.path) == []
+
+
+@pytest.mark.parametrize("route", ["folder", "zip"])
+def test_a_gitdir_pointer_or_an_hg_store_under_another_name_is_refused(
+        tmp_path: Path, folders: dict[str, Path], route: str) -> None:
+    chosen = source(tmp_path, route, {"pointed": {
+        "SKILL.md": skill_text({"name": "pointed", "description": "The pointed skill."}).encode(),
+        "vendor/link": b"gitdir: ../../elsewhere\n",
+        "cache/requires": b"store\n", "cache/store/data/x.i": b"",
+    }})
+
+    with pytest.raises(InstallRefusedError) as refused:
+        install(chosen, folders=folders)
+
+    assert refused.value.reasons == [
+        "pointed/cache/ holds requires and store: hg takes it for a repository and runs the hooks its hgrc "
+        "names; a skill may not carry a repository",
+        "pointed/vendor/link starts with 'gitdir:', a pointer to a git repository (as a .git file is); a skill "
+        "may not carry one"]
+    assert not folders["user"].exists()
 
 
 def test_the_control_names_are_matched_as_a_case_insensitive_file_system_would() -> None:
