@@ -79,7 +79,7 @@ from skills.messages.manage import (
     SkillFilter,
     SkillRef,
 )
-from skills.messages.run import Rehearse, SkillRunInput
+from skills.messages.run import Rehearse, SandboxState, SkillRunInput
 from skills.naming import (
     APPROVAL_SIGNAL,
     CALL_TOOL,
@@ -103,6 +103,7 @@ from skills.naming import (
     REGISTER_SKILL,
     REGISTER_SKILLS,
     RUN_HISTORY,
+    SANDBOX_STATE,
     SKILL_RUN,
     run_summary,
     schedule_id_for,
@@ -585,6 +586,10 @@ class SkillsClient:
     async def overdue(self, limit: int = 100) -> OverdueSkills:
         """The skills with a scheduled fire that has no run or recorded skip past the worker's ``overdue_after``."""
         return await self._read(FIND_OVERDUE_SKILLS, OverdueQuery(limit=limit), OverdueSkills)
+
+    async def sandbox(self) -> SandboxState:
+        """Whether a worker of the task queue can run skills' scripts in its sandbox, and if not why and what to do."""
+        return await self._read(SANDBOX_STATE, None, SandboxState)
 
     # --- approvals ----------------------------------------------------------------------------
 
