@@ -21,6 +21,7 @@ on Debian is ``drwx------``, and so is any ``mktemp -d``) stops it there.
 from __future__ import annotations
 
 import atexit
+import grp
 import hashlib
 import logging
 import os
@@ -67,8 +68,7 @@ class Blocked:
     """Whose permission bits apply to the user: ``its owner's``, ``its group's``, ``others'``."""
 
     def __str__(self) -> str:
-        verb = {"enter": "enter", "execute": "execute", "read": "read"}[self.need]
-        return (f"{self.user} cannot {verb} {self.path} ({self.mode} {self.owner}: {self.applies} bits give no "
+        return (f"{self.user} cannot {self.need} {self.path} ({self.mode} {self.owner}: {self.applies} bits give no "
                 f"{BITS[self.need][1]} permission)")
 
 
@@ -110,8 +110,6 @@ def _denied(path: Path, uid: int, gid: int, need: Need) -> Blocked | None:
 
 
 def _name(number: int, kind: Literal["user", "group"]) -> str:
-    import grp
-
     try:
         return pwd.getpwuid(number).pw_name if kind == "user" else grp.getgrgid(number).gr_name
     except KeyError:
