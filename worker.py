@@ -50,6 +50,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
     health = await serve_endpoints(settings, client, store, readiness, metrics_at=metrics_at,
                                    before_scrape=lambda: metrics.catalog(hub.server_states()))
     activities = EngineActivities(settings, client, store, hub, metrics)
+    await activities.start()  # a line saying whether scripts can run here, and if not, why and what to do
     try:
         with ThreadPoolExecutor(max_workers=16) as executor:
             worker = Worker(client, task_queue=settings.task_queue, workflows=WORKFLOWS,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from datetime import UTC, datetime
 
@@ -31,14 +32,17 @@ from config.settings import Settings
 from skills.errors import ConversationError, SandboxUnavailableError, ScriptError
 from skills.llm.agent import ChatMessage, tool_result_text
 from skills.messages.agent import AgentScriptCall, AgentToolResult
-from skills.messages.run import ScriptRun
-from skills.naming import AGENT_SCRIPT, RUN_SCRIPT_ACTIVITY
+from skills.messages.run import SandboxState, ScriptRun
+from skills.naming import AGENT_SCRIPT, RUN_SCRIPT_ACTIVITY, SANDBOX_STATE
 from skills.run.catalog import ToolCallOutput
 from skills.run.scripts import ScriptResult, check_arguments, script_call
 from skills.skillmd.scripts import DeclaredScript, declared_scripts
 
 DISABLED = ("scripts are disabled on this worker (set SKILLS_SCRIPTS_ENABLED=true to let skills run the scripts "
             "they declare, in the bubblewrap sandbox)")
+SANDBOX_DOCS = "docs/skill-files.md#scripts says what the sandbox needs, docs/deploy.md how to give it in a cluster"
+
+logger = logging.getLogger(__name__)
 
 
 class ScriptActivities:
@@ -131,6 +135,28 @@ class ScriptActivities:
         activity.heartbeat("started", wanted.name)
         return await self.sandbox.run(found.folder, DeclaredScript(name=wanted.name), args,
                                       beat=lambda: activity.heartbeat(wanted.name))
+
+    @activity.defn(name=SANDBOX_STATE)
+    async def sandbox_state(self, request: None = None) -> SandboxState:
+        """Whether scripts can run here, probed now unless a probe already passed (``skills doctor``)."""
+        return await self.state()
+
+    async def state(self) -> SandboxState:
+        if not self.settings.scripts_enabled:
+            return SandboxState(summary="scripts are off (SKILLS_SCRIPTS_ENABLED=false)")
+        ok, summary, fix = await self.sandbox.state()
+        return SandboxState(scripts_enabled=True, ok=ok, summary=summary, fix=fix if ok or fix else SANDBOX_DOCS)
+
+    async def announce(self) -> None:
+        """The worker's start line about its script sandbox, when scripts are on: how they run, or why they cannot
+        and what to do (the worker serves on: each script is refused with the same reason until it is fixed)."""
+        state = await self.state()
+        if not state.scripts_enabled:
+            return
+        if state.ok:
+            logger.info("script sandbox: %s", state.summary)
+        else:
+            logger.warning("script sandbox: scripts cannot run here: %s; fix: %s", state.summary, state.fix)
 
     def _store(self) -> Store:
         if self.store is None:

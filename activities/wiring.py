@@ -61,6 +61,7 @@ class EngineActivities:
                                       allowlist=settings.toolset_env_allowlist,
                                       call_timeout=settings.tool_call_timeout.total_seconds(), metrics=metrics,
                                       reserved=hub.referenced_variables)
+        self.scripts = ScriptActivities(settings, store)
         calls = ToolActivities(hub, call_timeout=settings.tool_call_timeout, toolsets=self.toolsets,
                                declared_toolsets=lambda: declared_toolsets(settings), store=store)
         self.objects: list[object] = [
@@ -79,7 +80,7 @@ class EngineActivities:
                             rehearse=hub.rehearse),
             ChatActivities(store, settings, meaning=meaning),
             EventActivities(store, settings),
-            ScriptActivities(settings, store),
+            self.scripts,
             TrustActivities(store, settings),
             GrantActivities(store, hub.tool_names),
             ProposalActivities(store),
@@ -96,6 +97,10 @@ class EngineActivities:
         """The @activity.defn methods of every object, for the worker to register."""
         return [getattr(obj, name) for obj in self.objects for name in dir(obj)
                 if hasattr(getattr(type(obj), name, None), "__temporal_activity_definition")]
+
+    async def start(self) -> None:
+        """What the worker says at start about its activities' ports: whether its scripts' sandbox can run."""
+        await self.scripts.announce()
 
     async def close(self) -> None:
         await self.toolsets.close()

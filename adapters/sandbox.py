@@ -17,8 +17,14 @@ What a script sees and may do:
   comes (the rest is counted and dropped, never buffered), with a marker.
 
 A worker running as root runs the sandbox as ``script_uid`` (nobody): the kernel does not apply
-RLIMIT_NPROC to root. Where bubblewrap is missing or cannot make its namespaces, nothing runs:
-:class:`SandboxUnavailableError` says why. Scripts never run unsandboxed.
+RLIMIT_NPROC to root. It drops to that user before it executes bwrap, so that user must reach bwrap
+and the scratch copy of the skill, wherever the project is checked out or installed
+(:mod:`adapters.sandbox_user`): when it cannot enter a folder above the bwrap to run (the wheel's, under
+a ``drwx------`` home), the worker runs a checked copy of it from a folder of root's it can reach; the
+scratch folders are made where it can reach them, open to root and the sandbox's group only.
+Where bubblewrap is missing, cannot make its namespaces, or its user can reach no such folder, nothing
+runs: :class:`SandboxUnavailableError` says why (which folder, which user, which permission) and what
+to do. Scripts never run unsandboxed.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.folders import FolderRefused, Limits, copy_folder
+from adapters.sandbox_user import BwrapCopy, blocker, bwrap_copy, choose_base, user_label, wheel_files
 from adapters.skill_files import locate
 from skills.errors import ResourceError, SandboxUnavailableError, ScriptError, ScriptStartError
 from skills.run.scripts import TRUNCATED, ScriptLimits, ScriptResult, interpreter_for
@@ -58,18 +65,24 @@ keeps the environment bwrap was started with, and a script can read /proc/1/envi
 PROBE_TIMEOUT = 10.0
 
 
-async def probe(command: list[str], *, bwrap: str, sandbox: str, needs: str, what: str, **popen: Any) -> None:
+async def probe(command: list[str], *, bwrap: str, sandbox: str, needs: str, what: str, as_user: str = "",
+                **popen: Any) -> None:
     """Run bwrap's ``command`` (a sandbox that only exits) and raise :class:`SandboxUnavailableError`
     saying why, if it cannot make ``sandbox`` here: ``needs`` says what it takes, ``what`` what is then
-    never run unsandboxed."""
+    never run unsandboxed, ``as_user`` the user it was started as (when not the worker's)."""
     try:
         proc = await asyncio.create_subprocess_exec(
             *command, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE, start_new_session=True, env=BWRAP_ENV, **popen)
         _, err = await asyncio.wait_for(proc.communicate(), PROBE_TIMEOUT)
     except (OSError, TimeoutError) as e:
-        raise SandboxUnavailableError(f"bubblewrap ({bwrap}) could not be started: {e}; {what} are never run "
-                                      "unsandboxed") from None
+        started = f" as {as_user}" if as_user else ""
+        # The folders' permission bits were checked before (Sandbox.place): what refuses it now is an ACL, a
+        # security module, or a noexec mount.
+        why = (f"; no folder's permission bits stop {as_user}: an ACL, a security module (AppArmor, SELinux) or a "
+               "noexec mount may") if as_user and isinstance(e, PermissionError) else ""
+        raise SandboxUnavailableError(f"bubblewrap ({bwrap}) could not be started{started}: {e}{why}; {what} are "
+                                      "never run unsandboxed") from None
     if proc.returncode != 0:
         reason = err.decode(errors="replace").strip() or f"exit status {proc.returncode}"
         raise SandboxUnavailableError(f"bubblewrap ({bwrap}) cannot make {sandbox} here: {reason} ({needs}); "
@@ -101,6 +114,12 @@ class Sandbox:
         self.uid = uid
         self.scratch_dir = scratch_dir
         self._usable = False
+        self._copy: BwrapCopy | None = None
+        """The copy of bwrap the sandbox's user runs, when it cannot reach the original."""
+        self._base: Path | None = scratch_dir
+        """Where the scratch folders are made (None: the temp folder)."""
+        self.placement = ""
+        """How scripts run here (the user, the bwrap, a copy and why), once :meth:`check` passed."""
 
     @classmethod
     def from_settings(cls, settings: object) -> Sandbox:
@@ -129,15 +148,106 @@ class Sandbox:
         return bwrap, prlimit
 
     async def check(self) -> None:
-        """Raise :class:`SandboxUnavailableError` with the reason if scripts cannot be sandboxed here.
+        """Raise :class:`SandboxUnavailableError` with the reason if scripts cannot be sandboxed here: a
+        sandbox made as a run makes it (its user, its bwrap, a scratch folder bound at ``/skill``).
         A success is remembered; a failure is probed again next time (the machine may be fixed)."""
         if self._usable:
             return
         bwrap, _ = self._tools()
-        await probe([bwrap, *self._namespace_args(), "--remount-ro", "/", "--", "/bin/sh", "-c", "exit 0"],
-                    bwrap=bwrap, sandbox="the sandbox", needs="user and network namespaces must be allowed",
-                    what="scripts", **self._as_user())
+        launch = await asyncio.to_thread(self.place, bwrap)
+        scratch = await asyncio.to_thread(self._scratch)
+        try:
+            await probe([launch, *self._namespace_args(), "--ro-bind", str(scratch), SKILL_MOUNT, "--chdir",
+                         SKILL_MOUNT, "--remount-ro", "/", "--", "/bin/sh", "-c", "exit 0"],
+                        bwrap=bwrap, sandbox="the sandbox", needs="user and network namespaces must be allowed",
+                        what="scripts", as_user=user_label(self.uid) if self.drops else "", **self._as_user())
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
         self._usable = True
+
+    async def state(self) -> tuple[bool, str, str]:
+        """(whether scripts can run, how they run or why they cannot, what to do then): the worker's start
+        line and ``skills doctor``."""
+        try:
+            await self.check()
+        except SandboxUnavailableError as e:
+            return False, e.problem, e.fix
+        return True, self.placement, ""
+
+    @property
+    def drops(self) -> bool:
+        """A root worker: bwrap is executed as ``uid``, which must reach it and the scratch folders."""
+        return os.geteuid() == 0
+
+    def place(self, bwrap: str) -> str:
+        """Make the bwrap to execute and the scratch folders reachable by the sandbox's user, and return that
+        bwrap: ``bwrap`` itself, or a copy when that user cannot reach it (:mod:`adapters.sandbox_user`).
+        Raises :class:`SandboxUnavailableError` naming the folder that stops it, when nothing will do."""
+        if not self.drops:
+            self._copy, self._base = None, self.scratch_dir
+            self.placement = (f"scripts run as the worker's user ({user_label(os.geteuid())}) in a user namespace, "
+                              f"with {bwrap}")
+            return bwrap
+        uid = gid = self.uid
+        user = user_label(uid)
+        root, files = wheel_files(Path(bwrap))
+        blocked = next((b for b in (blocker(root / f, uid, gid, "execute" if i == 0 else "read")
+                                    for i, f in enumerate(files)) if b is not None), None)
+        preferred = self.scratch_dir or Path(tempfile.gettempdir())
+        try:
+            base, passed = choose_base(preferred, uid, gid, executable=blocked is not None)
+        except LookupError as e:
+            if blocked is not None:
+                raise SandboxUnavailableError(
+                    f"{blocked}, so it cannot start bubblewrap ({bwrap}), and no folder can hold a copy of it that "
+                    f"{user} may run: {e}; scripts are never run unsandboxed", fix=(
+                        "install the package 'bubblewrap' (every user may run /usr/bin/bwrap) and leave "
+                        "SKILLS_BWRAP_PATH unset, or set SKILLS_BWRAP_PATH to a bwrap under folders every user may "
+                        "enter")) from None
+            raise SandboxUnavailableError(
+                f"{user}, the sandbox's user, can reach no folder for the scratch copy of a skill: {e}; scripts are "
+                "never run unsandboxed", fix=(
+                    f"set TMPDIR for the worker to a folder of root's that {user} may enter (such as /tmp, "
+                    "drwxrwxrwt)")) from None
+        self._base = base
+        moved = f"; scratch folders in {base}, since {passed[0]}" if passed else ""
+        if blocked is None:
+            self._copy = None
+            self.placement = f"scripts run as {user}, with {bwrap}{moved}"
+            return bwrap
+        try:
+            self._copy = bwrap_copy(Path(bwrap), base)
+        except OSError as e:
+            raise SandboxUnavailableError(
+                f"{blocked}, so it cannot start bubblewrap ({bwrap}), and a copy of it could not be made in {base}: "
+                f"{e}; scripts are never run unsandboxed", fix="install the package 'bubblewrap' (every user may run "
+                "/usr/bin/bwrap) and leave "
+                "SKILLS_BWRAP_PATH unset, or free space in " + str(base)) from None
+        self.placement = (f"scripts run as {user}, with a copy of {bwrap} made in {self._copy.folder} and checked "
+                          f"against its digest, since {blocked}{moved}")
+        return str(self._copy.path)
+
+    def _launcher(self) -> str:
+        """The bwrap to execute for a run: the copy, checked again now (made again if it changed or went), or
+        the one found."""
+        if self._copy is None:
+            return self._tools()[0]
+        try:
+            return str(self._copy.ensure())
+        except OSError as e:
+            self._usable = False
+            raise SandboxUnavailableError(f"the copy of bubblewrap for {user_label(self.uid)} could not be made "
+                                          f"again in {self._copy.base}: {e}; scripts are never run unsandboxed",
+                                          fix="install the package 'bubblewrap'") from None
+
+    def _scratch(self) -> Path:
+        """A new scratch folder, where the sandbox's user reaches it: for a root worker, open to root and the
+        sandbox's group only (not to every local user), else the worker's own (0700)."""
+        scratch = Path(tempfile.mkdtemp(prefix="skill-script-", dir=self._base))
+        if self.drops:
+            os.chown(scratch, -1, self.uid)
+            os.chmod(scratch, 0o750)
+        return scratch
 
     # --- one run --------------------------------------------------------------------------------
 
@@ -152,16 +262,19 @@ class Sandbox:
         except ResourceError as e:
             raise ScriptError(f"script '{script.name}' of {folder.name}: {e}") from None
         command = interpreter_for(script.name, _first_line(path))
-        scratch = Path(tempfile.mkdtemp(prefix="skill-script-", dir=self.scratch_dir))
+        bwrap = self._launcher()
+        try:
+            scratch = self._scratch()
+        except OSError as e:
+            raise ScriptStartError(f"no scratch folder for the sandbox: {e}") from None
         try:
             try:
-                os.chmod(scratch, 0o755)  # the sandbox's user (nobody, for a root worker) must reach the copy
                 copy_for_sandbox(folder, scratch / "skill")
             except FolderRefused as e:
                 raise ScriptError(f"the skill folder cannot be copied into a sandbox: {e}") from None
             except OSError as e:
                 raise ScriptStartError(f"the skill folder could not be copied for the sandbox: {e}") from None
-            argv = [self._tools()[0], *self._namespace_args(),
+            argv = [bwrap, *self._namespace_args(),
                     "--ro-bind", str(scratch / "skill"), SKILL_MOUNT, "--chdir", SKILL_MOUNT,
                     "--remount-ro", "/",  # the sandbox's own root too: only /tmp is writable
                     "--", prlimit, *self._limit_args(), "--",
@@ -267,7 +380,7 @@ class Sandbox:
 
     def _as_user(self) -> dict[str, object]:
         """Run bwrap as an unprivileged user when the worker is root (the kernel exempts root from RLIMIT_NPROC)."""
-        if os.geteuid() != 0:
+        if not self.drops:
             return {}
         return {"user": self.uid, "group": self.uid, "extra_groups": []}
 

@@ -12,7 +12,9 @@ at all, silently. Each problem is reported with what to do about it:
 - ``running``: not paused while its skill is disabled (every fire is recorded as a skip);
 - ``overdue``: a scheduled fire with no run or recorded skip past ``overdue_after`` (the worker's
   reckoning, the ``skills_overdue`` gauge's);
-- ``engine``: one of the engine's own rounds (maintenance, the SKILL.md sync) is missing or paused.
+- ``engine``: one of the engine's own rounds (maintenance, the SKILL.md sync) is missing or paused;
+- ``sandbox``: scripts are on, and the worker that answered cannot run them in its sandbox (bubblewrap
+  missing, namespaces refused, a folder its user cannot enter: which folder, which user, which permission).
 
 Listing schedules is eventually consistent: every problem the list suggests is confirmed by describing
 that schedule before it is reported.
@@ -38,7 +40,7 @@ ENGINE_JOBS = (MAINTENANCE_JOB, SYNC_JOB)
 """The engine's own rounds (adapters.schedules.engine_schedules), by job name."""
 SKILL_RUN = SKILL_RUN
 
-ProblemKind = Literal["missing", "extra", "paused", "running", "overdue", "engine"]
+ProblemKind = Literal["missing", "extra", "paused", "running", "overdue", "engine", "sandbox"]
 
 
 class Problem(BaseModel):
@@ -56,6 +58,8 @@ class Diagnosis(BaseModel):
     schedules: int
     """Schedules of this task queue in Temporal (the engine's rounds included)."""
     problems: list[Problem] = Field(default_factory=list)
+    sandbox: str = ""
+    """How the answering worker runs scripts (or that they are off), or why it cannot."""
 
     @property
     def ok(self) -> bool:
@@ -70,8 +74,12 @@ async def diagnose(skills: SkillsClient) -> Diagnosis:
     own = re.compile(rf"{re.escape(queue)}-\d+-")
     listed = {entry.id: entry async for entry in await skills.client.list_schedules() if own.match(entry.id)
               or entry.id in {engine_job_id(queue, job) for job in ENGINE_JOBS}}
-    diagnosis = Diagnosis(task_queue=queue, skills=len(stored), schedules=len(listed))
+    sandbox = await skills.sandbox()
+    diagnosis = Diagnosis(task_queue=queue, skills=len(stored), schedules=len(listed), sandbox=sandbox.summary)
     problems = diagnosis.problems
+    if not sandbox.ok:
+        problems.append(Problem(kind="sandbox", schedule_id="", message=f"scripts cannot run: {sandbox.summary}",
+                                fix=sandbox.fix))
 
     for job in ENGINE_JOBS:
         schedule_id = engine_job_id(queue, job)

@@ -39,7 +39,7 @@ from temporalio.client import (
     WorkflowFailureError,
     WorkflowHandle,
 )
-from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.common import RetryPolicy, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.converter import PayloadCodec
 from temporalio.envconfig import ClientConfig
 from temporalio.exceptions import ApplicationError, TimeoutError, WorkflowAlreadyStartedError
@@ -79,7 +79,7 @@ from skills.messages.manage import (
     SkillFilter,
     SkillRef,
 )
-from skills.messages.run import Rehearse, SkillRunInput
+from skills.messages.run import Rehearse, SandboxState, SkillRunInput
 from skills.naming import (
     APPROVAL_SIGNAL,
     CALL_TOOL,
@@ -103,6 +103,7 @@ from skills.naming import (
     REGISTER_SKILL,
     REGISTER_SKILLS,
     RUN_HISTORY,
+    SANDBOX_STATE,
     SKILL_RUN,
     run_summary,
     schedule_id_for,
@@ -586,6 +587,17 @@ class SkillsClient:
         """The skills with a scheduled fire that has no run or recorded skip past the worker's ``overdue_after``."""
         return await self._read(FIND_OVERDUE_SKILLS, OverdueQuery(limit=limit), OverdueSkills)
 
+    async def sandbox(self) -> SandboxState:
+        """Whether a worker of the task queue can run skills' scripts in its sandbox, and if not why and what to do.
+        A worker older than this read says nothing (one attempt: it is not retried until the read times out)."""
+        try:
+            return await self._read(SANDBOX_STATE, None, SandboxState, retry_policy=RetryPolicy(maximum_attempts=1))
+        except SkillsError as e:
+            cause = e.__cause__.cause if isinstance(e.__cause__, ActivityFailureError) else None
+            if isinstance(cause, ApplicationError) and cause.type == "NotFoundError":
+                return SandboxState(summary="not reported: the worker that answered is older than this client")
+            raise
+
     # --- approvals ----------------------------------------------------------------------------
 
     async def approvals(self, status: ApprovalStatus | None = PENDING, skill: str | int | None = None,
@@ -795,7 +807,7 @@ class SkillsClient:
                     f"'{self.client.namespace}': start one with `skills worker` (or `make run`)")
             await asyncio.sleep(0.25)
 
-    async def _read(self, name: str, arg: Any, result_type: Any) -> Any:
+    async def _read(self, name: str, arg: Any, result_type: Any, retry_policy: RetryPolicy | None = None) -> Any:
         try:
             return await self.client.execute_activity(
                 name,
@@ -804,6 +816,7 @@ class SkillsClient:
                 task_queue=self.task_queue,
                 result_type=result_type,
                 schedule_to_close_timeout=READ_TIMEOUT,
+                retry_policy=retry_policy,
             )
         except ActivityFailureError as e:
             cause = e.cause

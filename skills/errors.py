@@ -224,8 +224,15 @@ class ScriptError(SkillsError):
 
 
 class SandboxUnavailableError(ScriptError):
-    """The sandbox cannot be used (``bwrap`` missing, user namespaces refused...): the script is not
-    run, never unsandboxed. Retrying cannot help until the machine is fixed."""
+    """The sandbox cannot be used (``bwrap`` missing, user namespaces refused, a folder its user cannot
+    enter...): the script is not run, never unsandboxed. Retrying cannot help until the machine is fixed.
+    ``fix``, when given, says what to do about it: the message ends with it, and ``skills doctor`` prints
+    ``problem`` (the message without it) and ``fix`` on their own lines."""
+
+    def __init__(self, message: str, *, fix: str = "") -> None:
+        super().__init__(f"{message} (fix: {fix})" if fix else message)
+        self.problem = message
+        self.fix = fix
 
 
 class ScriptStartError(ScriptError):

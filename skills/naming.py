@@ -60,10 +60,11 @@ AGENT_TOOL = "agent_tool"
 LLM_TURN = "llm_turn"
 RUN_SCRIPT_ACTIVITY = "run_script"
 AGENT_SCRIPT = "agent_script"
+SANDBOX_STATE = "sandbox_state"
 
 CLIENT_READS = frozenset({GET_SKILL, LIST_SKILLS, LIST_RUNS, LIST_INCIDENTS, LIST_REVISIONS, GET_TOOL_CATALOG,
                           REFRESH_TOOL_CATALOG, GET_SERVER_STATES, TRUST_STATES, LIST_APPROVALS, GET_APPROVAL,
-                          RUN_HISTORY, FIND_OVERDUE_SKILLS, LIST_GRANTS})
+                          RUN_HISTORY, FIND_OVERDUE_SKILLS, LIST_GRANTS, SANDBOX_STATE})
 """The activities a client (the CLI, ``skills mcp``, the Telegram adapter) starts on its own, outside any
 workflow: they read, and act on nothing a payload names."""
 

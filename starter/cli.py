@@ -9,7 +9,7 @@
     skills next REF [-n 10]         the next fire times, in the skill's zone, skipped days marked
     skills emit NAME [--data JSON] [--id ID]   run every skill subscribed to the event NAME
     skills list | runs [REF] | outbox
-    skills doctor                   the schedules against the store; exits 1 on a problem
+    skills doctor                   the schedules against the store, the script sandbox; exits 1 on a problem
     skills approvals [--all] | approve ID | deny ID [--reason TEXT]   what waits for your yes
     skills grant TOOL [--skill REF] [--where ARG=VALUE]... [--for 30d] | grants [--all] | revoke ID
     skills chat "message" [--session S]   talk to the assistant (it schedules skills for you)
@@ -549,7 +549,8 @@ def _incidents_table(found: list[Any], closed: bool) -> None:
 def doctor() -> int:
     """Compare the Temporal schedules of the task queue with the skills in the store: a schedule
     missing, one no skill has, one paused behind the engine's back (or running for a disabled skill),
-    a skill overdue, an engine round missing or paused. Each problem is printed with what to do;
+    a skill overdue, an engine round missing or paused; and whether the worker can run scripts in its
+    sandbox (if not: which folder stops which user). Each problem is printed with what to do;
     exits 1 when there is one (see docs/observability.md#skills-doctor)."""
     from client.doctor import diagnose
 
@@ -567,8 +568,11 @@ def doctor() -> int:
 
 def _diagnosis(found: Any) -> None:
     print(f"task queue {found.task_queue}: {found.skills} scheduled skills, {found.schedules} schedules")
+    if found.sandbox and not any(problem.kind == "sandbox" for problem in found.problems):
+        print(f"script sandbox: {found.sandbox}")
     for problem in found.problems:
-        print(f"\n✗ {problem.kind}: {problem.message}\n  schedule: {problem.schedule_id or '-'}\n  fix: {problem.fix}")
+        schedule = "" if problem.kind == "sandbox" else f"\n  schedule: {problem.schedule_id or '-'}"
+        print(f"\n✗ {problem.kind}: {problem.message}{schedule}\n  fix: {problem.fix}")
     print("\nno problem found" if found.ok else f"\n{len(found.problems)} problem(s)")
 
 

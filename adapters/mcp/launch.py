@@ -121,7 +121,8 @@ class ToolsetSandbox(Sandbox):
         scratch = Path(tempfile.mkdtemp(prefix="skill-toolset-", dir=self.scratch_dir))
         stack.callback(shutil.rmtree, scratch, ignore_errors=True)
         try:
-            os.chmod(scratch, 0o755)  # the sandbox's user (nobody, for a root worker) must reach the copy
+            # The scratch folder stays the worker's own (0700): bwrap binds the copy as the worker's user (root, for a
+            # root worker, which drops the server to nobody only inside), so no other user need pass through it.
             await asyncio.to_thread(copy_for_sandbox, skill_folder, scratch / "skill")
         except (OSError, FolderRefused) as e:
             raise ToolsetRefusedError(f"the skill folder could not be copied for the sandbox: {e}") from None

@@ -1,5 +1,5 @@
-"""A fire's payloads: the run's input, start and outcome, an Agent run carried over, a script step, and the
-deliveries, digests and notices of its result."""
+"""A fire's payloads: the run's input, start and outcome, an Agent run carried over, a script step (and whether
+the worker's sandbox can run one), and the deliveries, digests and notices of its result."""
 
 from __future__ import annotations
 
@@ -110,6 +110,18 @@ class ScriptRun(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
     """``{"script": "fetch.py", "args": [...]}``."""
     step_id: str = ""
+
+
+class SandboxState(BaseModel):
+    """Whether the worker can run skills' scripts in its sandbox: its start line, and ``skills doctor``."""
+
+    scripts_enabled: bool = False
+    ok: bool = True
+    summary: str = ""
+    """How scripts run (the sandbox's user, the bwrap, a copy of it and why), or why they cannot (which folder
+    stops which user, lacking which permission)."""
+    fix: str = ""
+    """What to do when they cannot."""
 
 
 class AgentResume(BaseModel):

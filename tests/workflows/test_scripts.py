@@ -1,17 +1,25 @@
 """Skill scripts on a real worker: a Direct plan's run_script step, an Agent-tier run and a chat turn
 calling the run_script tool (the scripted LLM), all through the real bwrap sandbox; and the refusals
-(scripts disabled, bubblewrap missing) with their reasons."""
+(scripts disabled, bubblewrap missing) with their reasons, said at the worker's start and by
+`skills doctor` too; and a bwrap under a folder only its owner may enter."""
 
 from __future__ import annotations
 
+import logging
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
+from activities.scripts import SANDBOX_DOCS
+from client.doctor import diagnose
 from client.files import sync_files
 from config.settings import Settings
+from tests.adapters.test_sandbox_user import install_bwrap, private_folder
 from tests.conftest import Engine, trust_files
 from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
 from tests.skills.skillmd.skill_files import skill_text
@@ -104,11 +112,18 @@ async def test_a_direct_plan_runs_a_script_step_in_the_sandbox(client: Client, s
         await engine.stop()
 
 
+def start_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "activities.scripts" and "sandbox" in r.getMessage()]
+
+
 async def test_scripts_disabled_or_without_bubblewrap_are_refused_with_the_reason(
-        client: Client, settings: Settings) -> None:
+        client: Client, settings: Settings, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="activities.scripts")
     write_skill(settings.user_skills_dir, "word-count", plan=step("report.py", "1"), trigger=NEVER)
     engine = await Engine(settings, client).start()  # scripts_enabled is off by default
     try:
+        assert start_lines(caplog) == []  # nothing to say about a sandbox no script uses
+        assert (await diagnose(engine.skills)).sandbox == "scripts are off (SKILLS_SCRIPTS_ENABLED=false)"
         await trust_files(engine)  # the owner trusts what the skills run
         await sync_files(engine.skills)
         run = await engine.skills.run("word-count", "files")
@@ -121,6 +136,13 @@ async def test_scripts_disabled_or_without_bubblewrap_are_refused_with_the_reaso
     missing = settings.model_copy(update={"scripts_enabled": True, "bwrap_path": "/nonexistent/bin/bwrap"})
     engine = await Engine(missing, client).start()
     try:
+        reason = ("bubblewrap is not installed ('/nonexistent/bin/bwrap' not found; install the package 'bubblewrap' "
+                  "or set SKILLS_BWRAP_PATH): scripts are never run unsandboxed")
+        assert start_lines(caplog) == [f"script sandbox: scripts cannot run here: {reason}; fix: {SANDBOX_DOCS}"]
+        found = await diagnose(engine.skills)
+        assert not found.ok
+        [problem] = [p for p in found.problems if p.kind == "sandbox"]
+        assert (problem.message, problem.fix) == (f"scripts cannot run: {reason}", SANDBOX_DOCS)
         run = await engine.skills.run("word-count", "files")
         assert run.status == "error"  # type: ignore[union-attr]
         assert run.summary == ("run_script failed: bubblewrap is not installed ('/nonexistent/bin/bwrap' not "  # type: ignore[union-attr]
@@ -129,6 +151,38 @@ async def test_scripts_disabled_or_without_bubblewrap_are_refused_with_the_reaso
         assert await attempts(client, run.workflow_id, "run_script") == [1]  # type: ignore[union-attr]
     finally:
         await engine.stop()
+
+
+async def test_the_start_line_and_the_doctor_say_how_scripts_run_from_a_folder_only_its_owner_may_enter(
+        client: Client, settings: Settings, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="activities.scripts")
+    write_skill(settings.user_skills_dir, "word-count", plan=step("report.py", "2"), trigger=NEVER)
+    private = private_folder(owner=os.geteuid())  # drwx------, as root's home or a mktemp -d
+    try:
+        bwrap = install_bwrap(private / "venv" / "site-packages", owner=os.geteuid())
+        engine = await Engine(settings.model_copy(update={"scripts_enabled": True, "bwrap_path": str(bwrap)}),
+                              client).start()
+        try:
+            [line] = start_lines(caplog)
+            if os.geteuid() == 0:  # the sandbox runs as nobody, who cannot enter `private`: a checked copy runs
+                assert line.startswith(f"script sandbox: scripts run as nobody (uid 65534), with a copy of {bwrap} "
+                                       "made in "), line
+                assert line.endswith(f" and checked against its digest, since nobody (uid 65534) cannot enter "
+                                     f"{private} (drwx------ root:root: others' bits give no search (x) permission)")
+            else:
+                assert line.endswith(f"in a user namespace, with {bwrap}"), line
+            await trust_files(engine)
+            await sync_files(engine.skills)
+            run = await engine.skills.run("word-count", "files")
+            assert run.status == "success", run.summary  # type: ignore[union-attr]
+            assert '"words": ["alpha", "beta"]' in run.tool_calls[0].result  # type: ignore[union-attr]
+            found = await diagnose(engine.skills)
+            assert found.sandbox == line.removeprefix("script sandbox: ")
+            assert "sandbox" not in {p.kind for p in found.problems}
+        finally:
+            await engine.stop()
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
 
 
 async def test_an_agent_run_and_a_chat_call_run_script(client: Client, settings: Settings, llm: ScriptedLLM) -> None:
