@@ -12,8 +12,9 @@ The patterns are written as for ``re`` and mean what they meant there, with thes
 - ``\\d``, ``\\s`` and ``\\w`` (and ``\\D``, ``\\S``, ``\\W``) are Python's, Unicode-wide: they are written out
   as the Unicode classes Python's are (RE2's own are ASCII). Inside a class, ``\\S`` and ``\\W`` have no
   such spelling: a pattern that needs one writes the class out.
-- ``\\b`` and ``\\B`` are RE2's, ASCII: next to a letter outside ASCII ("caféat") they see a boundary
-  where ``re`` sees none. The engine's patterns put ``\\b`` next to English words.
+- ``\\b`` and ``\\B`` are RE2's, ASCII: next to a letter or digit outside ASCII they differ from ``re``'s
+  ("caféat" has a boundary before "at" here, "\u0663pm" none before the digit). The engine's patterns put
+  ``\\b`` next to English words; on text with no such letter or digit they read as ``re`` read.
 - ``$`` is the end of the text (``re``'s ``$`` also matched before a last newline: ``^[a-z]+$`` took
   "name\\n"); ``\\Z`` is the end of the text, as in ``re`` (RE2 spells it ``\\z``).
 - A lookahead at the end of a pattern's branch, ``X(?![\\w:])``, is written with the character it looks at
