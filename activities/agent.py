@@ -168,11 +168,16 @@ class AgentActivities:
         plan_tools = _plan_tools(catalog)
         said = [messages[i].content or "" for i in questions(messages)][-2:]  # the user's own, no engine note
         only, skills = None, None
+        # Reading the words (the user's, the model's, SKILL.md's in the prompt, the catalog's) and counting the
+        # request's tokens is CPU work: in a thread, so the worker's event loop (every other activity's
+        # heartbeats, Temporal's polls) is not held by it. Cutting a 90,000-character request to fit an 8k
+        # context took 0.5 CPU s in a measurement.
         if structured:  # the answer's shape, said in the prompt: no tool schemas are sent
-            only = allowed_actions(said, actions(offered, plan_tools))
+            only = await asyncio.to_thread(allowed_actions, said, actions(offered, plan_tools))
             if "create" in only and messages[-1].role == "user" and (
-                    missing := unreached_services(said[-1], [f"{t.name} {t.server} {t.description}" for t in catalog
-                                                             if t.name in plan_tools])):
+                    missing := await asyncio.to_thread(
+                        unreached_services, said[-1], [f"{t.name} {t.server} {t.description}" for t in catalog
+                                                       if t.name in plan_tools])):
                 # Nothing could make it: the engine says so, with no model (and no skill that reads something else).
                 return await self._engine_answer(request, unreached_reply(missing, plan_tools))
             if {"memory_update_skill", "memory_delete_skill"} & set(offered):
@@ -180,7 +185,7 @@ class AgentActivities:
             asked = _with_instruction(asked, instruction(offered, plan_tools),
                                       known_skills(offered, [_skill_line(skill) for skill in skills or []]))
         context = await self.llm.context(request.model)
-        fitted = fit_request(asked, tools, context)
+        fitted = await asyncio.to_thread(fit_request, asked, tools, context)
         if fitted.left_out:
             activity.logger.warning("LLM turn %d: left out to fit the context of %d tokens: %s", request.step,
                                     context, "; ".join(fitted.left_out))
@@ -195,7 +200,8 @@ class AgentActivities:
             raise application_error(e) from e.__cause__
         activity.logger.info("LLM turn %d (%s): %d prompt tokens estimated, %d counted by the endpoint",
                              request.step, request.model, fitted.tokens, message.prompt_tokens)
-        message, read_from_text = _calls_read(message, offered, structured, only, skills or [], said[-1] if said else "")
+        message, read_from_text = await asyncio.to_thread(_calls_read, message, offered, structured, only, skills or [],
+                                                          said[-1] if said else "")
         if structured and [call.name for call in message.tool_calls] == [ACTIONS["list"]]:
             # The list is the engine's, not the model's account of it, and costs no second request to word it.
             found = skills if skills is not None else await asyncio.to_thread(self.store.skills.list_skills)

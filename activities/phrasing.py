@@ -42,7 +42,9 @@ class PhrasingActivities:
         when the proposal cannot be made as read (a name taken, a tool missing): the model takes it then."""
         if self.proposals is None or not self.settings.chat_plain_reminders:
             return ReminderProposed()
-        reminder = plain_reminder(request.message, request.now, self.settings.timezone)
+        # Off the event loop: the reader is linear (RE2) and reads at most MAX_MESSAGE characters, but it is CPU
+        # work on anyone's words, and the loop runs every other activity's heartbeats.
+        reminder = await asyncio.to_thread(plain_reminder, request.message, request.now, self.settings.timezone)
         if reminder is None:
             return ReminderProposed()
         skill = reminder.skill(self.settings.notifier_tool)

@@ -14,7 +14,6 @@ activity finds the run it started instead of registering twice.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +28,7 @@ from activities.trust import trust_states, untrusted
 from adapters.skill_folders import FOLDERS, discover, file_skill, load_skill_file
 from adapters.store import Store
 from config.settings import Settings
+from skills import linear
 from skills.errors import SkillFileError, ToolsetRefusedError
 from skills.messages.manage import (
     ChangeInput,
@@ -50,7 +50,7 @@ from skills.spec.normalize import NormalizeContext
 
 T = TypeVar("T")
 
-_SKILL_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
+_SKILL_NAME = linear.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 """A SKILL.md name (and its folder's): a grant naming anything else names no folder of the worker's."""
 
 

@@ -22,12 +22,12 @@ that schedule before it is reported.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 from temporalio.service import RPCError, RPCStatusCode
 
+from skills import linear
 from skills.naming import MAINTENANCE_JOB, SKILL_RUN, SYNC_JOB, engine_job_id
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ async def diagnose(skills: SkillsClient) -> Diagnosis:
     queue = skills.task_queue
     stored = {s.schedule_id: s for s in await skills.list() if s.schedule_id}
     overdue = await skills.overdue()
-    own = re.compile(rf"{re.escape(queue)}-\d+-")
+    own = linear.compile(rf"{linear.escape(queue)}-\d+-")
     listed = {entry.id: entry async for entry in await skills.client.list_schedules() if own.match(entry.id)
               or entry.id in {engine_job_id(queue, job) for job in ENGINE_JOBS}}
     sandbox = await skills.sandbox()

@@ -17,7 +17,6 @@ settings, ``TEMPORAL_PROFILE`` and the TOML config file), see ``client.connect``
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -37,6 +36,7 @@ from pydantic_settings import (
 )
 from pydantic_settings import SettingsError as SourceError
 
+from skills import linear
 from skills.run.backoff import BackoffPolicy
 from skills.run.budget import BudgetPolicy
 from skills.run.deadline import RunLimits
@@ -437,7 +437,7 @@ class Settings(BaseSettings):
         names = [part.strip() for part in value.split(",") if part.strip()] if isinstance(value, str) else value
         if isinstance(names, list):
             for name in names:
-                if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                if not isinstance(name, str) or not linear.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
                     raise ValueError(f"{name!r} is not an environment variable's name")
                 if name.upper().startswith(ENGINE_VARIABLE_PREFIXES):
                     raise ValueError(f"{name} is one of the engine's own variables: a toolset never gets it")
@@ -621,9 +621,7 @@ def database_url(url: str) -> str:
 
 def _mask_any_password(url: str) -> str:
     """A URL that did not parse, with whatever stands between ``user:`` and ``@`` masked."""
-    import re
-
-    return re.sub(r"(//[^/:@]*:)[^@]*@", r"\1***@", url)
+    return linear.sub(r"(//[^/:@]*:)[^@]*@", r"\1***@", url)
 
 
 def _mask_url_password(url: str) -> str:

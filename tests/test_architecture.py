@@ -2,8 +2,9 @@
 import circles, activities/ holds activities, adapters know nothing of Temporal's activity API, every
 workflow, activity, signal and job name is spelt in one module, no module imports another's private names,
 no class of the store is past ``MAX_STORE_METHODS``, worker.py is wiring (``MAX_WORKER_LINES``), the
-tests of adapters sit in tests/adapters/, and payloads are defined in ``skills.messages`` alone (workflows
-take only activity classes from activities/)."""
+tests of adapters sit in tests/adapters/, payloads are defined in ``skills.messages`` alone (workflows
+take only activity classes from activities/), and text is matched in linear time (RE2, or a pattern of
+Python's ``re`` proven linear)."""
 
 from __future__ import annotations
 
@@ -265,6 +266,132 @@ def test_the_purity_check_finds_io(tmp_path: Path) -> None:
                     "def f(p):\n    with open(p) as f:\n        return p.read_text(), os.walk(p), sibling.parse(p)\n"
                     "class Schema:\n    def g(self, s):\n        return self.resolve(s), super().resolve(s)\n")
     assert _impurities(code) == {"import os", "import temporalio", "call open", "call read_text", "call walk"}
+
+
+ENGINE_ROOMS = frozenset(LAYERS) - {"bench"}
+"""The engine's own code: what runs in the worker, the client and the entry points (bench/ measures it)."""
+
+RE_FUNCTIONS = frozenset({"compile", "search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split"})
+"""The functions of Python's ``re`` that take a pattern and match with it (``escape`` and the flags match nothing)."""
+BACKTRACKING_LIBRARIES = frozenset({"re", "regex", "sre_compile", "sre_parse"})
+
+LINEAR_ON_RE = {
+    ("skills.llm.tokens", r"""'(?:s|t|re|ve|m|ll|d)\b| ?[^\W\d_]+| ?\d{1,3}| ?[^\s\w]+|\s+"""):
+        "each branch is a fixed word, or one optional space and one greedy run of a class with nothing after it: a "
+        "start either matches the run it read or fails within two characters, so a text is read once; it counts "
+        "every piece of every model request, where RE2's Python binding would add ~15 us a piece",
+    ("skills.skillmd.terms", r"\.?\w+"):
+        "an optional dot and one greedy run of a class with nothing after it: a start reads at most one character "
+        "it does not match, so a text is read once; it reads every SKILL.md description when the index is built",
+}
+"""Patterns kept on Python's ``re`` that are more than one class, each with why it is linear as written and
+why it stays. Every other pattern of the engine is one class (``\\w+``, ``[,\\s]+``: :func:`_one_class`) or is
+matched by RE2 through ``skills.linear``: with ``re`` a pattern with two ways to read the same characters tries
+them all, and the phrase reader's weekday pattern took 3.4 s on a 171-character message, twice as long for
+each 7 characters more."""
+
+
+def _one_class(pattern: str) -> bool:
+    """``pattern`` is one character, class or category, repeated or not (``\\w+``, ``[^a-z0-9]+``, ``\\n{3,}``): at
+    any start ``re`` reads one run of it and matches or fails there, with nothing to try again, so it is linear
+    in the text whatever it is."""
+    from re import _parser  # the stdlib's own reading of a pattern
+
+    try:
+        items = list(_parser.parse(pattern))
+    except Exception:
+        return False
+    single = {_parser.LITERAL, _parser.NOT_LITERAL, _parser.IN, _parser.ANY}
+    if len(items) != 1:
+        return False
+    op, value = items[0]
+    if op in (_parser.MAX_REPEAT, _parser.MIN_REPEAT):
+        body = list(value[2])
+        return len(body) == 1 and body[0][0] in single
+    return op in single
+
+
+def _re_patterns(path: Path) -> list[tuple[int, str, str | None]]:
+    """What ``path`` hands a backtracking engine: (line, the call or import, the pattern's text, or None when it
+    is not a constant). ``import re as r``, ``from re import search`` and ``import regex`` count."""
+    tree = ast.parse(path.read_text(), str(path))
+    modules: set[str] = set()  # names bound to re (or regex)
+    functions: dict[str, str] = {}  # names bound to one of its functions
+    found: list[tuple[int, str, str | None]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                library = alias.name.partition(".")[0]
+                if library in BACKTRACKING_LIBRARIES - {"re"}:
+                    found.append((node.lineno, f"import {alias.name}", None))
+                elif alias.name == "re":
+                    modules.add(alias.asname or "re")
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            library = node.module.partition(".")[0]
+            if library in BACKTRACKING_LIBRARIES - {"re"}:
+                found.append((node.lineno, f"from {node.module} import", None))
+            elif node.module == "re":
+                functions |= {alias.asname or alias.name: alias.name for alias in node.names
+                              if alias.name in RE_FUNCTIONS}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in modules \
+                and func.attr in RE_FUNCTIONS:
+            call = f"re.{func.attr}"
+        elif isinstance(func, ast.Name) and func.id in functions:
+            call = f"re.{functions[func.id]}"
+        else:
+            continue
+        first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "pattern"), None)
+        constant = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+        found.append((node.lineno, call, constant))
+    return found
+
+
+def _backtracking(module: str, path: Path) -> list[str]:
+    """The patterns ``module`` matches with a backtracking engine that are neither one class nor in
+    :data:`LINEAR_ON_RE`, as ``module:line: call(pattern)``."""
+    def shown(call: str, pattern: str | None) -> str:
+        if call.startswith(("import ", "from ")):
+            return call
+        return f"{call}({pattern!r})" if pattern is not None else f"{call}(a pattern built as it runs)"
+
+    return [f"{module}:{line}: {shown(call, pattern)}" for line, call, pattern in _re_patterns(path)
+            if pattern is None or not (_one_class(pattern) or (module, pattern) in LINEAR_ON_RE)]
+
+
+def test_text_is_matched_in_linear_time() -> None:
+    """Every pattern of the engine is RE2 (``skills.linear``), one class, or kept on ``re`` in :data:`LINEAR_ON_RE`
+    with its reason: a new ``re`` pattern that backtracks cannot creep into code that reads people's, models' or
+    tools' text."""
+    offenders = [line for module, path in MODULES.items() if _room(module) in ENGINE_ROOMS
+                 for line in _backtracking(module, path)]
+    assert offenders == []
+    kept = {(module, pattern) for module, path in MODULES.items() if _room(module) in ENGINE_ROOMS
+            for _, _, pattern in _re_patterns(path) if (module, pattern) in LINEAR_ON_RE}
+    assert kept == set(LINEAR_ON_RE)  # an exception no longer used goes too
+
+
+def test_the_linear_time_check_finds_backtracking(tmp_path: Path) -> None:
+    code = tmp_path / "phrasing.py"
+    # The phrase reader as it was: its weekday pattern (an f-string) took 3.4 s on 171 characters.
+    code.write_text('import re\nimport re as r2\nfrom re import search as find, escape\nimport regex\n'
+                    '_WEEKDAY = r"(?:mon|tues?|wed)(?:day)?s?"\n'
+                    '_DAYS = re.compile(rf"\\b(?:{_WEEKDAY})(?:\\s*(?:,|and)\\s*(?:{_WEEKDAY}))*\\b")\n'
+                    'def read(text, name):\n'
+                    '    words = re.findall(r"\\w+", text)  # one class: linear\n'
+                    '    parts = re.split(r"[,\\s]+", text)  # one class: linear\n'
+                    '    return find(r"(a+)+$", text), r2.sub("x*y", "", text), re.escape(name), re.I\n')
+    assert _backtracking("skills.when.phrasing", code) == [
+        "skills.when.phrasing:4: import regex",
+        "skills.when.phrasing:6: re.compile(a pattern built as it runs)",
+        "skills.when.phrasing:10: re.search('(a+)+$')",
+        "skills.when.phrasing:10: re.sub('x*y')",
+    ]
+    assert _one_class(r"\w+") and _one_class(r"[^a-z0-9]+") and _one_class(r"\n{3,}") and _one_class("[#?()]")
+    assert not _one_class(r"\w+\s") and not _one_class(r"(\w+)") and not _one_class(r"(?:ab|b)+")
 
 
 def test_every_long_module_of_activities_defines_activities() -> None:

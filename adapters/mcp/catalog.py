@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 
+from skills import linear
 from skills.run.catalog import CatalogEntry, ServerState, ToolCatalog, ToolInfo
 
 
@@ -37,12 +37,14 @@ def _plural(count: int, word: str) -> str:
     return word if count == 1 else word + "s"
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+_SENTENCE_END = linear.compile(r"[.!?]\s")
+"""A sentence's end and the space after it (a tool's description is its server's words: RE2, no lookbehind)."""
 
 
 def first_sentence(text: str, *, limit: int = 200) -> str:
     """The first sentence of a description (up to the first paragraph break), on one line."""
     paragraph = text.strip().split("\n\n", 1)[0]
     flat = " ".join(paragraph.split())
-    sentence = _SENTENCE_END.split(flat, maxsplit=1)[0]
+    end = _SENTENCE_END.search(flat)
+    sentence = flat if end is None else flat[:end.start() + 1]
     return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"

@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import re
 import sys
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
@@ -25,14 +24,14 @@ from pydantic import model_validator
 
 from config.secrets import add_secrets
 from config.settings import ENGINE_VARIABLE_PREFIXES
-from skills import yamlsafe
+from skills import linear, yamlsafe
 from skills.errors import McpConfigError
 from skills.run.arguments import ArgumentRules, ParameterDefault
 from skills.spec.mcpservers import McpServerConfig, Transport
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
-_SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+_SERVER_NAME = linear.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 _ENV_REFERENCE = re2.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 """RE2, linear in the value: with Python's re each unclosed ``${A:-`` scanned the rest of the value, so
 60 KB of them in a SKILL.md toolset's env took 11 s of the worker's time at every connect."""

@@ -17,11 +17,11 @@ The same claim test lets ``auto`` mode notice a model that answered without the 
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from skills import linear
 from skills.naming import GET_TOOL_CATALOG, MANAGEMENT_TOOLS
 from skills.owner.approvals import Approval
 from skills.skillmd.tool import TOOL_NAME as SKILL_TOOL
@@ -95,34 +95,34 @@ def _set(trigger: Any) -> dict[str, Any] | None:
 
 
 # --- what a reply claims -----------------------------------------------------------------------
-# Each pattern is a fixed alternation with no nested repetition: linear in the text it reads.
+# Each pattern is matched by RE2 (``skills.linear``): linear in the text it reads, whatever the model wrote.
 
 _DONE = (r"(?:stored|saved|created|scheduled|registered|added|set\s+up|set|updated|changed|modified|"
          r"deleted|removed|paused|resumed|enabled|disabled|cancel+ed)")
 _CLAIMS = [
     # "Stored: ...", "Done!", "Scheduled." opening the reply or a line
-    re.compile(rf"(?:^|\n)[^\w\n]{{0,3}}(?:done|all\s+set|{_DONE})\b", re.IGNORECASE),
+    linear.compile(rf"(?:^|\n)[^\w\n]{{0,3}}(?:done|all\s+set|{_DONE})\b", linear.IGNORECASE),
     # "I have created", "I've scheduled", "I stored", "I just set up"
-    re.compile(rf"\bI(?:'ve|\s+have)?\s+(?:just\s+|now\s+|successfully\s+|also\s+)?{_DONE}\b", re.IGNORECASE),
+    linear.compile(rf"\bI(?:'ve|\s+have)?\s+(?:just\s+|now\s+|successfully\s+|also\s+)?{_DONE}\b", linear.IGNORECASE),
     # "the reminder has been set", "your skill is now scheduled", "it was stored"
-    re.compile(rf"\b(?:reminder|skill|task|alarm|schedule|job|it|that|this)\s+(?:has\s+been|have\s+been|is\s+now|"
-               rf"was|are\s+now)\s+(?:successfully\s+)?{_DONE}\b", re.IGNORECASE),
+    linear.compile(rf"\b(?:reminder|skill|task|alarm|schedule|job|it|that|this)\s+(?:has\s+been|have\s+been|is\s+now|"
+                   rf"was|are\s+now)\s+(?:successfully\s+)?{_DONE}\b", linear.IGNORECASE),
     # "reminder set", "skill created", "your reminder is set"
-    re.compile(rf"\b(?:reminder|skill|task|alarm)s?\s+(?:is\s+|are\s+)?{_DONE}\b", re.IGNORECASE),
+    linear.compile(rf"\b(?:reminder|skill|task|alarm)s?\s+(?:is\s+|are\s+)?{_DONE}\b", linear.IGNORECASE),
     # "I'll remind you", "you will be reminded", "you'll get a reminder"
-    re.compile(r"\bI(?:'ll|\s+will)\s+(?:now\s+)?(?:remind|notify|message|ping)\s+you\b", re.IGNORECASE),
-    re.compile(r"\byou(?:'ll|\s+will)\s+(?:be\s+reminded|be\s+notified|get\s+a\s+reminder|receive\s+a\s+"
-               r"reminder)\b", re.IGNORECASE),
+    linear.compile(r"\bI(?:'ll|\s+will)\s+(?:now\s+)?(?:remind|notify|message|ping)\s+you\b", linear.IGNORECASE),
+    linear.compile(r"\byou(?:'ll|\s+will)\s+(?:be\s+reminded|be\s+notified|get\s+a\s+reminder|receive\s+a\s+"
+                   r"reminder)\b", linear.IGNORECASE),
 ]
 _PROMISES = [
     # "I'll send you", "you will receive a daily digest", and a small model's "I will receive a summary"
     # (it speaks as the user): a thing the engine would send, promised as if scheduled
-    re.compile(r"\bI(?:'ll|\s+will)\s+(?:now\s+)?(?:send|text|email)\s+you\b", re.IGNORECASE),
-    re.compile(r"\b(?:I|you)(?:'ll|\s+will)\s+(?:get|receive)\s+(?:a|an|your|the)\s+(?:[\w-]+\s+){0,2}?"
-               r"(?:reminder|summary|digest|message|notification|note|update|report)s?\b", re.IGNORECASE),
+    linear.compile(r"\bI(?:'ll|\s+will)\s+(?:now\s+)?(?:send|text|email)\s+you\b", linear.IGNORECASE),
+    linear.compile(r"\b(?:I|you)(?:'ll|\s+will)\s+(?:get|receive)\s+(?:a|an|your|the)\s+(?:[\w-]+\s+){0,2}?"
+                   r"(?:reminder|summary|digest|message|notification|note|update|report)s?\b", linear.IGNORECASE),
 ]
-_UNSAID = re.compile(r"\b(?:not|never|no|nothing|cannot|unable|would|could|should|shall|can|may|might|if|once|"
-                     r"when|after|unless|until|want|like|to)\b|n't\b", re.IGNORECASE)
+_UNSAID = linear.compile(r"\b(?:not|never|no|nothing|cannot|unable|would|could|should|shall|can|may|might|if|once|"
+                         r"when|after|unless|until|want|like|to)\b|n't\b", linear.IGNORECASE)
 """Words before a claim, in its sentence, that make it none: "I have NOT stored", "shall I set up",
 "once you confirm, I'll remind you", "would you like me to"."""
 LOOK_BACK = 48
@@ -152,12 +152,13 @@ def _asked(text: str, end: int) -> bool:
     return bool(stops) and text[min(stops)] == "?"
 
 
-_WHEN = re.compile(
+_WHEN = linear.compile(
     r"\b(?:remind|reminder|reminders|schedule|scheduled|every|daily|weekly|monthly|hourly|weekdays?|tomorrow|"
-    r"tonight|in\s+\d+\s+(?:minutes?|mins?|hours?|days?)|at\s+\d{1,2}(?::\d\d)?\s*(?:am|pm)?)\b", re.IGNORECASE)
-_VERB = re.compile(r"\b(?:create|make|add|set\s+up|change|update|move|rename|pause|resume|enable|disable|delete|"
-                   r"remove|stop|cancel)\b", re.IGNORECASE)
-_SKILL = re.compile(r"\b(?:skills?|reminders?|alarms?|tasks?|jobs?|notifications?|summary|summaries)\b", re.IGNORECASE)
+    r"tonight|in\s+\d+\s+(?:minutes?|mins?|hours?|days?)|at\s+\d{1,2}(?::\d\d)?\s*(?:am|pm)?)\b", linear.IGNORECASE)
+_VERB = linear.compile(r"\b(?:create|make|add|set\s+up|change|update|move|rename|pause|resume|enable|disable|delete|"
+                       r"remove|stop|cancel)\b", linear.IGNORECASE)
+_SKILL = linear.compile(r"\b(?:skills?|reminders?|alarms?|tasks?|jobs?|notifications?|summary|summaries)\b",
+                        linear.IGNORECASE)
 
 
 def asks_for_change(message: str) -> bool:

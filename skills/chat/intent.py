@@ -23,11 +23,12 @@ the user did not ask for. Pure code, no I/O.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
+from skills import linear
+
 MESSAGE_CHARS = 2_000
-"""Characters of a user's message read (the patterns are fixed alternations: linear)."""
+"""Characters of a user's message read (by RE2, ``skills.linear``: linear in them whatever they are)."""
 
 # The words, each spelt once: the patterns below are alternations of them (fixed, with no nested repetition).
 _PAUSES = r"pause|disable|mute|suspend"
@@ -38,17 +39,17 @@ _RHYTHMS = (r"every|each|daily|weekly|monthly|yearly|hourly|weekdays?|weekends?|
             r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|minutes?|hours?")
 """A day or a rhythm: words that say when a skill fires, and more than a time of day."""
 
-_DELETE = re.compile(r"\b(?:delete|remove|cancel|drop|erase|forget|discard|scrap|get\s+rid\s+of|stop|"
-                     r"no\s+longer|(?:don't|do\s+not)\s+(?:need|want))\b", re.IGNORECASE)
-_CHANGE = re.compile(rf"\b(?:change|move|make|set|switch|update|edit|modify|rename|{_PAUSES}|{_RESUMES}|"
-                     rf"{_TURN}(?:back\s+)?(?:on|off)|reschedule|shift|instead|stop|skip|snooze|postpone|push|"
-                     r"earlier|later)\b", re.IGNORECASE)
-_WHEN = re.compile(
+_DELETE = linear.compile(r"\b(?:delete|remove|cancel|drop|erase|forget|discard|scrap|get\s+rid\s+of|stop|"
+                         r"no\s+longer|(?:don't|do\s+not)\s+(?:need|want))\b", linear.IGNORECASE)
+_CHANGE = linear.compile(rf"\b(?:change|move|make|set|switch|update|edit|modify|rename|{_PAUSES}|{_RESUMES}|"
+                         rf"{_TURN}(?:back\s+)?(?:on|off)|reschedule|shift|instead|stop|skip|snooze|postpone|push|"
+                         r"earlier|later)\b", linear.IGNORECASE)
+_WHEN = linear.compile(
     rf"\b(?:{_RHYTHMS}|noon|midnight|(?:in\s+the|this|at|by|on)\s+(?:morning|evening|night|afternoon)|mornings|"
     r"evenings|nights|afternoons|o'clock|at\s+\d|in\s+\d|in\s+(?:an?|half\s+an)\s+(?:hour|minute)|"
-    r"\d{1,2}(?::\d\d)?\s*(?:am|pm)|\d{1,2}:\d\d)\b", re.IGNORECASE)
-_QUESTION = re.compile(r"^\s*(?:what|which|when|where|who|why|how|is|are|am|do|does|did|have|has|was|were)\b"
-                       r"[^?]*\?", re.IGNORECASE)
+    r"\d{1,2}(?::\d\d)?\s*(?:am|pm)|\d{1,2}:\d\d)\b", linear.IGNORECASE)
+_QUESTION = linear.compile(r"^\s*(?:what|which|when|where|who|why|how|is|are|am|do|does|did|have|has|was|were)\b"
+                           r"[^?]*\?", linear.IGNORECASE)
 """A question about what is ("what skills do I have?", "when does it fire next?"), not a request put as one
 ("can you remind me...?", "could you move it?")."""
 
@@ -74,8 +75,8 @@ def _asks(text: str) -> set[str]:
     return asks
 
 
-_PAUSE = re.compile(rf"\b(?:{_PAUSES}|{_TURN}off)\b", re.IGNORECASE)
-_RESUME = re.compile(rf"\b(?:{_RESUMES}|{_TURN}(?:back\s+)?on)\b", re.IGNORECASE)
+_PAUSE = linear.compile(rf"\b(?:{_PAUSES}|{_TURN}off)\b", linear.IGNORECASE)
+_RESUME = linear.compile(rf"\b(?:{_RESUMES}|{_TURN}(?:back\s+)?on)\b", linear.IGNORECASE)
 
 
 def enabled_said(message: str) -> bool | None:
@@ -99,12 +100,13 @@ SERVICES: dict[str, str] = {
 }
 """Services a message may ask to read from or act on, by the words that name them. A service is reached when a
 word of its pattern is in a tool's name, description or server name."""
-_KEYS = {service: re.compile(rf"\b(?:{pattern})\b", re.IGNORECASE) for service, pattern in SERVICES.items()}
-_SAID = re.compile(r"\b(?:remind\s+me|message\s*:|saying|that\s+says|which\s+says|the\s+text|text\s*:)",
-                   re.IGNORECASE)
+_KEYS = {service: linear.compile(rf"\b(?:{pattern})\b", linear.IGNORECASE)
+         for service, pattern in SERVICES.items()}
+_SAID = linear.compile(r"\b(?:remind\s+me|message\s*:|saying|that\s+says|which\s+says|the\s+text|text\s*:)",
+                       linear.IGNORECASE)
 """Where the text a skill would send begins: a service named after it is what to say ("remind me to check
 Slack", "send me the message: tweet it"), not a place to reach."""
-_QUOTED = re.compile(r"\"[^\"]{0,500}\"|“[^”]{0,500}”|'[^']{0,500}'")
+_QUOTED = linear.compile(r"\"[^\"]{0,500}\"|“[^”]{0,500}”|'[^']{0,500}'")
 
 
 def named_services(message: str) -> list[str]:
@@ -135,9 +137,13 @@ def unreached_reply(services: Sequence[str], tools: Sequence[str]) -> str:
             f"{missing} (docs/tools.md), then ask again.")
 
 
-_CLOCK = re.compile(r"\b(?:to|at|for)\s+(\d{1,2})(?::([0-5]\d))?\s*(am|pm|a\.m\.|p\.m\.)?(?![\w:])", re.IGNORECASE)
-_DAYS = re.compile(rf"\b(?:{_RHYTHMS}|month|week|once)\b", re.IGNORECASE)
-_CRON_TIME = re.compile(r"^([0-5]?\d) ([01]?\d|2[0-3]) (\S+ \S+ \S+)$")
+# Not followed by a letter, digit or colon: the character after is read too (RE2 has no lookahead). findall
+# finds what re's (?![\w:]) found: RE2 prefers the same reading of the time, and the character read, never a
+# letter, cannot start the next match, which starts with a word.
+_CLOCK = linear.compile(r"\b(?:to|at|for)\s+(\d{1,2})(?::([0-5]\d))?\s*(am|pm|a\.m\.|p\.m\.)?(?:[^\w:]|$)",
+                        linear.IGNORECASE)
+_DAYS = linear.compile(rf"\b(?:{_RHYTHMS}|month|week|once)\b", linear.IGNORECASE)
+_CRON_TIME = linear.compile(r"^([0-5]?\d) ([01]?\d|2[0-3]) (\S+ \S+ \S+)$")
 
 
 def moved_to(message: str, cron: str) -> str | None:

@@ -16,10 +16,10 @@ proposed. The schema and its instruction are small (about 300 tokens, and no too
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Collection, Sequence
 from typing import Any, Literal
 
+from skills import linear
 from skills.chat.intent import MESSAGE_CHARS, enabled_said, moved_to
 from skills.llm.agent import ENGINE_NOTE, ChatMessage, for_the_model
 from skills.llm.textcalls import MAX_CHARS, TextCall, unfenced
@@ -269,7 +269,9 @@ def words_name(ref: Any, names: Sequence[str], said: str) -> Any:
 
 
 def _holds(said: str, name: str) -> bool:
-    return bool(name.strip()) and re.search(rf"(?<!\w){re.escape(name.strip().lower())}(?!\w)", said.lower()) is not None
+    # Not inside a longer word: no letter, digit or _ either side (RE2, in ``skills.linear``, has no lookaround).
+    name = name.strip().lower()
+    return bool(name) and linear.search(rf"(?:^|[^\w]){linear.escape(name)}(?:[^\w]|$)", said.lower()) is not None
 
 
 def _letters(text: str) -> str:

@@ -11,12 +11,12 @@ Pure: models, parsing and matching; the store keeps grants in the ``grants`` tab
 from __future__ import annotations
 
 import json
-import re
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from skills import linear
 from skills.errors import FieldError
 from skills.naming import MANAGEMENT_TOOLS
 from skills.spec.limits import GRANT_MINUTES, MAX_GRANT_VALUE_BYTES, MAX_GRANT_WHERE
@@ -24,9 +24,9 @@ from skills.spec.limits import GRANT_MINUTES, MAX_GRANT_VALUE_BYTES, MAX_GRANT_W
 GRANT_PREFIX = "grant:"
 """How ``decided_by`` begins on an approval a grant gave."""
 
-_DURATION = re.compile(r"^\s*(\d{1,9})\s*([mhd])\s*$")
+_DURATION = linear.compile(r"^\s*(\d{1,9})\s*([mhd])\s*$")
 _UNIT_MINUTES = {"m": 1, "h": 60, "d": 24 * 60}
-_ARGUMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$")
+_ARGUMENT = linear.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$")
 
 
 class GrantRequest(BaseModel):

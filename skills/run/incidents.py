@@ -9,16 +9,18 @@ change nothing. Pure: the store keeps the incidents, these functions say what an
 
 from __future__ import annotations
 
-import re
 from datetime import datetime, timedelta
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from skills import linear
+
 CAUSE_LENGTH = 200
 """Characters of a failure's summary that name its cause."""
 
-_VARYING = re.compile(r"\b0x[0-9a-f]+|\b[0-9a-f]{8,}(?:-[0-9a-f]{4,})*\b|\d+(?:[.:,]\d+)*", re.IGNORECASE)
+_VARYING = linear.compile(r"\b0x[0-9a-f]+|\b[0-9a-f]{8,}(?:-[0-9a-f]{4,})*\b|\d+(?:[.:,]\d+)*",
+                          linear.IGNORECASE)
 """What changes from one failure of a cause to the next: counts, durations, times, ids and digests."""
 
 IncidentEvent = Literal["opened", "repeated", "reminded", "recovered", "disabled"]

@@ -25,13 +25,13 @@ to the Agent tier.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import re2
 
+from skills import linear
 from skills.errors import PlanError
 from skills.run.preflight import render_arguments
 from skills.run.recall import MARKER, recalled_name
@@ -40,9 +40,9 @@ from skills.spec.models import PlanStep
 _PLACEHOLDER = re2.compile(r"\{\{\s*(.*?)\s*\}\}")
 """RE2 runs in time linear in the text. Python's re tried every ``{{`` against the rest of the text:
 12 s on 40 KB of ``{{``, minutes at the plan limit, at registration and again at every fire."""
-_TIME = re.compile(r"(now|today)(\s*[+-]\s*\d+\s*[mhdw])?")
-_PATH = re.compile(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*")
-_EVENT = re.compile(r"event(\.[A-Za-z0-9_-]+)*")
+_TIME = linear.compile(r"(now|today)(\s*[+-]\s*\d+\s*[mhdw])?")
+_PATH = linear.compile(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*")
+_EVENT = linear.compile(r"event(\.[A-Za-z0-9_-]+)*")
 EVENT_FIELDS = ("name", "id", "time", "data")
 
 

@@ -10,7 +10,6 @@ workflow knows no special cases.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -19,6 +18,8 @@ from zoneinfo import ZoneInfo
 
 import re2
 from pydantic import BaseModel, ConfigDict, Field
+
+from skills import linear
 
 SkipCondition = Literal["empty", "not_empty"]
 
@@ -61,7 +62,8 @@ class AutomaticRule:
     check: PreflightCheck
 
     def applies(self, name: str, required_tools: list[str]) -> bool:
-        return self.tool in required_tools and re.search(self.name_pattern, name, re.IGNORECASE) is not None
+        return self.tool in required_tools and \
+            linear.search(self.name_pattern, name, linear.IGNORECASE) is not None
 
 
 AUTOMATIC_CHECKS = (

@@ -22,24 +22,24 @@ Pure code: the store reads them, this module says how they are named and shown.
 from __future__ import annotations
 
 import json
-import re
 from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel
 
+from skills import linear
 from skills.spec.limits import MAX_RECALL_CHARS
 
 SELF = "self"
 """In ``context_from``: the skill itself."""
 
-_RECALL = re.compile(r"last\.result|skill:(.+)\.last")
+_RECALL = linear.compile(r"last\.result|skill:(.+)\.last")
 """A placeholder's expression (between ``{{`` and ``}}``) that names a remembered result."""
 MARKER = "\u27e6recall:{nonce}:{index}\u27e7"
 """What the workflow leaves in a Direct step's arguments for a remembered result; the tool call activity
 replaces it with the text, read from the store. ``nonce`` is drawn by the run: a text a step returned (or an
 event carried) cannot name one, so no earlier output can make a call read a result its plan did not name."""
-_MARKER = re.compile("\u27e6recall:([0-9a-f]{32}):(\\d{1,2})\u27e7")
+_MARKER = linear.compile("\u27e6recall:([0-9a-f]{32}):(\\d{1,2})\u27e7")
 
 
 def recalled_name(expression: str) -> str | None:

@@ -18,7 +18,6 @@ with the ``skill`` tool (or none). A wrong playbook followed is worse than one m
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Literal
@@ -26,6 +25,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from pydantic import BaseModel, ConfigDict
 
+from skills import linear
 from skills.errors import SkillFileError
 from skills.skillmd.depends import with_dependencies as dependency_order
 from skills.skillmd.limits import DEFAULT_LIMITS, Limits
@@ -36,12 +36,12 @@ from skills.skillmd.sources import Catalog
 
 Tier = Literal[0, 1, 2, 3]
 
-_ASKS_FOR_REGISTRY = re.compile(
+_ASKS_FOR_REGISTRY = linear.compile(
     r"\bwhat\s+(?:else\s+)?(?:can|could)\s+you\s+do\b"
     r"|\bwhat\s+are\s+you\s+(?:able|capable)\b"
     r"|\b(?:list|show|which|what)\b(?:\s+\w+){0,2}?\s+(?:skills|capabilities|abilities)\b"
     r"|\byour\s+(?:skills|capabilities|abilities)\b",
-    re.IGNORECASE,
+    linear.IGNORECASE,
 )
 
 _INSTRUCTIONS_TAG = "skill_instructions"
@@ -54,7 +54,7 @@ CHARS_PER_TOKEN = 4
 estimate, used only to keep the registry within its budget."""
 
 # Control characters XML 1.0 cannot carry even escaped; a stray one would make the whole block invalid.
-_NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+_NOT_XML = linear.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
 class Disclosure(BaseModel):

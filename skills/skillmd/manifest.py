@@ -6,7 +6,6 @@ error's location is the path a user would edit.
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -14,6 +13,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 from pydantic_core import PydanticCustomError
 
+from skills import linear
 from skills.skillmd.patterns import Pattern, PatternError, compile_pattern
 from skills.skillmd.sourcenames import SourceName
 from skills.spec.fields import Problems, integer
@@ -104,7 +104,7 @@ class PlanStepSpec(BaseModel):
     """The tool's arguments, fixed when the skill is written."""
 
 
-_TOOLSET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*$")
+_TOOLSET_NAME = linear.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*$")
 
 
 def _toolsets(value: Any) -> Any:

@@ -29,7 +29,6 @@ its cost is bounded however long it is.
 from __future__ import annotations
 
 import heapq
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from skills import linear
 from skills.skillmd.lexical import Evidence, LexicalIndex
 from skills.skillmd.manifest import SkillFile
 from skills.skillmd.patterns import MAX_MATCH_CHARS, Pattern, match_text
@@ -90,11 +90,11 @@ ROUTING_SHARE = 0.5
 """A routing skill (:func:`routes`) ranks below a sibling that scores at least this share of its
 score: the sibling is where the routing skill would send the request."""
 
-_ROUTES = re.compile(
+_ROUTES = linear.compile(
     r"\b(?:router|entry point|overview|index)\b[^.]{0,40}?\b(?:skills|every|all)\b"
     r"|\bload this skill first\b"
     r"|\bbefore (?:choosing|picking|loading|using) (?:another|a more specific|the other)\b",
-    re.IGNORECASE,
+    linear.IGNORECASE,
 )
 
 

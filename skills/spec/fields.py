@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from skills import linear
 from skills.errors import FieldError
 from skills.spec.limits import (
     MAX_NESTING,
@@ -66,7 +66,7 @@ def string_list(value: Any, field: str, problems: Problems) -> list[str]:
                 return []
         else:
             # Tool names never contain commas or spaces, so a plain string is a list of one or more names.
-            value = [part for part in re.split(r"[,\s]+", text) if part]
+            value = [part for part in linear.split(r"[,\s]+", text) if part]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         problems.add(field, "must be a list of tool names")
         return []
@@ -184,7 +184,7 @@ def integer(value: Any, field: str, default: int | None, problems: Problems, *, 
         parsed = value
     elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
         parsed = int(value)
-    elif isinstance(value, str) and len(value) <= MAX_NUMBER_TEXT and re.fullmatch(r"\s*[+-]?\d+\s*", value):
+    elif isinstance(value, str) and len(value) <= MAX_NUMBER_TEXT and linear.fullmatch(r"\s*[+-]?\d+\s*", value):
         parsed = int(value)
     if parsed is None:
         problems.add(field, f"must be a whole number {bound.range_text()}, got {_show(value)}")

@@ -11,11 +11,12 @@ from __future__ import annotations
 import copy
 import functools
 import json
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import re2
+
+from skills import linear
 
 MAX_DEPTH = 64
 """Deeper values or schemas are passed on unchanged (the check still judges them)."""
@@ -46,10 +47,10 @@ def _fits(value: Any, types: frozenset[str] | None) -> bool:
     return kind in types or (kind == "integer" and "number" in types)
 
 
-_INTEGER = re.compile(r"[+-]?\d+")
+_INTEGER = linear.compile(r"[+-]?\d+")
 # One way to match each text: ``\d+\.?\d*`` let the two digit runs share a run of digits in every
 # split, so a long number followed by a letter took quadratic time.
-_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+_NUMBER = linear.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 MAX_NUMBER_TEXT = 4000
 """Characters of a number written as text that is read as one; Python refuses to read an integer of
 over 4,300 digits (ValueError), and no tool takes such a number."""

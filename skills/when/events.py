@@ -10,19 +10,19 @@ client imports them without the worker's dependencies.
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from skills import linear
 from skills.errors import FieldError
 from skills.spec.limits import KIB, describe, json_size, not_unicode, too_deep
 
-EVENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}")
+EVENT_NAME = linear.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}")
 """An event's name: letters, digits, ``.``, ``_``, ``/`` and ``-``, up to 100, starting with a letter
 or digit (``email.received``, ``deploy/finished``). Names match exactly, case included."""
-EVENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,199}")
+EVENT_ID = linear.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,199}")
 """An event's id (for dedupe): the characters message ids and UUIDs use, up to 200."""
 MAX_EVENT_DATA_BYTES = 64 * KIB
 """An event's data as JSON: it travels in every subscriber's SkillRun input."""

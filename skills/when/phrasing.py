@@ -14,12 +14,13 @@ model decides. Pure: the time and the zone are parameters.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
+
+from skills import linear
 
 MAX_MESSAGE = 400
 """Longer messages are not read (a plain reminder is short; a long message is for the model)."""
@@ -45,37 +46,42 @@ _WEEKDAY = r"(?:mon|tues?|wed|weds|thu|thur|thurs|fri|sat|sun)(?:day)?s?|wednesd
 _ORDINAL = r"(\d{1,2})(?:st|nd|rd|th)?|(first|second|third|fifteenth|twentieth)"
 _DOM_WORDS = {"first": 1, "second": 2, "third": 3, "fifteenth": 15, "twentieth": 20}
 
-# A clock time: "9", "9am", "9 a.m.", "9:30", "21:00", "9.30pm", "9 o'clock", "noon", "midnight".
+# Every pattern is matched by RE2 (``skills.linear``): a message is anyone's (the owner's, a Telegram chat's, an
+# email quoted in one), and with Python's re ``_DAYS`` backtracked exponentially ("every " and "tuesand" 22
+# times took 3.4 s, each 7 characters more twice that).
+
+# A clock time: "9", "9am", "9 a.m.", "9:30", "21:00", "9.30pm", "9 o'clock", "noon", "midnight". Not followed
+# by a letter, digit or colon: the character after is read and left out of the match (``ends_at``).
 _CLOCK = r"(?P<h>\d{1,2})(?:[:.](?P<mi>\d{2}))?\s*(?:(?P<ampm>[ap])\.?\s?m\.?|o'?clock)?|(?P<word>noon|midday|midnight)"
-_TIME = re.compile(rf"\b(?:at|@)\s*(?:{_CLOCK})(?![\w:])"
-                   r"|\b(?P<h2>\d{1,2})(?:[:.](?P<mi2>\d{2}))?\s*(?P<ampm2>[ap])\.?\s?m\b\.?"
-                   r"|\b(?P<word2>noon|midday|midnight)\b")
-_IN = re.compile(rf"\b(?:in|after)\s+(?:(?P<half>half an hour)|(?P<quarter>a quarter of an hour|a quarter hour)|"
-                 rf"(?P<n>{_NUM})(?P<andhalf>\s+and a half)?\s*{_UNIT}(?P<andhalf2>\s+and a half)?)\b")
-_EVERY_N = re.compile(rf"\bevery\s+(?:(?P<other>other)\s+|(?P<n>{_NUM})\s*)?{_UNIT}\b|\b(?P<hourly>hourly)\b")
-_DAYS = re.compile(
+_TIME = linear.compile(rf"\b(?:at|@)\s*(?:{_CLOCK})(?P<ahead>)(?:[^\w:]|$)"
+                       r"|\b(?P<h2>\d{1,2})(?:[:.](?P<mi2>\d{2}))?\s*(?P<ampm2>[ap])\.?\s?m\b\.?"
+                       r"|\b(?P<word2>noon|midday|midnight)\b", ends_at="ahead")
+_IN = linear.compile(rf"\b(?:in|after)\s+(?:(?P<half>half an hour)|(?P<quarter>a quarter of an hour|a quarter hour)|"
+                     rf"(?P<n>{_NUM})(?P<andhalf>\s+and a half)?\s*{_UNIT}(?P<andhalf2>\s+and a half)?)\b")
+_EVERY_N = linear.compile(rf"\bevery\s+(?:(?P<other>other)\s+|(?P<n>{_NUM})\s*)?{_UNIT}\b|\b(?P<hourly>hourly)\b")
+_DAYS = linear.compile(
     rf"\b(?P<every>every|each|on|all)?\s*(?P<which>week\s?days?|work(?:ing)?\s?days?|business days?|"
     rf"weekends?|(?:{_WEEKDAY})(?:\s*(?:,|and|&|to|through|thru|-)\s*(?:{_WEEKDAY}))*)\b")
-_DAILY = re.compile(r"\b(?:every\s*day|everyday|each day|daily|every (?P<part>morning|afternoon|evening|night)|"
-                    r"each (?P<part2>morning|afternoon|evening|night))\b")
-_MONTHLY = re.compile(rf"\b(?:on\s+)?(?:the\s+)?(?:{_ORDINAL})\s+(?:day\s+)?of\s+(?:every|each|the)\s+month\b"
-                      rf"|\b(?:every|each)\s+month\s+on\s+the\s+(?:{_ORDINAL})\b"
-                      rf"|\bmonthly\s+on\s+the\s+(?:{_ORDINAL})\b")
-_ONCE_DAY = re.compile(rf"\b(?P<day>today|tomorrow|tonight|this (?:morning|afternoon|evening)|"
-                       rf"tomorrow (?:morning|afternoon|evening|night)|"
-                       rf"(?:on\s+|next\s+|this\s+)?(?P<wd>{_WEEKDAY}))\b")
-_PART = re.compile(r"\b(?:in the |this |tomorrow |every |each )?(?P<part>morning|afternoon|evening|night|tonight)\b")
+_DAILY = linear.compile(r"\b(?:every\s*day|everyday|each day|daily|every (?P<part>morning|afternoon|evening|night)|"
+                        r"each (?P<part2>morning|afternoon|evening|night))\b")
+_MONTHLY = linear.compile(rf"\b(?:on\s+)?(?:the\s+)?(?:{_ORDINAL})\s+(?:day\s+)?of\s+(?:every|each|the)\s+month\b"
+                          rf"|\b(?:every|each)\s+month\s+on\s+the\s+(?:{_ORDINAL})\b"
+                          rf"|\bmonthly\s+on\s+the\s+(?:{_ORDINAL})\b")
+_ONCE_DAY = linear.compile(rf"\b(?P<day>today|tomorrow|tonight|this (?:morning|afternoon|evening)|"
+                           rf"tomorrow (?:morning|afternoon|evening|night)|"
+                           rf"(?:on\s+|next\s+|this\s+)?(?P<wd>{_WEEKDAY}))\b")
+_PART = linear.compile(r"\b(?:in the |this |tomorrow |every |each )?(?P<part>morning|afternoon|evening|night|tonight)\b")
 
 # Words that say more than when: a condition, a second schedule, an end, a count. A message with one
 # of them is the model's to read (it may be a plain reminder still, but not one read with certainty).
-_MORE = re.compile(r"\b(?:if|unless|when|whenever|until|till|except|but|only|between|from|starting|"
-                   r"before|after|times|twice|weekly|yearly|annually|year|first|last|next week|"
-                   r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|june?|july?|aug(?:ust)?|sept?(?:ember)?|"
-                   r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|and also|also|then|o'?clock)\b|\d|\?")
+_MORE = linear.compile(r"\b(?:if|unless|when|whenever|until|till|except|but|only|between|from|starting|"
+                       r"before|after|times|twice|weekly|yearly|annually|year|first|last|next week|"
+                       r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|june?|july?|aug(?:ust)?|sept?(?:ember)?|"
+                       r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|and also|also|then|o'?clock)\b|\d|\?")
 
-_REMIND = re.compile(r"^(?:(?:please|pls|hey|hi|ok|okay)[,\s]+)?(?:can you\s+|could you\s+|would you\s+)?"
-                     r"(?:remind me|send me a reminder|set a reminder|reminder)\b\s*(?:to|that|about|:)?\s*",
-                     re.IGNORECASE)
+_REMIND = linear.compile(r"^(?:(?:please|pls|hey|hi|ok|okay)[,\s]+)?(?:can you\s+|could you\s+|would you\s+)?"
+                         r"(?:remind me|send me a reminder|set a reminder|reminder)\b\s*(?:to|that|about|:)?\s*",
+                         linear.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -246,14 +252,14 @@ def read_schedule(message: str, now: datetime, zone: str) -> Reading | None:
 
 
 def _lower(message: str) -> str:
-    return re.sub(r"\s+", " ", message.lower().replace("\u2019", "'")).strip()
+    return linear.sub(r"\s+", " ", message.lower().replace("\u2019", "'")).strip()
 
 
-def _inside(match: re.Match[str], others: list[re.Match[str]]) -> bool:
+def _inside(match: linear.Match, others: list[linear.Match]) -> bool:
     return any(o.start() <= match.start() and match.end() <= o.end() for o in others)
 
 
-def _clock(match: re.Match[str], parts: list[re.Match[str]]) -> tuple[time | None, str | None]:
+def _clock(match: linear.Match, parts: list[linear.Match]) -> tuple[time | None, str | None]:
     """The clock time a match names; a second value says why it is not certain."""
     word = match.group("word") or match.group("word2")
     if word:
@@ -277,7 +283,7 @@ def _clock(match: re.Match[str], parts: list[re.Match[str]]) -> tuple[time | Non
     return time(hour, minute), None
 
 
-def _has_ampm(match: re.Match[str]) -> bool:
+def _has_ampm(match: linear.Match) -> bool:
     return bool(match.group("ampm") or match.group("ampm2") or match.group("word") or match.group("word2"))
 
 
@@ -288,7 +294,7 @@ def _number(word: str) -> int | None:
     return _NUMBERS.get(word)
 
 
-def _relative_minutes(match: re.Match[str]) -> int | None:
+def _relative_minutes(match: linear.Match) -> int | None:
     if match.group("half"):
         return 30
     if match.group("quarter"):
@@ -301,7 +307,7 @@ def _relative_minutes(match: re.Match[str]) -> int | None:
     return amount * unit + half
 
 
-def _period_minutes(match: re.Match[str]) -> int | None:
+def _period_minutes(match: linear.Match) -> int | None:
     if match.group("hourly"):
         return 60
     unit = _UNIT_MINUTES[match.group("unit")[0]]
@@ -325,12 +331,12 @@ def _periodic(minutes: int, weekdays: frozenset[int] | None, zone: str) -> dict[
     return {"interval_minutes": minutes}
 
 
-def _recurring(match: re.Match[str]) -> bool:
+def _recurring(match: linear.Match) -> bool:
     """"every monday", "mondays", "weekdays", "on weekdays": a rhythm; "monday", "on monday": one day."""
     which = match.group("which")
     if match.group("every") in ("every", "each", "all"):
         return True
-    if re.search(r"week\s?day|work|business|weekend", which):
+    if linear.search(r"week\s?day|work|business|weekend", which):
         return True
     return which.endswith("s") and not which.endswith(("tues", "thurs", "weds"))
 
@@ -343,24 +349,24 @@ def _weekday_index(word: str) -> int | None:
     return None
 
 
-def _weekdays(match: re.Match[str]) -> frozenset[int] | None:
+def _weekdays(match: linear.Match) -> frozenset[int] | None:
     which = match.group("which")
-    if re.search(r"week\s?days?|work|business", which):
+    if linear.search(r"week\s?days?|work|business", which):
         return frozenset(range(5))
     if which.startswith("weekend"):
         return frozenset({5, 6})
-    names = re.findall(_WEEKDAY, which)
+    names = linear.findall(_WEEKDAY, which)
     indices = [_weekday_index(n) for n in names]
     if None in indices or not indices:
         return None
-    if len(indices) == 2 and re.search(r"\b(?:to|through|thru)\b|-", which):
+    if len(indices) == 2 and linear.search(r"\b(?:to|through|thru)\b|-", which):
         start, end = indices[0], indices[1]
         assert start is not None and end is not None
         return frozenset((start + k) % 7 for k in range((end - start) % 7 + 1))
     return frozenset(i for i in indices if i is not None)
 
 
-def _day_of_month(match: re.Match[str]) -> int | None:
+def _day_of_month(match: linear.Match) -> int | None:
     digits = [g for g in match.groups() if g and g.isdigit()]
     if digits:
         return int(digits[0])
@@ -436,7 +442,7 @@ MAX_REMINDER = 200
 
 def looks_like_reminder(message: str) -> bool:
     """Cheap and clock-free: the message may be a plain reminder (then :func:`plain_reminder` decides)."""
-    return len(message) <= MAX_MESSAGE and bool(re.search(r"\bremind(?:er)?\b", message, re.IGNORECASE))
+    return len(message) <= MAX_MESSAGE and bool(linear.search(r"\bremind(?:er)?\b", message, linear.IGNORECASE))
 
 
 def plain_reminder(message: str, now: datetime, zone: str) -> PlainReminder | None:
@@ -453,20 +459,21 @@ def plain_reminder(message: str, now: datetime, zone: str) -> PlainReminder | No
     rest = text
     for start, end in sorted(reading.spans, reverse=True):
         rest = rest[:start] + " " + rest[end:]
-    rest = re.sub(r"\b(?:every|each|on|at)\s*(?=[,.!]|$)", " ", rest)
-    rest = re.sub(r"\s+", " ", rest).strip(" ,.!;:")
-    rest = re.sub(r"^(?:and|then|please)\s+", "", rest)
+    # A time word left with nothing after it goes, the mark after it kept (re looked ahead at it).
+    rest = linear.sub(r"\b(?:every|each|on|at)\s*([,.!]|$)", r" \1", rest)
+    rest = linear.sub(r"\s+", " ", rest).strip(" ,.!;:")
+    rest = linear.sub(r"^(?:and|then|please)\s+", "", rest)
     match = _REMIND.match(rest)
     if match is None:
         return None
     what = rest[match.end():].strip(" ,.!;:")
-    what = re.sub(r"\s+(?:please|pls|thanks|thank you)$", "", what).strip(" ,.!;:")
-    if not what or len(what) > MAX_REMINDER or _MORE.search(what) or re.search(r"\bremind", what):
+    what = linear.sub(r"\s+(?:please|pls|thanks|thank you)$", "", what).strip(" ,.!;:")
+    if not what or len(what) > MAX_REMINDER or _MORE.search(what) or linear.search(r"\bremind", what):
         return None
-    if re.search(r"\b(?:every|each|daily|hourly|today|tomorrow|tonight|noon|midnight|morning|afternoon|evening|"
-                 r"night|in|at|on)\s*$", what) or re.match(r"(?:every|each|at|in|on)\b", what):
+    if linear.search(r"\b(?:every|each|daily|hourly|today|tomorrow|tonight|noon|midnight|morning|afternoon|evening|"
+                     r"night|in|at|on)\s*$", what) or linear.match(r"(?:every|each|at|in|on)\b", what):
         return None  # a time word left dangling: part of the schedule was not read
-    if re.search(rf"\b(?:{_WEEKDAY}|week\s?days?|weekends?)\b", what):
+    if linear.search(rf"\b(?:{_WEEKDAY}|week\s?days?|weekends?)\b", what):
         return None
     original = _original_case(message, what)
     return PlainReminder(reading=reading, text=original)
@@ -474,7 +481,7 @@ def plain_reminder(message: str, now: datetime, zone: str) -> PlainReminder | No
 
 def _original_case(message: str, lowered: str) -> str:
     """``lowered`` as the person wrote it (their capitals), when it stands in the message as is."""
-    flat = re.sub(r"\s+", " ", message.replace("\u2019", "'")).strip()
+    flat = linear.sub(r"\s+", " ", message.replace("\u2019", "'")).strip()
     index = flat.lower().find(lowered)
     return flat[index:index + len(lowered)] if index >= 0 else lowered
 

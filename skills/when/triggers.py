@@ -8,7 +8,6 @@ Temporal Schedule spec that reproduces these times is built from here by
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -16,6 +15,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import CroniterError, croniter
 
+from skills import linear
 from skills.spec.models import TriggerConfig
 
 MACROS: Mapping[str, str] = {
@@ -35,10 +35,10 @@ _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
 _WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
 _LONGEST_MONTH = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
-_ELEMENT = re.compile(r"(?:\*|(?P<start>[a-z0-9]+)(?:-(?P<end>[a-z0-9]+))?)(?:/(?P<step>[0-9]+))?")
+_ELEMENT = linear.compile(r"(?:\*|(?P<start>[a-z0-9]+)(?:-(?P<end>[a-z0-9]+))?)(?:/(?P<step>[0-9]+))?")
 # Quartz/Jenkins extensions croniter knows (L, W, #, ?, H, R): valid for croniter, not classic cron.
-_EXTENSION_CHARS = re.compile(r"[#?()]")
-_EXTENSION_WORD = re.compile(r"l|\d*l|l\d+|lw|\d+w|w\d+|h|r")
+_EXTENSION_CHARS = linear.compile(r"[#?()]")
+_EXTENSION_WORD = linear.compile(r"l|\d*l|l\d+|lw|\d+w|w\d+|h|r")
 
 LAST_CALENDAR_YEAR = 2100
 """Temporal's calendars match no year after this one."""

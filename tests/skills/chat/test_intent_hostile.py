@@ -1,20 +1,17 @@
 """The words of a chat message are anyone's (a Telegram user, a client): ``skills.chat.intent`` reads them with
-Python's backtracking ``re``, so each of its patterns must stay linear on the worst text a user can send, and
-read no more than its first ``MESSAGE_CHARS`` (``structured_calls`` reads the same). A pattern that backtracks
-catastrophically (``(\\w+\\s?)+$`` put into ``enabled_said`` ran past 5 minutes on these messages) fails this test
-within its budget instead of hanging it."""
+RE2 (``skills.linear``), so each of its patterns stays linear on the worst text a user can send, and reads no
+more than its first ``MESSAGE_CHARS`` (``structured_calls`` reads the same). A pattern put back on Python's
+``re`` that backtracks catastrophically (``(\\w+\\s?)+$`` put into ``enabled_said`` ran past 5 minutes on these
+messages) fails this test within its budget instead of hanging it."""
 
 from __future__ import annotations
 
 import json
 import re
-import signal
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
+from skills import linear
 from skills.chat import intent
 from skills.chat.intent import (
     MESSAGE_CHARS,
@@ -27,6 +24,7 @@ from skills.chat.intent import (
 )
 from skills.llm.structured import ACTIONS, structured_calls
 from skills.spec.models import Skill, TriggerConfig
+from tests.cpu import cpu_budget
 
 BUDGET = 0.5
 """CPU seconds for every call of a test together. The patterns as they are take about a fifth of it (0.11 s on a
@@ -36,7 +34,8 @@ ALL = ["create", "update", "delete", "list", "reply"]
 OFFERED = list(ACTIONS.values())
 TOOLS = ["outbox_send_message outbox Send the user a message", "outbox_list_messages outbox List the messages sent"]
 
-PATTERNS = [value for value in vars(intent).values() if isinstance(value, re.Pattern)] + list(intent._KEYS.values())
+PATTERNS = [value for value in vars(intent).values() if isinstance(value, re.Pattern | linear.Pattern)] + \
+    list(intent._KEYS.values())
 WORDS = sorted({word for pattern in PATTERNS for word in re.findall(r"[a-z][a-z'-]+", pattern.pattern)})
 """The module's own vocabulary, read from its patterns: a word added to one is in the attack too."""
 
@@ -86,23 +85,6 @@ def changed(message: str) -> Any:
     """``structured_calls`` reading a change against the user's words: pause or resume, a time alone, and the
     skill the words name (the model named its near twin, so the words are searched for it)."""
     return structured_calls(CHANGE, OFFERED, ALL, [STAND_UP], said=message)
-
-
-@contextmanager
-def cpu_budget(seconds: float) -> Iterator[Callable[[], float]]:
-    """The CPU seconds spent inside; past ``seconds``, the calls are stopped with an error (``re`` checks for
-    signals as it matches), so a catastrophic pattern fails the test instead of hanging it."""
-    def over(signum: int, frame: object) -> None:
-        raise TimeoutError(f"over {seconds} CPU seconds: a pattern backtracks")
-
-    previous = signal.signal(signal.SIGPROF, over)
-    started = time.process_time()
-    signal.setitimer(signal.ITIMER_PROF, seconds)
-    try:
-        yield lambda: time.process_time() - started
-    finally:
-        signal.setitimer(signal.ITIMER_PROF, 0)
-        signal.signal(signal.SIGPROF, previous)
 
 
 def test_the_attack_reads_the_modules_own_words() -> None:

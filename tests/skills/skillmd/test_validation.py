@@ -447,6 +447,11 @@ def test_toolsets_are_mcp_server_entries_with_clear_errors() -> None:
         "Field 'toolsets': toolset server name 'a_b' must be letters, digits and hyphens (its tools are called "
         "<name>_<tool>)"
     ]
+    # Python's re took "lint\n" for a name ($ matched before a last newline); the name is matched by RE2 now.
+    assert messages({"lint\n": {"command": "x"}}) == [
+        "Field 'toolsets': toolset server name 'lint\n' must be letters, digits and hyphens (its tools are called "
+        "<name>_<tool>)"
+    ]
 
 
 def test_a_toolset_may_say_it_needs_no_network() -> None:
