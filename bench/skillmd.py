@@ -285,13 +285,16 @@ def report(figures: dict[str, Any]) -> None:
 
 
 def quality(index: Any) -> dict[str, Any]:
-    """Matching judged on public skills' names and descriptions (tests/skills/skillmd/data), per part."""
+    """Matching judged on public skills' names and descriptions (tests/skills/skillmd/data), per part: the
+    right skill first, among the three candidates handed to a model, and among the candidates when the
+    first is not sure; the first sure (used with no one asked) and right; everyday messages that bring a
+    skill in (a sure first candidate) and that are offered candidates (a model would say none)."""
     from tests.skills.skillmd.test_match_eval import COLLECTIONS, MESSAGES
 
     figures: dict[str, Any] = {}
-    for part in ("tuning", "held_out"):
+    for part in ("tuning", "held_out", "unseen"):
         positives, negatives = MESSAGES[part]["positives"], MESSAGES[part]["negatives"]
-        first = top3 = chosen = offered = 0
+        first = top3 = chosen = offered = sure = sure_right = 0
         wrong = []
         for message, expected in positives:
             found = index.match(message, limit=3)
@@ -300,17 +303,23 @@ def quality(index: Any) -> dict[str, Any]:
             top3 += any(name in expected for name in names)
             close = [m.name for m in unsure(found)]
             offered += bool(close)
-            # The model picks among the close matches; it can be right only if the right one is there.
+            if found and found[0].sure:
+                sure += 1
+                sure_right += names[0] in expected
+            # The model picks among the candidates; it can be right only if the right one is there.
             chosen += (any(n in expected for n in close) if close else bool(names) and names[0] in expected)
-            if not names or names[0] not in expected:
-                wrong.append((message, names[:1], expected))
-        everyday = {m: [x.name for x in index.match(m)] for m in negatives}
+            if not any(name in expected for name in names):
+                wrong.append((message, names, expected))
+        everyday = {m: index.match(m) for m in negatives}
         figures[part] = {
             "collections": [c["repository"] for c in COLLECTIONS if c["part"] == part],
             "skills": sum(len(c["skills"]) for c in COLLECTIONS if c["part"] == part),
             "messages": len(positives), "top1": first / len(positives), "top3": top3 / len(positives),
+            "sure": sure, "sure_right": sure_right,
             "model_chooses": offered, "right_within_reach": chosen / len(positives),
-            "everyday": len(negatives), "everyday_matched": {m: n for m, n in everyday.items() if n},
+            "everyday": len(negatives),
+            "everyday_matched": {m: [x.name for x in f] for m, f in everyday.items() if f and f[0].sure},
+            "everyday_offered": sum(bool(f) for f in everyday.values()),
             "wrong": wrong,
         }
     return figures
@@ -320,12 +329,13 @@ def report_evaluation(figures: dict[str, Any], label: str, catalog: int) -> None
     for part, f in figures.items():
         print(f"evaluation, {label}, {part.replace('_', '-')} ({len(f['collections'])} collections, {f['skills']:,} "
               f"skills; all {catalog:,} searched): top-1 {f['top1']:.1%} of {f['messages']}, top-3 {f['top3']:.1%}; "
-              f"everyday messages matched {len(f['everyday_matched'])} of {f['everyday']}; close matches left to the "
-              f"model {f['model_chooses']}, right skill first or among them {f['right_within_reach']:.1%}")
-        for message, first, expected in f["wrong"]:
-            print(f"  wrong: {message!r}: {first[0] if first else 'nothing'}, not {' or '.join(expected)}")
+              f"sure {f['sure']} ({f['sure_right']} right); candidates left to the model {f['model_chooses']}, "
+              f"right skill sure or among them {f['right_within_reach']:.1%}; everyday messages brought in "
+              f"{len(f['everyday_matched'])} of {f['everyday']}, offered candidates {f['everyday_offered']}")
+        for message, found, expected in f["wrong"]:
+            print(f"  not in the top 3: {message!r}: {', '.join(found) or 'nothing'}; wanted {' or '.join(expected)}")
         for message, names in f["everyday_matched"].items():
-            print(f"  everyday matched: {message!r}: {', '.join(names)}")
+            print(f"  everyday brought in: {message!r}: {', '.join(names)}")
 
 
 def semantic_cost(root: Path, words: list[str], repeats: int = 5) -> dict[str, Any] | None:

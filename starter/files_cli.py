@@ -156,24 +156,32 @@ LIMIT = click.option("--limit", type=click.IntRange(min=1), default=3, show_defa
                      help="At most this many skills.")
 
 
-@click.command("match", short_help="Which SKILL.md skills a message triggers, and why.")
+@click.command("match", short_help="Which SKILL.md skills a message may need, and why.")
 @click.argument("message")
 @LIMIT
+@click.option("--sure", "only_sure", is_flag=True,
+              help="Only the skills the matcher is sure of (for scripts): none when a model should choose.")
 @data_command
-def match(message: str, limit: int) -> int:
-    """Which SKILL.md skills a message brings in, ranked, with the reasons."""
+def match(message: str, limit: int, only_sure: bool) -> int:
+    """The candidate SKILL.md skills for a message, ranked, with the reasons, and whether the first is sure
+    (used with no one asked) or the candidates are for a model to choose among, "none" allowed."""
     catalog = _catalog(matching=True)
     matches = catalog.index.match(message, limit=limit)
+    if only_sure:
+        matches = [m for m in matches if m.sure]
     if current().json:
         print_json([{**m.model_dump(mode="json"), "source": catalog.skills[m.name].source,
                       "path": str(catalog.skills[m.name].path)} for m in matches])
         return 0
     _warn_about(catalog)
     if not matches:
-        print(f"no skill matches (of {len(catalog.skills)})")
+        print(f"no skill {'is sure' if only_sure else 'matches'} (of {len(catalog.skills)})")
+    elif not matches[0].sure:
+        print(f"not sure: {len(matches)} candidate{'s' * (len(matches) != 1)} for a model to choose among, or none")
     for rank, found in enumerate(matches, 1):
         skill = catalog.skills[found.name]
-        print(f"{rank}. {found.name}  (score {found.score:.2f}; {skill.source}, priority {found.priority})")
+        sure = "sure; " if found.sure else ""
+        print(f"{rank}. {found.name}  ({sure}score {found.score:.2f}; {skill.source}, priority {found.priority})")
         for reason in found.reasons:
             print(f"     {reason}")
     return 0

@@ -10,8 +10,9 @@ skills would not fit, the ones the matcher scores highest for the message are li
 block says how many it left out.
 Tier 3, the full instructions of the matched skills (and of the skills they depend on).
 
-When the matcher is unsure (:func:`~skills.skillmd.matching.unsure`: the best matches score close,
-on words alone), none of their instructions is given: their names and descriptions are, as the
+When the matcher is not sure of its first candidate (:func:`~skills.skillmd.matching.unsure`: no
+declared trigger or name in the message, and words and meaning do not both put it clearly first),
+none of their instructions is given: the candidates' names and descriptions are, as the
 ``<candidate_skills>`` block, within the registry's budget, and the model loads the one that fits
 with the ``skill`` tool (or none). A wrong playbook followed is worse than one more tool call.
 """
@@ -99,7 +100,7 @@ def disclose(
     matches = catalog.index.match(message, limit=limit, recent_use=recent_use)
     close = [catalog.skills[m.name] for m in unsure(matches)]
     candidates, _ = _within(close, registry_tokens, lambda: {m.name: m.score for m in matches})
-    instructions = [] if candidates else with_dependencies([m.name for m in matches], catalog)
+    instructions = [] if candidates else with_dependencies([m.name for m in matches if m.sure], catalog)
     # Only the skills without triggers, unless the whole registry is asked for: a scan of every
     # skill per message would cost more than the matching itself in a large catalog.
     registry = catalog.skills.values() if asks_for_registry(message) else catalog.untriggered

@@ -117,6 +117,13 @@ SEMANTIC_MATCH = 0.35
 """With a semantic ranker, the cosine at which a skill that shares any word with the message
 matches although its words alone fall short of :data:`THRESHOLD` or :data:`MIN_COVERAGE`."""
 
+RRF_K = 60
+"""Reciprocal rank fusion's constant (Cormack, Clarke and Buettcher, 2009): a candidate's fused score is
+the sum of 1/(RRF_K + its rank) in each ranking. The paper's value, not one tuned here."""
+
+MEANING_DEPTH = 50
+"""With a semantic ranker, how many of the skills nearest by meaning join the candidates."""
+
 CLOSE_SHARE = 0.8
 """When the runner-up scores at least this share of the best, on words alone, the matcher is unsure
 (:func:`unsure`): set on the tuning collections, where the right skill was among the close ones
@@ -158,6 +165,11 @@ class SkillMatch(BaseModel):
     last_used: datetime | None
     similarity: float | None = None
     """With a semantic ranker, the cosine of the message's and the skill's vectors."""
+    sure: bool = False
+    """Certain enough to be used with no one asked: the message names it or has its declared trigger (the
+    author's word), or, for the first candidate, words and meaning both rank it first and it carries most of
+    what the message says (:data:`MIN_COVERAGE`). When the first is not sure, the candidates are for
+    someone able to judge to choose among."""
     reasons: list[str]
     """Why, in words: the mention, each trigger, then each word found that no trigger explains."""
 
@@ -244,8 +256,14 @@ class SkillIndex:
         limit: int = DEFAULT_LIMIT,
         recent_use: Mapping[str, datetime] | None = None,
     ) -> list[SkillMatch]:
-        """The ``limit`` best-matching skills of those that match at all (see the module's doc):
-        by score, then ``metadata.priority``, then most recent use, then name."""
+        """The ``limit`` best candidates for ``message`` (see the module's doc), each marked ``sure`` or not.
+
+        Candidates come from words and meaning together: the skills with lexical evidence (BM25F and the
+        declared triggers) and, with a semantic ranker, the :data:`MEANING_DEPTH` nearest by meaning, fused
+        by reciprocal rank (:data:`RRF_K`), which needs no threshold set on one data set. A skill whose
+        declared trigger or name the message has comes first. A candidate is offered only with some
+        evidence that it is relevant (:meth:`_relevant`); ties go to ``metadata.priority``, then most
+        recent use, then name."""
         recent_use = recent_use or {}
         message = message[:MAX_MATCH_CHARS]
         tallies = self._triggers(message)
@@ -254,50 +272,62 @@ class SkillIndex:
         scores = {self._names[number]: score for number, score in lexical.items()}
         for name, tally in tallies.items():
             scores[name] = scores.get(name, 0.0) + tally.score
+        similarity = self._similarity(message)
         evidence: dict[str, list[Evidence]] = {}
-        candidates = []
         said = self._weights(message)
-        similarity = self._similarity(message, scores)
-        for name, score in scores.items():
-            if similarity.get(name, 0.0) >= SEMANTIC_MATCH:
-                candidates.append(name)
-                continue
-            if score < THRESHOLD:
-                continue
-            if name not in tallies:
-                evidence[name] = self._lexical.evidence(self._numbers[name], query)
-                if len(evidence[name]) < MIN_TERMS:
-                    continue
-                if sum(said.get(e.term, 0.0) for e in evidence[name]) < MIN_COVERAGE * sum(said.values()):
-                    continue
-            candidates.append(name)
-        best_score = max((scores[name] for name in candidates), default=1.0) or 1.0
 
+        def relevant(name: str) -> bool:
+            if name in tallies or similarity.get(name, 0.0) >= SEMANTIC_MATCH:
+                return True
+            if scores.get(name, 0.0) < THRESHOLD:
+                return False
+            evidence[name] = self._lexical.evidence(self._numbers[name], query)
+            return len(evidence[name]) >= MIN_TERMS
+
+        by_words = sorted(scores, key=lambda name: (-scores[name], name))
+        by_meaning = sorted(similarity, key=lambda name: (-similarity[name], name))[:MEANING_DEPTH]
+        fused: dict[str, float] = defaultdict(float)
+        for ranking, value in ((by_words, scores), (by_meaning, similarity)):
+            for name, place in _places(ranking, value).items():
+                fused[name] += 1 / (RRF_K + place)
+        candidates = [name for name in fused if relevant(name)]
         below = self._routed(candidates, scores, tallies)
 
-        def rank(name: str) -> tuple[float, bool, int, float, str]:
+        def rank(name: str) -> tuple[bool, float, bool, int, float, str]:
             used = recent_use.get(name)
-            # Smallest first: higher score (a routing skill's no higher than its sibling's, after
-            # it), higher priority, more recent, then by name.
-            score = min(scores[name], scores[below[name]]) if name in below else scores[name]
-            if similarity:
-                score = score / best_score + SEMANTIC_WEIGHT * similarity.get(name, 0.0)
-            return (-score, name in below, -self._priority[name], -(used.timestamp() if used else float("-inf")), name)
+            named = name in tallies and tallies[name].mentioned
+            # Smallest first: the message names it, then the fused rank (a routing skill's no higher than its
+            # sibling's, after it), higher priority, more recent, then by name.
+            score = min(fused[name], fused[below[name]]) if name in below else fused[name]
+            return (not named, -score, name in below, -self._priority[name],
+                    -(used.timestamp() if used else float("-inf")), name)
 
         best = heapq.nsmallest(limit, candidates, key=rank)
-        return [self._explain(name, scores[name], tallies.get(name, _Tally()),
-                              evidence.get(name) or self._lexical.evidence(self._numbers[name], query),
-                              recent_use.get(name), below.get(name), similarity.get(name))
-                for name in best]
+        found = [self._explain(name, scores.get(name, 0.0), tallies.get(name, _Tally()),
+                               evidence.get(name) or self._lexical.evidence(self._numbers[name], query),
+                               recent_use.get(name), below.get(name), similarity.get(name))
+                 for name in best]
+        # A skill the message names, or whose declared trigger it has, is sure (the author's word); the first
+        # may also be on its evidence.
+        found = [m.model_copy(update={"sure": True}) if m.mentioned or m.matches > 0 else m for m in found]
+        if found and not found[0].sure:
+            first = found[0]
+            runner_up = scores[by_words[1]] if len(by_words) > 1 else 0.0
+            # Clear: first on words, no other within CLOSE_SHARE of it there, and first by meaning too.
+            clear = by_words[:1] == [first.name] and runner_up < CLOSE_SHARE * scores[first.name] \
+                and (not similarity or by_meaning[:1] == [first.name])
+            covered = sum(said.get(t.term, 0.0) for t in first.terms) >= MIN_COVERAGE * sum(said.values())
+            sure = clear and covered and first.score >= THRESHOLD and len(first.terms) >= MIN_TERMS
+            found[0] = first.model_copy(update={"sure": sure})
+        return found
 
-    def _similarity(self, message: str, scores: Mapping[str, float]) -> dict[str, float]:
-        """With a semantic ranker, the cosine of the message's vector with each scored skill's."""
-        if self._semantic is None or not scores:
+    def _similarity(self, message: str) -> dict[str, float]:
+        """With a semantic ranker, the cosine of the message's vector with every skill's."""
+        if self._semantic is None or not self._names:
             return {}
         [vector] = self._semantic.encoder.encode([message])
-        numbers = [self._numbers[name] for name in scores]
-        cosines = self._vectors[numbers].astype(vector.dtype) @ vector
-        return {name: float(cosine) for name, cosine in zip(scores, cosines, strict=True)}
+        cosines = self._vectors.astype(vector.dtype) @ vector
+        return {name: float(cosine) for name, cosine in zip(self._names, cosines.tolist(), strict=True)}
 
     def _routed(self, candidates: list[str], scores: Mapping[str, float],
                 tallies: Mapping[str, _Tally]) -> dict[str, str]:
@@ -308,9 +338,10 @@ class SkillIndex:
             if name not in self._routing or (name in tallies and tallies[name].mentioned):
                 continue
             siblings = [other for other in candidates if other != name and family(other) == family(name)
-                        and other not in self._routing and scores[other] >= ROUTING_SHARE * scores[name]]
+                        and other not in self._routing
+                        and scores.get(other, 0.0) >= ROUTING_SHARE * scores.get(name, 0.0)]
             if siblings:
-                below[name] = max(siblings, key=lambda other: (scores[other], other))
+                below[name] = max(siblings, key=lambda other: (scores.get(other, 0.0), other))
         return below
 
     def _weights(self, message: str) -> dict[str, float]:
@@ -384,12 +415,19 @@ class SkillIndex:
 
 
 def unsure(matches: list[SkillMatch]) -> list[SkillMatch]:
-    """The matches the model should choose among, or ``[]`` when the first is clear: it was named or
-    declared a trigger the message has, or no other scores within :data:`CLOSE_SHARE` of it."""
-    if len(matches) < 2 or matches[0].mentioned or matches[0].matches:
-        return []
-    close = [m for m in matches if m.score >= CLOSE_SHARE * matches[0].score]
-    return close if len(close) > 1 else []
+    """The candidates someone able to judge should choose among (a model, "none" allowed), or ``[]`` when
+    the first is sure (:attr:`SkillMatch.sure`) or there is none."""
+    return [] if not matches or matches[0].sure else matches
+
+
+def _places(ranking: list[str], value: Mapping[str, float]) -> dict[str, int]:
+    """Each name's place in ``ranking`` (best first), the names of equal value sharing the better place,
+    so a tie in one ranking stays a tie after the fusion."""
+    places: dict[str, int] = {}
+    for index, name in enumerate(ranking, start=1):
+        previous = ranking[index - 2] if index > 1 else None
+        places[name] = places[previous] if previous is not None and value[previous] == value[name] else index
+    return places
 
 
 def _document(skill: SkillFile) -> dict[str, str]:

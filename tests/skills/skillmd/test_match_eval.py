@@ -4,8 +4,10 @@ bodies) beside the engine's bundled skills, against messages written here
 (data/match_messages.json). Positives name the skills a message is for; negatives are ordinary
 chat that no skill is for. The split is by collection: ``tuning`` messages are for the collections
 the weights and the threshold were set on; ``held_out`` messages are for collections never looked
-at while tuning, written before the ranker ran on them. Every message is matched against all the
-collections at once (about 1,600 skills), as a user with many installed would be."""
+at while tuning, written before the ranker ran on them. ``unseen`` messages (data/unseen_messages.json) are
+for twelve more collections, written by someone who never saw the ranker, its data or its scores. Every
+message is matched against all the collections at once (about 1,800 skills), as a user with many
+installed would be."""
 
 from __future__ import annotations
 
@@ -19,7 +21,10 @@ from adapters.skill_folders import discover
 from skills.skillmd import BUNDLED_DIR, SkillFile, SkillIndex, SkillManifest
 
 DATA = Path(__file__).parent / "data"
-COLLECTIONS = json.loads((DATA / "skill_collections.json").read_text())["collections"]
+COLLECTIONS = [*json.loads((DATA / "skill_collections.json").read_text())["collections"],
+               *json.loads((DATA / "unseen_collections.json").read_text())["collections"]]
+"""Every collection: ``tuning``, ``held_out`` and ``unseen`` (data/unseen_collections.json, written blind:
+bench.skillmd reads that part, once per change; no test holds a threshold on it)."""
 
 
 def _catalog() -> list[SkillFile]:
@@ -37,7 +42,8 @@ def _catalog() -> list[SkillFile]:
 
 
 INDEX = SkillIndex(_catalog())
-MESSAGES = json.loads((DATA / "match_messages.json").read_text())
+MESSAGES = {**json.loads((DATA / "match_messages.json").read_text()),
+            **json.loads((DATA / "unseen_messages.json").read_text())}
 
 
 def evaluate(part: str) -> tuple[float, list[tuple[str, list[str], list[str]]], dict[str, list[str]]]:
@@ -47,7 +53,8 @@ def evaluate(part: str) -> tuple[float, list[tuple[str, list[str], list[str]]], 
     firsts = {message: [m.name for m in INDEX.match(message, limit=1)] for message, _ in positives}
     wrong = [(message, firsts[message], expected) for message, expected in positives
              if not firsts[message] or firsts[message][0] not in expected]
-    matched = {message: [m.name for m in INDEX.match(message)] for message in MESSAGES[part]["negatives"]}
+    # An everyday message "matches" when a skill is brought in with no one asked: a sure first candidate.
+    matched = {message: [m.name for m in INDEX.match(message) if m.sure] for message in MESSAGES[part]["negatives"]}
     return 1 - len(wrong) / len(positives), wrong, {m: found for m, found in matched.items() if found}
 
 
@@ -74,7 +81,7 @@ def test_almost_no_skill_is_matched_for_a_message_no_skill_is_for(part: str) -> 
 
 def test_a_shared_word_is_not_a_match() -> None:
     """The issue's two cases: Linear's tracker says "linear", the scheduler says "monthly"."""
-    assert "linear" not in [m.name for m in INDEX.match("fit a linear regression on this data")]
+    assert "linear" not in [m.name for m in INDEX.match("fit a linear regression on this data") if m.sure]
     spreadsheet = [m.name for m in INDEX.match("build an Excel spreadsheet with a pivot table of monthly revenue")]
     assert spreadsheet[:1] == ["xlsx"]  # the scheduler's keyword "monthly" no longer outranks the subject
 
