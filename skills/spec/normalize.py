@@ -319,7 +319,7 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
     }
     fields["fallback_models"] = fallback_models(data.get("fallback_models"), fields["model"], notes, problems)
     check_models(fields, bool(plan), ctx.llm_models, notes, problems)
-    fields |= _schedule_shape(data, given, trigger, ctx, notes, problems, new=existing is None)
+    fields |= _schedule_shape(data, given, trigger, ctx, notes, problems, new=existing is None, agent=not plan)
     fields.update(_skip_days(data, skips_given, fields["trigger_type"], notes, problems))
     if fields["skip_holidays"] or fields["business_days_only"]:
         fields["trigger_config"] = _skip_zone(fields["trigger_config"], ctx, notes)
@@ -572,10 +572,10 @@ def _remind_after(data: Mapping[str, Any], problems: Problems) -> int:
 
 
 def _schedule_shape(data: dict[str, Any], given: set[str], trigger: TriggerConfig | None, ctx: NormalizeContext,
-                    notes: list[str], problems: Problems, *, new: bool) -> dict[str, Any]:
+                    notes: list[str], problems: Problems, *, new: bool, agent: bool = False) -> dict[str, Any]:
     """The shape fields, each checked. ``given``: the fields of this input (an update's merged fields were
     accepted when they were given: an ``end_at`` passed since then is the skill's end, not a mistake);
-    ``new``: a skill registered now, not an update of a stored one."""
+    ``new``: a skill registered now, not an update of a stored one; ``agent``: it runs on the Agent tier."""
     timeout = data.get("timeout_minutes")
     end_at = data.get("end_at")
     if end_at is not None:
@@ -591,7 +591,7 @@ def _schedule_shape(data: dict[str, Any], given: set[str], trigger: TriggerConfi
         "end_at": end_at,
         "max_runs": integer(data.get("max_runs"), "max_runs", None, problems, bound=MAX_RUNS),
         "jitter_seconds": integer(data.get("jitter_seconds"), "jitter_seconds", 0, problems, bound=JITTER_SECONDS),
-        "spread": _spread(data, given, new, problems),
+        "spread": _spread(data, given, new and agent, problems),
         "overlap": _choice(data.get("overlap"), "overlap", OVERLAPS, problems),
         "catch_up": _choice(data.get("catch_up"), "catch_up", CATCH_UPS, problems),
     }
@@ -611,18 +611,21 @@ def _schedule_shape(data: dict[str, Any], given: set[str], trigger: TriggerConfi
     return shape
 
 
-def _spread(data: Mapping[str, Any], given: set[str], new: bool, problems: Problems) -> bool:
+def _spread(data: Mapping[str, Any], given: set[str], by_default: bool, problems: Problems) -> bool:
     """Whether a cron takes the default spread (``skills.when.spread``) when it has no ``jitter_seconds``.
 
     Said, it is what was said (a ``jitter_seconds`` above 0 replaces the default either way, so a stored skill
     with both reads back as it was); a ``jitter_seconds`` said without it (even 0: no jitter) is the owner's
-    own answer, so no default. Otherwise a new skill takes it, and a stored one keeps what it has: an update or a
-    file's re-sync never adds a spread its owner did not approve."""
+    own answer, so no default. Otherwise ``by_default``: a new Agent-tier skill takes it (a summary every
+    morning may start a few minutes late; a burst of them at 09:00 is what the spread is for), a new Direct
+    one does not (a plan's fixed calls, a reminder among them: a reminder set for 8:30 that comes at 8:34 is
+    a wrong reminder), and a stored one keeps what it has: an update or a file's re-sync never adds a spread
+    its owner did not approve."""
     if "spread" in given:
         return boolean(data.get("spread"), "spread", False, problems)
     if "jitter_seconds" in given:
         return False
-    return True if new else boolean(data.get("spread"), "spread", False, problems)
+    return True if by_default else boolean(data.get("spread"), "spread", False, problems)
 
 
 def _choice(value: Any, field: str, choices: tuple[str, ...], problems: Problems) -> str:

@@ -18,9 +18,9 @@ from tests.starter.test_cli import options, run_skills
 from tests.starter.test_mcp_server import text
 from tests.workflows.test_calendar import as_started
 
-LINE = re.compile(r"^  (\d{4}-\d\d-\d\d) (?:(\d\d:\d\d) (Mon|Tue|Wed|Thu|Fri|Sat|Sun) \(spread up to 5 min\)"
+LINE = re.compile(r"^  (\d{4}-\d\d-\d\d) (?:(\d\d:\d\d) (Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
                   r"|skipped: (.+))$")
-"""A fire of a new skill, said with its default spread, or a skipped day."""
+"""A fire of a new reminder, at its exact time (a Direct plan is not spread), or a skipped day."""
 
 
 def standup(**fields: Any) -> dict[str, Any]:
@@ -54,8 +54,8 @@ async def test_skills_next_lists_the_fires_in_the_skills_zone_with_skipped_days_
     data = json.loads(as_json.stdout)
     assert data["timezone"] == "Europe/Berlin" and data["paused"] is None
     at = [datetime.fromisoformat(f["at"]) for f in data["fires"] if f["skipped"] is None]
-    assert data["spread_seconds"] == 300
-    assert as_started(await server_fires(engine.skills.client, skill.schedule_id), [t.astimezone(UTC) for t in at], 300)
+    assert data["spread_seconds"] == 0  # a reminder at 8:30 comes at 8:30: the server's times are the listed ones
+    assert as_started(await server_fires(engine.skills.client, skill.schedule_id), [t.astimezone(UTC) for t in at], 0)
     # In the skill's zone: Berlin's offset, an hour or two east of UTC.
     assert {t.utcoffset().total_seconds() for t in at if t.utcoffset() is not None} <= {3600.0, 7200.0}
 

@@ -51,8 +51,8 @@ async def test_skills_next_lists_the_fires_the_server_will_start(engine: Engine,
 
     found = await engine.skills.next(skill.name, count=10)
     fires = [fire.at.astimezone(UTC) for fire in found.fires if fire.skipped is None]
-    # A new skill is spread: the server starts each listed fire up to 5 min after it.
-    assert len(fires) == 10 and found.spread_seconds == 300
+    # A new reminder (a Direct plan) is not spread: the server starts each listed fire at its exact time.
+    assert len(fires) == 10 and found.spread_seconds == 0
     assert as_started(await server_fires(client, skill.schedule_id), fires, found.spread_seconds)
     # Ten daily fires span a weekend at least: the schedule really skips, and the answer says so.
     assert any(fire.skipped == "weekend" for fire in found.fires)

@@ -8,8 +8,8 @@ import re
 from tests.conftest import Engine
 from tests.fakes.llm_server import ScriptedLLM, call, say
 
-FIRE = r"\d{4}-\d\d-\d\d (?:\d\d:\d\d \w{3} \(spread up to 5 min\)|skipped: [^;.]+)"
-"""A fire (a new skill's, with its default spread) or a skipped day."""
+FIRE = r"\d{4}-\d\d-\d\d (?:\d\d:\d\d \w{3}|skipped: [^;.]+)"
+"""A fire (a new reminder's, at its exact time: a Direct plan is not spread) or a skipped day."""
 
 
 async def test_a_working_days_skill_is_answered_with_its_next_fires(assistant: Engine, llm: ScriptedLLM) -> None:
@@ -29,7 +29,7 @@ async def test_a_working_days_skill_is_answered_with_its_next_fires(assistant: E
     [shown] = [line for line in proposal.summary.splitlines() if line.startswith("next fires: ")]
     fires = shown.removeprefix("next fires: ").split(", ")
     assert fires and all(re.fullmatch(r"\d{4}-\d\d-\d\d (?:\d\d:\d\d \S+|skipped: .+)", f) for f in fires), fires
-    assert "when: cron '0 9 * * *' (America/New_York), each fire spread up to 5 min" in proposal.summary
+    assert "when: cron '0 9 * * *' (America/New_York)\n" in proposal.summary  # a reminder: its exact time, no spread
 
     done = await assistant.skills.chat("yes", session_id="standup")
     [change] = done.changes

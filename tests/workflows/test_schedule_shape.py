@@ -93,8 +93,8 @@ async def test_each_field_registers_shows_in_get_and_shapes_the_real_schedule(cl
     plain = (await engine.skills.register(_skill("plain"))).skill
     assert plain is not None
     schedule = await _described(client, plain.schedule_id)
-    # A new cron that asked for no exact time takes the default spread (below).
-    assert schedule.policy.overlap == ScheduleOverlapPolicy.SKIP and schedule.spec.jitter == timedelta(minutes=5)
+    # A new Direct cron (fixed calls: a reminder) keeps its exact time; an Agent one is spread (below).
+    assert schedule.policy.overlap == ScheduleOverlapPolicy.SKIP and schedule.spec.jitter is None
     assert (plain.timeout_minutes, plain.overlap, plain.catch_up) == (None, "skip", "once")
 
 
@@ -104,12 +104,14 @@ async def _next_lines(engine: Engine, name: str) -> list[str]:
     return done.stdout.splitlines()[1:]
 
 
-async def test_a_new_cron_is_spread_by_default_on_the_real_schedule_and_says_so(client: Client, engine: Engine,
-                                                                                 tmp_path: Path) -> None:
+async def test_a_new_agent_cron_is_spread_by_default_on_the_real_schedule_and_says_so(client: Client, engine: Engine,
+                                                                                       tmp_path: Path) -> None:
     """Temporal applies the jitter; what `skills next` and `skills get` list are the schedule's own times, each
-    said with its spread."""
-    hourly = (await engine.skills.register(_skill("hourly", schedule="0 * * * *"))).skill
-    minutely = (await engine.skills.register(_skill("minutely", schedule="* * * * *", enabled=False))).skill
+    said with its spread. Agent-tier work ("a summary every hour") is spread by default: a burst of them at
+    the top of the hour is what the spread is for."""
+    hourly = (await engine.skills.register(_skill("hourly", schedule="0 * * * *", execution_plan=None))).skill
+    minutely = (await engine.skills.register(_skill("minutely", schedule="* * * * *", enabled=False,
+                                                    execution_plan=None))).skill
     assert hourly is not None and minutely is not None and hourly.spread and minutely.spread
     assert (await _described(client, hourly.schedule_id)).spec.jitter == timedelta(minutes=5)
     # Every minute: a tenth of the gap, so the fires keep their order.
@@ -124,20 +126,25 @@ async def test_a_new_cron_is_spread_by_default_on_the_real_schedule_and_says_so(
     assert all(line.endswith("(spread up to 6 s)") for line in await _next_lines(engine, "minutely"))
     assert "jitter          up to 5 min (the default spread; `spread: false` for the exact time)" in \
         await _get_lines(engine, "hourly")
-    # A registration's answer names the fire the calendar gives, with its spread.
+    # A registration's answer names the fire the calendar gives: a reminder's at its exact time.
     path = tmp_path / "daily.json"
     path.write_text(json.dumps(_skill("daily", schedule="0 9 * * *")))
     done = await asyncio.to_thread(run_skills, "register", str(path), *options(engine))
     assert done.returncode == 0, done.stderr
-    assert any(re.fullmatch(r"  next fire +\S+ \(spread up to 5 min\)", line)
-               for line in done.stdout.splitlines()), done.stdout
+    [fire] = [line for line in done.stdout.splitlines() if line.startswith("  next fire")]
+    assert re.fullmatch(r"  next fire +\S+", fire), done.stdout
 
 
-async def test_a_pinned_cron_a_one_shot_and_an_interval_are_not_spread(client: Client, engine: Engine) -> None:
-    pinned = (await engine.skills.register(_skill("pinned", schedule="0 9 * * *", spread=False))).skill
+async def test_a_reminder_a_pinned_cron_a_one_shot_and_an_interval_are_not_spread(client: Client,
+                                                                                    engine: Engine) -> None:
+    # A reminder set for 8:30 that comes at 8:34 is a wrong reminder: a Direct plan keeps its exact time.
+    reminder = (await engine.skills.register(_skill("leave", schedule="30 8 * * 1-5"))).skill
+    pinned = (await engine.skills.register(_skill("pinned", schedule="0 9 * * *", spread=False,
+                                                  execution_plan=None))).skill
     once = (await engine.skills.register(_skill("once", schedule=None, in_minutes=600))).skill
     every = (await engine.skills.register(_skill("every", schedule=None, interval_minutes=60))).skill
-    for skill in (pinned, once, every):
+    assert reminder is not None and not reminder.spread
+    for skill in (reminder, pinned, once, every):
         assert skill is not None
         assert (await _described(client, skill.schedule_id)).spec.jitter is None, skill.name
         assert not any("spread" in line for line in await _next_lines(engine, skill.name))

@@ -13,7 +13,7 @@ import contextlib
 import os
 import shutil
 import time
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -105,11 +105,6 @@ def write(
     return path
 
 
-def within_spread(at: datetime, hour: int, minute: int) -> bool:
-    """A start the server drew for a fire at hour:minute with the default spread (up to 5 min after it)."""
-    return timedelta(0) <= at - at.replace(hour=hour, minute=minute, second=0, microsecond=0) <= timedelta(minutes=5)
-
-
 def names(items: list[Any]) -> list[str]:
     return sorted(item.change.name for item in items)
 
@@ -145,9 +140,9 @@ async def test_a_file_skill_with_a_schedule_registers_and_its_schedule_exists(
     description = await client.get_schedule_handle(skill.schedule_id).describe()
     assert await description.memo_value("trigger") == {"schedule": "30 6 * * *"}
     times = description.info.next_action_times
-    # A new file skill is spread by default: the server starts each fire up to 5 min after 06:30.
-    assert description.schedule.spec.jitter == timedelta(minutes=5)
-    assert times and all(within_spread(t, 6, 30) for t in times)
+    # A wake-up call is a Direct plan: not spread, the server starts each fire at 06:30 exactly.
+    assert description.schedule.spec.jitter is None
+    assert times and all((t.hour, t.minute, t.second) == (6, 30, 0) for t in times)
 
     again = await sync()
     assert again.unchanged == ["wake-up"] and not (again.created or again.updated or again.disabled)
@@ -170,7 +165,7 @@ async def test_touching_or_editing_the_file_updates_the_skill(
     assert skill.trigger_config is not None and skill.trigger_config.schedule == "0 8 * * 1-5"
     assert skill.schedule_id is not None
     times = (await client.get_schedule_handle(skill.schedule_id).describe()).info.next_action_times
-    assert times and all(within_spread(t, 8, 0) and t.weekday() < 5 for t in times)
+    assert times and all((t.hour, t.minute, t.second) == (8, 0, 0) and t.weekday() < 5 for t in times)
 
     now = time.time()
     os.utime(path, (now, now))  # touched: same content, newer file
