@@ -70,7 +70,7 @@ def run(argv: list[str] | None = None) -> int:
 LAZY_COMMANDS = {
     "catalog": ("starter.tools_cli:catalog_command", "The worker's tools by MCP server, with their state."),
     "validate": ("starter.files_cli:COMMANDS", "Check SKILL.md files against the Agent Skills spec."),
-    "match": ("starter.files_cli:COMMANDS", "Which SKILL.md skills a message triggers, and why."),
+    "match": ("starter.files_cli:COMMANDS", "Which SKILL.md skills a message may need, and why."),
     "prompt": ("starter.files_cli:COMMANDS", "The skills block an LLM would get for a message."),
     "show": ("starter.files_cli:COMMANDS", "One SKILL.md skill: frontmatter, body and resources."),
     "sync": ("starter.files_cli:COMMANDS", "Sync the SKILL.md skills that carry a schedule, now."),
