@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from temporalio.service import RPCError
 
 from client.skills_client import SkillsClient
+from skills.chat.account import touched_words
 from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
 from skills.management.answers import details, iso, listed, refusal, registered, skill_json
 from skills.management.arguments import (
@@ -78,7 +79,17 @@ class ManagementTools:
     async def memory_update_skill(self, fields: dict[str, Any]) -> CallToolResult:
         ref, agent_id, patch = update_request(fields)
         result = await self.skills.update(ref, patch, agent_id)
-        return _answer(*registered("Updated", result, datetime.now(UTC)))
+        text, structured = registered("Updated", result, datetime.now(UTC))
+        # What the update changed, as its revision records it: the chat's account names every field it touched
+        # (a pause made with a move is told, not only "updated"), and the model reads it too.
+        assert result.skill is not None  # the client raises on a refusal
+        revisions = await self.skills.history(result.skill.id, result.skill.agent_id, limit=1)
+        if revisions and revisions[0].rev == result.skill.revision:
+            structured["changed"] = [change.model_dump(mode="json") for change in revisions[0].diff]
+            words = touched_words({"changed": structured["changed"], "enabled": result.skill.enabled,
+                                   "trigger": structured["skill"].get("trigger_config")})
+            text += f"\nWhat changed: {words}."
+        return _answer(text, structured)
 
     async def memory_list_skills(self, fields: dict[str, Any]) -> CallToolResult:
         enabled = optional_bool(fields.get("enabled"), "enabled")

@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, Field, computed_field
 
-from skills.chat.account import NOTHING, Effect, correction, effects
+from skills.chat.account import NOTHING, Effect, correction, effects, touched_words
 from skills.chat.reply import NoticeRef
 from skills.display import shown
 from skills.owner.approvals import Approval
@@ -94,7 +94,10 @@ class ChatReply(BaseModel):
                 # Days skipped (business days, holidays) are what the user most needs to see are right.
                 when = f", next fires {'; '.join(change['coming'])}"
             tier = f" ({change['tier']} tier{when})" if change.get("tier") else when
-            lines.append(f"{change['action']}: skill {change.get('id')} '{change.get('name')}'{tier}")
+            # What an update did to the skill: paused or resumed, when it now fires, every other field it changed.
+            words = touched_words(change) if change["action"] == "updated" else ""
+            lines.append(f"{change['action']}: skill {change.get('id')} '{change.get('name')}'{tier}"
+                         + (f": {words}" if words else ""))
         for proposal in self.proposals:
             lines.append(f"proposed #{proposal.id}, NOT made: reply yes to make it or no to cancel "
                          f"(or `skills approve {proposal.id}`), before {_local(proposal.expires_at.isoformat(), None)}")
