@@ -15,12 +15,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from mcp import Client as McpClient
 from temporalio.client import Client
 
 from config.settings import Settings
 from skills.chat.proposals import ChangeDecided, decided_sentence
 from skills.owner.approvals import Approval
 from starter.chat_session import CLI_ANSWER, last_session, remember, session_file
+from starter.mcp_server import build_server
 from tests.conftest import Engine
 from tests.starter.test_cli import options, run_skills
 
@@ -89,6 +91,15 @@ async def test_approve_and_deny_say_what_came_of_the_answer(no_model: Engine, tm
     assert denied["result"] == "Denied #2: Create skill 'reminder: stretch', not made (not now)", denied
     assert denied["approval"]["id"] == 2 and denied["approval"]["status"] == "denied"
     assert denied["approval"]["reason"] == "not now" and denied["change"] is None
+
+    # The MCP tools answer in the same sentence, the record as data.
+    await skills(no_model, tmp_path, "chat", "--new", "every monday at 10 remind me to water the plants")
+    async with McpClient(build_server(no_model.skills)) as session:
+        answered = await session.call_tool("approve", {"approval_id": 3})
+    text = "".join(block.text for block in answered.content if block.type == "text")
+    assert not answered.is_error and text.startswith("Approved #3: stored skill "), text
+    assert text.endswith(" 10:00 UTC") and "Approval(" not in text
+    assert answered.structured_content is not None and answered.structured_content["change"]["action"] == "created"
 
 
 def test_a_decided_change_reads_as_a_sentence_on_a_pinned_clock() -> None:
