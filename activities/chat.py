@@ -126,7 +126,9 @@ def _change(tool: str, structured: dict[str, Any] | None) -> dict[str, Any] | No
     return {"action": CHANGING_TOOLS[tool], "id": skill.get("id"), "name": skill.get("name"),
             "tier": skill.get("tier"), "trigger": trigger, "next_fire": structured.get("next_fire"),
             "enabled": skill.get("enabled"), "disabled_reason": skill.get("disabled_reason"),
-            "coming": structured.get("coming") or []}
+            "coming": structured.get("coming") or [],
+            # An update's fields it changed (its revision's diff), which the account names; absent: not known.
+            **({"changed": structured["changed"]} if isinstance(structured.get("changed"), list) else {})}
 
 
 class ChatActivities:

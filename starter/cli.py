@@ -12,7 +12,7 @@
     skills doctor                   the schedules against the store, the script sandbox; exits 1 on a problem
     skills approvals [--all] | approve ID | deny ID [--reason TEXT]   what waits for your yes
     skills grant TOOL [--skill REF] [--where ARG=VALUE]... [--for 30d] | grants [--all] | revoke ID
-    skills chat "message" [--session S]   talk to the assistant (it schedules skills for you)
+    skills chat "message" [--session S | --new]   talk to the assistant (it schedules skills for you)
     skills catalog [--refresh]      the worker's tools, by MCP server, with each server's state
     skills validate|match|prompt|show|sync   SKILL.md files (see docs/skill-files.md)
     skills mcp [--http]             the management tools as an MCP server (see docs/mcp-server.md)
@@ -50,6 +50,7 @@ from starter.output import fields, shorten, table, when
 
 if TYPE_CHECKING:
     from client import SkillsClient
+    from skills.chat.proposals import ChangeDecided
     from skills.messages.chat import ChatReply
     from skills.owner.approvals import Approval
     from skills.spec.models import Delivery, RunRecord, Skill
@@ -612,8 +613,7 @@ def approve(approval_id: int) -> int:
     """Approve: the waiting call is made, once (or the proposed change is made)."""
 
     async def work(skills: SkillsClient) -> None:
-        said = await skills.approve(approval_id, by="cli")
-        answer({"ok": True, "approval_id": approval_id, "result": str(said)}, lambda: print(said))
+        _answered(await skills.answer(approval_id, True, by="cli"), approval_id)
 
     return with_client(work)
 
@@ -626,8 +626,7 @@ def deny(approval_id: int, reason: str) -> int:
     """Deny: the call is not made (an Agent run is told and goes on; a Direct run ends as denied)."""
 
     async def work(skills: SkillsClient) -> None:
-        said = await skills.deny(approval_id, reason, by="cli")
-        answer({"ok": True, "approval_id": approval_id, "result": str(said)}, lambda: print(said))
+        _answered(await skills.answer(approval_id, False, reason=reason, by="cli"), approval_id)
 
     return with_client(work)
 
@@ -713,26 +712,56 @@ def outbox(limit: int, chat: str | None) -> int:
 @cli.command(short_help="One message to the assistant: it can schedule skills for you.")
 @click.argument("message", nargs=-1, required=True)
 @click.option("--session", metavar="S", help="Go on with this conversation (the reply says its session id).")
+@click.option("--new", "new", is_flag=True,
+              help="Start a new conversation, even while your last one has a proposal waiting for your yes.")
 @click.option("--reply-to", "reply_to", metavar="RUN_ID",
               help="Reply to this run's result (`skills runs` shows RUN, its first characters): the turn "
                    "opens with the result and the skill it came from.")
 @data_command
-def chat(message: tuple[str, ...], session: str | None, reply_to: str | None) -> int:
+def chat(message: tuple[str, ...], session: str | None, new: bool, reply_to: str | None) -> int:
     """One message to the assistant, e.g. "remind me in 5 minutes to drink water": it can create,
-    change and delete skills. With --reply-to RUN_ID the message replies to that run's result ("why did
-    it fail?", "send that to me every Monday too"). Exit 1 if the turn did not finish."""
+    change and delete skills. While your last conversation has a proposal waiting, the message goes on
+    with it (`skills chat yes` makes it); --new starts afresh. With --reply-to RUN_ID the message replies
+    to that run's result ("why did it fail?", "send that to me every Monday too"). Exit 1 if the turn did
+    not finish."""
     from skills.errors import SkillsError
+
+    if new and session is not None:
+        raise click.UsageError("--new starts a new conversation, --session goes on with one: give one of them")
 
     def waiting(line: str) -> None:  # on stderr: stdout stays the reply (and --json the JSON)
         print(f"  ... {line}", file=sys.stderr, flush=True)
 
     async def work(skills: SkillsClient) -> None:
-        reply = await skills.chat(" ".join(message), session_id=session, reply_to=reply_to, waiting=waiting)
+        from starter.chat_session import going_on, remember
+
+        data_dir = current().settings().data_dir
+        chosen = session
+        if chosen is None and reply_to is None and not new:
+            chosen, note = await going_on(skills, data_dir)
+            if note:
+                print(f"  ({note})", file=sys.stderr, flush=True)
+        reply = await skills.chat(" ".join(message), session_id=chosen, reply_to=reply_to, waiting=waiting)
+        remember(data_dir, reply.session_id)
         answer(reply, lambda: _chatted(reply))
         if not reply.ok:
             raise SkillsError(reply.reply)
 
     return with_client(work)
+
+
+def _answered(said: str | ChangeDecided, approval_id: int) -> None:
+    """What came of an answer: a sentence (``Approved #2: stored skill 4 '...' (direct tier), first fire Mon
+    ...``); --json gives the record, a proposed change's approval and the skill it made."""
+    from skills.chat.proposals import ChangeDecided, decided_sentence
+
+    if not isinstance(said, ChangeDecided):
+        answer({"ok": True, "approval_id": approval_id, "result": said}, lambda: print(said))
+        return
+    sentence = decided_sentence(said)
+    assert said.approval is not None  # the client raises when there is none
+    answer({"ok": True, "approval_id": approval_id, "result": sentence,
+            "approval": said.approval.model_dump(mode="json"), "change": said.change}, lambda: print(sentence))
 
 
 # --- text ---------------------------------------------------------------------------------
@@ -744,7 +773,9 @@ def _chatted(reply: ChatReply) -> None:
     # The model's words may carry what a mail it read said: a terminal code in them (ESC[8m hides what
     # follows) must not hide or fake the proposal lines printed after them.
     print(shown_lines(reply.reply.split("\n")))
-    for line in reply.account_lines():  # the engine's account, whatever the model said
+    from starter.chat_session import CLI_ANSWER
+
+    for line in reply.account_lines(CLI_ANSWER):  # the engine's account, whatever the model said
         print(f"  {shown(line)}")
     for reason in reply.unavailable:
         print(f"  (not available this turn: {shown(reason)})")

@@ -25,6 +25,7 @@ from skills import linear
 from skills.naming import GET_TOOL_CATALOG, MANAGEMENT_TOOLS
 from skills.owner.approvals import Approval
 from skills.skillmd.tool import TOOL_NAME as SKILL_TOOL
+from skills.spec.models import SkillSpec, TriggerConfig
 
 CLAIM_CHARS = 4_000
 """Characters of a reply the claim test reads: a claim of an act comes early, and the test stays linear."""
@@ -54,6 +55,10 @@ class Effect(BaseModel):
     """A proposal's id: ``skills approve ID``, or the user's plain yes in the same session."""
     tool: str | None = None
     """The management tool that made, or would make, the change."""
+    enabled: bool | None = None
+    """Whether the skill made or changed is enabled (fires) now; None: not said (a proposal, a delete)."""
+    changed: list[str] | None = None
+    """The fields of the skill an update changed, as its revision records them; None: not known."""
     summary: str = ""
     """One line for a person."""
 
@@ -68,9 +73,13 @@ def effects(changes: list[dict[str, Any]], proposals: list[Approval], called: li
         if action not in ("created", "updated", "deleted"):
             continue
         name = change.get("name")
+        words = touched_words(change) if action == "updated" else ""
+        changed = change.get("changed")
         found.append(Effect(action=action, skill_id=change.get("id"), name=name, tier=change.get("tier"),
                             trigger=_set(change.get("trigger")), next_fire=change.get("next_fire"),
-                            summary=f"{action} skill {change.get('id')} '{name}'"))
+                            enabled=change.get("enabled") if action != "deleted" else None,
+                            changed=touched(changed) if isinstance(changed, list) else None,
+                            summary=f"{action} skill {change.get('id')} '{name}'" + (f": {words}" if words else "")))
     for proposal in proposals:
         data = proposal.arguments.get("data") or proposal.arguments.get("patch")
         trigger = data.get("trigger_config") if isinstance(data, dict) else None
@@ -80,6 +89,50 @@ def effects(changes: list[dict[str, Any]], proposals: list[Approval], called: li
                             tool=proposal.tool, summary=f"proposed #{proposal.id}, NOT made: {first}"))
     found += [Effect(action="called", tool=tool, summary=f"called {tool}") for tool in called or []]
     return found
+
+
+def touched(changed: list[Any]) -> list[str]:
+    """The owner's fields among those a change altered (``{field, before, after}`` each, a revision's diff): the
+    engine's own (its revision counter, timestamps) are not."""
+    return [c["field"] for c in changed if isinstance(c, dict) and c.get("field") in SkillSpec.model_fields]
+
+
+def touched_words(change: dict[str, Any]) -> str:
+    """What an update did, in the engine's words: ``paused`` or ``resumed`` (``enabled`` changed), when it now
+    fires (its trigger changed), then every other field it changed by name; ``nothing changed`` when it changed
+    none. A change that does not say what it changed (one made on the owner's yes) says only whether the skill
+    is paused, which it always tells."""
+    changed = change.get("changed")
+    if not isinstance(changed, list):
+        return "paused, it will not fire" if change.get("enabled") is False else ""
+    fields = {c["field"]: c for c in changed if isinstance(c, dict) and c.get("field") in SkillSpec.model_fields}
+    if not fields:
+        return "nothing changed"
+    words = []
+    if "enabled" in fields:
+        words.append("resumed" if fields["enabled"].get("after") else "paused")
+    if "trigger_config" in fields:
+        words.append(f"now fires {_trigger_words(fields['trigger_config'].get('after'), change)}")
+    other = [name for name in fields if name not in ("enabled", "trigger_config", "trigger_type")]
+    if "trigger_type" in fields and "trigger_config" not in fields:
+        other.insert(0, "trigger_type")
+    if other:
+        words.append(f"changed {', '.join(other)}")
+    return "; ".join(words)
+
+
+def _trigger_words(after: Any, change: dict[str, Any]) -> str:
+    """A trigger as the engine describes it (``cron '0 10 * * 1-5' (Europe/Paris)``); the stored skill's when
+    the diff's value was cut (a long value is kept as its first characters)."""
+    for trigger in (after, change.get("trigger")):
+        if trigger is None:
+            return "on no schedule (only when asked)"
+        if isinstance(trigger, dict):
+            try:
+                return TriggerConfig.model_validate(trigger).describe()
+            except ValueError:
+                continue
+    return "on a new trigger"
 
 
 def acted(calls: list[tuple[str, bool]]) -> list[str]:

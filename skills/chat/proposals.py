@@ -18,6 +18,7 @@ import re
 import unicodedata
 from datetime import datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel
 
@@ -325,3 +326,41 @@ def answered_text(results: list[ChangeDecided]) -> str:
             by = f" by {approval.decided_by}" if approval.decided_by else ""
             lines.append(f"{label} was already {approval.status}{by}.")
     return "\n".join(lines) or "There was nothing to confirm."
+
+
+def decided_sentence(result: ChangeDecided) -> str:
+    """What came of the owner's answer to a proposed change, as one sentence (``skills approve`` and ``deny``
+    print it): ``Approved #2: stored skill 4 'reminder: leave for the train' (direct tier), first fire Mon
+    2026-11-30 08:30 UTC``. The fire is the schedule's, in the skill's zone."""
+    approval = result.approval
+    if approval is None:
+        return result.problem or "No such proposal."
+    first = approval.summary.splitlines()[0].rstrip(":") if approval.summary else approval.tool
+    if result.applied:
+        change = result.change
+        if change is None or change.get("id") is None:  # an event emitted, or a change the registration refused
+            return f"Approved #{approval.id}: {approval.outcome or 'applied'}"
+        verb = {"created": "stored", "updated": "updated", "deleted": "deleted"}.get(change["action"], change["action"])
+        said = f"Approved #{approval.id}: {verb} skill {change['id']} '{change.get('name')}'"
+        if change["action"] == "deleted":
+            return said
+        said += f" ({change['tier']} tier)" if change.get("tier") else ""
+        fire = "first fire" if change["action"] == "created" else "next fire"
+        if change.get("next_fire"):
+            return f"{said}, {fire} {_weekday_time(change['next_fire'], (change.get('trigger') or {}).get('timezone'))}"
+        return f"{said}, {'paused: it will not fire' if change.get('enabled') is False else 'no fire scheduled'}"
+    if approval.status == "denied":
+        return f"Denied #{approval.id}: {first}, not made" + (f" ({approval.reason})" if approval.reason else "")
+    if approval.status == "expired":
+        return f"#{approval.id} ({first}) expired before it was answered: nothing was changed"
+    by = f" by {approval.decided_by}" if approval.decided_by else ""
+    return f"#{approval.id} ({first}) was already {approval.status}{by}"
+
+
+def _weekday_time(iso: str, zone: str | None) -> str:
+    """``Mon 2026-11-30 08:30 Europe/Paris``: a moment as the skill's zone shows it (UTC if it has none)."""
+    try:
+        local = datetime.fromisoformat(iso).astimezone(ZoneInfo(zone or "UTC"))
+    except (ValueError, ZoneInfoNotFoundError):
+        return iso
+    return f"{local:%a %Y-%m-%d %H:%M} {zone or 'UTC'}"

@@ -8,13 +8,16 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, Field, computed_field
 
-from skills.chat.account import NOTHING, Effect, correction, effects
+from skills.chat.account import NOTHING, Effect, correction, effects, touched_words
 from skills.chat.reply import NoticeRef
 from skills.display import shown
 from skills.owner.approvals import Approval
 from skills.run.catalog import ToolsetGrant
 from skills.run.rehearsal import rehearsal_lines
 from skills.spec.models import RunRecord
+
+REPLY_YES = "reply yes to make it or no to cancel"
+"""How a proposal is answered in a chat that takes replies (Telegram, the Python client's next message)."""
 
 
 class ChatInput(BaseModel):
@@ -75,18 +78,20 @@ class ChatReply(BaseModel):
         """The engine's correction of a model's reply that claims an act the turn did not do."""
         return correction(self.reply, self.effects) if self.said_by == "model" and self.ok else None
 
-    def account_lines(self) -> list[str]:
+    def account_lines(self, how: str = REPLY_YES) -> list[str]:
         """The engine's account, under the model's words: the correction of a false claim, then what the turn
-        did (``change_lines``), or that it did nothing."""
+        did (``change_lines``), or that it did nothing. ``how``: how the owner answers a proposal where they read
+        it (``change_lines``)."""
         again = [f"asked again: {self.asked_again}"] if self.asked_again else []
         if self.correction is not None:
             return [self.correction, *again]
-        done = [*self.change_lines(), *(f"called: {tool}" for tool in self.called)]
+        done = [*self.change_lines(how), *(f"called: {tool}" for tool in self.called)]
         return [*(done or [NOTHING]), *again]
 
-    def change_lines(self) -> list[str]:
+    def change_lines(self, how: str = REPLY_YES) -> list[str]:
         """One line per skill the turn changed, with its next fire, then each change it proposed, with
-        what would be stored and how to confirm it: the facts under the model's words."""
+        what would be stored and how to confirm it: the facts under the model's words. ``how``: the answer that
+        works where the owner reads this (a chat's plain reply; in a terminal, the command that sends it)."""
         lines = []
         for change in self.changes:
             when = f", next fire {_local(change['next_fire'], change.get('trigger'))}" if change.get("next_fire") else ""
@@ -94,9 +99,12 @@ class ChatReply(BaseModel):
                 # Days skipped (business days, holidays) are what the user most needs to see are right.
                 when = f", next fires {'; '.join(change['coming'])}"
             tier = f" ({change['tier']} tier{when})" if change.get("tier") else when
-            lines.append(f"{change['action']}: skill {change.get('id')} '{change.get('name')}'{tier}")
+            # What an update did to the skill: paused or resumed, when it now fires, every other field it changed.
+            words = touched_words(change) if change["action"] == "updated" else ""
+            lines.append(f"{change['action']}: skill {change.get('id')} '{change.get('name')}'{tier}"
+                         + (f": {words}" if words else ""))
         for proposal in self.proposals:
-            lines.append(f"proposed #{proposal.id}, NOT made: reply yes to make it or no to cancel "
+            lines.append(f"proposed #{proposal.id}, NOT made: {how} "
                          f"(or `skills approve {proposal.id}`), before {_local(proposal.expires_at.isoformat(), None)}")
             lines += [f"  {line}" for line in proposal.summary.splitlines()]
             if proposal.id in self.rehearsals:

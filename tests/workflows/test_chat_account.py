@@ -80,3 +80,23 @@ async def test_skills_chat_prints_the_engines_account_and_json_gives_it_as_data(
 
     code, shown = await skills_chat(assistant, "hi", "--session", "cli")
     assert code == 0 and shown.splitlines()[1] == f"  {NOTHING}", shown  # an honest turn that did nothing
+
+
+async def test_a_change_that_pauses_as_it_moves_says_so(assistant: Engine, llm: ScriptedLLM) -> None:
+    # The owner said not to pause; the update the turn made paused the skill and moved it all the same. Before,
+    # the account said only "updated": the owner was never told the skill would not fire.
+    await assistant.skills.register(STAND_UP)
+    llm.script("chat", [call("memory_update_skill", {"skill_id": "stand up", "enabled": False,
+                                                     "schedule": "0 10 * * 1-5"}),
+                        say("Moved it to 10.")])
+    reply = await assistant.skills.chat("don't pause the stand up reminder, just move it to 10", session_id="moved")
+    [effect] = reply.effects
+    assert (effect.action, effect.enabled, effect.changed) == ("updated", False, ["enabled", "trigger_config"])
+    assert effect.summary.endswith(": paused; now fires cron '0 10 * * 1-5' (UTC)"), effect.summary
+    assert reply.account_lines() == [f"updated: skill {effect.skill_id} 'stand up' (direct tier): "
+                                     "paused; now fires cron '0 10 * * 1-5' (UTC)"]
+    stored = await assistant.skills.get("stand up")
+    assert not stored.enabled and stored.trigger_config is not None and stored.trigger_config.schedule == "0 10 * * 1-5"
+    # The model read what the update did too, in the same words.
+    answer = llm.requests_for("chat")[1].messages[-1]
+    assert answer["role"] == "tool" and "What changed: paused; now fires cron '0 10 * * 1-5' (UTC)." in answer["content"]

@@ -303,7 +303,8 @@ async def test_skills_chat_shows_the_proposal_and_how_to_confirm_it(assistant: E
     llm.script("chat", [call("memory_store_skill", STRETCH), say("I can remind you daily at 9. Shall I?")])
     shown = await skills_chat(assistant, "every day at 9 remind me to stretch", "--session", "cli")
     assert "I can remind you daily at 9. Shall I?" in shown
-    assert "proposed #1, NOT made: reply yes to make it or no to cancel (or `skills approve 1`)" in shown
+    assert "proposed #1, NOT made: reply `skills chat yes` to make it or `skills chat no` to cancel "\
+           "(or `skills approve 1`)" in shown
     assert "when: cron '0 9 * * *' (UTC)" in shown and "next fires: " in shown and "09:00 UTC" in shown
     assert await names(assistant) == []
     made = await skills_chat(assistant, "yes", "--session", "cli")

@@ -136,3 +136,47 @@ def test_a_tool_outside_the_skills_that_answered_is_accounted_for_and_may_be_wha
     assert reply.correction is None and reply.account_lines() == ["called: changing_add_tool"]
     # Reads of the chat's own tools are no act: a "Stored" after them is still corrected.
     assert acted([("get_tool_catalog", True), ("memory_list_skills", True), ("memory_store_skill", False)]) == []
+
+
+# "don't pause the stand up reminder, just move it to 10": the engine reads "pause" in the words and the update
+# it made at once paused the skill and moved it. The change as the chat's tool router records it: the skill after,
+# and the fields the update changed (its revision's diff).
+MOVED_AT_TEN = {"schedule": "0 10 * * 1-5", "timezone": "Europe/Paris"}
+PAUSED_AND_MOVED = {
+    "action": "updated", "id": 4, "name": "stand up", "tier": "direct", "trigger": MOVED_AT_TEN, "next_fire": None,
+    "enabled": False, "disabled_reason": "paused by its owner", "coming": [],
+    "changed": [{"field": "enabled", "before": True, "after": False},
+                {"field": "trigger_config", "before": {"schedule": "0 9 * * 1-5", "timezone": "Europe/Paris"},
+                 "after": MOVED_AT_TEN}]}
+
+
+def test_the_account_of_a_change_says_it_paused_the_skill_and_when_it_now_fires() -> None:
+    reply = ChatReply(session_id="s", ok=True, reply="Moved it to 10.", changes=[PAUSED_AND_MOVED])
+    [effect] = reply.effects
+    assert (effect.action, effect.enabled, effect.changed) == ("updated", False, ["enabled", "trigger_config"])
+    assert effect.summary == "updated skill 4 'stand up': paused; now fires cron '0 10 * * 1-5' (Europe/Paris)"
+    assert reply.account_lines() == [
+        "updated: skill 4 'stand up' (direct tier): paused; now fires cron '0 10 * * 1-5' (Europe/Paris)"]
+
+
+def test_the_account_names_a_resume_and_every_other_field_a_change_touched() -> None:
+    resumed = {**PAUSED_AND_MOVED, "enabled": True, "next_fire": "2026-11-23T09:00:00+00:00", "changed": [
+        {"field": "enabled", "before": False, "after": True},
+        {"field": "description", "before": "", "after": "Stand up and stretch"},
+        {"field": "instructions", "before": "Remind me", "after": "Remind me to stand up"}]}
+    reply = ChatReply(session_id="s", ok=True, reply="Resumed.", changes=[resumed])
+    assert reply.account_lines() == [
+        "updated: skill 4 'stand up' (direct tier, next fire 2026-11-23 10:00 Europe/Paris): resumed; "
+        "changed description, instructions"]
+    # An update that changed nothing says so; a stored skill's own fields (its revision counter) are not the owner's.
+    same = {**resumed, "changed": [{"field": "revision", "before": 1, "after": 2}]}
+    assert ChatReply(session_id="s", ok=True, reply="ok", changes=[same]).account_lines() == [
+        "updated: skill 4 'stand up' (direct tier, next fire 2026-11-23 10:00 Europe/Paris): nothing changed"]
+
+
+def test_a_change_whose_fields_are_not_known_still_says_the_skill_is_paused() -> None:
+    # A change applied on the owner's yes carries the skill as it stands, not what it changed.
+    unknown = {key: value for key, value in PAUSED_AND_MOVED.items() if key != "changed"}
+    reply = ChatReply(session_id="s", ok=True, reply="ok", changes=[unknown])
+    assert reply.account_lines() == ["updated: skill 4 'stand up' (direct tier): paused, it will not fire"]
+    assert reply.effects[0].enabled is False and reply.effects[0].changed is None
