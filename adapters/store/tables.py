@@ -367,8 +367,8 @@ def wal_mode(dbapi_connection: Any, url: str, patience: float = SQLITE_BUSY_TIME
 
 
 def _busy(error: sqlite3.OperationalError) -> bool:
-    return getattr(error, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or any(
-        word in str(error) for word in ("database is locked", "database is busy"))
+    """SQLITE_BUSY, extended codes too (mcp_servers/once.py's keys file meets the same on its first calls)."""
+    return getattr(error, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY or "database is locked" in str(error)
 
 
 class GrantRow(SQLModel, table=True):
