@@ -114,7 +114,7 @@ async def test_an_oversize_body_is_refused_before_it_reaches_temporal(engine: En
     async def started() -> list[str]:
         return [w.id async for w in client.list_workflows(query)]
 
-    assert len(await eventually(started, timeout=10)) == 1
+    assert len(await eventually(started, timeout=30)) == 1
 
 
 async def test_instructions_over_their_limit_are_refused_by_the_registration(engine: Engine) -> None:
