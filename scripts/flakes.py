@@ -3,7 +3,7 @@ listed with its rate and its first failure (docs/testing.md).
 
     make flakes                                   # the default tests below, 3 rounds
     make flakes TESTS="tests/faults" ROUNDS=5     # any pytest arguments, rounds of them
-    .venv/bin/python scripts/flakes.py --count 8 --hogs 2 "tests/adapters/store/test_migrations.py::test_x"
+    .venv/bin/python scripts/flakes.py --count 8 --hogs 2 tests/adapters/store/test_migrations.py -k sqlite
 
 Each round is one `pytest -n WORKERS` session (its own dev servers, as `make test` starts them) beside HOGS
 processes that only burn CPU, so timing that holds on a quiet machine is tested as CI's loaded one sees it.
@@ -92,7 +92,8 @@ def stop_hogs(hogs: list[subprocess.Popen[bytes]]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("tests", nargs="*", help=f"pytest arguments (default: {' '.join(DEFAULT_TESTS)})")
+    parser.add_argument("tests", nargs=argparse.REMAINDER,
+                        help=f"pytest arguments, after the harness's options (-k too); default: {' '.join(DEFAULT_TESTS)}")
     parser.add_argument("--rounds", type=int, default=3, help="pytest sessions, one after the other (3)")
     parser.add_argument("--count", type=int, default=1, help="copies of each test in a round (pytest-repeat; 1)")
     parser.add_argument("--workers", "-n", default="4", help="pytest-xdist workers, as `make test` (4)")
@@ -101,7 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / ".flakes", help="where each round's junit report goes")
     args = parser.parse_args(argv)
 
-    tests = args.tests or DEFAULT_TESTS
+    tests = [test for test in args.tests if test != "--"] or DEFAULT_TESTS
+    if args.count > 1:
+        # pytest-repeat renames each copy (test[sqlite] becomes test[sqlite-1-5]): a node id's parameters no longer
+        # select it, so they are dropped here (every parameter of the test runs; narrow with -k).
+        tests = [re.sub(r"\[[^\]]*\]$", "", test) if "::" in test else test for test in tests]
     args.out.mkdir(parents=True, exist_ok=True)
     runs: dict[str, list[str]] = defaultdict(list)
     statuses: Counter[int] = Counter()
