@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test install bench lint image clean
+.PHONY: run test install bench lint image clean flakes
 
 run: install
 	$(BIN)/skills dev
@@ -16,6 +16,14 @@ run: install
 # off (PYTHONDONTWRITEBYTECODE, set on some CI machines), each compiled the engine's modules again.
 test: install
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n 4
+
+# The flake harness: TESTS (pytest arguments; default, the tests issue 51 saw fail) run ROUNDS times, each a
+# `pytest -n 4` beside a CPU hog a core; every test that failed once is listed with its rate. docs/testing.md.
+TESTS  ?=
+ROUNDS ?= 3
+COUNT  ?= 1
+flakes: install
+	$(BIN)/python scripts/flakes.py --rounds $(ROUNDS) --count $(COUNT) $(TESTS)
 
 install: $(STAMP)
 

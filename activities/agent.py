@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from temporalio import activity
 
 from activities.failures import application_error
-from activities.heartbeat import heartbeating
+from activities.heartbeat import Stage, heartbeating, stages
 from activities.proposals import CURRENT_CALL, ChatCall, proposed_by
 from activities.skillfiles import script_skills, script_tool
 from adapters.llm.endpoint import LlmEndpoint
@@ -143,7 +143,15 @@ class AgentActivities:
 
     @activity.defn(name=LLM_TURN)
     async def llm_turn(self, request: LlmTurn) -> LlmTurnResult:
-        """One chat completion over the stored conversation, offering only the sandbox's tools."""
+        """One chat completion over the stored conversation, offering only the sandbox's tools.
+
+        It heartbeats from its start, not only once the endpoint is asked: what comes first (the stored
+        conversation, the catalog, a worker's first turn importing the OpenAI SDK and asking for the model list)
+        took a loaded worker past the 10 s heartbeat timeout, and the retry found the model's answer spent."""
+        async with stages(f"turn {request.step}", "preparing the request") as stage:
+            return await self._turn(request, stage)
+
+    async def _turn(self, request: LlmTurn, stage: Stage) -> LlmTurnResult:
         messages = await asyncio.to_thread(self.store.conversations.load_messages, request.conversation_id)
         if messages and messages[-1].role == "assistant":
             # A retry after the answer was stored: do not ask (and pay) twice. Whose answer it is was stored with
@@ -157,7 +165,7 @@ class AgentActivities:
             raise application_error(LlmNotConfiguredError(f"no LLM is configured: {LLM_SETTINGS}"))
         catalog = await self._catalog(request)
         if self.settle is not None and not set(request.tools) <= {tool.name for tool in catalog}:
-            async with heartbeating(f"turn {request.step}", "waiting for MCP servers"):
+            async with stage.waiting("waiting for MCP servers"):
                 await self.settle(self.settings.tool_call_timeout.total_seconds())
             catalog = await self._catalog(request)
         offered = request.tools if is_chat_conversation(request.conversation_id) else \
@@ -192,7 +200,7 @@ class AgentActivities:
         try:
             message = await self.llm.complete(
                 request.model, fitted.messages, tools, answer_schema(offered, plan_tools, only) if structured else None,
-                lambda progress: heartbeating(f"turn {request.step}", progress))
+                stage.waiting)
         # The adapter's error says it all; the SDK's error under it (or none) stays the failure's cause.
         except LlmOverloadedError as e:
             raise application_error(e, next_retry_delay=e.retry_after) from e.__cause__

@@ -38,3 +38,54 @@ async def heartbeating(*details: Any) -> AsyncIterator[None]:
         task.cancel()
         with suppress(asyncio.CancelledError):
             await task
+
+
+
+class Stage:
+    """What an activity that heartbeats for its whole length (:func:`stages`) waits on now; its steps say it
+    with ``async with stage.waiting(detail)`` (a callable detail is called at each beat)."""
+
+    def __init__(self, name: str, detail: Any) -> None:
+        self.name = name
+        self._detail = detail
+
+    def now(self) -> Any:
+        return self._detail() if callable(self._detail) else self._detail
+
+    def beat(self) -> None:
+        activity.heartbeat(self.name, self.now())
+
+    @asynccontextmanager
+    async def waiting(self, detail: Any) -> AsyncIterator[None]:
+        """Heartbeat at once with ``detail`` (the first heartbeat reaches the server at once, later ones as the
+        SDK throttles them), and with it at each beat until the body ends."""
+        before, self._detail = self._detail, detail
+        self.beat()
+        try:
+            yield
+        finally:
+            self._detail = before
+
+
+@asynccontextmanager
+async def stages(name: str, first: Any) -> AsyncIterator[Stage]:
+    """Heartbeat for the whole body: at once whenever a step says what it waits on (``stage.waiting``), and
+    every third of the heartbeat timeout (at most every 10 s) from the start, so an activity whose first step
+    is slow (a loaded worker) still heartbeats within its timeout. The first beat is not at the start: what the
+    first step waits on is what the first heartbeat, the one the server sees at once, says."""
+    stage = Stage(name, first)
+
+    async def beat() -> None:
+        timeout = activity.info().heartbeat_timeout
+        interval = min(timeout.total_seconds() / 3, MAX_INTERVAL) if timeout else MAX_INTERVAL
+        while True:
+            await asyncio.sleep(interval)
+            stage.beat()
+
+    task = asyncio.create_task(beat())
+    try:
+        yield stage
+    finally:
+        task.cancel()
+        with suppress(asyncio.CancelledError):
+            await task

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import tempfile
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from client import SkillsClient
 from client.temporal_cli import temporal_binary
 from config.settings import Settings
 from search_attributes import SKILL_AGENT, SKILL_NAME, SKILL_TIER
+from starter import exit_process
 from tests.fakes.llm_server import ScriptedLLM, call, say
 
 ARGUMENT = "x" * 200
@@ -81,4 +81,4 @@ if __name__ == "__main__":
     figures = asyncio.run(measure(args.steps))
     if args.json:
         print(json.dumps(figures, indent=2))
-    os._exit(0)  # temporalio/sdk-python#300: skip teardown once the figures are out
+    exit_process(0)  # temporalio/sdk-python#300: skip teardown once the figures are out (flushed)

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import time
 import uuid
 from collections import Counter
@@ -44,6 +43,7 @@ from search_attributes import SCHEDULED_START_TIME
 from skills.naming import SKILL_RUN
 from skills.spec.models import Skill, TriggerConfig
 from skills.when.spread import default_spread
+from starter import exit_process
 
 CRON = "* * * * *"
 SPREAD = timedelta(seconds=default_spread(TriggerConfig(schedule=CRON, timezone="UTC")))
@@ -309,4 +309,4 @@ if __name__ == "__main__":
     if sides[0] != "raw" or set(sides) - set(SIDES) or ("busy" in sides and "engine" not in sides[:sides.index("busy")]):
         parser.error(f"--sides: raw first, then any of {', '.join(SIDES[1:])}, with engine before busy")
     asyncio.run(main(args.n, args.minutes, args.spread, sides))
-    os._exit(0)  # temporalio/sdk-python#300: skip teardown once the figures are out
+    exit_process(0)  # temporalio/sdk-python#300: skip teardown once the figures are out (flushed)

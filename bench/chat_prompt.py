@@ -15,13 +15,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 from dataclasses import dataclass
 from typing import Any
 
 from bench.harness import started
 from skills.llm.tokens import request_tokens
 from skills.naming import GET_TOOL_CATALOG
+from starter import exit_process
 from tests.fakes.llm_server import ScriptedLLM, Step, call, say
 
 FIRST_REQUEST_TARGET = 3_000
@@ -113,4 +113,4 @@ if __name__ == "__main__":
     figures = asyncio.run(measure())
     if args.json:
         print(json.dumps(figures, indent=2))
-    os._exit(0)  # temporalio/sdk-python#300: skip teardown once the figures are out
+    exit_process(0)  # temporalio/sdk-python#300: skip teardown once the figures are out (flushed)

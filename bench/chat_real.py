@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import re
 import sys
 import tempfile
@@ -43,6 +42,7 @@ from config.settings import Settings
 from skills.messages.chat import ChatReply
 from skills.spec.models import SkillSpec, TriggerConfig
 from skills.when.calendar import upcoming
+from starter import exit_process
 
 TURN_TARGET = 60.0
 RIGHT_TARGET = 0.8
@@ -395,7 +395,7 @@ def main() -> None:
             "number": o.number, "message": o.message.text, "kind": o.message.kind, "right": o.right, "why": o.why,
             "false_claim": o.false_claim, "path": o.path, "tokens": o.tokens, "seconds": round(o.seconds, 1),
             "effects": o.effects, "reply": o.reply} for o in outcomes], indent=2))
-    os._exit(0)  # temporalio/sdk-python#300: skip teardown once the figures are out
+    exit_process(0)  # temporalio/sdk-python#300: skip teardown once the figures are out (flushed)
 
 
 if __name__ == "__main__":

@@ -55,6 +55,7 @@ from config.settings import Settings
 from search_attributes import SCHEDULED_START_TIME, SKILL_AGENT, SKILL_NAME, SKILL_TIER
 from skills.messages.run import SkillRunInput
 from skills.naming import CALL_TOOL, SKILL_RUN
+from starter import exit_process
 
 RAW_QUEUE = "bench-raw"
 
@@ -328,4 +329,4 @@ if __name__ == "__main__":
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     asyncio.run(main(args.fires, args.registrations, args.calls, args.json))
-    os._exit(0)  # temporalio/sdk-python#300: skip teardown once the figures are out
+    exit_process(0)  # temporalio/sdk-python#300: skip teardown once the figures are out (flushed)

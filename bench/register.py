@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -22,6 +21,7 @@ from temporalio.client import Client, Schedule, ScheduleActionStartWorkflow, Sch
 
 from bench.engine import Cpu, cpu_now
 from bench.harness import RAW_QUEUE, Harness, header, row, started
+from starter import exit_process
 
 
 def skill(i: int, tag: str) -> dict[str, Any]:
@@ -109,4 +109,4 @@ if __name__ == "__main__":
     parser.add_argument("--bulk", type=int, default=1000)
     args = parser.parse_args()
     asyncio.run(main(args.n, args.bulk))
-    os._exit(0)  # temporalio/sdk-python#300: skip teardown once the figures are out
+    exit_process(0)  # temporalio/sdk-python#300: skip teardown once the figures are out (flushed)

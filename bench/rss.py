@@ -18,6 +18,7 @@ from pathlib import Path
 from bench.harness import header, row, rss_mib, started
 from skills.messages.run import SkillRunInput
 from skills.naming import SKILL_RUN
+from starter import exit_process
 
 RAW_WORKER = """
 import asyncio
@@ -108,4 +109,4 @@ if __name__ == "__main__":
     parser.add_argument("--burst", type=int, default=200)
     args = parser.parse_args()
     asyncio.run(main(args.skills, args.burst))
-    os._exit(0)  # temporalio/sdk-python#300: skip teardown once the figures are out
+    exit_process(0)  # temporalio/sdk-python#300: skip teardown once the figures are out (flushed)

@@ -36,6 +36,7 @@ from client import SkillsClient
 from client.temporal_cli import temporal_binary
 from search_attributes import SKILL_AGENT, SKILL_NAME, SKILL_TIER
 from skills.naming import SKILL_RUN
+from starter import exit_process
 from tests.postgres import running_cluster
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -135,4 +136,4 @@ if __name__ == "__main__":
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     asyncio.run(main(args.skills, args.minutes, args.workers))
-    os._exit(0)  # temporalio/sdk-python#300: skip teardown once the figures are out
+    exit_process(0)  # temporalio/sdk-python#300: skip teardown once the figures are out (flushed)

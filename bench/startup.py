@@ -41,6 +41,7 @@ from temporalio.client import Client, WorkflowHandle
 from bench.harness import Harness, header, row, rss_mib, started
 from client.temporal_cli import temporal_binary
 from skills.spec.models import Skill
+from starter import exit_process
 
 RAW_WORKER = """
 import asyncio
@@ -283,4 +284,4 @@ if __name__ == "__main__":
     parser.add_argument("--spawns", type=int, default=6, help="worker starts (the first one apart)")
     args = parser.parse_args()
     asyncio.run(main(args.runs, args.spawns))
-    os._exit(0)  # temporalio/sdk-python#300: skip teardown once the figures are out
+    exit_process(0)  # temporalio/sdk-python#300: skip teardown once the figures are out (flushed)

@@ -8,16 +8,52 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from collections.abc import Coroutine
+    from typing import Any
 
 
 def exit_process(code: int) -> NoReturn:
-    """End a command-line process with ``code``, flushed, skipping interpreter teardown:
-    the Temporal client's core threads can outlive the event loop and abort a finished
-    command while Python finalizes (temporalio/sdk-python#300)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
+    """End a process with ``code``, stdout and stderr flushed, skipping interpreter teardown (no ``atexit``
+    handlers, no finalizers: call it once everything the process owes is written).
+
+    The Temporal client's core runs on Rust threads that can outlive the event loop (the SDK's default
+    runtime is a module global); one calling into Python while the interpreter finalizes aborts a process
+    whose work is done (``Fatal Python error: PyGILState_Release``, or a segfault: temporalio/sdk-python#300),
+    and its exit status says it failed. Every ``skills`` command, the MCP server and the Telegram adapter end
+    here, as do the benchmarks and the tests' scripts that connect to Temporal (:func:`run_then_exit`). A
+    program that closes its ``SkillsClient`` (``async with``) stops those threads itself and may exit as usual
+    (the README's example; tests/client/test_script_exit.py)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing more can be said on it
+            pass
     os._exit(code)
+
+
+def run_then_exit(main: Coroutine[Any, Any, object]) -> NoReturn:
+    """``asyncio.run(main)``, then :func:`exit_process`: 0 when it returned, a ``SystemExit``'s status (1, its
+    message on stderr, when that is a string), 1 with the traceback on stderr when it raised, 130 on Ctrl-C.
+    For a script that connects to Temporal, run as its own process (a benchmark, a test's client script)."""
+    import asyncio  # here: `skills --version` and `--help` import no asyncio
+    import traceback
+
+    try:
+        asyncio.run(main)
+    except SystemExit as e:
+        if e.code is None or isinstance(e.code, int):
+            exit_process(e.code or 0)
+        print(e.code, file=sys.stderr)
+        exit_process(1)
+    except KeyboardInterrupt:
+        exit_process(130)
+    except BaseException:
+        traceback.print_exc()
+        exit_process(1)
+    exit_process(0)
 
 
 def print_failure(as_json: bool, what: str, errors: list[dict[str, str]]) -> int:

@@ -5,7 +5,9 @@ The chat's own reply and note are marked the engine's too."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import dataclasses
+import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -97,3 +99,34 @@ def test_the_chats_own_reply_and_note_are_the_engines(settings: Settings) -> Non
 
 async def _no_tool(name: str, arguments: dict[str, Any], *, idempotency_key: str = "") -> ToolResult:
     raise AssertionError(f"an LLM turn calls no tool ({name})")
+
+
+async def test_a_turn_heartbeats_from_its_start_not_only_once_the_model_is_asked(settings: Settings,
+                                                                                llm: ScriptedLLM) -> None:
+    """A loaded worker's first turn (the stored conversation, the catalog, importing the OpenAI SDK, the model
+    list) once took past the 10 s heartbeat timeout before its first heartbeat: the attempt was cancelled after
+    it had asked the model, and the retry found the scripted answer spent (test_metrics, 1 round in 2 under
+    `make flakes`). The turn now heartbeats from its start: past a third of its heartbeat timeout with the model
+    not yet asked, it says it is preparing the request. (Heartbeats when the model is asked at once: the first
+    one, which the server sees at once, says what the turn waits for.)"""
+    agent, store = _agent(settings, llm)
+    conversation = f"{CHAT_CONVERSATION}beats"
+    store.conversations.append_messages(conversation, [ChatMessage(role="user", content="what skills do I have?")],
+                                        datetime.now(UTC))
+    llm.script("chat", [structured({"action": "reply", "reply": "Ask me to list them."})])
+    env = ActivityEnvironment()
+    # A heartbeat timeout of 0.3 s: a beat every 0.1 s. The stored conversation is read slowly (a loaded worker).
+    env.info = dataclasses.replace(env.info, heartbeat_timeout=timedelta(seconds=0.3))
+    load_messages = store.conversations.load_messages
+
+    def slowly(conversation_id: str) -> list[ChatMessage]:
+        time.sleep(0.5)  # a slow step of the turn's own, standing in for a loaded machine (not a wait)
+        return load_messages(conversation_id)
+
+    store.conversations.load_messages = slowly  # type: ignore[method-assign]
+    heartbeats: list[tuple[Any, ...]] = []
+    env.on_heartbeat = lambda *details: heartbeats.append((*details, len(llm.requests_for("chat"))))
+    answered = await env.run(agent.llm_turn, _turn(conversation))
+    assert answered.final == "Ask me to list them."
+    assert heartbeats[0] == ("turn 1", "preparing the request", 0)  # before the model was asked
+    assert ("turn 1", "waiting for the first token", 0) in heartbeats  # what the model is asked: said at once

@@ -396,7 +396,7 @@ async def start_secured_server() -> tuple[asyncio.subprocess.Process, str]:
         env={**os.environ, "EXPECTED_HEADER": "X-Api-Key", "EXPECTED_VALUE": "test-token-123"},
     )
     assert process.stdout is not None
-    port = int(await asyncio.wait_for(process.stdout.readline(), timeout=30))  # printed once it listens
+    port = int(await asyncio.wait_for(process.stdout.readline(), timeout=120))  # printed once it listens
     return process, f"http://127.0.0.1:{port}/mcp"
 
 

@@ -133,7 +133,7 @@ def exposition() -> dict[str, set[str]]:
 
     import asyncio
 
-    text = asyncio.run(eventually(scrape, timeout=10))
+    text = asyncio.run(eventually(scrape, timeout=30))
     found: dict[str, set[str]] = {}
     for name, labels, _ in samples(text):
         found.setdefault(name, set()).update(labels)

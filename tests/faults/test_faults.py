@@ -224,7 +224,7 @@ async def test_the_server_killed_and_restarted_on_its_db(dev_server: DevServer, 
         assert [r.status for r in just] == ["success"]
         fired = await eventually(lambda: _disabled(skills, "just in time"), timeout=30)
         assert fired.disabled_reason == "fired" and fired.schedule_id is None
-        await eventually(lambda: _outbox_has(settings, "just in time"), timeout=10)
+        await eventually(lambda: _outbox_has(settings, "just in time"), timeout=30)
 
         # The engine's maintenance round (every five minutes) records it; trigger it rather than wait.
         await trigger_schedule(client, f"{settings.task_queue}-maintenance")

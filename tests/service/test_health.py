@@ -77,18 +77,20 @@ async def test_sigterm_makes_the_worker_unready_before_it_drains(client: Client,
     with worker_process(settings, client.service_client.config.target_host, SKILLS_HEALTH_PORT=str(port)) as worker:
         await eventually(lambda: _status(port, "/readyz", 200), timeout=60)
         await skills.register({"name": "long", "instructions": "x", "notify_on_completion": False, "execution_plan": [
-            {"toolName": "slow_slow", "parameters": {"seconds": 6, "message": "drain"}}]})
+            # Long enough that a loaded machine still sees the worker unready while the call runs; within the
+            # worker's 20 s graceful shutdown, so the drain lets it finish.
+            {"toolName": "slow_slow", "parameters": {"seconds": 15, "message": "drain"}}]})
         await skills.run("long", wait=False)
         await eventually(lambda: log.exists() and "start drain" in log.read_text(), timeout=60)
 
         assert worker.process is not None
         worker.process.send_signal(signal.SIGTERM)
-        draining = await eventually(lambda: _status(port, "/readyz", 503), timeout=10)
+        draining = await eventually(lambda: _status(port, "/readyz", 503), timeout=15)
         assert draining["worker"].startswith("not polling"), draining
         assert "done drain" not in log.read_text()  # unready while the call is still in flight
         assert (await get(port, "/healthz"))[0] == 200
 
-        assert worker.process.wait(timeout=30) == 0
+        assert worker.process.wait(timeout=60) == 0
         assert "done drain" in log.read_text()  # the drain let the call finish
 
 

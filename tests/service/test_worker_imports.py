@@ -28,7 +28,7 @@ import worker
 from adapters.store import Store
 from config.settings import Settings
 from service.telemetry import Tracing
-settings = Settings()
+settings = Settings.from_env()  # the WorkerProcess environment: this test's data_dir, not the repository's .data
 Store.from_settings(settings)
 Tracing(settings)
 print(json.dumps(sorted(name for name in {names!r} if name in sys.modules)))

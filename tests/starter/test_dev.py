@@ -129,7 +129,7 @@ async def test_skills_dev_serves_the_metrics_skills_worker_serves(tmp_path: Path
         await eventually(lambda: tried(log) or process.returncode is not None, timeout=120)
         assert process.returncode is None, log.read_text()
         assert f"  Metrics    http://127.0.0.1:{port}/metrics" in log.read_text().splitlines()
-        await eventually(lambda: answers(port, "/healthz"), timeout=30)
+        await eventually(lambda: answers(port, "/healthz"), timeout=120)
         status, text = await get(port, "/metrics")
         assert status == 200, text
         assert value(text, "skills_mcp_server_up", server="outbox") == 1  # the engine's own

@@ -71,7 +71,7 @@ async def test_an_approved_step_is_made_once(engine: Engine, client: Client) -> 
     [run] = await engine.skills.runs("send report")
     assert run.status == "waiting"
     query = f"SkillWaiting = true AND TaskQueue = '{engine.settings.task_queue}'"
-    listed = await eventually(lambda: _listed(client, query), timeout=10)
+    listed = await eventually(lambda: _listed(client, query), timeout=30)
     assert [w.id for w in listed] == [workflow_id]
 
     said = await engine.skills.approve(approval.id)
@@ -82,7 +82,7 @@ async def test_an_approved_step_is_made_once(engine: Engine, client: Client) -> 
     after = await engine.skills.approval(approval.id)
     assert (after.status, after.decided_by) == ("approved", "client") and after.outcome
     assert await engine.skills.approvals() == []
-    assert await eventually(lambda: _none_listed(client, query), timeout=10)
+    assert await eventually(lambda: _none_listed(client, query), timeout=30)
 
 
 async def test_a_denied_step_is_not_made_and_the_run_ends_denied(engine: Engine) -> None:
@@ -196,7 +196,7 @@ async def test_an_answer_given_while_no_worker_runs_is_applied_once_one_does(cli
         workflow_id = await skills.run("send report", wait=False)
         [approval] = await eventually(skills.approvals, timeout=60)
         query = f"SkillApproval = {approval.id} AND TaskQueue = '{settings.task_queue}'"
-        await eventually(lambda: _listed(client, query), timeout=10)
+        await eventually(lambda: _listed(client, query), timeout=30)
         first.kill()  # SIGKILL while the run waits: no drain, no goodbye
     finally:
         first.stop()

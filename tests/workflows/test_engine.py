@@ -46,7 +46,7 @@ async def test_a_registered_one_shot_fires_through_its_schedule(engine: Engine, 
     messages = await eventually(engine.outbox, timeout=30)
     assert [m["message"] for m in messages] == ["Drink water!"]
 
-    runs = await eventually(lambda: _finished_runs(engine), timeout=15)
+    runs = await eventually(lambda: _finished_runs(engine), timeout=30)
     assert runs[0].status == "success" and runs[0].trigger == "schedule" and runs[0].scheduled_at is not None
     assert runs[0].tool_calls[0].tool == "outbox_send_message" and runs[0].tool_calls[0].ok
     assert (await engine.skills.get("drink water")).last_run_status == "success"
@@ -56,7 +56,7 @@ async def test_a_registered_one_shot_fires_through_its_schedule(engine: Engine, 
     async def listed_runs() -> list[WorkflowExecution]:  # visibility lags a moment behind the run
         return [w async for w in client.list_workflows(query)]
 
-    listed = await eventually(listed_runs, timeout=10)
+    listed = await eventually(listed_runs, timeout=30)
     assert len(listed) == 1 and listed[0].id.startswith(skill.schedule_id)
     assert listed[0].typed_search_attributes.get(SKILL_TIER) == "direct"
 

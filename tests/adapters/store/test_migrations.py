@@ -1,12 +1,20 @@
 """The migrations and the models agree, a new store comes up at the newest revision, and
-workers opening one store at once upgrade it once, one after the other (SQLite and PostgreSQL)."""
+workers opening one store at once upgrade it once, one after the other, each waiting for the
+others' lock (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import logging
+import os
+import sqlite3
 import subprocess
 import sys
 import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -17,7 +25,7 @@ from sqlmodel import SQLModel
 
 from adapters.store import Store, migrations
 from adapters.store.tables import make_engine
-from tests.conftest import ROOT
+from tests.conftest import ROOT, eventually
 
 
 def test_the_models_and_the_migrations_agree(store_url: str) -> None:
@@ -44,7 +52,57 @@ def test_a_new_store_is_at_the_newest_revision(store_url: str) -> None:
     assert "uq_runs_scheduled_fire" in {i["name"] for i in inspect(store.engine).get_indexes("runs")}
 
 
+OPENER = """
+import json, sys
+from config.settings import Settings
+
+settings = Settings.from_env()  # SKILLS_DATABASE_URL, as in production
+if sys.argv[1] == "cli":
+    from starter.setup import prepare_store  # `skills setup`
+else:
+    from adapters.store import Store  # the worker (worker.run_worker)
+
+    def prepare_store(settings):
+        Store.from_settings(settings).engine.dispose()
+        return "opened"
+print("ready", flush=True)
+sys.stdin.readline()  # every opener at once
+try:
+    print(json.dumps({"opened": prepare_store(settings)}))
+except Exception as e:
+    print(json.dumps({"error": f"{type(e).__name__}: {e}"}))
+"""
+
+
+def test_four_workers_and_the_cli_opening_a_new_store_together_each_open_it(store_url: str, tmp_path: Path) -> None:
+    """Four workers and `skills setup` open one new store at the same instant, each in its own process: all of
+    them open it, at the newest revision, none refused for a lock another holds (the lock makes them wait)."""
+    env = {**os.environ, "SKILLS_DATABASE_URL": store_url, "SKILLS_DATA_DIR": str(tmp_path)}
+    openers = [subprocess.Popen([sys.executable, "-c", OPENER, role], cwd=ROOT, env=env, text=True,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+               for role in ["worker"] * 4 + ["cli"]]
+    try:
+        for opener in openers:  # each has imported what it opens the store with
+            assert opener.stdout is not None and opener.stdout.readline() == "ready\n", opener.communicate()[1]
+        for opener in openers:
+            assert opener.stdin is not None
+            opener.stdin.write("go\n")
+            opener.stdin.flush()
+        outcomes = [opener.communicate(timeout=120) for opener in openers]
+    finally:
+        for opener in openers:
+            opener.kill()
+    results = [json.loads(out.splitlines()[-1]) if out.strip() else {"error": err} for out, err in outcomes]
+    assert results[:4] == [{"opened": "opened"}] * 4
+    assert results[4]["opened"].endswith(f"at schema revision {migrations.head()}")
+    engine = make_engine(store_url)
+    assert migrations.current(engine) == migrations.head()
+    engine.dispose()
+
+
 def test_workers_starting_together_upgrade_the_store_once(store_url: str) -> None:
+    """Four threads of one process, as the suite first ran it: SQLite's locks between connections of one
+    process are the tightest race (one run in 20 failed so, before the opener waited for WAL mode)."""
     barrier = threading.Barrier(4)
     opened: list[Store] = []
     errors: list[BaseException] = []
@@ -63,6 +121,63 @@ def test_workers_starting_together_upgrade_the_store_once(store_url: str) -> Non
         thread.join()
     assert errors == [] and len(opened) == 4
     assert migrations.current(opened[0].engine) == migrations.head()
+
+
+@contextlib.contextmanager
+def upgrade_lock_held(store_url: str) -> Iterator[Callable[[], bool]]:
+    """Another process's hold on the lock a new store's first opener takes (SQLite: the write lock of a file not
+    yet in WAL mode; PostgreSQL: the upgrade's advisory lock), and a probe: is an opener waiting for it?"""
+    if store_url.startswith("sqlite:///"):
+        holder = sqlite3.connect(store_url.removeprefix("sqlite:///"), isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        holder.execute("CREATE TABLE another_process_starting (x)")  # a rollback-journal write, as WAL's switch is
+        handler, logger = _Records(), logging.getLogger("adapters.store")
+        level = logger.level
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        try:
+            yield lambda: any("locked by another connection" in record.getMessage() for record in handler.records)
+        finally:
+            logger.removeHandler(handler)
+            logger.setLevel(level)
+            holder.execute("ROLLBACK")
+            holder.close()
+        return
+    import psycopg
+
+    plain = store_url.replace("+psycopg", "")
+    with psycopg.connect(plain, autocommit=True) as holder, psycopg.connect(plain, autocommit=True) as observer:
+        holder.execute("SELECT pg_advisory_lock(%s)", (migrations.LOCK_KEY,))
+
+        def waiting() -> bool:
+            row = observer.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                                   "AND wait_event_type = 'Lock' AND wait_event = 'advisory'").fetchone()
+            return bool(row and row[0])
+
+        yield waiting
+        holder.execute("SELECT pg_advisory_unlock(%s)", (migrations.LOCK_KEY,))
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+async def test_an_opener_that_finds_the_new_store_locked_waits_for_the_lock(store_url: str) -> None:
+    """SQLite refuses at once, without its busy timeout, to switch a new file to WAL mode while another connection
+    holds the write lock: a worker starting beside another failed with "database is locked". It waits instead,
+    and opens the store once the lock is free (PostgreSQL waits on the advisory lock)."""
+    with upgrade_lock_held(store_url) as waiting:
+        opening = asyncio.create_task(asyncio.to_thread(Store.open, store_url))
+        await eventually(lambda: waiting() or opening.done(), timeout=60)
+        assert not opening.done(), opening.exception()
+    store = await asyncio.wait_for(opening, timeout=60)
+    assert migrations.current(store.engine) == migrations.head()
+    store.engine.dispose()
 
 
 FIRST_LOOK_FAILS = """
