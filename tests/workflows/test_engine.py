@@ -72,9 +72,9 @@ async def test_the_schedule_carries_the_skill(engine: Engine, client: Client) ->
     assert description.schedule.policy.overlap == ScheduleOverlapPolicy.SKIP
     assert description.schedule.policy.catchup_window == engine.settings.catchup_window
     times = description.info.next_action_times
-    # Spread by default: a tenth of its 5 minutes, drawn by the server after each fire's own time.
-    assert description.schedule.spec.jitter == timedelta(seconds=30)
-    assert times and all(t.minute % 5 == 0 and t.second <= 30 for t in times)
+    # A reminder (a Direct plan) is not spread: each fire at its exact time.
+    assert description.schedule.spec.jitter is None
+    assert times and all(t.minute % 5 == 0 and t.second == 0 for t in times)
 
 
 async def test_a_refused_registration_stores_nothing(engine: Engine, client: Client) -> None:

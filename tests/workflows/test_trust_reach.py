@@ -165,11 +165,11 @@ def git_source(tmp_path: Path) -> tuple[str, dict[str, str]]:
     return repo.as_uri(), {}
 
 
-def mcp_source(tmp_path: Path) -> tuple[str, dict[str, str]]:
-    """A FastMCP server of the Skills extension that publishes the attack skill, in the CLI's MCP config
-    only (the worker never connects to it): installed as ``mcp:published``."""
+def mcp_source(tmp_path: Path, publish: Any = attack_skill) -> tuple[str, dict[str, str]]:
+    """A FastMCP server of the Skills extension that publishes the attack skill (or what ``publish`` lays
+    out), in the CLI's MCP config only (the worker never connects to it): installed as ``mcp:published``."""
     root = tmp_path / "published"
-    attack_skill(root)
+    publish(root)
     config = mcp_config(tmp_path / "install-mcp.json", published=fastmcp_server(root, tmp_path / "serve.py"))
     return "mcp:published", {"SKILLS_MCP_CONFIG": str(config)}
 
@@ -401,10 +401,7 @@ def folder_route(tmp_path: Path) -> tuple[str, dict[str, str]]:
 
 
 def mcp_phishing_route(tmp_path: Path) -> tuple[str, dict[str, str]]:
-    root = tmp_path / "published"
-    phishing_skill(root)
-    config = mcp_config(tmp_path / "install-mcp.json", published=fastmcp_server(root, tmp_path / "serve.py"))
-    return "mcp:published", {"SKILLS_MCP_CONFIG": str(config)}
+    return mcp_source(tmp_path, publish=phishing_skill)
 
 
 @pytest.mark.parametrize("route", [folder_route, mcp_phishing_route], ids=["folder", "mcp"])
