@@ -1,18 +1,20 @@
 """Matching a user's message against every skill, ranked, with the reasons.
 
-Two kinds of evidence add up to one score:
+Two kinds of evidence add up to the words' score:
 
 - what skills carry, ranked lexically (:mod:`skills.skillmd.lexical`, BM25F over the name, the
   description, the declared triggers and the body's headings, with stemming and stop words):
   the ecosystem's skills say when to use them in their description and declare nothing else;
 - declared triggers, found exactly as written (keywords and verbs as whole words, phrases as whole
   word sequences, RE2 patterns) and the skill's name said in full: an author's word that a message
-  is for the skill, so each one alone is enough to match.
+  is for the skill, so each one alone makes the skill sure.
 
-A skill matches when its score reaches :data:`THRESHOLD` and the evidence is more than one word:
-a declared trigger, the name in full, or at least :data:`MIN_TERMS` distinct terms of the message.
-One shared word is not enough: "fit a linear regression" says ``linear``, and so does the
-description of the Linear issue tracker.
+With a semantic ranker, the skills nearest the message by meaning are a second ranking, and the two
+are fused by reciprocal rank. A candidate is offered when something says it is relevant: a declared
+trigger or the name, a cosine of :data:`SEMANTIC_MATCH`, or a score of :data:`THRESHOLD` on at least
+:data:`MIN_TERMS` distinct terms of the message. One shared word is not enough: "fit a linear
+regression" says ``linear``, and so does the description of the Linear issue tracker. Whether the
+first candidate is sure, or the candidates go to a model to choose among, is :attr:`SkillMatch.sure`.
 
 Built for many skills: triggers go into a dict keyed by their words, and a message is cut into its
 word sequences (up to the longest trigger's length), each looked up once; the lexical index is
@@ -73,15 +75,15 @@ the user asked for that skill. Only names of two words or more: a one-word name 
 ``pdf``) is an ordinary word, weighed like the description's words."""
 
 THRESHOLD = 1.2
-"""The least score that matches: about two distinctive words of the message, or one trigger
+"""The least words' score of a relevant candidate: about two distinctive words of the message, or one trigger
 (set on the tuning half of tests/skills/skillmd/data/match_messages.json, checked on the other)."""
 
 MIN_TERMS = 2
 """Distinct terms of the message a skill must carry to match on lexical evidence alone."""
 
 MIN_COVERAGE = 0.3
-"""The least share of what the message says that a skill must carry to match on lexical evidence
-alone: the message's terms weighed by their rarity in the catalog (a term no skill carries weighs
+"""The least share of what the message says that a first candidate must carry to be sure on its
+evidence: the message's terms weighed by their rarity in the catalog (a term no skill carries weighs
 as the rarest). "Write a short birthday poem for my sister" shares ``write`` and ``short`` with a
 video-content skill, but its birthday, poem and sister are in no skill: it is about something else."""
 
@@ -109,13 +111,8 @@ def family(name: str) -> str:
     return name.split("-", 1)[0]
 
 
-SEMANTIC_WEIGHT = 1.5
-"""With a semantic ranker, what the cosine of the message's and the skill's vectors adds to the
-rank of a match, against its score divided by the best score (so 1 for the best)."""
-
 SEMANTIC_MATCH = 0.35
-"""With a semantic ranker, the cosine at which a skill that shares any word with the message
-matches although its words alone fall short of :data:`THRESHOLD` or :data:`MIN_COVERAGE`."""
+"""With a semantic ranker, the cosine at which a skill is a relevant candidate whatever its words."""
 
 RRF_K = 60
 """Reciprocal rank fusion's constant (Cormack, Clarke and Buettcher, 2009): a candidate's fused score is
@@ -125,9 +122,9 @@ MEANING_DEPTH = 50
 """With a semantic ranker, how many of the skills nearest by meaning join the candidates."""
 
 CLOSE_SHARE = 0.8
-"""When the runner-up scores at least this share of the best, on words alone, the matcher is unsure
-(:func:`unsure`): set on the tuning collections, where the right skill was among the close ones
-for most of the messages whose first match was wrong."""
+"""When the runner-up scores at least this share of the best on words, the first is not sure (the
+model chooses): set on the tuning collections, where the right skill was among the close ones for
+most of the messages whose first match was wrong."""
 
 
 class TermMatch(BaseModel):
@@ -263,10 +260,9 @@ class SkillIndex:
 
         Candidates come from words and meaning together: the skills with lexical evidence (BM25F and the
         declared triggers) and, with a semantic ranker, the :data:`MEANING_DEPTH` nearest by meaning, fused
-        by reciprocal rank (:data:`RRF_K`), which needs no threshold set on one data set. A skill whose
-        declared trigger or name the message has comes first. A candidate is offered only with some
-        evidence that it is relevant (:meth:`_relevant`); ties go to ``metadata.priority``, then most
-        recent use, then name."""
+        by reciprocal rank (:data:`RRF_K`), which needs no threshold set on one data set. A skill the
+        message names comes first. A candidate is offered only with some evidence that it is relevant
+        (``relevant`` below); ties go to ``metadata.priority``, then most recent use, then name."""
         recent_use = recent_use or {}
         message = message[:MAX_MATCH_CHARS]
         tallies = self._triggers(message)
