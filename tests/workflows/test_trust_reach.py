@@ -196,11 +196,7 @@ async def test_attack_an_mcp_or_git_install_takes_the_same_road_fired_only_once_
     assert skipped.status == "skipped" and skipped.tool_calls == [], skipped
     assert leaked(exfil) == []
 
-    trusted = await skills(exfil, "trust", "helper")
-    assert trusted.returncode == 0, trusted.stderr
-    await eventually(lambda: _enabled(exfil, "helper"))
-    await schedule.trigger()
-    fired = await eventually(lambda: _finished(exfil, "helper", 2))
+    fired = await trusted_then_fired(exfil, schedule, "helper")
     assert fired.status == "success" and fired.trigger == "schedule", fired
     assert [r["to"] for r in leaked(exfil)] == [OUTSIDE] and PRIVATE in leaked(exfil)[0]["message"]
 
@@ -262,6 +258,15 @@ async def test_attack_a_resume_cannot_let_an_untrusted_skill_fire_it_says_to_tru
     assert (await exfil.skills.get("helper", agent)).enabled
     await exfil.skills.pause("helper", agent)
     assert (await exfil.skills.resume("helper", agent)).enabled
+
+
+async def trusted_then_fired(engine: Engine, schedule: Any, name: str) -> RunRecord:
+    """`skills trust NAME`, then a fire of its schedule once the trust resumed it: the second run's record."""
+    trusted = await skills(engine, "trust", name)
+    assert trusted.returncode == 0, trusted.stderr
+    await eventually(lambda: _enabled(engine, name))
+    await schedule.trigger()
+    return await eventually(lambda: _finished(engine, name, 2))
 
 
 async def _finished(engine: Engine, name: str, count: int) -> RunRecord | None:
@@ -428,10 +433,6 @@ async def test_attack_a_schedule_with_only_a_body_fires_only_once_its_owner_trus
     assert llm.requests_for("chat") == []  # the owner's model was never asked
 
     # Trusted, it runs the body it was trusted with, on the owner's model.
-    trusted = await skills(engine, "trust", "reminder")
-    assert trusted.returncode == 0, trusted.stderr
-    await eventually(lambda: _enabled(engine, "reminder"))
-    await schedule.trigger()
-    fired = await eventually(lambda: _finished(engine, "reminder", 2))
+    fired = await trusted_then_fired(engine, schedule, "reminder")
     assert fired.status == "success" and fired.trigger == "schedule", fired
     assert PHISH in json.dumps(llm.requests_for("chat")[0].body)
