@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -291,3 +294,17 @@ def test_words_of_when_left_over_are_doubt(message: str, left: str) -> None:
 def test_the_reminders_own_words_are_no_doubt() -> None:
     reading = read_schedule("every weekday at 9 remind me to stand up and stretch", FRIDAY, BERLIN)
     assert reading is not None and reading.ambiguous is None
+
+
+BLIND = json.loads((Path(__file__).parents[3] / "bench" / "data" / "phrasings.json").read_text())
+"""40 phrasings with their first fires, written for issue 52 by someone who never saw the reader (never edited)."""
+
+
+@pytest.mark.parametrize("case", BLIND, ids=[case["text"][:40] for case in BLIND])
+def test_a_phrasing_written_blind_is_read_right_or_left_to_the_model(case: dict[str, Any]) -> None:
+    from bench.phrasings import NOW, ours, same  # the bench's reading: the reader's trigger, its first fires
+    assert NOW == datetime(2027, 3, 26, 16, 20, tzinfo=ZoneInfo(BERLIN))  # the writer's now
+    got = ours(case["text"])
+    want = [datetime.fromisoformat(fire) for fire in case["fires"]]
+    if got is not None:  # sure: then right (10 were sure and wrong before issue 52's fix)
+        assert want and same(got[:len(want)], want), (case["text"], got)
