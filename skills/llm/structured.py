@@ -290,10 +290,10 @@ def structured_read(text: str | None, offered: Collection[str], only: Collection
                                     "not paused or resumed: your words do not say pause or resume")
             trigger = target.trigger_config if target is not None else None
             if trigger is not None and trigger.schedule and (moved := moved_to(said, trigger.schedule)) is not None:
-                wanted = {"schedule": moved, "timezone": trigger.timezone}
-                if arguments.get("trigger_config") != wanted:
+                sent = arguments.get("trigger_config")
+                if not isinstance(sent, dict) or sent.get("schedule") != moved:
                     said_instead.append(f"fires at cron '{moved}', its days kept")
-                arguments["trigger_config"] = wanted
+                arguments["trigger_config"] = {"schedule": moved, "timezone": trigger.timezone}
     call = TextCall(name=ACTIONS[action], arguments=json.dumps(arguments, ensure_ascii=False))
     if said_instead:
         return Read([call], f"Your own words decided this {action}, not the model's reading: "

@@ -282,3 +282,12 @@ def test_a_quoted_request_sets_no_field() -> None:
             "no thanks. change the stand up reminder's text to 'stretch'")
     [call] = changed(said, {"instructions": "stretch"}).calls
     assert json.loads(call.arguments) == {"instructions": "stretch", "skill_id": "stand up"}
+
+
+def test_a_model_that_moved_as_the_words_say_keeps_its_reply() -> None:
+    read = changed("move the stand up reminder to 10", {"trigger_config": {"schedule": "0 10 * * 1-5"}},
+                   reply="I can move it to 10.")
+    assert not read.by_engine and read.reply == "I can move it to 10."
+    read = changed("move the stand up reminder to 10", {"trigger_config": {"schedule": "0 10 * * *"}},
+                   reply="Moved to 10.")
+    assert read.by_engine and "fires at cron '0 10 * * 1-5'" in read.reply
