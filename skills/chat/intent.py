@@ -66,7 +66,7 @@ def own_words(message: str) -> str:
             break
         if line.rstrip().endswith(":") and "wrote" in folded and _WROTE.search(line):
             following = next((rest.lstrip() for rest in lines[i + 1:] if rest.strip()), "")
-            if not following.startswith((">", '"', "\u201c", "'", "\u2018")):
+            if not following.startswith((">", *_OPENS)):
                 break  # a pasted block with no quote marks: the rest is the quote
             kept.append("")
             continue
