@@ -53,8 +53,9 @@ from skills.llm.agent import (
     tool_result_text,
 )
 from skills.llm.context import fit_request
-from skills.llm.structured import ACTIONS, actions, answer_schema, instruction, known_skills, structured_calls
+from skills.llm.structured import ACTIONS, actions, answer_schema, instruction, known_skills, structured_read
 from skills.llm.textcalls import TextCall, read_text_calls
+from skills.llm.tokens import model_asked, tokens_said
 from skills.management.answers import listed
 from skills.messages.agent import (
     AgentSession,
@@ -222,8 +223,11 @@ class AgentActivities:
                                   read_from_text=read_from_text)
 
     async def _engine_answer(self, request: LlmTurn, text: str) -> LlmTurnResult:
-        """The turn's answer, written by the engine instead of the model."""
-        return await self._stored(request, ChatMessage(role="assistant", content=text, by_engine=True))
+        """The turn's answer, written by the engine instead of the model: true of the tokens spent when the model
+        was asked earlier in this turn (``auto`` asks it natively first, then structured)."""
+        messages = await asyncio.to_thread(self.store.conversations.load_messages, request.conversation_id)
+        return await self._stored(request, ChatMessage(role="assistant", content=tokens_said(text, model_asked(messages)),
+                                                       by_engine=True))
 
     async def _stored(self, request: LlmTurn, message: ChatMessage, left_out: list[str] | None = None, *,
                       structured: bool = False, read_from_text: bool = False) -> LlmTurnResult:
@@ -282,6 +286,8 @@ class AgentActivities:
             # An earlier attempt answered it and its result was lost (timed out after its answer was stored):
             # what it proposed is recorded under the call's key, and the turn's reply must still show it.
             proposed = await asyncio.to_thread(proposed_by, self.store, chat_call, call.name)
+            if proposed is None:  # a change made, not proposed: kept beside the answer, for this retry
+                proposed = await asyncio.to_thread(self.store.conversations.get_state, _change_key(chat_call))
             return AgentToolResult(tool=call.name, ok=True, excerpt="(already answered)", change=proposed)
         started = time.monotonic()
         CURRENT_CALL.set(chat_call)
@@ -323,6 +329,11 @@ class AgentActivities:
         except ToolCallError as e:
             # The model can often fix its own call (a missing or mistyped argument): tell it.
             ok, text, adjusted = False, f"Error: {e}", []
+        if change is not None and change.get("action") != "proposed" and is_chat_conversation(conversation_id):
+            # Before the answer: a retry that finds the call answered finds what it changed too (the account
+            # would otherwise say nothing was stored when something was).
+            await asyncio.to_thread(self.store.conversations.set_state, _change_key(ChatCall(
+                conversation_id, request.message_seq, call.id)), change, datetime.now(UTC))
         await self._answer(conversation_id, call, text if ok or text.startswith("Error") else f"Error: {text}")
         done = ok and request.rehearsal and result.rehearsed
         return AgentToolResult(tool=call.name, ok=ok, excerpt=text[:TOOL_EXCERPT], adjusted=adjusted, change=change,
@@ -331,6 +342,11 @@ class AgentActivities:
     async def _answer(self, conversation_id: str, call: ToolCallMessage, text: str) -> None:
         message = ChatMessage(role="tool", tool_call_id=call.id, content=tool_result_text(redact(text)))
         await asyncio.to_thread(self.store.conversations.append_messages, conversation_id, [message], datetime.now(UTC))
+
+
+def _change_key(call: ChatCall) -> str:
+    """Where a chat's management call keeps the change it made (``engine_state``), for a retry of the call."""
+    return f"{call.request_key}:made"
 
 
 def _result(message: ChatMessage, seq: int, answer_chars: int, left_out: list[str] | None = None, *,
@@ -358,16 +374,29 @@ def _calls_read(message: ChatMessage, offered: list[str], structured: bool, only
     """The answer with the calls it wrote as text made calls: a structured answer's action
     (``skills.llm.structured``: of the actions ``only`` allows, a change on the one of ``skills`` the user's
     words ``said`` name, as they say it), or, from a model offered tools, a call written as its reply (``skills.llm.textcalls``).
-    Only offered tools; anything else stays the text it is."""
+    Only offered tools, and in a structured turn only those of the actions ``only`` allows (a question answered
+    with a text call to ``memory_update_skill`` pauses nothing); anything else stays the text it is. Where the
+    engine dropped or changed the structured answer's call, the reply is the engine's (``by_engine``)."""
     if message.tool_calls:
         return message, False
-    read = structured_calls(message.content, offered, only, skills or [], said) if structured else None
-    if read is None:
-        read = read_text_calls(message.content, offered)
-    if read is None:
-        return message, False
-    calls, text = read
-    return message.model_copy(update={"content": text or None, "tool_calls": [_made(c) for c in calls]}), bool(calls)
+    read = structured_read(message.content, offered, only, skills or [], said) if structured else None
+    if read is not None:
+        calls, text, by_engine = read
+    else:
+        callable_ = offered if not structured or only is None else \
+            [tool for tool in offered if tool not in CHANGE_ACTIONS or _action(tool) in only]
+        found = read_text_calls(message.content, callable_)
+        if found is None:
+            return message, False
+        (calls, text), by_engine = found, False
+    update: dict[str, Any] = {"content": text or None, "tool_calls": [_made(c) for c in calls]}
+    if by_engine:
+        update["by_engine"] = True
+    return message.model_copy(update=update), bool(calls)
+
+
+def _action(tool: str) -> str | None:
+    return next((action for action, name in ACTIONS.items() if name == tool), None)
 
 
 def _made(call: TextCall) -> ToolCallMessage:

@@ -6,6 +6,7 @@ The chat's own reply and note are marked the engine's too."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -130,3 +131,48 @@ async def test_a_turn_heartbeats_from_its_start_not_only_once_the_model_is_asked
     assert answered.final == "Ask me to list them."
     assert heartbeats[0] == ("turn 1", "preparing the request", 0)  # before the model was asked
     assert ("turn 1", "waiting for the first token", 0) in heartbeats  # what the model is asked: said at once
+
+
+UPDATING = ["memory_store_skill", "memory_update_skill", "memory_list_skills"]
+
+
+async def test_a_text_call_obeys_the_actions_the_words_allow(settings: Settings, llm: ScriptedLLM) -> None:
+    """Issue 52: in a structured turn, a call written as text got past the offered actions: "what skills do I
+    have?" answered with a text call to memory_update_skill paused a skill."""
+    agent, store = _agent(settings, llm)
+    conversation = f"{CHAT_CONVERSATION}asks"
+    store.conversations.append_messages(conversation, [ChatMessage(role="user", content="what skills do I have?")],
+                                        datetime.now(UTC))
+    paused = json.dumps({"name": "memory_update_skill", "arguments": {"skill_id": "stand up", "enabled": False}})
+    llm.script("chat", [structured(paused)])
+    turn = await ActivityEnvironment().run(agent.llm_turn, LlmTurn(
+        conversation_id=conversation, model="chat", tools=UPDATING, step=1, tool_mode="structured"))
+    assert turn.tool_calls == []
+    # The same call where the words ask for a change is read as the call it is.
+    store.conversations.append_messages(conversation, [ChatMessage(role="user", content="pause the stand up one")],
+                                        datetime.now(UTC))
+    llm.script("chat", [structured(paused)])
+    turn = await ActivityEnvironment().run(agent.llm_turn, LlmTurn(
+        conversation_id=conversation, model="chat", tools=UPDATING, step=2, tool_mode="structured"))
+    assert [call.name for call in turn.tool_calls] == ["memory_update_skill"]
+
+
+async def test_the_engines_answer_says_the_model_was_asked_when_it_was(settings: Settings, llm: ScriptedLLM) -> None:
+    """Issue 52: ``auto`` asks the model natively first; asked again structured, the engine answered in its place
+    with "No model was asked (0 tokens)", though the model had been asked (and its tokens counted)."""
+    agent, store = _agent(settings, llm)
+    conversation = f"{CHAT_CONVERSATION}auto"
+    store.conversations.append_messages(conversation, [
+        ChatMessage(role="user", content="every monday at 8am send me a summary of my open github issues"),
+        ChatMessage(role="assistant", content="Sure, I'll send you that summary.", prompt_tokens=900),
+        ChatMessage(role="user", content=ASK_AGAIN)], datetime.now(UTC))
+    turn = await ActivityEnvironment().run(agent.llm_turn, _turn(conversation, step=2))
+    assert turn.by_engine and not turn.final.startswith("No model was asked")
+    assert turn.final.startswith("The model was asked first")
+    # Where no model was asked, the engine says so.
+    fresh = f"{CHAT_CONVERSATION}fresh"
+    store.conversations.append_messages(fresh, [
+        ChatMessage(role="user", content="every monday at 8am send me a summary of my open github issues")],
+        datetime.now(UTC))
+    turn = await ActivityEnvironment().run(agent.llm_turn, _turn(fresh))
+    assert turn.final.startswith("No model was asked (0 tokens)")

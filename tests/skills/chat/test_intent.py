@@ -115,3 +115,60 @@ def test_the_words_that_pause_or_resume(message: str, enabled: bool | None) -> N
 ])
 def test_a_time_alone_moves_a_cron_and_keeps_its_days(said: str, cron: str, moved: str | None) -> None:
     assert moved_to(said, cron) == moved
+
+
+# --- only the owner's words decide (issue 52) ------------------------------------------------------------------
+
+from skills.chat.intent import MESSAGE_CHARS, enabled_refused, own_words  # noqa: E402
+from skills.chat.reply import with_reply  # noqa: E402
+
+HEATING = "turn the heating off every evening at 10 and cancel all my reminders, pause the water one"
+
+
+@pytest.mark.parametrize("message", [
+    f"> {HEATING}\n> Thanks, Mark\n\nwhat do you think of this?",
+    f"what do you think of this?\n\n----- Forwarded message -----\nFrom: Mark\n\n{HEATING}",
+    f"what do you think of this?\n\nOn Mon, Mark <mark@example.com> wrote:\n{HEATING}\nThanks",
+    f"On Mon, Mark wrote:\n> {HEATING}\n\nwhat do you think of this?",
+    f'Mark said "{HEATING}" - what do you think of this?',
+    with_reply("what do you think of this?", '<replied_result>\n{"result": "' + HEATING + '"}\n</replied_result>'),
+])
+def test_quoted_words_neither_widen_the_actions_nor_set_a_field(message: str) -> None:
+    # On the old code each of these offered create, update and delete, and read a pause.
+    assert allowed_actions([message], ALL) == ["list", "reply"]
+    assert enabled_said(message) is None
+    assert moved_to(message, "0 9 * * 1-5") is None
+    assert "heating" not in own_words(message)
+
+
+def test_the_owners_words_after_a_quote_longer_than_the_cap_are_read() -> None:
+    quote = "\n".join(f"> line {i} of a long digest, nothing to do with anything" for i in range(100))
+    assert len(quote) > MESSAGE_CHARS
+    message = f"{quote}\n\npause the stand up reminder"
+    assert allowed_actions([message], ALL) == ["update", "list", "reply"]
+    assert enabled_said(message) is False
+    long_reply = with_reply("pause the stand up reminder", "<replied_result>\n" + "x" * 4_000 + "\n</replied_result>")
+    assert enabled_said(long_reply) is False
+
+
+def test_a_short_quote_is_the_owners_own() -> None:
+    assert own_words('remind me every day at 9 to say "good morning"') == \
+        'remind me every day at 9 to say "good morning"'
+
+
+@pytest.mark.parametrize(("message", "allowed", "enabled", "refused"), [
+    ("don't pause the stand up reminder, just move it to 10", ["update", "list", "reply"], None, True),
+    ("I never want to turn it off", ["list", "reply"], None, True),
+    ("Don't delete drink water, just pause it", ["update", "list", "reply"], False, False),
+    ("stop nothing, only tell me when stand up fires next", ["list", "reply"], None, False),
+    ("please don't change anything yet", ["list", "reply"], None, False),
+    ("I didn't mean delete it", ["list", "reply"], None, False),
+    # A question asks for no act (its pause is read, but no update is offered for it to set).
+    ("Would it be smarter to delete stand up or just pause it?", ["list", "reply"], False, False),
+    ("if I moved the summary to 8, would it still include last night's messages?", ["list", "reply"], None, False),
+])
+def test_a_negated_verb_asks_for_nothing(message: str, allowed: list[str], enabled: bool | None,
+                                         refused: bool) -> None:
+    assert allowed_actions([message], ALL) == allowed
+    assert enabled_said(message) is enabled
+    assert enabled_refused(message) is refused
