@@ -41,8 +41,9 @@ def _turn(conversation: str, step: int = 1) -> LlmTurn:
 
 
 @pytest.mark.parametrize(("said", "answer", "by_engine"), [
-    # No tool reaches GitHub: the engine answers, with no model.
-    ("every monday at 8am send me a summary of my open github issues", None, True),
+    # No tool reads GitHub issues: the engine answers what the model said the task needs.
+    ("every monday at 8am send me a summary of my open github issues",
+     {"needs": ["read my open github issues"], "action": "reply", "reply": "I can do that."}, True),
     # The model asked for the list: the engine writes it, the skills as the store has them.
     ("what skills do I have?", {"action": "list", "reply": "You have 5 skills."}, True),
     # The model's own reply stays the model's.
