@@ -34,7 +34,7 @@ from adapters.store import Store
 from config.secrets import redact
 from config.settings import LLM_SETTINGS, Settings
 from skills.chat.intent import allowed_actions
-from skills.chat.needs import CatalogTool, Need, NeedsCatalog, derived_needs, unmet, unmet_reply
+from skills.chat.needs import CatalogTool, Need, NeedsCatalog, derived_needs, reminded, unmet, unmet_reply
 from skills.errors import (
     ConversationError,
     LlmNotConfiguredError,
@@ -224,6 +224,10 @@ class AgentActivities:
             connecting = [s.name for s in self.servers() if s.status == "connecting"] if self.servers else []
             checked = await asyncio.to_thread(needs_checked, answered, message, structured, catalog, plan_tools,
                                               connecting, self.meaning)
+            if said and _owner_message(message, catalog) is not None:
+                # "remind me to email my boss": a fixed message to the owner is what they asked.
+                checked = [need if need.met or not reminded(said[-1], need) else Need(need.text, "a reminder")
+                           for need in checked]
             if unmet(checked):
                 # What the task needs, no tool here does: the engine says so, and proposes only what can be done.
                 kept = _kept(message, checked, catalog) if structured else None
@@ -422,16 +426,26 @@ def _kept(message: ChatMessage, checked: list[Need], catalog: list[ToolInfo]) ->
     fixed message to the owner (a reminder), beside a need it meets. None: nothing is kept."""
     owner = {t.name for t in catalog if CatalogTool(t.name, t.server, t.description).reaches_owner}
     met = {need.met_by for need in checked if need.met}
-    if len(message.tool_calls) != 1 or message.tool_calls[0].name != ACTIONS["create"] or not met & owner:
+    sent = _owner_message(message, catalog)
+    if sent is None or not met & owner:
+        return None
+    arguments, text = sent
+    said = f', which sends you "{str(text)[:120]}"' if text else ", a message to you"
+    return f"the skill '{str(arguments.get('name') or 'reminder')[:80]}'{said}"
+
+
+def _owner_message(message: ChatMessage, catalog: list[ToolInfo]) -> tuple[dict[str, Any], Any] | None:
+    """The proposal's arguments and text when the answer proposes one fixed message to the owner (a Direct plan of
+    one step, on a sender that reaches only them); None otherwise."""
+    owner = {t.name for t in catalog if CatalogTool(t.name, t.server, t.description).reaches_owner}
+    if len(message.tool_calls) != 1 or message.tool_calls[0].name != ACTIONS["create"]:
         return None
     arguments = _arguments(message.tool_calls[0])
     plan = arguments.get("execution_plan")
     if not isinstance(plan, list) or len(plan) != 1 or not isinstance(plan[0], dict) or plan[0].get("toolName") not in owner:
         return None
     parameters = plan[0].get("parameters") if isinstance(plan[0].get("parameters"), dict) else {}
-    text = parameters.get("message") or parameters.get("text")
-    said = f', which sends you "{str(text)[:120]}"' if text else ", a message to you"
-    return f"the skill '{str(arguments.get('name') or 'reminder')[:80]}'{said}"
+    return arguments, parameters.get("message") or parameters.get("text")
 
 
 def _made(call: TextCall) -> ToolCallMessage:

@@ -38,6 +38,9 @@ OWNER_ONLY = ("outbox", "telegram")
 """The bundled senders: they reach the owner and no one else (``mcp_servers``)."""
 ENGINE = "the engine"
 """Who meets a need that is the engine's own (timing, the owner's skills)."""
+MODEL = "the run's model"
+"""Who meets a need that is thinking ("summarize the messages", "pick the three most important"): the model of the
+skill's run, with no tool."""
 ASSUMED = "assumed"
 """What a need read off a skill's instructions (:func:`derived_needs`) is met by when nothing says it is not: the
 engine is sure of it only when no sender reaches whom it names, or it reads something no tool carries."""
@@ -125,6 +128,26 @@ _THINKING = linear.compile(r"^\s*(?:summari[sz]e|write|draft|compose|translate|d
 """A clause the run's model does with its own thinking, or a condition: no tool needed."""
 
 
+_THINKS = linear.compile(r"^\s*(?:summari[sz]e|write|draft|compose|translate|decide|pick|choose|rank|sort|filter|"
+                         r"format|count|calculate|analy[sz]e|explain|compare|highlight|make\s+a\s+(?:summary|digest|"
+                         r"list))\b", linear.IGNORECASE)
+"""A need that is thinking, which a run's model does with no tool (what it thinks about is another need)."""
+
+
+def reminded(said: str, need: Need) -> bool:
+    """Whether ``need`` is what the owner asks to be reminded of ("remind me to email my boss"): its words come
+    after "remind me" in their message, so a fixed message to them is what they asked (a model listed the
+    reminder's own words as a need)."""
+    found = _REMINDER.search(said[:2_000])
+    if found is None:
+        return False
+    after = {t.term for t in terms(said[found.end():2_000])}
+    return bool(_objects(need.text)) and _objects(need.text) <= after
+
+
+_REMINDER = linear.compile(r"\bremind\s+me\b", linear.IGNORECASE)
+
+
 def derived_needs(instructions: str) -> list[str]:
     """Needs read off a proposed skill's instructions, when the model named none (native tool mode): each
     clause that acts ("read today's messages with outbox_list_messages", "send the boss the figures"), not the
@@ -175,6 +198,8 @@ class NeedsCatalog:
             return Need(need, name)
         if not others and _timing_only(text):
             return Need(need, ENGINE)
+        if not others and _THINKS.search(text):
+            return Need(need, MODEL)
         if others and any(t.server in OWNER_ONLY for t in self.tools.values()):
             return Need(need, None, "the tools here that send reach only you")
         return Need(need, None)
@@ -264,5 +289,5 @@ def unmet_reply(checked: Sequence[Need], tools: Sequence[str], kept: str | None 
             "a server that can do it (docs/tools.md), then ask again.")
 
 
-__all__ = ["ASSUMED", "ENGINE", "MAX_NEEDS", "OWNER_ONLY", "CatalogTool", "Need", "NeedsCatalog", "derived_needs",
+__all__ = ["ASSUMED", "ENGINE", "MODEL", "reminded", "MAX_NEEDS", "OWNER_ONLY", "CatalogTool", "Need", "NeedsCatalog", "derived_needs",
            "missing_words", "needs_of", "unmet", "unmet_reply"]

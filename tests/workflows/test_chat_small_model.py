@@ -245,8 +245,8 @@ async def test_only_the_part_that_can_be_done_is_proposed_and_the_reply_says_whi
              "instructions": "Send the user: Take your pills"}
     llm.script("chat", [structured({"needs": ["remind me to take my pills", "order refills from the pharmacy"],
                                     "action": "create", "skill": pills, "reply": "I'll remind you and order refills."})])
-    reply = await structured_engine.skills.chat("every morning at 7 remind me to take my pills and order refills "
-                                                "from the pharmacy", session_id="pills")
+    reply = await structured_engine.skills.chat("every morning at 7 order refills from the pharmacy and remind me to "
+                                                "take my pills", session_id="pills")
     assert reply.ok and reply.reply.startswith(
         "Only part of this can be done, so only that part is proposed: the skill 'pills', which sends you \"Take your "
         "pills\". Left out: no tool here can order refills from the pharmacy."), reply.reply
@@ -257,6 +257,12 @@ async def test_only_the_part_that_can_be_done_is_proposed_and_the_reply_says_whi
         **pills, "name": "stretch"}, "reply": "I can remind you at 7. Shall I?"})])
     met = await structured_engine.skills.chat("every morning at 7 remind me to stretch", session_id="stretch")
     assert met.reply == "I can remind you at 7. Shall I?" and len(met.proposals) == 1 and met.said_by == "model"
+    # A reminder of a task no tool does is a reminder: what the owner asked (the model listed its words as needs).
+    llm.script("chat", [structured({"needs": ["send an email to my boss"], "action": "create", "skill": {
+        **pills, "name": "email boss"}, "reply": "I can remind you at 7. Shall I?"})])
+    asked = await structured_engine.skills.chat("every morning at 7 remind me to send an email to my boss",
+                                                session_id="remind-boss")
+    assert asked.reply == "I can remind you at 7. Shall I?" and len(asked.proposals) == 1
 
 
 async def test_a_native_proposal_is_checked_on_its_instructions(native: Engine, llm: ScriptedLLM) -> None:

@@ -12,11 +12,13 @@ from activities.agent import needs_checked
 from skills.chat.needs import (
     ENGINE,
     MAX_NEEDS,
+    MODEL,
     NEED_CHARS,
     CatalogTool,
     NeedsCatalog,
     derived_needs,
     needs_of,
+    reminded,
     unmet,
     unmet_reply,
 )
@@ -64,6 +66,9 @@ def test_a_need_no_tool_meets_is_unmet(need: str) -> None:
     # The engine's own: timing, and the owner's skills.
     ("run every morning at 7", ENGINE),
     ("list my skills", ENGINE),
+    # Thinking is the run's model's: what it thinks about is another need.
+    ("summarize the urgent items", MODEL),
+    ("pick the three most important ones", MODEL),
 ])
 def test_a_need_a_tool_or_the_engine_meets(need: str, tool: str) -> None:
     assert met_by(need) == tool
@@ -82,6 +87,13 @@ def test_a_server_still_connecting_counts_as_there() -> None:
     assert met_by("read my open github issues", [*OUTBOX, connecting]) == "github"
     # It is not a way to reach the owner, and it names nothing else.
     assert met_by("read train delays", [*OUTBOX, connecting]) is None
+
+
+def test_a_need_the_owner_asks_to_be_reminded_of_is_the_reminders_text() -> None:
+    [email] = NeedsCatalog(OUTBOX).check(["send an email to my boss"])
+    assert reminded("every day at 9 remind me to send an email to my boss", email)
+    assert not reminded("every day at 9 send an email to my boss and remind me to stretch", email)
+    assert not reminded("every day at 9 send an email to my boss", email)
 
 
 def test_the_needs_of_an_answer_are_cleaned() -> None:
