@@ -34,7 +34,16 @@ from adapters.store import Store
 from config.secrets import redact
 from config.settings import LLM_SETTINGS, Settings
 from skills.chat.intent import allowed_actions
-from skills.chat.needs import CatalogTool, Need, NeedsCatalog, derived_needs, reminded, unmet, unmet_reply
+from skills.chat.needs import (
+    CatalogTool,
+    Need,
+    NeedsCatalog,
+    derived_needs,
+    for_others,
+    reminded,
+    unmet,
+    unmet_reply,
+)
 from skills.errors import (
     ConversationError,
     LlmNotConfiguredError,
@@ -222,8 +231,9 @@ class AgentActivities:
                                                           said[-1] if said else "")
         if is_chat_conversation(request.conversation_id):
             connecting = [s.name for s in self.servers() if s.status == "connecting"] if self.servers else []
+            asking = said[-1] if said and messages[-1].role == "user" else ""  # the owner's words, this turn's
             checked = await asyncio.to_thread(needs_checked, answered, message, structured, catalog, plan_tools,
-                                              connecting, self.meaning)
+                                              connecting, self.meaning, asking)
             if said and _owner_message(message, catalog) is not None:
                 # "remind me to email my boss": a fixed message to the owner is what they asked.
                 checked = [need if need.met or not reminded(said[-1], need) else Need(need.text, "a reminder")
@@ -394,23 +404,30 @@ def _calls_read(message: ChatMessage, offered: list[str], structured: bool, only
 
 
 def needs_checked(answered: str | None, message: ChatMessage, structured: bool, catalog: list[ToolInfo],
-                  plan_tools: list[str], connecting: list[str], meaning: Vectors | None = None) -> list[Need]:
+                  plan_tools: list[str], connecting: list[str], meaning: Vectors | None = None,
+                  asking: str = "") -> list[Need]:
     """What the answer's task needs (``skills.chat.needs``), each checked against the tools a skill may use and
     the servers still connecting: the needs a structured answer states, else those of the skill it proposes
-    (its instructions). None for a change, a delete or a list: they need only the engine."""
+    (its instructions); and, from the owner's words ``asking``, a message to someone else ("email my landlord",
+    "text Jonas"), which the engine knows its senders cannot reach whatever the model wrote. None for a change,
+    a delete or a list: they need only the engine."""
     creates = [call for call in message.tool_calls if call.name == ACTIONS["create"]]
     if message.tool_calls and not creates:
         return []
-    needs = (stated_needs(answered) if structured else None) or []
-    derived = not needs
-    for call in creates if derived else []:
+    stated = (stated_needs(answered) if structured else None) or []
+    derived: list[str] = []
+    for call in creates if not stated else []:
         instructions = _arguments(call).get("instructions")
-        needs += derived_needs(instructions) if isinstance(instructions, str) else []
-    if not needs:
+        derived += derived_needs(instructions) if isinstance(instructions, str) else []
+    others = [need for need in derived_needs(asking) if for_others(need) and not reminded(asking, Need(need, None))]
+    if not stated and not derived and not others:
         return []
     tools = [CatalogTool(t.name, t.server, t.description) for t in catalog if t.name in plan_tools]
     tools += [CatalogTool(name, name, connecting=True) for name in connecting]
-    return NeedsCatalog(tools, semantic=meaning).check(needs, derived=derived)
+    needs = NeedsCatalog(tools, semantic=meaning)
+    checked = needs.check(stated) + needs.check(derived, derived=True)
+    # The owner's words only where the answer's own needs missed it (one missing part is not said twice).
+    return checked if unmet(checked) else checked + needs.check(others, derived=True)
 
 
 def _arguments(call: ToolCallMessage) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from typing import Any
 from skills import linear
 from skills.skillmd.manifest import SkillFile, SkillManifest, Triggers
 from skills.skillmd.matching import SkillIndex, Vectors
-from skills.skillmd.terms import terms
+from skills.skillmd.terms import term_of, terms
 
 MAX_NEEDS = 6
 """Needs read from one answer (a task that needs more is refused on the first six)."""
@@ -64,7 +64,7 @@ _RECIPIENT = linear.compile(r"\b(?:to|tell|message|ask|notify|remind|ping|inform
                             r"friends|colleague|colleagues|landlord|manager|family|kids?|sister|brother|client|clients|"
                             r"customer|customers|doctor)\b", linear.IGNORECASE)
 """A recipient other than the owner ("to my boss", "tell the team"); the owner said as "me" or "the user" is the
-owner (:func:`_for_others`)."""
+owner (:func:`for_others`)."""
 _TOOL = linear.compile(r"\b(?:tool|function|api)\b", linear.IGNORECASE)
 _NAMED = linear.compile(r"\b(?:to|for|with|tell|text|message|call|email|e-mail|ping|ask|invite|remind)\s+[A-Z][a-z]+")
 """A recipient by name ("text Jonas", "a message to Anna"): case counts."""
@@ -152,8 +152,19 @@ def derived_needs(instructions: str) -> list[str]:
     """Needs read off a proposed skill's instructions, when the model named none (native tool mode): each
     clause that acts ("read today's messages with outbox_list_messages", "send the boss the figures"), not the
     ones the run's model does by thinking ("summarize them", "if nothing is urgent...")."""
-    clauses = [" ".join(part.split()) for part in _CLAUSE.split(instructions[:2_000])]
-    return needs_of([c for c in clauses if len(c.split()) >= 2 and not _THINKING.search(c)])
+    clauses = [_from_the_verb(part) for part in _CLAUSE.split(instructions[:2_000]) if not _THINKING.search(part)]
+    return needs_of([clause for clause in clauses if len(clause.split()) >= 2])
+
+
+def _from_the_verb(clause: str) -> str:
+    """The clause from its first word that is neither a when ("every morning at 7") nor a stop word ("can you"),
+    which is where what it does begins."""
+    said = clause.split()
+    for start, word in enumerate(said):
+        term = term_of(word.strip(".,:;!?\"'()").casefold())
+        if term is not None and term not in _TIMING and not any(c.isdigit() for c in word):
+            return " ".join(said[start:])
+    return ""
 
 
 class NeedsCatalog:
@@ -181,7 +192,7 @@ class NeedsCatalog:
 
     def _one(self, need: str) -> Need:
         text = need.replace("_", " ")
-        others = _for_others(text)
+        others = for_others(text)
         owner = not others and ((_OWNER.search(text) is not None and _TO_OWNER.search(text) is not None)
                                 or _SENDS.search(text) is not None)
         if owner and (sender := next((t.name for t in self.tools.values() if t.reaches_owner), None)):
@@ -238,7 +249,7 @@ def _meets(found: Any, need: str) -> bool:
     return len(found.terms) >= 2 or bool(objects)
 
 
-def _for_others(need: str) -> bool:
+def for_others(need: str) -> bool:
     """Whether ``need`` reaches someone other than the owner: a channel of its own (email, a call, a post), or a
     recipient named ("to my boss"), unless it names the owner ("email me") or a tool ("call the tool")."""
     if _OWNER.search(need) is not None or _TOOL.search(need) is not None:
@@ -289,5 +300,5 @@ def unmet_reply(checked: Sequence[Need], tools: Sequence[str], kept: str | None 
             "a server that can do it (docs/tools.md), then ask again.")
 
 
-__all__ = ["ASSUMED", "ENGINE", "MODEL", "reminded", "MAX_NEEDS", "OWNER_ONLY", "CatalogTool", "Need", "NeedsCatalog", "derived_needs",
-           "missing_words", "needs_of", "unmet", "unmet_reply"]
+__all__ = ["ASSUMED", "ENGINE", "MAX_NEEDS", "MODEL", "OWNER_ONLY", "CatalogTool", "Need", "NeedsCatalog",
+           "derived_needs", "for_others", "missing_words", "needs_of", "reminded", "unmet", "unmet_reply"]

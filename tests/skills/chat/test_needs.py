@@ -148,6 +148,15 @@ def test_a_structured_answer_is_checked_on_its_stated_needs_a_native_one_on_its_
     update = ChatMessage(role="assistant", tool_calls=[ToolCallMessage(id="c", name="memory_update_skill",
                                                                        arguments="{}")])
     assert needs_checked(stated, update, True, CATALOG, PLAN_TOOLS, []) == []
+    # The owner's words, where the answer's needs missed a message to someone else: the engine knows its senders.
+    reminder = json.dumps({"needs": [], "action": "create", "reply": "Shall I?"})
+    owner = _create("Send the user the sales figures.", plan=True)
+    assert not unmet(needs_checked(reminder, owner, True, CATALOG, PLAN_TOOLS, []))
+    [checked] = unmet(needs_checked(reminder, owner, True, CATALOG, PLAN_TOOLS, [],
+                                    asking="every morning at 7 email my boss the sales figures"))
+    assert checked.text == "email my boss the sales figures"
+    assert not unmet(needs_checked(reminder, owner, True, CATALOG, PLAN_TOOLS, [],
+                                   asking="every morning at 7 remind me to email my boss the sales figures"))
     # A server still connecting is there by its name.
     github = json.dumps({"needs": ["read my github issues"], "action": "reply", "reply": "x"})
     reply = ChatMessage(role="assistant", content="x")
