@@ -409,10 +409,11 @@ def needs_checked(answered: str | None, message: ChatMessage, structured: bool, 
     """What the answer's task needs (``skills.chat.needs``), each checked against the tools a skill may use and
     the servers still connecting: the needs a structured answer states, else those of the skill it proposes
     (its instructions); and, from the owner's words ``asking``, a message to someone else ("email my landlord",
-    "text Jonas"), which the engine knows its senders cannot reach whatever the model wrote. None for a change,
-    a delete or a list: they need only the engine."""
+    "text Jonas"), which the engine knows its senders cannot reach whatever the model wrote. None for a change
+    or a delete: they need only the engine (a list whose answer states needs is checked: "what's in the news?"
+    is no question about the skills)."""
     creates = [call for call in message.tool_calls if call.name == ACTIONS["create"]]
-    if message.tool_calls and not creates:
+    if any(call.name in (ACTIONS["update"], ACTIONS["delete"]) for call in message.tool_calls):
         return []
     stated = (stated_needs(answered) if structured else None) or []
     derived: list[str] = []

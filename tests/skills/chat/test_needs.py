@@ -144,7 +144,12 @@ def test_a_structured_answer_is_checked_on_its_stated_needs_a_native_one_on_its_
     [checked] = needs_checked(None, _create("Email the sales figures to my boss."), False, CATALOG, PLAN_TOOLS, [])
     assert not checked.met
     assert all(n.met for n in needs_checked(None, _create("Send the user: stand up!"), False, CATALOG, PLAN_TOOLS, []))
-    # A change, a delete or a list needs only the engine.
+    # A list that states an unmet need is no question about the skills.
+    listing = ChatMessage(role="assistant", tool_calls=[ToolCallMessage(id="c", name="memory_list_skills",
+                                                                        arguments="{}")])
+    news = json.dumps({"needs": ["read the news"], "action": "list", "reply": "x"})
+    assert not needs_checked(news, listing, True, CATALOG, PLAN_TOOLS, [])[0].met
+    # A change or a delete needs only the engine.
     update = ChatMessage(role="assistant", tool_calls=[ToolCallMessage(id="c", name="memory_update_skill",
                                                                        arguments="{}")])
     assert needs_checked(stated, update, True, CATALOG, PLAN_TOOLS, []) == []
