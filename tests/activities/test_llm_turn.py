@@ -22,7 +22,7 @@ from skills.llm.structured import ASK_AGAIN
 from skills.messages.agent import LlmTurn
 from skills.messages.chat import ChatAnswer
 from skills.naming import CHAT_CONVERSATION
-from skills.run.catalog import ToolInfo, ToolResult
+from skills.run.catalog import ServerState, ToolInfo, ToolResult
 from tests.fakes.llm_server import ScriptedLLM, structured
 
 OUTBOX = ToolInfo(name="outbox_send_message", server="outbox", tool="send_message",
@@ -67,6 +67,26 @@ async def test_a_retried_turn_keeps_whose_answer_it_stored(settings: Settings, l
     assert (again.by_engine, again.final, again.message_seq) == (by_engine, first.final, first.message_seq)
     assert len(llm.requests_for("chat")) == asked  # read back, not asked again
     assert [m.by_engine for m in store.conversations.load_messages(conversation)] == [False, by_engine]
+
+
+@pytest.mark.parametrize(("status", "declined"), [("connecting", False), ("failed", True)])
+async def test_a_server_still_connecting_meets_the_needs_its_name_says(settings: Settings, llm: ScriptedLLM,
+                                                                      status: str, declined: bool) -> None:
+    """A configured server on its first connect has no tools in the catalog yet: it counts as there by its name,
+    so "my github issues" is not declined while the github server connects; one that failed is not there."""
+    settings = settings.model_copy(update={"llm_base_url": llm.base_url, "llm_api_key": "sk-fake-test-key"})
+    store = Store.from_settings(settings)
+    agent = AgentActivities(store, settings, lambda: [OUTBOX], _no_tool,
+                            servers=lambda: [ServerState(name="github", transport="stdio", status=status)])
+    conversation = f"{CHAT_CONVERSATION}connecting-{status}"
+    store.conversations.append_messages(conversation, [ChatMessage(role="user", content="summarize my github issues")],
+                                        datetime.now(UTC))
+    llm.script("chat", [structured({"needs": ["read my open github issues"], "action": "reply",
+                                    "reply": "Every morning?"})])
+    done = await ActivityEnvironment().run(agent.llm_turn, _turn(conversation))
+    assert done.by_engine is declined
+    assert done.final.startswith("No tool here can read my open github issues") if declined else \
+        done.final == "Every morning?"
 
 
 async def test_whose_answer_it_is_is_never_sent_to_the_model(settings: Settings, llm: ScriptedLLM) -> None:
