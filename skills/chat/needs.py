@@ -173,8 +173,9 @@ class NeedsCatalog:
     def __init__(self, tools: Iterable[CatalogTool], *, semantic: Vectors | None = None) -> None:
         """``semantic``: rank by meaning too (the catalog's ``adapters.semantic`` ranker; None: words alone)."""
         self.tools = {tool.name: tool for tool in tools}
-        files = [_file(tool.name, tool.server, tool.description) for tool in self.tools.values()]
-        files.append(_file(ENGINE, "skills", ENGINE_DESCRIPTION))
+        files: list[SkillFile] = []
+        for tool in [*self.tools.values(), CatalogTool(ENGINE, "skills", ENGINE_DESCRIPTION)]:
+            files.append(_file(tool.name, tool.server, tool.description, {file.name for file in files}))
         self._names = {file.name: name for file, name in zip(files, [*self.tools, ENGINE], strict=True)}
         self._index = SkillIndex(files, semantic=semantic)
         self._terms = {name: {t.term for t in terms(f"{name.replace('_', ' ')} {tool.server} {tool.description}")}
@@ -220,7 +221,8 @@ class NeedsCatalog:
         """The best tool by words that carries a word of the need past its verb (its first word), when the ranker
         offered none: one word a tool shares ("check my messages") is the ranker's doubt, and says what."""
         objects = _objects(need)
-        for name in sorted(self._index.scores(need), key=lambda n: -self._index.scores(need)[n]):
+        scores = self._index.scores(need)
+        for name in sorted(scores, key=lambda n: (-scores[n], n)):
             tool = self.tools.get(self._names[name])
             if tool is None or (others and not tool.reaches_others):
                 continue
@@ -229,10 +231,14 @@ class NeedsCatalog:
         return None
 
 
-def _file(name: str, server: str, description: str) -> SkillFile:
+def _file(name: str, server: str, description: str, taken: set[str]) -> SkillFile:
     """A tool as the ranker's document: its name in words, its description, and its server's name as a declared
-    keyword (a need that names the server is for its tools)."""
-    slug = "-".join(w for w in linear.split(r"[^a-z0-9]+", name.lower()) if w)[:64] or "tool"
+    keyword (a need that names the server is for its tools). A name ``taken`` already (two tools whose names
+    read the same in words: "a_b", "a-b") gets a number, so the two stay two."""
+    slug = "-".join(w for w in linear.split(r"[^a-z0-9]+", name.lower()) if w)[:64].strip("-") or "tool"
+    number = 2
+    while slug in taken:
+        slug, number = f"{slug[:60].rstrip('-')}-{number}", number + 1
     manifest = SkillManifest(name=slug, description=(description or f"The {server} server's tool {name}.")[:1024],
                              triggers=Triggers(keywords=[server] if server and server != "skills" else []))
     return SkillFile(manifest=manifest, path=Path(f"/{slug}"), source="user", mtime=datetime(1970, 1, 1, tzinfo=UTC))

@@ -176,3 +176,10 @@ def test_a_hostile_need_is_read_to_its_cap() -> None:
         checked = catalog.check(hostile)
         derived_needs("and then, " * 50_000)
     assert len(checked) == 4
+
+
+def test_two_tools_whose_names_read_the_same_stay_two() -> None:
+    weather = CatalogTool("a_b", "a", "Read the weather forecast.")
+    fax = CatalogTool("a-b", "x", "Send a fax to anyone.")
+    checked = NeedsCatalog([weather, fax, *OUTBOX]).check(["read the weather forecast", "send a fax to my boss"])
+    assert [need.met_by for need in checked] == ["a_b", "a-b"]
