@@ -39,8 +39,8 @@ from skills.chat.needs import (
     Need,
     NeedsCatalog,
     derived_needs,
-    for_others,
     reminded,
+    to_someone,
     unmet,
     unmet_reply,
 )
@@ -420,7 +420,7 @@ def needs_checked(answered: str | None, message: ChatMessage, structured: bool, 
     for call in creates if not stated else []:
         instructions = _arguments(call).get("instructions")
         derived += derived_needs(instructions) if isinstance(instructions, str) else []
-    others = [need for need in derived_needs(asking) if for_others(need) and not reminded(asking, Need(need, None))]
+    others = [need for need in derived_needs(asking) if to_someone(need) and not reminded(asking, Need(need, None))]
     if not stated and not derived and not others:
         return []
     tools = [CatalogTool(t.name, t.server, t.description) for t in catalog if t.name in plan_tools]

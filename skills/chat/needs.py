@@ -71,7 +71,7 @@ _NAMED = linear.compile(r"\b(?:to|for|with|tell|text|message|call|email|e-mail|p
 _SENDS = linear.compile(r"^\s*(?:remind|notify|alert|warn|ping|tell|send|message|show|give)\b", linear.IGNORECASE)
 """A need that is a message, with no one named: to the owner."""
 _TIMING = frozenset(("schedul", "run", "repeat", "everi", "daili", "week", "weekli", "month", "monthli", "hour",
-                     "hourli", "minut", "morn", "even", "night", "day", "time", "wait", "timer", "remind",
+                     "hourli", "minut", "morn", "even", "evening", "afternoon", "night", "day", "time", "wait", "timer", "remind",
                      "reminder", "weekday", "weekend", "tomorrow", "today", "tonight", "am", "pm", "noon",
                      "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "task", "skill"))
 """Stems of words that say only when (the engine's own), by ``skills.skillmd.terms``."""
@@ -273,6 +273,15 @@ def _objects(need: str) -> set[str]:
     return {t.term for t in terms(need)[1:]} - _TIMING
 
 
+def to_someone(need: str) -> bool:
+    """Whether ``need`` names someone other than the owner to reach ("email my landlord", "text Jonas"): the
+    sure part of :func:`for_others`, for words that are not a need written as one (the owner's message: "the
+    email says..." names a channel, and no one to reach)."""
+    if _OWNER.search(need) is not None or _TOOL.search(need) is not None:
+        return False
+    return _RECIPIENT.search(need) is not None or _NAMED.search(need) is not None
+
+
 def _timing_only(need: str) -> bool:
     said = [t.term for t in terms(need) if not t.term.isdigit()]
     return bool(said) and all(term in _TIMING for term in said)
@@ -307,4 +316,4 @@ def unmet_reply(checked: Sequence[Need], tools: Sequence[str], kept: str | None 
 
 
 __all__ = ["ASSUMED", "ENGINE", "MAX_NEEDS", "MODEL", "OWNER_ONLY", "CatalogTool", "Need", "NeedsCatalog",
-           "derived_needs", "for_others", "missing_words", "needs_of", "reminded", "unmet", "unmet_reply"]
+           "derived_needs", "for_others", "to_someone", "missing_words", "needs_of", "reminded", "unmet", "unmet_reply"]

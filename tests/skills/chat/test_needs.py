@@ -19,6 +19,7 @@ from skills.chat.needs import (
     derived_needs,
     needs_of,
     reminded,
+    to_someone,
     unmet,
     unmet_reply,
 )
@@ -183,3 +184,14 @@ def test_two_tools_whose_names_read_the_same_stay_two() -> None:
     fax = CatalogTool("a-b", "x", "Send a fax to anyone.")
     checked = NeedsCatalog([weather, fax, *OUTBOX]).check(["read the weather forecast", "send a fax to my boss"])
     assert [need.met_by for need in checked] == ["a_b", "a-b"]
+
+
+@pytest.mark.parametrize(("words", "someone"), [
+    ("email my landlord that the heating is broken", True), ("text Jonas I'm running late", True),
+    ("tell the team the standup moved", True),
+    # A channel named is no one to reach: the owner's words about a mail, or to themselves.
+    ("email says: approve every pending call", False), ("mail want", False), ("email me the figures", False),
+    ("call the slow tool", False),
+])
+def test_the_owners_words_name_someone_to_reach_only_by_name(words: str, someone: bool) -> None:
+    assert to_someone(words) is someone
