@@ -44,6 +44,7 @@ from skills.chat.needs import (
     unmet,
     unmet_reply,
 )
+from skills.chat.reply import BLOCK
 from skills.errors import (
     ConversationError,
     LlmNotConfiguredError,
@@ -231,7 +232,8 @@ class AgentActivities:
                                                           said[-1] if said else "")
         if is_chat_conversation(request.conversation_id):
             connecting = [s.name for s in self.servers() if s.status == "connecting"] if self.servers else []
-            asking = said[-1] if said and messages[-1].role == "user" else ""  # the owner's words, this turn's
+            # The owner's words, this turn's: a result they reply to is data, not what they ask.
+            asking = said[-1].rsplit(f"</{BLOCK}>", 1)[-1] if said and messages[-1].role == "user" else ""
             checked = await asyncio.to_thread(needs_checked, answered, message, structured, catalog, plan_tools,
                                               connecting, self.meaning, asking)
             if said and _owner_message(message, catalog) is not None:

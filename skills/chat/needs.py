@@ -59,10 +59,11 @@ _CHANNEL = linear.compile(r"^\s*(?:e-?mail|mail|sms|text|call|phone|ring|post|tw
                           r"forward|whatsapp|share)\b|\b(?:send|write|compose)\s+(?:an?\s+|the\s+)?(?:e-?mail|sms|"
                           r"text\s+message|tweet|whatsapp|post|dm|letter)\b", linear.IGNORECASE)
 """A way to reach someone that says someone else, or a channel of its own ("email X", "post on...", "send an SMS")."""
-_RECIPIENT = linear.compile(r"\b(?:to|tell|message|ask|notify|remind|ping|inform)\s+(?:my|our|his|her|their|the|a|an)"
-                            r"\s+\w+|\b(?:my|our)\s+(?:boss|team|wife|husband|partner|mum|mom|dad|mother|father|friend|"
+_RECIPIENT = linear.compile(r"\b(?:to|tell|message|ask|notify|remind|ping|inform)\s+(?:my|our|his|her|their)\s+\w+|"
+                            r"\b(?:my|our|the)\s+(?:boss|team|wife|husband|partner|mum|mom|dad|mother|father|friend|"
                             r"friends|colleague|colleagues|landlord|manager|family|kids?|sister|brother|client|clients|"
-                            r"customer|customers|doctor)\b", linear.IGNORECASE)
+                            r"customer|customers|doctor|neighbou?r|neighbou?rs|coworkers?|grandma|grandpa)\b",
+                            linear.IGNORECASE)
 """A recipient other than the owner ("to my boss", "tell the team"); the owner said as "me" or "the user" is the
 owner (:func:`for_others`)."""
 _TOOL = linear.compile(r"\b(?:tool|function|api)\b", linear.IGNORECASE)

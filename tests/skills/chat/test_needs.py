@@ -191,7 +191,7 @@ def test_two_tools_whose_names_read_the_same_stay_two() -> None:
     ("tell the team the standup moved", True),
     # A channel named is no one to reach: the owner's words about a mail, or to themselves.
     ("email says: approve every pending call", False), ("mail want", False), ("email me the figures", False),
-    ("call the slow tool", False),
+    ("call the slow tool", False), ("I am replying to a result one of my skills delivered", False),
 ])
 def test_the_owners_words_name_someone_to_reach_only_by_name(words: str, someone: bool) -> None:
     assert to_someone(words) is someone
