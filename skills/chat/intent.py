@@ -9,9 +9,6 @@ deleting it. The engine does not let a model's guess choose an act the words do 
   say delete, remove, cancel...; ``update`` only with a verb of change (move, change, pause...); ``create``
   only when they say when (a time, a day, a rhythm: every skill has one). A question ("what skills do I
   have?", "when does it fire?") asks for none of the three. ``reply`` and ``list`` stay.
-- :func:`unreached_services` names the well-known services a message asks to read from or act on that no
-  tool of the catalog reaches ("summarize my open GitHub issues", with no GitHub server): the engine says
-  so itself, with no model, instead of a skill that would read something else.
 - :func:`enabled_said` and :func:`moved_to` read what a change plainly says: a pause or a resume, and a time
   alone ("move it to 9:30") that moves a skill's one time of day and keeps its days. The structured answer's
   change is made to say the same (``skills.llm.structured.structured_calls``).
@@ -189,57 +186,6 @@ def enabled_refused(message: str) -> bool:
     want to turn it off"): then a change the model sends keeps the skill as it is, enabled or not."""
     text = own_words(message)[:MESSAGE_CHARS]
     return any(negated(text, found.start()) for pattern in (_PAUSE, _RESUME) for found in pattern.finditer(text))
-
-
-SERVICES: dict[str, str] = {
-    "GitHub": r"github", "GitLab": r"gitlab", "Bitbucket": r"bitbucket", "Jira": r"jira",
-    "Confluence": r"confluence", "Linear": r"linear\s+(?:issues?|tickets?|board)", "Trello": r"trello",
-    "Asana": r"asana", "Notion": r"notion", "Todoist": r"todoist", "Slack": r"slack", "Discord": r"discord",
-    "Microsoft Teams": r"(?:ms|microsoft)\s+teams", "WhatsApp": r"whatsapp", "Twitter": r"twitter|tweets?|tweeting",
-    "Mastodon": r"mastodon|toots?", "Bluesky": r"bluesky", "Instagram": r"instagram", "Facebook": r"facebook",
-    "LinkedIn": r"linkedin", "Reddit": r"reddit|subreddit", "YouTube": r"youtube", "Spotify": r"spotify",
-    "Gmail": r"gmail", "Outlook": r"outlook", "a calendar": r"calendars?", "Google Drive": r"google\s+drive",
-    "Dropbox": r"dropbox", "Zoom": r"zoom\s+(?:meetings?|calls?)|(?:on|in)\s+zoom", "Strava": r"strava",
-    "Home Assistant": r"home\s+assistant", "the weather": r"weather",
-    "the news": r"the\s+news|news\s+headlines|headlines",
-}
-"""Services a message may ask to read from or act on, by the words that name them. A service is reached when a
-word of its pattern is in a tool's name, description or server name."""
-_KEYS = {service: linear.compile(rf"\b(?:{pattern})\b", linear.IGNORECASE)
-         for service, pattern in SERVICES.items()}
-_SAID = linear.compile(r"\b(?:remind\s+me|message\s*:|saying|that\s+says|which\s+says|the\s+text|text\s*:)",
-                       linear.IGNORECASE)
-"""Where the text a skill would send begins: a service named after it is what to say ("remind me to check
-Slack", "send me the message: tweet it"), not a place to reach."""
-_QUOTED = linear.compile(r"\"[^\"]{0,500}\"|“[^”]{0,500}”|'[^']{0,500}'")
-
-
-def named_services(message: str) -> list[str]:
-    """The services of :data:`SERVICES` that ``message`` names as a place to read or act, in its order (a quoted
-    text, or the text of a reminder or message to send, names none)."""
-    text = _QUOTED.sub(" ", message[:MESSAGE_CHARS])
-    said = _SAID.search(text)
-    if said is not None:
-        text = text[:said.start()]
-    found = [(match.start(), service) for service, key in _KEYS.items() if (match := key.search(text))]
-    return [service for _, service in sorted(found)]
-
-
-def unreached_services(message: str, tools: Iterable[str]) -> list[str]:
-    """The services ``message`` names that none of ``tools`` reaches (each tool as one text: its name,
-    description and server)."""
-    texts = list(tools)
-    return [service for service in named_services(message)
-            if not any(_KEYS[service].search(text.replace("_", " ")) for text in texts)]
-
-
-def unreached_reply(services: Sequence[str], tools: Sequence[str]) -> str:
-    """The engine's answer to a message that needs a service no tool reaches: what is missing, what there is."""
-    missing = " or ".join(services)
-    have = ", ".join(tools[:12]) + (f" and {len(tools) - 12} more" if len(tools) > 12 else "") if tools else "none"
-    return (f"No model was asked (0 tokens): no tool here reaches {missing}, so nothing was proposed. A skill can "
-            f"use only the tools of the MCP servers this engine connects (now: {have}). Connect a server for "
-            f"{missing} (docs/tools.md), then ask again.")
 
 
 # Not followed by a letter, digit or colon: the character after is read too (RE2 has no lookahead). findall

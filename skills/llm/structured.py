@@ -4,8 +4,11 @@ Small models do not call tools reliably; most servers (llama.cpp, vLLM, Ollama, 
 to a JSON schema (``response_format: {"type": "json_schema", ...}``): llama.cpp and Ollama turn it into a
 grammar, so even a 1.5B model's answer has the shape. The answer names an action and its fields:
 
-    {"action": "create", "skill": {"name": ..., "instructions": ..., "trigger_config": {...}, ...},
-     "reply": "I can remind you ... Shall I?"}
+    {"needs": ["read today's messages"], "action": "create",
+     "skill": {"name": ..., "instructions": ..., "trigger_config": {...}, ...}, "reply": "I can ... Shall I?"}
+
+``needs`` is what the task needs from the world, in the model's own words: the engine checks each against the
+catalog (``skills.chat.needs``) and answers an unmet one itself.
 
 ``structured_calls`` turns it into the management tool call it means (``create`` is ``memory_store_skill``
 with ``skill``), which takes the road of every other call: the normalizer checks it, a widening change is
@@ -21,6 +24,7 @@ from typing import Any, Literal, NamedTuple
 
 from skills import linear
 from skills.chat.intent import MESSAGE_CHARS, enabled_refused, enabled_said, moved_to, own_words
+from skills.chat.needs import MAX_NEEDS, needs_of
 from skills.llm.agent import ENGINE_NOTE, ChatMessage, for_the_model
 from skills.llm.textcalls import MAX_CHARS, TextCall, unfenced
 from skills.spec.models import Skill
@@ -46,6 +50,7 @@ WHEN_TABLE = ('  The words and their trigger_config: "in 5 minutes" {"in_minutes
               "given? Ask when; do not guess.")
 """The scheduling playbook's table, in short: a structured turn's prompt carries no playbook (``structured_prompt``)."""
 SCHEMA_NAME = "chat_action"
+NEEDS = "needs"
 MAX_SKILLS = 30
 """The user's skills a structured prompt lists for a change (past it, counted)."""
 MAX_TOOL_NAMES = 60
@@ -116,7 +121,9 @@ def answer_schema(offered: Collection[str], plan_tools: list[str] | None = None,
     describes) stay."""
     allowed = actions(offered, plan_tools)
     enum = [action for action in allowed if only is None or action in only or action == REPLY]
-    properties: dict[str, Any] = {"action": {"type": "string", "enum": enum}}
+    # What the task needs first: a model that has said "send an email to my boss" then picks the action.
+    properties: dict[str, Any] = {NEEDS: {"type": "array", "items": {"type": "string"}, "maxItems": MAX_NEEDS},
+                                  "action": {"type": "string", "enum": enum}}
     if any(a in allowed for a in ("update", "delete")):
         properties["skill_id"] = _nullable({"type": "string"})
     if "create" in allowed:
@@ -138,6 +145,8 @@ def instruction(offered: Collection[str], tool_names: list[str]) -> str:
     fields = list(answer_schema(offered, tool_names)["json_schema"]["schema"]["properties"])
     lines = [f"Answer with ONE JSON object and nothing else, with the fields {', '.join(map(json.dumps, fields))}; a field the action does "
              "not use is null. You make no tool calls: the engine makes the change your answer names.",
+             f'"{NEEDS}": what the task needs done in the world, a few words each; [] for a fixed message to the '
+             "user, a question or a change to their skills. The engine checks them against the tools.",
              "action is one of: " + ", ".join(allowed) + "."]
     if "create" in allowed:
         lines.append(f'- "create": a new skill in "skill". First its {KIND}: "{FIXED}" when every fire sends the '
@@ -185,8 +194,8 @@ def _examples(fields: list[str], tool_names: list[str]) -> list[str]:
     if send is None or "skill" not in fields:
         return []
 
-    def answer(skill: dict[str, Any] | None, reply: str) -> str:
-        given = {"action": "create" if skill else REPLY, "skill": skill, "reply": reply}
+    def answer(skill: dict[str, Any] | None, reply: str, needs: list[str]) -> str:
+        given = {NEEDS: needs, "action": "create" if skill else REPLY, "skill": skill, "reply": reply}
         return json.dumps({field: given.get(field) for field in fields}, ensure_ascii=False)
 
     said = ["Examples:",
@@ -194,24 +203,25 @@ def _examples(fields: list[str], tool_names: list[str]) -> list[str]:
                 {KIND: FIXED, "name": "stand up", "trigger_config": {"schedule": "30 8 * * 1-5"},
                  "execution_plan": [{"toolName": send, "parameters": {"message": "Stand up!"}}],
                  "instructions": "Send the user: Stand up!"},
-                "I can send you 'Stand up!' every weekday at 8:30. Shall I?")]
+                "I can send you 'Stand up!' every weekday at 8:30. Shall I?", [])]
     if read is not None:
         said.insert(1, '"every evening at 6 read what came in today and summarize it for me" -> ' + answer(
             {KIND: REPORT, "name": "evening digest", "trigger_config": {"schedule": "0 18 * * *"}, "required_tools": [read, send],
              "instructions": f"Read today's messages with {read} and send the user a short digest with {send}."},
-            "I can send you a digest of the day's messages every evening at 6. Shall I?"))
-    # A service no tool reaches, once to read from and once to post to: asked to summarize their GitHub issues,
-    # the 1.5B model made a skill that reads the outbox instead, with only a posting example before it.
-    missing = [service for service in SERVICES if not any(service.lower() in t for t in tool_names)]
-    for service, task in zip(missing, ("summarize my open {} tickets every morning", "every day at 9 post good "
-                                       "morning on {}"), strict=False):
-        said.append(f'"{task.format(service)}" -> ' + answer(
-            None, f"I have no tool that reaches {service}, so I cannot do that: the tools I have are listed above."))
+            "I can send you a digest of the day's messages every evening at 6. Shall I?", ["read today's messages"]))
+    # A task no tool does: its needs, and a reply that says so. Asked to summarize their GitHub issues, the 1.5B
+    # model made a skill that reads the outbox instead, with only a posting example before it. The examples are
+    # of things no tool listed names (a Slack example called Slack unreachable with a Slack tool connected).
+    for word, task, need in UNMET_EXAMPLES:
+        if not any(word in t.lower() for t in tool_names):
+            said.append(f'"{task}" -> ' + answer(None, f"No tool listed can {need}.", [need]))
     return said
 
 
-SERVICES = ("Jira", "Slack", "Discord")
-"""Services the examples of a missing tool may name: the first two that no tool of the catalog names."""
+UNMET_EXAMPLES = (("train", "every weekday at 7 check the train delays and warn me", "read train delays"),
+                  ("mail", "email my boss the sales figures", "send an email to my boss"))
+"""Tasks the examples of a need no tool meets may show, each with a word of the tool it would need: shown only
+when no tool's name has that word."""
 
 
 class Read(NamedTuple):
@@ -316,6 +326,17 @@ _EXCLUDING = linear.compile(r"\b(?:not|never|except|but)\s+(?:(?:the|my|a|an|tha
 def _name_words(name: str) -> list[str]:
     return [word for word in linear.split(r"[^\w]+", name.lower())
             if len(word) >= 4 and word not in ("reminder", "skill")]
+
+
+def stated_needs(text: str | None) -> list[str] | None:
+    """The needs a structured answer states (``skills.chat.needs.needs_of``); None when ``text`` is no JSON object."""
+    if not text or len(text) > MAX_CHARS:
+        return None
+    try:
+        value = json.loads(unfenced(text))
+    except (ValueError, RecursionError):
+        return None
+    return needs_of(value.get(NEEDS)) if isinstance(value, dict) else None
 
 
 def words_name(ref: Any, names: Sequence[str], said: str) -> Any:

@@ -20,8 +20,6 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from skills.llm.agent import ChatMessage, questions
-
 _PIECE = re.compile(r"""'(?:s|t|re|ve|m|ll|d)\b| ?[^\W\d_]+| ?\d{1,3}| ?[^\s\w]+|\s+""")
 
 MESSAGE_OVERHEAD = 4
@@ -63,25 +61,3 @@ def request_tokens(messages: Iterable[Mapping[str, Any]], tools: Iterable[Mappin
     """A whole chat-completions request: messages and tool definitions."""
     return (REQUEST_OVERHEAD + sum(message_tokens(m) for m in messages)
             + sum(tool_tokens(t) for t in tools))
-
-
-NO_MODEL_CLAIMS = ("No model was asked (0 tokens)", "Read without the model (0 tokens)")
-"""How an answer the engine wrote in the model's place says no model was asked."""
-MODEL_ASKED_FIRST = ("The model was asked first and answered without a call (its tokens are in this turn's count); "
-                     "this answer is the engine's")
-
-
-def model_asked(messages: list[ChatMessage]) -> bool:
-    """Whether a model answered since the user's last own message (``auto`` asks natively, then structured)."""
-    asked = questions(messages)
-    return bool(asked) and any(m.role == "assistant" and not m.by_engine for m in messages[asked[-1] + 1:])
-
-
-def tokens_said(text: str, asked: bool) -> str:
-    """``text``, an answer the engine wrote in the model's place, true of the tokens spent: where the model was
-    ``asked`` earlier in the turn, its "No model was asked (0 tokens)" says that it was."""
-    if asked:
-        for claim in NO_MODEL_CLAIMS:
-            if text.startswith(claim):
-                return MODEL_ASKED_FIRST + text[len(claim):]
-    return text

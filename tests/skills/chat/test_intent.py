@@ -1,6 +1,6 @@
 """What the user's own words allow a structured turn (``skills.chat.intent``): a verb of deletion for a delete,
-of change for an update, a when for a new skill, none of them for a question; and the services a message
-asks for that no tool reaches."""
+of change for an update, a when for a new skill, none of them for a question. (What a task needs from the
+tools is checked against the catalog: tests/skills/chat/test_needs.py.)"""
 
 from __future__ import annotations
 
@@ -10,9 +10,6 @@ from skills.chat.intent import (
     allowed_actions,
     enabled_said,
     moved_to,
-    named_services,
-    unreached_reply,
-    unreached_services,
 )
 
 ALL = ["create", "update", "delete", "list", "reply"]
@@ -50,42 +47,6 @@ def test_an_answer_to_the_models_question_carries_the_request_before_it() -> Non
 
 def test_only_what_was_offered() -> None:
     assert allowed_actions(["delete the water reminder"], ["create", "reply"]) == ["reply"]
-
-
-@pytest.mark.parametrize(("message", "named"), [
-    ("every monday at 8am send me a summary of my open github issues", ["GitHub"]),
-    ("post a tweet for me every day at noon saying good afternoon", ["Twitter"]),
-    ("every day at 8am tell me the weather in Berlin", ["the weather"]),
-    ("every morning read my Slack and my Gmail and summarize both", ["Slack", "Gmail"]),
-    # The text to send names no place to reach.
-    ("every day at 9 remind me to check github", []),
-    ("every evening send me the message: time to tweet", []),
-    ('every day at 5 send me "look at slack"', []),
-    ("every day at 9 send me a summary of my outbox", []),
-    # Words that name a service only in some senses name it only in those.
-    ("every day at 9 tell me if there is news from Bob in my messages", []),
-    ("every friday summarize the sales forecast from my messages", []),
-    ("every morning send me the news", ["the news"]),
-    ("every monday zoom in on the budget numbers in my messages and send them", []),
-    ("every monday at 9 list my zoom meetings", ["Zoom"]),
-])
-def test_the_services_a_message_asks_to_reach(message: str, named: list[str]) -> None:
-    assert named_services(message) == named
-
-
-def test_a_service_a_tool_names_is_reached() -> None:
-    tools = ["outbox_send_message outbox Send the user a message",
-             "github_list_issues github List the open issues of a repository"]
-    assert unreached_services("every monday summarize my open github issues", tools) == []
-    assert unreached_services("every monday summarize my open github issues", tools[:1]) == ["GitHub"]
-    # A tool's name with underscores is read as words.
-    assert unreached_services("every day at 8 tell me the weather", ["weather_forecast_get x"]) == []
-
-
-def test_the_engines_answer_says_what_is_missing_and_what_there_is() -> None:
-    said = unreached_reply(["GitHub"], ["outbox_send_message", "outbox_list_messages"])
-    assert said.startswith("No model was asked (0 tokens): no tool here reaches GitHub, so nothing was proposed.")
-    assert "outbox_send_message, outbox_list_messages" in said
 
 
 @pytest.mark.parametrize(("message", "enabled"), [

@@ -105,7 +105,8 @@ AGENT = {"kind": "read and report", "name": "digest", "trigger_config": {"schedu
 
 
 def answer(action: str, **fields: object) -> dict[str, object]:
-    return {"action": action, "skill_id": None, "skill": None, "change": None, "reply": "Shall I?", **fields}
+    return {"needs": [], "action": action, "skill_id": None, "skill": None, "change": None, "reply": "Shall I?",
+            **fields}
 
 
 def test_the_schema_holds_a_new_skill_whole_and_to_the_catalogs_tools() -> None:
@@ -117,6 +118,7 @@ def test_the_schema_holds_a_new_skill_whole_and_to_the_catalogs_tools() -> None:
         jsonschema.validate(good, schema)
     bad = [
         {"action": "create", "reply": "Shall I?"},  # the skill left out
+        {k: v for k, v in answer("reply").items() if k != "needs"},  # what the task needs left out
         answer("create", skill={k: v for k, v in DIRECT.items() if k != "trigger_config"}),  # no trigger
         answer("create", skill={**AGENT, "kind": "fixed message"}),  # the tier said in words is not the one made
         answer("create", skill={**DIRECT, "trigger_config": {"in_minutes": 5, "schedule": "0 9 * * *"}}),  # two
@@ -149,10 +151,13 @@ def test_the_instruction_shows_each_tier_with_the_catalogs_own_tools() -> None:
     for example in examples:  # an example the schema refused would teach the model a shape it cannot write
         jsonschema.validate(example, schema)
     assert {"execution_plan" in e["skill"] for e in examples if e["skill"]} == {True, False}
-    # And one that declines: a service no tool names (small models otherwise make a skill that cannot see it).
-    declines = [e["reply"] for e in examples if e["action"] == "reply"]
-    assert len(declines) == 2 and "Jira" in declines[0] and "Slack" in declines[1]
-    assert "Slack" not in instruction(OFFERED, [*PLAN_TOOLS, "slack_post_message"])
+    # And ones that decline, with what they need (small models otherwise make a skill that cannot see it): never
+    # one a listed tool's name says it does (a Slack example called Slack unreachable beside a Slack tool).
+    declines = [(e["needs"], e["reply"]) for e in examples if e["action"] == "reply"]
+    assert declines == [(["read train delays"], "No tool listed can read train delays."),
+                        (["send an email to my boss"], "No tool listed can send an email to my boss.")]
+    assert "email to my boss" not in instruction(OFFERED, [*PLAN_TOOLS, "mail_send"])
+    assert [e["needs"] for e in examples if e["skill"]] == [["read today's messages"], []]
     # The user's skills, for a change to start from what is there; only when the turn may change them.
     plants = ["water the plants: cron '0 9 * * 1-5'"]
     assert known_skills(OFFERED, plants) == f"The user's skills now:\n- {plants[0]}"
