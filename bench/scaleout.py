@@ -25,7 +25,6 @@ import asyncio
 import subprocess
 import sys
 import tempfile
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -49,7 +48,7 @@ from bench.aligned import (
     window,
 )
 from bench.aligned import raw_side as aligned_raw_side
-from bench.harness import RAW_QUEUE, header, row, started
+from bench.harness import RAW_QUEUE, header, row, started, wait_for
 from bench.soak import start_workers
 from client import SkillsClient
 from client.codec import data_converter
@@ -73,13 +72,14 @@ async def pollers(client: Client, queue: str) -> int:
 
 
 async def until_polling(client: Client, queue: str, count: int, processes: list[subprocess.Popen[bytes]]) -> None:
-    deadline = time.monotonic() + POLLERS_WAIT
-    while await pollers(client, queue) < count:
+    """Wait until the server sees ``count`` workers poll ``queue``; a worker that exits first ends the benchmark."""
+
+    async def polling() -> bool:
         if dead := [p.args for p in processes if p.poll() is not None]:
             raise SystemExit(f"a worker exited before it polled: {dead}")
-        if time.monotonic() > deadline:
-            raise SystemExit(f"{count} workers did not all poll {queue} within {POLLERS_WAIT:.0f} s")
-        await asyncio.sleep(0.2)
+        return await pollers(client, queue) >= count
+
+    await wait_for(polling, POLLERS_WAIT)
 
 
 def start_raw_workers(count: int, address: str) -> list[subprocess.Popen[bytes]]:
