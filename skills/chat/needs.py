@@ -54,7 +54,9 @@ _OTHERS = linear.compile(r"\b(?:any(?:one| recipient| address| number| chat| con
                          r"contacts?|someone else)\b", linear.IGNORECASE)
 """A description that says its tool reaches others, not only the owner."""
 _OWNER = linear.compile(r"\b(?:me|myself|the user|the owner|user|owner)\b", linear.IGNORECASE)
-_TO_OWNER = linear.compile(r"\b(?:remind|notify|alert|warn|ping|tell|send|message|show)\b", linear.IGNORECASE)
+_SEND_VERBS = r"remind|notify|alert|warn|ping|tell|send|message|show"
+"""Verbs of a message to someone (spelt once: the patterns below are alternations of them)."""
+_TO_OWNER = linear.compile(rf"\b(?:{_SEND_VERBS})\b", linear.IGNORECASE)
 _CHANNEL = linear.compile(r"^\s*(?:e-?mail|mail|sms|text|call|phone|ring|post|tweet|publish|dm|invite|reply\s+to|"
                           r"forward|whatsapp|share)\b|\b(?:send|write|compose)\s+(?:an?\s+|the\s+)?(?:e-?mail|sms|"
                           r"text\s+message|tweet|whatsapp|post|dm|letter)\b", linear.IGNORECASE)
@@ -69,7 +71,7 @@ owner (:func:`for_others`)."""
 _TOOL = linear.compile(r"\b(?:tool|function|api)\b", linear.IGNORECASE)
 _NAMED = linear.compile(r"\b(?:to|for|with|tell|text|message|call|email|e-mail|ping|ask|invite|remind)\s+[A-Z][a-z]+")
 """A recipient by name ("text Jonas", "a message to Anna"): case counts."""
-_SENDS = linear.compile(r"^\s*(?:remind|notify|alert|warn|ping|tell|send|message|show|give)\b", linear.IGNORECASE)
+_SENDS = linear.compile(rf"^\s*(?:{_SEND_VERBS}|give)\b", linear.IGNORECASE)
 """A need that is a message, with no one named: to the owner."""
 _TIMING = frozenset(("schedul", "run", "repeat", "everi", "daili", "week", "weekli", "month", "monthli", "hour",
                      "hourli", "minut", "morn", "even", "evening", "afternoon", "night", "day", "time", "wait", "timer", "remind",
@@ -122,16 +124,15 @@ def needs_of(value: Any) -> list[str]:
 
 
 _CLAUSE = linear.compile(r"[.;!?\n]+|,?\s+(?:and then|then|and)\s+|,\s+", linear.IGNORECASE)
-_THINKING = linear.compile(r"^\s*(?:summari[sz]e|write|draft|compose|translate|decide|pick|choose|count|compare|"
-                           r"format|rank|sort|filter|explain|include|keep|analy[sz]e|calculate|use|be|only|do not|"
-                           r"don't|never|if|when|otherwise|skip|ignore|mention|highlight|group|list only|at most|say|start|end)\b",
-                           linear.IGNORECASE)
+_THINK_VERBS = (r"summari[sz]e|write|draft|compose|translate|decide|pick|choose|rank|sort|filter|format|count|"
+                r"calculate|analy[sz]e|explain|compare|highlight")
+"""Verbs of what a model does with its own thinking (spelt once, for the two patterns below)."""
+_THINKING = linear.compile(rf"^\s*(?:{_THINK_VERBS}|include|keep|use|be|only|do not|don't|never|if|when|otherwise|"
+                           r"skip|ignore|mention|group|list only|at most|say|start|end)\b", linear.IGNORECASE)
 """A clause the run's model does with its own thinking, or a condition: no tool needed."""
 
 
-_THINKS = linear.compile(r"^\s*(?:summari[sz]e|write|draft|compose|translate|decide|pick|choose|rank|sort|filter|"
-                         r"format|count|calculate|analy[sz]e|explain|compare|highlight|make\s+a\s+(?:summary|digest|"
-                         r"list))\b", linear.IGNORECASE)
+_THINKS = linear.compile(rf"^\s*(?:{_THINK_VERBS}|make\s+a\s+(?:summary|digest|list))\b", linear.IGNORECASE)
 """A need that is thinking, which a run's model does with no tool (what it thinks about is another need)."""
 
 
