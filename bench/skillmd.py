@@ -398,9 +398,9 @@ def semantic_index(index_skills: list[SkillFile]) -> Any:
 
 
 def run_quality(semantic: bool) -> dict[str, Any]:
-    from tests.skills.skillmd.test_match_eval import INDEX, _catalog
+    from tests.skills.skillmd.test_match_eval import _catalog, index
 
-    figures: dict[str, Any] = {"catalog": len(INDEX), "lexical": quality(INDEX)}
+    figures: dict[str, Any] = {"catalog": len(index()), "lexical": quality(index())}
     if semantic:
         try:
             figures["semantic"] = quality(semantic_index(_catalog()))

@@ -31,12 +31,13 @@ PARTS = ("tuning", "held_out", "unseen")
 
 def index(meaning: bool) -> tuple[Any, dict[str, str]]:
     """The evaluation's index (by words, or by words and meaning) and each skill's description, by name."""
-    from tests.skills.skillmd.test_match_eval import INDEX, _catalog
+    from tests.skills.skillmd.test_match_eval import _catalog
+    from tests.skills.skillmd.test_match_eval import index as evaluation_index
 
     catalog = _catalog()
     descriptions = {skill.name: skill.manifest.description for skill in catalog}
     if not meaning:
-        return INDEX, descriptions
+        return evaluation_index(), descriptions
     from bench.skillmd import semantic_index
 
     return semantic_index(catalog), descriptions

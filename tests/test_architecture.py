@@ -9,6 +9,7 @@ Python's ``re`` proven linear)."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 from collections import defaultdict
 from pathlib import Path
@@ -78,13 +79,25 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """``path`` parsed once per test process: a dozen tests walk every module (read, never changed)."""
+    return ast.parse(path.read_text(), str(path))
+
+
+@functools.cache
+def _nodes(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of ``path``'s tree, as ``ast.walk`` gives them."""
+    return tuple(ast.walk(_tree(path)))
+
+
 def _imports(module: str, path: Path) -> set[str]:
     """The engine's modules that ``module`` imports, anywhere in its code (a deferred import is an
     import too). ``from package import submodule`` imports the submodule; a package's ``__init__``
     run on the way to a submodule is not counted."""
     found = set()
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in _nodes(path):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -103,7 +116,11 @@ def _imports(module: str, path: Path) -> set[str]:
     return found
 
 
-GRAPH = {module: _imports(module, path) for module, path in MODULES.items()}
+@functools.cache
+def graph() -> dict[str, set[str]]:
+    """Each module's imports of the engine's modules: built by the tests that read it, not at collection
+    (each xdist worker collects every test module)."""
+    return {module: _imports(module, path) for module, path in MODULES.items()}
 
 
 def _room(module: str) -> str:
@@ -111,19 +128,19 @@ def _room(module: str) -> str:
 
 
 def test_rooms_import_only_rooms_below_them() -> None:
-    crossings = [f"{a} imports {b}" for a, targets in GRAPH.items() for b in targets
+    crossings = [f"{a} imports {b}" for a, targets in graph().items() for b in targets
                  if _room(a) != _room(b) and LAYERS[_room(b)] >= LAYERS[_room(a)]]
     assert crossings == []
 
 
 def test_workflows_import_only_models_and_activities() -> None:
-    crossings = [f"{a} imports {b}" for a, targets in GRAPH.items() if _room(a) == "workflows"
+    crossings = [f"{a} imports {b}" for a, targets in graph().items() if _room(a) == "workflows"
                  for b in targets if _room(b) not in WORKFLOWS_MAY_IMPORT]
     assert crossings == []
 
 
 def test_no_module_imports_one_that_imports_it_back() -> None:
-    cycles = _cycles(GRAPH)
+    cycles = _cycles(graph())
     assert cycles == []
 
 
@@ -171,7 +188,7 @@ def test_adapters_know_nothing_of_temporal_activities() -> None:
     for module, path in MODULES.items():
         if _room(module) != "adapters":
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in _nodes(path):
             if isinstance(node, ast.ImportFrom) and node.module == "temporalio" and any(
                     alias.name in ("activity", "workflow", "worker") for alias in node.names):
                 offenders.append(module)
@@ -192,7 +209,7 @@ THIN_ROOMS = ("activities", "workflows")
 def _library_imports(path: Path) -> set[str]:
     """The top-level libraries ``path`` imports, deferred and type-only imports included."""
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in _nodes(path):
         if isinstance(node, ast.Import):
             found |= {alias.name.partition(".")[0] for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
@@ -226,7 +243,7 @@ def _impurities(path: Path) -> set[str]:
     name or of any object's attribute: ``open(p)``, ``p.read_text()``, ``os.walk(p)``), as ``import x`` and
     ``call x``. Deferred imports count."""
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in _nodes(path):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and not node.level:
@@ -314,7 +331,7 @@ def _one_class(pattern: str) -> bool:
 def _re_patterns(path: Path) -> list[tuple[int, str, str | None]]:
     """What ``path`` hands a backtracking engine: (line, the call or import, the pattern's text, or None when it
     is not a constant). ``import re as r``, ``from re import search`` and ``import regex`` count."""
-    tree = ast.parse(path.read_text(), str(path))
+    tree = _tree(path)
     modules: set[str] = set()  # names bound to re (or regex)
     functions: dict[str, str] = {}  # names bound to one of its functions
     found: list[tuple[int, str, str | None]] = []
@@ -407,7 +424,7 @@ def test_each_workflow_type_is_spelt_in_one_module() -> None:
 
     spelt: dict[str, set[str]] = defaultdict(set)
     for module, path in MODULES.items():
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in _nodes(path):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in naming.WORKFLOW_TYPES:
                 spelt[node.value].add(module)
     assert dict(spelt) == {name: {"skills.naming"} for name in naming.WORKFLOW_TYPES}
@@ -425,7 +442,7 @@ def test_each_activity_signal_and_job_name_is_spelt_in_one_module() -> None:
                                                          naming.MAINTENANCE_JOB, naming.SYNC_JOB}
     spelt: dict[str, set[str]] = defaultdict(set)
     for module, path in MODULES.items():
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in _nodes(path):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
                 spelt[node.value].add(module)
     assert dict(spelt) == {name: {"skills.naming", *SPELT_TWICE.get(name, ())} for name in names}
@@ -472,7 +489,7 @@ def _private_imports(module: str, path: Path) -> list[str]:
     """``from X import _name`` of another of the engine's modules: what is private to X is X's to change."""
     found = []
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in _nodes(path):
         if not isinstance(node, ast.ImportFrom):
             continue
         base = node.module or ""
@@ -514,7 +531,7 @@ def test_workflows_take_only_activity_classes_from_activities() -> None:
     for module, path in MODULES.items():
         if _room(module) != "workflows":
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in _nodes(path):
             if isinstance(node, ast.ImportFrom) and (node.module or "").partition(".")[0] == "activities":
                 source = importlib.import_module(node.module or "")
                 taken += [f"{module} takes {node.module}.{alias.name}" for alias in node.names

@@ -23,7 +23,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import kubernetes_validate
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -41,9 +40,17 @@ BASE = DEPLOY / "base"
 EXAMPLE = DEPLOY / "overlays" / "example"
 KUSTOMIZATIONS = [BASE, DEPLOY / "telegram", EXAMPLE]
 
-# The oldest Kubernetes still supported by its makers when this was written, and the newest the
-# validator knows: the manifests must be valid on both.
-K8S_VERSIONS = ["1.32", kubernetes_validate.latest_version()]
+OLDEST_K8S = "1.32"
+"""The oldest Kubernetes still supported by its makers when this was written: the manifests must be valid on it
+and on the newest the validator knows (:func:`k8s_versions`)."""
+
+
+def k8s_versions() -> list[str]:
+    """The validator is imported by the tests that validate, not as each xdist worker collects."""
+    import kubernetes_validate
+
+    return [OLDEST_K8S, kubernetes_validate.latest_version()]
+
 
 TEMPORAL_ENV = {
     "TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "TEMPORAL_API_KEY", "TEMPORAL_TLS",
@@ -135,11 +142,13 @@ def instruction(keyword: str) -> str:
 
 
 def test_every_manifest_is_valid_kubernetes(rendered: dict[Path, list[dict[str, Any]]]) -> None:
+    import kubernetes_validate
+
     kinds = set()
     for folder, docs in rendered.items():
         assert docs, f"{folder} renders nothing"
         for doc in docs:
-            for version in K8S_VERSIONS:
+            for version in k8s_versions():
                 try:
                     kubernetes_validate.validate(doc, version, strict=True)
                 except kubernetes_validate.ValidationError as e:
@@ -152,14 +161,16 @@ def test_every_manifest_is_valid_kubernetes(rendered: dict[Path, list[dict[str, 
 
 def test_the_validator_refuses_a_broken_manifest(example: list[dict[str, Any]]) -> None:
     """The schemas are strict: a misspelt field or a wrong type is an error, offline."""
+    import kubernetes_validate
+
     worker = json.loads(json.dumps(find(example, "Deployment", "skills-worker")))
     worker["spec"]["replica"] = worker["spec"].pop("replicas")
     with pytest.raises(kubernetes_validate.ValidationError, match="replica"):
-        kubernetes_validate.validate(worker, K8S_VERSIONS[-1], strict=True)
+        kubernetes_validate.validate(worker, k8s_versions()[-1], strict=True)
     job = json.loads(json.dumps(find(example, "Job", "skills-setup")))
     job["spec"]["backoffLimit"] = "four"
     with pytest.raises(kubernetes_validate.ValidationError):
-        kubernetes_validate.validate(job, K8S_VERSIONS[-1], strict=True)
+        kubernetes_validate.validate(job, k8s_versions()[-1], strict=True)
 
 
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed: the Python renderer of "

@@ -11,6 +11,7 @@ installed would be."""
 
 from __future__ import annotations
 
+import functools
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,7 +42,10 @@ def _catalog() -> list[SkillFile]:
     return found
 
 
-INDEX = SkillIndex(_catalog())
+@functools.cache
+def index() -> SkillIndex:
+    """The index of every collection's skills: built by the tests that match, not as each xdist worker collects."""
+    return SkillIndex(_catalog())
 MESSAGES = {**json.loads((DATA / "match_messages.json").read_text()),
             **json.loads((DATA / "unseen_messages.json").read_text())}
 
@@ -50,11 +54,11 @@ def evaluate(part: str) -> tuple[float, list[tuple[str, list[str], list[str]]], 
     """Top-1 accuracy over the part's positives, the positives it got wrong (message, first match,
     expected), and the negatives that matched anything (bench.skillmd prints these too)."""
     positives = MESSAGES[part]["positives"]
-    firsts = {message: [m.name for m in INDEX.match(message, limit=1)] for message, _ in positives}
+    firsts = {message: [m.name for m in index().match(message, limit=1)] for message, _ in positives}
     wrong = [(message, firsts[message], expected) for message, expected in positives
              if not firsts[message] or firsts[message][0] not in expected]
     # An everyday message "matches" when a skill is brought in with no one asked: a sure first candidate.
-    matched = {message: [m.name for m in INDEX.match(message) if m.sure] for message in MESSAGES[part]["negatives"]}
+    matched = {message: [m.name for m in index().match(message) if m.sure] for message in MESSAGES[part]["negatives"]}
     return 1 - len(wrong) / len(positives), wrong, {m: found for m, found in matched.items() if found}
 
 
@@ -81,13 +85,13 @@ def test_almost_no_skill_is_matched_for_a_message_no_skill_is_for(part: str) -> 
 
 def test_a_shared_word_is_not_a_match() -> None:
     """The issue's two cases: Linear's tracker says "linear", the scheduler says "monthly"."""
-    assert "linear" not in [m.name for m in INDEX.match("fit a linear regression on this data") if m.sure]
-    spreadsheet = [m.name for m in INDEX.match("build an Excel spreadsheet with a pivot table of monthly revenue")]
+    assert "linear" not in [m.name for m in index().match("fit a linear regression on this data") if m.sure]
+    spreadsheet = [m.name for m in index().match("build an Excel spreadsheet with a pivot table of monthly revenue")]
     assert spreadsheet[:1] == ["xlsx"]  # the scheduler's keyword "monthly" no longer outranks the subject
 
 
 def test_each_match_says_why() -> None:
-    [best, *_] = INDEX.match("build an Excel spreadsheet with a pivot table of monthly revenue")
+    [best, *_] = index().match("build an Excel spreadsheet with a pivot table of monthly revenue")
     assert best.name == "xlsx"
     assert any(term.word == "excel" and term.term == "xlsx" and "name" in term.fields for term in best.terms)
     assert any("'excel' as 'xlsx' in name" in reason for reason in best.reasons), best.reasons
