@@ -31,7 +31,7 @@ from search_attributes import SEARCH_ATTRIBUTES, search_attributes
 from skills.errors import NamespaceSetupError, SkillNotFoundError
 from skills.messages.manage import ScheduleSync, ScheduleSynced, SkipRenewal
 from skills.spec.models import Skill
-from skills.when.calendar import SKIP_RENEW_BEFORE, next_fire
+from skills.when.calendar import SKIP_RENEW_BEFORE, first_fire
 
 
 class ScheduleActivities:
@@ -68,7 +68,7 @@ class ScheduleActivities:
         if previous is None or old_id != skill.schedule_id or trigger_changed:
             # A schedule just created: its next fire from the trigger, as `create` does. Asked of the server,
             # the answer waits for the schedule's own first workflow task (~40 ms on a dev server).
-            return ScheduleSynced(schedule_id=skill.schedule_id, next_fire=_first_fire(skill, now))
+            return ScheduleSynced(schedule_id=skill.schedule_id, next_fire=first_fire(skill, now))
         return ScheduleSynced(schedule_id=skill.schedule_id, next_fire=await self.next_fire(skill.schedule_id))
 
     async def create(self, skill: Skill) -> ScheduleSynced:
@@ -81,7 +81,7 @@ class ScheduleActivities:
         days, until = skip_list(skill, now)
         await self._create_or_update(skill, build_schedule(skill, self.settings, days))
         await self._record_skips(skill, until)
-        return ScheduleSynced(schedule_id=skill.schedule_id, next_fire=_first_fire(skill, now))
+        return ScheduleSynced(schedule_id=skill.schedule_id, next_fire=first_fire(skill, now))
 
     # --- business days and holidays ----------------------------------------------------------
 
@@ -175,11 +175,3 @@ class ScheduleActivities:
         except RPCError as e:
             if e.status != RPCStatusCode.NOT_FOUND:
                 raise
-
-
-def _first_fire(skill: Skill, now: datetime) -> datetime | None:
-    """The first fire of a schedule just created for ``skill`` at ``now``, computed from its trigger and skip
-    days (``next_fire``, which the server's own times are checked against)."""
-    if not skill.enabled or skill.trigger_config is None:
-        return None
-    return next_fire(skill, anchor=skill.created_at, now=now)

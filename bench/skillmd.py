@@ -147,7 +147,7 @@ def per_call(action: Callable[[str], Any], inputs: list[str], repeats: int) -> d
 
 def forget_discoveries() -> None:
     """Empty discovery's cache of unchanged files, so the next discovery reads and parses every file."""
-    skill_folders._SEEN.clear()
+    skill_folders.forget_scans()
 
 
 HOSTILE = [r"(\w+\s?)+{w}$", r"(a|aa)+{w}", r"(.*{w}){{8}}x", r"\b{w}-\d{{3,}}\b", r"^(\s*\w+)*{w}\b"]
@@ -398,12 +398,12 @@ def semantic_index(index_skills: list[SkillFile]) -> Any:
 
 
 def run_quality(semantic: bool) -> dict[str, Any]:
-    from tests.skills.skillmd.test_match_eval import INDEX, _catalog
+    from tests.skills.skillmd.test_match_eval import INDEX, catalog
 
     figures: dict[str, Any] = {"catalog": len(INDEX), "lexical": quality(INDEX)}
     if semantic:
         try:
-            figures["semantic"] = quality(semantic_index(_catalog()))
+            figures["semantic"] = quality(semantic_index(catalog()))
         except ImportError:
             figures["semantic"] = None
     return figures

@@ -174,7 +174,7 @@ async def test_a_yes_in_another_session_confirms_nothing(assistant: Engine, llm:
     from skills.chat.proposals import ChangeDecided, DecideChangeInput
     from skills.naming import DECIDE_CHANGE
 
-    decided = await assistant.skills._workflow(
+    decided = await assistant.skills.calls.workflow(
         DECIDE_CHANGE, DecideChangeInput(decision=ApprovalDecision(approval_id=proposal.id, approve=True),
                                          session_id="mallory"), ChangeDecided, "decide", "cross-session")
     assert decided.problem and "not made in this conversation" in decided.problem and not decided.applied
