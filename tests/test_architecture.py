@@ -1,7 +1,8 @@
 """The house's rules, read from the source (docs/architecture.md): which room may import which, no
 import circles, activities/ holds activities, adapters know nothing of Temporal's activity API, every
-workflow, activity, signal and job name is spelt in one module, no module imports another's private names,
-no class of the store is past ``MAX_STORE_METHODS``, worker.py is wiring (``MAX_WORKER_LINES``), the
+workflow, activity, signal and job name is spelt in one module, no module or test reaches another's private
+names (``KNOWN_PRIVATE_REACHES`` apart), no class of the store is past ``MAX_STORE_METHODS``, no module or class
+is past ``MAX_MODULE_LINES`` or ``MAX_CLASS_METHODS`` (``KNOWN_MAGNETS`` no bigger than they are), worker.py is wiring (``MAX_WORKER_LINES``), the
 tests of adapters sit in tests/adapters/, payloads are defined in ``skills.messages`` alone (workflows
 take only activity classes from activities/), and text is matched in linear time (RE2, or a pattern of
 Python's ``re`` proven linear)."""
@@ -447,6 +448,45 @@ def test_no_class_of_the_store_has_more_than_its_share_of_methods() -> None:
     assert {"open", "session", "max_revisions"} <= _methods(Store)  # its own, an inherited one, a property
     crowded = {cls.__qualname__: len(_methods(cls)) for cls in classes if len(_methods(cls)) > MAX_STORE_METHODS}
     assert crowded == {}
+
+
+MAX_MODULE_LINES = 600
+MAX_CLASS_METHODS = 25
+"""Past these, a module or a class holds several concerns, and every change to one of them touches it."""
+
+KNOWN_MAGNETS = {"config.settings": 648, "client.skills_client": 797, "adapters.mcp_skills": 795,
+                 "adapters.installer": 991, "starter.cli": 1024,
+                 "client.skills_client.SkillsClient": 52, "adapters.mcp.hub.ToolHub": 35}
+"""The modules (lines) and classes (methods defined) still past the limits, each at most as big as it is now,
+until it is split (issue 54 item 4: the settings into per-room slices, the client by aggregate, the MCP Skills
+extension into server, client and transport, the installer by source, the CLI by command family, the hub)."""
+
+
+def _magnets(module: str, path: Path) -> dict[str, int]:
+    """``module`` (its lines) and each of its classes (the methods it defines), past the limits."""
+    text = path.read_text()
+    found = {module: len(text.splitlines())} if len(text.splitlines()) > MAX_MODULE_LINES else {}
+    for node in ast.walk(ast.parse(text, str(path))):
+        if isinstance(node, ast.ClassDef):
+            methods = sum(isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) for item in node.body)
+            if methods > MAX_CLASS_METHODS:
+                found[f"{module}.{node.name}"] = methods
+    return found
+
+
+def test_no_module_or_class_is_a_change_magnet() -> None:
+    magnets = {name: size for module, path in MODULES.items() for name, size in _magnets(module, path).items()}
+    grown = {name: size for name, size in magnets.items() if size > KNOWN_MAGNETS.get(name, 0)}
+    split = sorted(set(KNOWN_MAGNETS) - set(magnets))
+    assert (grown, split) == ({}, []), "a module or class past the limits, or one split and still listed"
+
+
+def test_the_magnet_check_counts_lines_and_methods(tmp_path: Path) -> None:
+    path = tmp_path / "big.py"
+    methods = "".join(f"    def m{i}(self):\n        pass\n" for i in range(MAX_CLASS_METHODS + 1))
+    path.write_text("class Crowded:\n" + methods + "\n" * MAX_MODULE_LINES)
+    assert _magnets("client.big", path) == {"client.big": MAX_MODULE_LINES + 2 * MAX_CLASS_METHODS + 3,
+                                            "client.big.Crowded": MAX_CLASS_METHODS + 1}
 
 
 def test_the_worker_is_wiring() -> None:
