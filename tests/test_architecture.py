@@ -1,11 +1,11 @@
-"""The house's rules, read from the source (docs/architecture.md): which room may import which, no
-import circles, activities/ holds activities, adapters know nothing of Temporal's activity API, every
-workflow, activity, signal and job name is spelt in one module, no module or test reaches another's private
-names (``KNOWN_PRIVATE_REACHES`` apart), no class of the store is past ``MAX_STORE_METHODS``, no module or class
-is past ``MAX_MODULE_LINES`` or ``MAX_CLASS_METHODS`` (``KNOWN_MAGNETS`` no bigger than they are), worker.py is wiring (``MAX_WORKER_LINES``), the
-tests of adapters sit in tests/adapters/, payloads are defined in ``skills.messages`` alone (workflows
-take only activity classes from activities/), and text is matched in linear time (RE2, or a pattern of
-Python's ``re`` proven linear)."""
+"""The house's rules, read from the source (docs/architecture.md): which room may import which, no import circles,
+activities/ holds activities, adapters know nothing of Temporal's activity API, every workflow, activity, signal
+and job name is spelt in one module, no module or test reaches another's private names
+(``KNOWN_PRIVATE_REACHES`` apart), no class of the store is past ``MAX_STORE_METHODS``, no module or class is
+past ``MAX_MODULE_LINES`` or ``MAX_CLASS_METHODS`` (``KNOWN_MAGNETS`` no bigger than they are), worker.py is
+wiring (``MAX_WORKER_LINES``), the tests of adapters sit in tests/adapters/, payloads are defined in
+``skills.messages`` alone (workflows take only activity classes from activities/), and text is matched in linear
+time (RE2, or a pattern of Python's ``re`` proven linear)."""
 
 from __future__ import annotations
 
