@@ -14,7 +14,10 @@ whatever a model answers.
 - slip: a model that pauses the skill the message is about (the 1.5B model did, on "don't pause..."), or
   changes the skill the words exclude: whether the engine's change still carries it.
 
-    .venv/bin/python -m bench.chat_words [--show]
+    .venv/bin/python -m bench.chat_words [--show] [--part tuned|held-out]
+
+``--part`` splits the file as ``bench/phrasings.py`` does: a change is set on the tuned part (even-numbered
+cases) and the held-out part (odd-numbered) is read once after it.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.phrasings import NOW, cron, same
+from bench.phrasings import NOW, cron, part, same
 from skills.chat import intent
 from skills.chat.intent import allowed_actions, enabled_said, moved_to
 from skills.llm.structured import structured_calls
@@ -130,7 +133,7 @@ def check(case: dict[str, Any]) -> dict[str, list[str]]:
 
 
 def main() -> None:
-    cases = json.loads(DATA.read_text())
+    cases, name = part(json.loads(DATA.read_text()), sys.argv)
     show = "--show" in sys.argv
     totals: dict[str, int] = {}
     clean = 0
@@ -142,7 +145,7 @@ def main() -> None:
         if show and any(found.values()):
             print(f"  [{case['kind']}] {case['text'][:70]!r}: "
                   + "; ".join(f"{kind}: {', '.join(items)}" for kind, items in found.items() if items))
-    print(f"{len(cases)} messages (bench/data/chat_words.json, written blind), now {NOW:%a %Y-%m-%d %H:%M %Z}")
+    print(f"{len(cases)} messages (bench/data/chat_words.json, written blind; part: {name}), now {NOW:%a %Y-%m-%d %H:%M %Z}")
     print(f"clean {clean}  " + "  ".join(f"{kind} {count}" for kind, count in totals.items()))
 
 
