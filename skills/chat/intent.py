@@ -147,6 +147,22 @@ _QUESTION = linear.compile(r"^\s*(?:what|which|when|where|who|why|how|is|are|am|
 """A question about what is ("what skills do I have?", "when does it fire next?"), not a request put as one
 ("can you remind me...?", "could you move it?")."""
 
+_GENERIC = r"things|stuff|skills?|reminders?|tasks?|jobs?|schedules?|notifications?|alerts?|digests?|summaries"
+_CAN = linear.compile(rf"^\s*(?:can|could|will)\s+(?:you|u|it|the\s+(?:bot|assistant|engine))\s+(?:also\s+|even\s+|"
+                      rf"actually\s+)?[\w'-]+(?:\s+(?:(?:an?|any|other|more|several|many|multiple)\s+)?(?:{_GENERIC}))?"
+                      r"(?:\s+(?:at\s+all|too|as\s+well|for\s+me))?\s*\?+\s*$", linear.IGNORECASE)
+"""A question of what the assistant can do ("can you pause things?", "could you delete reminders?"): its verb
+has no object, or a kind of thing with no skill named ("a reminder", "other skills"), unlike a request put as a
+question ("can you pause it?", "could you pause my reminders?", "can you remind me at 9?")."""
+
+
+def a_question(text: str) -> bool:
+    """Whether the owner's own words ``text`` (``own_words``) are a question that asks for no act: about what is
+    ("what skills do I have?", "is the water reminder paused?") or what the assistant can do ("can you pause
+    things?"), not a request put as one ("can you remind me at 9?", "could you move it?")."""
+    return _QUESTION.match(text) is not None or _CAN.match(text) is not None
+
+
 CHANGES = ("create", "update", "delete")
 
 
@@ -154,7 +170,7 @@ def allowed_actions(messages: Sequence[str], offered: Iterable[str]) -> list[str
     """The actions of ``offered`` (``skills.llm.structured.actions``) the user's last messages allow, newest
     last; the others (``list``, ``reply``) always."""
     said = [own_words(m)[:MESSAGE_CHARS] for m in messages[-2:]]
-    asked = {action for text in said if not _QUESTION.match(text) for action in _asks(text)}
+    asked = {action for text in said if not a_question(text) for action in _asks(text)}
     return [action for action in offered if action not in CHANGES or action in asked]
 
 

@@ -32,6 +32,13 @@ ALL = ["create", "update", "delete", "list", "reply"]
     ("remind me in an hour to check the oven", ["create", "list", "reply"]),
     ("can you remind me every day at 9 to stretch?", ["create", "list", "reply"]),
     ("hello", ["list", "reply"]),
+    # A question of what the assistant can do asks for no act; a request put as a question does.
+    ("can you pause things?", ["list", "reply"]),
+    ("could you delete reminders at all?", ["list", "reply"]),
+    ("can you also pause other skills?", ["list", "reply"]),
+    ("can you pause it?", ["update", "list", "reply"]),
+    ("can you pause my reminders?", ["update", "list", "reply"]),
+    ("could you delete the water reminder?", ["delete", "list", "reply"]),
 ])
 def test_the_words_allow_what_they_ask_for(message: str, allowed: list[str]) -> None:
     assert allowed_actions([message], ALL) == allowed
