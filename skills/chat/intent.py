@@ -60,11 +60,13 @@ def own_words(message: str) -> str:
             continue
         folded = line.lower()
         if ("forward" in folded or "original" in folded) and _FORWARDED.search(line):
+            kept += ["", _under_forward(lines[i + 1:])]
             break
         if line.rstrip().endswith(":") and "wrote" in folded and _WROTE.search(line):
             following = next((rest.lstrip() for rest in lines[i + 1:] if rest.strip()), "")
             if not following.startswith((">", *_OPENS)):
-                break  # a pasted block with no quote marks: the rest is the quote
+                kept += ["", _under_forward(lines[i + 1:])]
+                break  # a pasted block with no quote marks: the rest is the quote, but for a line under its end
             kept.append("")
             continue
         kept.append(line)
@@ -72,6 +74,37 @@ def own_words(message: str) -> str:
 
 
 _OPENS = {'"': '"', "\u201c": "\u201d"}
+
+OWN_TAIL_WORDS = 30
+"""Words of the last paragraph under a forwarded message that may be the owner's line (a longer one is the message's)."""
+ENDING_LINES = 3
+"""Lines before that paragraph searched for the forwarded message's end (a sign-off, a footer)."""
+_ENDING = linear.compile(
+    r"^\s*(?:(?:best|kind|warm|warmest|many|thanks|thank\s+you|cheers|love|regards|sincerely|yours|all\s+the\s+best|"
+    r"take\s+care|talk\s+soon|see\s+you|with|xo+|hugs|bye)\b[^.!?]{0,40}[,!]\s*$|--\s*$)|"
+    r"\b(?:unsubscribe|manage\s+(?:your\s+)?preferences|sent\s+from\s+my|view\s+(?:it\s+)?in\s+(?:your\s+)?browser)\b",
+    linear.IGNORECASE)
+"""A line that ends an email: a sign-off ("Best,", "With focus and love,", "Thanks!"), a signature's ``--``, a
+newsletter's footer ("Unsubscribe | Manage preferences"), a phone's "Sent from my ..."."""
+
+
+def _under_forward(lines: list[str]) -> str:
+    """The owner's line under a forwarded message (or an "X wrote:" block pasted bare): its last paragraph, when it is short (``OWN_TAIL_WORDS``),
+    quotes nothing, and stands after the message's end (a sign-off or a footer within the ``ENDING_LINES``
+    lines before it); else nothing. A forwarded message's end is not marked: one that ends in a sign-off and
+    then a short line of its own is read as the owner's."""
+    end = len(lines)
+    while end and not lines[end - 1].strip():
+        end -= 1
+    start = end
+    while start and lines[start - 1].strip():
+        start -= 1
+    tail = lines[start:end]
+    if not tail or start == 0 or len(" ".join(tail).split(None, OWN_TAIL_WORDS)) > OWN_TAIL_WORDS or \
+            any(line.lstrip().startswith(">") for line in tail):
+        return ""
+    before = [line for line in lines[:start] if line.strip()][-ENDING_LINES:]
+    return "\n".join(tail) if any(_ENDING.search(line) for line in before) else ""
 
 
 def _unquoted(text: str) -> str:
