@@ -208,9 +208,10 @@ class AgentActivities:
         # heartbeats, Temporal's polls) is not held by it. Cutting a 90,000-character request to fit an 8k
         # context took 0.5 CPU s in a measurement.
         if structured:  # the answer's shape, said in the prompt: no tool schemas are sent
-            only = await asyncio.to_thread(allowed_actions, said, actions(offered, plan_tools))
             if {"memory_update_skill", "memory_delete_skill"} & set(offered):
                 skills = await asyncio.to_thread(self.store.skills.list_skills)
+            only = await asyncio.to_thread(allowed_actions, said, actions(offered, plan_tools),
+                                           [skill.name for skill in skills or []])
             asked = _with_instruction(asked, instruction(offered, plan_tools),
                                       known_skills(offered, [_skill_line(skill) for skill in skills or []]))
         context = await self.llm.context(request.model)

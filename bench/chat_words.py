@@ -50,6 +50,7 @@ def _skill(skill_id: int, name: str, schedule: str) -> Skill:
 
 SKILLS = [_skill(1, "stand up", "0 9 * * 1-5"), _skill(2, "drink water", "0 * * * *"),
           _skill(3, "morning inbox summary", "0 7 * * *")]
+NAMES = [skill.name for skill in SKILLS]
 CRONS = {skill.name: skill.trigger_config.schedule for skill in SKILLS if skill.trigger_config}
 
 
@@ -86,7 +87,7 @@ def check(case: dict[str, Any]) -> dict[str, list[str]]:
     effect, skill = EFFECT[want["effect"]], want.get("skill")
     found: dict[str, list[str]] = {"unasked offered": [], "left out": [], "field wrong": [], "field unasked": [],
                                    "slip kept": []}
-    allowed = [a for a in allowed_actions([text], ALL) if a in ("create", "update", "delete")]
+    allowed = [a for a in allowed_actions([text], ALL, NAMES) if a in ("create", "update", "delete")]
     found["unasked offered"] += [a for a in allowed if a != effect]
     if effect is not None and effect not in allowed:
         found["left out"].append(effect)
@@ -120,13 +121,13 @@ def check(case: dict[str, Any]) -> dict[str, list[str]]:
     if "update" in allowed and want.get("enabled") is None:
         for target in SKILLS if skill is None else [s for s in SKILLS if s.name == skill]:
             answer = {"action": "update", "skill_id": target.name, "change": {"enabled": False}, "reply": "Paused."}
-            read = structured_calls(json.dumps(answer), OFFERED, allowed_actions([text], ALL), SKILLS, text)
+            read = structured_calls(json.dumps(answer), OFFERED, allowed_actions([text], ALL, NAMES), SKILLS, text)
             if read and read[0] and json.loads(read[0][0].arguments).get("enabled") is False:
                 found["slip kept"].append(f"paused {target.name}")
     if effect == "update" and skill is not None:
         for other in (s for s in SKILLS if s.name != skill and s.name.split()[-1] in own(text).lower()):
             answer = {"action": "update", "skill_id": other.name, "change": {"enabled": False}, "reply": "Done."}
-            read = structured_calls(json.dumps(answer), OFFERED, allowed_actions([text], ALL), SKILLS, text)
+            read = structured_calls(json.dumps(answer), OFFERED, allowed_actions([text], ALL, NAMES), SKILLS, text)
             if read and read[0]:
                 found["slip kept"].append(f"changed {other.name}, which the words exclude")
     return found

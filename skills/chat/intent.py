@@ -199,23 +199,52 @@ def a_question(text: str) -> bool:
 CHANGES = ("create", "update", "delete")
 
 
-def allowed_actions(messages: Sequence[str], offered: Iterable[str]) -> list[str]:
+def allowed_actions(messages: Sequence[str], offered: Iterable[str], names: Sequence[str] = ()) -> list[str]:
     """The actions of ``offered`` (``skills.llm.structured.actions``) the user's last messages allow, newest
-    last; the others (``list``, ``reply``) always."""
+    last; the others (``list``, ``reply``) always. ``names``: the owner's skills' names (a when beside one the
+    words change is the change's, not a new skill's)."""
     said = [own_words(m)[:MESSAGE_CHARS] for m in messages[-2:]]
-    asked = {action for text in said if not a_question(text) for action in _asks(text)}
+    asked = {action for text in said if not a_question(text) for action in _asks(text, names)}
     return [action for action in offered if action not in CHANGES or action in asked]
 
 
-def _asks(text: str) -> set[str]:
+_NEW = linear.compile(r"\b(?:remind\s+me|new|another|create|add|set\s+up|(?:a|an)\s+(?:[\w'-]+\s+){0,2}?"
+                      r"(?:reminder|skill|alarm|digest|summary|job|task|one))\b", linear.IGNORECASE)
+"""Words of a new skill ("remind me", "a new reminder", "set up a digest")."""
+
+
+def _asks(text: str, names: Sequence[str] = ()) -> set[str]:
     asks = set()
     if _said(_DELETE, text):
         asks.add("delete")
     if _said(_CHANGE, text):
         asks.add("update")
-    if _WHEN.search(text):
+    if _WHEN.search(text) and not (asks and names_a_skill(text, names) and not _NEW.search(text)):
+        # "make the water reminder every 2 hours", "leave the 7am summary alone, delete the water one": the when
+        # is the change's (or a skill's name), with no word of a new skill; a model offered create beside the
+        # update made a second water reminder.
         asks.add("create")
     return asks
+
+
+def names_a_skill(text: str, names: Sequence[str]) -> bool:
+    """Whether ``text`` names one of the skills ``names``: its name as written, or a word of it of four letters
+    or more that says more than when ("water" of "drink water", "summary" of "morning inbox summary", not
+    "morning")."""
+    tokens = [word for word in linear.split(r"[^\w]+", text.lower()) if word]
+    joined, words = f" {' '.join(tokens)} ", set(tokens)
+    for name in names:
+        own = [word for word in linear.split(r"[^\w]+", name.lower()) if word]
+        if own and f" {' '.join(own)} " in joined:
+            return True
+        if any(len(word) >= 4 and word in words and word not in _GENERIC_WORDS and not _WHEN.search(word)
+               for word in own):
+            return True
+    return False
+
+
+_GENERIC_WORDS = frozenset({"reminder", "skill", "remind", "daily", "weekly", "every", "check", "send", "with",
+                            "from", "about", "your", "that", "this"})
 
 
 _PAUSE = linear.compile(rf"\b(?:{_PAUSES}|{_TURN}off)\b", linear.IGNORECASE)

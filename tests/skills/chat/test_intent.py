@@ -44,6 +44,28 @@ def test_the_words_allow_what_they_ask_for(message: str, allowed: list[str]) -> 
     assert allowed_actions([message], ALL) == allowed
 
 
+MINE = ["stand up", "drink water", "morning inbox summary"]
+
+
+@pytest.mark.parametrize(("message", "allowed"), [
+    # A when beside an existing skill the words change or delete, and no word of a new one: the change's.
+    ("make the water reminder every 2 hours", ["update", "list", "reply"]),
+    ("resume the drink water one, but every 3 hours from now on", ["update", "list", "reply"]),
+    ("move the stand up reminder to 9:30", ["update", "list", "reply"]),
+    ("leave the 7am summary as it is, and get rid of the water thing", ["delete", "list", "reply"]),
+    # A word of a new skill beside it: both may be meant.
+    ("every day at 9 remind me to take my pills, and pause the water reminder", ["create", "update", "list", "reply"]),
+    ("set up a new reminder every friday at 5 and move stand up to 10", ["create", "update", "list", "reply"]),
+    # No existing skill named: a new skill may be meant.
+    ("make a stretching reminder every 2 hours", ["create", "update", "list", "reply"]),
+    ("every weekday at 8 stretch", ["create", "list", "reply"]),
+    # A when beside a skill's name and no other act: a new skill (the owner's second water reminder).
+    ("every evening at 9 drink water", ["create", "list", "reply"]),
+])
+def test_a_when_beside_a_skill_the_words_change_is_the_changes(message: str, allowed: list[str]) -> None:
+    assert allowed_actions([message], ALL, MINE) == allowed
+
+
 def test_an_answer_to_the_models_question_carries_the_request_before_it() -> None:
     # "remind me to call mom at 6pm" -> "Every day, or once?" -> "once": the when was in the message before.
     assert "create" in allowed_actions(["remind me to call mom at 6pm", "just once"], ALL)
