@@ -170,10 +170,11 @@ _DELETE = linear.compile(r"\b(?:delete|remove|cancel|drop|erase|forget|discard|s
                          r"no\s+longer|(?:don't|do\s+not)\s+(?:need|want))\b", linear.IGNORECASE)
 _CHANGE = linear.compile(rf"\b(?:change|move|make|set|switch|update|edit|modify|rename|{_PAUSES}|{_RESUMES}|"
                          rf"{_TURN}(?:back\s+)?(?:on|off)|reschedule|shift|instead|stop|skip|snooze|postpone|push|"
-                         r"earlier|later)\b", linear.IGNORECASE)
+                         r"earlier|later|should\s+(?:be|fire|run|go\s+off|ring|come))\b", linear.IGNORECASE)
 _WHEN = linear.compile(
     rf"\b(?:{_RHYTHMS}|noon|midnight|(?:in\s+the|this|at|by|on)\s+(?:morning|evening|night|afternoon)|mornings|"
-    r"evenings|nights|afternoons|o'clock|at\s+\d|in\s+\d|in\s+(?:an?|half\s+an)\s+(?:hour|minute)|"
+    r"evenings|nights|afternoons|o'clock|at\s+\d|in\s+\d+\s*(?:m|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?)|"
+    r"in\s+(?:an?|half\s+an)\s+(?:hour|minute)|"
     r"\d{1,2}(?::\d\d)?\s*(?:am|pm)|\d{1,2}:\d\d)\b", linear.IGNORECASE)
 _QUESTION = linear.compile(r"^\s*(?:what|which|when|where|who|why|how|is|are|am|do|does|did|have|has|was|were|"
                            r"would\s+it|should\s+i|if\s+i)\b[^?]*\?", linear.IGNORECASE)

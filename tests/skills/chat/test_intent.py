@@ -32,6 +32,10 @@ ALL = ["create", "update", "delete", "list", "reply"]
     ("remind me in an hour to check the oven", ["create", "list", "reply"]),
     ("can you remind me every day at 9 to stretch?", ["create", "list", "reply"]),
     ("hello", ["list", "reply"]),
+    # "in" and a number is a when only with a unit of time.
+    ("give me the gist of this in 3 lines", ["list", "reply"]),
+    ("remind me in 3 hours to call back", ["create", "list", "reply"]),
+    ("in 20 min check the oven", ["create", "list", "reply"]),
     # A question of what the assistant can do asks for no act; a request put as a question does.
     ("can you pause things?", ["list", "reply"]),
     ("could you delete reminders at all?", ["list", "reply"]),
@@ -52,6 +56,9 @@ MINE = ["stand up", "drink water", "morning inbox summary"]
     ("make the water reminder every 2 hours", ["update", "list", "reply"]),
     ("resume the drink water one, but every 3 hours from now on", ["update", "list", "reply"]),
     ("move the stand up reminder to 9:30", ["update", "list", "reply"]),
+    # "should be" at a new time is a change.
+    ("the stand up reminder should be at 11 now", ["update", "list", "reply"]),
+    ("the water one should fire every 3 hours", ["update", "list", "reply"]),
     ("leave the 7am summary as it is, and get rid of the water thing", ["delete", "list", "reply"]),
     # A word of a new skill beside it: both may be meant.
     ("every day at 9 remind me to take my pills, and pause the water reminder", ["create", "update", "list", "reply"]),
