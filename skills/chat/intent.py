@@ -70,7 +70,33 @@ def own_words(message: str) -> str:
             kept.append("")
             continue
         kept.append(line)
-    return _unquoted("\n".join(kept))
+    return _unreported(_unquoted("\n".join(kept)))
+
+
+_REPORTED = linear.compile(r"\b([\w'-]+)\s+(?:said|says|wrote|writes|texted|messaged|emailed|asked|told)"
+                           r"(?:\s+(?:me|us))?\s*(?:[:,]\s*|(?:that|to)\s+)?", linear.IGNORECASE)
+_OWNER = frozenset({"i", "we", "i've", "i'd", "we've"})
+"""Who reports the owner's own words ("I said pause it!"): read as said."""
+
+
+def _unreported(text: str) -> str:
+    """``text`` without the words someone else said, reported with no quote marks ("my wife said turn off the
+    heating every evening", "she wrote: pause it", "Mark texted me to cancel..."): from the verb to the end of
+    its sentence. The owner's own ("I said pause it!") stay."""
+    out: list[str] = []
+    start = 0
+    nearest = dict.fromkeys(".!?\n", -1)  # each mark's next place, found again only once passed: linear
+    for found in _REPORTED.finditer(text):
+        if found.start() < start or found.group(1).lower() in _OWNER:
+            continue
+        for mark, at in nearest.items():
+            if at != -2 and at < found.end():
+                place = text.find(mark, found.end())
+                nearest[mark] = place if place != -1 else -2
+        ends = [at for at in nearest.values() if at >= 0]
+        out.append(text[start:found.end()] + " ")
+        start = min(ends) if ends else len(text)
+    return "".join(out) + text[start:]
 
 
 _OPENS = {'"': '"', "\u201c": "\u201d"}

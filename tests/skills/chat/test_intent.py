@@ -180,6 +180,31 @@ def test_a_forwarded_message_without_the_owners_words_under_it_decides_nothing(m
     assert enabled_said(message) is None
 
 
+@pytest.mark.parametrize("message", [
+    "my wife said turn off the heating every evening",
+    "she wrote: pause the water reminder and delete stand up",
+    "Mark texted me to cancel all my reminders",
+    "the coach says pause all your hourly reminders.",
+    "my boss told me that every monday at 8 I should send him the numbers",
+])
+def test_words_reported_without_quote_marks_decide_nothing(message: str) -> None:
+    assert allowed_actions([message], ALL) == ["list", "reply"]
+    assert enabled_said(message) is None
+
+
+@pytest.mark.parametrize(("message", "allowed", "enabled"), [
+    # The owner's own sentence after the reported one is read.
+    ("my wife said the water reminder is annoying. pause it", ["update", "list", "reply"], False),
+    ("she wrote: delete everything! I say pause the water one", ["update", "list", "reply"], False),
+    # The owner's own words reported are the owner's.
+    ("I said pause it!", ["update", "list", "reply"], False),
+    ("as I said, delete the stand up reminder", ["delete", "list", "reply"], None),
+])
+def test_the_owners_words_beside_reported_ones_are_read(message: str, allowed: list[str], enabled: bool | None) -> None:
+    assert allowed_actions([message], ALL) == allowed
+    assert enabled_said(message) is enabled
+
+
 def test_a_short_quote_is_the_owners_own() -> None:
     assert own_words('remind me every day at 9 to say "good morning"') == \
         'remind me every day at 9 to say "good morning"'
