@@ -7,8 +7,10 @@ deleting it. The engine does not let a model's guess choose an act the words do 
 - :func:`allowed_actions` narrows the answer's ``action`` enum (the grammar, not the prompt: the prompt stays
   the same from turn to turn, so the endpoint's prompt cache holds): ``delete`` only when the user's words
   say delete, remove, cancel...; ``update`` only with a verb of change (move, change, pause...); ``create``
-  only when they say when (a time, a day, a rhythm: every skill has one). A question ("what skills do I
-  have?", "when does it fire?") asks for none of the three. ``reply`` and ``list`` stay.
+  only when they say when (a time, a day, a rhythm: every skill has one), and not when that when stands beside
+  one of the owner's skills the words change or delete, with no word of a new skill. A question ("what skills
+  do I have?", "when does it fire?", "can you pause things?": :func:`a_question`) asks for none of the three.
+  ``reply`` and ``list`` stay.
 - :func:`enabled_said` and :func:`moved_to` read what a change plainly says: a pause or a resume, and a time
   alone ("move it to 9:30") that moves a skill's one time of day and keeps its days. The structured answer's
   change is made to say the same (``skills.llm.structured.structured_calls``).
@@ -18,8 +20,9 @@ before); the rest reads the last. A word missed is a turn the model answers as i
 the user did not ask for.
 
 Only the owner's own words decide (:func:`own_words`): a result the message replies to, lines quoted with
-``>``, a forwarded message, an "X wrote:" block and a text in double quotes of more than ``QUOTED_WORDS``
-words are cut out before anything is read, so an email quoted ("turn the heating off and cancel...") neither
+``>``, a forwarded message (but for the owner's short line under its end), an "X wrote:" block, a text in
+double quotes of more than ``QUOTED_WORDS`` words and words someone else said, reported with no quote marks
+("my wife said turn off the heating"), are cut out before anything is read, so an email quoted ("turn the heating off and cancel...") neither
 widens the actions offered nor sets a field, and the owner's words after a long quote are still read. A verb
 negated in its clause ("don't pause it", "never turn it off", "I didn't mean delete") asks for nothing
 (:func:`negated`), and a pause or resume the words refuse is taken out of the model's change. Pure code, no I/O.
