@@ -66,10 +66,12 @@ from skills.llm.agent import (
 from skills.llm.context import fit_request
 from skills.llm.structured import (
     ACTIONS,
+    NATIVE_CHANGES,
     actions,
     answer_schema,
     instruction,
     known_skills,
+    native_read,
     stated_needs,
     structured_read,
 )
@@ -206,9 +208,10 @@ class AgentActivities:
         # heartbeats, Temporal's polls) is not held by it. Cutting a 90,000-character request to fit an 8k
         # context took 0.5 CPU s in a measurement.
         if structured:  # the answer's shape, said in the prompt: no tool schemas are sent
-            only = await asyncio.to_thread(allowed_actions, said, actions(offered, plan_tools))
             if {"memory_update_skill", "memory_delete_skill"} & set(offered):
                 skills = await asyncio.to_thread(self.store.skills.list_skills)
+            only = await asyncio.to_thread(allowed_actions, said, actions(offered, plan_tools),
+                                           [skill.name for skill in skills or []])
             asked = _with_instruction(asked, instruction(offered, plan_tools),
                                       known_skills(offered, [_skill_line(skill) for skill in skills or []]))
         context = await self.llm.context(request.model)
@@ -228,6 +231,8 @@ class AgentActivities:
         activity.logger.info("LLM turn %d (%s): %d prompt tokens estimated, %d counted by the endpoint",
                              request.step, request.model, fitted.tokens, message.prompt_tokens)
         answered = message.content
+        if skills is None and {c.name for c in message.tool_calls} & set(NATIVE_CHANGES):
+            skills = await asyncio.to_thread(self.store.skills.list_skills)  # the words name one of them
         message, read_from_text = await asyncio.to_thread(_calls_read, message, offered, structured, only, skills or [],
                                                           said[-1] if said else "")
         if is_chat_conversation(request.conversation_id):
@@ -383,7 +388,9 @@ def _change_key(call: ChatCall) -> str:
 def _result(message: ChatMessage, seq: int, answer_chars: int, left_out: list[str] | None = None, *,
             structured: bool = False, read_from_text: bool = False) -> LlmTurnResult:
     # A structured answer's change comes with its reply: the loop ends on it once the change is made.
-    ends = structured and bool(message.tool_calls) and all(c.name in CHANGE_ACTIONS for c in message.tool_calls)
+    # So does a native change the engine rewrote: its sentence, not the model's next words, says what was done.
+    ends = (structured or message.by_engine) and bool(message.tool_calls) and \
+        all(c.name in CHANGE_ACTIONS for c in message.tool_calls)
     return LlmTurnResult(
         message_seq=seq,
         tool_calls=[ToolCallRef(id=c.id, name=c.name) for c in message.tool_calls],
@@ -409,7 +416,8 @@ def _calls_read(message: ChatMessage, offered: list[str], structured: bool, only
     with a text call to ``memory_update_skill`` pauses nothing); anything else stays the text it is. Where the
     engine dropped or changed the structured answer's call, the reply is the engine's (``by_engine``)."""
     if message.tool_calls:
-        return message, False
+        # A chat's own calls (a skill's run is offered no management tool): the owner's words decide them too.
+        return (_native(message, skills or [], said) if CHANGE_ACTIONS & set(offered) else message), False
     read = structured_read(message.content, offered, only, skills or [], said) if structured else None
     if read is not None:
         calls, text, by_engine = read
@@ -424,6 +432,17 @@ def _calls_read(message: ChatMessage, offered: list[str], structured: bool, only
     if by_engine:
         update["by_engine"] = True
     return message.model_copy(update=update), bool(calls)
+
+
+def _native(message: ChatMessage, skills: list[Skill], said: str) -> ChatMessage:
+    """The model's own calls as the owner's words ``said`` make them (``skills.llm.structured.native_read``): a
+    call dropped or changed keeps its id, and the engine's sentence is the reply (``by_engine``)."""
+    read, sentence = native_read([TextCall(c.name, c.arguments or "{}") for c in message.tool_calls], skills, said)
+    if sentence is None:
+        return message
+    calls = [c.model_copy(update={"arguments": made.arguments}) for c, made in zip(message.tool_calls, read, strict=True)
+             if made is not None]
+    return message.model_copy(update={"content": sentence, "tool_calls": calls, "by_engine": True})
 
 
 def _action(tool: str) -> str | None:
