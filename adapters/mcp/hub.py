@@ -116,6 +116,8 @@ class ToolHub:
         self._catalog: list[ToolInfo] = []
         self._names: frozenset[str] = frozenset()
         self._starting: asyncio.Task[None] | None = None
+        self._begun = False
+        """The first connects are begun (or asked of the loop, from a thread)."""
         self._settled = threading.Event()
         """Set when the first connect of every server has ended (connected or failed)."""
         self._first_connects = {name: threading.Event() for name in self._sessions}
@@ -164,17 +166,50 @@ class ToolHub:
     async def __aexit__(self, *_exc: object) -> None:
         await self.close()
 
-    async def start(self, *, wait: bool = True) -> None:
+    async def start(self, *, wait: bool = True, lazy: bool = False) -> None:
         """Connect every server at once. A server that fails is recorded as failed; the others still work.
 
         ``wait=False`` returns at once and connects in the background (the worker polls its task
         queue meanwhile): a call of a server still connecting waits for it (within the call's
-        timeout), and :meth:`settle` / :meth:`waited_for_connects` wait for the first connects to end."""
-        if self._starting is None:
-            self._loop = asyncio.get_running_loop()
-            self._starting = asyncio.create_task(self._start(), name="mcp-hub-start")
-        if wait:
+        timeout), and :meth:`settle` / :meth:`waited_for_connects` wait for the first connects to end.
+
+        ``lazy``: connect nothing yet; the first connects begin when something first needs a server (a
+        call, a catalog read, :meth:`settle`, :meth:`waited_for_connects`). An idle worker then never
+        imports the MCP SDK (its client and server, 45 MiB resident: docs/performance.md)."""
+        self._loop = asyncio.get_running_loop()
+        if not lazy:
+            self._begun = True
+            self._begin()
+        if wait and self._starting is not None:
             await asyncio.shield(self._starting)
+
+    def _begin(self) -> None:
+        """On the hub's loop: the first connects, once."""
+        if self._starting is None and not self._closed:
+            self._starting = asyncio.create_task(self._start(), name="mcp-hub-start")
+
+    def _needed(self) -> None:
+        """Something needs the servers: begin their first connects if a lazy start left them for now (from
+        the hub's loop or from a thread)."""
+        if self._loop is None or self._closed:
+            return
+        if self._on_loop():
+            self._begun = True
+            self._begin()
+        elif not self._begun:
+            self._begun = True  # at once, for the thread's next read: the loop begins them at its next turn
+            self._loop.call_soon_threadsafe(self._begin)
+
+    def _on_loop(self) -> bool:
+        try:
+            return asyncio.get_running_loop() is self._loop
+        except RuntimeError:
+            return False
+
+    @property
+    def lazy(self) -> bool:
+        """Started lazily, and nothing has needed a server yet."""
+        return not self._begun and self._loop is not None
 
     async def _start(self) -> None:
         async def first(session: ServerSession) -> None:
@@ -199,7 +234,9 @@ class ToolHub:
         return self._settled.is_set()
 
     async def settle(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109 - a bound, not a deadline
-        """Wait, at most ``timeout`` seconds, for the servers still on their first connect; True when none is."""
+        """Wait, at most ``timeout`` seconds, for the servers still on their first connect; True when none is.
+        A hub started lazily begins them now."""
+        self._needed()
         if self._starting is None:
             return True
         return await _within(self._starting, timeout)
@@ -212,6 +249,8 @@ class ToolHub:
         may be up now). True when there were any, so a catalog read before may have missed their tools."""
         def could_offer(name: str) -> bool:
             return tools is None or any(t.startswith(name + "_") for t in tools)
+
+        self._needed()
 
         pending = [event for name, event in self._first_connects.items() if not event.is_set() and could_offer(name)]
         deadline = time.monotonic() + (self._connect_timeout if timeout is None else timeout)
@@ -267,6 +306,7 @@ class ToolHub:
         return self._names
 
     def _rebuild_if_changed(self) -> None:
+        self._needed()  # a lazy start's first connects: a reader that wants them waits (waited_for_connects, settle)
         sessions = list(self._sessions.values())
         key = tuple((id(s), s.revision) for s in sessions)
         if key == self._catalog_key:
@@ -509,6 +549,7 @@ class ToolHub:
             ) from again
 
     async def _resolve(self, tool_name: str) -> tuple[ServerSession, mcp_types.Tool]:
+        self._needed()  # a lazy start's first connects; the server of this tool is waited for below
         found = self._route(tool_name)
         if found is not None:
             return found

@@ -15,6 +15,7 @@ import importlib
 import logging
 import os
 import sys
+import threading
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
@@ -52,10 +53,29 @@ them runs on a session the SDK connected, so its own import finds them loaded.""
 
 async def load_sdk() -> None:
     """Import the MCP SDK in a thread, so the event loop (a worker that already polls) goes on meanwhile;
-    at once when it is imported already."""
+    at once when it is imported already. A thread of its own, not the loop's executor: the hub connects when
+    first needed, and what needs it may be activities waiting for that connect in every executor thread."""
     if all(name in sys.modules for name in SDK_MODULES):
         return
-    await asyncio.to_thread(lambda: [importlib.import_module(name) for name in SDK_MODULES])
+    loop = asyncio.get_running_loop()
+    imported: asyncio.Future[None] = loop.create_future()
+
+    def settle(error: BaseException | None) -> None:
+        if not imported.done():
+            imported.set_result(None) if error is None else imported.set_exception(error)
+
+    def run() -> None:
+        error: BaseException | None = None
+        try:
+            for name in SDK_MODULES:
+                importlib.import_module(name)
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
+            error = exc
+        with suppress(RuntimeError):  # the loop closed meanwhile: nobody awaits it
+            loop.call_soon_threadsafe(settle, error)
+
+    threading.Thread(target=run, name="mcp-sdk-import", daemon=True).start()
+    await imported
 
 
 def is_mcp_error(exc: BaseException) -> bool:
