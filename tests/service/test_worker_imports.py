@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from temporalio.client import Client
 
+from adapters.mcp import ToolHub, outbox_server
 from adapters.store import Store
 from config.settings import Settings
 from skills.naming import MAINTENANCE, SYNC_SKILL_FILES
@@ -101,3 +103,18 @@ async def test_a_running_worker_loads_none_of_it_through_its_rounds(client: Clie
 async def _ready(port: int) -> bool:
     answer = await answers(port, "/readyz")
     return answer is not None and answer[0] == 200
+
+
+async def test_a_lazy_hub_connects_at_the_first_need_and_serves_it(tmp_path: Path) -> None:
+    """The worker's hub (started lazily) connects nothing until asked; a thread's wait for a tool's server (a
+    registration's) begins the connects and sees the tools; a call from the loop is served."""
+    hub = ToolHub({"outbox": outbox_server(tmp_path / "outbox.jsonl", in_process=True)})
+    await hub.start(wait=False, lazy=True)
+    try:
+        assert hub.lazy and [state.status for state in hub.server_states()] == ["connecting"]
+        assert await asyncio.to_thread(hub.waited_for_connects, ["outbox_send_message"])
+        assert not hub.lazy and "outbox_send_message" in hub.tool_names()
+        result = await hub.call("outbox_send_message", {"message": "hi"})
+        assert result.ok, result
+    finally:
+        await hub.close()
