@@ -33,6 +33,7 @@ UNUSED_AT_IDLE = (
     "rich",  # the SDK's server's logging; the CLI's output
     "click",  # the CLI
     "jsonschema",  # until a tool's schema is compiled
+    "httpx2",  # the SDK client's HTTP library
     "holidays",  # until a skill skips holidays
     "cryptography",  # no payload keys
     "opentelemetry",  # no tracing endpoint
