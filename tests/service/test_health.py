@@ -40,6 +40,7 @@ async def test_ready_after_start_and_unready_while_the_store_is_gone(client: Cli
         assert (await get(port, "/healthz"))[0] == 200  # alive all the same: no restart for a store outage
 
         moved.rename(db)
+        await SkillsClient(client, settings.task_queue).catalog()  # the servers connect when first needed
         back = await eventually(lambda: _connected(port, "outbox"), timeout=30)
         assert back["ready"] is True and back["mcp"]["outbox"] == {"status": "connected", "tools": 2}
         assert worker.process is not None and worker.process.poll() is None
@@ -52,6 +53,8 @@ async def test_a_failed_mcp_server_is_reported_but_leaves_the_worker_ready(clien
     settings = settings.model_copy(update={"mcp_config": config})
     port = free_port()
     with worker_process(settings, client.service_client.config.target_host, SKILLS_HEALTH_PORT=str(port)):
+        await eventually(lambda: _status(port, "/readyz", 200), timeout=60)
+        await SkillsClient(client, settings.task_queue).catalog()  # the servers connect when first needed
         body = await eventually(lambda: _failed(port), timeout=60)
         assert body["ready"] is True and "no way" in body["mcp"]["broken"]["reason"], body
 
