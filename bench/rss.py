@@ -32,18 +32,6 @@ from starter import exit_process
 
 IDLE_SECONDS = 5.0
 
-RAW_WORKER = """
-import asyncio
-from temporalio.client import Client
-from temporalio.worker import Worker
-from bench.raw import RawOneActivity, noop
-async def main():
-    client = await Client.connect({address!r})
-    async with Worker(client, task_queue="bench-rss-raw", workflows=[RawOneActivity], activities=[noop]):
-        await asyncio.Event().wait()
-asyncio.run(main())
-"""
-
 IMPORT_HOOK = """
 import importlib.abc, json, os, runpy, signal, sys
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -192,7 +180,7 @@ async def main(count: int, burst: int, imports: bool = False) -> None:
         # The worker that registers the skills (the store created and migrated by its start), then a worker
         # restarted over them: the one whose idle memory a deployment pays for, day in, day out.
         worker = await spawn(["-m", "worker"])
-        raw = await asyncio.create_subprocess_exec(sys.executable, "-c", RAW_WORKER.format(address=address), env=env)
+        raw = await asyncio.create_subprocess_exec(sys.executable, "-m", "bench.raw", address, "bench-rss-raw", env=env)
         try:
             result = await h.skills.register_many([
                 {"name": f"bench rss {i}", "instructions": "Say hello to the team. " * 20, "schedule": "0 9 * * *",
