@@ -1,9 +1,10 @@
 """The tool hub: warm MCP sessions for every configured server, calls routed by ``<server>_<tool>``.
 
 The worker keeps one session per server open for its whole life in a :class:`ToolHub`.
-It starts them in the background (``start(wait=False)``) and polls at once: whatever
-needs a server still on its first connect waits for that server only (a call, through
-the session's connect lock; a registration, through :meth:`ToolHub.waited_for_connects`).
+It connects them when first needed (``start(wait=False, lazy=True)``; until then each is
+``not started``) and polls at once: whatever needs a server still on its first connect waits
+for that server only (a call, through the session's connect lock; a registration, through
+:meth:`ToolHub.waited_for_connects`).
 A session that breaks (process died, transport closed) is reopened by the next call,
 which then retries once.
 
@@ -44,7 +45,7 @@ from adapters.mcp.session import Launcher, ServerSession, SessionLost, to_result
 from adapters.metrics import EngineMetrics
 from skills.errors import McpConfigError, ToolServerError, ToolTimeoutError, UnknownToolError
 from skills.run.arguments import ArgumentRules, PreparedArguments, prepare_arguments
-from skills.run.catalog import ServerState, ToolCatalog, ToolHints, ToolInfo, ToolResult
+from skills.run.catalog import NOT_STARTED, ServerState, ToolCatalog, ToolHints, ToolInfo, ToolResult
 from skills.run.rehearsal import rehearsed
 
 if TYPE_CHECKING:
@@ -216,7 +217,8 @@ class ToolHub:
             try:
                 await self._connect_quietly(session)
             finally:
-                self._first_connects[session.name].set()
+                if (event := self._first_connects.get(session.name)) is not None:  # None: added by a reload
+                    event.set()
 
         try:
             await asyncio.gather(*(first(s) for s in self._sessions.values()))
@@ -341,7 +343,13 @@ class ToolHub:
         return frozenset(name for session in self._sessions.values() for name in env_references(session.config))
 
     def server_states(self) -> list[ServerState]:
-        return [session.state() for session in self._sessions.values()]
+        """Every configured server's state, as it is: one a lazy start has not connected yet is ``not started``
+        (and connects when first needed), never ``connecting``. Reading them begins no connect."""
+        states = [session.state() for session in self._sessions.values()]
+        if not self.lazy:
+            return states
+        return [state.model_copy(update={"reason": NOT_STARTED}) if state.status == "not started" else state
+                for state in states]
 
     def tool_catalog(self) -> ToolCatalog:
         """The catalog grouped by server (see :func:`build_catalog`), with every server's state."""
@@ -417,7 +425,9 @@ class ToolHub:
             "MCP config changed: connecting %s, closing %s",
             [s.name for s in started] or "-", [s.name for s in retired] or "-",
         )
-        await asyncio.gather(*(s.close() for s in retired), *(self._connect_quietly(s) for s in started))
+        # A lazy start connects nothing before a need: the new servers wait for their first connects too.
+        connects = [] if self.lazy else [self._connect_quietly(s) for s in started]
+        await asyncio.gather(*(s.close() for s in retired), *connects)
         return True
 
     async def _maintain(self) -> None:

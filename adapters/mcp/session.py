@@ -116,7 +116,7 @@ class ServerSession:
         config's command runs as the worker's other servers do."""
         self.name = name
         self.config = config
-        self.status: ServerStatus = "connecting"
+        self.status: ServerStatus = "not started"
         self.reason: str | None = None
         self.since = datetime.now(UTC)
         self.tools: dict[str, mcp_types.Tool] = {}

@@ -40,7 +40,7 @@ async def test_info_lines_show_and_an_expected_failure_is_one_line(client: Clien
         await skills.register({"name": "note", "instructions": "Say hello.", "notify_on_completion": False})
         run = await skills.run("note")
         assert run.status == "success" and run.summary == "all done"
-        # The worker polls before its MCP servers connect (they connect in the background): wait for the line.
+        # The servers connect when first needed (the registration), in the background: wait for the line.
         log = await eventually(lambda: _lines_once(settings, "MCP server outbox connected"), timeout=30)
     assert any("MCP server outbox connected" in line and " INFO " in line for line in log)
     failed = [line for line in log if "llm_turn failed" in line]

@@ -112,7 +112,8 @@ async def test_a_lazy_hub_connects_at_the_first_need_and_serves_it(tmp_path: Pat
     hub = ToolHub({"outbox": outbox_server(tmp_path / "outbox.jsonl", in_process=True)})
     await hub.start(wait=False, lazy=True)
     try:
-        assert hub.lazy and [state.status for state in hub.server_states()] == ["connecting"]
+        assert hub.lazy and [(state.status, state.reason) for state in hub.server_states()] == [
+            ("not started", "connects when first needed")]
         assert await asyncio.to_thread(hub.waited_for_connects, ["outbox_send_message"])
         assert not hub.lazy and "outbox_send_message" in hub.tool_names()
         result = await hub.call("outbox_send_message", {"message": "hi"})
