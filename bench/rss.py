@@ -2,12 +2,15 @@
 with N registered skills, idle, and at its peak during a burst of runs; beside a bare Python worker
 running the raw one-activity workflow.
 
-    .venv/bin/python -m bench.rss [--skills 1000] [--burst 200] [--imports]
+    .venv/bin/python -m bench.rss [--skills 1000] [--burst 200] [--imports | --hub-at-start]
 
 ``--imports``: the worker runs under an import hook that records each module's own resident memory (its
 `/proc/self/statm` resident pages after its code ran minus before, less its own imports'), and once idle
 prints it summed by package, the largest modules, and what is left: the memory no import accounts for (the
 runtime's heap: caches, per-skill data, Temporal's bridge at work).
+
+``--hub-at-start``: the restarted worker's hub connects its MCP servers once it polls
+(``bench.startup.EAGER_WORKER``), as before it connected them when first needed: that design's idle figure.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import urllib.request
 from pathlib import Path
 
 from bench.harness import header, row, rss_mib, started
+from bench.startup import EAGER_WORKER
 from skills.messages.run import SkillRunInput
 from skills.naming import SKILL_RUN
 from starter import exit_process
@@ -162,7 +166,7 @@ async def stop(process: asyncio.subprocess.Process) -> None:
         await asyncio.wait_for(process.wait(), 30)
 
 
-async def main(count: int, burst: int, imports: bool = False) -> None:
+async def main(count: int, burst: int, imports: bool = False, hub_at_start: bool = False) -> None:
     async with started(queue="bench-rss", worker_in_process=False) as h:
         address = h.env.client.service_client.config.target_host
         port = free_port()
@@ -191,7 +195,8 @@ async def main(count: int, burst: int, imports: bool = False) -> None:
             await asyncio.sleep(IDLE_SECONDS)
             registered = rss_mib(worker.pid)
             await stop(worker)
-            worker = await spawn(["-c", IMPORT_HOOK] if imports else ["-m", "worker"])
+            worker = await spawn(["-c", IMPORT_HOOK] if imports else ["-c", EAGER_WORKER] if hub_at_start
+                                 else ["-m", "worker"])
             await asyncio.sleep(IDLE_SECONDS)
             idle = rss_mib(worker.pid)
             if imports:
@@ -220,7 +225,8 @@ async def main(count: int, burst: int, imports: bool = False) -> None:
             raw_after = rss_mib(raw.pid)
             header()
             row(f"worker RSS, {count} skills, idle (MiB)", f"{idle:.0f}", f"{raw_idle:.0f}",
-                f"target <= 100; a worker restarted over them, {IDLE_SECONDS:.0f} s after it polls; "
+                f"target <= 100; a worker restarted over them, {IDLE_SECONDS:.0f} s after it polls"
+                f"{' (its hub connected at start)' if hub_at_start else ''}; "
                 f"the MCP servers it started: {children_rss(worker.pid):.0f} MiB more")
             row(f"worker RSS, idle after registering {count} (MiB)", f"{registered:.0f}", f"{raw_idle:.0f}",
                 "the worker that registered them (its store created and migrated at its start)")
@@ -239,6 +245,8 @@ if __name__ == "__main__":
     parser.add_argument("--skills", type=int, default=1000)
     parser.add_argument("--burst", type=int, default=200)
     parser.add_argument("--imports", action="store_true", help="each import's resident memory, once idle")
+    parser.add_argument("--hub-at-start", action="store_true",
+                        help="the restarted worker's hub connects its servers at start (the design before)")
     args = parser.parse_args()
-    asyncio.run(main(args.skills, args.burst, args.imports))
+    asyncio.run(main(args.skills, args.burst, args.imports, args.hub_at_start))
     exit_process(0)  # temporalio/sdk-python#300: skip teardown once the figures are out (flushed)
