@@ -425,7 +425,10 @@ class ToolHub:
             "MCP config changed: connecting %s, closing %s",
             [s.name for s in started] or "-", [s.name for s in retired] or "-",
         )
-        # A lazy start connects nothing before a need: the new servers wait for their first connects too.
+        # A lazy start connects nothing before a need: the new servers wait for the first connects too, and are
+        # waited for as the others (a new dict: threads read it).
+        if self.lazy:
+            self._first_connects = {**{s.name: threading.Event() for s in started}, **self._first_connects}
         connects = [] if self.lazy else [self._connect_quietly(s) for s in started]
         await asyncio.gather(*(s.close() for s in retired), *connects)
         return True
