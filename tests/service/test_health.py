@@ -15,7 +15,7 @@ from adapters.store import Store
 from client import SkillsClient
 from config.settings import Settings
 from tests.conftest import Engine, eventually, free_port, trigger_schedule, worker_process, write_mcp_config
-from tests.service.http import FAKES, answers, get
+from tests.service.http import FAKES, answers, get, samples, value
 
 NOT_STARTED = {"status": "not started", "tools": 0, "reason": "connects when first needed"}
 """A server in /readyz before anything needed it: the worker connects its servers when first needed."""
@@ -80,7 +80,10 @@ async def test_a_server_reads_not_started_until_a_fire_needs_it_then_connected(c
     with worker_process(settings, client.service_client.config.target_host, SKILLS_HEALTH_PORT=str(port)) as worker:
         ready = await eventually(lambda: _status(port, "/readyz", 200), timeout=60)
         assert ready["mcp"] == {"outbox": NOT_STARTED}, ready
-        assert (await _status(port, "/readyz", 200) or {}).get("mcp") == {"outbox": NOT_STARTED}  # reading starts none
+        # Neither up nor down on /metrics; and reading either starts no connect.
+        status, text = await get(port, "/metrics")
+        assert status == 200 and not [s for s in samples(text) if s[0] == "skills_mcp_server_up"], text
+        assert (await _status(port, "/readyz", 200) or {}).get("mcp") == {"outbox": NOT_STARTED}
 
         await trigger_schedule(client, skill.schedule_id)
         store = Store.from_settings(settings)
@@ -88,6 +91,7 @@ async def test_a_server_reads_not_started_until_a_fire_needs_it_then_connected(c
         assert [(r.status, r.trigger) for r in runs] == [("success", "schedule")], runs
         fired = await _status(port, "/readyz", 200)
         assert fired is not None and fired["mcp"] == {"outbox": {"status": "connected", "tools": 2}}, fired
+        assert value((await get(port, "/metrics"))[1], "skills_mcp_server_up", server="outbox") == 1
         assert worker.process is not None and worker.process.poll() is None
 
 
