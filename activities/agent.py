@@ -88,7 +88,7 @@ from skills.messages.agent import (
     ToolCallRef,
 )
 from skills.naming import AGENT_TOOL, LLM_TURN, MANAGEMENT_TOOLS, is_chat_conversation
-from skills.run.catalog import ServerState, ToolInfo, ToolResult, granted
+from skills.run.catalog import PENDING, ServerState, ToolInfo, ToolResult, granted
 from skills.run.recall import context_block
 from skills.run.rehearsal import rehearsed
 from skills.run.scripts import RUN_SCRIPT
@@ -124,8 +124,8 @@ class AgentActivities:
         whose sandbox names a tool the catalog lacks waits for them, so the model is offered it.
         ``toolsets`` holds the sessions of skills' own servers (the tool activities' too). ``rehearse``
         makes a rehearsal's calls (none without it: every call of a rehearsal is then recorded).
-        ``servers``: the configured MCP servers' states (one still connecting counts as there when a chat's
-        needs are checked); ``meaning``: the catalog's ranker by meaning, which that check uses too."""
+        ``servers``: the configured MCP servers' states (one not connected yet, not started or connecting, counts
+        as there when a chat's needs are checked); ``meaning``: the catalog's ranker by meaning, which that check uses too."""
         self.store = store
         self.settings = settings
         self.catalog = catalog
@@ -236,11 +236,11 @@ class AgentActivities:
         message, read_from_text = await asyncio.to_thread(_calls_read, message, offered, structured, only, skills or [],
                                                           said[-1] if said else "")
         if is_chat_conversation(request.conversation_id):
-            connecting = [s.name for s in self.servers() if s.status == "connecting"] if self.servers else []
+            pending = [s.name for s in self.servers() if s.status in PENDING] if self.servers else []
             # The owner's words, this turn's: a result they reply to is data, not what they ask.
             asking = said[-1].rsplit(f"</{BLOCK}>", 1)[-1] if said and messages[-1].role == "user" else ""
             checked = await asyncio.to_thread(needs_checked, answered, message, structured, catalog, plan_tools,
-                                              connecting, self.meaning, asking)
+                                              pending, self.meaning, asking)
             if said and _owner_message(message, catalog) is not None:
                 # "remind me to email my boss": a fixed message to the owner is what they asked.
                 checked = [need if need.met or not reminded(said[-1], need) else Need(need.text, "a reminder")
@@ -248,7 +248,7 @@ class AgentActivities:
             if unmet(checked):
                 # What the task needs, no tool here does: the engine says so, and proposes only what can be done.
                 kept = _kept(message, checked, catalog) if structured else None
-                text = unmet_reply(checked, [*plan_tools, *connecting], kept)
+                text = unmet_reply(checked, [*plan_tools, *pending], kept)
                 # The model was asked: its tokens stay the turn's.
                 message = message.model_copy(update={"content": text, "by_engine": True} if kept is not None else
                                              {"content": text, "tool_calls": [], "by_engine": True})
@@ -450,11 +450,11 @@ def _action(tool: str) -> str | None:
 
 
 def needs_checked(answered: str | None, message: ChatMessage, structured: bool, catalog: list[ToolInfo],
-                  plan_tools: list[str], connecting: list[str], meaning: Vectors | None = None,
+                  plan_tools: list[str], pending: list[str], meaning: Vectors | None = None,
                   asking: str = "") -> list[Need]:
     """What the answer's task needs (``skills.chat.needs``), each checked against the tools a skill may use and
-    the servers still connecting: the needs a structured answer states, else those of the skill it proposes
-    (its instructions); and, from the owner's words ``asking``, a message to someone else ("email my landlord",
+    the servers not connected yet (``pending``: not started or connecting): the needs a structured answer states,
+    else those of the skill it proposes (its instructions); and, from the owner's words ``asking``, a message to someone else ("email my landlord",
     "text Jonas"), which the engine knows its senders cannot reach whatever the model wrote. None for a change
     or a delete: they need only the engine (a list whose answer states needs is checked: "what's in the news?"
     is no question about the skills)."""
@@ -470,7 +470,7 @@ def needs_checked(answered: str | None, message: ChatMessage, structured: bool, 
     if not stated and not derived and not others:
         return []
     tools = [CatalogTool(t.name, t.server, t.description) for t in catalog if t.name in plan_tools]
-    tools += [CatalogTool(name, name, connecting=True) for name in connecting]
+    tools += [CatalogTool(name, name, pending=True) for name in pending]
     needs = NeedsCatalog(tools, semantic=meaning)
     checked = needs.check(stated) + needs.check(derived, derived=True)
     # The owner's words only where the answer's own needs missed it (one missing part is not said twice).
