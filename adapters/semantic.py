@@ -327,6 +327,22 @@ class VectorCache:
         self._keys: dict[Path, bytes] = {}
         if path is not None and not lazy:
             self.load(path)
+        elif path is not None:
+            self._look(path)
+
+    def _look(self, path: Path) -> None:
+        """A lazy cache's file, looked at now without reading it (no numpy): one that is not a regular file is
+        said now, in one line, and ignored; none there, nothing to read later."""
+        try:
+            opened = _open_regular(path)
+        except RefusedCache as refused:
+            logger.warning("ignored the vector cache %s: %s; it is rebuilt", path, refused)
+            self._unread = None
+            return
+        if opened is None:
+            self._unread = None
+        else:
+            opened[0].close()
 
     def _ready(self) -> None:
         """The file of a lazy cache read, once, at its first use."""
