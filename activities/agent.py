@@ -33,7 +33,18 @@ from adapters.skill_folders import FOLDERS, file_skill
 from adapters.store import Store
 from config.secrets import redact
 from config.settings import LLM_SETTINGS, Settings
-from skills.chat.intent import allowed_actions, unreached_reply, unreached_services
+from skills.chat.intent import allowed_actions
+from skills.chat.needs import (
+    CatalogTool,
+    Need,
+    NeedsCatalog,
+    derived_needs,
+    reminded,
+    to_someone,
+    unmet,
+    unmet_reply,
+)
+from skills.chat.reply import BLOCK
 from skills.errors import (
     ConversationError,
     LlmNotConfiguredError,
@@ -53,7 +64,15 @@ from skills.llm.agent import (
     tool_result_text,
 )
 from skills.llm.context import fit_request
-from skills.llm.structured import ACTIONS, actions, answer_schema, instruction, known_skills, structured_calls
+from skills.llm.structured import (
+    ACTIONS,
+    actions,
+    answer_schema,
+    instruction,
+    known_skills,
+    stated_needs,
+    structured_read,
+)
 from skills.llm.textcalls import TextCall, read_text_calls
 from skills.management.answers import listed
 from skills.messages.agent import (
@@ -67,11 +86,12 @@ from skills.messages.agent import (
     ToolCallRef,
 )
 from skills.naming import AGENT_TOOL, LLM_TURN, MANAGEMENT_TOOLS, is_chat_conversation
-from skills.run.catalog import ToolInfo, ToolResult, granted
+from skills.run.catalog import ServerState, ToolInfo, ToolResult, granted
 from skills.run.recall import context_block
 from skills.run.rehearsal import rehearsed
 from skills.run.scripts import RUN_SCRIPT
 from skills.skillmd.disclosure import render_instructions
+from skills.skillmd.matching import Vectors
 from skills.spec.limits import MAX_CONTEXT_FROM
 from skills.spec.models import Skill
 
@@ -96,17 +116,22 @@ class Rehearse(Protocol):
 class AgentActivities:
     def __init__(self, store: Store, settings: Settings, catalog: Callable[[], list[ToolInfo]], send: Send,
                  settle: Callable[[float], Awaitable[bool]] | None = None,
-                 toolsets: SkillToolsets | None = None, rehearse: Rehearse | None = None) -> None:
+                 toolsets: SkillToolsets | None = None, rehearse: Rehearse | None = None,
+                 servers: Callable[[], list[ServerState]] | None = None, meaning: Vectors | None = None) -> None:
         """``settle(seconds)`` waits for MCP servers still on their first connect (the hub's): a turn
         whose sandbox names a tool the catalog lacks waits for them, so the model is offered it.
         ``toolsets`` holds the sessions of skills' own servers (the tool activities' too). ``rehearse``
-        makes a rehearsal's calls (none without it: every call of a rehearsal is then recorded)."""
+        makes a rehearsal's calls (none without it: every call of a rehearsal is then recorded).
+        ``servers``: the configured MCP servers' states (one still connecting counts as there when a chat's
+        needs are checked); ``meaning``: the catalog's ranker by meaning, which that check uses too."""
         self.store = store
         self.settings = settings
         self.catalog = catalog
         self.send = send
         self.rehearse = rehearse
         self.settle = settle
+        self.servers = servers
+        self.meaning = meaning
         self.toolsets = toolsets or SkillToolsets()
         self.llm = LlmEndpoint(settings, log=activity.logger)
 
@@ -182,12 +207,6 @@ class AgentActivities:
         # context took 0.5 CPU s in a measurement.
         if structured:  # the answer's shape, said in the prompt: no tool schemas are sent
             only = await asyncio.to_thread(allowed_actions, said, actions(offered, plan_tools))
-            if "create" in only and messages[-1].role == "user" and (
-                    missing := await asyncio.to_thread(
-                        unreached_services, said[-1], [f"{t.name} {t.server} {t.description}" for t in catalog
-                                                       if t.name in plan_tools])):
-                # Nothing could make it: the engine says so, with no model (and no skill that reads something else).
-                return await self._engine_answer(request, unreached_reply(missing, plan_tools))
             if {"memory_update_skill", "memory_delete_skill"} & set(offered):
                 skills = await asyncio.to_thread(self.store.skills.list_skills)
             asked = _with_instruction(asked, instruction(offered, plan_tools),
@@ -208,8 +227,28 @@ class AgentActivities:
             raise application_error(e) from e.__cause__
         activity.logger.info("LLM turn %d (%s): %d prompt tokens estimated, %d counted by the endpoint",
                              request.step, request.model, fitted.tokens, message.prompt_tokens)
+        answered = message.content
         message, read_from_text = await asyncio.to_thread(_calls_read, message, offered, structured, only, skills or [],
                                                           said[-1] if said else "")
+        if is_chat_conversation(request.conversation_id):
+            connecting = [s.name for s in self.servers() if s.status == "connecting"] if self.servers else []
+            # The owner's words, this turn's: a result they reply to is data, not what they ask.
+            asking = said[-1].rsplit(f"</{BLOCK}>", 1)[-1] if said and messages[-1].role == "user" else ""
+            checked = await asyncio.to_thread(needs_checked, answered, message, structured, catalog, plan_tools,
+                                              connecting, self.meaning, asking)
+            if said and _owner_message(message, catalog) is not None:
+                # "remind me to email my boss": a fixed message to the owner is what they asked.
+                checked = [need if need.met or not reminded(said[-1], need) else Need(need.text, "a reminder")
+                           for need in checked]
+            if unmet(checked):
+                # What the task needs, no tool here does: the engine says so, and proposes only what can be done.
+                kept = _kept(message, checked, catalog) if structured else None
+                text = unmet_reply(checked, [*plan_tools, *connecting], kept)
+                # The model was asked: its tokens stay the turn's.
+                message = message.model_copy(update={"content": text, "by_engine": True} if kept is not None else
+                                             {"content": text, "tool_calls": [], "by_engine": True})
+                if kept is None:
+                    return await self._stored(request, message, fitted.left_out)
         if structured and [call.name for call in message.tool_calls] == [ACTIONS["list"]]:
             # The list is the engine's, not the model's account of it, and costs no second request to word it.
             found = skills if skills is not None else await asyncio.to_thread(self.store.skills.list_skills)
@@ -220,10 +259,6 @@ class AgentActivities:
                                  request.model, ", ".join(c.name for c in message.tool_calls))
         return await self._stored(request, message, fitted.left_out, structured=structured,
                                   read_from_text=read_from_text)
-
-    async def _engine_answer(self, request: LlmTurn, text: str) -> LlmTurnResult:
-        """The turn's answer, written by the engine instead of the model."""
-        return await self._stored(request, ChatMessage(role="assistant", content=text, by_engine=True))
 
     async def _stored(self, request: LlmTurn, message: ChatMessage, left_out: list[str] | None = None, *,
                       structured: bool = False, read_from_text: bool = False) -> LlmTurnResult:
@@ -282,6 +317,8 @@ class AgentActivities:
             # An earlier attempt answered it and its result was lost (timed out after its answer was stored):
             # what it proposed is recorded under the call's key, and the turn's reply must still show it.
             proposed = await asyncio.to_thread(proposed_by, self.store, chat_call, call.name)
+            if proposed is None:  # a change made, not proposed: kept beside the answer, for this retry
+                proposed = await asyncio.to_thread(self.store.conversations.get_state, _change_key(chat_call))
             return AgentToolResult(tool=call.name, ok=True, excerpt="(already answered)", change=proposed)
         started = time.monotonic()
         CURRENT_CALL.set(chat_call)
@@ -323,6 +360,11 @@ class AgentActivities:
         except ToolCallError as e:
             # The model can often fix its own call (a missing or mistyped argument): tell it.
             ok, text, adjusted = False, f"Error: {e}", []
+        if change is not None and change.get("action") != "proposed" and is_chat_conversation(conversation_id):
+            # Before the answer: a retry that finds the call answered finds what it changed too (the account
+            # would otherwise say nothing was stored when something was).
+            await asyncio.to_thread(self.store.conversations.set_state, _change_key(ChatCall(
+                conversation_id, request.message_seq, call.id)), change, datetime.now(UTC))
         await self._answer(conversation_id, call, text if ok or text.startswith("Error") else f"Error: {text}")
         done = ok and request.rehearsal and result.rehearsed
         return AgentToolResult(tool=call.name, ok=ok, excerpt=text[:TOOL_EXCERPT], adjusted=adjusted, change=change,
@@ -331,6 +373,11 @@ class AgentActivities:
     async def _answer(self, conversation_id: str, call: ToolCallMessage, text: str) -> None:
         message = ChatMessage(role="tool", tool_call_id=call.id, content=tool_result_text(redact(text)))
         await asyncio.to_thread(self.store.conversations.append_messages, conversation_id, [message], datetime.now(UTC))
+
+
+def _change_key(call: ChatCall) -> str:
+    """Where a chat's management call keeps the change it made (``engine_state``), for a retry of the call."""
+    return f"{call.request_key}:made"
 
 
 def _result(message: ChatMessage, seq: int, answer_chars: int, left_out: list[str] | None = None, *,
@@ -358,16 +405,92 @@ def _calls_read(message: ChatMessage, offered: list[str], structured: bool, only
     """The answer with the calls it wrote as text made calls: a structured answer's action
     (``skills.llm.structured``: of the actions ``only`` allows, a change on the one of ``skills`` the user's
     words ``said`` name, as they say it), or, from a model offered tools, a call written as its reply (``skills.llm.textcalls``).
-    Only offered tools; anything else stays the text it is."""
+    Only offered tools, and in a structured turn only those of the actions ``only`` allows (a question answered
+    with a text call to ``memory_update_skill`` pauses nothing); anything else stays the text it is. Where the
+    engine dropped or changed the structured answer's call, the reply is the engine's (``by_engine``)."""
     if message.tool_calls:
         return message, False
-    read = structured_calls(message.content, offered, only, skills or [], said) if structured else None
-    if read is None:
-        read = read_text_calls(message.content, offered)
-    if read is None:
-        return message, False
-    calls, text = read
-    return message.model_copy(update={"content": text or None, "tool_calls": [_made(c) for c in calls]}), bool(calls)
+    read = structured_read(message.content, offered, only, skills or [], said) if structured else None
+    if read is not None:
+        calls, text, by_engine = read
+    else:
+        callable_ = offered if not structured or only is None else \
+            [tool for tool in offered if tool not in CHANGE_ACTIONS or _action(tool) in only]
+        found = read_text_calls(message.content, callable_)
+        if found is None:
+            return message, False
+        (calls, text), by_engine = found, False
+    update: dict[str, Any] = {"content": text or None, "tool_calls": [_made(c) for c in calls]}
+    if by_engine:
+        update["by_engine"] = True
+    return message.model_copy(update=update), bool(calls)
+
+
+def _action(tool: str) -> str | None:
+    return next((action for action, name in ACTIONS.items() if name == tool), None)
+
+
+def needs_checked(answered: str | None, message: ChatMessage, structured: bool, catalog: list[ToolInfo],
+                  plan_tools: list[str], connecting: list[str], meaning: Vectors | None = None,
+                  asking: str = "") -> list[Need]:
+    """What the answer's task needs (``skills.chat.needs``), each checked against the tools a skill may use and
+    the servers still connecting: the needs a structured answer states, else those of the skill it proposes
+    (its instructions); and, from the owner's words ``asking``, a message to someone else ("email my landlord",
+    "text Jonas"), which the engine knows its senders cannot reach whatever the model wrote. None for a change
+    or a delete: they need only the engine (a list whose answer states needs is checked: "what's in the news?"
+    is no question about the skills)."""
+    creates = [call for call in message.tool_calls if call.name == ACTIONS["create"]]
+    if any(call.name in (ACTIONS["update"], ACTIONS["delete"]) for call in message.tool_calls):
+        return []
+    stated = (stated_needs(answered) if structured else None) or []
+    derived: list[str] = []
+    for call in creates if not stated else []:
+        instructions = _arguments(call).get("instructions")
+        derived += derived_needs(instructions) if isinstance(instructions, str) else []
+    others = [need for need in derived_needs(asking) if to_someone(need) and not reminded(asking, Need(need, None))]
+    if not stated and not derived and not others:
+        return []
+    tools = [CatalogTool(t.name, t.server, t.description) for t in catalog if t.name in plan_tools]
+    tools += [CatalogTool(name, name, connecting=True) for name in connecting]
+    needs = NeedsCatalog(tools, semantic=meaning)
+    checked = needs.check(stated) + needs.check(derived, derived=True)
+    # The owner's words only where the answer's own needs missed it (one missing part is not said twice).
+    return checked if unmet(checked) else checked + needs.check(others, derived=True)
+
+
+def _arguments(call: ToolCallMessage) -> dict[str, Any]:
+    try:
+        arguments = json.loads(call.arguments or "{}")
+    except (ValueError, RecursionError):
+        return {}
+    return arguments if isinstance(arguments, dict) else {}
+
+
+def _kept(message: ChatMessage, checked: list[Need], catalog: list[ToolInfo]) -> str | None:
+    """The part of a task with unmet needs that can be done, in words, when the answer proposes just that: one
+    fixed message to the owner (a reminder), beside a need it meets. None: nothing is kept."""
+    owner = {t.name for t in catalog if CatalogTool(t.name, t.server, t.description).reaches_owner}
+    met = {need.met_by for need in checked if need.met}
+    sent = _owner_message(message, catalog)
+    if sent is None or not met & owner:
+        return None
+    arguments, text = sent
+    said = f', which sends you "{str(text)[:120]}"' if text else ", a message to you"
+    return f"the skill '{str(arguments.get('name') or 'reminder')[:80]}'{said}"
+
+
+def _owner_message(message: ChatMessage, catalog: list[ToolInfo]) -> tuple[dict[str, Any], Any] | None:
+    """The proposal's arguments and text when the answer proposes one fixed message to the owner (a Direct plan of
+    one step, on a sender that reaches only them); None otherwise."""
+    owner = {t.name for t in catalog if CatalogTool(t.name, t.server, t.description).reaches_owner}
+    if len(message.tool_calls) != 1 or message.tool_calls[0].name != ACTIONS["create"]:
+        return None
+    arguments = _arguments(message.tool_calls[0])
+    plan = arguments.get("execution_plan")
+    if not isinstance(plan, list) or len(plan) != 1 or not isinstance(plan[0], dict) or plan[0].get("toolName") not in owner:
+        return None
+    parameters = plan[0].get("parameters") if isinstance(plan[0].get("parameters"), dict) else {}
+    return arguments, parameters.get("message") or parameters.get("text")
 
 
 def _made(call: TextCall) -> ToolCallMessage:

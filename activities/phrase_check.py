@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from adapters.store import Store
+from skills.chat.intent import own_words
 from skills.display import shown
 from skills.llm.agent import questions
 from skills.spec.models import SkillSpec
@@ -80,7 +81,9 @@ def _checked(store: Store, conversation_id: str, tool: str, data: Any, *, now: d
 
 
 def _last_user_message(store: Store, conversation_id: str) -> str | None:
-    """The user's own last message: not the engine's note asking a model again (``skills.llm.agent.questions``)."""
+    """The user's own last message: not the engine's note asking a model again (``skills.llm.agent.questions``),
+    and only the user's own words of it (``skills.chat.intent.own_words``): a quoted email's "every evening at 10"
+    is not the owner's schedule."""
     messages = store.conversations.load_messages(conversation_id)
     asked = questions(messages)
-    return messages[asked[-1]].content if asked else None
+    return own_words(messages[asked[-1]].content or "") if asked else None

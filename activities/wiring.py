@@ -77,7 +77,7 @@ class EngineActivities:
             calls,
             SkillFileActivities(store, client, settings, hub.tool_names, await_connects=hub.waited_for_connects),
             AgentActivities(store, settings, tools.catalog, tools.send, settle=hub.settle, toolsets=self.toolsets,
-                            rehearse=hub.rehearse),
+                            rehearse=hub.rehearse, servers=hub.server_states, meaning=meaning),
             ChatActivities(store, settings, meaning=meaning),
             EventActivities(store, settings),
             self.scripts,

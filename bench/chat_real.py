@@ -1,6 +1,6 @@
 """The chat against a real model: is what it proposes right, does it claim what did not happen, how long.
 
-Twenty-eight messages a new user sends (reminders, recurring tasks, Agent-tier tasks, tasks for a tool that
+Thirty-four messages a new user sends (reminders, recurring tasks, Agent-tier tasks, tasks for a tool that
 does not exist, a list, changes, a delete, "yes"), each with the answer expected of the engine, run as
 `skills chat` turns through the real engine: a dev server, the worker in this process with the bundled
 playbooks, and the OpenAI-compatible endpoint the environment names (``SKILLS_LLM_BASE_URL``,
@@ -19,7 +19,9 @@ claim, every turn within 60 s.
     .venv/bin/python -m bench.chat_real --dry-run     # the plumbing, against a model that only says "ok"
 
 ``--set held-out`` runs 14 other messages, written before the engine's checks of a model's answers and never
-tuned on. ``--no-plain`` turns off the no-model reading of plain reminders (SKILLS_CHAT_PLAIN_REMINDERS), to measure
+tuned on. ``--set needs`` runs the tasks of ``bench/data/chat_needs.json`` (issue 52: tasks that need a tool the
+catalog lacks, some partly doable, a few wholly; written by the lead before the needs check existed, never edited
+or tuned on), judged on whether the engine declined or narrowed each and named what is missing. ``--no-plain`` turns off the no-model reading of plain reminders (SKILLS_CHAT_PLAIN_REMINDERS), to measure
 the model alone; ``--only 1,2,5`` runs some messages (and what they depend on).
 """
 
@@ -67,7 +69,7 @@ class Expect:
 
     effect: str
     """``propose`` (a new skill), ``update`` (made or proposed), ``delete`` (proposed), ``created`` or ``deleted``
-    (the yes made it), ``none`` (nothing proposed, nothing changed)."""
+    (the yes made it), ``none`` (nothing proposed, nothing changed), ``needs`` (``--set needs``: :func:`judge_needs`)."""
     trigger: dict[str, Any] | None = None
     """The trigger meant: a cron ``schedule``, ``in_minutes``, ``at_local`` ("tomorrow 15:00"), or ``every``
     (minutes between fires, whatever the phase)."""
@@ -84,6 +86,8 @@ class Message:
     kind: str
     session: str = ""
     """Turns of one session follow each other ("yes" answers the turn before it)."""
+    missing: tuple[str, ...] = ()
+    """``--set needs``: what the data says is missing (reported beside the engine's words, not judged by them)."""
 
 
 MESSAGES = [
@@ -123,6 +127,17 @@ MESSAGES = [
     Message("every monday at 8am send me a summary of my open github issues", Expect("none"), "missing tool"),
     Message("every day at 8am tell me the weather in Berlin", Expect("none"), "missing tool"),
     Message("post a tweet for me every day at noon saying good afternoon", Expect("none"), "missing tool"),
+    # Issue 52: the two tasks the 1.5B model promised, and ones written beside them (the needs check's tuning set).
+    Message("every morning at 7 email my boss the sales figures", Expect("none"), "missing tool"),
+    Message("check the train delays every weekday at 7am and warn me if my line is late", Expect("none"),
+            "missing tool"),
+    Message("every evening at 8 text my sister good night", Expect("none"), "missing tool"),
+    Message("every saturday at 10 order my groceries from the supermarket", Expect("none"), "missing tool"),
+    # Ordinary English the service list misread as services (Outlook, Asana): reminders.
+    Message("every monday at 9 send me the message: write the weekly outlook", Expect("propose", {"schedule": "0 9 * * 1"},
+                                                                                     "direct"), "recurring"),
+    Message("every day at 7am remind me to do my yoga asana", Expect("propose", {"schedule": "0 7 * * *"}, "direct"),
+            "recurring"),
     Message("what skills do I have?", Expect("none"), "list"),
     Message("when does the stand up reminder fire next?", Expect("none"), "list"),
     Message("move the stand up reminder to 9:30", Expect("update", {"schedule": "30 9 * * 1-5"}, skill="stand up"),
@@ -166,6 +181,20 @@ CLAIM = re.compile(
     r"\bdone\b|\bi will remind you\b|\bi'll remind you\b|\bsuccessfully\b|\breminder (?:is )?set\b)",
     re.IGNORECASE)
 """Words that say an act happened: stored, created, scheduled, done, "I'll remind you"."""
+
+
+NEEDS_DATA = Path(__file__).parent / "data" / "chat_needs.json"
+DECLINED = ("No tool here can ", "Only part of this can be done")
+"""How the engine's answer to a task with unmet needs begins (``skills.chat.needs.unmet_reply``)."""
+NEEDS_TARGET = 0.9
+
+
+def needs_messages() -> list[Message]:
+    """The held-out tasks of :data:`NEEDS_DATA`, as messages: ``doable`` ``none`` or ``part`` expect the engine to
+    decline or narrow, naming what is missing; ``all`` expects no decline (and its trigger, when one is given)."""
+    items = json.loads(NEEDS_DATA.read_text())
+    return [Message(item["text"], Expect("needs", item.get("expect_trigger")), f"needs {item['doable']}",
+                    missing=tuple(item.get("missing") or ())) for item in items]
 
 
 @dataclass
@@ -242,6 +271,9 @@ def judge(outcome: Outcome, reply: ChatReply, now: datetime, zone: str, skills_b
     if expect.effect == "none":
         outcome.right, outcome.why = not effect, "nothing proposed" if not effect else "something was proposed"
         return
+    if expect.effect == "needs":
+        judge_needs(outcome, reply, now, zone)
+        return
     if expect.effect == "propose":
         new = [p for p in proposals if p.tool == "memory_store_skill"]
         if len(new) != 1:
@@ -281,8 +313,35 @@ def judge(outcome: Outcome, reply: ChatReply, now: datetime, zone: str, skills_b
     outcome.right, outcome.why = judge_trigger(data, expect, now, zone)
 
 
+def judge_needs(outcome: Outcome, reply: ChatReply, now: datetime, zone: str) -> None:
+    """A task of ``--set needs``: one not wholly doable is right when the engine declined it (nothing proposed) or
+    narrowed it (a proposal, and the engine's reply says the part left out), naming what is missing; a doable one
+    when it was not declined (and, with a trigger expected, proposed with it)."""
+    declined = reply.said_by == "engine" and reply.reply.startswith(DECLINED[0]) and not reply.proposals
+    narrowed = DECLINED[1] in reply.reply and "Left out: no tool here can" in reply.reply and bool(reply.proposals)
+    if outcome.message.kind != "needs all":
+        outcome.right = declined or narrowed
+        outcome.why = ("declined" if declined else "narrowed" if narrowed else
+                       "proposed with nothing said missing" if reply.proposals or reply.changes else
+                       "not declined by the engine (the model's reply)")
+        outcome.why += f"; missing per the data: {'; '.join(outcome.message.missing)}"
+        return
+    if declined or narrowed:
+        outcome.why = "declined, though doable"
+        return
+    trigger = outcome.message.expect.trigger
+    new = [p for p in reply.proposals if p.tool == "memory_store_skill"]
+    if trigger is None:
+        outcome.right, outcome.why = True, "not declined"
+    elif len(new) != 1:
+        outcome.why = f"{len(new)} new skills proposed"
+    else:
+        outcome.right, outcome.why = judge_trigger(new[0].arguments.get("data") or {}, outcome.message.expect, now,
+                                                   zone)
+
+
 async def run(args: argparse.Namespace) -> list[Outcome]:
-    messages = HELD_OUT if args.set == "held-out" else MESSAGES
+    messages = {"held-out": HELD_OUT, "needs": needs_messages()}.get(args.set, MESSAGES)
     chosen = messages
     if args.only:
         wanted = {int(n) for n in args.only.split(",")}
@@ -354,7 +413,7 @@ def _print(o: Outcome) -> None:
           f"{o.path:<8} {o.tokens:>7,} {o.seconds:>6.1f}  {o.message.text}", flush=True)
     detail = f"{o.why}" + (f"; effects: {', '.join(o.effects)}" if o.effects else "; no effect")
     print(f"{'':>45}{detail}", flush=True)
-    if o.reply and (not o.right or o.false_claim):
+    if o.reply and (not o.right or o.false_claim or o.message.kind.startswith("needs")):
         print(f"{'':>45}reply: {o.reply[:200]!r}", flush=True)
 
 
@@ -373,6 +432,13 @@ def _totals(outcomes: list[Outcome]) -> None:
     print(f"turns over {TURN_TARGET:.0f} s: {len(slow)} (target 0: {'met' if not slow else 'NOT met'}); "
           f"longest {max(seconds):.1f} s, median {sorted(seconds)[len(seconds) // 2]:.1f} s, total {sum(seconds):.0f} s")
     print(f"tokens {tokens:,}; turns read without the model: {no_model}")
+    needs = [o for o in outcomes if o.message.kind in ("needs none", "needs part")]
+    if needs:
+        met = sum(o.right for o in needs)
+        print(f"needs: declined or narrowed, naming what is missing, {met}/{len(needs)} ({met / len(needs):.0%}; "
+              f"target >= {NEEDS_TARGET:.0%}: {'met' if met / len(needs) >= NEEDS_TARGET else 'NOT met'}); "
+              f"doable tasks not declined: {sum(o.right for o in outcomes if o.message.kind == 'needs all')}/"
+              f"{sum(o.message.kind == 'needs all' for o in outcomes)}")
     by_kind: dict[str, list[Outcome]] = {}
     for o in outcomes:
         by_kind.setdefault(o.message.kind, []).append(o)
@@ -385,8 +451,9 @@ def main() -> None:
     parser.add_argument("--dry-run", action="store_true", help="a scripted model that only says 'ok'")
     parser.add_argument("--no-plain", action="store_true", help="every message to the model")
     parser.add_argument("--only", help="message numbers, comma-separated")
-    parser.add_argument("--set", choices=("main", "held-out"), default="main",
-                        help="the 28 messages, or the 14 held out from tuning")
+    parser.add_argument("--set", choices=("main", "held-out", "needs"), default="main",
+                        help="the main messages, the 14 held out from tuning, or the held-out needs tasks "
+                             "(bench/data/chat_needs.json)")
     parser.add_argument("--json", help="write the outcomes to this file")
     args = parser.parse_args()
     outcomes = asyncio.run(run(args))

@@ -42,8 +42,9 @@ class Harness:
 
 
 @asynccontextmanager
-async def started(queue: str = "bench-engine", worker_in_process: bool = True,
+async def started(queue: str = "bench-engine", worker_in_process: bool = True, raw_in_process: bool = True,
                   **settings: object) -> AsyncIterator[Harness]:
+    """A dev server, the engine's worker (``worker_in_process``) and raw's (``raw_in_process``) in this process."""
     with tempfile.TemporaryDirectory(prefix="skills-bench-") as tmp:
         config = Settings(task_queue=queue, data_dir=Path(tmp), timezone="UTC", **settings)  # type: ignore[arg-type]
         env = await WorkflowEnvironment.start_local(
@@ -56,10 +57,14 @@ async def started(queue: str = "bench-engine", worker_in_process: bool = True,
         if worker_in_process:
             engine = asyncio.create_task(worker.run_worker(config, env.client, stop, ready))
             await ready.wait()
+        harness = Harness(env, env.client, SkillsClient(env.client, config.task_queue), config)
         try:
+            if not raw_in_process:
+                yield harness
+                return
             async with Worker(env.client, task_queue=RAW_QUEUE, workflows=RAW_WORKFLOWS, activities=RAW_ACTIVITIES,
                               max_concurrent_activities=100):
-                yield Harness(env, env.client, SkillsClient(env.client, config.task_queue), config)
+                yield harness
         finally:
             stop.set()
             if engine is not None:

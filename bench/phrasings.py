@@ -10,14 +10,21 @@ environment and add it to PYTHONPATH:
 
     python3.11 -m venv /tmp/pe && /tmp/pe/bin/pip install recurrent==0.4.1 dateparser==1.5.0
     PYTHONPATH=/tmp/pe/lib/python3.11/site-packages .venv/bin/python -m bench.phrasings
+
+``--blind`` reads instead ``bench/data/phrasings.json``: 40 phrasings with their first fires (and whether the
+reader should be in doubt), written for issue 52 by someone who never saw the reader, never edited. There a
+reading is right when it is sure and its first fires are those (none in doubt), declined when it is in doubt,
+and wrong when it is sure of other fires, or sure where its writer expects doubt and the fires differ.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from croniter import croniter
@@ -151,7 +158,37 @@ def same(got: list[datetime], want: list[datetime]) -> bool:
     return minutes(got) == minutes(want)
 
 
+BLIND = Path(__file__).parent / "data" / "phrasings.json"
+
+
+def blind() -> None:
+    """The engine's reader on the phrasings written blind (``--blind``)."""
+    cases = json.loads(BLIND.read_text())
+    right = declined = wrong = doubted_right = 0
+    for case in cases:
+        want = [datetime.fromisoformat(f) for f in case["fires"]]
+        got = ours(case["text"])
+        if got is None:
+            declined += 1
+            continue
+        if case["doubt"] and want and same(got[:len(want)], want):
+            doubted_right += 1  # sure of the fires its writer would ask about, and those are the fires
+        elif want and same(got[:len(want)], want):
+            right += 1
+        else:
+            wrong += 1
+            print(f"  wrong: {case['text']!r}: {[f'{g:%a %d %H:%M}' for g in got[:3]]} "
+                  f"(want {[f'{w:%a %d %H:%M}' for w in want]}{', doubt' if case['doubt'] else ''})")
+    doubts = sum(case["doubt"] for case in cases)
+    print(f"{len(cases)} phrasings written blind ({doubts} its writer would ask about), now {NOW:%a %Y-%m-%d %H:%M %Z}")
+    print(f"skills.when.phrasing right {right}  wrong {wrong}  declined {declined}  "
+          f"sure where its writer has doubt, and right {doubted_right}")
+
+
 def main() -> None:
+    if "--blind" in sys.argv:
+        blind()
+        return
     readers: dict[str, Callable[[str], list[datetime] | None] | None] = {
         "skills.when.phrasing": ours, "recurrent 0.4.1": recurrent_reader(), "dateparser 1.5.0": dateparser_reader()}
     wide = "--show" in sys.argv

@@ -61,3 +61,21 @@ class RawBusy:
 
 RAW_WORKFLOWS = [RawOneActivity, RawShaped, RawBusy]
 RAW_ACTIVITIES = [noop, busy]
+
+
+async def serve(address: str, queue: str) -> None:
+    """A worker of raw's workflows and activities on ``queue``, until killed: raw's side as a process of its own
+    (bench.rss, bench.scaleout)."""
+    from temporalio.client import Client
+    from temporalio.worker import Worker
+
+    client = await Client.connect(address)
+    async with Worker(client, task_queue=queue, workflows=RAW_WORKFLOWS, activities=RAW_ACTIVITIES,
+                      max_concurrent_activities=100):
+        await asyncio.Event().wait()
+
+
+if __name__ == "__main__":
+    import sys
+
+    asyncio.run(serve(sys.argv[1], sys.argv[2]))

@@ -20,18 +20,6 @@ from skills.messages.run import SkillRunInput
 from skills.naming import SKILL_RUN
 from starter import exit_process
 
-RAW_WORKER = """
-import asyncio
-from temporalio.client import Client
-from temporalio.worker import Worker
-from bench.raw import RawOneActivity, noop
-async def main():
-    client = await Client.connect({address!r})
-    async with Worker(client, task_queue="bench-rss-raw", workflows=[RawOneActivity], activities=[noop]):
-        await asyncio.Event().wait()
-asyncio.run(main())
-"""
-
 
 def children_rss(pid: int) -> float:
     """RSS of the MCP servers a worker started (its child processes)."""
@@ -63,7 +51,7 @@ async def main(count: int, burst: int) -> None:
                "SKILLS_DATA_DIR": str(h.settings.data_dir), "SKILLS_TIMEZONE": "UTC"}
         worker = await asyncio.create_subprocess_exec(sys.executable, "-m", "worker", env=env,
                                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        raw = await asyncio.create_subprocess_exec(sys.executable, "-c", RAW_WORKER.format(address=address), env=env)
+        raw = await asyncio.create_subprocess_exec(sys.executable, "-m", "bench.raw", address, "bench-rss-raw", env=env)
         try:
             result = await h.skills.register_many([
                 {"name": f"bench rss {i}", "instructions": "Say hello to the team. " * 20, "schedule": "0 9 * * *",

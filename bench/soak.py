@@ -43,12 +43,15 @@ ROOT = Path(__file__).resolve().parent.parent
 QUEUE = "bench-soak"
 
 
-def start_workers(count: int, address: str, database_url: str, data: Path) -> list[subprocess.Popen[bytes]]:
+def start_workers(count: int, address: str, database_url: str, data: Path,
+                  queue: str = QUEUE) -> list[subprocess.Popen[bytes]]:
+    """``count`` real workers (``python -m worker``) on ``queue`` and one store, each with a data folder and a log
+    (``worker.log``) of its own under ``data``, and no skill folder to sync."""
     workers = []
     for i in range(count):
         folder = data / f"worker-{i}"
         folder.mkdir()
-        env = {**os.environ, "TEMPORAL_ADDRESS": address, "SKILLS_TASK_QUEUE": QUEUE, "SKILLS_DATABASE_URL": database_url,
+        env = {**os.environ, "TEMPORAL_ADDRESS": address, "SKILLS_TASK_QUEUE": queue, "SKILLS_DATABASE_URL": database_url,
                "SKILLS_DATA_DIR": str(folder), "SKILLS_TIMEZONE": "UTC", "SKILLS_HEALTH_PORT": "0",
                "SKILLS_BUNDLED_SKILLS_DIR": str(folder / "none"), "SKILLS_USER_SKILLS_DIR": str(folder / "none"),
                "SKILLS_PROJECT_SKILLS_DIR": str(folder / "none"), "SKILLS_LOG_LEVEL": "WARNING"}

@@ -86,7 +86,8 @@ APPROVAL_POLL_SECONDS = 5.0
 """How often the adapter looks for new approvals to post."""
 HELP = (
     "Hello! Tell me what to do and when, and I schedule it: \"remind me in 5 minutes to drink water\", "
-    "\"every morning at 7 send me the weather\", \"what skills do I have?\", \"delete the water reminder\"."
+    "\"every morning at 7 send me the weather\", \"what skills do I have?\", \"delete the water reminder\". "
+    "Under each answer, the quoted block is the engine's account of what was done; text outside it is the model's."
 )
 
 
@@ -187,9 +188,39 @@ def reply_text(reply: ChatReply) -> str:
     """The model's answer, then the engine's account (what the turn proposed or changed, with the next fire,
     or that it did nothing, and the correction of a reply that claims what did not happen), and what a
     matched skill's own tools could not do this turn."""
+    return reply_message(reply)[0]
+
+
+def reply_message(reply: ChatReply) -> tuple[str, int]:
+    """``reply_text``, and where in it the engine's account begins: the bot sends the account as a quote
+    (a ``blockquote`` entity, which no text can make: the reply is sent with no parse mode), so a model's
+    reply, or a result it repeats, that writes "• created: skill 4 ..." reads as the plain text it is."""
     lines = [*reply.account_lines(), *(f"not available this turn: {reason}" for reason in reply.unavailable),
              *([f"left out to fit the model's context: {'; '.join(reply.left_out)}"] if reply.left_out else [])]
-    return "\n".join([reply.reply or "(no answer)", *(f"• {line}" for line in lines)])
+    said = reply.reply or "(no answer)"
+    return "\n".join([said, *(f"• {line}" for line in lines)]), len(said) + 1
+
+
+def account_entities(part: str, start: int, account_at: int) -> list[dict[str, Any]]:
+    """The ``blockquote`` entity over the engine's account within ``part`` of a message (``part`` begins at
+    ``start`` of it; the account at ``account_at``), in UTF-16 code units, as the Bot API counts."""
+    cut = max(0, account_at - start)
+    if cut >= len(part):
+        return []
+    return [{"type": "blockquote", "offset": _utf16(part[:cut]), "length": _utf16(part[cut:])}]
+
+
+def _utf16(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def answered_text(said: Any, approval_id: int) -> str:
+    """A button's answer as a sentence: ``Approved #9: ...``, never an approval record's repr."""
+    if isinstance(said, Approval):
+        verb = {"approved": "Approved", "denied": "Denied"}.get(said.status, f"Answered ({said.status})")
+        what = said.outcome or (said.summary.splitlines()[0].rstrip(":") if said.summary else said.tool)
+        return f"{verb} #{said.id}: {what}"
+    return str(said) if said else f"Answered #{approval_id}."
 
 
 def approval_text(approval: Approval) -> str:
@@ -348,11 +379,11 @@ class TelegramBot:
             try:
                 reply = await self.chats.chat(message.text, session_id=f"telegram-{message.chat_id}",
                                               turn_id=f"bot{self.api.bot_id}-update{message.update_id}", **replying)
-                text, markup = reply_text(reply), buttons(reply.proposals) if reply.proposals else None
+                (text, account_at), markup = reply_message(reply), buttons(reply.proposals) if reply.proposals else None
             except SkillsError as exc:
                 log.error("chat %s: %s", message.chat_id, exc)
-                text, markup = f"Sorry, I could not handle that: {exc}", None
-        await self.send(message.chat_id, text, reply_markup=markup)
+                (text, account_at), markup = (f"Sorry, I could not handle that: {exc}", None), None
+        await self.send(message.chat_id, text, reply_markup=markup, account_at=account_at)
 
     async def pressed(self, query: dict[str, Any]) -> None:
         """An Approve or Deny button: answered for an allowed user in an allowed chat, refused otherwise."""
@@ -374,7 +405,7 @@ class TelegramBot:
             else:
                 said = (await self.answers.approve(approval_id, by=by) if verb == "approve" else
                         await self.answers.deny(approval_id, "denied from Telegram", by=by))
-                text = str(said)
+                text = answered_text(said, approval_id)
         except SkillsError as exc:
             text = f"Could not answer approval {approval_id}: {exc}"
         await self._answer_press(query, text[:200])
@@ -400,7 +431,7 @@ class TelegramBot:
         except SkillsError as exc:
             return (f"No standing grant made ({exc}); approval {approval_id} still waits: "
                     "answer it with Approve or Deny.")
-        said = await self.answers.approve(approval_id, by=by)
+        said = answered_text(await self.answers.approve(approval_id, by=by), approval_id)
         values = ", ".join(f"{k}={v}" for k, v in where.items()) or "no arguments"
         return (f"{said} Grant {grant.id} made: {approval.tool} of '{approval.skill_name}' is approved "
                 f"without asking when its arguments are these same values ({values}); any other call still "
@@ -414,12 +445,18 @@ class TelegramBot:
         """Whether a message of ``user_id`` in ``chat_id`` is answered: both must be allowed."""
         return chat_id in self.allowed and user_id is not None and user_id in self.users
 
-    async def send(self, chat_id: str, text: str, reply_markup: dict[str, Any] | None = None) -> None:
-        """The text in as many messages as Telegram's length limit needs (buttons under the last); a
-        refusal is logged, not raised."""
+    async def send(self, chat_id: str, text: str, reply_markup: dict[str, Any] | None = None,
+                   account_at: int | None = None) -> None:
+        """The text in as many messages as Telegram's length limit needs (buttons under the last), the engine's
+        account (from ``account_at``) quoted; a refusal is logged, not raised."""
         parts = split_message(text)
+        start = 0
         for i, part in enumerate(parts):
             markup = {"reply_markup": reply_markup} if reply_markup and i == len(parts) - 1 else {}
+            entities = account_entities(part, start, account_at) if account_at is not None else []
+            if entities:
+                markup["entities"] = entities
+            start += len(part)
             try:
                 await self.api.call("sendMessage", chat_id=chat_id, text=part, **markup)
             except FatalTelegramError:

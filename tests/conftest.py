@@ -64,6 +64,14 @@ SLOW_FIRST = (
 and shared out over the suite's workers, instead of one worker meeting a two-minute test at the end."""
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """``SKILLS_TEST_CPU=path.jsonl``: each test's CPU, its processes' included, appended to that file
+    (tests/cpu_usage.py; ``scripts/test_cpu.py`` sums it)."""
+    from tests import cpu_usage
+
+    cpu_usage.register(config)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under xdist, put the slow tests at the head of each worker's first chunk of tests.
 

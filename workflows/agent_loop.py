@@ -149,7 +149,8 @@ async def agent_loop(state: AgentLoopState, limits: LoopLimits,
         if streak >= limits.malformed_limit:
             return _end(state, f"stopped: the model sent malformed tool calls {streak} turns in a row")
         if turn.ends_turn and not failed:  # a structured answer's change, made: its reply was written with it
-            return LoopEnd(status="success", summary=turn.final or "(the model gave no answer)", state=state)
+            return LoopEnd(status="success", summary=turn.final or "(the model gave no answer)", state=state,
+                           by_engine=turn.by_engine)
     return _end(state, f"stopped: max_steps ({limits.max_steps}) reached without a final answer")
 
 

@@ -9,16 +9,20 @@ deleting it. The engine does not let a model's guess choose an act the words do 
   say delete, remove, cancel...; ``update`` only with a verb of change (move, change, pause...); ``create``
   only when they say when (a time, a day, a rhythm: every skill has one). A question ("what skills do I
   have?", "when does it fire?") asks for none of the three. ``reply`` and ``list`` stay.
-- :func:`unreached_services` names the well-known services a message asks to read from or act on that no
-  tool of the catalog reaches ("summarize my open GitHub issues", with no GitHub server): the engine says
-  so itself, with no model, instead of a skill that would read something else.
 - :func:`enabled_said` and :func:`moved_to` read what a change plainly says: a pause or a resume, and a time
   alone ("move it to 9:30") that moves a skill's one time of day and keeps its days. The structured answer's
   change is made to say the same (``skills.llm.structured.structured_calls``).
 
 The actions allowed read the user's last two messages (a "yes, do that" or "the first one" answers the one
 before); the rest reads the last. A word missed is a turn the model answers as it would have, never an act
-the user did not ask for. Pure code, no I/O.
+the user did not ask for.
+
+Only the owner's own words decide (:func:`own_words`): a result the message replies to, lines quoted with
+``>``, a forwarded message, an "X wrote:" block and a text in double quotes of more than ``QUOTED_WORDS``
+words are cut out before anything is read, so an email quoted ("turn the heating off and cancel...") neither
+widens the actions offered nor sets a field, and the owner's words after a long quote are still read. A verb
+negated in its clause ("don't pause it", "never turn it off", "I didn't mean delete") asks for nothing
+(:func:`negated`), and a pause or resume the words refuse is taken out of the model's change. Pure code, no I/O.
 """
 
 from __future__ import annotations
@@ -26,14 +30,104 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from skills import linear
+from skills.chat.reply import own_message
 
 MESSAGE_CHARS = 2_000
-"""Characters of a user's message read (by RE2, ``skills.linear``: linear in them whatever they are)."""
+"""Characters of a user's own words read (by RE2, ``skills.linear``: linear in them whatever they are)."""
+QUOTE_CHARS = 100_000
+"""Characters of a message searched for quotes (line by line: linear): the owner's words past them are not read."""
+QUOTED_WORDS = 4
+"""A text in double quotes of more words than this is a quotation (a short one is a name or a reminder's text)."""
+
+_FORWARDED = linear.compile(r"^\s*(?:-{2,}\s*(?:forwarded|original)\s+message\s*-{2,}|begin\s+forwarded\s+message\s*:)",
+                            linear.IGNORECASE)
+_WROTE = linear.compile(r"\bwrote\s*:\s*$", linear.IGNORECASE)
+
+
+def own_words(message: str) -> str:
+    """The owner's own words in ``message``: without the result it replies to (``skills.chat.reply``), lines
+    quoted with ``>``, a forwarded message (from its ``----- Forwarded message -----`` line to the end), an "X
+    wrote:" line and its quote (its ``>`` lines or its text in quotes; with neither, the rest of the message) and
+    a text in double quotes of more than ``QUOTED_WORDS`` words, over lines or not. What is cut leaves a line
+    break (or a space), so the words either side do not join. Linear: string methods line by line, RE2 only on
+    a line that may be a forwarded message's or an "X wrote:"."""
+    text = own_message(message)[:QUOTE_CHARS]
+    kept: list[str] = []
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(">"):
+            kept.append("")
+            continue
+        folded = line.lower()
+        if ("forward" in folded or "original" in folded) and _FORWARDED.search(line):
+            break
+        if line.rstrip().endswith(":") and "wrote" in folded and _WROTE.search(line):
+            following = next((rest.lstrip() for rest in lines[i + 1:] if rest.strip()), "")
+            if not following.startswith((">", *_OPENS)):
+                break  # a pasted block with no quote marks: the rest is the quote
+            kept.append("")
+            continue
+        kept.append(line)
+    return _unquoted("\n".join(kept))
+
+
+_OPENS = {'"': '"', "\u201c": "\u201d"}
+
+
+def _unquoted(text: str) -> str:
+    """``text`` without its texts in double quotes ("...", \u201c...\u201d) of more than ``QUOTED_WORDS`` words."""
+    out: list[str] = []
+    start = i = 0
+    nearest = dict.fromkeys(_OPENS, -1)  # each mark's next place, found again only once passed: linear
+    while True:
+        for mark, at in nearest.items():
+            if at != -2 and at < i:
+                found = text.find(mark, i)
+                nearest[mark] = found if found != -1 else -2
+        opens = [at for at in nearest.values() if at >= 0]
+        if not opens:
+            break
+        i = min(opens)
+        end = text.find(_OPENS[text[i]], i + 1)
+        if end == -1:
+            break
+        if len(text[i + 1:end].split(None, QUOTED_WORDS)) > QUOTED_WORDS:
+            out.append(text[start:i] + " ")
+            start = end + 1
+        i = end + 1
+    return "".join(out) + text[start:]
+
+
+_NEGATION = linear.compile(r"\b(?:not|never|no|nothing|without|neither|nor|n't|dont|didnt|doesnt|wont|cant)\b|n't\b",
+                           linear.IGNORECASE)
+_CLAUSE = linear.compile(r"[.,;:!?\n\u2014\u2013]|\s-\s|\b(?:but|just|and|then|so|instead|rather|only)\b",
+                         linear.IGNORECASE)
+NEGATION_WORDS = 6
+"""Words before a verb, within its clause, read for a negation: "don't pause", "I never want to turn it off"."""
+
+
+def negated(text: str, start: int) -> bool:
+    """Whether the word at ``start`` of ``text`` is negated: a not, never, don't... among the ``NEGATION_WORDS``
+    words before it, in its clause ("don't pause it, just move it": the move is not negated)."""
+    before = text[max(0, start - 80):start]
+    clause = max((found.end() for found in _CLAUSE.finditer(before)), default=0)
+    words = before[clause:].split()[-NEGATION_WORDS:]
+    return _NEGATION.search(" ".join(words)) is not None
+
+
+def _said(pattern: linear.Pattern, text: str) -> bool:
+    """Whether ``pattern`` is in ``text`` at least once not negated (before it, or by a "nothing" after it: "stop
+    nothing")."""
+    return any(not negated(text, found.start()) and not _NOTHING.match(text[found.end():found.end() + 20])
+               for found in pattern.finditer(text))
+
+
+_NOTHING = linear.compile(r"\s+(?:nothing|none|neither)\b", linear.IGNORECASE)
 
 # The words, each spelt once: the patterns below are alternations of them (fixed, with no nested repetition).
 _PAUSES = r"pause|disable|mute|suspend"
 _RESUMES = r"resume|unpause|enable|re-?enable|unmute|restart"
-_TURN = r"turn\s+(?:[\w'-]+\s+){0,5}?"
+_TURN = r"(?:turn(?:ed)?|switch(?:ed)?)\s+(?:[\w'-]+\s+){0,5}?"
 """'turn' and up to five words before 'on' or 'off' ("turn the water reminder back on")."""
 _RHYTHMS = (r"every|each|daily|weekly|monthly|yearly|hourly|weekdays?|weekends?|tomorrow|tonight|today|"
             r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|minutes?|hours?")
@@ -48,8 +142,8 @@ _WHEN = linear.compile(
     rf"\b(?:{_RHYTHMS}|noon|midnight|(?:in\s+the|this|at|by|on)\s+(?:morning|evening|night|afternoon)|mornings|"
     r"evenings|nights|afternoons|o'clock|at\s+\d|in\s+\d|in\s+(?:an?|half\s+an)\s+(?:hour|minute)|"
     r"\d{1,2}(?::\d\d)?\s*(?:am|pm)|\d{1,2}:\d\d)\b", linear.IGNORECASE)
-_QUESTION = linear.compile(r"^\s*(?:what|which|when|where|who|why|how|is|are|am|do|does|did|have|has|was|were)\b"
-                           r"[^?]*\?", linear.IGNORECASE)
+_QUESTION = linear.compile(r"^\s*(?:what|which|when|where|who|why|how|is|are|am|do|does|did|have|has|was|were|"
+                           r"would\s+it|should\s+i|if\s+i)\b[^?]*\?", linear.IGNORECASE)
 """A question about what is ("what skills do I have?", "when does it fire next?"), not a request put as one
 ("can you remind me...?", "could you move it?")."""
 
@@ -59,16 +153,16 @@ CHANGES = ("create", "update", "delete")
 def allowed_actions(messages: Sequence[str], offered: Iterable[str]) -> list[str]:
     """The actions of ``offered`` (``skills.llm.structured.actions``) the user's last messages allow, newest
     last; the others (``list``, ``reply``) always."""
-    said = [m[:MESSAGE_CHARS] for m in messages[-2:]]
+    said = [own_words(m)[:MESSAGE_CHARS] for m in messages[-2:]]
     asked = {action for text in said if not _QUESTION.match(text) for action in _asks(text)}
     return [action for action in offered if action not in CHANGES or action in asked]
 
 
 def _asks(text: str) -> set[str]:
     asks = set()
-    if _DELETE.search(text):
+    if _said(_DELETE, text):
         asks.add("delete")
-    if _CHANGE.search(text):
+    if _said(_CHANGE, text):
         asks.add("update")
     if _WHEN.search(text):
         asks.add("create")
@@ -80,61 +174,18 @@ _RESUME = linear.compile(rf"\b(?:{_RESUMES}|{_TURN}(?:back\s+)?on)\b", linear.IG
 
 
 def enabled_said(message: str) -> bool | None:
-    """Whether the user's words pause a skill (False) or resume one (True); None when they say neither, or both."""
-    text = message[:MESSAGE_CHARS]
-    pause, resume = _PAUSE.search(text) is not None, _RESUME.search(text) is not None
+    """Whether the user's own words pause a skill (False) or resume one (True); None when they say neither, or
+    both. A negated one ("don't pause it", "never turn it off") is not said."""
+    text = own_words(message)[:MESSAGE_CHARS]
+    pause, resume = _said(_PAUSE, text), _said(_RESUME, text)
     return None if pause == resume else resume
 
 
-SERVICES: dict[str, str] = {
-    "GitHub": r"github", "GitLab": r"gitlab", "Bitbucket": r"bitbucket", "Jira": r"jira",
-    "Confluence": r"confluence", "Linear": r"linear\s+(?:issues?|tickets?|board)", "Trello": r"trello",
-    "Asana": r"asana", "Notion": r"notion", "Todoist": r"todoist", "Slack": r"slack", "Discord": r"discord",
-    "Microsoft Teams": r"(?:ms|microsoft)\s+teams", "WhatsApp": r"whatsapp", "Twitter": r"twitter|tweets?|tweeting",
-    "Mastodon": r"mastodon|toots?", "Bluesky": r"bluesky", "Instagram": r"instagram", "Facebook": r"facebook",
-    "LinkedIn": r"linkedin", "Reddit": r"reddit|subreddit", "YouTube": r"youtube", "Spotify": r"spotify",
-    "Gmail": r"gmail", "Outlook": r"outlook", "a calendar": r"calendars?", "Google Drive": r"google\s+drive",
-    "Dropbox": r"dropbox", "Zoom": r"zoom\s+(?:meetings?|calls?)|(?:on|in)\s+zoom", "Strava": r"strava",
-    "Home Assistant": r"home\s+assistant", "the weather": r"weather",
-    "the news": r"the\s+news|news\s+headlines|headlines",
-}
-"""Services a message may ask to read from or act on, by the words that name them. A service is reached when a
-word of its pattern is in a tool's name, description or server name."""
-_KEYS = {service: linear.compile(rf"\b(?:{pattern})\b", linear.IGNORECASE)
-         for service, pattern in SERVICES.items()}
-_SAID = linear.compile(r"\b(?:remind\s+me|message\s*:|saying|that\s+says|which\s+says|the\s+text|text\s*:)",
-                       linear.IGNORECASE)
-"""Where the text a skill would send begins: a service named after it is what to say ("remind me to check
-Slack", "send me the message: tweet it"), not a place to reach."""
-_QUOTED = linear.compile(r"\"[^\"]{0,500}\"|“[^”]{0,500}”|'[^']{0,500}'")
-
-
-def named_services(message: str) -> list[str]:
-    """The services of :data:`SERVICES` that ``message`` names as a place to read or act, in its order (a quoted
-    text, or the text of a reminder or message to send, names none)."""
-    text = _QUOTED.sub(" ", message[:MESSAGE_CHARS])
-    said = _SAID.search(text)
-    if said is not None:
-        text = text[:said.start()]
-    found = [(match.start(), service) for service, key in _KEYS.items() if (match := key.search(text))]
-    return [service for _, service in sorted(found)]
-
-
-def unreached_services(message: str, tools: Iterable[str]) -> list[str]:
-    """The services ``message`` names that none of ``tools`` reaches (each tool as one text: its name,
-    description and server)."""
-    texts = list(tools)
-    return [service for service in named_services(message)
-            if not any(_KEYS[service].search(text.replace("_", " ")) for text in texts)]
-
-
-def unreached_reply(services: Sequence[str], tools: Sequence[str]) -> str:
-    """The engine's answer to a message that needs a service no tool reaches: what is missing, what there is."""
-    missing = " or ".join(services)
-    have = ", ".join(tools[:12]) + (f" and {len(tools) - 12} more" if len(tools) > 12 else "") if tools else "none"
-    return (f"No model was asked (0 tokens): no tool here reaches {missing}, so nothing was proposed. A skill can "
-            f"use only the tools of the MCP servers this engine connects (now: {have}). Connect a server for "
-            f"{missing} (docs/tools.md), then ask again.")
+def enabled_refused(message: str) -> bool:
+    """Whether the user's own words refuse a pause or a resume ("don't pause the stand up reminder", "I never
+    want to turn it off"): then a change the model sends keeps the skill as it is, enabled or not."""
+    text = own_words(message)[:MESSAGE_CHARS]
+    return any(negated(text, found.start()) for pattern in (_PAUSE, _RESUME) for found in pattern.finditer(text))
 
 
 # Not followed by a letter, digit or colon: the character after is read too (RE2 has no lookahead). findall
@@ -153,7 +204,7 @@ def moved_to(message: str, cron: str) -> str | None:
     of 6 to 11 is in the half of the day the skill fires now ("the evening digest to 7" is 19:00). The 1.5B
     model answered "move the stand up reminder to 9:30" (weekdays at 9) with an hour it could not write, and
     "make it fire at 10 instead" by dropping the weekdays."""
-    text = message[:MESSAGE_CHARS]
+    text = own_words(message)[:MESSAGE_CHARS]
     stored = _CRON_TIME.match(cron.strip())
     clocks = _CLOCK.findall(text)
     if stored is None or _DAYS.search(text) or len(clocks) != 1:

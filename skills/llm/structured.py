@@ -4,8 +4,11 @@ Small models do not call tools reliably; most servers (llama.cpp, vLLM, Ollama, 
 to a JSON schema (``response_format: {"type": "json_schema", ...}``): llama.cpp and Ollama turn it into a
 grammar, so even a 1.5B model's answer has the shape. The answer names an action and its fields:
 
-    {"action": "create", "skill": {"name": ..., "instructions": ..., "trigger_config": {...}, ...},
-     "reply": "I can remind you ... Shall I?"}
+    {"needs": ["read today's messages"], "action": "create",
+     "skill": {"name": ..., "instructions": ..., "trigger_config": {...}, ...}, "reply": "I can ... Shall I?"}
+
+``needs`` is what the task needs from the world, in the model's own words: the engine checks each against the
+catalog (``skills.chat.needs``) and answers an unmet one itself.
 
 ``structured_calls`` turns it into the management tool call it means (``create`` is ``memory_store_skill``
 with ``skill``), which takes the road of every other call: the normalizer checks it, a widening change is
@@ -17,10 +20,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from skills import linear
-from skills.chat.intent import MESSAGE_CHARS, enabled_said, moved_to
+from skills.chat.intent import MESSAGE_CHARS, enabled_refused, enabled_said, moved_to, own_words
+from skills.chat.needs import MAX_NEEDS, needs_of
 from skills.llm.agent import ENGINE_NOTE, ChatMessage, for_the_model
 from skills.llm.textcalls import MAX_CHARS, TextCall, unfenced
 from skills.spec.models import Skill
@@ -46,6 +50,7 @@ WHEN_TABLE = ('  The words and their trigger_config: "in 5 minutes" {"in_minutes
               "given? Ask when; do not guess.")
 """The scheduling playbook's table, in short: a structured turn's prompt carries no playbook (``structured_prompt``)."""
 SCHEMA_NAME = "chat_action"
+NEEDS = "needs"
 MAX_SKILLS = 30
 """The user's skills a structured prompt lists for a change (past it, counted)."""
 MAX_TOOL_NAMES = 60
@@ -116,7 +121,9 @@ def answer_schema(offered: Collection[str], plan_tools: list[str] | None = None,
     describes) stay."""
     allowed = actions(offered, plan_tools)
     enum = [action for action in allowed if only is None or action in only or action == REPLY]
-    properties: dict[str, Any] = {"action": {"type": "string", "enum": enum}}
+    # What the task needs first: a model that has said "send an email to my boss" then picks the action.
+    properties: dict[str, Any] = {NEEDS: {"type": "array", "items": {"type": "string"}, "maxItems": MAX_NEEDS},
+                                  "action": {"type": "string", "enum": enum}}
     if any(a in allowed for a in ("update", "delete")):
         properties["skill_id"] = _nullable({"type": "string"})
     if "create" in allowed:
@@ -138,6 +145,8 @@ def instruction(offered: Collection[str], tool_names: list[str]) -> str:
     fields = list(answer_schema(offered, tool_names)["json_schema"]["schema"]["properties"])
     lines = [f"Answer with ONE JSON object and nothing else, with the fields {', '.join(map(json.dumps, fields))}; a field the action does "
              "not use is null. You make no tool calls: the engine makes the change your answer names.",
+             f'"{NEEDS}": what the task needs done in the world, a few words each; [] for a fixed message to the '
+             "user, a question or a change to their skills. The engine checks them against the tools.",
              "action is one of: " + ", ".join(allowed) + "."]
     if "create" in allowed:
         lines.append(f'- "create": a new skill in "skill". First its {KIND}: "{FIXED}" when every fire sends the '
@@ -185,8 +194,8 @@ def _examples(fields: list[str], tool_names: list[str]) -> list[str]:
     if send is None or "skill" not in fields:
         return []
 
-    def answer(skill: dict[str, Any] | None, reply: str) -> str:
-        given = {"action": "create" if skill else REPLY, "skill": skill, "reply": reply}
+    def answer(skill: dict[str, Any] | None, reply: str, needs: list[str]) -> str:
+        given = {NEEDS: needs, "action": "create" if skill else REPLY, "skill": skill, "reply": reply}
         return json.dumps({field: given.get(field) for field in fields}, ensure_ascii=False)
 
     said = ["Examples:",
@@ -194,38 +203,58 @@ def _examples(fields: list[str], tool_names: list[str]) -> list[str]:
                 {KIND: FIXED, "name": "stand up", "trigger_config": {"schedule": "30 8 * * 1-5"},
                  "execution_plan": [{"toolName": send, "parameters": {"message": "Stand up!"}}],
                  "instructions": "Send the user: Stand up!"},
-                "I can send you 'Stand up!' every weekday at 8:30. Shall I?")]
+                "I can send you 'Stand up!' every weekday at 8:30. Shall I?", [])]
     if read is not None:
         said.insert(1, '"every evening at 6 read what came in today and summarize it for me" -> ' + answer(
             {KIND: REPORT, "name": "evening digest", "trigger_config": {"schedule": "0 18 * * *"}, "required_tools": [read, send],
              "instructions": f"Read today's messages with {read} and send the user a short digest with {send}."},
-            "I can send you a digest of the day's messages every evening at 6. Shall I?"))
-    # A service no tool reaches, once to read from and once to post to: asked to summarize their GitHub issues,
-    # the 1.5B model made a skill that reads the outbox instead, with only a posting example before it.
-    missing = [service for service in SERVICES if not any(service.lower() in t for t in tool_names)]
-    for service, task in zip(missing, ("summarize my open {} tickets every morning", "every day at 9 post good "
-                                       "morning on {}"), strict=False):
-        said.append(f'"{task.format(service)}" -> ' + answer(
-            None, f"I have no tool that reaches {service}, so I cannot do that: the tools I have are listed above."))
+            "I can send you a digest of the day's messages every evening at 6. Shall I?", ["read today's messages"]))
+    # A task no tool does: its needs, and a reply that says so. Asked to summarize their GitHub issues, the 1.5B
+    # model made a skill that reads the outbox instead, with only a posting example before it. The examples are
+    # of things no tool listed names (a Slack example called Slack unreachable with a Slack tool connected).
+    for word, task, need in UNMET_EXAMPLES:
+        if not any(word in t.lower() for t in tool_names):
+            said.append(f'"{task}" -> ' + answer(None, f"No tool listed can {need}.", [need]))
     return said
 
 
-SERVICES = ("Jira", "Slack", "Discord")
-"""Services the examples of a missing tool may name: the first two that no tool of the catalog names."""
+UNMET_EXAMPLES = (("train", "every weekday at 7 check the train delays and warn me", "read train delays"),
+                  ("mail", "email my boss the sales figures", "send an email to my boss"))
+"""Tasks the examples of a need no tool meets may show, each with a word of the tool it would need: shown only
+when no tool's name has that word."""
+
+
+class Read(NamedTuple):
+    """A structured answer as the engine takes it: the calls it makes, the reply the owner reads, and whether
+    that reply is the engine's (it dropped or changed the model's call: the model's words would say otherwise)."""
+
+    calls: list[TextCall]
+    reply: str
+    by_engine: bool = False
 
 
 def structured_calls(text: str | None, offered: Collection[str], only: Collection[str] | None = None,
                      skills: Sequence[Skill] = (), said: str = "") -> tuple[list[TextCall], str] | None:
+    """The management call a structured answer means, and the reply to the user (``structured_read``'s)."""
+    read = structured_read(text, offered, only, skills, said)
+    return None if read is None else (read.calls, read.reply)
+
+
+def structured_read(text: str | None, offered: Collection[str], only: Collection[str] | None = None,
+                    skills: Sequence[Skill] = (), said: str = "") -> Read | None:
     """The management call a structured answer means, and its reply to the user; None when ``text`` is no
     such answer (not JSON, no known action): it is then text, as any reply. A missing field is sent as
     missing: the tool's refusal names it, and the model answers again. An action outside ``only`` (from an
     endpoint that did not hold the grammar) makes no call. A change's skill is the one the user's words
     name when the model named its near twin (``words_name``, over the user's ``skills`` and the message
     ``said``), and where the words pause or resume it, or give a time alone, the change does what they say
-    (``skills.chat.intent``), read to the same ``MESSAGE_CHARS`` of it."""
+    (``skills.chat.intent``), read to the same ``MESSAGE_CHARS`` of the owner's own words; a pause or resume
+    they do not say, or refuse ("don't pause it"), is taken out, and a skill they name only to exclude ("not the water one")
+    is not changed. Where the engine dropped or changed the model's call, the reply is the engine's sentence
+    saying so, not the model's ("Moved to 10." over a change never made)."""
     if not text or len(text) > MAX_CHARS:
         return None
-    said = said[:MESSAGE_CHARS]
+    said = own_words(said)[:MESSAGE_CHARS]
     try:
         value = json.loads(unfenced(text))
     except (ValueError, RecursionError):
@@ -235,26 +264,79 @@ def structured_calls(text: str | None, offered: Collection[str], only: Collectio
     reply = value.get("reply")
     reply = reply.strip() if isinstance(reply, str) else ""
     action = value["action"]
-    if action == REPLY or (only is not None and action not in only):
-        return [], reply
+    if action == REPLY:
+        return Read([], reply)
+    if only is not None and action not in only:
+        return Read([], f"Nothing was changed: the model answered with a {action}, which your own words do not "
+                        "ask for (a quoted or negated word asks for nothing). Say plainly what to change.", True)
     skill = value.get("skill") if isinstance(value.get("skill"), dict) else {}
     arguments: dict[str, Any] = {}
+    said_instead: list[str] = []
     if action == "create":
         arguments = {key: value for key, value in skill.items() if key != KIND}
-    elif action == "update":
-        change = value.get("change") if isinstance(value.get("change"), dict) else skill
-        arguments = {**change, "skill_id": words_name(value.get("skill_id"), [s.name for s in skills], said)}
-        if (enabled := enabled_said(said)) is not None:
-            # "pause the morning summary": the words say it; the 1.5B model sent a change that left it enabled.
-            arguments["enabled"] = enabled
-        target = next((s for s in skills if str(arguments["skill_id"]).strip().lower() in (s.name.lower(), str(s.id))),
-                      None)
-        trigger = target.trigger_config if target is not None else None
-        if trigger is not None and trigger.schedule and (moved := moved_to(said, trigger.schedule)) is not None:
-            arguments["trigger_config"] = {"schedule": moved, "timezone": trigger.timezone}
-    elif action == "delete":
-        arguments = {"skill_id": words_name(value.get("skill_id"), [s.name for s in skills], said)}
-    return [TextCall(name=ACTIONS[action], arguments=json.dumps(arguments, ensure_ascii=False))], reply
+    elif action in ("update", "delete"):
+        ref = words_name(value.get("skill_id"), [s.name for s in skills], said)
+        if ref != value.get("skill_id"):
+            said_instead.append(f"the skill is '{ref}', as your words name it")
+        target = next((s for s in skills if str(ref).strip().lower() in (s.name.lower(), str(s.id))), None)
+        if target is not None and excluded(said, target.name):
+            return Read([], f"Nothing was changed: the model chose '{target.name}', which your words name only to "
+                            "exclude it. Say which skill to change.", True)
+        if action == "delete":
+            arguments = {"skill_id": ref}
+        else:
+            change = value.get("change") if isinstance(value.get("change"), dict) else skill
+            arguments = {**change, "skill_id": ref}
+            if (enabled := enabled_said(said)) is not None:
+                # "pause the morning summary": the words say it; the 1.5B model sent a change that left it enabled.
+                if arguments.get("enabled") is not enabled:
+                    said_instead.append("resumed" if enabled else "paused")
+                arguments["enabled"] = enabled
+            elif "enabled" in arguments and said.strip():
+                # "don't pause it, just move it": the 1.5B model's change paused it all the same. A pause or a
+                # resume is made only where the owner's own words say it.
+                del arguments["enabled"]
+                said_instead.append("not paused or resumed: your words say not to" if enabled_refused(said) else
+                                    "not paused or resumed: your words do not say pause or resume")
+            trigger = target.trigger_config if target is not None else None
+            if trigger is not None and trigger.schedule and (moved := moved_to(said, trigger.schedule)) is not None:
+                sent = arguments.get("trigger_config")
+                if not isinstance(sent, dict) or sent.get("schedule") != moved:
+                    said_instead.append(f"fires at cron '{moved}', its days kept")
+                arguments["trigger_config"] = {"schedule": moved, "timezone": trigger.timezone}
+    call = TextCall(name=ACTIONS[action], arguments=json.dumps(arguments, ensure_ascii=False))
+    if said_instead:
+        return Read([call], f"Your own words decided this {action}, not the model's reading: "
+                            f"{'; '.join(said_instead)}. What was done is below.", True)
+    return Read([call], reply)
+
+
+def excluded(said: str, name: str) -> bool:
+    """Whether the user's words name the skill ``name`` only to exclude it ("no, not the water one", "all
+    but the summary"): each word of its name they hold (of four letters or more) stands right after a not,
+    never, except or but (a the, my... between), and none stands elsewhere."""
+    text = said.lower()
+    found = [match.start() for word in _name_words(name) for match in linear.finditer(rf"\b{linear.escape(word)}\b", text)]
+    return bool(found) and all(_EXCLUDING.search(text[max(0, start - 40):start]) is not None for start in found)
+
+
+_EXCLUDING = linear.compile(r"\b(?:not|never|except|but)\s+(?:(?:the|my|a|an|that|this|those|these)\s+)?$")
+
+
+def _name_words(name: str) -> list[str]:
+    return [word for word in linear.split(r"[^\w]+", name.lower())
+            if len(word) >= 4 and word not in ("reminder", "skill")]
+
+
+def stated_needs(text: str | None) -> list[str] | None:
+    """The needs a structured answer states (``skills.chat.needs.needs_of``); None when ``text`` is no JSON object."""
+    if not text or len(text) > MAX_CHARS:
+        return None
+    try:
+        value = json.loads(unfenced(text))
+    except (ValueError, RecursionError):
+        return None
+    return needs_of(value.get(NEEDS)) if isinstance(value, dict) else None
 
 
 def words_name(ref: Any, names: Sequence[str], said: str) -> Any:

@@ -15,7 +15,7 @@ model decides. Pure: the time and the zone are parameters.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -113,9 +113,36 @@ class Reading:
 # --- reading ------------------------------------------------------------------------------------
 
 
+# Words left over once the phrases read are cut out that still speak of when: the reading then leaves them
+# out ("every day at 9 and 5" read as 09:00 alone, "every 2 hours between 9 and 5" firing all night, "every
+# other friday" read as one friday, "but not on holidays" dropped), so it is not sure.
+_LEFT = linear.compile(r"\d|\b(?:other|alternate|between|except|but|not|never|no|holidays?|vacations?|until|till|"
+                       r"through|thru|twice|thrice|times|half|quarter|past|every|each|daily|weekly|biweekly|"
+                       r"fortnight(?:ly)?|monthly|yearly|annually|months?|weeks?|years?|noon|midnight|midday|"
+                       rf"week\s?days?|weekends?|{_WEEKDAY}|"
+                       r"jan(?:uary)?|feb(?:ruary)?|march|apr(?:il)?|june?|july?|aug(?:ust)?|sept?(?:ember)?|"
+                       r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b|n't\b")
+
+
 def read_schedule(message: str, now: datetime, zone: str) -> Reading | None:
     """The schedule ``message`` states, read at ``now`` (aware) in ``zone``; None when it states none
-    this reader knows. A reading that is not certain carries ``ambiguous``."""
+    this reader knows. A reading that is not certain carries ``ambiguous``: so does one that leaves words
+    out that speak of when (a number, "other", "between", "and 5", "not on holidays"...): the reader is sure
+    only when every word of when is accounted for."""
+    reading = _read(message, now, zone)
+    if reading is None or reading.ambiguous:
+        return reading
+    text = _lower(message)
+    rest = text
+    for start, end in sorted([*reading.spans, *(m.span() for m in _PART.finditer(text))], reverse=True):
+        rest = rest[:start] + " " * (end - start) + rest[end:]
+    left = [m.group(0) for m in _LEFT.finditer(rest)]
+    if not left:
+        return reading
+    return replace(reading, ambiguous=f"words of when not read: {', '.join(dict.fromkeys(left))}")
+
+
+def _read(message: str, now: datetime, zone: str) -> Reading | None:
     if now.tzinfo is None or now.utcoffset() is None:
         raise ValueError(f"now must be a time-zone aware datetime (got {now.isoformat()})")
     if len(message) > MAX_MESSAGE:
@@ -166,6 +193,7 @@ def read_schedule(message: str, now: datetime, zone: str) -> Reading | None:
         if period is None or period <= 0:
             return None
         spans.append(match.span())
+        spans += [m.span() for m in days[:1]]
         weekdays = _weekdays(days[0]) if days else None
         if daily or times or (days and weekdays is None):
             problems.append("a period together with a time of day")

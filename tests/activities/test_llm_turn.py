@@ -6,6 +6,7 @@ The chat's own reply and note are marked the engine's too."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -22,7 +23,7 @@ from skills.llm.structured import ASK_AGAIN
 from skills.messages.agent import LlmTurn
 from skills.messages.chat import ChatAnswer
 from skills.naming import CHAT_CONVERSATION
-from skills.run.catalog import ToolInfo, ToolResult
+from skills.run.catalog import ServerState, ToolInfo, ToolResult
 from tests.fakes.llm_server import ScriptedLLM, structured
 
 OUTBOX = ToolInfo(name="outbox_send_message", server="outbox", tool="send_message",
@@ -41,8 +42,9 @@ def _turn(conversation: str, step: int = 1) -> LlmTurn:
 
 
 @pytest.mark.parametrize(("said", "answer", "by_engine"), [
-    # No tool reaches GitHub: the engine answers, with no model.
-    ("every monday at 8am send me a summary of my open github issues", None, True),
+    # No tool reads GitHub issues: the engine answers what the model said the task needs.
+    ("every monday at 8am send me a summary of my open github issues",
+     {"needs": ["read my open github issues"], "action": "reply", "reply": "I can do that."}, True),
     # The model asked for the list: the engine writes it, the skills as the store has them.
     ("what skills do I have?", {"action": "list", "reply": "You have 5 skills."}, True),
     # The model's own reply stays the model's.
@@ -66,6 +68,26 @@ async def test_a_retried_turn_keeps_whose_answer_it_stored(settings: Settings, l
     assert (again.by_engine, again.final, again.message_seq) == (by_engine, first.final, first.message_seq)
     assert len(llm.requests_for("chat")) == asked  # read back, not asked again
     assert [m.by_engine for m in store.conversations.load_messages(conversation)] == [False, by_engine]
+
+
+@pytest.mark.parametrize(("status", "declined"), [("connecting", False), ("failed", True)])
+async def test_a_server_still_connecting_meets_the_needs_its_name_says(settings: Settings, llm: ScriptedLLM,
+                                                                      status: str, declined: bool) -> None:
+    """A configured server on its first connect has no tools in the catalog yet: it counts as there by its name,
+    so "my github issues" is not declined while the github server connects; one that failed is not there."""
+    settings = settings.model_copy(update={"llm_base_url": llm.base_url, "llm_api_key": "sk-fake-test-key"})
+    store = Store.from_settings(settings)
+    agent = AgentActivities(store, settings, lambda: [OUTBOX], _no_tool,
+                            servers=lambda: [ServerState(name="github", transport="stdio", status=status)])
+    conversation = f"{CHAT_CONVERSATION}connecting-{status}"
+    store.conversations.append_messages(conversation, [ChatMessage(role="user", content="summarize my github issues")],
+                                        datetime.now(UTC))
+    llm.script("chat", [structured({"needs": ["read my open github issues"], "action": "reply",
+                                    "reply": "Every morning?"})])
+    done = await ActivityEnvironment().run(agent.llm_turn, _turn(conversation))
+    assert done.by_engine is declined
+    assert done.final.startswith("No tool here can read my open github issues") if declined else \
+        done.final == "Every morning?"
 
 
 async def test_whose_answer_it_is_is_never_sent_to_the_model(settings: Settings, llm: ScriptedLLM) -> None:
@@ -130,3 +152,29 @@ async def test_a_turn_heartbeats_from_its_start_not_only_once_the_model_is_asked
     assert answered.final == "Ask me to list them."
     assert heartbeats[0] == ("turn 1", "preparing the request", 0)  # before the model was asked
     assert ("turn 1", "waiting for the first token", 0) in heartbeats  # what the model is asked: said at once
+
+
+UPDATING = ["memory_store_skill", "memory_update_skill", "memory_list_skills"]
+
+
+async def test_a_text_call_obeys_the_actions_the_words_allow(settings: Settings, llm: ScriptedLLM) -> None:
+    """Issue 52: in a structured turn, a call written as text got past the offered actions: "what skills do I
+    have?" answered with a text call to memory_update_skill paused a skill."""
+    agent, store = _agent(settings, llm)
+    conversation = f"{CHAT_CONVERSATION}asks"
+    store.conversations.append_messages(conversation, [ChatMessage(role="user", content="what skills do I have?")],
+                                        datetime.now(UTC))
+    paused = json.dumps({"name": "memory_update_skill", "arguments": {"skill_id": "stand up", "enabled": False}})
+    llm.script("chat", [structured(paused)])
+    turn = await ActivityEnvironment().run(agent.llm_turn, LlmTurn(
+        conversation_id=conversation, model="chat", tools=UPDATING, step=1, tool_mode="structured"))
+    assert turn.tool_calls == []
+    # The same call where the words ask for a change is read as the call it is.
+    store.conversations.append_messages(conversation, [ChatMessage(role="user", content="pause the stand up one")],
+                                        datetime.now(UTC))
+    llm.script("chat", [structured(paused)])
+    turn = await ActivityEnvironment().run(agent.llm_turn, LlmTurn(
+        conversation_id=conversation, model="chat", tools=UPDATING, step=2, tool_mode="structured"))
+    assert [call.name for call in turn.tool_calls] == ["memory_update_skill"]
+
+

@@ -86,3 +86,17 @@ def test_a_new_skill_takes_the_words_schedule_where_it_is_read_for_sure(tmp_path
     (tmp_path / "u").mkdir()
     unsure = conversation(tmp_path / "u", "sometime next week remind me to call mom")
     assert read_instead(unsure, "chat:c", spec("0 9 * * *"), now=NOW, zone="UTC") is None
+
+
+def test_a_reading_the_engine_is_not_sure_of_never_replaces_the_models(tmp_path: Path) -> None:
+    """Issue 52: "every day at 9 and 5" was read as 09:00 alone, for sure, and put in the place of the model's
+    correct ``0 9,17 * * *`` "as your words say"."""
+    store = conversation(tmp_path, "every day at 9 and 5 remind me to take my pills")
+    assert read_instead(store, "chat:c", spec("0 9,17 * * *"), now=NOW, zone="UTC") is None
+    assert checked_summary(store, "chat:c", "memory_store_skill", {"data": spec("0 9,17 * * *")}, "Create",
+                           now=NOW, zone="UTC") == "Create"
+
+
+def test_a_quoted_schedule_is_not_the_owners(tmp_path: Path) -> None:
+    store = conversation(tmp_path, "> turn the heating off every evening at 10pm\n\nremind me about this daily")
+    assert read_instead(store, "chat:c", spec("0 9 * * *"), now=NOW, zone="UTC") is None

@@ -61,7 +61,7 @@ async def _no_tool(name: str, arguments: dict[str, Any], *, idempotency_key: str
 async def test_a_turn_reads_and_counts_off_the_loop(settings: Settings, llm: ScriptedLLM,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     seen = [watched(monkeypatch, activities.agent, name)
-            for name in ("allowed_actions", "unreached_services", "fit_request", "_calls_read")]
+            for name in ("allowed_actions", "needs_checked", "fit_request", "_calls_read")]
     settings = settings.model_copy(update={"llm_base_url": llm.base_url, "llm_api_key": "sk-fake-test-key"})
     store = Store.from_settings(settings)
     agent = AgentActivities(store, settings, lambda: [OUTBOX], _no_tool)
@@ -74,7 +74,7 @@ async def test_a_turn_reads_and_counts_off_the_loop(settings: Settings, llm: Scr
         conversation_id=conversation, model="chat", tools=["memory_store_skill"], step=1, tool_mode="structured"))
     assert done.final == "At 9, then."
     read = {name: value for one in seen for name, value in one.items()}
-    assert read == {"allowed_actions": False, "unreached_services": False, "fit_request": False, "_calls_read": False}
+    assert read == {"allowed_actions": False, "needs_checked": False, "fit_request": False, "_calls_read": False}
 
 
 async def test_a_plain_reminder_is_read_off_the_loop(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,12 +8,8 @@ of 2027 in New York and Berlin. docs/triggers.md records what these tests found.
 from __future__ import annotations
 
 import dataclasses
-import shutil
-import sys
 import uuid
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -24,7 +20,6 @@ from adapters.schedule_spec import schedule_spec
 from skills.spec.models import TriggerConfig
 from skills.when.triggers import MACROS, cron_next_times, trigger_next_times
 from tests.adapters.test_schedule_spec import TemporalSimulator, is_repeated_wall_time, utc, wall_clock
-from tests.conftest import DEV_SERVER_STARTUP
 
 # The instants (UTC) the clocks change in 2027.
 NEW_YORK_SPRING = datetime(2027, 3, 14, 7, 0, tzinfo=UTC)  # 02:00 EST -> 03:00 EDT
@@ -52,16 +47,11 @@ CHANGES = [
 ]
 
 
-def temporal_binary() -> str:
-    return shutil.which("temporal") or str(Path(sys.executable).with_name("temporal"))
-
-
-@pytest.fixture(scope="module")
-async def server() -> AsyncIterator[Client]:
-    env = await WorkflowEnvironment.start_local(dev_server_existing_path=temporal_binary(),
-                                                dev_server_startup_timeout=DEV_SERVER_STARTUP)
-    yield env.client
-    await env.shutdown()
+@pytest.fixture
+def server(env: WorkflowEnvironment) -> Client:
+    """The session's dev server (tests/conftest.py): a schedule here is paused, needs no worker and is deleted by
+    its own check, so the server every other test of this process uses answers alike, without a second one."""
+    return env.client
 
 
 async def next_fires(

@@ -214,22 +214,65 @@ async def test_an_action_the_words_do_not_ask_for_is_not_made_though_the_endpoin
     assert [s.name for s in await structured_engine.skills.list()] == ["stand up"]
 
 
-async def test_a_service_no_tool_reaches_is_said_by_the_engine_without_the_model(structured_engine: Engine,
-                                                                                llm: ScriptedLLM) -> None:
-    """The 1.5B model proposed a skill that reads the outbox for "a summary of my open github issues"; no
-    tool reaches GitHub, so the engine says so, with no request."""
-    reply = await structured_engine.skills.chat("every monday at 8am send me a summary of my open github issues",
-                                                session_id="github")
-    assert llm.requests_for("chat") == []
-    assert reply.ok and reply.reply.startswith("No model was asked (0 tokens): no tool here reaches GitHub")
+BOSS = {"kind": "fixed message", "name": "sales figures", "trigger_config": {"schedule": "0 7 * * *"},
+        "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": "Sales figures"}}],
+        "instructions": "Send the sales figures."}
+
+
+async def test_a_need_no_tool_meets_is_said_by_the_engine(structured_engine: Engine, llm: ScriptedLLM) -> None:
+    """The 1.5B model answered "every morning at 7 email my boss the sales figures" with "I can send the boss your
+    sales figures every morning at 7. Shall I?" and a proposal that messages the owner (issue 52). It names what
+    the task needs; no tool here emails anyone but the owner, so the engine says so and proposes nothing."""
+    llm.script("chat", [structured({"needs": ["send an email to my boss", "read the sales figures"],
+                                    "action": "create", "skill": BOSS,
+                                    "reply": "I can send the boss your sales figures every morning at 7. Shall I?"})])
+    reply = await structured_engine.skills.chat("every morning at 7 email my boss the sales figures", session_id="boss")
+    assert reply.ok and reply.reply.startswith(
+        "No tool here can send an email to my boss (the tools here that send reach only you), or read the sales "
+        "figures, so nothing was proposed."), reply.reply
     assert "outbox_send_message" in reply.reply
-    assert reply.effects == [] and reply.proposals == [] and reply.prompt_tokens == 0
-    assert reply.said_by == "engine"
-    # A reminder whose text names it is a reminder: the model is asked.
-    llm.script("chat", [structured({"action": "reply", "reply": "At 9 every day?"})])
-    asked = await structured_engine.skills.chat("every day send me the message: check github", session_id="gh2")
-    assert asked.reply == "At 9 every day?" and len(llm.requests_for("chat")) == 1
-    assert asked.said_by == "model"
+    assert reply.effects == [] and reply.proposals == [] and reply.said_by == "engine"
+    assert reply.prompt_tokens > 0  # the model was asked: its tokens are counted
+    [asked] = llm.requests_for("chat")
+    assert asked.response_format is not None
+    assert list(asked.response_format["json_schema"]["schema"]["properties"])[0] == "needs"
+
+
+async def test_only_the_part_that_can_be_done_is_proposed_and_the_reply_says_which(structured_engine: Engine,
+                                                                                 llm: ScriptedLLM) -> None:
+    pills = {**BOSS, "name": "pills", "execution_plan": [{"toolName": "outbox_send_message",
+                                                          "parameters": {"message": "Take your pills"}}],
+             "instructions": "Send the user: Take your pills"}
+    llm.script("chat", [structured({"needs": ["remind me to take my pills", "order refills from the pharmacy"],
+                                    "action": "create", "skill": pills, "reply": "I'll remind you and order refills."})])
+    reply = await structured_engine.skills.chat("every morning at 7 order refills from the pharmacy and remind me to "
+                                                "take my pills", session_id="pills")
+    assert reply.ok and reply.reply.startswith(
+        "Only part of this can be done, so only that part is proposed: the skill 'pills', which sends you \"Take your "
+        "pills\". Left out: no tool here can order refills from the pharmacy."), reply.reply
+    [proposal] = reply.proposals
+    assert proposal.arguments["data"]["name"] == "pills"
+    # A task whose needs the tools meet is proposed as the model said.
+    llm.script("chat", [structured({"needs": ["remind me to stretch"], "action": "create", "skill": {
+        **pills, "name": "stretch"}, "reply": "I can remind you at 7. Shall I?"})])
+    met = await structured_engine.skills.chat("every morning at 7 remind me to stretch", session_id="stretch")
+    assert met.reply == "I can remind you at 7. Shall I?" and len(met.proposals) == 1 and met.said_by == "model"
+    # A reminder of a task no tool does is a reminder: what the owner asked (the model listed its words as needs).
+    llm.script("chat", [structured({"needs": ["send an email to my boss"], "action": "create", "skill": {
+        **pills, "name": "email boss"}, "reply": "I can remind you at 7. Shall I?"})])
+    asked = await structured_engine.skills.chat("every morning at 7 remind me to send an email to my boss",
+                                                session_id="remind-boss")
+    assert asked.reply == "I can remind you at 7. Shall I?" and len(asked.proposals) == 1
+
+
+async def test_a_native_proposal_is_checked_on_its_instructions(native: Engine, llm: ScriptedLLM) -> None:
+    llm.script("chat", [call("memory_store_skill", {"name": "boss", "instructions": "Email the sales figures to my "
+                                                    "boss.", "trigger_config": {"schedule": "0 7 * * *"},
+                                                    "required_tools": ["outbox_send_message"]})])
+    reply = await native.skills.chat("every morning at 7 email my boss the sales figures", session_id="native-boss")
+    assert reply.reply.startswith("No tool here can Email the sales figures to my boss (the tools here that send "
+                                  "reach only you), so nothing was proposed."), reply.reply
+    assert reply.proposals == [] and reply.said_by == "engine"
 
 
 async def test_a_change_goes_to_the_skill_the_users_words_name_not_its_near_twin(structured_engine: Engine,

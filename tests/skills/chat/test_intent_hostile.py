@@ -18,9 +18,6 @@ from skills.chat.intent import (
     allowed_actions,
     enabled_said,
     moved_to,
-    named_services,
-    unreached_reply,
-    unreached_services,
 )
 from skills.llm.structured import ACTIONS, structured_calls
 from skills.spec.models import Skill, TriggerConfig
@@ -32,10 +29,8 @@ loaded 2-core machine); a catastrophic one takes minutes, so the margin is for t
 LONG = 100_000
 ALL = ["create", "update", "delete", "list", "reply"]
 OFFERED = list(ACTIONS.values())
-TOOLS = ["outbox_send_message outbox Send the user a message", "outbox_list_messages outbox List the messages sent"]
 
-PATTERNS = [value for value in vars(intent).values() if isinstance(value, re.Pattern | linear.Pattern)] + \
-    list(intent._KEYS.values())
+PATTERNS = [value for value in vars(intent).values() if isinstance(value, re.Pattern | linear.Pattern)]
 WORDS = sorted({word for pattern in PATTERNS for word in re.findall(r"[a-z][a-z'-]+", pattern.pattern)})
 """The module's own vocabulary, read from its patterns: a word added to one is in the attack too."""
 
@@ -63,15 +58,12 @@ HOSTILE = {
     "a digit before a whitespace run": filled("at 9" + " " * 200 + "a"),
     "whitespace": filled(" "),
     "mixed whitespace": filled(" \t\n\r\x0b\x0c\u00a0\u2003"),
-    "services' near misses": filled("linear ms microsoft home google zoom on the news weather message text: "),
 }
 
 
 def reading(message: str) -> tuple[Any, ...]:
     """What each public function of ``skills.chat.intent`` makes of ``message``."""
-    services = unreached_services(message, TOOLS)
-    return (allowed_actions([message, message], ALL), enabled_said(message), named_services(message), services,
-            unreached_reply(services or ["GitHub"], TOOLS), moved_to(message, "0 9 * * 1-5"))
+    return allowed_actions([message, message], ALL), enabled_said(message), moved_to(message, "0 9 * * 1-5")
 
 
 STAND_UP = Skill(id=4, agent_id="main", name="stand up", instructions="x", trigger_type="cron",
@@ -88,7 +80,7 @@ def changed(message: str) -> Any:
 
 
 def test_the_attack_reads_the_modules_own_words() -> None:
-    assert {"pause", "turn", "remind", "tomorrow", "github", "weather", "o'clock"} <= set(WORDS)
+    assert {"pause", "turn", "tomorrow", "o'clock"} <= set(WORDS)
     assert all(len(message) == MESSAGE_CHARS for message in HOSTILE.values())
 
 
@@ -99,8 +91,8 @@ def test_every_reading_of_a_hostile_message_is_linear() -> None:
     print(f"{len(HOSTILE)} hostile messages of {MESSAGE_CHARS:,} characters read in {took:.3f} CPU s")
     assert took < BUDGET
     # The attack reaches the patterns: its words are found, not skipped.
-    asks, _, named, *_ = read["its words between whitespace runs"][0]
-    assert asks == ALL and len(named) >= 10
+    asks, *_ = read["its words between whitespace runs"][0]
+    assert asks == ALL
     assert read["a digit before a whitespace run"][0][-1] == "0 9 * * 1-5"
 
 
@@ -120,7 +112,6 @@ def test_a_request_past_the_cap_is_not_read() -> None:
     padding = " " * MESSAGE_CHARS
     assert allowed_actions([padding + "delete the water reminder"], ALL) == ["list", "reply"]
     assert enabled_said(padding + "pause it") is None
-    assert named_services(padding + "summarize my github issues") == []
     assert moved_to(padding + "move it to 9:30", "0 9 * * 1-5") is None
     # structured_calls reads the same words: the skill named past the cap is not what they name.
     [call], _ = changed(padding + "change the stand up reminder") or ([], "")

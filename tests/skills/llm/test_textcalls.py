@@ -15,6 +15,7 @@ from skills.llm.structured import (
     instruction,
     known_skills,
     structured_calls,
+    structured_read,
     words_name,
 )
 from skills.llm.textcalls import MAX_CALLS, MAX_CHARS, read_text_calls
@@ -104,7 +105,8 @@ AGENT = {"kind": "read and report", "name": "digest", "trigger_config": {"schedu
 
 
 def answer(action: str, **fields: object) -> dict[str, object]:
-    return {"action": action, "skill_id": None, "skill": None, "change": None, "reply": "Shall I?", **fields}
+    return {"needs": [], "action": action, "skill_id": None, "skill": None, "change": None, "reply": "Shall I?",
+            **fields}
 
 
 def test_the_schema_holds_a_new_skill_whole_and_to_the_catalogs_tools() -> None:
@@ -116,6 +118,7 @@ def test_the_schema_holds_a_new_skill_whole_and_to_the_catalogs_tools() -> None:
         jsonschema.validate(good, schema)
     bad = [
         {"action": "create", "reply": "Shall I?"},  # the skill left out
+        {k: v for k, v in answer("reply").items() if k != "needs"},  # what the task needs left out
         answer("create", skill={k: v for k, v in DIRECT.items() if k != "trigger_config"}),  # no trigger
         answer("create", skill={**AGENT, "kind": "fixed message"}),  # the tier said in words is not the one made
         answer("create", skill={**DIRECT, "trigger_config": {"in_minutes": 5, "schedule": "0 9 * * *"}}),  # two
@@ -148,10 +151,13 @@ def test_the_instruction_shows_each_tier_with_the_catalogs_own_tools() -> None:
     for example in examples:  # an example the schema refused would teach the model a shape it cannot write
         jsonschema.validate(example, schema)
     assert {"execution_plan" in e["skill"] for e in examples if e["skill"]} == {True, False}
-    # And one that declines: a service no tool names (small models otherwise make a skill that cannot see it).
-    declines = [e["reply"] for e in examples if e["action"] == "reply"]
-    assert len(declines) == 2 and "Jira" in declines[0] and "Slack" in declines[1]
-    assert "Slack" not in instruction(OFFERED, [*PLAN_TOOLS, "slack_post_message"])
+    # And ones that decline, with what they need (small models otherwise make a skill that cannot see it): never
+    # one a listed tool's name says it does (a Slack example called Slack unreachable beside a Slack tool).
+    declines = [(e["needs"], e["reply"]) for e in examples if e["action"] == "reply"]
+    assert declines == [(["read train delays"], "No tool listed can read train delays."),
+                        (["send an email to my boss"], "No tool listed can send an email to my boss.")]
+    assert "email to my boss" not in instruction(OFFERED, [*PLAN_TOOLS, "mail_send"])
+    assert [e["needs"] for e in examples if e["skill"]] == [["read today's messages"], []]
     # The user's skills, for a change to start from what is there; only when the turn may change them.
     plants = ["water the plants: cron '0 9 * * 1-5'"]
     assert known_skills(OFFERED, plants) == f"The user's skills now:\n- {plants[0]}"
@@ -168,9 +174,11 @@ def test_the_schema_narrows_to_the_actions_the_words_allow_and_keeps_its_fields(
     assert list(narrow["properties"]) == list(full["properties"])
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(answer("delete", skill_id="oven"), narrow)
-    # An answer outside them, from an endpoint that held no grammar, makes no call: its reply is text.
-    assert structured_calls(json.dumps(answer("delete", skill_id="oven")), OFFERED, only=["list", "reply"]) == \
-        ([], "Shall I?")
+    # An answer outside them, from an endpoint that held no grammar, makes no call, and the reply says so in the
+    # engine's words (the model's "Shall I?" would be about a delete that is not there).
+    read = structured_read(json.dumps(answer("delete", skill_id="oven")), OFFERED, only=["list", "reply"])
+    assert read is not None and read.calls == [] and read.by_engine
+    assert read.reply.startswith("Nothing was changed: the model answered with a delete")
 
 
 @pytest.mark.parametrize(("ref", "said", "meant"), [
@@ -221,3 +229,70 @@ def test_an_update_pauses_or_resumes_as_the_words_say() -> None:
     [updated], _ = structured_calls(json.dumps(answer("update", skill_id="summary", change={"enabled": False})),
                                     OFFERED, said="resume the morning inbox summary") or ([], "")
     assert json.loads(updated.arguments)["enabled"] is True
+
+
+# --- only the owner's words decide (issue 52) ------------------------------------------------------------------
+
+STAND_UP, WATER, SUMMARY = (stored("stand up", "0 9 * * 1-5", 1), stored("drink water", "0 * * * *", 2),
+                            stored("morning inbox summary", "0 7 * * *", 3))
+MINE = [STAND_UP, WATER, SUMMARY]
+
+
+def changed(said: str, change: dict[str, object], skill_id: str = "stand up", reply: str = "Done!") -> tuple:
+    from skills.chat.intent import allowed_actions
+    only = allowed_actions([said], ["create", "update", "delete", "list", "reply"])
+    read = structured_read(json.dumps(answer("update", skill_id=skill_id, change=change) | {"reply": reply}),
+                           OFFERED, only, MINE, said)
+    assert read is not None
+    return read
+
+
+@pytest.mark.parametrize("said", [
+    "don't pause the stand up reminder, just move it to 10",
+    "I never want to turn the stand up reminder off, just move it to 10",
+])
+def test_a_pause_the_words_refuse_is_not_made(said: str) -> None:
+    # The 1.5B model answered "don't pause ..., just move it to 10" with enabled: false and the move at once.
+    read = changed(said, {"enabled": False, "trigger_config": {"schedule": "0 10 * * 1-5"}}, reply="Moved to 10.")
+    [call] = read.calls
+    arguments = json.loads(call.arguments)
+    assert "enabled" not in arguments
+    assert arguments["trigger_config"]["schedule"] == "0 10 * * 1-5"
+    # The model's "Moved to 10." is not what the owner reads: the engine's sentence says what it took from the words.
+    assert read.by_engine and "not paused or resumed" in read.reply and "Moved to 10." not in read.reply
+
+
+def test_a_pause_the_words_do_not_say_is_not_made() -> None:
+    read = changed("move stand up to half past 8", {"enabled": False})
+    assert "enabled" not in json.loads(read.calls[0].arguments) and read.by_engine
+
+
+def test_a_skill_the_words_name_only_to_exclude_is_not_changed() -> None:
+    read = changed("no, not the water one — pause the summary", {"enabled": False}, skill_id="drink water",
+                   reply="Paused the water reminder.")
+    assert read.calls == [] and read.by_engine and "drink water" in read.reply
+    [call] = changed("no, not the water one — pause the summary", {"enabled": False},
+                     skill_id="morning inbox summary").calls
+    assert json.loads(call.arguments) == {"enabled": False, "skill_id": "morning inbox summary"}
+
+
+def test_where_the_model_and_the_words_agree_the_reply_is_the_models() -> None:
+    read = changed("pause the stand up reminder", {"enabled": False}, reply="I paused it.")
+    assert not read.by_engine and read.reply == "I paused it."
+
+
+def test_a_quoted_request_sets_no_field() -> None:
+    # A reply quoting an email: its "turn ... off" and its time are the sender's, not the owner's.
+    said = ("> please turn the stand up reminder off and move it to 11\n> Mark\n\n"
+            "no thanks. change the stand up reminder's text to 'stretch'")
+    [call] = changed(said, {"instructions": "stretch"}).calls
+    assert json.loads(call.arguments) == {"instructions": "stretch", "skill_id": "stand up"}
+
+
+def test_a_model_that_moved_as_the_words_say_keeps_its_reply() -> None:
+    read = changed("move the stand up reminder to 10", {"trigger_config": {"schedule": "0 10 * * 1-5"}},
+                   reply="I can move it to 10.")
+    assert not read.by_engine and read.reply == "I can move it to 10."
+    read = changed("move the stand up reminder to 10", {"trigger_config": {"schedule": "0 10 * * *"}},
+                   reply="Moved to 10.")
+    assert read.by_engine and "fires at cron '0 10 * * 1-5'" in read.reply

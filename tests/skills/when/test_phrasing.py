@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -266,3 +269,42 @@ def test_a_proposal_that_agrees_or_a_message_in_doubt_is_not_flagged(message: st
                      CTX).spec
     fires = [f.at for f in upcoming(spec, anchor=FRIDAY, now=FRIDAY, count=40) if not f.skipped]
     assert contradictions(message, spec.trigger_config, fires, now=FRIDAY, zone=BERLIN) == []
+
+
+# --- sure only when every word of when is accounted for (issue 52) -------------------------------------------
+
+@pytest.mark.parametrize(("message", "left"), [
+    ("every 2 hours between 9 and 5 remind me to stretch", "between"),  # was 0 */2 * * *: firing all night
+    ("every other friday at 4pm remind me to submit my timesheet", "other"),  # was a one-shot
+    ("every day at 9 and 5 remind me to take my pills", "5"),  # was 09:00 alone
+    ("every weekday at 8 but not on holidays remind me to leave", "but"),  # the holidays were dropped
+    ("tomorrow at quarter to 9 remind me to leave", "quarter"),  # was 09:00
+    ("at half past 7 every morning remind me to feed the cat", "half"),  # was 08:00
+    ("every weekday at 9:00 and 13:00 remind me to check the queue", "1"),  # was 09:00 alone
+    ("on the last day of the month at 6pm remind me to send my invoices", "month"),  # was today at 18:00
+])
+def test_words_of_when_left_over_are_doubt(message: str, left: str) -> None:
+    reading = read_schedule(message, FRIDAY, BERLIN)
+    assert reading is not None and reading.ambiguous is not None and left in reading.ambiguous
+    assert plain_reminder(message, FRIDAY, BERLIN) is None
+    # And a proposal is not flagged against a reading the reader is not sure of.
+    assert contradictions(message, None, [], now=FRIDAY, zone=BERLIN) == []
+
+
+def test_the_reminders_own_words_are_no_doubt() -> None:
+    reading = read_schedule("every weekday at 9 remind me to stand up and stretch", FRIDAY, BERLIN)
+    assert reading is not None and reading.ambiguous is None
+
+
+BLIND = json.loads((Path(__file__).parents[3] / "bench" / "data" / "phrasings.json").read_text())
+"""40 phrasings with their first fires, written for issue 52 by someone who never saw the reader (never edited)."""
+
+
+@pytest.mark.parametrize("case", BLIND, ids=[case["text"][:40] for case in BLIND])
+def test_a_phrasing_written_blind_is_read_right_or_left_to_the_model(case: dict[str, Any]) -> None:
+    from bench.phrasings import NOW, ours, same  # the bench's reading: the reader's trigger, its first fires
+    assert NOW == datetime(2027, 3, 26, 16, 20, tzinfo=ZoneInfo(BERLIN))  # the writer's now
+    got = ours(case["text"])
+    want = [datetime.fromisoformat(fire) for fire in case["fires"]]
+    if got is not None:  # sure: then right (10 were sure and wrong before issue 52's fix)
+        assert want and same(got[:len(want)], want), (case["text"], got)
