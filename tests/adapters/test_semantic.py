@@ -387,6 +387,70 @@ def test_the_skills_are_encoded_from_the_first_match_on_and_meanwhile_a_match_ra
     assert after[0].name == "bread-baking" and after[0].similarity is not None
 
 
+SCRIPTS_WHILE_ENCODING = """
+import asyncio, json, subprocess, sys, threading, time
+if sys.argv[3] == "before":
+    import numpy  # imported by something else before the engine: its BLAS made as numpy makes it
+from pathlib import Path
+from adapters.sandbox import Sandbox
+from adapters.semantic import LazyEncoder
+from skills.run.scripts import ScriptLimits
+from skills.skillmd.scripts import DeclaredScript
+# A root worker's sandbox switches user in the child it forks, which vfork cannot do: fork as it does
+# under any user (fork runs the atfork handlers of every library loaded, the BLAS's among them).
+subprocess._USE_VFORK = False
+folder = Path(sys.argv[1])
+texts = json.loads(sys.argv[2])
+encoder = LazyEncoder()  # the worker's: numpy, the tokenizer and the model loaded at the first encode
+encoded = 0
+def encode():  # the "skill-vectors" thread of warm(): encoding all the while
+    global encoded
+    while True:
+        encoder.encode(texts)
+        encoded += 1
+threading.Thread(target=encode, name="skill-vectors", daemon=True).start()
+while encoded == 0:
+    time.sleep(0.01)
+async def scripts():
+    sandbox = Sandbox(ScriptLimits(timeout_seconds=60.0))
+    runs, before = 0, encoded
+    while runs < 25 or encoded - before < 3:  # scripts started while batches were being encoded
+        result = await sandbox.run(folder, DeclaredScript(name="hi.sh"), [])
+        assert result.exit_code == 0 and result.stdout.strip() == "hi", result
+        runs += 1
+        print(f"{runs} scripts, {encoded - before} batches encoded meanwhile", file=sys.stderr, flush=True)
+    return runs, encoded - before
+runs, batches = asyncio.run(scripts())
+print(json.dumps({"runs": runs, "batches": batches}))
+"""
+
+HANG = 120.0
+"""Seconds the child may take (it takes ten or so): past them it hangs and is killed."""
+
+
+@pytest.mark.parametrize("numpy_imported", ["by the engine", "before"])
+def test_scripts_started_while_the_skills_are_encoded_neither_hang_nor_stall_the_encoding(
+        tmp_path: Path, numpy_imported: str) -> None:
+    # Before, fork() ran OpenBLAS's atfork handler, which stops its thread pool while the "skill-vectors"
+    # thread had a matrix product on it: the worker it waited for had lost the signal and slept for good,
+    # the worker's main thread with it (a full test run hung two xdist workers in Sandbox._execute).
+    folder = tmp_path / "tooly"
+    (folder / "scripts").mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: tooly\ndescription: Has scripts.\n---\nRun them.\n")
+    (folder / "scripts" / "hi.sh").write_text("echo hi\n")
+    texts = [f"{text} ({n})" for n in range(8) for text in TEXTS]  # 48 texts: two batches, each a matrix product
+    try:
+        done = subprocess.run([PYTHON, "-c", SCRIPTS_WHILE_ENCODING, str(folder), json.dumps(texts),
+                               numpy_imported], cwd=ROOT,
+                              capture_output=True, text=True, timeout=HANG)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"scripts started while skills were encoded hung for {HANG:g} s (killed); it printed "
+                    f"{(e.stderr or b'')[-2000:]!r}")
+    assert done.returncode == 0, done.stderr[-4000:]
+    made = json.loads(done.stdout)
+    assert made["runs"] >= 25 and made["batches"] >= 3
+
+
 # --- the cache file is data from disk: attacks on it (issue 49, part 3) ------------------------------
 
 DEADLINE = 30.0
