@@ -60,9 +60,10 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
                             workflow_runner=WORKFLOW_RUNNER, build_id=code_build_id())
             async with worker:
                 readiness.polling = True
-                # The servers connect once the worker polls (a call of one still connecting waits for it): their
-                # first connect imports the MCP SDK (a fifth of a second), in a thread, after the worker's start.
-                await hub.start(wait=False)
+                # The servers connect when first needed (a call, a registration, a catalog read), not at
+                # start: their first connect imports the MCP SDK (45 MiB resident, a fifth of a second), in a
+                # thread, which an idle worker does without (docs/performance.md, "Worker RSS").
+                await hub.start(wait=False, lazy=True)
                 await ensure_engine_schedules(client, settings)
                 if ready is not None:
                     # For embedders (tests, `skills dev`): polling, and every server's first connect over.

@@ -66,10 +66,12 @@ from skills.llm.agent import (
 from skills.llm.context import fit_request
 from skills.llm.structured import (
     ACTIONS,
+    NATIVE_CHANGES,
     actions,
     answer_schema,
     instruction,
     known_skills,
+    native_read,
     stated_needs,
     structured_read,
 )
@@ -86,7 +88,7 @@ from skills.messages.agent import (
     ToolCallRef,
 )
 from skills.naming import AGENT_TOOL, LLM_TURN, MANAGEMENT_TOOLS, is_chat_conversation
-from skills.run.catalog import ServerState, ToolInfo, ToolResult, granted
+from skills.run.catalog import PENDING, ServerState, ToolInfo, ToolResult, granted
 from skills.run.recall import context_block
 from skills.run.rehearsal import rehearsed
 from skills.run.scripts import RUN_SCRIPT
@@ -122,8 +124,8 @@ class AgentActivities:
         whose sandbox names a tool the catalog lacks waits for them, so the model is offered it.
         ``toolsets`` holds the sessions of skills' own servers (the tool activities' too). ``rehearse``
         makes a rehearsal's calls (none without it: every call of a rehearsal is then recorded).
-        ``servers``: the configured MCP servers' states (one still connecting counts as there when a chat's
-        needs are checked); ``meaning``: the catalog's ranker by meaning, which that check uses too."""
+        ``servers``: the configured MCP servers' states (one not connected yet, not started or connecting, counts
+        as there when a chat's needs are checked); ``meaning``: the catalog's ranker by meaning, which that check uses too."""
         self.store = store
         self.settings = settings
         self.catalog = catalog
@@ -206,9 +208,10 @@ class AgentActivities:
         # heartbeats, Temporal's polls) is not held by it. Cutting a 90,000-character request to fit an 8k
         # context took 0.5 CPU s in a measurement.
         if structured:  # the answer's shape, said in the prompt: no tool schemas are sent
-            only = await asyncio.to_thread(allowed_actions, said, actions(offered, plan_tools))
             if {"memory_update_skill", "memory_delete_skill"} & set(offered):
                 skills = await asyncio.to_thread(self.store.skills.list_skills)
+            only = await asyncio.to_thread(allowed_actions, said, actions(offered, plan_tools),
+                                           [skill.name for skill in skills or []])
             asked = _with_instruction(asked, instruction(offered, plan_tools),
                                       known_skills(offered, [_skill_line(skill) for skill in skills or []]))
         context = await self.llm.context(request.model)
@@ -228,14 +231,16 @@ class AgentActivities:
         activity.logger.info("LLM turn %d (%s): %d prompt tokens estimated, %d counted by the endpoint",
                              request.step, request.model, fitted.tokens, message.prompt_tokens)
         answered = message.content
+        if skills is None and {c.name for c in message.tool_calls} & set(NATIVE_CHANGES):
+            skills = await asyncio.to_thread(self.store.skills.list_skills)  # the words name one of them
         message, read_from_text = await asyncio.to_thread(_calls_read, message, offered, structured, only, skills or [],
                                                           said[-1] if said else "")
         if is_chat_conversation(request.conversation_id):
-            connecting = [s.name for s in self.servers() if s.status == "connecting"] if self.servers else []
+            pending = [s.name for s in self.servers() if s.status in PENDING] if self.servers else []
             # The owner's words, this turn's: a result they reply to is data, not what they ask.
             asking = said[-1].rsplit(f"</{BLOCK}>", 1)[-1] if said and messages[-1].role == "user" else ""
             checked = await asyncio.to_thread(needs_checked, answered, message, structured, catalog, plan_tools,
-                                              connecting, self.meaning, asking)
+                                              pending, self.meaning, asking)
             if said and _owner_message(message, catalog) is not None:
                 # "remind me to email my boss": a fixed message to the owner is what they asked.
                 checked = [need if need.met or not reminded(said[-1], need) else Need(need.text, "a reminder")
@@ -243,7 +248,7 @@ class AgentActivities:
             if unmet(checked):
                 # What the task needs, no tool here does: the engine says so, and proposes only what can be done.
                 kept = _kept(message, checked, catalog) if structured else None
-                text = unmet_reply(checked, [*plan_tools, *connecting], kept)
+                text = unmet_reply(checked, [*plan_tools, *pending], kept)
                 # The model was asked: its tokens stay the turn's.
                 message = message.model_copy(update={"content": text, "by_engine": True} if kept is not None else
                                              {"content": text, "tool_calls": [], "by_engine": True})
@@ -383,7 +388,9 @@ def _change_key(call: ChatCall) -> str:
 def _result(message: ChatMessage, seq: int, answer_chars: int, left_out: list[str] | None = None, *,
             structured: bool = False, read_from_text: bool = False) -> LlmTurnResult:
     # A structured answer's change comes with its reply: the loop ends on it once the change is made.
-    ends = structured and bool(message.tool_calls) and all(c.name in CHANGE_ACTIONS for c in message.tool_calls)
+    # So does a native change the engine rewrote: its sentence, not the model's next words, says what was done.
+    ends = (structured or message.by_engine) and bool(message.tool_calls) and \
+        all(c.name in CHANGE_ACTIONS for c in message.tool_calls)
     return LlmTurnResult(
         message_seq=seq,
         tool_calls=[ToolCallRef(id=c.id, name=c.name) for c in message.tool_calls],
@@ -409,7 +416,8 @@ def _calls_read(message: ChatMessage, offered: list[str], structured: bool, only
     with a text call to ``memory_update_skill`` pauses nothing); anything else stays the text it is. Where the
     engine dropped or changed the structured answer's call, the reply is the engine's (``by_engine``)."""
     if message.tool_calls:
-        return message, False
+        # A chat's own calls (a skill's run is offered no management tool): the owner's words decide them too.
+        return (_native(message, skills or [], said) if CHANGE_ACTIONS & set(offered) else message), False
     read = structured_read(message.content, offered, only, skills or [], said) if structured else None
     if read is not None:
         calls, text, by_engine = read
@@ -426,16 +434,27 @@ def _calls_read(message: ChatMessage, offered: list[str], structured: bool, only
     return message.model_copy(update=update), bool(calls)
 
 
+def _native(message: ChatMessage, skills: list[Skill], said: str) -> ChatMessage:
+    """The model's own calls as the owner's words ``said`` make them (``skills.llm.structured.native_read``): a
+    call dropped or changed keeps its id, and the engine's sentence is the reply (``by_engine``)."""
+    read, sentence = native_read([TextCall(c.name, c.arguments or "{}") for c in message.tool_calls], skills, said)
+    if sentence is None:
+        return message
+    calls = [c.model_copy(update={"arguments": made.arguments}) for c, made in zip(message.tool_calls, read, strict=True)
+             if made is not None]
+    return message.model_copy(update={"content": sentence, "tool_calls": calls, "by_engine": True})
+
+
 def _action(tool: str) -> str | None:
     return next((action for action, name in ACTIONS.items() if name == tool), None)
 
 
 def needs_checked(answered: str | None, message: ChatMessage, structured: bool, catalog: list[ToolInfo],
-                  plan_tools: list[str], connecting: list[str], meaning: Vectors | None = None,
+                  plan_tools: list[str], pending: list[str], meaning: Vectors | None = None,
                   asking: str = "") -> list[Need]:
     """What the answer's task needs (``skills.chat.needs``), each checked against the tools a skill may use and
-    the servers still connecting: the needs a structured answer states, else those of the skill it proposes
-    (its instructions); and, from the owner's words ``asking``, a message to someone else ("email my landlord",
+    the servers not connected yet (``pending``: not started or connecting): the needs a structured answer states,
+    else those of the skill it proposes (its instructions); and, from the owner's words ``asking``, a message to someone else ("email my landlord",
     "text Jonas"), which the engine knows its senders cannot reach whatever the model wrote. None for a change
     or a delete: they need only the engine (a list whose answer states needs is checked: "what's in the news?"
     is no question about the skills)."""
@@ -451,7 +470,7 @@ def needs_checked(answered: str | None, message: ChatMessage, structured: bool, 
     if not stated and not derived and not others:
         return []
     tools = [CatalogTool(t.name, t.server, t.description) for t in catalog if t.name in plan_tools]
-    tools += [CatalogTool(name, name, connecting=True) for name in connecting]
+    tools += [CatalogTool(name, name, pending=True) for name in pending]
     needs = NeedsCatalog(tools, semantic=meaning)
     checked = needs.check(stated) + needs.check(derived, derived=True)
     # The owner's words only where the answer's own needs missed it (one missing part is not said twice).

@@ -43,7 +43,7 @@ class MaintenanceActivities:
 
     @activity.defn
     def scan_skills(self) -> MaintenanceScan:
-        available = set(self.tool_names())
+        available: set[str] | None = None  # read when a skill waits: a read may connect the MCP servers
         now = datetime.now(UTC)
         scan = MaintenanceScan()
         for skill in self.store.skills.list_skills(SkillFilter(enabled=False)):
@@ -52,7 +52,9 @@ class MaintenanceActivities:
             needed = {*skill.required_tools, *(check.tool for check in skill.preflight)}
             waiting = skill.disabled_reason == MISSING_TOOLS or (
                 skill.disabled_reason == NO_LLM and self.settings.llm_configured)
-            if waiting and not skill.is_one_shot and needed <= available:
+            if waiting and not skill.is_one_shot and available is None:
+                available = set(self.tool_names())
+            if waiting and not skill.is_one_shot and needed <= (available or set()):
                 scan.ready.append(_brief(skill))
         for skill in self.store.skills.list_skills(SkillFilter(enabled=True, trigger_type="cron")):
             at = skill.trigger_config.at if skill.trigger_config else None

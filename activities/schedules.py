@@ -10,33 +10,23 @@ import asyncio
 from datetime import UTC, datetime
 
 from temporalio import activity
-from temporalio.client import (
-    Client,
-    Schedule,
-    ScheduleAlreadyRunningError,
-    ScheduleSpec,
-    ScheduleUpdate,
-    ScheduleUpdateInput,
-)
+from temporalio.client import Schedule
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.failures import application_error
-from adapters.schedules import (
-    build_schedule,
-    skip_list,
-)
+from adapters.schedules import ScheduleWriter, build_schedule, skip_list
 from adapters.store import Store
 from config.settings import Settings
 from search_attributes import SEARCH_ATTRIBUTES, search_attributes
 from skills.errors import NamespaceSetupError, SkillNotFoundError
 from skills.messages.manage import ScheduleSync, ScheduleSynced, SkipRenewal
 from skills.spec.models import Skill
-from skills.when.calendar import SKIP_RENEW_BEFORE, next_fire
+from skills.when.calendar import SKIP_RENEW_BEFORE, first_fire
 
 
 class ScheduleActivities:
-    def __init__(self, client: Client, settings: Settings, store: Store) -> None:
-        self.client = client
+    def __init__(self, writer: ScheduleWriter, settings: Settings, store: Store) -> None:
+        self.writer = writer
         self.settings = settings
         self.store = store
 
@@ -50,7 +40,7 @@ class ScheduleActivities:
             skill = None  # deleted since: its schedule goes too
         old_id = previous.schedule_id if previous else None
         if old_id and (skill is None or old_id != skill.schedule_id):
-            await self._delete(old_id)
+            await self.writer.delete(old_id)
         if skill is None or skill.schedule_id is None:
             return ScheduleSynced()
         now = datetime.now(UTC)
@@ -62,14 +52,14 @@ class ScheduleActivities:
             previous.trigger_config != skill.trigger_config or previous.trigger_as_written != skill.trigger_as_written
         )
         if trigger_changed:
-            await self._delete(skill.schedule_id)
+            await self.writer.delete(skill.schedule_id)
         await self._create_or_update(skill, schedule)
         await self._record_skips(skill, until)
         if previous is None or old_id != skill.schedule_id or trigger_changed:
             # A schedule just created: its next fire from the trigger, as `create` does. Asked of the server,
             # the answer waits for the schedule's own first workflow task (~40 ms on a dev server).
-            return ScheduleSynced(schedule_id=skill.schedule_id, next_fire=_first_fire(skill, now))
-        return ScheduleSynced(schedule_id=skill.schedule_id, next_fire=await self.next_fire(skill.schedule_id))
+            return ScheduleSynced(schedule_id=skill.schedule_id, next_fire=first_fire(skill, now))
+        return ScheduleSynced(schedule_id=skill.schedule_id, next_fire=await self.writer.next_fire(skill.schedule_id))
 
     async def create(self, skill: Skill) -> ScheduleSynced:
         """The schedule of a skill just stored (a bulk registration's item): created from the skill in hand,
@@ -81,7 +71,7 @@ class ScheduleActivities:
         days, until = skip_list(skill, now)
         await self._create_or_update(skill, build_schedule(skill, self.settings, days))
         await self._record_skips(skill, until)
-        return ScheduleSynced(schedule_id=skill.schedule_id, next_fire=_first_fire(skill, now))
+        return ScheduleSynced(schedule_id=skill.schedule_id, next_fire=first_fire(skill, now))
 
     # --- business days and holidays ----------------------------------------------------------
 
@@ -104,16 +94,7 @@ class ScheduleActivities:
                 continue
             days, until = skip_list(skill, now)
             spec = build_schedule(skill, self.settings, days).spec
-
-            def new_spec(current: ScheduleUpdateInput, spec: ScheduleSpec = spec) -> ScheduleUpdate:
-                current.description.schedule.spec = spec
-                return ScheduleUpdate(schedule=current.description.schedule)
-
-            try:
-                await self.client.get_schedule_handle(skill.schedule_id).update(new_spec)
-            except RPCError as e:
-                if e.status != RPCStatusCode.NOT_FOUND:
-                    raise
+            if not await self.writer.set_spec(skill.schedule_id, spec):
                 # No schedule (deleted behind the engine's back): the sync that recreates it writes the list.
                 activity.logger.warning("skip list of skill %s not renewed: schedule %s not found", skill.id,
                                         skill.schedule_id)
@@ -128,12 +109,7 @@ class ScheduleActivities:
 
     @activity.defn
     async def delete_schedule(self, schedule_id: str) -> None:
-        await self._delete(schedule_id)
-
-    async def next_fire(self, schedule_id: str) -> datetime | None:
-        from client import schedules
-
-        return await schedules.next_fire(self.client, schedule_id)
+        await self.writer.delete(schedule_id)
 
     async def _create_or_update(self, skill: Skill, schedule: Schedule) -> None:
         try:
@@ -141,7 +117,7 @@ class ScheduleActivities:
         except RPCError as e:
             if e.status == RPCStatusCode.INVALID_ARGUMENT and "search attribute" in e.message:
                 raise application_error(NamespaceSetupError(
-                    f"Temporal namespace '{self.client.namespace}' lacks the engine's search attributes "
+                    f"Temporal namespace '{self.writer.namespace}' lacks the engine's search attributes "
                     f"({e.message}): run `skills setup` against it (on Temporal Cloud, add "
                     f"{', '.join(f'{name}={kind}' for name, kind in SEARCH_ATTRIBUTES.items())} in the UI or with tcld; "
                     "see docs/deploy.md)")) from e
@@ -149,37 +125,7 @@ class ScheduleActivities:
 
     async def _write(self, skill: Skill, schedule: Schedule) -> None:
         assert skill.schedule_id is not None
-        attributes = search_attributes(skill)
-        try:
-            await self.client.create_schedule(
-                skill.schedule_id,
-                schedule,
-                memo={
-                    "skill_id": skill.id,
-                    "agent_id": skill.agent_id,
-                    "trigger": skill.trigger_as_written or skill.trigger_config.model_dump(mode="json",
-                                                                                           exclude_none=True),
-                },
-                search_attributes=attributes,
-            )
-        except ScheduleAlreadyRunningError:
-            # A retry of this activity after a create that did succeed.
-            await self.client.get_schedule_handle(skill.schedule_id).update(
-                lambda _: ScheduleUpdate(schedule=schedule, search_attributes=attributes)
-            )
+        trigger = skill.trigger_as_written or skill.trigger_config.model_dump(mode="json", exclude_none=True)
+        await self.writer.put(skill.schedule_id, schedule, search_attributes=search_attributes(skill),
+                              memo={"skill_id": skill.id, "agent_id": skill.agent_id, "trigger": trigger})
         activity.logger.info("schedule %s is in sync with skill %s", skill.schedule_id, skill.id)
-
-    async def _delete(self, schedule_id: str) -> None:
-        try:
-            await self.client.get_schedule_handle(schedule_id).delete()
-        except RPCError as e:
-            if e.status != RPCStatusCode.NOT_FOUND:
-                raise
-
-
-def _first_fire(skill: Skill, now: datetime) -> datetime | None:
-    """The first fire of a schedule just created for ``skill`` at ``now``, computed from its trigger and skip
-    days (``next_fire``, which the server's own times are checked against)."""
-    if not skill.enabled or skill.trigger_config is None:
-        return None
-    return next_fire(skill, anchor=skill.created_at, now=now)

@@ -77,15 +77,16 @@ class SkillFileActivities:
     def scan_skill_files(self, request: SyncInput) -> SyncPlan:
         """What the sync must change: the folders' file skills against the files agent's stored skills."""
         agent = self.settings.file_skills_agent
-        if self.await_connects is not None:
-            self.await_connects(None)  # a background sync may wait for every server's first connect
         catalog = discover(**self.settings.skill_folders(), limits=self.limits)
+        if self.await_connects is not None and catalog.skills:
+            self.await_connects(None)  # a background sync may wait for every server's first connect
         stored = self.store.skills.list_skills(SkillFilter(agent_id=agent))
         context = NormalizeContext(
             now=datetime.now(UTC),
             default_timezone=self.settings.timezone,
             default_agent_id=agent,
-            tool_catalog=set(self.tool_names()),
+            # No file skill, no tool to check: the catalog's read would connect the MCP servers for nothing.
+            tool_catalog=set(self.tool_names()) if catalog.skills else set(),
         )
         scheduled = [skill for skill in catalog.skills.values() if skill.manifest.metadata.trigger_config is not None]
         held = {state.name: state.paused_reason() for state in trust_states(self.store, self.settings, scheduled)

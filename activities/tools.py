@@ -169,7 +169,8 @@ class ToolActivities:
 
     @activity.defn(name=GET_SERVER_STATES)
     async def get_server_states(self, request: CatalogRequest | None = None) -> list[ServerState]:
-        """Every configured server: connected, or failed and why."""
+        """Every configured server's state: not started (connects when first needed), connecting, connected, or
+        failed and why. Asking starts no connect."""
         await self._hub.reload_config(wait=(request or CatalogRequest()).wait_seconds)
         return self._hub.server_states()
 

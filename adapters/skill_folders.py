@@ -122,6 +122,12 @@ inode) has not changed is not read again. Rebuilt at every scan, so it holds onl
 the ``_FOLDERS_KEPT`` folders scanned last are kept."""
 
 
+def forget_scans() -> None:
+    """Forget every folder's last scan: the next discovery reads and parses each SKILL.md again (a benchmark
+    measuring a cold discovery)."""
+    _SEEN.clear()
+
+
 def _scan(root: Path, source: SourceName, limits: Limits) -> tuple[list[SkillFile], list[Problem]]:
     root = Path(root)
     if not root.exists():

@@ -14,7 +14,10 @@ whatever a model answers.
 - slip: a model that pauses the skill the message is about (the 1.5B model did, on "don't pause..."), or
   changes the skill the words exclude: whether the engine's change still carries it.
 
-    .venv/bin/python -m bench.chat_words [--show]
+    .venv/bin/python -m bench.chat_words [--show] [--part tuned|held-out]
+
+``--part`` splits the file as ``bench/phrasings.py`` does: a change is set on the tuned part (even-numbered
+cases) and the held-out part (odd-numbered) is read once after it.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.phrasings import NOW, cron, same
+from bench.phrasings import NOW, cron, part, same
 from skills.chat import intent
 from skills.chat.intent import allowed_actions, enabled_said, moved_to
 from skills.llm.structured import structured_calls
@@ -47,6 +50,7 @@ def _skill(skill_id: int, name: str, schedule: str) -> Skill:
 
 SKILLS = [_skill(1, "stand up", "0 9 * * 1-5"), _skill(2, "drink water", "0 * * * *"),
           _skill(3, "morning inbox summary", "0 7 * * *")]
+NAMES = [skill.name for skill in SKILLS]
 CRONS = {skill.name: skill.trigger_config.schedule for skill in SKILLS if skill.trigger_config}
 
 
@@ -83,7 +87,7 @@ def check(case: dict[str, Any]) -> dict[str, list[str]]:
     effect, skill = EFFECT[want["effect"]], want.get("skill")
     found: dict[str, list[str]] = {"unasked offered": [], "left out": [], "field wrong": [], "field unasked": [],
                                    "slip kept": []}
-    allowed = [a for a in allowed_actions([text], ALL) if a in ("create", "update", "delete")]
+    allowed = [a for a in allowed_actions([text], ALL, NAMES) if a in ("create", "update", "delete")]
     found["unasked offered"] += [a for a in allowed if a != effect]
     if effect is not None and effect not in allowed:
         found["left out"].append(effect)
@@ -117,20 +121,20 @@ def check(case: dict[str, Any]) -> dict[str, list[str]]:
     if "update" in allowed and want.get("enabled") is None:
         for target in SKILLS if skill is None else [s for s in SKILLS if s.name == skill]:
             answer = {"action": "update", "skill_id": target.name, "change": {"enabled": False}, "reply": "Paused."}
-            read = structured_calls(json.dumps(answer), OFFERED, allowed_actions([text], ALL), SKILLS, text)
+            read = structured_calls(json.dumps(answer), OFFERED, allowed_actions([text], ALL, NAMES), SKILLS, text)
             if read and read[0] and json.loads(read[0][0].arguments).get("enabled") is False:
                 found["slip kept"].append(f"paused {target.name}")
     if effect == "update" and skill is not None:
         for other in (s for s in SKILLS if s.name != skill and s.name.split()[-1] in own(text).lower()):
             answer = {"action": "update", "skill_id": other.name, "change": {"enabled": False}, "reply": "Done."}
-            read = structured_calls(json.dumps(answer), OFFERED, allowed_actions([text], ALL), SKILLS, text)
+            read = structured_calls(json.dumps(answer), OFFERED, allowed_actions([text], ALL, NAMES), SKILLS, text)
             if read and read[0]:
                 found["slip kept"].append(f"changed {other.name}, which the words exclude")
     return found
 
 
 def main() -> None:
-    cases = json.loads(DATA.read_text())
+    cases, name = part(json.loads(DATA.read_text()), sys.argv)
     show = "--show" in sys.argv
     totals: dict[str, int] = {}
     clean = 0
@@ -142,7 +146,7 @@ def main() -> None:
         if show and any(found.values()):
             print(f"  [{case['kind']}] {case['text'][:70]!r}: "
                   + "; ".join(f"{kind}: {', '.join(items)}" for kind, items in found.items() if items))
-    print(f"{len(cases)} messages (bench/data/chat_words.json, written blind), now {NOW:%a %Y-%m-%d %H:%M %Z}")
+    print(f"{len(cases)} messages (bench/data/chat_words.json, written blind; part: {name}), now {NOW:%a %Y-%m-%d %H:%M %Z}")
     print(f"clean {clean}  " + "  ".join(f"{kind} {count}" for kind, count in totals.items()))
 
 

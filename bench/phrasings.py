@@ -15,6 +15,10 @@ environment and add it to PYTHONPATH:
 reader should be in doubt), written for issue 52 by someone who never saw the reader, never edited. There a
 reading is right when it is sure and its first fires are those (none in doubt), declined when it is in doubt,
 and wrong when it is sure of other fires, or sure where its writer expects doubt and the fires differ.
+
+``--part tuned`` reads only the even-numbered cases of a blind file (the ones a change may be set on), ``--part
+held-out`` only the odd-numbered ones (read once, after a change, to see whether it holds on what it was not set
+on); with no ``--part``, all of them. ``bench/chat_words.py`` splits its file the same way (``part``).
 """
 
 from __future__ import annotations
@@ -161,9 +165,24 @@ def same(got: list[datetime], want: list[datetime]) -> bool:
 BLIND = Path(__file__).parent / "data" / "phrasings.json"
 
 
+PARTS = ("tuned", "held-out")
+
+
+def part(cases: list[dict], argv: list[str]) -> tuple[list[dict], str]:
+    """The cases of a blind file that ``--part tuned`` (the even-numbered) or ``--part held-out`` (the
+    odd-numbered) names, and the name; all of them with no ``--part``."""
+    if "--part" not in argv:
+        return cases, "all"
+    at = argv.index("--part") + 1
+    name = argv[at] if at < len(argv) else ""
+    if name not in PARTS:
+        raise SystemExit(f"--part: one of {', '.join(PARTS)}, not {name!r}")
+    return cases[PARTS.index(name)::2], name
+
+
 def blind() -> None:
     """The engine's reader on the phrasings written blind (``--blind``)."""
-    cases = json.loads(BLIND.read_text())
+    cases, name = part(json.loads(BLIND.read_text()), sys.argv)
     right = declined = wrong = doubted_right = 0
     for case in cases:
         want = [datetime.fromisoformat(f) for f in case["fires"]]
@@ -180,7 +199,7 @@ def blind() -> None:
             print(f"  wrong: {case['text']!r}: {[f'{g:%a %d %H:%M}' for g in got[:3]]} "
                   f"(want {[f'{w:%a %d %H:%M}' for w in want]}{', doubt' if case['doubt'] else ''})")
     doubts = sum(case["doubt"] for case in cases)
-    print(f"{len(cases)} phrasings written blind ({doubts} its writer would ask about), now {NOW:%a %Y-%m-%d %H:%M %Z}")
+    print(f"{len(cases)} phrasings written blind (part: {name}; {doubts} its writer would ask about), now {NOW:%a %Y-%m-%d %H:%M %Z}")
     print(f"skills.when.phrasing right {right}  wrong {wrong}  declined {declined}  "
           f"sure where its writer has doubt, and right {doubted_right}")
 

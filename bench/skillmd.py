@@ -147,7 +147,7 @@ def per_call(action: Callable[[str], Any], inputs: list[str], repeats: int) -> d
 
 def forget_discoveries() -> None:
     """Empty discovery's cache of unchanged files, so the next discovery reads and parses every file."""
-    skill_folders._SEEN.clear()
+    skill_folders.forget_scans()
 
 
 HOSTILE = [r"(\w+\s?)+{w}$", r"(a|aa)+{w}", r"(.*{w}){{8}}x", r"\b{w}-\d{{3,}}\b", r"^(\s*\w+)*{w}\b"]
@@ -354,7 +354,8 @@ def semantic_cost(root: Path, words: list[str], repeats: int = 5) -> dict[str, A
     try:
         import numpy as np
 
-        from adapters.semantic import Encoder, VectorCache, digest, model_identity, vectors_key, write_vectors
+        from adapters.semantic import Encoder, VectorCache, digest, model_identity
+        from adapters.vector_file import vectors_key, write_vectors
     except ImportError:
         return None
 
@@ -398,12 +399,12 @@ def semantic_index(index_skills: list[SkillFile]) -> Any:
 
 
 def run_quality(semantic: bool) -> dict[str, Any]:
-    from tests.skills.skillmd.test_match_eval import _catalog, index
+    from tests.skills.skillmd.test_match_eval import catalog, index
 
     figures: dict[str, Any] = {"catalog": len(index()), "lexical": quality(index())}
     if semantic:
         try:
-            figures["semantic"] = quality(semantic_index(_catalog()))
+            figures["semantic"] = quality(semantic_index(catalog()))
         except ImportError:
             figures["semantic"] = None
     return figures

@@ -31,16 +31,16 @@ PARTS = ("tuning", "held_out", "unseen")
 
 def index(meaning: bool) -> tuple[Any, dict[str, str]]:
     """The evaluation's index (by words, or by words and meaning) and each skill's description, by name."""
-    from tests.skills.skillmd.test_match_eval import _catalog
+    from tests.skills.skillmd.test_match_eval import catalog
     from tests.skills.skillmd.test_match_eval import index as evaluation_index
 
-    catalog = _catalog()
-    descriptions = {skill.name: skill.manifest.description for skill in catalog}
+    skills = catalog()
+    descriptions = {skill.name: skill.manifest.description for skill in skills}
     if not meaning:
         return evaluation_index(), descriptions
     from bench.skillmd import semantic_index
 
-    return semantic_index(catalog), descriptions
+    return semantic_index(skills), descriptions
 
 
 async def ask(client: Any, model: str, message: str, candidates: list[Candidate]) -> tuple[str | None, int, float]:

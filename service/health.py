@@ -6,9 +6,9 @@ close): probes and scrapes need nothing more, and the worker gains no web framew
 - ``/healthz``: 200 while the process's event loop answers.
 - ``/readyz``: 200 when the worker polls its task queue (started, not shutting down) and the
   store answers ``SELECT 1`` within :data:`STORE_TIMEOUT`; else 503. The JSON body says ready or not;
-  to a caller on loopback, each check and every MCP server's state (connected, connecting, failed and
-  why). A server that is down does not make the worker unready: the calls of its tools fail (and say
-  why), everything else works.
+  to a caller on loopback, each check and every MCP server's state (not started: the worker connects its
+  servers when first needed; connecting; connected; failed and why). A server that is down does not
+  make the worker unready: the calls of its tools fail (and say why), everything else works.
 - ``/metrics``: the Prometheus exposition of the worker's runtime (see :mod:`service.telemetry`).
 - ``/codec/encode``, ``/codec/decode``: Temporal's remote codec protocol, when enabled (see
   :mod:`service.codec`), and ``POST /hooks/<skill>`` when hooks are on (:mod:`service.hooks`): the only

@@ -55,7 +55,7 @@ DOTALL = Flag.DOTALL
 
 error = re2.error
 
-Match = re2._Match
+Match = type(re2.compile("").match(""))
 """A match, as ``re.Match`` reads: ``group``, ``groups``, ``groupdict``, ``start``, ``end``, ``span``."""
 
 # Python's classes for str patterns, as RE2 spells them. Python's \s is str.isspace(): the ASCII spaces,

@@ -936,7 +936,7 @@ def _runs_table(found: list[RunRecord]) -> None:
 
     table(
         ["STARTED", "RUN", "SKILL", "TRIGGER", "STATUS", "TIER", "TOOLS", "TOKENS", "MODEL", "SUMMARY"],
-        [[when(r.started_at), r.run_id[:RUN_PREFIX_CHARS], r.skill_name, r.trigger, _status(r), r.tier, len(r.tool_calls),
+        [[when(r.started_at), r.run_id[:RUN_PREFIX_CHARS], r.skill_name, r.trigger, run_status(r), r.tier, len(r.tool_calls),
           r.prompt_tokens + r.completion_tokens, r.model or "-", r.summary] for r in found],
         cut={"SKILL": 40, "TRIGGER": 20, "MODEL": 30, "SUMMARY": 60},
         styles={"STATUS": {"success": "green", UNCHANGED: "green", "error": "red", "skipped": "yellow",
@@ -949,7 +949,7 @@ UNCHANGED = "success, unchanged"
 """A success whose result was the last one delivered (deliver: on_change): recorded, not sent again."""
 
 
-def _status(run: RunRecord) -> str:
+def run_status(run: RunRecord) -> str:
     status = UNCHANGED if run.unchanged and run.status == "success" else STATUS_TEXT.get(run.status, run.status)
     if run.trigger == "rehearsal":
         return status + ", rehearsal: nothing sent"

@@ -1,9 +1,10 @@
 """The tool hub: warm MCP sessions for every configured server, calls routed by ``<server>_<tool>``.
 
 The worker keeps one session per server open for its whole life in a :class:`ToolHub`.
-It starts them in the background (``start(wait=False)``) and polls at once: whatever
-needs a server still on its first connect waits for that server only (a call, through
-the session's connect lock; a registration, through :meth:`ToolHub.waited_for_connects`).
+It connects them when first needed (``start(wait=False, lazy=True)``; until then each is
+``not started``) and polls at once: whatever needs a server still on its first connect waits
+for that server only (a call, through the session's connect lock; a registration, through
+:meth:`ToolHub.waited_for_connects`).
 A session that breaks (process died, transport closed) is reopened by the next call,
 which then retries once.
 
@@ -44,7 +45,7 @@ from adapters.mcp.session import Launcher, ServerSession, SessionLost, to_result
 from adapters.metrics import EngineMetrics
 from skills.errors import McpConfigError, ToolServerError, ToolTimeoutError, UnknownToolError
 from skills.run.arguments import ArgumentRules, PreparedArguments, prepare_arguments
-from skills.run.catalog import ServerState, ToolCatalog, ToolHints, ToolInfo, ToolResult
+from skills.run.catalog import NOT_STARTED, ServerState, ToolCatalog, ToolHints, ToolInfo, ToolResult
 from skills.run.rehearsal import rehearsed
 
 if TYPE_CHECKING:
@@ -116,6 +117,8 @@ class ToolHub:
         self._catalog: list[ToolInfo] = []
         self._names: frozenset[str] = frozenset()
         self._starting: asyncio.Task[None] | None = None
+        self._begun = False
+        """The first connects are begun (or asked of the loop, from a thread)."""
         self._settled = threading.Event()
         """Set when the first connect of every server has ended (connected or failed)."""
         self._first_connects = {name: threading.Event() for name in self._sessions}
@@ -164,24 +167,58 @@ class ToolHub:
     async def __aexit__(self, *_exc: object) -> None:
         await self.close()
 
-    async def start(self, *, wait: bool = True) -> None:
+    async def start(self, *, wait: bool = True, lazy: bool = False) -> None:
         """Connect every server at once. A server that fails is recorded as failed; the others still work.
 
         ``wait=False`` returns at once and connects in the background (the worker polls its task
         queue meanwhile): a call of a server still connecting waits for it (within the call's
-        timeout), and :meth:`settle` / :meth:`waited_for_connects` wait for the first connects to end."""
-        if self._starting is None:
-            self._loop = asyncio.get_running_loop()
-            self._starting = asyncio.create_task(self._start(), name="mcp-hub-start")
-        if wait:
+        timeout), and :meth:`settle` / :meth:`waited_for_connects` wait for the first connects to end.
+
+        ``lazy``: connect nothing yet; the first connects begin when something first needs a server (a
+        call, a catalog read, :meth:`settle`, :meth:`waited_for_connects`). An idle worker then never
+        imports the MCP SDK (its client and server, 45 MiB resident: docs/performance.md)."""
+        self._loop = asyncio.get_running_loop()
+        if not lazy:
+            self._begun = True
+            self._begin()
+        if wait and self._starting is not None:
             await asyncio.shield(self._starting)
+
+    def _begin(self) -> None:
+        """On the hub's loop: the first connects, once."""
+        if self._starting is None and not self._closed:
+            self._starting = asyncio.create_task(self._start(), name="mcp-hub-start")
+
+    def _needed(self) -> None:
+        """Something needs the servers: begin their first connects if a lazy start left them for now (from
+        the hub's loop or from a thread)."""
+        if self._loop is None or self._closed:
+            return
+        if self._on_loop():
+            self._begun = True
+            self._begin()
+        elif not self._begun:
+            self._begun = True  # at once, for the thread's next read: the loop begins them at its next turn
+            self._loop.call_soon_threadsafe(self._begin)
+
+    def _on_loop(self) -> bool:
+        try:
+            return asyncio.get_running_loop() is self._loop
+        except RuntimeError:
+            return False
+
+    @property
+    def lazy(self) -> bool:
+        """Started lazily, and nothing has needed a server yet."""
+        return not self._begun and self._loop is not None
 
     async def _start(self) -> None:
         async def first(session: ServerSession) -> None:
             try:
                 await self._connect_quietly(session)
             finally:
-                self._first_connects[session.name].set()
+                if (event := self._first_connects.get(session.name)) is not None:  # None: added by a reload
+                    event.set()
 
         try:
             await asyncio.gather(*(first(s) for s in self._sessions.values()))
@@ -199,7 +236,9 @@ class ToolHub:
         return self._settled.is_set()
 
     async def settle(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109 - a bound, not a deadline
-        """Wait, at most ``timeout`` seconds, for the servers still on their first connect; True when none is."""
+        """Wait, at most ``timeout`` seconds, for the servers still on their first connect; True when none is.
+        A hub started lazily begins them now."""
+        self._needed()
         if self._starting is None:
             return True
         return await _within(self._starting, timeout)
@@ -212,6 +251,8 @@ class ToolHub:
         may be up now). True when there were any, so a catalog read before may have missed their tools."""
         def could_offer(name: str) -> bool:
             return tools is None or any(t.startswith(name + "_") for t in tools)
+
+        self._needed()
 
         pending = [event for name, event in self._first_connects.items() if not event.is_set() and could_offer(name)]
         deadline = time.monotonic() + (self._connect_timeout if timeout is None else timeout)
@@ -267,6 +308,7 @@ class ToolHub:
         return self._names
 
     def _rebuild_if_changed(self) -> None:
+        self._needed()  # a lazy start's first connects: a reader that wants them waits (waited_for_connects, settle)
         sessions = list(self._sessions.values())
         key = tuple((id(s), s.revision) for s in sessions)
         if key == self._catalog_key:
@@ -301,7 +343,13 @@ class ToolHub:
         return frozenset(name for session in self._sessions.values() for name in env_references(session.config))
 
     def server_states(self) -> list[ServerState]:
-        return [session.state() for session in self._sessions.values()]
+        """Every configured server's state, as it is: one a lazy start has not connected yet is ``not started``
+        (and connects when first needed), never ``connecting``. Reading them begins no connect."""
+        states = [session.state() for session in self._sessions.values()]
+        if not self.lazy:
+            return states
+        return [state.model_copy(update={"reason": NOT_STARTED}) if state.status == "not started" else state
+                for state in states]
 
     def tool_catalog(self) -> ToolCatalog:
         """The catalog grouped by server (see :func:`build_catalog`), with every server's state."""
@@ -377,7 +425,12 @@ class ToolHub:
             "MCP config changed: connecting %s, closing %s",
             [s.name for s in started] or "-", [s.name for s in retired] or "-",
         )
-        await asyncio.gather(*(s.close() for s in retired), *(self._connect_quietly(s) for s in started))
+        # A lazy start connects nothing before a need: the new servers wait for the first connects too, and are
+        # waited for as the others (a new dict: threads read it).
+        if self.lazy:
+            self._first_connects = {**{s.name: threading.Event() for s in started}, **self._first_connects}
+        connects = [] if self.lazy else [self._connect_quietly(s) for s in started]
+        await asyncio.gather(*(s.close() for s in retired), *connects)
         return True
 
     async def _maintain(self) -> None:
@@ -509,6 +562,7 @@ class ToolHub:
             ) from again
 
     async def _resolve(self, tool_name: str) -> tuple[ServerSession, mcp_types.Tool]:
+        self._needed()  # a lazy start's first connects; the server of this tool is waited for below
         found = self._route(tool_name)
         if found is not None:
             return found

@@ -15,15 +15,15 @@ import importlib
 import logging
 import os
 import sys
+import threading
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-import httpx2
-
 if TYPE_CHECKING:
+    import httpx2
     import mcp_types
     from jsonschema.protocols import Validator
     from mcp import Client, StdioServerParameters
@@ -52,10 +52,37 @@ them runs on a session the SDK connected, so its own import finds them loaded.""
 
 async def load_sdk() -> None:
     """Import the MCP SDK in a thread, so the event loop (a worker that already polls) goes on meanwhile;
-    at once when it is imported already."""
+    at once when it is imported already. A thread of its own, not the loop's executor: the hub connects when
+    first needed, and what needs it may be activities waiting for that connect in every executor thread."""
     if all(name in sys.modules for name in SDK_MODULES):
         return
-    await asyncio.to_thread(lambda: [importlib.import_module(name) for name in SDK_MODULES])
+    loop = asyncio.get_running_loop()
+    imported: asyncio.Future[None] = loop.create_future()
+
+    def settle(error: BaseException | None) -> None:
+        if not imported.done():
+            imported.set_result(None) if error is None else imported.set_exception(error)
+
+    def run() -> None:
+        error: BaseException | None = None
+        try:
+            for name in SDK_MODULES:
+                importlib.import_module(name)
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
+            error = exc
+        with suppress(RuntimeError):  # the loop closed meanwhile: nobody awaits it
+            loop.call_soon_threadsafe(settle, error)
+
+    threading.Thread(target=run, name="mcp-sdk-import", daemon=True).start()
+    await imported
+
+
+def _transport_error() -> type[Exception]:
+    """httpx2's transport error, imported where the SDK's client (which imports httpx2) is in use: a worker
+    that connects nothing does not load it (1 MiB)."""
+    import httpx2
+
+    return httpx2.TransportError
 
 
 def is_mcp_error(exc: BaseException) -> bool:
@@ -89,7 +116,7 @@ class ServerSession:
         config's command runs as the worker's other servers do."""
         self.name = name
         self.config = config
-        self.status: ServerStatus = "connecting"
+        self.status: ServerStatus = "not started"
         self.reason: str | None = None
         self.since = datetime.now(UTC)
         self.tools: dict[str, mcp_types.Tool] = {}
@@ -157,7 +184,7 @@ class ServerSession:
                 raise SessionLost(str(exc), generation) from exc
             logger.warning("MCP server %s: listing its tools failed (%s); keeping the last list", self.name, exc)
             return
-        except (OSError, httpx2.TransportError, EOFError) as exc:
+        except (OSError, _transport_error(), EOFError) as exc:
             raise SessionLost(f"{type(exc).__name__}: {exc}", generation) from exc
         if self._client is client:  # not replaced by a reconnect meanwhile
             self._set_tools(tools)
@@ -357,7 +384,7 @@ class ServerSession:
                     f"{self.name}_{tool}: the server refused the arguments: {exc}"
                 ) from exc
             raise ToolServerError(f"{self.name}_{tool}: protocol error {exc.code}: {exc}") from exc
-        except (OSError, httpx2.TransportError, EOFError) as exc:
+        except (OSError, _transport_error(), EOFError) as exc:
             raise SessionLost(f"{type(exc).__name__}: {exc}", generation) from exc
         except Exception as exc:
             # The session was closed or replaced under this call, or anyio's Closed/BrokenResourceError
@@ -434,6 +461,8 @@ async def open_transport(
         )
         return stdio_client(params, errlog=stderr.sink if stderr else sys.stderr)
 
+    import httpx2  # the SDK's client imports it: loaded with the SDK
+
     async def note_http_error(response: httpx2.Response) -> None:
         # The transport turns a 401/403/5xx into a bare "error response"; keep the status for the reason.
         if response.status_code >= 400:
@@ -493,7 +522,7 @@ def _describe_failure(exc: BaseException, stderr: StderrTail | None, http_errors
     text = str(leaf) or type(leaf).__name__
     if is_mcp_error(leaf) and leaf.code == sys.modules["mcp_types"].CONNECTION_CLOSED:  # type: ignore[attr-defined]
         text = "the server closed the connection (did it exit?)"
-    elif isinstance(leaf, OSError | httpx2.TransportError):
+    elif isinstance(leaf, OSError | _transport_error()):
         text = f"{type(leaf).__name__}: {text}"
     if http_errors:
         text = f"{http_errors[-1]} ({text})"

@@ -5,6 +5,7 @@ incident (``skills.run.incidents``), in the run's transaction; and the retention
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import fields
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -20,14 +21,15 @@ from skills.chat.reply import RUN_PREFIX_CHARS
 from skills.messages.run import RunOutcome
 from skills.run.backoff import BackoffPolicy
 from skills.run.budget import DAY, BudgetPolicy, Usage, over_budget
+from skills.run.closing import OPEN, Tally, closed
 from skills.run.incidents import Incident, IncidentEvent, IncidentNote, cause_of, reminder_due
 from skills.run.notify import Delivers
 from skills.run.recall import SELF, Remembered
-from skills.spec.models import BUDGET, ENDED, FAILURES, FIRED, REHEARSAL, Delivery, RunRecord, Skill
+from skills.spec.models import BUDGET, FAILURES, REHEARSAL, Delivery, RunRecord, Skill
 from skills.spec.revisions import BY_ENGINE
 
-OPEN = ("running", "waiting")
-"""The statuses of a run not recorded as ended yet."""
+TALLY_FIELDS = tuple(field.name for field in fields(Tally))
+"""The columns of a skill's row the closing rule reads and writes (``skills.run.closing``)."""
 
 
 class ScheduledSkill(NamedTuple):
@@ -112,28 +114,10 @@ class RunRepository(Repository):
             session.add(row)
             disabled = retired = None
             if skill is not None and not repeated:
-                if run.status not in (*OPEN, "missed"):
-                    skill.last_run_at = run.finished_at or run.started_at
-                    skill.last_run_status, skill.last_run_summary = run.status, run.summary
-                if run.status == "success":
-                    skill.consecutive_failures = 0
-                elif run.status == "error":
-                    skill.consecutive_failures += 1
-                    skill.last_failure_at = run.finished_at
-                    skill.last_error = run.summary[:1000]
-                    if skill.consecutive_failures >= policy.limit and skill.enabled:
-                        skill.enabled, skill.disabled_reason, disabled = False, FAILURES, FAILURES
-                if run.trigger == "schedule" and (skill.trigger_config or {}).get("at") is not None:
-                    # A one-shot fires once, whatever came of it; the skill and its runs stay.
-                    if skill.enabled:
-                        skill.enabled, skill.disabled_reason = False, FIRED
-                        disabled = disabled or FIRED
-                    retired, skill.schedule_id = skill.schedule_id, None
-                elif (run.trigger == "schedule" and skill.enabled and skill.max_runs is not None
-                      and skill.scheduled_runs >= skill.max_runs):
-                    # The last of its runs: the schedule (whose remaining actions ran out) is paused, saying why.
-                    skill.enabled, skill.disabled_reason = False, ENDED
-                    disabled = disabled or ENDED
+                after_run = closed(Tally(**{name: getattr(skill, name) for name in TALLY_FIELDS}), run, policy)
+                for name in TALLY_FIELDS:
+                    setattr(skill, name, getattr(after_run.tally, name))
+                disabled, retired = after_run.disabled, after_run.retired_schedule
                 session.add(skill)
             incident = _incident(session, skill, run, disabled == FAILURES) if skill is not None and not repeated \
                 else None

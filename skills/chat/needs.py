@@ -11,7 +11,8 @@ meaning), and against what the engine itself knows, which similarity cannot tell
 - a need to tell, remind or notify the owner is met by any tool that reaches the owner;
 - a need that is only timing ("run every morning at 7") is the engine's own, and so are the owner's skills
   ("list my skills");
-- a configured server still connecting counts as there, by its name (and its description, when one is given).
+- a configured server not connected yet (not started: the worker connects it when first needed; or on its
+  connect) counts as there, by its name (and its description, when one is given).
 
 A need no tool meets is *unmet*: the engine answers it itself (:func:`unmet_reply`), naming what is missing,
 and proposes nothing, or only the part that can be done, saying which part. Pure code, no I/O.
@@ -82,12 +83,13 @@ _TIMING = frozenset(("schedul", "run", "repeat", "everi", "daili", "week", "week
 
 @dataclass(frozen=True)
 class CatalogTool:
-    """A tool the engine could give a skill, or a configured server still connecting (``connecting``)."""
+    """A tool the engine could give a skill, or a configured server not connected yet (``pending``: not started, or
+    connecting), whose tools are not known."""
 
     name: str
     server: str
     description: str = ""
-    connecting: bool = False
+    pending: bool = False
 
     @property
     def reaches_others(self) -> bool:
@@ -97,7 +99,7 @@ class CatalogTool:
 
     @property
     def reaches_owner(self) -> bool:
-        return self.server in OWNER_ONLY and not self.connecting
+        return self.server in OWNER_ONLY and not self.pending
 
 
 @dataclass(frozen=True)

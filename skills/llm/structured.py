@@ -23,10 +23,13 @@ from collections.abc import Collection, Sequence
 from typing import Any, Literal, NamedTuple
 
 from skills import linear
-from skills.chat.intent import MESSAGE_CHARS, enabled_refused, enabled_said, moved_to, own_words
+from skills.chat.intent import MESSAGE_CHARS, a_question, enabled_refused, enabled_said, moved_to, own_words
 from skills.chat.needs import MAX_NEEDS, needs_of
+from skills.errors import SkillValidationError
 from skills.llm.agent import ENGINE_NOTE, ChatMessage, for_the_model
 from skills.llm.textcalls import MAX_CHARS, TextCall, unfenced
+from skills.management.arguments import agent_of, required_ref, update_request
+from skills.spec.fields import parse_bool
 from skills.spec.models import Skill
 
 ACTIONS: dict[str, str] = {
@@ -270,45 +273,133 @@ def structured_read(text: str | None, offered: Collection[str], only: Collection
         return Read([], f"Nothing was changed: the model answered with a {action}, which your own words do not "
                         "ask for (a quoted or negated word asks for nothing). Say plainly what to change.", True)
     skill = value.get("skill") if isinstance(value.get("skill"), dict) else {}
-    arguments: dict[str, Any] = {}
-    said_instead: list[str] = []
     if action == "create":
-        arguments = {key: value for key, value in skill.items() if key != KIND}
-    elif action in ("update", "delete"):
-        ref = words_name(value.get("skill_id"), [s.name for s in skills], said)
-        if ref != value.get("skill_id"):
-            said_instead.append(f"the skill is '{ref}', as your words name it")
-        target = next((s for s in skills if str(ref).strip().lower() in (s.name.lower(), str(s.id))), None)
-        if target is not None and excluded(said, target.name):
-            return Read([], f"Nothing was changed: the model chose '{target.name}', which your words name only to "
-                            "exclude it. Say which skill to change.", True)
-        if action == "delete":
-            arguments = {"skill_id": ref}
-        else:
-            change = value.get("change") if isinstance(value.get("change"), dict) else skill
-            arguments = {**change, "skill_id": ref}
-            if (enabled := enabled_said(said)) is not None:
-                # "pause the morning summary": the words say it; the 1.5B model sent a change that left it enabled.
-                if arguments.get("enabled") is not enabled:
-                    said_instead.append("resumed" if enabled else "paused")
-                arguments["enabled"] = enabled
-            elif "enabled" in arguments and said.strip():
-                # "don't pause it, just move it": the 1.5B model's change paused it all the same. A pause or a
-                # resume is made only where the owner's own words say it.
-                del arguments["enabled"]
-                said_instead.append("not paused or resumed: your words say not to" if enabled_refused(said) else
-                                    "not paused or resumed: your words do not say pause or resume")
-            trigger = target.trigger_config if target is not None else None
-            if trigger is not None and trigger.schedule and (moved := moved_to(said, trigger.schedule)) is not None:
-                sent = arguments.get("trigger_config")
-                if not isinstance(sent, dict) or sent.get("schedule") != moved:
-                    said_instead.append(f"fires at cron '{moved}', its days kept")
-                arguments["trigger_config"] = {"schedule": moved, "timezone": trigger.timezone}
-    call = TextCall(name=ACTIONS[action], arguments=json.dumps(arguments, ensure_ascii=False))
-    if said_instead:
-        return Read([call], f"Your own words decided this {action}, not the model's reading: "
-                            f"{'; '.join(said_instead)}. What was done is below.", True)
+        made = OwnerChange({key: value for key, value in skill.items() if key != KIND}, [])
+    else:
+        change = value.get("change") if isinstance(value.get("change"), dict) else skill
+        made = owner_change(action, value.get("skill_id"), change, skills, said)
+    if made.arguments is None:
+        return Read([], made.refusal, True)
+    call = TextCall(name=ACTIONS[action], arguments=json.dumps(made.arguments, ensure_ascii=False))
+    if made.said_instead:
+        return Read([call], instead_sentence(action, made.said_instead), True)
     return Read([call], reply)
+
+
+class OwnerChange(NamedTuple):
+    """A change or a delete as the owner's words make it: its arguments (None: nothing is made, ``refusal``
+    says why), and what the words decided in the model's place."""
+
+    arguments: dict[str, Any] | None
+    said_instead: list[str]
+    refusal: str = ""
+
+
+def instead_sentence(action: str, said_instead: Sequence[str]) -> str:
+    """The engine's sentence over a change whose fields the owner's words decided."""
+    return (f"Your own words decided this {action}, not the model's reading: {'; '.join(said_instead)}. "
+            "What was done is below.")
+
+
+def owner_change(action: str, ref: Any, change: dict[str, Any], skills: Sequence[Skill], said: str, *,
+                 whole: bool = True) -> OwnerChange:
+    """An ``update`` (its fields ``change``) or a ``delete`` of the skill ``ref``, as the owner's own words
+    ``said`` (already cut to them) make it: on the skill they name over its near twin, with the pause or resume
+    they say (none they do not say or refuse), at the time they give alone; nothing for a skill they name only
+    to exclude. The structured answer's (``structured_read``) and a native call's (``native_read``) alike; a
+    structured answer is the ``whole`` change, so what the words say and it left out is put in; a native call
+    may be one of several (a pause, then a move), so only the fields it sends are made to say what the words do."""
+    said_instead: list[str] = []
+    named = words_name(ref, [s.name for s in skills], said)
+    if named != ref:
+        said_instead.append(f"the skill is '{named}', as your words name it")
+    target = next((s for s in skills if str(named).strip().lower() in (s.name.lower(), str(s.id))), None)
+    if target is not None and excluded(said, target.name):
+        return OwnerChange(None, [], f"Nothing was changed: the model chose '{target.name}', which your words "
+                                     "name only to exclude it. Say which skill to change.")
+    if action == "delete":
+        return OwnerChange({"skill_id": named}, said_instead)
+    arguments = {**change, "skill_id": named}
+    if (enabled := enabled_said(said)) is not None and (whole or "enabled" in arguments):
+        # "pause the morning summary": the words say it; the 1.5B model sent a change that left it enabled.
+        if _enabled(arguments.get("enabled")) is not enabled:
+            said_instead.append("resumed" if enabled else "paused")
+        arguments["enabled"] = enabled
+    elif "enabled" in arguments and said.strip() and enabled is None:
+        # "don't pause it, just move it": the 1.5B model's change paused it all the same. A pause or a resume
+        # is made only where the owner's own words say it.
+        del arguments["enabled"]
+        said_instead.append("not paused or resumed: your words say not to" if enabled_refused(said) else
+                            "not paused or resumed: your words do not say pause or resume")
+    trigger = target.trigger_config if target is not None else None
+    sends = [key for key in TRIGGER_KEYS if key in arguments]
+    if trigger is not None and trigger.schedule and (whole or sends) and \
+            (moved := moved_to(said, trigger.schedule)) is not None:
+        sent = arguments.get("trigger_config")
+        schedule = sent.get("schedule") if isinstance(sent, dict) else arguments.get("schedule")
+        if schedule != moved:
+            said_instead.append(f"fires at cron '{moved}', its days kept")
+        for key in sends:
+            del arguments[key]
+        arguments["trigger_config"] = {"schedule": moved, "timezone": trigger.timezone}
+    return OwnerChange(arguments, said_instead)
+
+
+TRIGGER_KEYS = ("trigger_config", "schedule", "cron", "interval_minutes", "in_minutes", "at", "trigger_type")
+"""The fields a change sends its trigger by (``trigger_config``, or its keys at the root)."""
+
+
+def _enabled(value: Any) -> bool | None:
+    try:
+        return parse_bool(value)
+    except ValueError:
+        return None
+
+
+NATIVE_CHANGES = {ACTIONS["update"]: "update", ACTIONS["delete"]: "delete"}
+"""A native call's tools the owner's words decide: a change of an existing skill, or its delete."""
+CHANGE_TOOLS = frozenset({*NATIVE_CHANGES, ACTIONS["create"]})
+
+
+def native_read(calls: Sequence[TextCall], skills: Sequence[Skill], said: str) -> tuple[list[TextCall | None], str | None]:
+    """The calls a model made natively, each as the owner's words ``said`` make it (``owner_change``): a change
+    or a delete of an existing skill on the one the words name, with only the pause or resume they say, at the
+    time they give alone; none (``None`` in its place) for a skill they name only to exclude, nor any change,
+    delete or new skill when the words are a question ("can you pause things?"). Other calls, and a new skill
+    (always proposed for the owner's yes), are left as they are. With them, the engine's sentence when it
+    dropped or changed a call (None when it did neither): the model's reply would say otherwise."""
+    said = own_words(said)[:MESSAGE_CHARS]
+    question = a_question(said)
+    out: list[TextCall | None] = []
+    sentences: list[str] = []
+    for call in calls:
+        action = NATIVE_CHANGES.get(call.name)
+        if question and call.name in CHANGE_TOOLS:
+            out.append(None)
+            sentences.append(f"Nothing was changed: the model answered your question with a call to {call.name}, "
+                             "and a question asks for no change. Say plainly what to change.")
+            continue
+        if action is None:
+            out.append(call)
+            continue
+        try:
+            fields = json.loads(call.arguments or "{}")
+            ref, _, patch = update_request(fields) if action == "update" else (required_ref(fields, call.name), None, {})
+        except (ValueError, RecursionError, TypeError, AttributeError, SkillValidationError):
+            out.append(call)  # the tool's refusal names what is wrong, and the model answers again
+            continue
+        agent = agent_of(fields)
+        made = owner_change(action, ref, patch, skills, said, whole=False)
+        if made.arguments is None:
+            out.append(None)
+            sentences.append(made.refusal)
+        elif made.said_instead:
+            arguments = made.arguments if agent is None else {**made.arguments, "agent_id": agent}
+            out.append(TextCall(call.name, json.dumps(arguments, ensure_ascii=False)))
+            sentences.append(instead_sentence(action, made.said_instead))
+        else:
+            out.append(call)
+    return out, " ".join(dict.fromkeys(sentences)) or None
 
 
 def excluded(said: str, name: str) -> bool:

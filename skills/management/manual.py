@@ -16,6 +16,7 @@ from skills.spec.limits import (
     MAX_CONTEXT_FROM,
     MAX_DESTINATIONS,
     MAX_EXEMPT_TOOLS,
+    MAX_NAME_LENGTH,
     MAX_RUNS,
     MAX_STEPS,
     MAX_TOKENS_PER_MONTH,
@@ -25,7 +26,6 @@ from skills.spec.limits import (
 )
 from skills.spec.llm_models import MAX_FALLBACK_MODELS
 from skills.spec.models import CATCH_UPS, DELIVERIES, OVERLAPS
-from skills.spec.normalize import MAX_NAME_LENGTH
 from skills.when.calendar import MAX_UPCOMING
 
 TRIGGER_TYPES = ("cron", "event", "manual")

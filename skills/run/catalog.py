@@ -63,7 +63,15 @@ def destructive_tools(tools: list[str], catalog: list[ToolInfo], exempt: Collect
     return [t for t in dict.fromkeys(tools) if t in said and t not in exempt]
 
 
-ServerStatus = Literal["connecting", "connected", "failed", "closed"]
+ServerStatus = Literal["not started", "connecting", "connected", "failed", "closed"]
+"""``not started``: configured, no connect tried yet (a worker's hub connects its servers when first needed);
+``connecting``: its connect is under way; ``connected``; ``failed`` (``reason`` says why); ``closed``: gone for good."""
+
+PENDING: frozenset[ServerStatus] = frozenset({"not started", "connecting"})
+"""Not connected yet, and not failed: the server's tools are still to come."""
+
+NOT_STARTED = "connects when first needed"
+"""The ``reason`` of a server ``not started`` in a hub that connects when first needed."""
 
 
 class ServerState(BaseModel):
@@ -73,7 +81,7 @@ class ServerState(BaseModel):
     transport: Transport
     status: ServerStatus
     reason: str | None = None
-    """Why it failed (secrets from ``${VAR}`` are masked)."""
+    """Why it failed (secrets from ``${VAR}`` are masked), or when it will connect (:data:`NOT_STARTED`)."""
     tools: int = 0
     timeout: float | None = None
     """Seconds a call of its tools may take."""

@@ -280,3 +280,7 @@ MAX_GRANT_VALUE_BYTES = 2_048
 """One ``--where`` value: an argument compared exactly, not a document."""
 MAX_EXEMPT_TOOLS = 50
 """``approval_exempt_tools`` of one skill: each must be one of its tools, so a skill with more is unusual."""
+
+
+MAX_NAME_LENGTH = 200
+"""Characters of a skill's name (and of a skill named in ``context_from``)."""

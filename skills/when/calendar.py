@@ -340,3 +340,11 @@ def coming_lines(skill: Skill, *, now: datetime, count: int = 5) -> list[str]:
     if not skill.enabled or not skill.is_scheduled or skill.is_one_shot:
         return []
     return forecast(skill, now=now, count=count).lines()
+
+
+def first_fire(skill: Skill, now: datetime) -> datetime | None:
+    """The first fire of a schedule just created for ``skill`` at ``now``, computed from its trigger and skip
+    days (``next_fire``, which the server's own times are checked against)."""
+    if not skill.enabled or skill.trigger_config is None:
+        return None
+    return next_fire(skill, anchor=skill.created_at, now=now)

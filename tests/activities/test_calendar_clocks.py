@@ -18,6 +18,7 @@ from temporalio.client import Client
 from temporalio.testing import ActivityEnvironment
 
 from activities.schedules import ScheduleActivities
+from adapters.schedules import ScheduleWriter
 from adapters.store import Store
 from config.settings import Settings
 from skills.management.answers import coming_fires
@@ -60,7 +61,7 @@ def store(tmp_path: Path) -> Store:
 async def test_a_weekday_skill_registered_at_any_clock_is_told_its_next_business_day(
         clock: datetime, request: pytest.FixtureRequest, client: Client, settings: Settings, store: Store) -> None:
     name = request.node.callspec.id
-    schedules = ScheduleActivities(client, settings, store)
+    schedules = ScheduleActivities(ScheduleWriter(client), settings, store)
     for skill, expected in ((stored(store, clock, "0 9 * * *", "America/New_York", "US"), FIRST_FIRE[name]),
                             (stored(store, clock, "30 8 * * *", "Europe/Berlin", "DE-BY"), FIRST_FIRE_BERLIN[name])):
         answer = await ActivityEnvironment().run(schedules.create, skill)

@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 from temporalio.client import Client, Schedule, ScheduleActionStartWorkflow, ScheduleSpec, ScheduleState
 
 from activities.runs import RunActivities
-from adapters.schedule_spec import _offset_changes, schedule_spec
+from adapters.schedule_spec import offset_changes, schedule_spec
 from adapters.store import Store
 from skills.spec.models import Skill, SkillSpec, TriggerConfig
 from skills.spec.normalize import NormalizeContext, normalize
@@ -30,7 +30,7 @@ NEW_YORK, BERLIN = ZoneInfo("America/New_York"), ZoneInfo("Europe/Berlin")
 
 def changes(zone: ZoneInfo) -> tuple[datetime, datetime]:
     """The zone's spring-forward and fall-back instants in YEAR (UTC)."""
-    spring, fall = [c for c in _offset_changes(zone.key, YEAR) if c.year == YEAR][:2]
+    spring, fall = [c for c in offset_changes(zone.key, YEAR) if c.year == YEAR][:2]
     return spring, fall
 
 

@@ -70,16 +70,17 @@ async def test_a_retried_turn_keeps_whose_answer_it_stored(settings: Settings, l
     assert [m.by_engine for m in store.conversations.load_messages(conversation)] == [False, by_engine]
 
 
-@pytest.mark.parametrize(("status", "declined"), [("connecting", False), ("failed", True)])
-async def test_a_server_still_connecting_meets_the_needs_its_name_says(settings: Settings, llm: ScriptedLLM,
-                                                                      status: str, declined: bool) -> None:
-    """A configured server on its first connect has no tools in the catalog yet: it counts as there by its name,
-    so "my github issues" is not declined while the github server connects; one that failed is not there."""
+@pytest.mark.parametrize(("status", "declined"), [("not started", False), ("connecting", False), ("failed", True)])
+async def test_a_server_not_connected_yet_meets_the_needs_its_name_says(settings: Settings, llm: ScriptedLLM,
+                                                                       status: str, declined: bool) -> None:
+    """A configured server not started yet (the worker connects it when first needed) or on its first connect has
+    no tools in the catalog yet: it counts as there by its name, so "my github issues" is not declined before the
+    github server is up; one that failed is not there."""
     settings = settings.model_copy(update={"llm_base_url": llm.base_url, "llm_api_key": "sk-fake-test-key"})
     store = Store.from_settings(settings)
     agent = AgentActivities(store, settings, lambda: [OUTBOX], _no_tool,
                             servers=lambda: [ServerState(name="github", transport="stdio", status=status)])
-    conversation = f"{CHAT_CONVERSATION}connecting-{status}"
+    conversation = f"{CHAT_CONVERSATION}pending-{status.replace(' ', '-')}"
     store.conversations.append_messages(conversation, [ChatMessage(role="user", content="summarize my github issues")],
                                         datetime.now(UTC))
     llm.script("chat", [structured({"needs": ["read my open github issues"], "action": "reply",

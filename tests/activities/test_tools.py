@@ -605,6 +605,32 @@ async def test_a_changed_config_file_connects_closes_and_reconnects_servers(tmp_
     assert outbox_pids(first) == outbox_pids(second) == []  # removed and replaced servers were stopped
 
 
+async def test_a_lazy_hub_reports_its_servers_not_started_through_a_reload_and_connects_them_at_a_need(
+        tmp_path: Path) -> None:
+    """A worker's hub connects when first needed: until then every server, one a changed config file added too,
+    reads ``not started`` (never ``connecting``), and the states asked (as /readyz and get_server_states ask)
+    start none; the first need connects them all, the added one with them."""
+    config, outbox = tmp_path / "mcp.json", tmp_path / "outbox.jsonl"
+    write_config(config, {"outbox": outbox_config(outbox)})
+    hub = ToolHub.from_config(config, defaults={}, config_poll=60, catalog_ttl=None)
+    await hub.start(wait=False, lazy=True)
+    try:
+        not_started = ("not started", "connects when first needed")
+        assert [(s.name, s.status, s.reason) for s in hub.server_states()] == [("outbox", *not_started)]
+        write_config(config, {"outbox": outbox_config(outbox), "changing": changing_server()})
+        states = await activity_env().run(ToolActivities(hub).get_server_states)
+        assert [(s.name, s.status, s.reason) for s in states] == [("outbox", *not_started), ("changing", *not_started)]
+        assert hub.lazy and outbox_pids(outbox) == []  # nothing was started to report them
+
+        assert await asyncio.to_thread(hub.waited_for_connects, ["changing_add_tool"])
+        await hub.settle(30)
+        assert {s.name: (s.status, s.reason) for s in hub.server_states()} == {
+            "outbox": ("connected", None), "changing": ("connected", None)}
+        assert (await hub.call("outbox_send_message", {"message": "up"})).ok
+    finally:
+        await hub.close()
+
+
 async def test_a_broken_config_file_keeps_the_running_servers(tmp_path: Path) -> None:
     config, outbox = tmp_path / "mcp.json", tmp_path / "outbox.jsonl"
     write_config(config, {"outbox": outbox_config(outbox)})

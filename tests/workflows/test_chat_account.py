@@ -83,13 +83,15 @@ async def test_skills_chat_prints_the_engines_account_and_json_gives_it_as_data(
 
 
 async def test_a_change_that_pauses_as_it_moves_says_so(assistant: Engine, llm: ScriptedLLM) -> None:
-    # The owner said not to pause; the update the turn made paused the skill and moved it all the same. Before,
-    # the account said only "updated": the owner was never told the skill would not fire.
+    # An update that pauses the skill and moves it. Before, the account said only "updated": the owner was never
+    # told the skill would not fire. (Where the owner's words refuse the pause, it is not made at all:
+    # tests/workflows/test_chat_small_model.py.)
     await assistant.skills.register(STAND_UP)
     llm.script("chat", [call("memory_update_skill", {"skill_id": "stand up", "enabled": False,
                                                      "schedule": "0 10 * * 1-5"}),
                         say("Moved it to 10.")])
-    reply = await assistant.skills.chat("don't pause the stand up reminder, just move it to 10", session_id="moved")
+    reply = await assistant.skills.chat("pause the stand up reminder and put it on cron 0 10 * * 1-5",
+                                        session_id="moved")
     [effect] = reply.effects
     assert (effect.action, effect.enabled, effect.changed) == ("updated", False, ["enabled", "trigger_config"])
     assert effect.summary.endswith(": paused; now fires cron '0 10 * * 1-5' (UTC)"), effect.summary

@@ -174,7 +174,7 @@ async def test_a_yes_in_another_session_confirms_nothing(assistant: Engine, llm:
     from skills.chat.proposals import ChangeDecided, DecideChangeInput
     from skills.naming import DECIDE_CHANGE
 
-    decided = await assistant.skills._workflow(
+    decided = await assistant.skills.calls.workflow(
         DECIDE_CHANGE, DecideChangeInput(decision=ApprovalDecision(approval_id=proposal.id, approve=True),
                                          session_id="mallory"), ChangeDecided, "decide", "cross-session")
     assert decided.problem and "not made in this conversation" in decided.problem and not decided.applied
@@ -197,7 +197,8 @@ async def test_text_the_model_read_never_confirms(assistant: Engine, llm: Script
         say("yes"),  # the model's own words, however plain, confirm nothing
         REHEARSED,
     ])
-    reply = await assistant.skills.chat("what does stretch do?", session_id="victim")
+    # Not a question (a question's change calls are dropped before any of this: tests/skills/llm/test_textcalls.py).
+    reply = await assistant.skills.chat("look at the stretch skill for me", session_id="victim")
     assert reply.reply == "yes" and await names(assistant) == ["stretch"]
     assert [p.status for p in reply.proposals] == ["pending"]  # the last one; it replaced the first
     refused = llm.requests_for("chat")[3].messages[-1]["content"]

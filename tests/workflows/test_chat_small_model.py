@@ -197,7 +197,9 @@ async def test_a_structured_turn_may_only_do_what_the_users_words_ask(structured
     await structured_engine.skills.chat("delete the stand up reminder", session_id="words-3")
     question, move, delete = llm.requests_for("chat")
     assert actions_offered(question) == ["list", "reply"]
-    assert actions_offered(move) == ["create", "update", "list", "reply"]
+    # The when beside the skill the words change is the change's: no create beside it (a model offered one made
+    # a second stand up reminder).
+    assert actions_offered(move) == ["update", "list", "reply"]
     assert actions_offered(delete) == ["delete", "list", "reply"]
     # The prompt is the same whatever the words allow (the endpoint's prompt cache holds): only the grammar narrows.
     assert '- "delete": skill_id.' in question.messages[0]["content"]
@@ -298,3 +300,21 @@ async def test_a_structured_list_is_the_engines_own_and_needs_no_second_request(
     assert reply.reply.startswith("1 skill:\n- ") and "'reminder set'" in reply.reply and "5 skills" not in reply.reply
     # The engine's own words: a skill's name that reads as a claim ("reminder set") is not corrected as the model's.
     assert reply.said_by == "engine" and reply.correction is None
+
+
+async def test_a_native_change_does_only_what_the_owners_words_say(native: Engine, llm: ScriptedLLM) -> None:
+    """Native mode, the same slip the 1.5B model made structured: "don't pause ..., just move it to 10" answered
+    with a pause and the move. The move is made, the pause is not, and the owner reads the engine's sentence."""
+    await native.skills.register(STAND_UP)
+    llm.script("chat", [call("memory_update_skill", {"skill_id": "stand up", "enabled": False,
+                                                     "trigger_config": {"schedule": "0 10 * * 1-5"}})])
+    reply = await native.skills.chat("don't pause the stand up reminder, just move it to 10", session_id="n-pause")
+    skill = await native.skills.get("stand up")
+    assert skill.enabled and skill.trigger_config is not None and skill.trigger_config.schedule == "0 10 * * 1-5"
+    assert reply.said_by == "engine" and "not paused or resumed" in reply.reply
+    assert len(llm.requests_for("chat")) == 1  # the change made, the engine's sentence ends the turn: no "Paused"
+    # A question answered with a native pause pauses nothing.
+    llm.script("chat", [call("memory_update_skill", {"skill_id": "stand up", "enabled": False})])
+    asked = await native.skills.chat("can you pause things?", session_id="n-question")
+    assert (await native.skills.get("stand up")).enabled and asked.effects == []
+    assert asked.said_by == "engine" and asked.reply.startswith("Nothing was changed"), (asked.said_by, asked.reply)

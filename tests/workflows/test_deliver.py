@@ -14,7 +14,7 @@ from temporalio.worker import Replayer
 from config.settings import Settings
 from skills.run.notify import NOTHING_TO_REPORT, result_digest
 from skills.spec.models import RunRecord
-from starter.cli import _status
+from starter.cli import run_status
 from tests.conftest import Engine
 from tests.fakes.llm_server import ScriptedLLM, error, say
 from workflows.run import SkillRun
@@ -56,7 +56,7 @@ async def test_on_change_delivers_a_result_only_when_it_differs_from_the_last_de
         second = await run(engine, "watcher")  # the feed as it was: the same result
         assert (second.status, second.summary, second.unchanged) == ("success", first.summary, True)
         assert len(notices(engine, "watcher")) == 1  # not sent again
-        assert _status(second) == "success, unchanged"  # what `skills runs` shows
+        assert run_status(second) == "success, unchanged"  # what `skills runs` shows
 
         assert (await run(engine, "post")).status == "success"  # something new in the feed
         third = await run(engine, "watcher")

@@ -22,6 +22,7 @@ from temporalio.worker import Worker
 from activities.registration import RegistrationActivities
 from activities.schedules import ScheduleActivities
 from activities.store import StoreActivities
+from adapters.schedules import ScheduleWriter
 from adapters.store import Store
 from client import SkillsClient
 from config.settings import Settings
@@ -57,7 +58,7 @@ async def store(settings: Settings) -> Store:
 def _activities(client: Client, settings: Settings, store: Store, sync: object) -> list[object]:
     registration = RegistrationActivities(store, settings, lambda: {"outbox_send_message"})
     reads = StoreActivities(store, settings.backoff)
-    schedules = ScheduleActivities(client, settings, store)
+    schedules = ScheduleActivities(ScheduleWriter(client), settings, store)
     return [registration.prepare_skill, registration.save_skill, registration.undo_save,
             registration.set_skill_enabled, registration.delete_skill, reads.get_skill, reads.list_skills,
             schedules.delete_schedule, sync]
@@ -78,7 +79,7 @@ def _skill(name: str, **fields: object) -> dict[str, object]:
 
 async def test_a_new_skill_whose_schedule_fails_is_not_stored(client: Client, settings: Settings,
                                                               store: Store) -> None:
-    real = ScheduleActivities(client, settings, store)
+    real = ScheduleActivities(ScheduleWriter(client), settings, store)
     skills = SkillsClient(client, settings.task_queue)
     async with _worker(client, settings, _activities(client, settings, store, FailingFirstSync(real).sync_schedule)):
         with pytest.raises(SkillValidationError) as refused:
@@ -90,7 +91,7 @@ async def test_a_new_skill_whose_schedule_fails_is_not_stored(client: Client, se
 
 async def test_a_failed_update_puts_the_stored_skill_and_its_schedule_back(client: Client, settings: Settings,
                                                                            store: Store) -> None:
-    real = ScheduleActivities(client, settings, store)
+    real = ScheduleActivities(ScheduleWriter(client), settings, store)
     skills = SkillsClient(client, settings.task_queue)
     async with _worker(client, settings, _activities(client, settings, store, real.sync_schedule)):
         before = (await skills.register(_skill("tea"))).skill

@@ -6,7 +6,6 @@ once per action of its one schedule."""
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -89,14 +88,14 @@ async def test_three_workers_on_one_store_record_each_fire_once(client: Client, 
         workers = (one, two, three)
 
         async def all_ready() -> bool:
-            # Polling, and the verdict server's first connect over in each: a registration may land on any of
-            # them (one whose first connect failed on this busy machine tries the server again).
+            # Each polls and has its store (ready): a registration or a fire may land on any of them, and waits
+            # there for the verdict server, which each worker connects when first needed (a first connect that
+            # failed on this busy machine is tried again by the registration that needs it).
             for worker in workers:
                 assert worker.process is not None and worker.process.poll() is None, worker.log.read_text()
             for port in ports:
                 answer = await answers(port, "/readyz")
-                body = json.loads(answer[1]) if answer and answer[0] == 200 else {}
-                if body.get("mcp", {}).get("verdict", {}).get("status") not in ("connected", "failed"):
+                if not answer or answer[0] != 200:
                     return False
             return await pollers(client, queue) >= 3
 

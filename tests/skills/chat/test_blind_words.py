@@ -22,6 +22,9 @@ def test_no_field_the_owner_did_not_ask_for_is_set_wrong(case: dict[str, object]
 def test_the_figures_reached_hold() -> None:
     found = [check(case) for case in CASES]
     counts = {kind: sum(bool(f[kind]) for f in found) for kind in found[0]}
-    # Before the fix: clean 13, unasked offered 18, left out 3, field wrong 3, field unasked 11, slip kept 16.
-    assert sum(not any(f.values()) for f in found) >= 27
-    assert counts["field unasked"] <= 1 and counts["slip kept"] <= 1 and counts["unasked offered"] <= 8
+    # Before the first fixes: clean 13, unasked offered 18, left out 3, field wrong 3, field unasked 11, slip kept 16;
+    # after them 27, 8, 5, 0, 1, 1; after the second (native calls, the line under a forward, a when beside a named
+    # skill, questions of what the assistant can do, words reported bare) 35, 2, 3, 0, 0, 0.
+    assert sum(not any(f.values()) for f in found) >= 35
+    assert counts["field unasked"] == 0 and counts["slip kept"] == 0 and counts["unasked offered"] <= 2
+    assert counts["left out"] <= 3

@@ -1,6 +1,6 @@
 """What a chat's task needs, checked against the catalog's tools (``skills.chat.needs``) with the skills' ranker and
 what the engine knows of its own senders: the two tasks the 1.5B model promised (issue 52), the service-list's
-misfires ("weekly outlook", "yoga asana"), a tool that does name what is needed, a server still connecting."""
+misfires ("weekly outlook", "yoga asana"), a tool that does name what is needed, a server not connected yet."""
 
 from __future__ import annotations
 
@@ -83,11 +83,11 @@ def test_a_tool_that_says_what_is_needed_meets_it() -> None:
     assert checked.why == "the tools here that send reach only you"
 
 
-def test_a_server_still_connecting_counts_as_there() -> None:
-    connecting = CatalogTool("github", "github", connecting=True)
-    assert met_by("read my open github issues", [*OUTBOX, connecting]) == "github"
+def test_a_server_not_connected_yet_counts_as_there() -> None:
+    pending = CatalogTool("github", "github", pending=True)
+    assert met_by("read my open github issues", [*OUTBOX, pending]) == "github"
     # It is not a way to reach the owner, and it names nothing else.
-    assert met_by("read train delays", [*OUTBOX, connecting]) is None
+    assert met_by("read train delays", [*OUTBOX, pending]) is None
 
 
 def test_a_need_the_owner_asks_to_be_reminded_of_is_the_reminders_text() -> None:
@@ -163,7 +163,7 @@ def test_a_structured_answer_is_checked_on_its_stated_needs_a_native_one_on_its_
     assert checked.text == "email my boss the sales figures"
     assert not unmet(needs_checked(reminder, owner, True, CATALOG, PLAN_TOOLS, [],
                                    asking="every morning at 7 remind me to email my boss the sales figures"))
-    # A server still connecting is there by its name.
+    # A server not connected yet (not started, or connecting) is there by its name.
     github = json.dumps({"needs": ["read my github issues"], "action": "reply", "reply": "x"})
     reply = ChatMessage(role="assistant", content="x")
     assert not needs_checked(github, reply, True, CATALOG, PLAN_TOOLS, [])[0].met

@@ -18,7 +18,7 @@ from skills.llm.structured import (
     structured_read,
     words_name,
 )
-from skills.llm.textcalls import MAX_CALLS, MAX_CHARS, read_text_calls
+from skills.llm.textcalls import MAX_CALLS, MAX_CHARS, TextCall, read_text_calls
 from skills.spec.models import Skill, TriggerConfig
 
 OFFERED = ["get_tool_catalog", "memory_store_skill", "memory_update_skill", "memory_list_skills",
@@ -296,3 +296,48 @@ def test_a_model_that_moved_as_the_words_say_keeps_its_reply() -> None:
     read = changed("move the stand up reminder to 10", {"trigger_config": {"schedule": "0 10 * * *"}},
                    reply="Moved to 10.")
     assert read.by_engine and "fires at cron '0 10 * * 1-5'" in read.reply
+
+
+# --- native mode: the same guards on the model's own tool calls (issue 52) -------------------------------------
+
+
+def native(said: str, arguments: dict[str, object], name: str = "memory_update_skill") -> tuple:
+    from skills.llm.structured import native_read
+    return native_read([TextCall(name, json.dumps(arguments))], MINE, said)
+
+
+@pytest.mark.parametrize("said", [
+    "don't pause the stand up reminder, just move it to 10",
+    "I never want to turn the stand up reminder off, just move it to 10",
+])
+def test_a_native_pause_the_words_refuse_is_not_made(said: str) -> None:
+    # The same slip as the structured one, made with a native call: the move stands, the pause goes.
+    calls, reply = native(said, {"id": 1, "enabled": "false", "trigger_config": {"schedule": "0 10 * * 1-5"}})
+    [call] = calls
+    assert call is not None and call.name == "memory_update_skill"
+    assert json.loads(call.arguments) == {"trigger_config": {"schedule": "0 10 * * 1-5", "timezone": "Europe/Berlin"},
+                                          "skill_id": "1"}  # the time alone: at the skill's zone
+    assert reply is not None and "not paused or resumed" in reply
+
+
+def test_a_native_change_of_a_skill_the_words_exclude_is_dropped() -> None:
+    calls, reply = native("no, not the water one — pause the summary", {"skill_id": "drink water", "enabled": False})
+    assert calls == [None] and reply is not None and "drink water" in reply
+
+
+@pytest.mark.parametrize("said", ["can you pause things?", "what skills do I have?", "is the water reminder paused?"])
+def test_a_question_answered_with_a_native_change_changes_nothing(said: str) -> None:
+    calls, reply = native(said, {"skill_id": "drink water", "enabled": False})
+    assert calls == [None] and reply is not None and reply.startswith("Nothing was changed")
+    calls, _ = native(said, {"skill_id": "drink water"}, name="memory_delete_skill")
+    assert calls == [None]
+
+
+def test_a_native_call_the_words_agree_with_is_left_as_it_is() -> None:
+    update = TextCall("memory_update_skill", json.dumps({"skill_id": "stand up", "enabled": False}))
+    listing = TextCall("memory_list_skills", "{}")
+    from skills.llm.structured import native_read
+    assert native_read([listing, update], MINE, "pause the stand up reminder") == ([listing, update], None)
+    # A new skill is a proposal, whatever the words: left to the normalizer and the owner's yes.
+    store = TextCall("memory_store_skill", json.dumps(SKILL))
+    assert native_read([store], MINE, "remind me about the oven") == ([store], None)

@@ -28,7 +28,7 @@ COLLECTIONS = [*json.loads((DATA / "skill_collections.json").read_text())["colle
 bench.skillmd reads that part, once per change; no test holds a threshold on it)."""
 
 
-def _catalog() -> list[SkillFile]:
+def catalog() -> list[SkillFile]:
     found: list[SkillFile] = list(discover(bundled=BUNDLED_DIR).skills.values())
     names = {skill.name for skill in found}
     for collection in COLLECTIONS:
@@ -45,7 +45,7 @@ def _catalog() -> list[SkillFile]:
 @functools.cache
 def index() -> SkillIndex:
     """The index of every collection's skills: built by the tests that match, not as each xdist worker collects."""
-    return SkillIndex(_catalog())
+    return SkillIndex(catalog())
 MESSAGES = {**json.loads((DATA / "match_messages.json").read_text()),
             **json.loads((DATA / "unseen_messages.json").read_text())}
 

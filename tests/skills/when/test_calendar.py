@@ -12,13 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from activities.schedules import _first_fire
 from skills.errors import SkillValidationError
 from skills.spec.models import Skill, TriggerConfig
 from skills.spec.normalize import NormalizeContext, normalize
 from skills.when.calendar import (
     check_holidays,
     coming_lines,
+    first_fire,
     forecast,
     next_fire,
     next_skipped,
@@ -162,7 +162,7 @@ def test_the_first_fire_of_a_weekday_skill_is_its_next_business_day(now: datetim
     # Registered on a Friday afternoon, a weekend or a holiday's eve, the answer was None.
     daily = skill(TriggerConfig(schedule="0 9 * * *", timezone="America/New_York"), skip_holidays="US",
                   business_days_only=True).model_copy(update={"created_at": now})
-    assert _first_fire(daily, now) == first
+    assert first_fire(daily, now) == first
     assert next_fire(daily, anchor=now, now=now) == first
     fires = forecast(daily, now=now, count=1).fires
     assert [fire.at for fire in fires if fire.skipped is None] == [first]
