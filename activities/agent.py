@@ -39,6 +39,7 @@ from skills.chat.needs import (
     Need,
     NeedsCatalog,
     derived_needs,
+    imagined_reply,
     reminded,
     to_someone,
     unmet,
@@ -75,7 +76,7 @@ from skills.llm.structured import (
     stated_needs,
     structured_read,
 )
-from skills.llm.textcalls import TextCall, read_text_calls
+from skills.llm.textcalls import TextCall, imagined_calls, read_text_calls
 from skills.management.answers import listed
 from skills.messages.agent import (
     AgentSession,
@@ -239,6 +240,15 @@ class AgentActivities:
             pending = [s.name for s in self.servers() if s.status in PENDING] if self.servers else []
             # The owner's words, this turn's: a result they reply to is data, not what they ask.
             asking = said[-1].rsplit(f"</{BLOCK}>", 1)[-1] if said and messages[-1].role == "user" else ""
+            imagined = [] if message.tool_calls else [
+                name for name in imagined_calls(message.content, {*offered, *(t.name for t in catalog), *MANAGEMENT_TOOLS})
+                if not any(name.startswith(f"{server}_") for server in pending)]  # a server not connected yet may have it
+            if imagined:
+                # A call of a tool no server has, written as the reply (a 1.5B model's ``pay_electricity_bill``):
+                # the engine says nothing was done, and why, rather than show the owner the call.
+                message = message.model_copy(update={
+                    "content": imagined_reply(imagined, [*plan_tools, *pending]), "by_engine": True})
+                return await self._stored(request, message, fitted.left_out)
             checked = await asyncio.to_thread(needs_checked, answered, message, structured, catalog, plan_tools,
                                               pending, self.meaning, asking)
             if said and _owner_message(message, catalog) is not None:

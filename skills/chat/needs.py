@@ -307,7 +307,6 @@ def unmet_reply(checked: Sequence[Need], tools: Sequence[str], kept: str | None 
     that can be done, proposed; None: nothing), what else could be done, and the tools there are."""
     missing = missing_words(checked)
     done = [need.text for need in checked if need.met and need.met_by != ENGINE]
-    have = ", ".join(tools[:12]) + (f" and {len(tools) - 12} more" if len(tools) > 12 else "") if tools else "none"
     if kept is not None:
         head = (f"Only part of this can be done, so only that part is proposed: {kept}. Left out: no tool here can "
                 f"{missing}.")
@@ -315,9 +314,20 @@ def unmet_reply(checked: Sequence[Need], tools: Sequence[str], kept: str | None 
         head = f"No tool here can {missing}, so nothing was proposed."
         if done:
             head += f" The rest ({'; '.join(done)}) can be done alone: ask for it if you want it."
-    return (f"{head} A skill can use only the tools of the MCP servers this engine connects (now: {have}); connect "
-            "a server that can do it (docs/tools.md), then ask again.")
+    return f"{head} {_connect(tools)}"
+
+
+def imagined_reply(names: Sequence[str], tools: Sequence[str]) -> str:
+    """The engine's answer to a reply that was only a call of tools no server has (``skills.llm.textcalls``)."""
+    called = ", ".join(f"`{name}`" for name in names)
+    return f"Nothing was done: the answer was a call to {called}, and no tool here has that name. {_connect(tools)}"
+
+
+def _connect(tools: Sequence[str]) -> str:
+    have = ", ".join(tools[:12]) + (f" and {len(tools) - 12} more" if len(tools) > 12 else "") if tools else "none"
+    return (f"A skill can use only the tools of the MCP servers this engine connects (now: {have}); connect a server "
+            "that can do it (docs/tools.md), then ask again.")
 
 
 __all__ = ["ASSUMED", "ENGINE", "MAX_NEEDS", "MODEL", "OWNER_ONLY", "CatalogTool", "Need", "NeedsCatalog",
-           "derived_needs", "for_others", "to_someone", "missing_words", "needs_of", "reminded", "unmet", "unmet_reply"]
+           "derived_needs", "for_others", "imagined_reply", "to_someone", "missing_words", "needs_of", "reminded", "unmet", "unmet_reply"]

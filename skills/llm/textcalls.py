@@ -32,6 +32,8 @@ MAX_CALLS = 3
 
 # On RE2 (``skills.linear``): a reply is the model's, and the model may be led by what a tool returned. With
 # Python's re, "```" and 15,000 newlines took _FENCE 8 CPU s, and unclosed <tool_call>s were quadratic.
+MAX_NAME = 80
+"""Characters of a made-up tool's name the engine repeats to the owner."""
 _BLOCK = linear.compile(r"<tool_call>(.*?)</tool_call>", linear.DOTALL)
 _FENCE = linear.compile(r"\A```[a-zA-Z]*\s*\n?(.*?)\n?```\Z", linear.DOTALL)
 
@@ -67,6 +69,44 @@ def read_text_calls(text: str | None, offered: Collection[str]) -> tuple[list[Te
     if any(call is None for call in calls):
         return None
     return [call for call in calls if call is not None], ""
+
+
+def imagined_calls(text: str | None, known: Collection[str]) -> list[str]:
+    """The tools ``text`` calls, written as a call (a ``<tool_call>`` block, or the whole text a call object or a
+    list of them), that are none of ``known``: a small model's call of a tool it made up (``pay_electricity_bill``
+    for "pay the electricity bill"). Empty when the text is anything else, or any call in it names a known tool."""
+    if not text or len(text) > MAX_CHARS:
+        return []
+    blocks = _BLOCK.findall(text)
+    values = [_json(block.strip()) for block in blocks] if blocks else None
+    if values is None:
+        body = unfenced(text)
+        if not body.startswith(("{", "[")):
+            return []
+        value = _json(body)
+        values = value if isinstance(value, list) else [value]
+    if not values or len(values) > MAX_CALLS:
+        return []
+    names = [_call_name(value) for value in values]
+    if any(name is None or name in known for name in names):
+        return []
+    return list(dict.fromkeys(name for name in names if name is not None))
+
+
+def _call_name(value: Any) -> str | None:
+    """The name a call object gives, whatever tool it names; None for an object that is no call."""
+    if not isinstance(value, dict) or set(value) - {"name", "arguments", "parameters", "function", "type", "id"}:
+        return None
+    name = value.get("name")
+    function = value.get("function")
+    if isinstance(function, dict):
+        name = function.get("name")
+    elif isinstance(function, str) and name is None:
+        name = function
+    arguments = value.get("arguments", value.get("parameters", {}))
+    if not isinstance(name, str) or not name.strip() or not isinstance(arguments, dict | str):
+        return None
+    return name.strip()[:MAX_NAME]
 
 
 def unfenced(text: str) -> str:

@@ -66,13 +66,28 @@ async def test_a_call_written_as_text_is_read_as_the_call(native: Engine, llm: S
     assert answered[-1]["role"] == "tool" and "Proposed" in answered[-1]["content"]
 
 
-async def test_a_call_of_a_tool_not_offered_stays_text(native: Engine, llm: ScriptedLLM) -> None:
+async def test_a_call_of_a_tool_no_server_has_is_not_made_and_the_engine_says_so(native: Engine,
+                                                                                   llm: ScriptedLLM) -> None:
+    """The 1.5B model answered "pay the electricity bill from my Sparkasse account" with the text of a call to
+    ``pay_electricity_bill``, a tool it made up, which the owner was shown as the reply (bench.chat_real --set
+    needs). Nothing is made, and the reply is the engine's: no tool has that name."""
     written = json.dumps({"name": "github_list_issues", "arguments": {"state": "open"}})
     llm.script("chat", [say(written)])
     reply = await native.skills.chat("every monday at 8am send me a summary of my open github issues",
                                      session_id="nogithub")
-    assert reply.reply == written and reply.effects == [] and reply.proposals == []
+    assert reply.reply.startswith("Nothing was done: the answer was a call to `github_list_issues`, and no tool "
+                                  "here has that name."), reply.reply
+    assert "outbox_send_message" in reply.reply and reply.said_by == "engine"
+    assert reply.effects == [] and reply.proposals == []
     assert len(llm.requests_for("chat")) == 1  # native: nobody asks again
+
+
+async def test_a_call_of_a_tool_there_is_but_not_offered_stays_text(structured_engine: Engine,
+                                                                     llm: ScriptedLLM) -> None:
+    written = json.dumps({"name": "outbox_send_message", "arguments": {"message": "hi"}})
+    llm.script("chat", [say(written)] * 3)
+    reply = await structured_engine.skills.chat("what can you do?", session_id="outboxtext")
+    assert reply.effects == [] and reply.proposals == [] and "no tool here has that name" not in reply.reply
 
 
 async def test_a_structured_answer_is_proposed_through_the_normalizer(structured_engine: Engine,

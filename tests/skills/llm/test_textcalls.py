@@ -18,7 +18,7 @@ from skills.llm.structured import (
     structured_read,
     words_name,
 )
-from skills.llm.textcalls import MAX_CALLS, MAX_CHARS, TextCall, read_text_calls
+from skills.llm.textcalls import MAX_CALLS, MAX_CHARS, TextCall, imagined_calls, read_text_calls
 from skills.spec.models import Skill, TriggerConfig
 
 OFFERED = ["get_tool_catalog", "memory_store_skill", "memory_update_skill", "memory_list_skills",
@@ -341,3 +341,19 @@ def test_a_native_call_the_words_agree_with_is_left_as_it_is() -> None:
     # A new skill is a proposal, whatever the words: left to the normalizer and the owner's yes.
     store = TextCall("memory_store_skill", json.dumps(SKILL))
     assert native_read([store], MINE, "remind me about the oven") == ([store], None)
+
+
+@pytest.mark.parametrize(("text", "made_up"), [
+    ('{"name": "pay_electricity_bill", "arguments": {"account": "Sparkasse", "due_date": "Friday"}}',
+     ["pay_electricity_bill"]),
+    ('```json\n[{"name": "weather_today", "parameters": {"city": "Hamburg"}}]\n```', ["weather_today"]),
+    ('<tool_call>{"function": {"name": "bank_pay", "arguments": "{}"}}</tool_call>', ["bank_pay"]),
+    # a call of a tool there is, or text that is no call, is not made up
+    ('{"name": "outbox_send_message", "arguments": {"message": "hi"}}', []),
+    ('[{"name": "bank_pay", "arguments": {}}, {"name": "outbox_send_message", "arguments": {}}]', []),
+    ('{"name": "Hamburg", "temperature": 12}', []),
+    ("I cannot pay bills.", []),
+    ('{"name": "x", "arguments": [1, 2]}', []),
+])
+def test_a_call_of_a_tool_no_server_has_is_found(text: str, made_up: list[str]) -> None:
+    assert imagined_calls(text, {"outbox_send_message", "memory_store_skill"}) == made_up
