@@ -11,10 +11,9 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from temporalio import activity
-from temporalio.client import Client
-from temporalio.common import WorkflowIDConflictPolicy
 
 from activities.heartbeat import heartbeating
+from adapters.engine_workflows import EngineWorkflows
 from adapters.store import Store
 from config.secrets import redact
 from config.settings import Settings
@@ -27,10 +26,10 @@ from skills.spec.models import Delivery, Destination, RunRecord
 
 
 class DigestActivities:
-    def __init__(self, client: Client, store: Store, settings: Settings,
+    def __init__(self, workflows: EngineWorkflows, store: Store, settings: Settings,
                  send: Callable[..., Awaitable[ToolResult]]) -> None:
         """``send(tool, arguments, idempotency_key=...)``: the tool hub's call, as the notifier's."""
-        self.client = client
+        self.workflows = workflows
         self.store = store
         self.settings = settings
         self.send = send
@@ -38,12 +37,10 @@ class DigestActivities:
     @activity.defn
     async def queue_digest(self, request: DigestQueue) -> None:
         """Add a run's result to its destination's digest, starting the digest when none gathers."""
-        await self.client.start_workflow(
+        await self.workflows.signal_with_start(
             DELIVERY_DIGEST, DigestStart(key=request.key, minutes=request.minutes),
-            id=f"delivery-digest-{request.key}", task_queue=self.settings.task_queue,
-            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-            start_signal=DIGEST_SIGNAL, start_signal_args=[request.item],
-            static_summary=f"digest for {request.label}"[:200])
+            workflow_id=f"delivery-digest-{request.key}", signal=DIGEST_SIGNAL, signal_args=[request.item],
+            summary=f"digest for {request.label}")
 
     @activity.defn
     async def send_digest(self, request: DigestSend) -> None:

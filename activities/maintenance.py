@@ -9,9 +9,8 @@ from collections.abc import Callable, Collection
 from datetime import UTC, datetime, timedelta
 
 from temporalio import activity
-from temporalio.client import Client, WorkflowExecutionStatus
-from temporalio.service import RPCError, RPCStatusCode
 
+from adapters.engine_workflows import EngineWorkflows, RunUnknownError
 from adapters.metrics import EngineMetrics
 from adapters.store import Store
 from config.settings import Settings
@@ -34,9 +33,9 @@ MAX_COUNTED_SKIPS = 1000
 
 class MaintenanceActivities:
     def __init__(self, store: Store, settings: Settings, tool_names: Callable[[], Collection[str]],
-                 metrics: EngineMetrics | None = None, *, client: Client) -> None:
+                 metrics: EngineMetrics | None = None, *, workflows: EngineWorkflows) -> None:
         self.store = store
-        self.client = client
+        self.workflows = workflows
         self.settings = settings
         self.tool_names = tool_names
         self.metrics = metrics or EngineMetrics()
@@ -120,19 +119,10 @@ class MaintenanceActivities:
         """Whether the run's workflow chain (its first run is the row's run id; an Agent loop continues as
         new) is still running. An answer Temporal cannot give now leaves the row for the next round."""
         try:
-            described = await self.client.get_workflow_handle(run.workflow_id).describe()
-        except RPCError as e:
-            if e.status == RPCStatusCode.NOT_FOUND:
-                return False  # gone past the namespace's retention: ended long ago
-            activity.logger.warning("run %s left open this round: its workflow %s could not be described: %s",
-                                    run.run_id, run.workflow_id, e)
+            return await self.workflows.still_running(run.workflow_id, run.run_id)
+        except RunUnknownError as e:
+            activity.logger.warning("run %s left open this round: %s", run.run_id, e)
             return True
-        if described.status != WorkflowExecutionStatus.RUNNING:
-            return False
-        # The workflow id is the newest execution's: an event's runs share theirs, so a running one may be
-        # a later chain, which says nothing of this row's.
-        first = described.raw_description.workflow_execution_info.first_run_id or described.run_id
-        return run.run_id in (first, described.run_id)
 
     def _close(self, run: RunRecord, deadline: timedelta, now: datetime) -> RunOutcome | None:
         failed = run.model_copy(update={

@@ -10,11 +10,10 @@ import asyncio
 from datetime import UTC, datetime
 
 from temporalio import activity
-from temporalio.client import Schedule
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.failures import application_error
-from adapters.schedules import ScheduleWriter, build_schedule, skip_list
+from adapters.schedules import Schedule, ScheduleWriter, build_schedule, skip_list
 from adapters.store import Store
 from config.settings import Settings
 from search_attributes import SEARCH_ATTRIBUTES, search_attributes

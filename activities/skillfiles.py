@@ -20,11 +20,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from temporalio import activity
-from temporalio.client import Client, WorkflowFailureError
-from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
-from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from activities.trust import trust_states, untrusted
+from adapters.engine_workflows import EngineWorkflows
 from adapters.skill_folders import FOLDERS, discover, file_skill, load_skill_file
 from adapters.store import Store
 from config.settings import Settings
@@ -58,7 +56,7 @@ class SkillFileActivities:
     def __init__(
         self,
         store: Store,
-        client: Client,
+        workflows: EngineWorkflows,
         settings: Settings,
         tool_names: Callable[[], Collection[str]],
         limits: Limits = DEFAULT_LIMITS,
@@ -67,7 +65,7 @@ class SkillFileActivities:
         """``await_connects()`` waits for MCP servers still connecting, so that a file skill is not
         stored disabled for tools its server is about to offer."""
         self.store = store
-        self.client = client
+        self.workflows = workflows
         self.settings = settings
         self.tool_names = tool_names
         self.limits = limits
@@ -136,24 +134,8 @@ class SkillFileActivities:
         info = activity.info()
         # The sync's run id, not only its workflow id: an on-demand sync reuses its workflow id.
         workflow_id = f"{info.workflow_id}-{change.action}-{change.name}-{info.workflow_run_id}"
-        try:
-            handle = await self.client.start_workflow(
-                workflow,
-                arg,
-                id=workflow_id,
-                task_queue=self.settings.task_queue,
-                result_type=result_type,
-                static_summary=f"{change.action} file skill '{change.name}': {change.reason}",
-                # A retry of this activity joins the run its first attempt started, running or done.
-                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-            )
-        except WorkflowAlreadyStartedError:
-            handle = self.client.get_workflow_handle(workflow_id, result_type=result_type)
-        try:
-            return await handle.result()
-        except WorkflowFailureError as exc:
-            return f"{workflow} failed: {exc.cause or exc}"
+        return await self.workflows.run_once(workflow, arg, result_type, workflow_id=workflow_id,
+                                             summary=f"{change.action} file skill '{change.name}': {change.reason}")
 
 
 def toolset_grant(skill: SkillFile) -> ToolsetGrant | None:

@@ -31,6 +31,7 @@ from activities.store import StoreActivities
 from activities.tools import ToolActivities
 from activities.trust import TrustActivities
 from activities.watch import WatchActivities
+from adapters.engine_workflows import EngineWorkflows
 from adapters.mcp import ToolHub
 from adapters.mcp.launch import ToolsetSandbox
 from adapters.mcp.toolsets import SkillToolsets
@@ -48,6 +49,7 @@ class EngineActivities:
     """Every activity object of the worker, and skills' own toolset servers, which they open as runs need them."""
 
     def __init__(self, settings: Settings, client: Client, store: Store, hub: ToolHub, metrics: EngineMetrics) -> None:
+        workflows = EngineWorkflows(client, settings.task_queue)
         schedules = ScheduleActivities(ScheduleWriter(client), settings, store)
         registration = RegistrationActivities(store, settings, hub.tool_names, catalog=hub.catalog, rules=hub.rules,
                                               await_connects=hub.waited_for_connects, schedules=schedules)
@@ -67,7 +69,7 @@ class EngineActivities:
                                declared_toolsets=lambda: declared_toolsets(settings), store=store)
         self.objects: list[object] = [
             registration,
-            MaintenanceActivities(store, settings, hub.tool_names, metrics, client=client),
+            MaintenanceActivities(store, settings, hub.tool_names, metrics, workflows=workflows),
             RetentionActivities(store, settings, metrics),
             WatchActivities(store, settings, metrics),
             schedules,
@@ -76,7 +78,7 @@ class EngineActivities:
                           await_connects=hub.waited_for_connects, prepare=registration.prepare_skill),
             ApprovalActivities(store, hub.prepare),
             calls,
-            SkillFileActivities(store, client, settings, hub.tool_names, await_connects=hub.waited_for_connects),
+            SkillFileActivities(store, workflows, settings, hub.tool_names, await_connects=hub.waited_for_connects),
             AgentActivities(store, settings, tools.catalog, tools.send, settle=hub.settle, toolsets=self.toolsets,
                             rehearse=hub.rehearse, servers=hub.server_states, meaning=meaning),
             ChatActivities(store, settings, meaning=meaning),
@@ -86,7 +88,7 @@ class EngineActivities:
             GrantActivities(store, hub.tool_names),
             ProposalActivities(store),
             PhrasingActivities(store, settings, proposals),
-            DigestActivities(client, store, settings, hub.call),
+            DigestActivities(workflows, store, settings, hub.call),
         ]
 
     @staticmethod

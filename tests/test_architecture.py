@@ -200,6 +200,35 @@ def test_adapters_know_nothing_of_temporal_activities() -> None:
     assert offenders == []
 
 
+TEMPORAL_CLIENT_WIRING = "activities.wiring"
+"""The one module of activities that holds the Temporal client: it builds the ports the others take."""
+
+
+def _temporal_client_imports(path: Path) -> list[int]:
+    """The lines where ``path`` imports ``temporalio.client`` (deferred and type-only imports included)."""
+    return [node.lineno for node in _nodes(path)
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("temporalio.client")
+            or isinstance(node, ast.ImportFrom) and node.module == "temporalio"
+            and any(alias.name == "client" for alias in node.names)
+            or isinstance(node, ast.Import) and any(alias.name.startswith("temporalio.client") for alias in node.names)]
+
+
+def test_activities_reach_temporal_through_ports() -> None:
+    """An activity starts a workflow or writes a schedule through a port of adapters/ (``EngineWorkflows``,
+    ``ScheduleWriter``), never through the client, its handles and policies: the wiring alone holds it."""
+    offenders = {module: lines for module, path in MODULES.items()
+                 if _room(module) == "activities" and module != TEMPORAL_CLIENT_WIRING
+                 and (lines := _temporal_client_imports(path))}
+    assert offenders == {}
+
+
+def test_the_temporal_client_check_finds_each_form(tmp_path: Path) -> None:
+    path = tmp_path / "reach.py"
+    path.write_text("from temporalio.client import Client\nfrom temporalio import client\n"
+                    "import temporalio.client\nfrom temporalio import activity\n")
+    assert _temporal_client_imports(path) == [1, 2, 3]
+
+
 PORT_LIBRARIES = frozenset({"openai", "httpx", "httpx2", "requests", "sqlalchemy", "sqlmodel", "alembic", "psycopg",
                             "sqlite3", "subprocess", "socket", "mcp"})
 """What talks to the world (an LLM endpoint, HTTP, a database, a process, an MCP server): only through adapters/."""
