@@ -6,7 +6,7 @@
     skills list --files [--json]                                     every file skill, and where it came from
 
 They work on this machine's folders (the `SKILLS_*` settings), like `skills validate`; the code is
-in `adapters/installer.py`. A worker reads its own folders: the next sync registers an installed skill
+in `adapters/installer/`. A worker reads its own folders: the next sync registers an installed skill
 that carries a schedule (`skills sync` does it now), when the worker shares this user folder.
 
 `install` lists every command, URL and script an installed skill brings: they run only once the owner
