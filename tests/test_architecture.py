@@ -500,8 +500,7 @@ MAX_MODULE_LINES = 600
 MAX_CLASS_METHODS = 25
 """Past these, a module or a class holds several concerns, and every change to one of them touches it."""
 
-KNOWN_MAGNETS = {"config.settings": 648, "client.skills_client": 797, "adapters.mcp_skills": 795,
-                 "starter.cli": 1024,
+KNOWN_MAGNETS = {"config.settings": 648, "client.skills_client": 797, "starter.cli": 1024,
                  "adapters.mcp.hub": 606, "client.skills_client.SkillsClient": 52, "adapters.mcp.hub.ToolHub": 39}
 """The modules (lines) and classes (methods defined) still past the limits, each at most as big as it is now,
 until it is split (issue 54 item 4: the settings into per-room slices, the client by aggregate, the MCP Skills
@@ -597,9 +596,9 @@ PUBLIC_BY_DESIGN = frozenset({"_exit", "_replace", "_asdict", "_fields", "_make"
 KNOWN_PRIVATE_REACHES = {
     "adapters.installer.archives": {"zipfile._EndRecData", "zipfile._ECD_ENTRIES_TOTAL", "zipfile._ECD_SIZE",
                                     "zipfile._ECD_LOCATION", "zipfile._ECD_SIGNATURE"},
-    "adapters.mcp_skills": {"stdio._get_executable_command", "stdio._create_platform_compatible_process",
-                            "stdio._parse_line", "stdio._drain_stdout", "stdio._stop_server_process",
-                            "stdio._aclose_all"},
+    "adapters.mcp_skills.stdio": {"stdio._get_executable_command", "stdio._create_platform_compatible_process",
+                                  "stdio._parse_line", "stdio._drain_stdout", "stdio._stop_server_process",
+                                  "stdio._aclose_all"},
     "service.workflow_sandbox": {"temporalio.worker.workflow_sandbox._runner._Instance", "super()._run_code"},
     "bench.embedders": {"static_model._model_dir", "static_model._static_model.encode_batch"},
 }
