@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 import functools
 import importlib
+import itertools
+import re
 from collections import defaultdict
 from pathlib import Path
 from types import FunctionType
@@ -683,3 +685,71 @@ def test_workflows_take_only_activity_classes_from_activities() -> None:
 def _defines_activities(value: object) -> bool:
     return isinstance(value, type) and any(hasattr(member, "__temporal_activity_definition")
                                            for member in vars(value).values())
+
+
+DOCS = ROOT / "docs" / "architecture.md"
+
+
+def _drawings(text: str) -> list[str]:
+    """The fenced blocks of a markdown text, in order."""
+    return re.findall(r"^```\n(.*?)^```", text, re.S | re.M)
+
+
+def _drawn_rooms(drawing: str) -> list[list[str]]:
+    """The rooms of the drawing of rooms, a row at a time from the top: each row's folders (``adapters/``) and
+    modules (``worker.py``) that are rooms."""
+    rows = []
+    for line in drawing.splitlines():
+        names = [word.removesuffix("/").removesuffix(".py") for word in line.split() if word.endswith(("/", ".py"))]
+        found = [name for name in names if name in LAYERS]
+        if found:
+            rows.append(found)
+    return rows
+
+
+def _drawing_problems(drawing: str) -> list[str]:
+    """Where the drawing of rooms says other than the layers the import rule enforces: a room under one of a
+    lower layer, two of different layers on one row, a room of the code not drawn."""
+    rows = _drawn_rooms(drawing)
+    problems = [f"{' '.join(row)}: rooms of different layers on one row" for row in rows
+                if len({LAYERS[room] for room in row}) > 1]
+    for above, below in itertools.pairwise(rows):
+        if LAYERS[above[0]] <= LAYERS[below[0]]:
+            problems.append(f"{above[0]} is drawn above {below[0]}, which is not below it")
+    drawn = {room for row in rows for room in row}
+    problems += [f"{room} is not drawn" for room in LAYERS if room not in drawn and room != "bench"]
+    return problems
+
+
+def test_the_drawing_of_rooms_is_the_rule() -> None:
+    """docs/architecture.md draws the rooms top to bottom as the import rule orders them (``LAYERS``)."""
+    text = DOCS.read_text()
+    drawing = next(block for block in _drawings(text.split("## The rooms", 1)[1]))
+    assert _drawing_problems(drawing) == []
+
+
+def test_the_drawing_check_finds_a_room_out_of_place() -> None:
+    drawing = "starter/\n  │\nworker.py\nservice/\nactivities/\nworkflows/\nadapters/\nclient/  mcp_servers/\n" \
+              "config/  search_attributes.py\nskills/\n"
+    assert _drawing_problems(drawing) == ["activities is drawn above workflows, which is not below it"]
+    assert _drawing_problems("starter/\nconfig/ workflows/\nskills/\n")[0] == \
+        "config workflows: rooms of different layers on one row"
+
+
+def _activity_names() -> set[str]:
+    return {node.name for module, path in MODULES.items() if _room(module) == "activities"
+            for node in _nodes(path) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and any("activity.defn" in ast.unparse(decorator) for decorator in node.decorator_list)}
+
+
+def test_the_drawn_paths_name_real_workflows_and_activities() -> None:
+    """The first drawing (a skill's path from a client to a fire) names workflow types and activities that
+    exist: a renamed activity leaves no drawing behind."""
+    from skills import naming
+
+    workflow_types = {value for name, value in vars(naming).items() if name.isupper() and isinstance(value, str)}
+    drawing = _drawings(DOCS.read_text())[0]
+    drawn = set(re.findall(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)+\b", drawing)) - {"Temporal"}
+    calls = set(re.findall(r"\b[a-z]+(?:_[a-z]+)+\b", drawing))
+    assert drawn and drawn <= workflow_types, drawn - workflow_types
+    assert calls and calls <= _activity_names(), calls - _activity_names()
