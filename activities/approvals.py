@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from temporalio import activity
 
 from activities.failures import as_application_errors
+from activities.ports import ArgumentPreparer
 from adapters.store import Store
 from config.secrets import redact
 from skills.errors import ToolCallError
@@ -33,16 +32,13 @@ from skills.owner.approvals import (
     describe_call,
 )
 from skills.owner.grants import GRANT_PREFIX, describe_grant
-from skills.run.arguments import PreparedArguments
-
-Prepare = Callable[[str, dict[str, Any]], Awaitable[PreparedArguments]]
 
 
 class ApprovalActivities:
-    def __init__(self, store: Store, prepare: Prepare | None = None) -> None:
-        """``prepare(tool, arguments)`` is the tool hub's pipeline without the call."""
+    def __init__(self, store: Store, tools: ArgumentPreparer | None = None) -> None:
+        """``tools.prepare(tool, arguments)``: the tool hub's pipeline without the call."""
         self.store = store
-        self.prepare = prepare
+        self.tools = tools
 
     @activity.defn
     async def ask_approval(self, request: ApprovalAsk) -> Approval | None:
@@ -64,9 +60,9 @@ class ApprovalActivities:
                 return None
             tool = call.name
         summary = ""
-        if self.prepare is not None:
+        if self.tools is not None:
             try:
-                arguments = (await self.prepare(tool, arguments)).arguments
+                arguments = (await self.tools.prepare(tool, arguments)).arguments
             except ToolCallError as e:
                 # Asked anyway: the call fails as it is now, but a server back by then would take it.
                 summary = f" (not checked against the tool's schema: {e})"

@@ -7,12 +7,12 @@ what they send from the store (``workflows/digests.py`` says why only references
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from temporalio import activity
 
 from activities.heartbeat import heartbeating
+from activities.ports import ToolSender
 from adapters.engine_workflows import EngineWorkflows
 from adapters.store import Store
 from config.secrets import redact
@@ -20,19 +20,18 @@ from config.settings import Settings
 from skills.errors import SkillNotFoundError
 from skills.messages.run import DigestQueue, DigestSend, DigestStart
 from skills.naming import DELIVERY_DIGEST, DIGEST_SIGNAL
-from skills.run.catalog import ToolResult
 from skills.run.notify import digest_message
 from skills.spec.models import Delivery, Destination, RunRecord
 
 
 class DigestActivities:
     def __init__(self, workflows: EngineWorkflows, store: Store, settings: Settings,
-                 send: Callable[..., Awaitable[ToolResult]]) -> None:
-        """``send(tool, arguments, idempotency_key=...)``: the tool hub's call, as the notifier's."""
+                 tools: ToolSender) -> None:
+        """``tools.call(tool, arguments, idempotency_key=...)``: the tool hub's call, as the notifier's."""
         self.workflows = workflows
         self.store = store
         self.settings = settings
-        self.send = send
+        self.tools = tools
 
     @activity.defn
     async def queue_digest(self, request: DigestQueue) -> None:
@@ -52,7 +51,7 @@ class DigestActivities:
         text = digest_message([(run.skill_name, redact(run.summary)) for run, _ in found])
         info = activity.info()
         async with heartbeating("digest", destination.tool):
-            result = await self.send(destination.tool, {**destination.arguments, "message": text},
+            result = await self.tools.call(destination.tool, {**destination.arguments, "message": text},
                                      idempotency_key=f"{info.workflow_id}:{info.workflow_run_id}:digest")
         if not result.ok:
             raise RuntimeError(f"{destination.tool} refused the digest: {result.text[:300]}")

@@ -7,12 +7,12 @@ the named skill declares), never a management tool; the skill must exist.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
 from datetime import UTC, datetime
 
 from temporalio import activity
 
 from activities.failures import application_error
+from activities.ports import ToolNames
 from adapters.store import Store
 from skills.errors import FieldError, SkillNotFoundError, WorkflowInputError
 from skills.naming import CHANGE_GRANT
@@ -20,9 +20,9 @@ from skills.owner.grants import GrantChange, GrantResult, expiry, grant_problems
 
 
 class GrantActivities:
-    def __init__(self, store: Store, tool_names: Callable[[], Collection[str]]) -> None:
+    def __init__(self, store: Store, tools: ToolNames) -> None:
         self.store = store
-        self.tool_names = tool_names
+        self.tools = tools
 
     @activity.defn
     def change_grant(self, change: GrantChange) -> GrantResult:
@@ -54,7 +54,7 @@ class GrantActivities:
                 skill = self.store.skills.find_skill(request.skill, request.agent_id)
             except SkillNotFoundError as e:
                 return GrantResult(ok=False, errors=[FieldError(field="skill", message=str(e))])
-        known = set(self.tool_names())
+        known = set(self.tools.tool_names())
         if skill is not None:
             known |= {*skill.required_tools, *skill.approval_required_tools}
         if request.tool not in known:

@@ -5,11 +5,11 @@ fires are being skipped behind a run still going."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Collection
 from datetime import UTC, datetime, timedelta
 
 from temporalio import activity
 
+from activities.ports import ToolNames
 from adapters.engine_workflows import EngineWorkflows, RunUnknownError
 from adapters.metrics import EngineMetrics
 from adapters.store import Store
@@ -32,12 +32,12 @@ MAX_COUNTED_SKIPS = 1000
 
 
 class MaintenanceActivities:
-    def __init__(self, store: Store, settings: Settings, tool_names: Callable[[], Collection[str]],
+    def __init__(self, store: Store, settings: Settings, tools: ToolNames,
                  metrics: EngineMetrics | None = None, *, workflows: EngineWorkflows) -> None:
         self.store = store
         self.workflows = workflows
         self.settings = settings
-        self.tool_names = tool_names
+        self.tools = tools
         self.metrics = metrics or EngineMetrics()
 
     @activity.defn
@@ -52,7 +52,7 @@ class MaintenanceActivities:
             waiting = skill.disabled_reason == MISSING_TOOLS or (
                 skill.disabled_reason == NO_LLM and self.settings.llm_configured)
             if waiting and not skill.is_one_shot and available is None:
-                available = set(self.tool_names())
+                available = set(self.tools.tool_names())
             if waiting and not skill.is_one_shot and needed <= (available or set()):
                 scan.ready.append(_brief(skill))
         for skill in self.store.skills.list_skills(SkillFilter(enabled=True, trigger_type="cron")):

@@ -14,13 +14,13 @@ activity finds the run it started instead of registering twice.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 from temporalio import activity
 
+from activities.ports import ConnectingTools
 from activities.trust import trust_states, untrusted
 from adapters.engine_workflows import EngineWorkflows
 from adapters.skill_folders import FOLDERS, discover, file_skill, load_skill_file
@@ -58,33 +58,31 @@ class SkillFileActivities:
         store: Store,
         workflows: EngineWorkflows,
         settings: Settings,
-        tool_names: Callable[[], Collection[str]],
+        tools: ConnectingTools,
         limits: Limits = DEFAULT_LIMITS,
-        await_connects: Callable[[Collection[str] | None], bool] | None = None,
     ) -> None:
-        """``await_connects()`` waits for MCP servers still connecting, so that a file skill is not
+        """``tools.waited_for_connects()`` waits for MCP servers still connecting, so that a file skill is not
         stored disabled for tools its server is about to offer."""
         self.store = store
         self.workflows = workflows
         self.settings = settings
-        self.tool_names = tool_names
+        self.tools = tools
         self.limits = limits
-        self.await_connects = await_connects
 
     @activity.defn
     def scan_skill_files(self, request: SyncInput) -> SyncPlan:
         """What the sync must change: the folders' file skills against the files agent's stored skills."""
         agent = self.settings.file_skills_agent
         catalog = discover(**self.settings.skill_folders(), limits=self.limits)
-        if self.await_connects is not None and catalog.skills:
-            self.await_connects(None)  # a background sync may wait for every server's first connect
+        if catalog.skills:
+            self.tools.waited_for_connects(None)  # a background sync may wait for every server's first connect
         stored = self.store.skills.list_skills(SkillFilter(agent_id=agent))
         context = NormalizeContext(
             now=datetime.now(UTC),
             default_timezone=self.settings.timezone,
             default_agent_id=agent,
             # No file skill, no tool to check: the catalog's read would connect the MCP servers for nothing.
-            tool_catalog=set(self.tool_names()) if catalog.skills else set(),
+            tool_catalog=set(self.tools.tool_names()) if catalog.skills else set(),
         )
         scheduled = [skill for skill in catalog.skills.values() if skill.manifest.metadata.trigger_config is not None]
         held = {state.name: state.paused_reason() for state in trust_states(self.store, self.settings, scheduled)

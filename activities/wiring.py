@@ -69,26 +69,26 @@ class EngineActivities:
                                declared_toolsets=lambda: declared_toolsets(settings), store=store)
         self.objects: list[object] = [
             registration,
-            MaintenanceActivities(store, settings, hub.tool_names, metrics, workflows=workflows),
+            MaintenanceActivities(store, settings, hub, metrics, workflows=workflows),
             RetentionActivities(store, settings, metrics),
             WatchActivities(store, settings, metrics),
             schedules,
             StoreActivities(store, settings.backoff, settings.run_limits),
             RunActivities(store, settings, hub.call, metrics, catalog=hub.catalog,
                           await_connects=hub.waited_for_connects, prepare=registration.prepare_skill),
-            ApprovalActivities(store, hub.prepare),
+            ApprovalActivities(store, hub),
             calls,
-            SkillFileActivities(store, workflows, settings, hub.tool_names, await_connects=hub.waited_for_connects),
+            SkillFileActivities(store, workflows, settings, hub),
             AgentActivities(store, settings, tools.catalog, tools.send, settle=hub.settle, toolsets=self.toolsets,
                             rehearse=hub.rehearse, servers=hub.server_states, meaning=meaning),
             ChatActivities(store, settings, meaning=meaning),
             EventActivities(store, settings),
             self.scripts,
             TrustActivities(store, settings),
-            GrantActivities(store, hub.tool_names),
+            GrantActivities(store, hub),
             ProposalActivities(store),
             PhrasingActivities(store, settings, proposals),
-            DigestActivities(workflows, store, settings, hub.call),
+            DigestActivities(workflows, store, settings, hub),
         ]
 
     @staticmethod
