@@ -12,8 +12,9 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from skills.messages.manage import Prepared, RegisterInput
     from skills.run.arguments import PreparedArguments
-    from skills.run.catalog import ToolResult
+    from skills.run.catalog import ToolInfo, ToolResult
 
 
 class ToolNames(Protocol):
@@ -39,3 +40,20 @@ class ArgumentPreparer(Protocol):
     """A tool's arguments put through the engine's pipeline (the references a skill may not name, resolved)."""
 
     async def prepare(self, tool_name: str, arguments: dict[str, Any]) -> PreparedArguments: ...
+
+
+class ToolCatalog(ConnectingTools, Protocol):
+    """The tools offered now with their descriptions and annotations (which are destructive, read-only...)."""
+
+    def catalog(self) -> list[ToolInfo]: ...
+
+
+class RunTools(ToolCatalog, ToolSender, Protocol):
+    """What a run's bookkeeping needs of the tools: their annotations at its start, and a call to notify."""
+
+
+class SkillPreparer(Protocol):
+    """A definition normalized and validated as a registration does, against the live catalog, nothing stored
+    (``activities.registration.RegistrationActivities`` does it)."""
+
+    def prepare_skill(self, request: RegisterInput) -> Prepared: ...

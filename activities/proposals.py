@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from temporalio import activity
 
 from activities.phrase_check import checked_summary, read_instead
+from activities.ports import SkillPreparer
 from adapters.store import Store
 from config.settings import Settings
 from skills.chat.proposals import (
@@ -103,12 +103,12 @@ def proposed_by(store: Store, call: ChatCall, tool: str) -> dict[str, Any] | Non
 class Proposals:
     """Turn a chat's widening change into a recorded proposal, with what would be stored."""
 
-    def __init__(self, store: Store, settings: Settings, prepare: Callable[[RegisterInput], Prepared]) -> None:
-        """``prepare``: the registration's normalize + validate (RegistrationActivities.prepare_skill), which
+    def __init__(self, store: Store, settings: Settings, preparer: SkillPreparer) -> None:
+        """``preparer``: the registration's normalize + validate (``RegistrationActivities.prepare_skill``), which
         reads the store and the catalog and writes nothing."""
         self.store = store
         self.settings = settings
-        self.prepare = prepare
+        self.preparer = preparer
 
     async def propose(self, tool: str, fields: dict[str, Any], call: ChatCall) -> CallToolResult | None:
         """The proposal's answer to the model, or None when the call needs no confirmation (make it)."""
@@ -235,7 +235,7 @@ class Proposals:
         return None, name, {"event": name, "data": data, "event_id": event_id}, shown(summary)
 
     def _normalized(self, request: RegisterInput) -> Prepared:
-        prepared = self.prepare(request)
+        prepared = self.preparer.prepare_skill(request)
         if any(e.field == "target" for e in prepared.errors):
             raise SkillNotFoundError("; ".join(e.message for e in prepared.errors))
         if prepared.errors or prepared.normalized is None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import statistics
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -18,6 +17,7 @@ from temporalio import activity
 
 from activities.failures import application_error
 from activities.heartbeat import heartbeating
+from activities.ports import RunTools, SkillPreparer
 from activities.skillfiles import toolset_grant
 from activities.trust import untrusted
 from adapters.metrics import EngineMetrics
@@ -26,10 +26,10 @@ from adapters.store import Store
 from config.secrets import redact, redact_value
 from config.settings import Settings
 from skills.errors import FieldError, SkillNotFoundError, SkillsError, SkillValidationError
-from skills.messages.manage import Prepared, RegisterInput
+from skills.messages.manage import RegisterInput
 from skills.messages.run import BeginRun, DeliveriesRecord, DeliverInput, NotifyInput, RunOutcome, RunStart
 from skills.run.budget import DAY
-from skills.run.catalog import ToolInfo, ToolResult, destructive_tools
+from skills.run.catalog import destructive_tools
 from skills.run.deadline import approval_seconds
 from skills.run.notify import settle
 from skills.spec.models import BUDGET, FAILURES, REHEARSAL, RunRecord, Skill
@@ -47,22 +47,18 @@ a skill's tools, to read their annotations."""
 
 
 class RunActivities:
-    def __init__(self, store: Store, settings: Settings,
-                 send: Callable[..., Awaitable[ToolResult]],
-                 metrics: EngineMetrics | None = None, *, catalog: Callable[[], list[ToolInfo]] | None = None,
-                 await_connects: Callable[..., bool] | None = None,
-                 prepare: Callable[[RegisterInput], Prepared] | None = None) -> None:
-        """``send(tool, arguments, idempotency_key=...)`` is the tool hub's call, used for notifications; ``metrics``
-        count the runs recorded. ``catalog`` (the live tools with their annotations) says which of a skill's tools
-        are destructive; ``await_connects(tools, timeout)`` waits for the servers that could offer tools it lacks
-        while they connect; ``prepare`` normalizes a definition as a registration does (a rehearsal's)."""
+    def __init__(self, store: Store, settings: Settings, tools: RunTools | None,
+                 metrics: EngineMetrics | None = None, *, preparer: SkillPreparer | None = None) -> None:
+        """``tools``: the tool hub; its call sends notifications, its catalog (the live tools with their
+        annotations) says which of a skill's tools are destructive, and it waits for the servers that could
+        offer tools the catalog lacks while they connect (None: no tools, as a test of the bookkeeping has).
+        ``metrics`` count the runs recorded; ``preparer`` normalizes a definition as a registration does (a
+        rehearsal's)."""
         self.store = store
         self.settings = settings
-        self.send = send
+        self.tools = tools
         self.metrics = metrics or EngineMetrics()
-        self.catalog = catalog
-        self.await_connects = await_connects
-        self.prepare = prepare
+        self.preparer = preparer
 
     @activity.defn
     def begin_run(self, request: BeginRun) -> RunStart:
@@ -117,9 +113,9 @@ class RunActivities:
             except SkillNotFoundError as e:  # deleted since the client found it: said, not retried
                 raise application_error(e) from e
         else:
-            if self.prepare is None:
+            if self.preparer is None:
                 raise application_error(SkillsError("this worker cannot normalize a definition to rehearse"))
-            prepared = self.prepare(RegisterInput(data=request.rehearse.data, target=request.rehearse.target,
+            prepared = self.preparer.prepare_skill(RegisterInput(data=request.rehearse.data, target=request.rehearse.target,
                                                   by=REHEARSAL))
             if prepared.errors or prepared.normalized is None:
                 errors = prepared.errors or [FieldError(field="definition", message="not a skill")]
@@ -135,19 +131,24 @@ class RunActivities:
                         rehearsal=True, closed_world=request.rehearse is not None and request.rehearse.closed_world,
                         **self._limits(skill))
 
+    def _tools(self) -> RunTools:
+        if self.tools is None:
+            raise application_error(SkillsError("this worker has no tools to send a notice with"))
+        return self.tools
+
     def _destructive(self, skill: Skill) -> list[str]:
         """The skill's tools its servers mark destructive now, less those the skill exempts: their calls wait
         for approval at this run. A tool the catalog lacks (its server still connecting) is waited for, a
         little: a destructive tool must not slip through because its server was slow to start."""
-        if self.catalog is None:
+        if self.tools is None:
             return []
         # A delivery's tool too: a destination is a call like any other (workflows.run asks before it sends).
         tools = list(dict.fromkeys([*skill.required_tools, *skill.approval_required_tools,
                                     *(destination.tool for destination in skill.deliver_to)]))
-        catalog = self.catalog()
+        catalog = self.tools.catalog()
         missing = set(tools) - {tool.name for tool in catalog}
-        if missing and self.await_connects is not None and self.await_connects(missing, CONNECT_WAIT):
-            catalog = self.catalog()
+        if missing and self.tools.waited_for_connects(missing, CONNECT_WAIT):
+            catalog = self.tools.catalog()
         found = destructive_tools(tools, catalog, skill.approval_exempt_tools)
         if found:
             activity.logger.info("skill %s: calls of %s wait for approval (marked destructive)", skill.name,
@@ -195,7 +196,7 @@ class RunActivities:
 
         A notifier may be slow (a chat API, a webhook): the activity heartbeats while it waits."""
         async with heartbeating("notify", self.settings.notifier_tool):
-            result = await self.send(self.settings.notifier_tool, {"message": redact(request.message)},
+            result = await self._tools().call(self.settings.notifier_tool, {"message": redact(request.message)},
                                      idempotency_key=request.idempotency_key)
         if not result.ok:
             raise RuntimeError(f"{self.settings.notifier_tool} refused the notification: {result.text}")
@@ -213,7 +214,7 @@ class RunActivities:
         delivery's own idempotency key. A refusal raises, so Temporal retries it, then the run says failed."""
         tool = request.destination.tool
         async with heartbeating("deliver", tool):
-            result = await self.send(tool, {**request.destination.arguments, "message": redact(request.message)},
+            result = await self._tools().call(tool, {**request.destination.arguments, "message": redact(request.message)},
                                      idempotency_key=request.idempotency_key)
         if not result.ok:
             raise RuntimeError(f"{tool} refused the delivery: {result.text[:300]}")

@@ -53,7 +53,7 @@ class EngineActivities:
         schedules = ScheduleActivities(ScheduleWriter(client), settings, store)
         registration = RegistrationActivities(store, settings, hub.tool_names, catalog=hub.catalog, rules=hub.rules,
                                               await_connects=hub.waited_for_connects, schedules=schedules)
-        proposals = Proposals(store, settings, registration.prepare_skill) if settings.chat_confirm_changes else None
+        proposals = Proposals(store, settings, registration) if settings.chat_confirm_changes else None
         meaning = catalog_meaning(settings)  # SKILLS_MATCH_MEANING: refused here, at start, without its extra
         if meaning is not None:
             meaning.warm(lambda: discover(**settings.skill_folders(), semantic=meaning).index)
@@ -74,8 +74,7 @@ class EngineActivities:
             WatchActivities(store, settings, metrics),
             schedules,
             StoreActivities(store, settings.backoff, settings.run_limits),
-            RunActivities(store, settings, hub.call, metrics, catalog=hub.catalog,
-                          await_connects=hub.waited_for_connects, prepare=registration.prepare_skill),
+            RunActivities(store, settings, hub, metrics, preparer=registration),
             ApprovalActivities(store, hub),
             calls,
             SkillFileActivities(store, workflows, settings, hub),

@@ -30,7 +30,7 @@ async def test_a_proposal_answered_by_a_lost_attempt_is_still_the_retrys_change(
     store = Store.from_settings(settings)
     registration = RegistrationActivities(store, settings, lambda: set())
     router = ToolRouter(lambda: [], _no_server, ManagementTools(SkillsClient(client, settings.task_queue)),
-                        Proposals(store, settings, registration.prepare_skill))
+                        Proposals(store, settings, registration))
     agent = AgentActivities(store, settings, router.catalog, router.send)
     conversation = f"{CHAT_CONVERSATION}victim"
     seq = store.conversations.append_messages(conversation, [

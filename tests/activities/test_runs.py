@@ -31,11 +31,8 @@ def store(store_url: str) -> Store:
 
 @pytest.fixture
 def runs(store: Store, tmp_path: Path) -> RunActivities:
-    async def no_send(tool: str, arguments: dict) -> None:  # begin/finish never notify
-        raise AssertionError("not expected")
-
     settings = Settings(data_dir=tmp_path, timezone="UTC", backoff_steps=[timedelta(minutes=1)], failure_limit=3)
-    return RunActivities(store, settings, no_send)  # type: ignore[arg-type]
+    return RunActivities(store, settings, None)  # begin/finish never notify
 
 
 @pytest.fixture
@@ -147,7 +144,7 @@ def test_a_file_skills_dependencies_and_their_toolsets_are_read_at_each_fire(
         store: Store, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     settings = Settings(data_dir=tmp_path, timezone="UTC", project_skills_dir=tmp_path / "project",
                         user_skills_dir=tmp_path / "user", bundled_skills_dir=tmp_path / "bundled")
-    runs = RunActivities(store, settings, None)  # type: ignore[arg-type]
+    runs = RunActivities(store, settings, None)
 
     def write(name: str, **frontmatter: object) -> None:
         folder = settings.user_skills_dir / name
