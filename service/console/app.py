@@ -100,6 +100,7 @@ class Console:
         self.zone = zone
         self.clock = clock
         self.templates = templates(zone)
+        self._fires = pages.FireCache()
         self._answering = asyncio.Lock()
         self._answered: OrderedDict[int, str] = OrderedDict()
 
@@ -168,7 +169,8 @@ class Console:
         if self.session_of(request) is None:
             return self.refused(request)
         listed = await self.skills.list()
-        return self.page(request, "week.html", week=pages.week(listed, now=self.clock(), zone=self.zone))
+        return self.page(request, "week.html", week=pages.week(listed, now=self.clock(), zone=self.zone,
+                                                             cache=self._fires))
 
     async def waiting(self, request: Request) -> Response:
         if self.session_of(request) is None:

@@ -84,10 +84,71 @@ def paused_reason(skill: Skill) -> str:
     return f"disabled ({skill.disabled_reason or 'by user'})"
 
 
-def week(skills: list[Skill], *, now: datetime, zone: ZoneInfo, days: int = WEEK_DAYS) -> Week:
+@dataclass(frozen=True)
+class _Fires:
+    """A skill's fires from ``since`` on, each yielded by ``spec_fires``; complete up to ``until``."""
+
+    key: tuple[Any, ...]
+    since: datetime
+    until: datetime
+    fires: tuple[tuple[datetime, str | None], ...]
+
+
+class FireCache:
+    """The fires of each skill computed for one week, kept for the weeks asked within :data:`CACHE_SLACK` after:
+    croniter takes about 0.1 ms of CPU a fire, and a page of 200 skills is some 2,000 of them. An entry is
+    used only for a skill whose schedule inputs (what ``spec_fires`` reads) are unchanged, and only for a
+    window inside what it computed; else the fires are computed again."""
+
+    def __init__(self) -> None:
+        self._entries: dict[int, _Fires] = {}
+
+    @staticmethod
+    def key(skill: Skill) -> tuple[Any, ...]:
+        trigger = skill.trigger_config.model_dump_json() if skill.trigger_config else None
+        return (trigger, skill.trigger_type, skill.skip_holidays, skill.business_days_only, skill.end_at,
+                skill.max_runs, skill.scheduled_runs, skill.created_at)
+
+    def fires(self, skill: Skill, *, now: datetime, end: datetime) -> list[tuple[datetime, str | None]]:
+        """The skill's fires after ``now`` up to ``end``, at most ``MAX_FIRES_A_WEEK + 1`` of them."""
+        key = self.key(skill)
+        entry = self._entries.get(skill.id)
+        # A skipped day is marked at its first fire after ``now``: past the entry's marker, compute it again.
+        if entry is not None and entry.key == key and entry.since <= now and not any(
+                reason and entry.since < at <= now for at, reason in entry.fires):
+            found = [(at, reason) for at, reason in entry.fires if now < at <= end]
+            if end <= entry.until or len(found) > MAX_FIRES_A_WEEK:
+                return found[:MAX_FIRES_A_WEEK + 1]
+        horizon = end + CACHE_SLACK
+        fires: list[tuple[datetime, str | None]] = []
+        complete = horizon
+        for at, reason in spec_fires(skill, anchor=skill.created_at, now=now):
+            if at > horizon:
+                break
+            if len(fires) > MAX_FIRES_A_WEEK:
+                complete = fires[-1][0]
+                break
+            fires.append((at, reason))
+        if skill.max_runs is None:  # the runs left count from ``now``: a later window counts otherwise
+            self._entries[skill.id] = _Fires(key, now, complete, tuple(fires))
+        return [(at, reason) for at, reason in fires if at <= end][:MAX_FIRES_A_WEEK + 1]
+
+    def keep_only(self, ids: set[int]) -> None:
+        for gone in set(self._entries) - ids:
+            del self._entries[gone]
+
+
+CACHE_SLACK = timedelta(days=1)
+"""How far past the week an entry computes, so the weeks asked in the next day reuse it."""
+
+
+def week(skills: list[Skill], *, now: datetime, zone: ZoneInfo, days: int = WEEK_DAYS,
+         cache: FireCache | None = None) -> Week:
     """The fires of ``skills`` from ``now`` to ``days`` days on, by day in ``zone``: the schedule's own times
     (``spec_fires``, the calendar ``skills next`` lists from), the first fire of each day a skip list removes
-    marked with why. Disabled skills are counted apart: they fire nothing until resumed."""
+    marked with why. Disabled skills are counted apart: they fire nothing until resumed. ``cache`` keeps each
+    skill's fires for the next call (:class:`FireCache`)."""
+    cache = cache if cache is not None else FireCache()
     end = now + timedelta(days=days)
     today = now.astimezone(zone).date()
     by_day = {today + timedelta(days=i): Day(today + timedelta(days=i)) for i in range(days + 1)}
@@ -96,11 +157,7 @@ def week(skills: list[Skill], *, now: datetime, zone: ZoneInfo, days: int = WEEK
         if skill.trigger_config is None or not skill.is_scheduled:
             found.unscheduled += 1
             continue
-        fires: list[tuple[datetime, str | None]] = []
-        for at, reason in spec_fires(skill, anchor=skill.created_at, now=now):
-            if at > end or len(fires) > MAX_FIRES_A_WEEK:
-                break
-            fires.append((at, reason))
+        fires = cache.fires(skill, now=now, end=end)
         crowded = len(fires) > MAX_FIRES_A_WEEK
         if not skill.enabled:
             started = sum(reason is None for _, reason in fires[:MAX_FIRES_A_WEEK])
@@ -113,6 +170,7 @@ def week(skills: list[Skill], *, now: datetime, zone: ZoneInfo, days: int = WEEK
         for at, reason in fires:
             local = at.astimezone(zone)
             by_day[local.date()].fires.append(Fire(skill, local, reason, spread))
+    cache.keep_only({skill.id for skill in skills})
     for day in by_day.values():
         day.fires.sort(key=lambda fire: (fire.at, fire.skill.name))
     found.days = [day for day in by_day.values() if day.day <= end.astimezone(zone).date()]

@@ -11,14 +11,16 @@ import json
 import re
 import socket
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import httpx2
 import uvicorn
 
+from service.console import pages
 from service.console.app import build_app
+from skills.spec.models import Skill
 from skills.when.calendar import forecast
 from tests.conftest import Engine, eventually, free_port
 from tests.starter.test_cli import SKILLS, clean_env, options, run_skills
@@ -295,3 +297,34 @@ async def test_skills_console_wants_the_token_and_serves_on_loopback(engine: Eng
         process.terminate()
         _, err = await process.communicate()
     assert f"the console at http://127.0.0.1:{port}/" in err.decode()
+
+
+# --- the week's cache -----------------------------------------------------------------------------
+
+
+def stored(i: int, schedule: str, **fields: Any) -> Skill:
+    return Skill.model_validate({
+        "id": i, "agent_id": "default", "name": f"s{i}", "instructions": "x", "trigger_type": "cron",
+        "trigger_config": {"schedule": schedule, "timezone": "Europe/Berlin"},
+        "execution_plan": [{"id": "s1", "toolName": "outbox_send_message", "parameters": {"message": "x"}}],
+        "created_at": MONDAY - timedelta(days=3), "updated_at": MONDAY - timedelta(days=3), **fields})
+
+
+def drawn(found: pages.Week) -> list[Any]:
+    return [[(f.skill.id, f.at, f.skipped) for f in day.fires] for day in found.days] + [
+        [(p.skill.id, p.fires, p.more) for p in found.paused], [(f.skill.id, f.first) for f in found.frequent]]
+
+
+def test_a_week_from_the_cache_is_the_week_computed_afresh() -> None:
+    """Each later week, drawn with the fires kept from the first, is the one computed from nothing: across
+    days skipped (a holiday's and the weekend's first fire passing), an hourly skill, a paused one and one
+    whose max_runs count from now."""
+    skills = [stored(1, "0 9 * * *"), stored(2, "30 8,17 * * *", business_days_only=True, skip_holidays="DE-BY"),
+              stored(3, "15 * * * *"), stored(4, "0 12 * * *", enabled=False, disabled_reason="by user"),
+              stored(5, "0 7 * * *", max_runs=4, scheduled_runs=1), stored(6, "0 6 * * 1-5", skip_holidays="DE")]
+    cache = pages.FireCache()
+    zone = ZoneInfo("Europe/Berlin")
+    for hours in (0, 1, 4, 8.5, 12, 20, 23, 24, 30, 47, 80, 97):
+        now = MONDAY + timedelta(hours=hours)
+        assert drawn(pages.week(skills, now=now, zone=zone, cache=cache)) == drawn(
+            pages.week(skills, now=now, zone=zone)), hours
