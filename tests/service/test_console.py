@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import json
 import re
 import socket
@@ -17,7 +18,9 @@ from zoneinfo import ZoneInfo
 
 import httpx2
 import uvicorn
+from temporalio.client import Client
 
+from config.settings import Settings
 from service.console import pages
 from service.console.app import build_app
 from skills.spec.models import Skill
@@ -328,3 +331,30 @@ def test_a_week_from_the_cache_is_the_week_computed_afresh() -> None:
         now = MONDAY + timedelta(hours=hours)
         assert drawn(pages.week(skills, now=now, zone=zone, cache=cache)) == drawn(
             pages.week(skills, now=now, zone=zone)), hours
+
+
+async def test_a_skill_the_engine_disabled_is_listed_and_resumed_from_the_page(client: Client,
+                                                                               settings: Settings) -> None:
+    engine = await Engine(settings.model_copy(update={"failure_limit": 2}), client).start()
+    try:
+        await engine.skills.register({"name": "broken", "instructions": "x", "schedule": "0 9 * * *",
+                                      "execution_plan": [{"toolName": "outbox_send_message",
+                                                          "parameters": {"message": "  ", "chat_id": "c1"}}]})
+        for _ in range(2):
+            assert (await engine.skills.run("broken")).status == "error"
+        skill = await engine.skills.get("broken")
+        assert (skill.enabled, skill.disabled_reason) == (False, "failures")
+        async with console(engine) as base, signed_in(base) as http:
+            page = await http.get("/trouble")
+            disabled = section(page.text, 'id="disabled"', 'id="overdue"')
+            assert "broken" in disabled and "disabled (failures)" in disabled
+            assert f'action="/skills/{skill.id}/resume"' in disabled
+            forged = await http.post(f"/skills/{skill.id}/resume", data={})
+            assert forged.status_code == 403 and not (await engine.skills.get("broken")).enabled
+            resumed = await http.post(f"/skills/{skill.id}/resume", data={"csrf": CSRF.findall(page.text)[0]})
+            assert resumed.status_code == 200 and f"resumed skill {skill.id} 'broken'" in html.unescape(resumed.text)
+            assert (await engine.skills.get("broken")).enabled
+            after = await http.get("/trouble")
+            assert "broken" not in section(after.text, 'id="disabled"', 'id="overdue"')
+    finally:
+        await engine.stop()
