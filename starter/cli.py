@@ -81,6 +81,7 @@ LAZY_COMMANDS = {
     "uninstall": ("starter.install_cli:COMMANDS", "Remove a skill from the user folder."),
     "mcp": ("starter.mcp_server:mcp_command", "The management tools as an MCP server (stdio or HTTP)."),
     "telegram": ("starter.telegram_bot:telegram_command", "Answer Telegram messages with the assistant."),
+    "console": ("starter.console_cli:console_command", "The owner's web console: the week, approvals, failures."),
 }
 
 

@@ -298,11 +298,11 @@ def test_the_commands_of_their_own_modules_load_only_when_named() -> None:
     import subprocess
     import sys
 
-    from starter import files_cli, install_cli, mcp_server, telegram_bot, tools_cli
+    from starter import console_cli, files_cli, install_cli, mcp_server, telegram_bot, tools_cli
     from starter.cli import LAZY_COMMANDS
 
     defined = [tools_cli.catalog_command, *files_cli.COMMANDS, *install_cli.COMMANDS, mcp_server.mcp_command,
-               telegram_bot.telegram_command]
+               telegram_bot.telegram_command, console_cli.console_command]
     assert list(LAZY_COMMANDS) == [command.name for command in defined]
     # `skills --help` lists them by the map's short help, without importing them: it must be their own.
     assert {name: short for name, (_, short) in LAZY_COMMANDS.items()} == {
