@@ -195,15 +195,20 @@ the worker's own sync register its files before the test's sync, or maintenance 
 A test that wants a round runs or triggers it."""
 
 
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
+def settings_in(folder: Path) -> Settings:
+    """A test's settings: its own task queue, its data and (empty) SKILL.md folders under ``folder``."""
     # Empty SKILL.md folders: a test that wants file skills writes them.
-    return Settings(task_queue=f"test-{uuid.uuid4().hex[:10]}", data_dir=tmp_path, timezone="UTC",
-                    mcp_config=None, bundled_skills_dir=tmp_path / "bundled", user_skills_dir=tmp_path / "user",
-                    project_skills_dir=tmp_path / "project", health_port=None,
+    return Settings(task_queue=f"test-{uuid.uuid4().hex[:10]}", data_dir=folder, timezone="UTC",
+                    mcp_config=None, bundled_skills_dir=folder / "bundled", user_skills_dir=folder / "user",
+                    project_skills_dir=folder / "project", health_port=None,
                     maintenance_interval=ROUNDS_NEVER_DUE, skill_sync_interval=ROUNDS_NEVER_DUE,
                     # The chat tests script the model for reminders; tests of the no-model path turn it on.
                     chat_plain_reminders=False)
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return settings_in(tmp_path)
 
 
 @pytest.fixture(scope="session")
