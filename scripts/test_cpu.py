@@ -2,6 +2,7 @@
 
     .venv/bin/python scripts/test_cpu.py run tests/faults tests/service      # each slice: pytest -n 2
     .venv/bin/python scripts/test_cpu.py report --top 50                      # from .flakes/cpu/*.jsonl
+    .venv/bin/python scripts/test_cpu.py reads -n 200 [--config KEY=VALUE]    # what one read through Temporal costs
 
 ``run`` runs each argument as one `pytest -q -n WORKERS` session with ``SKILLS_TEST_CPU`` set
 (tests/cpu_usage.py), into ``.flakes/cpu/<slice>.jsonl`` (replaced). ``report`` lists the costliest tests and the CPU per
@@ -96,6 +97,52 @@ def report(paths: list[Path], top: int) -> None:
         print(f"{sum(cpus):8.0f} {len(cpus):6d}  {name}")
 
 
+def reads(count: int, config: list[str]) -> None:
+    """CPU of ``count`` `SkillsClient` reads (``runs`` of one skill) against a dev server started as the tests'
+    session starts its own (``config``: more dynamic config values), split into the server's and this process's
+    (the client and the in-process worker)."""
+    import asyncio
+    import shutil
+    import tempfile
+
+    sys.path.insert(0, str(ROOT))
+    from temporalio.contrib.pydantic import pydantic_data_converter
+    from temporalio.testing import WorkflowEnvironment
+
+    from client.temporal_cli import temporal_binary
+    from search_attributes import SKILL_AGENT, SKILL_APPROVAL, SKILL_NAME, SKILL_TIER, SKILL_WAITING
+    from tests.conftest import DEV_SERVER_STARTUP, Engine, settings_in
+    from tests.cpu_usage import descendants
+
+    async def measure() -> None:
+        extra = ["--dynamic-config-value", "system.forceSearchAttributesCacheRefreshOnRead=true"]
+        for value in config:
+            extra += ["--dynamic-config-value", value]
+        env = await WorkflowEnvironment.start_local(
+            dev_server_existing_path=temporal_binary(), dev_server_startup_timeout=DEV_SERVER_STARTUP,
+            data_converter=pydantic_data_converter, dev_server_extra_args=extra,
+            search_attributes=[SKILL_NAME, SKILL_AGENT, SKILL_TIER, SKILL_WAITING, SKILL_APPROVAL])
+        folder = Path(tempfile.mkdtemp(prefix="skills-reads-"))
+        engine = await Engine(settings_in(folder), env.client).start()
+        try:
+            await engine.skills.register({
+                "name": "water", "instructions": "remind", "notify_on_completion": False, "schedule": "0 0 1 1 *",
+                "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": "Drink water!"}}]})
+            await engine.skills.runs("water")
+            server, me = sum(descendants().values()), time.process_time()
+            for _ in range(count):
+                await engine.skills.runs("water")
+            server, me = sum(descendants().values()) - server, time.process_time() - me
+            print(f"{count} reads: {(server + me) / count * 1000:.0f} ms of CPU a read, {server / count * 1000:.0f} of "
+                  f"them the dev server's ({server:.2f} CPU s; this process {me:.2f}); load {os.getloadavg()[0]:.1f}")
+        finally:
+            await engine.stop()
+            await env.shutdown()
+            shutil.rmtree(folder, ignore_errors=True)
+
+    asyncio.run(measure())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -106,7 +153,13 @@ def main() -> int:
     p = sub.add_parser("report", help="the costliest tests and the CPU per directory")
     p.add_argument("--top", type=int, default=50)
     p.add_argument("files", nargs="*", type=Path, help="record files or folders (default .flakes/cpu)")
+    q = sub.add_parser("reads", help="what one SkillsClient read costs, the dev server's CPU and this process's")
+    q.add_argument("-n", type=int, default=200)
+    q.add_argument("--config", action="append", default=[], help="a dynamic config value for the dev server")
     args, extra = parser.parse_known_args()
+    if args.command == "reads":
+        reads(args.n, args.config)
+        return 0
     if args.command == "run":
         return run(args.targets, args.workers, extra, args.out)
     files = [f for given in args.files or [OUT] for f in (sorted(given.glob("*.jsonl")) if given.is_dir() else [given])]

@@ -195,15 +195,20 @@ the worker's own sync register its files before the test's sync, or maintenance 
 A test that wants a round runs or triggers it."""
 
 
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
+def settings_in(folder: Path) -> Settings:
+    """A test's settings: its own task queue, its data and (empty) SKILL.md folders under ``folder``."""
     # Empty SKILL.md folders: a test that wants file skills writes them.
-    return Settings(task_queue=f"test-{uuid.uuid4().hex[:10]}", data_dir=tmp_path, timezone="UTC",
-                    mcp_config=None, bundled_skills_dir=tmp_path / "bundled", user_skills_dir=tmp_path / "user",
-                    project_skills_dir=tmp_path / "project", health_port=None,
+    return Settings(task_queue=f"test-{uuid.uuid4().hex[:10]}", data_dir=folder, timezone="UTC",
+                    mcp_config=None, bundled_skills_dir=folder / "bundled", user_skills_dir=folder / "user",
+                    project_skills_dir=folder / "project", health_port=None,
                     maintenance_interval=ROUNDS_NEVER_DUE, skill_sync_interval=ROUNDS_NEVER_DUE,
                     # The chat tests script the model for reminders; tests of the no-model path turn it on.
                     chat_plain_reminders=False)
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return settings_in(tmp_path)
 
 
 @pytest.fixture(scope="session")
@@ -328,10 +333,22 @@ async def assistant(client: Client, settings: Settings, llm: ScriptedLLM) -> Asy
     await running.stop()
 
 
+POLL_FIRST, POLL_GROWTH, POLL_LONGEST = 0.1, 1.5, 1.0
+"""`eventually`'s default pace: 0.1 s between the first probes, each pause half as long again as the one before,
+up to 1 s (reached after about 2 s of waiting). A probe is often a read through Temporal (a `SkillsClient` read
+costs about 46 ms of CPU, 34 of them the dev server's): at a fixed 0.1 s, a wait for a minute's fire spent
+half a core on asking. A state that takes seconds to come is seen at most a second late."""
+
+
 async def eventually(probe: Callable[[], Awaitable[T] | T], *, timeout: float = 30.0,
-                     interval: float = 0.1) -> T:
-    """Poll an observable state until it is truthy; never a fixed sleep standing in for a wait."""
+                     interval: float | None = None) -> T:
+    """Poll an observable state until it is truthy; never a fixed sleep standing in for a wait.
+
+    Without ``interval``, the pause between probes grows from ``POLL_FIRST`` to ``POLL_LONGEST``; a given
+    ``interval`` is kept for the whole wait (a test that must act within moments of a state, as one that
+    kills a worker between two calls, gives one)."""
     deadline = asyncio.get_running_loop().time() + timeout
+    pause = POLL_FIRST if interval is None else interval
     while True:
         value = probe()
         if asyncio.iscoroutine(value) or isinstance(value, Awaitable):
@@ -340,7 +357,9 @@ async def eventually(probe: Callable[[], Awaitable[T] | T], *, timeout: float = 
             return value  # type: ignore[return-value]
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError(f"condition not met within {timeout}s (last value: {value!r})")
-        await asyncio.sleep(interval)
+        await asyncio.sleep(pause)
+        if interval is None:
+            pause = min(pause * POLL_GROWTH, POLL_LONGEST)
 
 
 def free_port() -> int:

@@ -56,7 +56,8 @@ async def test_a_worker_killed_mid_call_loses_nothing(client: Client, settings: 
             {"toolName": "slow_slow", "parameters": {"seconds": 4, "message": "hello"}}]})
         workflow_id = await skills.run("slow", wait=False)
         assert isinstance(workflow_id, str)
-        await eventually(lambda: slow_log.exists() and "start hello" in slow_log.read_text(), timeout=30)
+        # Within the call's 4 s: the kill must land in its middle.
+        await eventually(lambda: slow_log.exists() and "start hello" in slow_log.read_text(), timeout=30, interval=0.1)
         first.kill()  # SIGKILL in the middle of the tool call: no drain, no goodbye
     finally:
         first.stop()

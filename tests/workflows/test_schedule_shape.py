@@ -322,7 +322,7 @@ async def test_overlap_decides_a_fire_that_comes_while_the_previous_run_is_going
         info = (await handle.describe()).info
         return info if info.running_actions else None
 
-    first = await eventually(running, timeout=30)
+    first = await eventually(running, timeout=30, interval=0.1)  # the second fire must come within its 4 s
     # A second fire while the first run is going (in a later second: a fire's workflow id carries its second).
     last = max(action.scheduled_at for action in first.recent_actions)
     await eventually(lambda: datetime.now(UTC).replace(microsecond=0) > last, timeout=5, interval=0.05)
