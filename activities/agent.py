@@ -33,6 +33,7 @@ from adapters.skill_folders import FOLDERS, file_skill
 from adapters.store import Store
 from config.secrets import redact
 from config.settings import LLM_SETTINGS, Settings
+from skills.chat.account import proposal_claimed, unfounded_proposal
 from skills.chat.intent import allowed_actions
 from skills.chat.needs import (
     CatalogTool,
@@ -264,6 +265,11 @@ class AgentActivities:
                                              {"content": text, "tool_calls": [], "by_engine": True})
                 if kept is None:
                     return await self._stored(request, message, fitted.left_out)
+            acted = any(c.name in CHANGE_ACTIONS
+                        for m in messages[(questions(messages) or [0])[-1]:] for c in m.tool_calls)
+            if not (message.tool_calls or message.by_engine or acted) and proposal_claimed(message.content or ""):
+                # "Proposed, NOT made" with nothing proposed (a small model repeats the account's words).
+                message = message.model_copy(update={"content": unfounded_proposal(), "by_engine": True})
         if structured and [call.name for call in message.tool_calls] == [ACTIONS["list"]]:
             # The list is the engine's, not the model's account of it, and costs no second request to word it.
             found = skills if skills is not None else await asyncio.to_thread(self.store.skills.list_skills)

@@ -205,6 +205,33 @@ def _asked(text: str, end: int) -> bool:
     return bool(stops) and text[min(stops)] == "?"
 
 
+_PROPOSAL_CLAIMS = linear.compile(
+    r"\bproposed\W{0,3}\s*not\s+made\b|\bproposal\s*#\s*\d|\breply\s+(?:`[^`\n]{0,40}`\s+)?yes\s+to\s+make\s+it\b|"
+    r"\b(?:I(?:'ve|\s+have)?|(?:has|have)\s+been|is|was|are)\s+(?:now\s+|just\s+)?proposed\b", linear.IGNORECASE)
+"""A reply that says a change was proposed and waits for a yes ("Proposed, NOT made", "I've proposed",
+"reply yes to make it"): the words of the engine's own account, which a small model repeats."""
+
+
+def proposal_claimed(reply: str) -> str | None:
+    """The words of ``reply`` that claim a proposal was made (and waits for the owner's yes), or None; a negated
+    or conditional one ("nothing was proposed", "I could propose one") is none. The engine lets it stand only
+    when the turn did propose."""
+    text = reply[:CLAIM_CHARS]
+    for found in _PROPOSAL_CLAIMS.finditer(text):
+        start = found.start()
+        sentence = max(text.rfind(mark, 0, start) for mark in (". ", "! ", "? ", "\n")) + 1
+        if _UNSAID.search(text[max(sentence, start - LOOK_BACK):start]) or _asked(text, found.end()):
+            continue
+        return found.group(0).strip()
+    return None
+
+
+def unfounded_proposal() -> str:
+    """The engine's sentence in place of a reply that claims a proposal the turn did not make."""
+    return ("Nothing was proposed: the model's answer said a change waits for your yes, but no skill was proposed, "
+            "created, changed or deleted, and nothing waits for an answer. Ask again, more plainly.")
+
+
 _WHEN = linear.compile(
     r"\b(?:remind|reminder|reminders|schedule|scheduled|every|daily|weekly|monthly|hourly|weekdays?|tomorrow|"
     r"tonight|in\s+\d+\s+(?:minutes?|mins?|hours?|days?)|at\s+\d{1,2}(?::\d\d)?\s*(?:am|pm)?)\b", linear.IGNORECASE)

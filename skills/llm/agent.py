@@ -102,8 +102,9 @@ NATIVE_RULES = (
     "Before creating a skill, call get_tool_catalog and use tool names exactly as it lists them. If a "
     "tool call is refused, fix the fields it names and call again. When you are done, answer the user "
     "in one or two sentences: what you scheduled, and when it fires next (from the tool's answer). "
-    "A tool that answers 'Proposed, NOT made' has changed nothing yet: tell the user what would be "
-    "stored and ask them to reply yes; only their reply makes it."
+    "A new skill or a wider change waits for the user's yes, and the tool's answer then says so: tell the "
+    "user what would be stored and ask them to reply yes; only their reply makes it. Never say a change "
+    "waits for them unless a tool's answer said so."
 )
 """How a chat's model calls its tools; a structured turn (``structured_prompt``) says its own way instead."""
 TIME_IS = "The current time is "
