@@ -94,7 +94,7 @@ class RevisionRepository(Repository):
         session.add(RevisionRow(skill_id=row.id, skill_name=row.name, agent_id=row.agent_id, rev=row.revision,
                                 at=now, by=by_of(by), action=action, spec=kept,
                                 diff=[c.model_dump(mode="json") for c in changes]))
-        if self.max_revisions:
+        if self.max_revisions and row.revision > self.max_revisions:  # else none is past them: no DELETE to run
             with session.no_autoflush:  # a taken name is the commit's to tell (commit_unique), not this delete's
                 session.execute(delete(RevisionRow).where(
                     RevisionRow.skill_id == row.id,  # type: ignore[arg-type]
