@@ -59,7 +59,17 @@ class RawBusy:
         return await workflow.execute_activity(busy, ms, start_to_close_timeout=timedelta(seconds=60))
 
 
-RAW_WORKFLOWS = [RawOneActivity, RawShaped, RawBusy]
+@workflow.defn(name="BenchRawLocal")
+class RawOneLocal:
+    """A workflow whose one task runs one no-op local activity: what a registration's workflow costs before its
+    own work (bench.register's floor)."""
+
+    @workflow.run
+    async def run(self, value: str) -> str:
+        return await workflow.execute_local_activity(noop, value, start_to_close_timeout=timedelta(seconds=30))
+
+
+RAW_WORKFLOWS = [RawOneActivity, RawShaped, RawBusy, RawOneLocal]
 RAW_ACTIVITIES = [noop, busy]
 
 
