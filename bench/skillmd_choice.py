@@ -11,7 +11,7 @@ The endpoint is the chat's: ``SKILLS_LLM_BASE_URL``, ``SKILLS_LLM_MODEL`` (bench
 them). Read ``--parts unseen`` once per change to the ranker or the choice: it is the held-out figure.
 
     bench/local_model.sh start && eval "$(bench/local_model.sh env)"
-    .venv/bin/python -m bench.skillmd_choice [--parts tuning,held_out] [--meaning] [--limit N]
+    .venv/bin/python -m bench.skillmd_choice [--parts tuning,held_out] [--meaning] [--limit N] [--budget S]
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sys
 import time
 from typing import Any
 
@@ -52,11 +53,22 @@ async def ask(client: Any, model: str, message: str, candidates: list[Candidate]
     return read_choice(answer.choices[0].message.content or "", candidates), tokens, time.perf_counter() - began
 
 
+def interleaved(positives: list[Any], negatives: list[Any]) -> list[tuple[Any, bool]]:
+    """The part's messages in one order, everyday ones spread among the others (each kind in its own order),
+    so a run cut short by ``--budget`` has figures for both kinds."""
+    every = [(i / len(positives), 0, (m, True)) for i, m in enumerate(positives)]
+    every += [((i + .5) / len(negatives), 1, (m, False)) for i, m in enumerate(negatives)]
+    return [item for _, _, item in sorted(every, key=lambda entry: entry[:2])]
+
+
 async def part_figures(client: Any, model: str, idx: Any, descriptions: dict[str, str], part: str,
-                       limit: int | None) -> dict[str, Any]:
+                       limit: int | None, until: float | None = None, progress: bool = False) -> dict[str, Any]:
+    """The part's figures; with ``until`` (a ``time.monotonic()``), no message is begun after it (the figures
+    are of those done: ``messages`` and ``everyday`` say how many)."""
     from tests.skills.skillmd.test_match_eval import MESSAGES
 
     positives, negatives = MESSAGES[part]["positives"][:limit], MESSAGES[part]["negatives"][:limit]
+    total = (len(positives), len(negatives))
     seconds: list[float] = []
     counts = {"right": 0, "sure": 0, "sure_right": 0, "asked": 0, "chosen_right": 0, "chose_none": 0,
               "within_reach": 0, "tokens": 0, "everyday_decided": 0, "everyday_asked": 0}
@@ -75,28 +87,38 @@ async def part_figures(client: Any, model: str, idx: Any, descriptions: dict[str
         seconds.append(took)
         return chosen, True, names
 
-    for message, expected in positives:
-        decided, asked, names = await decide(message)
-        counts["asked"] += asked
-        counts["within_reach"] += any(n in expected for n in names)
-        if not asked and decided is not None:
-            counts["sure"] += 1
-            counts["sure_right"] += decided in expected
-        if asked:
-            counts["chosen_right"] += decided in expected
-            counts["chose_none"] += decided is None
-        counts["right"] += decided in expected
-        if decided not in expected:
-            wrong.append((message, decided, expected))
-    for message in negatives:
-        decided, asked, _ = await decide(message)
-        counts["everyday_asked"] += asked
-        counts["everyday_decided"] += decided is not None
-    return {"messages": len(positives), "everyday": len(negatives), **counts, "wrong": wrong,
+    done = [0, 0]
+    for item, positive in interleaved(positives, negatives):
+        if until is not None and time.monotonic() > until:
+            break
+        if positive:
+            message, expected = item
+            decided, asked, names = await decide(message)
+            counts["asked"] += asked
+            counts["within_reach"] += any(n in expected for n in names)
+            if not asked and decided is not None:
+                counts["sure"] += 1
+                counts["sure_right"] += decided in expected
+            if asked:
+                counts["chosen_right"] += decided in expected
+                counts["chose_none"] += decided is None
+            counts["right"] += decided in expected
+            if decided not in expected:
+                wrong.append((message, decided, expected))
+        else:
+            decided, asked, _ = await decide(item)
+            counts["everyday_asked"] += asked
+            counts["everyday_decided"] += decided is not None
+        done[not positive] += 1
+        if progress:
+            print(f"  {part}: {done[0]}/{total[0]} messages, {done[1]}/{total[1]} everyday; {len(seconds)} choices, "
+                  f"p50 {percentile(seconds, .5):.1f} s", file=sys.stderr, flush=True)
+    return {"messages": done[0], "everyday": done[1], "of": total, **counts, "wrong": wrong,
             "p50": percentile(seconds, .5), "p95": percentile(seconds, .95)}
 
 
-async def main(parts: list[str], meaning: bool, limit: int | None) -> None:
+async def main(parts: list[str], meaning: bool, limit: int | None, budget: float | None = None,
+               progress: bool = False) -> None:
     import openai
 
     base, model = os.environ.get("SKILLS_LLM_BASE_URL"), os.environ.get("SKILLS_LLM_MODEL")
@@ -105,9 +127,15 @@ async def main(parts: list[str], meaning: bool, limit: int | None) -> None:
     client = openai.AsyncOpenAI(base_url=base, api_key=os.environ.get("SKILLS_LLM_API_KEY") or "none", timeout=300)
     idx, descriptions = index(meaning)
     ranker = "words and meaning" if meaning else "words"
+    until = time.monotonic() + budget if budget is not None else None
     for part in parts:
-        f = await part_figures(client, model, idx, descriptions, part, limit)
+        f = await part_figures(client, model, idx, descriptions, part, limit, until, progress)
         n = f["messages"]
+        if (n, f["everyday"]) != f["of"]:
+            print(f"{part}: stopped by --budget after {n} of {f['of'][0]} messages and {f['everyday']} of "
+                  f"{f['of'][1]} everyday ones (in the part's order, everyday ones spread among the others)")
+        if not n:
+            continue
         print(f"{part} ({ranker}, {model}): right skill decided {f['right']}/{n} = {f['right'] / n:.1%} "
               f"(sure {f['sure']}, {f['sure_right']} right; model asked {f['asked']}, chose right {f['chosen_right']}, "
               f"chose none {f['chose_none']}; right one among the 5 candidates {f['within_reach']}); everyday "
@@ -122,9 +150,12 @@ if __name__ == "__main__":
     parser.add_argument("--parts", default="tuning,held_out", help=f"comma-separated, of {', '.join(PARTS)}")
     parser.add_argument("--meaning", action="store_true", help="rank by words and meaning (the semantic extra)")
     parser.add_argument("--limit", type=int, default=None, help="the first N messages of each kind per part")
+    parser.add_argument("--budget", type=float, default=None,
+                        help="seconds: begin no message after them (the figures say how many were done)")
+    parser.add_argument("--progress", action="store_true", help="a line on stderr after each message")
     args = parser.parse_args()
     chosen = args.parts.split(",")
     if set(chosen) - set(PARTS):
         parser.error(f"--parts: of {', '.join(PARTS)}")
-    asyncio.run(main(chosen, args.meaning, args.limit))
+    asyncio.run(main(chosen, args.meaning, args.limit, args.budget, args.progress))
     exit_process(0)
