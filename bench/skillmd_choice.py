@@ -124,7 +124,8 @@ async def main(parts: list[str], meaning: bool, limit: int | None, budget: float
     base, model = os.environ.get("SKILLS_LLM_BASE_URL"), os.environ.get("SKILLS_LLM_MODEL")
     if not base or not model:
         raise SystemExit("set SKILLS_LLM_BASE_URL and SKILLS_LLM_MODEL (bench/local_model.sh env)")
-    client = openai.AsyncOpenAI(base_url=base, api_key=os.environ.get("SKILLS_LLM_API_KEY") or "none", timeout=300)
+    client = openai.AsyncOpenAI(base_url=base, api_key=os.environ.get("SKILLS_LLM_API_KEY") or "none",
+                                timeout=1800, max_retries=0)
     idx, descriptions = index(meaning)
     ranker = "words and meaning" if meaning else "words"
     until = time.monotonic() + budget if budget is not None else None
