@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -199,6 +199,24 @@ def with_client(work: Callable[[SkillsClient], Awaitable[None]]) -> int:
     import asyncio  # the event loop's modules: a command that connects needs them, --help does not
 
     asyncio.run(go())
+    return 0
+
+
+def serve_until_stopped(serve: Callable[[], Coroutine[Any, Any, None]]) -> int:
+    """Run a long-lived server of the CLI (``skills mcp``, ``skills console``) to its end: 1 when Temporal is down
+    (said on stderr), 0 when it stops or is interrupted."""
+    import asyncio
+    import sys
+
+    from skills.errors import TemporalUnavailableError
+
+    try:
+        asyncio.run(serve())
+    except TemporalUnavailableError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        pass
     return 0
 
 

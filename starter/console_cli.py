@@ -9,7 +9,6 @@ command runs, not when `skills` lists its commands.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import sys
@@ -17,7 +16,15 @@ from zoneinfo import ZoneInfo
 
 import click
 
-from starter.command import CONTEXT_SETTINGS, Globals, current, prepare_process, process_command, refuse_json
+from starter.command import (
+    CONTEXT_SETTINGS,
+    Globals,
+    current,
+    prepare_process,
+    process_command,
+    refuse_json,
+    serve_until_stopped,
+)
 from starter.mcp_server import LOOPBACK_HOSTS, TOKEN_ENV
 
 log = logging.getLogger("skills.console")
@@ -39,7 +46,6 @@ def console_command(host: str, port: int, token: str | None) -> int:
     """A web page for the owner: the week's fires, what waits for your yes (Approve and Deny do what
     `skills approve` and `skills deny` do), what went wrong, and each skill. It wants the owner's token
     (the one `skills mcp --http` wants). Exit 1 if Temporal is down, 2 without a token."""
-    from skills.errors import TemporalUnavailableError
 
     refuse_json("console")
     token = token or os.environ.get(TOKEN_ENV)
@@ -47,14 +53,7 @@ def console_command(host: str, port: int, token: str | None) -> int:
         raise click.UsageError(f"the console needs the owner's token: --token or ${TOKEN_ENV}")
     globals_ = current()
     prepare_process(globals_.settings(), long_running=True)
-    try:
-        asyncio.run(_serve(host, port, token, globals_))
-    except TemporalUnavailableError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        pass
-    return 0
+    return serve_until_stopped(lambda: _serve(host, port, token, globals_))
 
 
 async def _serve(host: str, port: int, token: str, globals_: Globals) -> None:

@@ -26,11 +26,9 @@ this module for every command.
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import logging
 import os
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,7 +40,7 @@ from pydantic import ConfigDict
 from adapters.skill_folders import discover
 from client import SkillsClient
 from client.management import Handler, ManagementTools, answering
-from skills.errors import TemporalUnavailableError, UsageError
+from skills.errors import UsageError
 from skills.management.manual import CHAT_ONLY_TOOLS, INSTRUCTIONS, OWNER_TOOLS, SCHEMAS, TOOLS
 from skills.skillmd.manifest import SourceName
 from starter import exit_process
@@ -54,6 +52,7 @@ from starter.command import (
     process_command,
     refuse_json,
     run_command,
+    serve_until_stopped,
 )
 
 if TYPE_CHECKING:
@@ -166,14 +165,7 @@ def mcp_command(http: bool, host: str, port: int, token: str | None, no_auth: bo
     globals_ = current()
     # stderr only (and the SDK's own log lines too): on stdio, stdout is the protocol.
     prepare_process(globals_.settings(), long_running=True)
-    try:
-        asyncio.run(_serve(options, bearer, globals_))
-    except TemporalUnavailableError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        pass
-    return 0
+    return serve_until_stopped(lambda: _serve(options, bearer, globals_))
 
 
 @dataclass

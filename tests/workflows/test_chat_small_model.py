@@ -333,3 +333,24 @@ async def test_a_native_change_does_only_what_the_owners_words_say(native: Engin
     asked = await native.skills.chat("can you pause things?", session_id="n-question")
     assert (await native.skills.get("stand up")).enabled and asked.effects == []
     assert asked.said_by == "engine" and asked.reply.startswith("Nothing was changed"), (asked.said_by, asked.reply)
+
+
+# A reply that claims a proposal (issue 52): the 1.5B model answered "Proposed, NOT made" (the words of the
+# engine's account) with nothing proposed; the engine lets such a claim stand only when the turn did propose.
+
+async def test_a_claim_of_a_proposal_that_does_not_exist_does_not_stand(structured_engine: Engine,
+                                                                        llm: ScriptedLLM) -> None:
+    llm.script("chat", [structured({"needs": [], "action": "reply", "reply": "Proposed, NOT made"})])
+    reply = await structured_engine.skills.chat("hello, what can you do for me?", session_id="parrot")
+    assert "NOT made" not in reply.reply and reply.said_by == "engine", reply.reply
+    assert reply.reply.startswith("Nothing was proposed") and reply.effects == [] and reply.proposals == []
+
+
+async def test_a_claim_of_a_proposal_the_turn_made_stands(native: Engine, llm: ScriptedLLM) -> None:
+    reminder = {"name": "bins", "trigger_config": {"schedule": "0 19 * * 4"},
+                "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": "Put the bins out"}}],
+                "instructions": "Send the user: Put the bins out"}
+    llm.script("chat", [call("memory_store_skill", reminder), say("Proposed, NOT made: reply yes to make it.")])
+    reply = await native.skills.chat("every thursday at 7pm remind me to put the bins out", session_id="bins")
+    assert reply.reply == "Proposed, NOT made: reply yes to make it." and reply.said_by == "model"
+    assert len(reply.proposals) == 1 and reply.correction is None
