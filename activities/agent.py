@@ -17,14 +17,14 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from temporalio import activity
 
 from activities.failures import application_error
 from activities.heartbeat import Stage, heartbeating, stages
+from activities.ports import AgentTools, ServerStates
 from activities.proposals import CURRENT_CALL, ChatCall, proposed_by
 from activities.skillfiles import script_skills, script_tool
 from adapters.llm.endpoint import LlmEndpoint
@@ -90,7 +90,7 @@ from skills.messages.agent import (
     ToolCallRef,
 )
 from skills.naming import AGENT_TOOL, LLM_TURN, MANAGEMENT_TOOLS, is_chat_conversation
-from skills.run.catalog import PENDING, ServerState, ToolInfo, ToolResult, granted
+from skills.run.catalog import PENDING, ToolInfo, granted
 from skills.run.recall import context_block
 from skills.run.rehearsal import rehearsed
 from skills.run.scripts import RUN_SCRIPT
@@ -104,36 +104,18 @@ MAX_PREFLIGHT_CONTEXT = 5
 """Pre-flight results given to a run's first turn (a skill declares a few checks at most)."""
 ENDPOINT_STATE = "llm_endpoint"
 
-class Send(Protocol):
-    """Call a tool by name (the worker's hub, or a management tool), with the call's idempotency key."""
-
-    def __call__(self, name: str, arguments: dict[str, Any], *, idempotency_key: str = "") -> Awaitable[ToolResult]: ...
-
-
-class Rehearse(Protocol):
-    """A rehearsal's call (``ToolHub.rehearse``): made only for a read-only tool, else recorded."""
-
-    def __call__(self, name: str, arguments: dict[str, Any], *, idempotency_key: str = "",
-                 record_only: bool = False, closed_world: bool = False) -> Awaitable[ToolResult]: ...
-
-
 class AgentActivities:
-    def __init__(self, store: Store, settings: Settings, catalog: Callable[[], list[ToolInfo]], send: Send,
-                 settle: Callable[[float], Awaitable[bool]] | None = None,
-                 toolsets: SkillToolsets | None = None, rehearse: Rehearse | None = None,
-                 servers: Callable[[], list[ServerState]] | None = None, meaning: Vectors | None = None) -> None:
-        """``settle(seconds)`` waits for MCP servers still on their first connect (the hub's): a turn
-        whose sandbox names a tool the catalog lacks waits for them, so the model is offered it.
-        ``toolsets`` holds the sessions of skills' own servers (the tool activities' too). ``rehearse``
-        makes a rehearsal's calls (none without it: every call of a rehearsal is then recorded).
-        ``servers``: the configured MCP servers' states (one not connected yet, not started or connecting, counts
-        as there when a chat's needs are checked); ``meaning``: the catalog's ranker by meaning, which that check uses too."""
+    def __init__(self, store: Store, settings: Settings, tools: AgentTools, servers: ServerStates | None = None,
+                 toolsets: SkillToolsets | None = None, meaning: Vectors | None = None) -> None:
+        """``tools``: what a turn is offered and its calls (the chat's router). ``servers``: the hub's MCP
+        servers: a turn whose sandbox names a tool the catalog lacks waits for those still on their first
+        connect, so the model is offered it; a rehearsal's calls go through it (without it every call of a
+        rehearsal is recorded); one not connected yet (not started or connecting) counts as there when a chat's
+        needs are checked. ``toolsets`` holds the sessions of skills' own servers (the tool activities' too);
+        ``meaning``: the catalog's ranker by meaning, which that check uses too."""
         self.store = store
         self.settings = settings
-        self.catalog = catalog
-        self.send = send
-        self.rehearse = rehearse
-        self.settle = settle
+        self.tools = tools
         self.servers = servers
         self.meaning = meaning
         self.toolsets = toolsets or SkillToolsets()
@@ -193,9 +175,9 @@ class AgentActivities:
             # would say "Connection error." a minute later: say what to set, now.
             raise application_error(LlmNotConfiguredError(f"no LLM is configured: {LLM_SETTINGS}"))
         catalog = await self._catalog(request)
-        if self.settle is not None and not set(request.tools) <= {tool.name for tool in catalog}:
+        if self.servers is not None and not set(request.tools) <= {tool.name for tool in catalog}:
             async with stage.waiting("waiting for MCP servers"):
-                await self.settle(self.settings.tool_call_timeout.total_seconds())
+                await self.servers.settle(self.settings.tool_call_timeout.total_seconds())
             catalog = await self._catalog(request)
         offered = request.tools if is_chat_conversation(request.conversation_id) else \
             [t for t in request.tools if t not in MANAGEMENT_TOOLS]
@@ -238,7 +220,7 @@ class AgentActivities:
         message, read_from_text = await asyncio.to_thread(_calls_read, message, offered, structured, only, skills or [],
                                                           said[-1] if said else "")
         if is_chat_conversation(request.conversation_id):
-            pending = [s.name for s in self.servers() if s.status in PENDING] if self.servers else []
+            pending = [s.name for s in self.servers.server_states() if s.status in PENDING] if self.servers else []
             # The owner's words, this turn's: a result they reply to is data, not what they ask.
             asking = said[-1].rsplit(f"</{BLOCK}>", 1)[-1] if said and messages[-1].role == "user" else ""
             imagined = [] if message.tool_calls else [
@@ -292,7 +274,7 @@ class AgentActivities:
     async def _catalog(self, request: LlmTurn) -> list[ToolInfo]:
         """The tools the turn can describe: the catalog, ``run_script`` with the sandbox's scripts, and
         the granted toolsets' tools (from their servers, connected again if they were idle-closed)."""
-        catalog = self.catalog()
+        catalog = self.tools.catalog()
         if RUN_SCRIPT in request.tools:
             tool = await asyncio.to_thread(script_tool, self.settings, request.script_skills)
             catalog = [t for t in catalog if t.name != RUN_SCRIPT] + ([tool] if tool else [])
@@ -369,11 +351,11 @@ class AgentActivities:
         try:
             grant = granted(request.toolsets, call.name)
             if request.rehearsal:  # a skill's own toolset tool, a script, or no way to tell read-only ones: recorded
-                result = (rehearsed(arguments) if grant is not None or self.rehearse is None or call.name == RUN_SCRIPT
-                          else await self.rehearse(call.name, arguments, idempotency_key=key,
+                result = (rehearsed(arguments) if grant is not None or self.servers is None or call.name == RUN_SCRIPT
+                          else await self.servers.rehearse(call.name, arguments, idempotency_key=key,
                                                    record_only=request.record_only, closed_world=request.closed_world))
             else:
-                result = await (self.send(call.name, arguments, idempotency_key=key) if grant is None
+                result = await (self.tools.send(call.name, arguments, idempotency_key=key) if grant is None
                                 else self.toolsets.call(grant, call.name, arguments, idempotency_key=key))
             ok, text, adjusted, change = result.ok, result.text, result.adjusted, result.change
         except ToolsetRefusedError as e:  # the grant is not the skill's file's: the run fails, saying why

@@ -9,12 +9,13 @@ sends in a chat takes the registration road of every other client.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from temporalio import activity
 
 from activities.failures import application_error
+from activities.ports import OfferedTools
 from activities.proposals import CURRENT_CALL, Proposals, proposed_change
 from activities.skillfiles import script_skills, toolset_grant
 from activities.trust import trust_states
@@ -48,13 +49,12 @@ class ToolRouter:
     Which of them a run may use is its sandbox (a skill's required_tools; a chat's
     management tools), enforced by the agent_tool activity."""
 
-    def __init__(self, catalog: Callable[[], list[ToolInfo]],
-                 call: Callable[..., Awaitable[ToolResult]], management: ManagementTools,
+    def __init__(self, tools: OfferedTools, management: ManagementTools,
                  proposals: Proposals | None = None, skill_files: Callable[[], Catalog] | None = None) -> None:
-        """``proposals``: a chat's widening changes are proposed for the owner's yes, not made (None: made).
-        ``skill_files`` reads the SKILL.md folders, for the ``skill`` tool (None: no such tool)."""
-        self._catalog = catalog
-        self._call = call
+        """``tools``: the MCP tools (the hub). ``proposals``: a chat's widening changes are proposed for the
+        owner's yes, not made (None: made). ``skill_files`` reads the SKILL.md folders, for the ``skill`` tool
+        (None: no such tool)."""
+        self._tools = tools
         self._management = management
         self._proposals = proposals
         self._skill_files = skill_files
@@ -68,13 +68,13 @@ class ToolRouter:
                                       input_schema=reader["function"]["parameters"]))
 
     def catalog(self) -> list[ToolInfo]:
-        return [*self._catalog(), *self._own]
+        return [*self._tools.catalog(), *self._own]
 
     async def send(self, name: str, arguments: dict[str, Any], *, idempotency_key: str = "") -> ToolResult:
         if name == SKILL_TOOL and self._skill_files is not None:
             return await asyncio.to_thread(self._read_skill, arguments)
         if name not in TOOLS:
-            return await self._call(name, arguments, idempotency_key=idempotency_key)
+            return await self._tools.call(name, arguments, idempotency_key=idempotency_key)
         handler: Handler = getattr(self._management, name)
         chat_call = CURRENT_CALL.get()
         if self._proposals is not None and chat_call is not None and name in CONFIRMED_TOOLS:

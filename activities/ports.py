@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from skills.messages.manage import Prepared, RegisterInput
-    from skills.run.arguments import PreparedArguments
-    from skills.run.catalog import ToolInfo, ToolResult
+    from skills.run.arguments import ArgumentRules, PreparedArguments
+    from skills.run.catalog import ServerState, ToolInfo, ToolResult
 
 
 class ToolNames(Protocol):
@@ -42,10 +42,45 @@ class ArgumentPreparer(Protocol):
     async def prepare(self, tool_name: str, arguments: dict[str, Any]) -> PreparedArguments: ...
 
 
-class ToolCatalog(ConnectingTools, Protocol):
-    """The tools offered now with their descriptions and annotations (which are destructive, read-only...)."""
+class Catalog(Protocol):
+    """The tools offered now with their descriptions, schemas and annotations (destructive, read-only...)."""
 
     def catalog(self) -> list[ToolInfo]: ...
+
+
+class ToolCatalog(ConnectingTools, Catalog, Protocol):
+    """The catalog, and a wait for the servers still connecting that could add to it."""
+
+
+class RegistrationTools(ToolCatalog, Protocol):
+    """What a registration checks a skill against: the catalog's names, schemas and annotations, judged with the
+    argument pipeline's rules."""
+
+    rules: ArgumentRules
+
+
+class OfferedTools(Catalog, ToolSender, Protocol):
+    """The MCP tools a chat's router offers beside the engine's own, and their calls."""
+
+
+class AgentTools(Catalog, Protocol):
+    """What an Agent run or a chat turn is offered (``activities.chat.ToolRouter``: the MCP tools and the engine's
+    own), and a call of one by name with the call's idempotency key."""
+
+    async def send(self, name: str, arguments: dict[str, Any], *, idempotency_key: str = "") -> ToolResult: ...
+
+
+class ServerStates(Protocol):
+    """The MCP servers as the hub keeps them: their states, a wait for their first connects, a rehearsal's call
+    (made only for a read-only tool, else recorded)."""
+
+    def server_states(self) -> list[ServerState]: ...
+
+    async def settle(self, timeout: float | None = None) -> bool: ...
+
+    async def rehearse(self, tool_name: str, arguments: dict[str, Any], *, timeout: float | None = None,
+                       idempotency_key: str = "", record_only: bool = False,
+                       closed_world: bool = False) -> ToolResult: ...
 
 
 class RunTools(ToolCatalog, ToolSender, Protocol):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Iterable
 from contextlib import suppress
 from datetime import UTC, datetime
 from typing import Any
@@ -18,6 +18,7 @@ from typing import Any
 from temporalio import activity
 
 from activities.failures import as_application_errors
+from activities.ports import RegistrationTools
 from activities.schedules import ScheduleActivities
 from activities.trust import trust_states
 from adapters.llm.model_list import EndpointModels
@@ -38,8 +39,6 @@ from skills.messages.manage import (
     SaveInput,
     UndoSave,
 )
-from skills.run.arguments import ArgumentRules
-from skills.run.catalog import ToolInfo
 from skills.skillmd.sync import file_request, with_toolset_tools
 from skills.skillmd.trust import untrusted_reason
 from skills.spec.collisions import MAX_COMPARED, MAX_COMPARED_CHARS, collision_note, collisions
@@ -49,23 +48,16 @@ from skills.spec.revisions import BY_CLIENT
 
 
 class RegistrationActivities:
-    def __init__(self, store: Store, settings: Settings, tool_names: Callable[[], Collection[str]], *,
-                 catalog: Callable[[], list[ToolInfo]] | None = None, rules: ArgumentRules | None = None,
-                 await_connects: Callable[[Collection[str]], bool] | None = None,
+    def __init__(self, store: Store, settings: Settings, tools: RegistrationTools, *,
                  schedules: ScheduleActivities | None = None) -> None:
-        """``catalog`` (the live tools with their input schemas) lets plan steps and pre-flight checks be
-        checked against each tool's schema, judged with the argument pipeline's ``rules``; without it
-        only the tool names are checked. ``await_connects(tools)`` waits for the MCP servers that could
-        offer ``tools`` while they are still connecting (True if there were any): a skill naming a tool
-        not (yet) in the catalog is checked again then. ``schedules`` syncs the schedules of a bulk
-        registration."""
+        """``tools`` (the hub): the live catalog, against whose names, input schemas and annotations plan steps
+        and pre-flight checks are checked, judged with its argument pipeline's ``rules``; and a wait for the MCP
+        servers that could offer a skill's tools while they are still connecting (a skill naming a tool not (yet)
+        in the catalog is checked again then). ``schedules`` syncs the schedules of a bulk registration."""
         self.schedules = schedules
         self.store = store
         self.settings = settings
-        self.tool_names = tool_names
-        self.catalog = catalog
-        self.rules = rules
-        self.await_connects = await_connects
+        self.tools = tools
         self.models = EndpointModels(settings)
 
     @activity.defn
@@ -73,7 +65,7 @@ class RegistrationActivities:
         """Normalize and validate; an update is merged over the stored skill first."""
         unknown: set[str] = set()
         prepared = self._prepare(request, unknown)
-        if unknown and self.await_connects is not None and self.await_connects(unknown):
+        if unknown and self.tools.waited_for_connects(unknown):
             prepared = self._prepare(request, set())  # their servers were still connecting: look again
         return prepared
 
@@ -108,16 +100,10 @@ class RegistrationActivities:
         return Prepared(normalized=normalized, existing_id=existing_id)
 
     def _context(self, request: RegisterInput) -> NormalizeContext:
-        names: Collection[str]
-        schemas: dict[str, Any] | None = None
-        destructive: tuple[Collection[str], Collection[str]] | None = None
-        if self.catalog is not None:
-            tools = self.catalog()
-            names = {tool.name for tool in tools}
-            schemas = {tool.name: tool.input_schema for tool in tools}
-            destructive = (names, {tool.name for tool in tools if tool.hints.destructive_said})
-        else:
-            names = set(self.tool_names())
+        tools = self.tools.catalog()
+        names = {tool.name for tool in tools}
+        schemas = {tool.name: tool.input_schema for tool in tools}
+        destructive = (names, {tool.name for tool in tools if tool.hints.destructive_said})
         return NormalizeContext(
             now=datetime.now(UTC),
             default_timezone=self.settings.timezone,
@@ -125,7 +111,7 @@ class RegistrationActivities:
             tool_catalog=names,
             tool_schemas=schemas,
             destructive_tools=destructive,
-            argument_rules=self.rules,
+            argument_rules=self.tools.rules,
             destination_allowlists=_allowlists(self.settings),
             reserved_agents=self._reserved_agents(request),
             llm_models=self.models,

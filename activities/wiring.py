@@ -51,13 +51,12 @@ class EngineActivities:
     def __init__(self, settings: Settings, client: Client, store: Store, hub: ToolHub, metrics: EngineMetrics) -> None:
         workflows = EngineWorkflows(client, settings.task_queue)
         schedules = ScheduleActivities(ScheduleWriter(client), settings, store)
-        registration = RegistrationActivities(store, settings, hub.tool_names, catalog=hub.catalog, rules=hub.rules,
-                                              await_connects=hub.waited_for_connects, schedules=schedules)
+        registration = RegistrationActivities(store, settings, hub, schedules=schedules)
         proposals = Proposals(store, settings, registration) if settings.chat_confirm_changes else None
         meaning = catalog_meaning(settings)  # SKILLS_MATCH_MEANING: refused here, at start, without its extra
         if meaning is not None:
             meaning.warm(lambda: discover(**settings.skill_folders(), semantic=meaning).index)
-        tools = ToolRouter(hub.catalog, hub.call, ManagementTools(SkillsClient(client, settings.task_queue)),
+        tools = ToolRouter(hub, ManagementTools(SkillsClient(client, settings.task_queue)),
                            proposals, skill_files=lambda: discover(**settings.skill_folders()))
         self.toolsets = SkillToolsets(lambda grant: granted_toolsets(settings, grant, store),
                                       sandbox=ToolsetSandbox.from_settings(settings),
@@ -78,8 +77,7 @@ class EngineActivities:
             ApprovalActivities(store, hub),
             calls,
             SkillFileActivities(store, workflows, settings, hub),
-            AgentActivities(store, settings, tools.catalog, tools.send, settle=hub.settle, toolsets=self.toolsets,
-                            rehearse=hub.rehearse, servers=hub.server_states, meaning=meaning),
+            AgentActivities(store, settings, tools, hub, toolsets=self.toolsets, meaning=meaning),
             ChatActivities(store, settings, meaning=meaning),
             EventActivities(store, settings),
             self.scripts,

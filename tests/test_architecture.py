@@ -12,11 +12,14 @@ from __future__ import annotations
 import ast
 import functools
 import importlib
+import inspect
 import itertools
 import re
 from collections import defaultdict
 from pathlib import Path
 from types import FunctionType
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -753,3 +756,53 @@ def test_the_drawn_paths_name_real_workflows_and_activities() -> None:
     calls = set(re.findall(r"\b[a-z]+(?:_[a-z]+)+\b", drawing))
     assert drawn and drawn <= workflow_types, drawn - workflow_types
     assert calls and calls <= _activity_names(), calls - _activity_names()
+
+
+WIRINGS = ("activities.wiring", "worker")
+"""The modules that build the engine's objects and hand each its collaborators."""
+
+
+def _bound_methods_handed(module_name: str, path: Path) -> list[str]:
+    """Where ``path`` hands a constructor a bound method of an object of another room (``hub.call`` to an activity
+    object): the objects are known by the wiring's annotations (``hub: ToolHub``) and by the constructors it calls
+    (``registration = RegistrationActivities(...)``)."""
+    module = importlib.import_module(module_name)
+    names: dict[str, type] = {}
+    for node in _nodes(path):
+        if isinstance(node, ast.arg) and node.annotation is not None:
+            found = getattr(module, ast.unparse(node.annotation).split("[")[0].split(" ")[0], None)
+            if isinstance(found, type):
+                names[node.arg] = found
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name):
+            found = getattr(module, node.value.func.id, None)
+            if isinstance(found, type):
+                names.update({target.id: found for target in node.targets if isinstance(target, ast.Name)})
+    handed = []
+    for node in _nodes(path):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            continue
+        callee = getattr(module, node.func.id, None)
+        if not isinstance(callee, type):
+            continue
+        for value in [*node.args, *(keyword.value for keyword in node.keywords)]:
+            if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in names:
+                owner = names[value.value.id]
+                method = getattr(owner, value.attr, None)
+                if inspect.isfunction(method) and _room(owner.__module__) != _room(callee.__module__):
+                    handed.append(f"{node.func.id}({ast.unparse(value)})")
+    return handed
+
+
+def test_wiring_hands_objects_not_their_bound_methods() -> None:
+    """A collaborator is handed as the object (a typed port of ``activities.ports`` it meets), never as one of its
+    bound methods from another room: a reader follows ``self.tools.call`` to the adapter, not ``self.send``."""
+    handed = {module: found for module in WIRINGS if (found := _bound_methods_handed(module, MODULES[module]))}
+    assert handed == {}
+
+
+def test_the_bound_method_check_finds_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "wiring_probe.py"
+    path.write_text("from adapters.mcp import ToolHub\nfrom activities.grants import GrantActivities\n\n\n"
+                    "def wire(hub: ToolHub) -> object:\n    return GrantActivities(None, hub.tool_names)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert _bound_methods_handed("wiring_probe", path) == ["GrantActivities(hub.tool_names)"]

@@ -21,6 +21,7 @@ from skills.llm.agent import ChatMessage, ToolCallMessage
 from skills.messages.agent import AgentToolCall
 from skills.naming import CHAT_CONVERSATION
 from skills.run.catalog import ToolResult
+from tests.fakes.tools import FixedTools
 
 STRETCH = {"name": "stretch", "instructions": "Remind me to stretch", "schedule": "0 9 * * *"}
 
@@ -28,10 +29,10 @@ STRETCH = {"name": "stretch", "instructions": "Remind me to stretch", "schedule"
 async def test_a_proposal_answered_by_a_lost_attempt_is_still_the_retrys_change(client: Client,
                                                                                 settings: Settings) -> None:
     store = Store.from_settings(settings)
-    registration = RegistrationActivities(store, settings, lambda: set())
-    router = ToolRouter(lambda: [], _no_server, ManagementTools(SkillsClient(client, settings.task_queue)),
+    registration = RegistrationActivities(store, settings, FixedTools())
+    router = ToolRouter(FixedTools(), ManagementTools(SkillsClient(client, settings.task_queue)),
                         Proposals(store, settings, registration))
-    agent = AgentActivities(store, settings, router.catalog, router.send)
+    agent = AgentActivities(store, settings, router)
     conversation = f"{CHAT_CONVERSATION}victim"
     seq = store.conversations.append_messages(conversation, [
         ChatMessage(role="user", content="every day at 9 remind me to stretch"),
@@ -54,9 +55,6 @@ async def test_a_proposal_answered_by_a_lost_attempt_is_still_the_retrys_change(
     assert len(answers) == 1
 
 
-async def _no_server(*_: object, **__: object) -> None:
-    raise AssertionError("a chat's proposal calls no MCP server")
-
 
 async def test_a_change_made_by_a_lost_attempt_is_still_the_retrys_change(settings: Settings) -> None:
     """Issue 52: a change made (a pause, a move: made at once, not proposed) by an attempt whose result was lost
@@ -70,7 +68,7 @@ async def test_a_change_made_by_a_lost_attempt_is_still_the_retrys_change(settin
         made.append(arguments)
         return ToolResult(ok=True, text="Updated skill 4 'stand up'.", change=change)
 
-    agent = AgentActivities(store, settings, lambda: [], send)
+    agent = AgentActivities(store, settings, FixedTools(call=send))
     conversation = f"{CHAT_CONVERSATION}owner"
     seq = store.conversations.append_messages(conversation, [
         ChatMessage(role="user", content="pause the stand up reminder"),

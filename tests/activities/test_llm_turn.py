@@ -23,8 +23,9 @@ from skills.llm.structured import ASK_AGAIN
 from skills.messages.agent import LlmTurn
 from skills.messages.chat import ChatAnswer
 from skills.naming import CHAT_CONVERSATION
-from skills.run.catalog import ServerState, ToolInfo, ToolResult
+from skills.run.catalog import ServerState, ToolInfo
 from tests.fakes.llm_server import ScriptedLLM, structured
+from tests.fakes.tools import FixedServers, FixedTools
 
 OUTBOX = ToolInfo(name="outbox_send_message", server="outbox", tool="send_message",
                   description="Send a message to the user's outbox.")
@@ -34,7 +35,7 @@ MANAGEMENT = ["memory_store_skill", "memory_list_skills"]
 def _agent(settings: Settings, llm: ScriptedLLM) -> tuple[AgentActivities, Store]:
     settings = settings.model_copy(update={"llm_base_url": llm.base_url, "llm_api_key": "sk-fake-test-key"})
     store = Store.from_settings(settings)
-    return AgentActivities(store, settings, lambda: [OUTBOX], _no_tool), store
+    return AgentActivities(store, settings, FixedTools([OUTBOX])), store
 
 
 def _turn(conversation: str, step: int = 1) -> LlmTurn:
@@ -78,8 +79,8 @@ async def test_a_server_not_connected_yet_meets_the_needs_its_name_says(settings
     github server is up; one that failed is not there."""
     settings = settings.model_copy(update={"llm_base_url": llm.base_url, "llm_api_key": "sk-fake-test-key"})
     store = Store.from_settings(settings)
-    agent = AgentActivities(store, settings, lambda: [OUTBOX], _no_tool,
-                            servers=lambda: [ServerState(name="github", transport="stdio", status=status)])
+    agent = AgentActivities(store, settings, FixedTools([OUTBOX]),
+                            FixedServers([ServerState(name="github", transport="stdio", status=status)]))
     conversation = f"{CHAT_CONVERSATION}pending-{status.replace(' ', '-')}"
     store.conversations.append_messages(conversation, [ChatMessage(role="user", content="summarize my github issues")],
                                         datetime.now(UTC))
@@ -119,9 +120,6 @@ def test_the_chats_own_reply_and_note_are_the_engines(settings: Settings) -> Non
     assert [(m.role, m.by_engine) for m in store.conversations.load_messages(conversation)] == [
         ("user", True), ("assistant", True)]
 
-
-async def _no_tool(name: str, arguments: dict[str, Any], *, idempotency_key: str = "") -> ToolResult:
-    raise AssertionError(f"an LLM turn calls no tool ({name})")
 
 
 async def test_a_turn_heartbeats_from_its_start_not_only_once_the_model_is_asked(settings: Settings,

@@ -26,8 +26,9 @@ from skills.llm.agent import ChatMessage
 from skills.messages.agent import LlmTurn
 from skills.messages.chat import ReminderRequest
 from skills.naming import CHAT_CONVERSATION
-from skills.run.catalog import ToolInfo, ToolResult
+from skills.run.catalog import ToolInfo
 from tests.fakes.llm_server import ScriptedLLM, structured
+from tests.fakes.tools import FixedTools
 
 OUTBOX = ToolInfo(name="outbox_send_message", server="outbox", tool="send_message",
                   description="Send a message to the user's outbox.")
@@ -54,9 +55,6 @@ def watched(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> dict[str
     return ran
 
 
-async def _no_tool(name: str, arguments: dict[str, Any], *, idempotency_key: str = "") -> ToolResult:
-    raise AssertionError(f"an LLM turn calls no tool ({name})")
-
 
 async def test_a_turn_reads_and_counts_off_the_loop(settings: Settings, llm: ScriptedLLM,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
@@ -64,7 +62,7 @@ async def test_a_turn_reads_and_counts_off_the_loop(settings: Settings, llm: Scr
             for name in ("allowed_actions", "needs_checked", "fit_request", "_calls_read")]
     settings = settings.model_copy(update={"llm_base_url": llm.base_url, "llm_api_key": "sk-fake-test-key"})
     store = Store.from_settings(settings)
-    agent = AgentActivities(store, settings, lambda: [OUTBOX], _no_tool)
+    agent = AgentActivities(store, settings, FixedTools([OUTBOX]))
     conversation = f"{CHAT_CONVERSATION}loop"
     store.conversations.append_messages(conversation, [ChatMessage(role="user", content="remind me every day at 9")],
                                         datetime.now(UTC))

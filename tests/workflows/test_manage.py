@@ -29,6 +29,7 @@ from config.settings import Settings
 from skills.errors import SkillValidationError
 from skills.messages.manage import ScheduleSync, ScheduleSynced
 from tests.conftest import schedule_exists
+from tests.fakes.tools import FixedTools
 from workflows.manage import ChangeSkill, RegisterSkill
 
 REFUSAL = "the frontend refused the schedule"
@@ -56,7 +57,7 @@ async def store(settings: Settings) -> Store:
 
 
 def _activities(client: Client, settings: Settings, store: Store, sync: object) -> list[object]:
-    registration = RegistrationActivities(store, settings, lambda: {"outbox_send_message"})
+    registration = RegistrationActivities(store, settings, FixedTools(["outbox_send_message"]))
     reads = StoreActivities(store, settings.backoff)
     schedules = ScheduleActivities(ScheduleWriter(client), settings, store)
     return [registration.prepare_skill, registration.save_skill, registration.undo_save,
