@@ -642,9 +642,9 @@ class SkillsClient:
 
     async def _answer(self, decision: ApprovalDecision) -> Any:
         """A run's call: the answer is a signal to the run's workflow, found through Temporal's visibility
-        (``SkillApproval``), so it is kept, durably, even while no worker runs; the run records it. A
-        proposed change: :meth:`decide_change` makes it. Returns a sentence saying what was done (for a
-        change, what ``decide_change`` returns)."""
+        (``SkillApproval`` on this engine's task queue), so it is kept, durably, even while no worker runs; the
+        run records it. A proposed change: :meth:`decide_change` makes it. Returns a sentence saying what was
+        done (for a change, what ``decide_change`` returns)."""
         said = await self.answer(decision.approval_id, decision.approve, reason=decision.reason, by=decision.by)
         return said.approval if isinstance(said, ChangeDecided) else said
 
@@ -668,7 +668,10 @@ class SkillsClient:
         """The answer signalled to the run that waits for it, found through Temporal's visibility; None: none
         waits (a change a chat proposed, or a run gone)."""
         verb = "approved" if decision.approve else "denied"
-        async for found in self.client.list_workflows(f"{SKILL_APPROVAL.name}={decision.approval_id}", limit=1):
+        # Approval ids are per store: engines sharing a namespace each have an approval 1. The task queue is
+        # this engine's, so the search names only its own runs.
+        query = f"{SKILL_APPROVAL.name}={decision.approval_id} AND TaskQueue='{self.task_queue}'"
+        async for found in self.client.list_workflows(query, limit=1):
             handle = self.client.get_workflow_handle(found.id)
             # The list lags behind the run; the run's own description does not.
             described = await handle.describe()

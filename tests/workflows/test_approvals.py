@@ -26,7 +26,7 @@ from skills.owner.approvals import Approval
 from skills.spec.models import RunRecord
 from starter.mcp_server import build_server
 from starter.telegram_bot import BotApi, TelegramBot
-from tests.conftest import Engine, WorkerProcess, eventually, trigger_schedule, worker_process
+from tests.conftest import Engine, WorkerProcess, eventually, settings_in, trigger_schedule, worker_process
 from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
 from tests.fakes.telegram_api import FakeBotApi
 from tests.starter.test_cli import options, run_skills
@@ -124,6 +124,42 @@ async def test_an_unanswered_call_is_denied_at_its_timeout_with_a_notice(client:
         assert (await engine.skills.get("send report")).consecutive_failures == 0
     finally:
         await engine.stop()
+
+
+async def test_an_answer_reaches_only_its_own_engines_run(client: Client, settings: Settings,
+                                                         tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Approval ids are per store: two engines sharing a namespace each have an approval 1. Answering one
+    engine's approval 1 must reach that engine's run, never the other's (the newer run, which a search by
+    id alone finds first)."""
+    ours = await Engine(settings, client).start()
+    theirs = await Engine(settings_in(tmp_path_factory.mktemp("theirs")), client).start()
+    try:
+        await ours.skills.register(sender())
+        ours_id = await ours.skills.run("send report", wait=False)
+        [mine] = await waiting(ours)
+        await theirs.skills.register(sender())
+        theirs_id = await theirs.skills.run("send report", wait=False)
+        [other] = await waiting(theirs)
+        assert mine.id == other.id and ours_id != theirs_id
+        # Both runs are listed under the same id before the answer is given.
+        query = f"SkillApproval = {mine.id}"
+        await eventually(lambda: _count_listed(client, query, {ours_id, theirs_id}), timeout=30)
+
+        said = await ours.skills.deny(mine.id, "not today")
+        assert ours_id in said and theirs_id not in said
+        run = await finished(ours, "send report")
+        assert run.status == "denied" and "not today" in run.summary
+        # Theirs still waits, for its own owner.
+        assert [a.id for a in await theirs.skills.approvals()] == [other.id]
+        [their_run] = await theirs.skills.runs("send report")
+        assert their_run.status == "waiting"
+    finally:
+        await theirs.stop()
+        await ours.stop()
+
+
+async def _count_listed(client: Client, query: str, ids: set[str]) -> bool:
+    return ids <= {w.id async for w in client.list_workflows(query)}
 
 
 async def test_pausing_the_skill_denies_what_waits(engine: Engine, client: Client) -> None:
