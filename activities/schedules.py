@@ -20,7 +20,7 @@ from search_attributes import SEARCH_ATTRIBUTES, search_attributes
 from skills.errors import NamespaceSetupError, SkillNotFoundError
 from skills.messages.manage import ScheduleSync, ScheduleSynced, SkipRenewal
 from skills.spec.models import Skill
-from skills.when.calendar import SKIP_RENEW_BEFORE, first_fire
+from skills.when.calendar import SKIP_RENEW_BEFORE, due_at_creation, first_fire
 
 
 class ScheduleActivities:
@@ -52,12 +52,13 @@ class ScheduleActivities:
         )
         if trigger_changed:
             await self.writer.delete(skill.schedule_id)
-        await self._create_or_update(skill, schedule)
+        due = due_at_creation(skill, now)
+        await self._create_or_update(skill, schedule, fire_now=due)
         await self._record_skips(skill, until)
         if previous is None or old_id != skill.schedule_id or trigger_changed:
             # A schedule just created: its next fire from the trigger, as `create` does. Asked of the server,
             # the answer waits for the schedule's own first workflow task (~40 ms on a dev server).
-            return ScheduleSynced(schedule_id=skill.schedule_id, next_fire=first_fire(skill, now))
+            return ScheduleSynced(schedule_id=skill.schedule_id, next_fire=now if due else first_fire(skill, now))
         return ScheduleSynced(schedule_id=skill.schedule_id, next_fire=await self.writer.next_fire(skill.schedule_id))
 
     async def create(self, skill: Skill) -> ScheduleSynced:
@@ -68,9 +69,10 @@ class ScheduleActivities:
             return ScheduleSynced()
         now = datetime.now(UTC)
         days, until = skip_list(skill, now)
-        await self._create_or_update(skill, build_schedule(skill, self.settings, days))
+        due = due_at_creation(skill, now)
+        await self._create_or_update(skill, build_schedule(skill, self.settings, days), fire_now=due)
         await self._record_skips(skill, until)
-        return ScheduleSynced(schedule_id=skill.schedule_id, next_fire=first_fire(skill, now))
+        return ScheduleSynced(schedule_id=skill.schedule_id, next_fire=now if due else first_fire(skill, now))
 
     # --- business days and holidays ----------------------------------------------------------
 
@@ -110,9 +112,9 @@ class ScheduleActivities:
     async def delete_schedule(self, schedule_id: str) -> None:
         await self.writer.delete(schedule_id)
 
-    async def _create_or_update(self, skill: Skill, schedule: Schedule) -> None:
+    async def _create_or_update(self, skill: Skill, schedule: Schedule, *, fire_now: bool = False) -> None:
         try:
-            await self._write(skill, schedule)
+            await self._write(skill, schedule, fire_now)
         except RPCError as e:
             if e.status == RPCStatusCode.INVALID_ARGUMENT and "search attribute" in e.message:
                 raise application_error(NamespaceSetupError(
@@ -122,9 +124,11 @@ class ScheduleActivities:
                     "see docs/deploy.md)")) from e
             raise
 
-    async def _write(self, skill: Skill, schedule: Schedule) -> None:
+    async def _write(self, skill: Skill, schedule: Schedule, fire_now: bool) -> None:
         assert skill.schedule_id is not None
         trigger = skill.trigger_as_written or skill.trigger_config.model_dump(mode="json", exclude_none=True)
         await self.writer.put(skill.schedule_id, schedule, search_attributes=search_attributes(skill),
-                              memo={"skill_id": skill.id, "agent_id": skill.agent_id, "trigger": trigger})
+                              memo={"skill_id": skill.id, "agent_id": skill.agent_id, "trigger": trigger},
+                              fire_on_create=fire_now)
         activity.logger.info("schedule %s is in sync with skill %s", skill.schedule_id, skill.id)
+

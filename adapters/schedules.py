@@ -110,6 +110,8 @@ def schedule_policy(skill: Skill, catchup_window: timedelta) -> SchedulePolicy:
 def remaining_runs(skill: Skill) -> int | None:
     """The runs a skill with ``max_runs`` has left (Temporal's remaining actions); None: no limit."""
     return None if skill.max_runs is None else max(0, skill.max_runs - skill.scheduled_runs)
+
+
 def skip_list(skill: Skill, now: datetime) -> tuple[dict[date, str], datetime | None]:
     """The days the skill's schedule skips from ``now`` to ``SKIP_HORIZON`` ahead, and when that list runs
     out (None: the skill skips no day)."""
@@ -126,8 +128,6 @@ def pause_note(skill: Skill) -> str:
         return (f"disabled: {FAILURES} ({skill.consecutive_failures} in a row); "
                 f"last error: {(skill.last_error or '')[:300]}")
     return f"disabled: {skill.disabled_reason or BY_USER}"
-
-
 
 
 def engine_schedules(settings: Settings) -> dict[str, Schedule]:
@@ -170,12 +170,16 @@ class ScheduleWriter:
         return self.client.namespace
 
     async def put(self, schedule_id: str, schedule: Schedule, *, memo: Mapping[str, Any] | None = None,
-                  search_attributes: TypedSearchAttributes | None = None, keep_state: bool = False) -> None:
+                  search_attributes: TypedSearchAttributes | None = None, keep_state: bool = False,
+                  fire_on_create: bool = False) -> None:
         """Create the schedule, or update the one under ``schedule_id`` to ``schedule`` (a retry after a create that
         did succeed, a restart): the memo is written at creation only (Temporal updates no memo). ``keep_state``:
-        an existing schedule keeps its state (paused, its note), so what an operator paused stays paused."""
+        an existing schedule keeps its state (paused, its note), so what an operator paused stays paused.
+        ``fire_on_create``: a schedule created now also starts its action at once (a one-shot already due); one
+        that exists is only updated (its create made that fire)."""
         try:
-            await self.client.create_schedule(schedule_id, schedule, memo=memo, search_attributes=search_attributes)
+            await self.client.create_schedule(schedule_id, schedule, memo=memo, search_attributes=search_attributes,
+                                              trigger_immediately=fire_on_create)
             return
         except ScheduleAlreadyRunningError:
             pass

@@ -24,7 +24,7 @@ from skills.display import span
 from skills.spec.models import Skill, SkillSpec, TriggerConfig
 from skills.suggest import did_you_mean
 from skills.when.spread import skill_spread
-from skills.when.triggers import require_aware, trigger_next_times, zone_info
+from skills.when.triggers import one_shot_second, require_aware, trigger_next_times, zone_info
 
 SKIP_HORIZON = timedelta(days=400)
 """How far ahead a schedule's skip list reaches: a year, and a month to spare."""
@@ -348,3 +348,14 @@ def first_fire(skill: Skill, now: datetime) -> datetime | None:
     if not skill.enabled or skill.trigger_config is None:
         return None
     return next_fire(skill, anchor=skill.created_at, now=now)
+
+
+def due_at_creation(skill: Skill, now: datetime) -> bool:
+    """A one-shot whose second has come by ``now``, before its schedule exists: its time passed while it was
+    registered (a reminder a few seconds out, a slow machine). Temporal starts no fire that a spec names before
+    the schedule's creation, so it would never fire, and the owner told of a next fire would later read it
+    missed; the create starts it at once instead (``ScheduleWriter.put``'s ``fire_on_create``). The spec's own
+    second is past by then, so the fire is not made twice."""
+    trigger = skill.trigger_config
+    return (skill.enabled and trigger is not None and trigger.kind == "at" and trigger.at is not None
+            and skill.scheduled_runs == 0 and one_shot_second(trigger.at) <= now)

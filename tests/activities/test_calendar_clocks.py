@@ -9,7 +9,7 @@ engine computes from its own clock, the answer the user reads.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -22,7 +22,9 @@ from adapters.schedules import ScheduleWriter
 from adapters.store import Store
 from config.settings import Settings
 from skills.management.answers import coming_fires
+from skills.messages.manage import ScheduleSync
 from skills.spec.models import Skill, SkillSpec, TriggerConfig
+from tests.conftest import eventually
 
 NEW_YORK, BERLIN = ZoneInfo("America/New_York"), ZoneInfo("Europe/Berlin")
 
@@ -70,3 +72,40 @@ async def test_a_weekday_skill_registered_at_any_clock_is_told_its_next_business
         coming = coming_fires(skill, clock, count=3)
         assert f"{expected:%Y-%m-%d %H:%M %a}" in coming and len([c for c in coming if "skipped" not in c]) == 3
         assert coming[0] == f"{expected:%Y-%m-%d %H:%M %a}" or "skipped" in coming[0]
+
+
+def one_shot(store: Store, at: datetime, name: str) -> Skill:
+    spec = SkillSpec(agent_id="me", name=name, trigger_type="cron", instructions="x",
+                     trigger_config=TriggerConfig(at=at))
+    return store.skills.create_skill(spec, trigger_as_written=None, disabled_reason=None, now=at - timedelta(seconds=3))
+
+
+@pytest.mark.parametrize("write", ["create", "sync_schedule"])
+async def test_a_one_shot_whose_second_passed_while_it_was_registered_fires_at_once(
+        write: str, client: Client, settings: Settings, store: Store) -> None:
+    """"In 3 seconds", on a machine slow enough that the registration takes longer: Temporal starts no fire a spec
+    names before its schedule exists, so the reminder never came, and maintenance later called it missed. Both
+    writes of a new schedule (a bulk item's create, a registration's sync) start it at once, and say so."""
+    schedules = ScheduleActivities(ScheduleWriter(client), settings, store)
+    now = datetime.now(UTC)
+    late = one_shot(store, now - timedelta(seconds=2), "late")
+    ahead = one_shot(store, now + timedelta(hours=1), "ahead")
+    for skill in (late, ahead):
+        if write == "create":
+            answer = await ActivityEnvironment().run(schedules.create, skill)
+        else:
+            answer = await ActivityEnvironment().run(schedules.sync_schedule, ScheduleSync(skill_id=skill.id))
+        assert answer.next_fire is not None
+        if skill is late:
+            assert now <= answer.next_fire <= datetime.now(UTC)  # now, not a time already gone
+        else:
+            assert answer.next_fire == ahead.trigger_config.at.replace(microsecond=0)
+
+    async def fired() -> int:
+        return (await client.get_schedule_handle(late.schedule_id).describe()).info.num_actions
+
+    assert await eventually(fired, timeout=30) == 1
+    # The one an hour ahead waits for its own second (the server's answer, not the engine's arithmetic).
+    described = await client.get_schedule_handle(ahead.schedule_id).describe()
+    assert described.info.num_actions == 0
+    assert described.info.next_action_times == [ahead.trigger_config.at.replace(microsecond=0)]

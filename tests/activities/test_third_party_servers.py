@@ -189,14 +189,16 @@ async def test_a_direct_skill_fires_through_both_third_party_servers(
         assert result.skill is not None and result.skill.tier == "direct"
         assert any("runs Direct, at zero tokens" in note for note in result.notes)
 
-        messages = await eventually(engine.outbox, timeout=40)
+        # The run's end first: a failure then says what went wrong, not only that no message came.
+        run = await eventually(lambda: _finished_run(engine), timeout=60)
+        assert run.status == "success", run.summary
+        messages = engine.outbox()
         # The time in Paris, piped whole: "+01:00 (" held in winter only (Paris is +02:00 from March to October).
         echoed = re.fullmatch(r"Echo: Paris: (\S+) \((\w+)\)", messages[0]["message"])
         assert echoed, messages[0]["message"]
         paris = datetime.fromisoformat(echoed[1])
         assert paris.utcoffset() == paris.astimezone(ZoneInfo("Europe/Paris")).utcoffset(), echoed[1]
         assert echoed[2] == paris.strftime("%A"), messages[0]["message"]
-        run = await eventually(lambda: _finished_run(engine), timeout=30)
         assert (run.status, run.trigger, run.prompt_tokens, run.completion_tokens) == ("success", "schedule", 0, 0)
         assert [c.tool for c in run.tool_calls] == ["time_get_current_time", "everything_echo", "outbox_send_message"]
     finally:
