@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import sys
@@ -18,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.runtime import LogForwardingConfig, LoggingConfig, PrometheusConfig, Runtime, TelemetryConfig
 
 from config.secrets import redact
@@ -55,23 +56,35 @@ class JsonFormatter(logging.Formatter):
 
 
 class ExpectedFailures(logging.Filter):
-    """Turn the SDK's "Completing activity as failed" for an engine error into one line.
+    """Turn the SDK's "Completing activity as failed" for an engine error, or for an attempt the server timed
+    out, into one line.
 
     The activity raised an ``ApplicationError`` whose type is one of the engine's errors
     (``skills.errors``): the failure is an answer (endpoint down, tool refused), not a bug,
-    and its chained traceback (dozens of lines per retry) tells an operator nothing more.
+    and its chained traceback (dozens of lines per retry) tells an operator nothing more. An attempt
+    cancelled with no request for it (a missed heartbeat) ends in the SDK's own ``CancelledError``: its
+    traceback is the SDK's frames.
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
+        info = getattr(record, "temporal_activity", None) or {}
+        where = (info.get("activity_type", "activity"), info.get("attempt", "?"), info.get("workflow_type", "workflow"),
+                 info.get("workflow_id", "?"))
         if isinstance(error, ApplicationError) and error_class(error.type) is not None:
-            info = getattr(record, "temporal_activity", None) or {}
             record.msg = "%s failed (attempt %s) in %s %s: %s: %s"
-            record.args = (info.get("activity_type", "activity"), info.get("attempt", "?"),
-                           info.get("workflow_type", "workflow"), info.get("workflow_id", "?"),
-                           error.type, error.message)
-            record.exc_info = None
-            record.exc_text = None
+            record.args = (*where, error.type, error.message)
+        elif isinstance(error, (asyncio.CancelledError, CancelledError)):
+            # Not a cancel asked for (the SDK logs those at DEBUG), nor a pause or reset (a line of its own): the
+            # server stopped waiting for the attempt, a heartbeat or its time limit missed (a starved worker on a
+            # loaded machine misses them), or the worker is stopping. Its stack is the SDK's, and says nothing more.
+            record.msg = ("%s attempt %s in %s %s was cancelled: the server timed it out (a heartbeat or its time "
+                          "limit missed) or the worker is stopping; Temporal retries it as its retry policy says")
+            record.args = where
+        else:
+            return True
+        record.exc_info = None
+        record.exc_text = None
         return True
 
 
