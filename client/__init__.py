@@ -4,7 +4,9 @@ It never opens the database and never imports the worker: changes run as workflo
 activities on the worker's task queue. Programs use it, and so do the ``skills`` CLI, the MCP
 server (``skills mcp``), the Telegram adapter and the worker's chat tools (the management tools).
 
-- :mod:`client.skills_client`: :class:`SkillsClient` and :func:`connect`
+- :mod:`client.skills_client`: :class:`SkillsClient` and :func:`connect`; the client's calls one module an
+  aggregate, over :mod:`client.base` (the state they share): :mod:`client.skill_calls`, :mod:`client.run_calls`,
+  :mod:`client.approval_calls`, :mod:`client.event_calls`, :mod:`client.worker_calls`
 - :mod:`client.management`: the management tools a model calls (the catalog, storing, updating,
   listing, reading, deleting skills, their next fires, events) and the owner's answers to approvals;
   their schemas and texts are ``skills.management.manual``
