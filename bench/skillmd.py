@@ -33,6 +33,7 @@ The machine may be shared: each timing is a median of repetitions, and the load 
     .venv/bin/python -m bench.skillmd [--skills 10000] [--messages 200] [--seed 7] [--json] [--no-semantic]
     .venv/bin/python -m bench.skillmd --patterns-only     # the worst case for patterns alone (~10 s)
     .venv/bin/python -m bench.skillmd --quality-only      # the evaluation alone
+    .venv/bin/python -m bench.skillmd --quality-only --parts tuning,held_out   # deciding a change: unseen unread
 """
 
 from __future__ import annotations
@@ -284,7 +285,10 @@ def report(figures: dict[str, Any]) -> None:
     report_quality(figures["quality"])
 
 
-def quality(index: Any) -> dict[str, Any]:
+PARTS = ("tuning", "held_out", "unseen")
+
+
+def quality(index: Any, parts: tuple[str, ...] = PARTS) -> dict[str, Any]:
     """Matching judged on public skills' names and descriptions (tests/skills/skillmd/data), per part: the
     right skill first, among the three candidates handed to a model, and among the candidates when the
     first is not sure; the first sure (used with no one asked) and right; everyday messages that bring a
@@ -292,7 +296,7 @@ def quality(index: Any) -> dict[str, Any]:
     from tests.skills.skillmd.test_match_eval import COLLECTIONS, MESSAGES
 
     figures: dict[str, Any] = {}
-    for part in ("tuning", "held_out", "unseen"):
+    for part in parts:
         positives, negatives = MESSAGES[part]["positives"], MESSAGES[part]["negatives"]
         first = top3 = chosen = offered = sure = sure_right = 0
         wrong = []
@@ -398,13 +402,15 @@ def semantic_index(index_skills: list[SkillFile]) -> Any:
     return SkillIndex(index_skills, semantic=VectorCache(Encoder(), path=VECTORS))
 
 
-def run_quality(semantic: bool) -> dict[str, Any]:
+def run_quality(semantic: bool, parts: tuple[str, ...] = PARTS) -> dict[str, Any]:
+    """The evaluation of ``parts``: while a change is decided, the tuning and held-out parts alone (``--parts``);
+    the unseen part is read once, with the change made."""
     from tests.skills.skillmd.test_match_eval import catalog, index
 
-    figures: dict[str, Any] = {"catalog": len(index()), "lexical": quality(index())}
+    figures: dict[str, Any] = {"catalog": len(index()), "lexical": quality(index(), parts)}
     if semantic:
         try:
-            figures["semantic"] = quality(semantic_index(catalog()))
+            figures["semantic"] = quality(semantic_index(catalog()), parts)
         except ImportError:
             figures["semantic"] = None
     return figures
@@ -437,9 +443,15 @@ def main(argv: list[str] | None = None) -> None:
                         help="only the worst case for patterns: no skill files written, no discovery")
     parser.add_argument("--quality-only", action="store_true", help="only the evaluation on public collections")
     parser.add_argument("--no-semantic", action="store_true", help="leave the semantic ranker out")
+    parser.add_argument("--parts", default=",".join(PARTS),
+                        help=f"the evaluation's parts, comma-separated, of {', '.join(PARTS)}: decide a change on "
+                             f"tuning,held_out, then read unseen once")
     args = parser.parse_args(argv)
+    parts = tuple(args.parts.split(","))
+    if not parts or any(part not in PARTS for part in parts):
+        parser.error(f"--parts: comma-separated, of {', '.join(PARTS)}")
     if args.quality_only:
-        found = run_quality(not args.no_semantic)
+        found = run_quality(not args.no_semantic, parts)
         if args.json:
             json.dump(found, sys.stdout, indent=2)
             print()
@@ -455,7 +467,7 @@ def main(argv: list[str] | None = None) -> None:
             report_worst_case(worst)
         return
     figures = run(args.skills, args.messages, args.seed, semantic=not args.no_semantic)
-    figures["quality"] = run_quality(not args.no_semantic)
+    figures["quality"] = run_quality(not args.no_semantic, parts)
     if args.json:
         json.dump(figures, sys.stdout, indent=2)
         print()
