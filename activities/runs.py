@@ -47,11 +47,11 @@ a skill's tools, to read their annotations."""
 
 
 class RunActivities:
-    def __init__(self, store: Store, settings: Settings, tools: RunTools | None,
+    def __init__(self, store: Store, settings: Settings, tools: RunTools,
                  metrics: EngineMetrics | None = None, *, preparer: SkillPreparer | None = None) -> None:
         """``tools``: the tool hub; its call sends notifications, its catalog (the live tools with their
         annotations) says which of a skill's tools are destructive, and it waits for the servers that could
-        offer tools the catalog lacks while they connect (None: no tools, as a test of the bookkeeping has).
+        offer tools the catalog lacks while they connect.
         ``metrics`` count the runs recorded; ``preparer`` normalizes a definition as a registration does (a
         rehearsal's)."""
         self.store = store
@@ -131,17 +131,10 @@ class RunActivities:
                         rehearsal=True, closed_world=request.rehearse is not None and request.rehearse.closed_world,
                         **self._limits(skill))
 
-    def _tools(self) -> RunTools:
-        if self.tools is None:
-            raise application_error(SkillsError("this worker has no tools to send a notice with"))
-        return self.tools
-
     def _destructive(self, skill: Skill) -> list[str]:
         """The skill's tools its servers mark destructive now, less those the skill exempts: their calls wait
         for approval at this run. A tool the catalog lacks (its server still connecting) is waited for, a
         little: a destructive tool must not slip through because its server was slow to start."""
-        if self.tools is None:
-            return []
         # A delivery's tool too: a destination is a call like any other (workflows.run asks before it sends).
         tools = list(dict.fromkeys([*skill.required_tools, *skill.approval_required_tools,
                                     *(destination.tool for destination in skill.deliver_to)]))
@@ -196,7 +189,7 @@ class RunActivities:
 
         A notifier may be slow (a chat API, a webhook): the activity heartbeats while it waits."""
         async with heartbeating("notify", self.settings.notifier_tool):
-            result = await self._tools().call(self.settings.notifier_tool, {"message": redact(request.message)},
+            result = await self.tools.call(self.settings.notifier_tool, {"message": redact(request.message)},
                                      idempotency_key=request.idempotency_key)
         if not result.ok:
             raise RuntimeError(f"{self.settings.notifier_tool} refused the notification: {result.text}")
@@ -214,7 +207,7 @@ class RunActivities:
         delivery's own idempotency key. A refusal raises, so Temporal retries it, then the run says failed."""
         tool = request.destination.tool
         async with heartbeating("deliver", tool):
-            result = await self._tools().call(tool, {**request.destination.arguments, "message": redact(request.message)},
+            result = await self.tools.call(tool, {**request.destination.arguments, "message": redact(request.message)},
                                      idempotency_key=request.idempotency_key)
         if not result.ok:
             raise RuntimeError(f"{tool} refused the delivery: {result.text[:300]}")

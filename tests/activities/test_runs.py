@@ -18,6 +18,7 @@ from skills.messages.run import BeginRun, RunStart
 from skills.spec.models import ENDED, SkillSpec, TriggerConfig
 from skills.when.fires import PreviousFire, account_gap
 from skills.when.triggers import trigger_next_times
+from tests.fakes.tools import FixedTools
 from tests.skills.skillmd.skill_files import skill_text
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -32,7 +33,7 @@ def store(store_url: str) -> Store:
 @pytest.fixture
 def runs(store: Store, tmp_path: Path) -> RunActivities:
     settings = Settings(data_dir=tmp_path, timezone="UTC", backoff_steps=[timedelta(minutes=1)], failure_limit=3)
-    return RunActivities(store, settings, None)  # begin/finish never notify
+    return RunActivities(store, settings, FixedTools())  # begin/finish never notify
 
 
 @pytest.fixture
@@ -144,7 +145,7 @@ def test_a_file_skills_dependencies_and_their_toolsets_are_read_at_each_fire(
         store: Store, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     settings = Settings(data_dir=tmp_path, timezone="UTC", project_skills_dir=tmp_path / "project",
                         user_skills_dir=tmp_path / "user", bundled_skills_dir=tmp_path / "bundled")
-    runs = RunActivities(store, settings, None)
+    runs = RunActivities(store, settings, FixedTools())
 
     def write(name: str, **frontmatter: object) -> None:
         folder = settings.user_skills_dir / name
