@@ -190,7 +190,7 @@ class RunActivities:
         A notifier may be slow (a chat API, a webhook): the activity heartbeats while it waits."""
         async with heartbeating("notify", self.settings.notifier_tool):
             result = await self.tools.call(self.settings.notifier_tool, {"message": redact(request.message)},
-                                     idempotency_key=request.idempotency_key)
+                                           idempotency_key=request.idempotency_key)
         if not result.ok:
             raise RuntimeError(f"{self.settings.notifier_tool} refused the notification: {result.text}")
         sent = delivered_messages(result.structured)
@@ -208,7 +208,7 @@ class RunActivities:
         tool = request.destination.tool
         async with heartbeating("deliver", tool):
             result = await self.tools.call(tool, {**request.destination.arguments, "message": redact(request.message)},
-                                     idempotency_key=request.idempotency_key)
+                                           idempotency_key=request.idempotency_key)
         if not result.ok:
             raise RuntimeError(f"{tool} refused the delivery: {result.text[:300]}")
         sent = delivered_messages(result.structured)

@@ -131,4 +131,3 @@ class ScheduleActivities:
                               memo={"skill_id": skill.id, "agent_id": skill.agent_id, "trigger": trigger},
                               fire_on_create=fire_now)
         activity.logger.info("schedule %s is in sync with skill %s", skill.schedule_id, skill.id)
-
