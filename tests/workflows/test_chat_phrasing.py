@@ -6,7 +6,6 @@ but the model: the scripted server, which counts every request it gets."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
@@ -32,9 +31,7 @@ async def reader(client: Client, settings: Settings, llm: ScriptedLLM) -> AsyncI
 async def test_a_plain_reminder_is_proposed_and_made_with_no_model(reader: Engine, llm: ScriptedLLM,
                                                                     client: Client) -> None:
     before = datetime.now(UTC)
-    started = time.monotonic()
     reply = await reader.skills.chat("remind me in 10 minutes to check the oven", session_id="oven")
-    took = time.monotonic() - started
     assert llm.requests == []  # not one request: no tokens
     assert reply.ok and reply.reply.startswith("Read without the model (0 tokens): a reminder in 10 minutes")
     assert reply.said_by == "engine"
@@ -44,7 +41,6 @@ async def test_a_plain_reminder_is_proposed_and_made_with_no_model(reader: Engin
     assert "tier: Direct" in proposal.summary and 'outbox_send_message {"message": "Reminder: Check the oven"}' \
         in proposal.summary and "check:" not in proposal.summary
     assert await reader.skills.list() == []  # proposed, not made
-    assert took < 5, f"a turn with no model took {took:.1f} s"
 
     done = await reader.skills.chat("yes", session_id="oven")
     assert llm.requests == []

@@ -194,9 +194,9 @@ def test_a_backtracking_bomb_is_matched_in_linear_time() -> None:
     index = SkillIndex([skill("reminders", triggers={"patterns": [r"(\w+\s?)+$", r"(a|aa)+$", r"(.*a){12}z"]})])
     message = "remind me in five minutes to drink water please now! " * 30 + "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!"
 
-    started = time.monotonic()
+    started = time.thread_time()
     assert names(index, message) == []
-    assert time.monotonic() - started < 5  # a hang guard, not a speed check
+    assert time.thread_time() - started < 5  # CPU s: a hang guard, not a speed check
 
 
 def test_a_message_is_matched_on_its_first_characters_only() -> None:
