@@ -3,7 +3,7 @@
 Routes: ``/`` the week, ``/waiting`` what waits for the owner's yes, ``/trouble`` what went wrong,
 ``/skills/<ref>`` one skill; the posts ``/approvals/<id>/approve|deny`` (what `skills approve`/`deny` do,
 through the same client call, answered ``by="console"``), ``/skills/<id>/resume`` (`skills resume`),
-``/login`` and ``/logout``. Every response carries a Content-Security-Policy with no script at all, and
+``/skills/<id>/revert/<rev>`` (`skills revert`), ``/login`` and ``/logout``. Every response carries a Content-Security-Policy with no script at all, and
 ``no-store``: the pages hold what the owner's skills reach.
 """
 
@@ -30,6 +30,8 @@ from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from client import SkillsClient
+from client.base import ATTRIBUTION
+from config.settings import Settings
 from service.console import pages
 from service.console.auth import COOKIE, SESSION_HOURS, Keys
 from skills.chat.proposals import ChangeDecided, decided_sentence
@@ -94,8 +96,10 @@ class Console:
     """The pages, over one :class:`SkillsClient`."""
 
     def __init__(self, skills: SkillsClient, token: str, *, zone: ZoneInfo,
-                 clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+                 clock: Callable[[], datetime] = lambda: datetime.now(UTC), settings: Settings | None = None) -> None:
         self.skills = skills
+        self.settings = settings if settings is not None else Settings()
+        """What ``skills get``'s forecast reads of the settings: the notifier, the default model, the price."""
         self.keys = Keys(token)
         self.zone = zone
         self.clock = clock
@@ -103,6 +107,7 @@ class Console:
         self._fires = pages.FireCache()
         self._answering = asyncio.Lock()
         self._answered: OrderedDict[int, str] = OrderedDict()
+        self._reverting = asyncio.Lock()
 
     # --- who asks -------------------------------------------------------------------------------
 
@@ -185,7 +190,9 @@ class Console:
     async def skill(self, request: Request) -> Response:
         if self.session_of(request) is None:
             return self.refused(request)
-        found = await pages.skill_page(self.skills, request.path_params["ref"], now=self.clock())
+        found = await pages.skill_page(self.skills, request.path_params["ref"], now=self.clock(), zone=self.zone,
+                                       notifier_tool=self.settings.notifier_tool,
+                                       llm_model=self.settings.llm_model, price=self.settings.llm_price)
         return self.page(request, "skill.html", page=found)
 
     # --- actions --------------------------------------------------------------------------------
@@ -228,6 +235,34 @@ class Console:
         return self.page(request, "message.html", title=f"Skill {skill.id}",
                          message=f"resumed skill {skill.id} '{skill.name}'", skill_id=skill.id)
 
+    async def revert(self, request: Request) -> Response:
+        """`skills revert ID REV`: ``SkillsClient.revert``, the same validation and records (the revision says
+        ``by console``). The form says which revision the skill was at when its page was drawn; a revert
+        posted from an older page (a second click after the first went through, a page left open while the
+        skill changed) is refused and changes nothing, so a double submit reverts once."""
+        form = await self.admitted_form(request)
+        if isinstance(form, Response):
+            return form
+        skill_id: int = request.path_params["id"]
+        rev: int = request.path_params["rev"]
+        seen = str(form.get("at") or "")
+        title = f"Skill {skill_id}"
+        async with self._reverting:
+            skill = await self.skills.get(skill_id)
+            if not seen.isdigit() or int(seen) != skill.revision:
+                return self.page(request, "message.html", 409, title=title, skill_id=skill_id, message=(
+                    f"not reverted: skill {skill_id} is at revision {skill.revision} now, not the one this page "
+                    f"showed ({seen or 'none said'}); look at its revisions again"))
+            attributed = ATTRIBUTION.set(BY)
+            try:
+                result = await self.skills.revert(skill_id, rev)
+            finally:
+                ATTRIBUTION.reset(attributed)
+        assert result.skill is not None
+        log.info("skill %d reverted to revision %d on the console", skill_id, rev)
+        first, *rest = pages.registered_lines(result, f"reverted to {rev}:", self.zone)
+        return self.page(request, "message.html", title=title, skill_id=result.skill.id, message=first, lines=rest)
+
     # --- the application --------------------------------------------------------------------------
 
     def app(self) -> ASGIApp:
@@ -245,6 +280,7 @@ class Console:
             Route("/waiting", self.waiting),
             Route("/trouble", self.trouble),
             Route("/skills/{id:int}/resume", self.resume, methods=["POST"]),
+            Route("/skills/{id:int}/revert/{rev:int}", self.revert, methods=["POST"]),
             Route("/skills/{ref}", self.skill),
             Route("/approvals/{id:int}/approve", self.approve, methods=["POST"]),
             Route("/approvals/{id:int}/deny", self.deny, methods=["POST"]),
@@ -258,7 +294,8 @@ class Console:
 
 
 def build_app(skills: SkillsClient, token: str, *, zone: ZoneInfo,
-              clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> ASGIApp:
-    """The console as an ASGI application, for uvicorn (``skills console``) or a test's server."""
-    return Console(skills, token, zone=zone, clock=clock).app()
+              clock: Callable[[], datetime] = lambda: datetime.now(UTC), settings: Settings | None = None) -> ASGIApp:
+    """The console as an ASGI application, for uvicorn (``skills console``) or a test's server; ``settings``
+    default to the environment's, as ``skills get`` reads them."""
+    return Console(skills, token, zone=zone, clock=clock, settings=settings).app()
 

@@ -25,6 +25,7 @@ from service.console import pages
 from service.console.app import build_app
 from skills.spec.models import Skill
 from skills.when.calendar import forecast
+from skills.when.outlook import outlook
 from tests.conftest import Engine, eventually, free_port
 from tests.starter.test_cli import SKILLS, clean_env, options, run_skills
 from tests.workflows.test_approvals import finished, sender, waiting
@@ -42,7 +43,7 @@ async def console(engine: Engine, now: datetime | None = None) -> AsyncIterator[
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     clock = (lambda: now) if now is not None else (lambda: datetime.now(UTC))
-    app = build_app(engine.skills, TOKEN, zone=ZoneInfo("UTC"), clock=clock)
+    app = build_app(engine.skills, TOKEN, zone=ZoneInfo("UTC"), clock=clock, settings=engine.settings)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
@@ -272,6 +273,121 @@ async def test_a_skill_page_shows_its_reach_next_fires_and_last_runs(engine: Eng
         == forecast(skill, now=MONDAY, count=10).lines()
     runs = section(text, 'id="runs"', "</section>")
     assert "success" in runs and "<code>outbox_send_message</code> ok" in runs
+
+
+# --- a skill's next 30 days, its revisions ------------------------------------------------------------
+
+
+def svg(text: str, metric: str) -> str:
+    return section(text, f'aria-labelledby="chart-{metric}-title', "</svg>")
+
+
+async def test_a_skill_page_charts_the_next_30_days_as_the_forecast_counts_them(engine: Engine) -> None:
+    skill = (await engine.skills.register(daily("standup", business_days_only=True, skip_holidays="US",
+                                                description="<script>alert(4)</script>"))).skill
+    ticker = (await engine.skills.register({**daily("ticker"), "schedule": "*/5 * * * *"})).skill
+    assert skill is not None and ticker is not None
+    async with console(engine, now=MONDAY) as base, signed_in(base) as http:
+        page = await http.get(f"/skills/{skill.id}")
+        often = await http.get(f"/skills/{ticker.id}")
+    # 8,640 fires: the totals, not a bar a day.
+    assert "next 30 days: 8,640 runs" in often.text and 'class="chart"' not in often.text
+    assert "more often than the chart counts by day" in often.text
+    assert page.status_code == 200
+    assert_no_script(page)
+    totals = outlook(skill, MONDAY, anchor=skill.created_at, done=0, notifier_tool=engine.settings.notifier_tool)
+    found = pages.ahead(skill, now=MONDAY, zone=ZoneInfo("UTC"), notifier_tool=engine.settings.notifier_tool,
+                        own_tokens=[], similar_tokens=[])
+    # Mon 21 Dec 10:00 to Wed 20 Jan 10:00: 31 days touched; the business days less Christmas, New Year's Day
+    # and Martin Luther King Jr. Day (Mon 18 Jan); today's 09:00 has passed.
+    assert len(found.days) == 31 and sum(d.runs for d in found.days) == totals.runs == 19
+    assert sum(d.messages for d in found.days) == totals.messages
+    runs = svg(page.text, "runs")
+    assert runs.count('<rect class="bar"') == len([d for d in found.days if not d.skipped]) == 20
+    assert runs.count('<rect class="skipped"') == len(found.skipped) == 11
+    assert "<title>Mon 18 Jan: skipped (Martin Luther King Jr. Day)</title>" in runs
+    assert "<title>Tue 22 Dec: 1 run, 1 message</title>" in runs
+    assert "<title>Mon 21 Dec: 0 runs, 0 messages</title>" in runs  # 09:00 was before now
+    assert "<title>Fri 25 Dec: skipped (Christmas Day)</title>" in runs
+    assert "<title>Sat 26 Dec: skipped (weekend)</title>" in runs
+    assert 'id="chart-tokens-title"' not in page.text  # a Direct skill: no tokens to estimate
+    assert f"next 30 days: {totals.runs} runs" in section(page.text, 'id="ahead"')
+    # The numbers as text too, and the description escaped in the chart.
+    table = section(page.text, 'class="ahead"', "</table>")
+    assert "<th scope=\"row\">Thu 31 Dec</th><td>1</td><td>1</td><td>-</td>" in table
+    assert "skipped: New Year&#39;s Day" in table or "skipped: New Year's Day" in html.unescape(table)
+    assert "&lt;script&gt;alert(4)&lt;/script&gt;" in runs and "<script" not in runs
+
+
+def test_the_days_sum_to_the_forecast_of_skills_get() -> None:
+    """Day by day, the runs, messages and tokens ``skills get`` counts for the 30 days: across skipped days, an
+    hourly skill, max_runs left, an end, a disabled skill and an Agent skill's tokens."""
+    agent = stored(7, "0 8 * * *", execution_plan=None)
+    skills = [stored(1, "0 9 * * *"), stored(2, "30 8,17 * * *", business_days_only=True, skip_holidays="DE-BY"),
+              stored(3, "15 * * * *", deliver_to=[{"tool": "outbox_send_message", "parameters": {}}]),
+              stored(4, "0 12 * * *", enabled=False, disabled_reason="by user"),
+              stored(5, "0 7 * * *", max_runs=4, scheduled_runs=1),
+              stored(6, "0 6 * * *", end_at=MONDAY + timedelta(days=9)), agent]
+    for skill in skills:
+        for own, similar in (([], []), ([1200, 800, 1000], []), ([], [500])):
+            totals = outlook(skill, MONDAY, anchor=skill.created_at, done=skill.scheduled_runs,
+                             notifier_tool="outbox_send_message", own_tokens=own, similar_tokens=similar)
+            found = pages.ahead(skill, now=MONDAY, zone=ZoneInfo("Europe/Berlin"), notifier_tool="outbox_send_message",
+                                own_tokens=own, similar_tokens=similar)
+            assert found.outlook == totals
+            assert sum(d.runs for d in found.days) == totals.runs, skill.id
+            assert sum(d.messages for d in found.days) == totals.messages, skill.id
+            tokens = [d.tokens for d in found.days]
+            assert (sum(t or 0 for t in tokens) if totals.tokens is not None else None) == totals.tokens, skill.id
+    # Every five minutes (8,640 fires) is past what is counted by day: the totals alone, still outlook's.
+    often = stored(8, "*/5 * * * *")
+    found = pages.ahead(often, now=MONDAY, zone=ZoneInfo("UTC"), notifier_tool="x", own_tokens=[], similar_tokens=[])
+    assert (found.drawn, found.days, found.outlook.runs) == (False, [], 8640)
+    assert sum(d.runs for d in pages.ahead(skills[4], now=MONDAY, zone=ZoneInfo("UTC"), notifier_tool="x",
+                                           own_tokens=[], similar_tokens=[]).days) == 3
+
+
+async def test_a_skill_is_reverted_from_its_page_once_as_skills_revert_does(engine: Engine) -> None:
+    skill = (await engine.skills.register(daily("water"))).skill
+    assert skill is not None
+    await engine.skills.update("water", {"schedule": "0 18 * * *"})
+    await engine.skills.pause("water")
+    assert (await engine.skills.get("water")).revision == 3
+    async with console(engine, now=MONDAY) as base, signed_in(base) as http:
+        page = await http.get(f"/skills/{skill.id}")
+        assert page.status_code == 200
+        assert_no_script(page)
+        revisions = section(page.text, 'id="revisions"', "</section>")
+        # Each revision against the one before: the changed field, as escaped text with +/- classes.
+        second = section(revisions, 'id="rev-2"', "</article>")
+        assert "<code>trigger_config</code>" in second
+        assert '<span class="del">-    &#34;schedule&#34;: &#34;0 9 * * *&#34;,</span>' in second
+        assert '<span class="add">+    &#34;schedule&#34;: &#34;0 18 * * *&#34;,</span>' in second
+        assert '<span class="add">+  &#34;enabled&#34;: false,</span>' in section(revisions, 'id="rev-3"', "</article>")
+        # The skill now (revision 3) has no button; reverting to 1 would enable it, and says so.
+        assert f'action="/skills/{skill.id}/revert/3"' not in revisions
+        first = section(revisions, 'id="rev-1"', "</article>")
+        assert "enables it" in first and f'action="/skills/{skill.id}/revert/1"' in first
+        csrf = CSRF.findall(page.text)[0]
+        # A forged post (no CSRF token, or another origin) changes nothing.
+        for data, headers in (({"at": "3"}, {}), ({"csrf": csrf, "at": "3"}, {"Origin": "http://evil.example"})):
+            forged = await http.post(f"/skills/{skill.id}/revert/1", data=data, headers=headers)
+            assert forged.status_code == 403, forged.text
+        assert (await engine.skills.get("water")).revision == 3
+        # A double submit: two posts of the same form at once; one reverts.
+        done, again = await asyncio.gather(
+            *(http.post(f"/skills/{skill.id}/revert/1", data={"csrf": csrf, "at": "3"}) for _ in range(2)))
+        assert sorted([done.status_code, again.status_code]) == [200, 409], (done.text, again.text)
+        if done.status_code == 409:
+            done, again = again, done
+        said = html.unescape(done.text)
+        assert f"reverted to 1: skill {skill.id} 'water' (agent {skill.agent_id}, direct tier)" in said
+        assert "next fire: " in said and "schedule: " in said
+        assert "not reverted: skill" in html.unescape(again.text) and "at revision 4 now" in html.unescape(again.text)
+    after = await engine.skills.get("water")
+    assert (after.revision, after.enabled, after.trigger_config and after.trigger_config.schedule) == (4, True, "0 9 * * *")
+    [newest, *_] = await engine.skills.history("water")
+    assert (newest.rev, newest.action, newest.by) == (4, "reverted", "console")
 
 
 # --- the command ----------------------------------------------------------------------------------
