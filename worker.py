@@ -28,7 +28,7 @@ from config.settings import Settings
 from service.build import code_build_id
 from service.endpoints import serve_endpoints
 from service.health import Readiness
-from service.process import run_process
+from service.process import release_free_memory, run_process
 from service.telemetry import Tracing
 from service.workflow_sandbox import WORKFLOW_RUNNER
 from workflows.wiring import WORKFLOWS
@@ -65,6 +65,7 @@ async def run_worker(settings: Settings, client: Client, stop: asyncio.Event,
                 # thread, which an idle worker does without (docs/performance.md, "Worker RSS").
                 await hub.start(wait=False, lazy=True)
                 await ensure_engine_schedules(client, settings)
+                release_free_memory()  # what the imports and the start freed, given back once, now it polls
                 if ready is not None:
                     # For embedders (tests, `skills dev`): polling, and every server's first connect over.
                     await hub.settle()

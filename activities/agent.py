@@ -34,7 +34,6 @@ from adapters.store import Store
 from config.secrets import redact
 from config.settings import LLM_SETTINGS, Settings
 from skills.chat.account import proposal_claimed, unfounded_proposal
-from skills.chat.intent import allowed_actions
 from skills.chat.needs import (
     CatalogTool,
     Need,
@@ -192,6 +191,9 @@ class AgentActivities:
         # heartbeats, Temporal's polls) is not held by it. Cutting a 90,000-character request to fit an 8k
         # context took 0.5 CPU s in a measurement.
         if structured:  # the answer's shape, said in the prompt: no tool schemas are sent
+            # The owner's words are read with the first structured turn, not imported with the worker.
+            from skills.chat.intent import allowed_actions
+
             if {"memory_update_skill", "memory_delete_skill"} & set(offered):
                 skills = await asyncio.to_thread(self.store.skills.list_skills)
             only = await asyncio.to_thread(allowed_actions, said, actions(offered, plan_tools),

@@ -7,15 +7,16 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adapters.store import Store
-from skills.chat.intent import own_words
 from skills.display import shown
 from skills.llm.agent import questions
 from skills.spec.models import SkillSpec
 from skills.when.calendar import upcoming
-from skills.when.phrasing import SPAN, Reading, contradictions, read_schedule
+
+if TYPE_CHECKING:
+    from skills.when.phrasing import Reading
 
 CHECKED_TOOLS = ("memory_store_skill", "memory_update_skill")
 
@@ -59,6 +60,10 @@ def _checked(store: Store, conversation_id: str, tool: str, data: Any, *, now: d
              zone: str) -> tuple[Reading, list[str], str] | None:
     """The reading of the user's last message, how the proposed schedule contradicts it, and that schedule
     in words; None when there is nothing to check."""
+    # The reader and the owner's-words cut load with a chat's first proposal, not with the worker (an idle
+    # worker does without them: docs/performance.md, "Worker RSS").
+    from skills.when.phrasing import SPAN, contradictions, read_schedule
+
     message = _last_user_message(store, conversation_id)
     if not isinstance(data, dict) or message is None:
         return None
@@ -84,6 +89,8 @@ def _last_user_message(store: Store, conversation_id: str) -> str | None:
     """The user's own last message: not the engine's note asking a model again (``skills.llm.agent.questions``),
     and only the user's own words of it (``skills.chat.intent.own_words``): a quoted email's "every evening at 10"
     is not the owner's schedule."""
+    from skills.chat.intent import own_words
+
     messages = store.conversations.load_messages(conversation_id)
     asked = questions(messages)
     return own_words(messages[asked[-1]].content or "") if asked else None

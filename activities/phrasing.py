@@ -20,7 +20,6 @@ from config.settings import Settings
 from skills.display import shown
 from skills.errors import SkillNotFoundError, SkillsError
 from skills.messages.chat import ReminderProposed, ReminderRequest
-from skills.when.phrasing import plain_reminder
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +41,8 @@ class PhrasingActivities:
         when the proposal cannot be made as read (a name taken, a tool missing): the model takes it then."""
         if self.proposals is None or not self.settings.chat_plain_reminders:
             return ReminderProposed()
+        from skills.when.phrasing import plain_reminder  # with the first reminder, not the worker's start
+
         # Off the event loop: the reader is linear (RE2) and reads at most MAX_MESSAGE characters, but it is CPU
         # work on anyone's words, and the loop runs every other activity's heartbeats.
         reminder = await asyncio.to_thread(plain_reminder, request.message, request.now, self.settings.timezone)

@@ -26,7 +26,6 @@ from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 from zoneinfo import ZoneInfo
 
-from croniter import croniter
 from temporalio.client import ScheduleCalendarSpec, ScheduleIntervalSpec, ScheduleRange, ScheduleSpec
 
 from skills.spec.models import TriggerConfig
@@ -272,6 +271,8 @@ def _fire_minutes(
     """For each local hour, the minutes at which croniter fires in it (in either copy of a repeated hour)."""
     # An instant whose local hour is one of ``hours`` lies at most an hour beyond the margin.
     reach = _CHANGE_MARGIN + timedelta(hours=1)
+    from croniter import croniter  # with the first cron schedule written, not the worker's start
+
     fires = croniter(text, (change - reach).astimezone(zone), ret_type=datetime)
     minutes: dict[tuple[date, int], set[int]] = defaultdict(set)
     while (fire := fires.get_next(datetime)) <= change + reach:

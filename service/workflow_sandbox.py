@@ -31,8 +31,10 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 log = logging.getLogger(__name__)
 
-PASSTHROUGH = ("workflows", "skills")
-"""The engine's own modules that every workflow run shares (see the module's docstring)."""
+PASSTHROUGH = ("workflows", "skills", "croniter", "dateutil")
+"""The engine's own modules that every workflow run shares (see the module's docstring), and the pure
+libraries ``skills/`` imports when first used rather than with itself (croniter, for a trigger's cron, and its
+dateutil): from workflow code too, they are the worker's one copy, not imported again into each run's sandbox."""
 
 
 @functools.lru_cache(maxsize=128)

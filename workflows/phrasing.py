@@ -13,12 +13,15 @@ with workflow.unsafe.imports_passed_through():
     from activities.chat import ChatActivities
     from activities.phrasing import PhrasingActivities
     from skills.messages.chat import ChatAnswer, ChatInput, ChatReply, ReminderRequest
-    from skills.when.phrasing import looks_like_reminder
     from workflows.options import STORE
 
 
 async def no_model_reply(request: ChatInput, conversation: str, matched: list[str]) -> ChatReply | None:
     """The turn's reply when the message is a plain reminder (proposed, not made), else None."""
+    # Imported with a chat's first turn, not with the worker: ``skills`` passes through the sandbox, so this is
+    # the worker's own module, imported once (docs/performance.md, "Worker RSS").
+    from skills.when.phrasing import looks_like_reminder
+
     if not looks_like_reminder(request.message):
         return None
     read = await workflow.execute_activity_method(

@@ -18,13 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import re2
-import yaml
 from pydantic import ValidationError as PydanticValidationError
 from pydantic import model_validator
 
 from config.secrets import add_secrets
 from config.settings import ENGINE_VARIABLE_PREFIXES
-from skills import linear, yamlsafe
+from skills import linear
 from skills.errors import McpConfigError
 from skills.run.arguments import ArgumentRules, ParameterDefault
 from skills.spec.mcpservers import McpServerConfig, Transport
@@ -126,6 +125,10 @@ def load_argument_rules(
         rules = ArgumentRules(defaults={"telegram_send_message": {"chat_id": chat}})
     if path is None:
         return rules
+    import yaml  # with a rules file only: PyYAML is not the worker's until a file needs it
+
+    from skills import yamlsafe
+
     try:
         document = yamlsafe.load(path.read_text(), source=str(path)) or {}
         extra = ArgumentRules.model_validate(document)

@@ -23,7 +23,6 @@ from collections.abc import Collection, Sequence
 from typing import Any, Literal, NamedTuple
 
 from skills import linear
-from skills.chat.intent import MESSAGE_CHARS, a_question, enabled_refused, enabled_said, moved_to, own_words
 from skills.chat.needs import MAX_NEEDS, needs_of
 from skills.errors import SkillValidationError
 from skills.llm.agent import ENGINE_NOTE, ChatMessage, for_the_model
@@ -257,6 +256,8 @@ def structured_read(text: str | None, offered: Collection[str], only: Collection
     saying so, not the model's ("Moved to 10." over a change never made)."""
     if not text or len(text) > MAX_CHARS:
         return None
+    from skills.chat.intent import MESSAGE_CHARS, own_words  # a chat's reader: loaded with its first turn
+
     said = own_words(said)[:MESSAGE_CHARS]
     try:
         value = json.loads(unfenced(text))
@@ -309,6 +310,8 @@ def owner_change(action: str, ref: Any, change: dict[str, Any], skills: Sequence
     to exclude. The structured answer's (``structured_read``) and a native call's (``native_read``) alike; a
     structured answer is the ``whole`` change, so what the words say and it left out is put in; a native call
     may be one of several (a pause, then a move), so only the fields it sends are made to say what the words do."""
+    from skills.chat.intent import enabled_refused, enabled_said, moved_to
+
     said_instead: list[str] = []
     named = words_name(ref, [s.name for s in skills], said)
     if named != ref:
@@ -368,6 +371,8 @@ def native_read(calls: Sequence[TextCall], skills: Sequence[Skill], said: str) -
     delete or new skill when the words are a question ("can you pause things?"). Other calls, and a new skill
     (always proposed for the owner's yes), are left as they are. With them, the engine's sentence when it
     dropped or changed a call (None when it did neither): the model's reply would say otherwise."""
+    from skills.chat.intent import MESSAGE_CHARS, a_question, own_words
+
     said = own_words(said)[:MESSAGE_CHARS]
     question = a_question(said)
     out: list[TextCall | None] = []

@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Literal
-from xml.sax.saxutils import escape, quoteattr
 
 from pydantic import BaseModel, ConfigDict
 
@@ -163,12 +162,17 @@ def with_dependencies(names: Iterable[str], catalog: Catalog, *, exclude: Iterab
 
 def xml_text(text: str) -> str:
     """Text made safe as XML element content."""
+    # xml.sax imports urllib.request, http.client and email with it: loaded when a skill is first disclosed.
+    from xml.sax.saxutils import escape
+
     # A raw carriage return would come back as a newline (XML normalises line ends).
     return escape(_NOT_XML.sub("", text), {"\r": "&#13;"})
 
 
 def xml_attribute(text: str) -> str:
     """Text as a quoted XML attribute value."""
+    from xml.sax.saxutils import quoteattr
+
     return quoteattr(_NOT_XML.sub("", text))
 
 

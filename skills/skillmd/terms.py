@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import NamedTuple
-
-import Stemmer
+from typing import Any, NamedTuple
 
 _WORD = re.compile(r"\w+")
 
@@ -83,7 +81,13 @@ def words(text: str) -> tuple[str, ...]:
     return tuple(_WORD.findall(text.casefold()))
 
 
-_STEMMER = Stemmer.Stemmer("english")
+@lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    """English's Snowball stemmer, made at the first word stemmed: a worker that matches no skill's words
+    does not load PyStemmer (docs/performance.md, "Worker RSS")."""
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
 
 
 @lru_cache(maxsize=1 << 16)
@@ -92,7 +96,7 @@ def term_of(word: str) -> str | None:
     share most of their words, and stemming is the costly step)."""
     if word in STOP_WORDS or (len(word) == 1 and not word.isdigit()):
         return None
-    stem = _STEMMER.stemWord(word)
+    stem = _stemmer().stemWord(word)
     return CANONICAL.get(stem, stem)
 
 
@@ -125,7 +129,7 @@ def written_as_names(text: str) -> list[tuple[str, bool]]:
 def is_folded(word: str) -> bool:
     """Whether :data:`CANONICAL` made the word's term another word's (``excel`` counts as ``xlsx``):
     worth saying when a match is explained; plain stemming (``every`` to ``everi``) is not."""
-    return _STEMMER.stemWord(word) in CANONICAL
+    return _stemmer().stemWord(word) in CANONICAL
 
 
 def terms(text: str) -> list[Term]:

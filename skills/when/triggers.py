@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import CroniterError, croniter
-
 from skills import linear
 from skills.spec.models import TriggerConfig
 
@@ -113,6 +111,8 @@ def check_cron(expr: str) -> str:
     for field, spec in zip(_FIELDS, fields, strict=True):
         for element in spec.split(","):
             _check_element(field, element, text)
+    from croniter import CroniterError  # croniter (and dateutil) load with the first cron read, not at import
+
     try:
         fields = expand_cron(text)
     except CroniterError as exc:
@@ -196,6 +196,8 @@ class CronFields:
 
 
 def expand_cron(text: str) -> CronFields:
+    from croniter import croniter
+
     expanded, _ = croniter.expand(text)
 
     def values(field: list[int | str]) -> tuple[int, ...] | None:
@@ -214,6 +216,8 @@ def cron_next_times(expr: str, tz: str, after: datetime, count: int) -> list[dat
     """
     require_aware(after, "after")
     text = check_cron(expr)
+    from croniter import croniter
+
     fires = croniter(text, after.astimezone(zone_info(tz)), ret_type=datetime)
     return [fires.get_next(datetime) for _ in range(count)]
 

