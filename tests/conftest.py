@@ -14,6 +14,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -21,6 +22,8 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import urllib.error
+import urllib.request
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -405,6 +408,18 @@ async def trigger_schedule(client: Client, schedule_id: str) -> None:
 PYTHON = sys.executable
 
 
+HEALTH_LINE = re.compile(r"health server on [^\s:]+:(\d+)")
+"""The worker's log line naming its health port (``service.endpoints``)."""
+
+
+def _answers_200(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status == 200
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return False
+
+
 class WorkerProcess:
     """`python -m worker` in its own process, configured through the environment like in production."""
 
@@ -428,6 +443,7 @@ class WorkerProcess:
             **env,
         }
         self.log = settings.data_dir / "worker.log"
+        self._log_from = 0
         self.process: subprocess.Popen[bytes] | None = None
 
     def refused_without(self, module: str) -> str:
@@ -441,9 +457,27 @@ class WorkerProcess:
         return done.stderr.strip().splitlines()[-1]
 
     def start(self) -> WorkerProcess:
+        self._log_from = self.log.stat().st_size if self.log.exists() else 0
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen([sys.executable, "-m", "worker"], cwd=ROOT, env=self.env,
                                             stdout=log, stderr=log)
+        return self
+
+    async def polling(self, timeout: float = 180.0) -> WorkerProcess:
+        """Wait until this worker polls its task queue with its store reachable: ``/readyz`` answers 200 on the
+        port its log names. A read waits 30 s for a worker (``client.calls.READ_TIMEOUT``), and a worker process
+        started on a loaded machine may take longer than that to import and connect: a test that reads at once
+        waits here first. Fails at once, with the log, if the worker exits."""
+
+        async def ready() -> bool:
+            assert self.process is not None
+            written = self.log.read_bytes()[self._log_from:].decode(errors="replace") if self.log.exists() else ""
+            if self.process.poll() is not None:
+                raise AssertionError(f"the worker exited ({self.process.returncode}):\n{written[-3000:]}")
+            found = HEALTH_LINE.search(written)
+            return found is not None and await asyncio.to_thread(_answers_200, f"http://127.0.0.1:{found[1]}/readyz")
+
+        await eventually(ready, timeout=timeout)
         return self
 
     def kill(self) -> None:

@@ -43,7 +43,8 @@ async def test_info_lines_show_and_an_expected_failure_is_one_line(client: Clien
     and an LLM endpoint answering 503 twice is two WARNING lines, not two chained tracebacks."""
     llm.script("logs", [error(503, retry_after=0.2), error(503, retry_after=0.2), say("all done")])
     skills = SkillsClient(client, settings.task_queue)
-    with worker_process(settings, _address(client), **_env(llm)):
+    with worker_process(settings, _address(client), **_env(llm)) as worker:
+        await worker.polling()
         await skills.register({"name": "note", "instructions": "Say hello.", "notify_on_completion": False})
         run = await skills.run("note")
         assert run.status == "success" and run.summary == "all done"
@@ -60,7 +61,8 @@ async def test_info_lines_show_and_an_expected_failure_is_one_line(client: Clien
 @pytest.mark.parametrize("fmt", ["json"])
 async def test_json_logs_for_log_collectors(client: Client, settings: Settings, llm: ScriptedLLM, fmt: str) -> None:
     skills = SkillsClient(client, settings.task_queue)
-    with worker_process(settings, _address(client), **_env(llm, SKILLS_LOG_FORMAT=fmt)):
+    with worker_process(settings, _address(client), **_env(llm, SKILLS_LOG_FORMAT=fmt)) as worker:
+        await worker.polling()
         await skills.catalog()  # answered by the worker: it is up, and its servers connected (when first needed)
         entries = await eventually(lambda: _json_entries(settings), timeout=30)
     connected = [e for e in entries if e["message"].startswith("MCP server outbox connected")]

@@ -71,7 +71,8 @@ async def test_a_worker_killed_mid_call_loses_nothing(client: Client, settings: 
 
 
 async def _runs_via_new_worker(settings: Settings, client: Client):  # noqa: ANN202
-    with worker_process(settings, address_of(client)):
+    with worker_process(settings, address_of(client)) as worker:
+        await worker.polling()
         return await SkillsClient(client, settings.task_queue).runs("slow")
 
 

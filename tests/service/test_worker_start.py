@@ -81,12 +81,14 @@ async def test_an_agent_turn_waits_for_the_server_of_its_tools(client: Client, s
     env = {"SKILLS_LLM_BASE_URL": llm.base_url, "SKILLS_LLM_API_KEY": "sk-fake-test-key", "SKILLS_LLM_MODEL": "agent"}
     address = client.service_client.config.target_host
     gate.touch()
-    with worker_process(settings, address, **env):  # registered while the server is up
+    with worker_process(settings, address, **env) as worker:  # registered while the server is up
+        await worker.polling()
         await skills.register({"name": "helper", "instructions": "Echo hi.", "required_tools": ["gated_echo"],
                                "notify_on_completion": False})
     gate.unlink()
 
-    with worker_process(settings, address, **env):  # restarted: the gated server is held back
+    with worker_process(settings, address, **env) as worker:  # restarted: the gated server is held back
+        await worker.polling()
         workflow_id = await skills.run("helper", wait=False)
         assert isinstance(workflow_id, str)
         handle = client.get_workflow_handle(workflow_id, result_type=RunRecord)
