@@ -17,7 +17,8 @@ import pytest
 from temporalio.testing import ActivityEnvironment
 
 import activities.agent
-import activities.phrasing
+import skills.chat.intent
+import skills.when.phrasing
 from activities.agent import AgentActivities
 from activities.phrasing import PhrasingActivities
 from adapters.store import Store
@@ -58,8 +59,10 @@ def watched(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> dict[str
 
 async def test_a_turn_reads_and_counts_off_the_loop(settings: Settings, llm: ScriptedLLM,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    seen = [watched(monkeypatch, activities.agent, name)
-            for name in ("allowed_actions", "needs_checked", "fit_request", "_calls_read")]
+    # allowed_actions is imported by the activity when first used (an idle worker loads no chat reader): watched
+    # where it is defined, which that import reads.
+    seen = [watched(monkeypatch, skills.chat.intent, "allowed_actions"),
+            *(watched(monkeypatch, activities.agent, name) for name in ("needs_checked", "fit_request", "_calls_read"))]
     settings = settings.model_copy(update={"llm_base_url": llm.base_url, "llm_api_key": "sk-fake-test-key"})
     store = Store.from_settings(settings)
     agent = AgentActivities(store, settings, FixedTools([OUTBOX]))
@@ -76,7 +79,7 @@ async def test_a_turn_reads_and_counts_off_the_loop(settings: Settings, llm: Scr
 
 
 async def test_a_plain_reminder_is_read_off_the_loop(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    ran = watched(monkeypatch, activities.phrasing, "plain_reminder")
+    ran = watched(monkeypatch, skills.when.phrasing, "plain_reminder")  # imported by the activity when first used
     settings = settings.model_copy(update={"chat_plain_reminders": True})
     # The proposals are never reached: "hello" is no reminder, so the activity answers that it is the model's.
     phrasing = PhrasingActivities(Store.from_settings(settings), settings, proposals=object())  # type: ignore[arg-type]
