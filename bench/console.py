@@ -60,7 +60,7 @@ def ms(samples: list[float]) -> str:
 async def main(count: int, n: int) -> None:
     async with started(queue="bench-console") as h:
         await setup(h, count)
-        console = Console(h.skills, TOKEN, zone=ZONE)
+        console = Console(h.skills, TOKEN, zone=ZONE, settings=h.settings)
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
         server = uvicorn.Server(uvicorn.Config(console.app(), log_level="warning", lifespan="off"))

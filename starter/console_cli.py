@@ -64,7 +64,8 @@ async def _serve(host: str, port: int, token: str, globals_: Globals) -> None:
 
     skills = await SkillsClient.connect(task_queue=globals_.queue, address=globals_.address,
                                         namespace=globals_.namespace, by="console")
-    app = build_app(skills, token, zone=ZoneInfo(globals_.settings().timezone))
+    settings = globals_.settings()
+    app = build_app(skills, token, zone=ZoneInfo(settings.timezone), settings=settings)
     shown = f"[{host}]" if ":" in host else host
     log.info("the console at http://%s:%d/ (task queue %s)%s", shown, port, globals_.queue,
              "" if host in LOOPBACK_HOSTS else "; listening beyond loopback: serve it behind TLS")

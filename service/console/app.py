@@ -95,11 +95,12 @@ def templates(zone: ZoneInfo) -> Jinja2Templates:
 class Console:
     """The pages, over one :class:`SkillsClient`."""
 
-    def __init__(self, skills: SkillsClient, token: str, *, zone: ZoneInfo,
-                 clock: Callable[[], datetime] = lambda: datetime.now(UTC), settings: Settings | None = None) -> None:
+    def __init__(self, skills: SkillsClient, token: str, *, zone: ZoneInfo, settings: Settings,
+                 clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         self.skills = skills
-        self.settings = settings if settings is not None else Settings()
-        """What ``skills get``'s forecast reads of the settings: the notifier, the default model, the price."""
+        self.settings = settings
+        """What ``skills get``'s forecast reads of the settings: the notifier, the default model, the price (the
+        process's own, from its environment: a bare ``Settings()`` reads none, and would forecast other figures)."""
         self.keys = Keys(token)
         self.zone = zone
         self.clock = clock
@@ -293,9 +294,9 @@ class Console:
         return SecurityHeaders(Starlette(routes=routes, exception_handlers=handlers))
 
 
-def build_app(skills: SkillsClient, token: str, *, zone: ZoneInfo,
-              clock: Callable[[], datetime] = lambda: datetime.now(UTC), settings: Settings | None = None) -> ASGIApp:
-    """The console as an ASGI application, for uvicorn (``skills console``) or a test's server; ``settings``
-    default to the environment's, as ``skills get`` reads them."""
+def build_app(skills: SkillsClient, token: str, *, zone: ZoneInfo, settings: Settings,
+              clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> ASGIApp:
+    """The console as an ASGI application, for uvicorn (``skills console``) or a test's server; ``settings`` are
+    the process's, as ``skills get`` reads them."""
     return Console(skills, token, zone=zone, clock=clock, settings=settings).app()
 
