@@ -14,6 +14,7 @@ unknown model is not, and says what to fix.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import time
 import uuid
@@ -208,7 +209,7 @@ class AgentActivities:
         try:
             message = await self.llm.complete(
                 request.model, fitted.messages, tools, answer_schema(offered, plan_tools, only) if structured else None,
-                stage.waiting)
+                stage.waiting, idempotency_key=_attempts_key())
         # The adapter's error says it all; the SDK's error under it (or none) stays the failure's cause.
         except LlmOverloadedError as e:
             raise application_error(e, next_retry_delay=e.retry_after) from e.__cause__
@@ -383,6 +384,14 @@ class AgentActivities:
 def _change_key(call: ChatCall) -> str:
     """Where a chat's management call keeps the change it made (``engine_state``), for a retry of the call."""
     return f"{call.request_key}:made"
+
+
+def _attempts_key() -> str:
+    """One key for every attempt of this activity: a retry after a lost answer (a heartbeat the server
+    timed out, a worker that died) asks with the key the lost attempt used. A digest: the workflow's id,
+    which may name the skill, is not told to the endpoint."""
+    info = activity.info()
+    return hashlib.sha256(f"{info.workflow_run_id}/{info.activity_id}".encode()).hexdigest()[:32]
 
 
 def _result(message: ChatMessage, seq: int, answer_chars: int, left_out: list[str] | None = None, *,

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     import openai
 
 HEALTH_TIMEOUT = 3.0
+IDEMPOTENCY_HEADER = "Idempotency-Key"
 
 Waiting = Callable[[str | Callable[[], str]], AbstractAsyncContextManager[Any]]
 """What the caller does while an answer comes, told what has come so far (the activity heartbeats it)."""
@@ -68,15 +69,21 @@ class LlmEndpoint:
         self._client = client
 
     async def complete(self, model: str, messages: list[ChatMessage], tools: list[dict[str, Any]],
-                       response_format: dict[str, Any] | None = None, waiting: Waiting = _waiting) -> ChatMessage:
+                       response_format: dict[str, Any] | None = None, waiting: Waiting = _waiting,
+                       idempotency_key: str | None = None) -> ChatMessage:
         """The model's answer to ``messages``, within ``SKILLS_LLM_TURN_TIMEOUT``; an ``LlmUnavailableError``
-        or ``LlmRefusedError`` (of ``skills.errors``) that says what happened and what to fix."""
+        or ``LlmRefusedError`` (of ``skills.errors``) that says what happened and what to fix.
+
+        ``idempotency_key``: the same for every attempt of one turn, sent as the ``Idempotency-Key`` header
+        (the IETF httpapi draft's): an endpoint or a proxy that keeps answers by it gives a retried turn the
+        answer it already gave, instead of a second one (and a second bill); one that does not ignores it."""
         import openai
 
         turn_limit = self.settings.llm_turn_timeout
+        headers = {IDEMPOTENCY_HEADER: idempotency_key} if idempotency_key else {}
         try:
             async with asyncio.timeout(turn_limit.total_seconds()):
-                return await self._complete(model, messages, tools, response_format, waiting)
+                return await self._complete(model, messages, tools, response_format, waiting, headers)
         except TimeoutError as e:
             raise LlmTimeoutError(
                 f"the LLM turn for the model '{model}' took longer than {seconds(turn_limit)} "
@@ -98,7 +105,8 @@ class LlmEndpoint:
                 "(SKILLS_LLM_BASE_URL)") from None
 
     async def _complete(self, model: str, messages: list[ChatMessage], tools: list[dict[str, Any]],
-                        response_format: dict[str, Any] | None, waiting: Waiting) -> ChatMessage:
+                        response_format: dict[str, Any] | None, waiting: Waiting,
+                        headers: dict[str, str]) -> ChatMessage:
         """One chat completion, streamed where the endpoint can (``SKILLS_LLM_STREAM``): the HTTP client's
         timeout is then how long the endpoint may stay silent, and ``waiting`` is told what has come,
         so a slow model that is answering is not taken for a dead one."""
@@ -106,7 +114,8 @@ class LlmEndpoint:
 
         arguments: dict[str, Any] = {"model": model, "messages": [m.to_openai() for m in messages],
                                      **({"tools": tools} if tools else {}),
-                                     **({"response_format": response_format} if response_format else {})}
+                                     **({"response_format": response_format} if response_format else {}),
+                                     **({"extra_headers": headers} if headers else {})}
         if self.settings.llm_stream and not self._unstreamed:
             try:
                 return await self._streamed(arguments, waiting)

@@ -13,6 +13,11 @@ different models can run concurrently against one server:
 
 Every request is recorded (`requests`, `requests_for`, `count`), so a test can also prove
 that no request was made at all. `down()`/`up()` make the endpoint unreachable and back.
+
+A request that carries the `Idempotency-Key` of one already answered (an answer or a refusal, not an
+error that says to ask again) is answered with that step again, without taking the next: the engine
+sends one key for every attempt of a turn, so an attempt lost on a loaded machine (a heartbeat the
+server timed out) and retried does not run the script out. `Recorded.replayed` marks such a request.
 """
 
 from __future__ import annotations
@@ -248,6 +253,7 @@ class Recorded:
     time: float
     status: int = 0  # filled in once answered
     step: int | None = None  # the 1-based script step it played, if any
+    replayed: bool = False  # it carried the Idempotency-Key of a request already answered: its step again
 
     @property
     def model(self) -> str | None:
@@ -383,6 +389,9 @@ class ScriptedLLM:
         self._arrived = threading.Condition(self._lock)  # notified on every recorded request
         self._scripts: dict[str, list[Step]] = {}
         self._played: dict[str, int] = {}
+        self._answered: dict[tuple[str, str], tuple[int, Step]] = {}
+        """By model and ``Idempotency-Key``: the step a request with that key was answered with, when that answer
+        was final (an answer or a refusal): a retry of the turn gets it again instead of the script's next step."""
         self._requests: list[Recorded] = []
         self.failures: list[str] = []  # failed `expect` checks, also answered with a 400
         self._port = 0
@@ -587,11 +596,18 @@ class ScriptedLLM:
                 ),
                 status_code=400,
             )
+        key = recorded.headers.get("idempotency-key")
         with self._lock:
             steps, index = self._scripts.get(model, []), self._played.get(model, 0)
-            step = steps[index] if index < len(steps) else None
-            if step is not None:
-                self._played[model] = index + 1
+            answered = self._answered.get((model, key)) if key else None
+            if answered is not None:
+                # A retry of a turn already answered: the same answer, as a server keeping answers by the key
+                # gives (the engine's attempt lost it, e.g. to a heartbeat the server timed out under load).
+                index, step = answered
+            else:
+                step = steps[index] if index < len(steps) else None
+                if step is not None:
+                    self._played[model] = index + 1
         number = index + 1
         if step is None:
             # Not consumed: the same loud message on every retry, and steps appended later still play.
@@ -602,8 +618,12 @@ class ScriptedLLM:
                 ),
                 status_code=500,
             )
-        recorded.step = number
-        return await self._play(step, recorded, model, number)
+        recorded.step, recorded.replayed = number, answered is not None
+        response = await self._play(step, recorded, model, number)
+        if key and answered is None and _final(response.status_code):
+            with self._lock:
+                self._answered[(model, key)] = (index, step)
+        return response
 
     async def _play(self, step: Step, recorded: Recorded, model: str, number: int) -> Response:
         streamed = isinstance(recorded.body, dict) and bool(recorded.body.get("stream"))
@@ -737,6 +757,15 @@ class ScriptedLLM:
             "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens,
         }
+
+
+RETRY_LATER = frozenset({408, 409, 429})
+"""The 4xx statuses that say "ask again" (the OpenAI SDK retries them), as every 5xx does."""
+
+
+def _final(status: int) -> bool:
+    """An answer a retry with the same ``Idempotency-Key`` gets again: a success, or a refusal no retry changes."""
+    return status < 500 and status not in RETRY_LATER
 
 
 def _completion(

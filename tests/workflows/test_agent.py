@@ -4,6 +4,7 @@ a real store and real schedules: the loop, the sandbox, retries, tokens and budg
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import AsyncIterator
 from datetime import timedelta
@@ -117,7 +118,11 @@ async def test_rate_limits_and_server_errors_retry_a_bad_key_does_not(agent: Eng
     await agent.skills.register(briefing())
     run = await agent.skills.run("briefing")
     assert (run.status, run.summary) == ("success", "Fine in the end.")
-    assert [r.status for r in llm.requests_for("default")] == [429, 500, 200]
+    asked = llm.requests_for("default")
+    assert [r.status for r in asked] == [429, 500, 200]
+    # One turn, one Idempotency-Key for its three attempts; a digest, which names neither skill nor workflow.
+    [key] = {r.headers.get("idempotency-key") for r in asked}
+    assert key and re.fullmatch(r"[0-9a-f]{32}", key), key
 
     llm.script("refused", [error(401)])
     await agent.skills.register(briefing(name="refused", model="refused"))
@@ -135,12 +140,13 @@ async def test_a_slow_endpoint_is_reported_as_timed_out_not_unreachable_and_fail
     llm.script("slow", [hang_until(release, say("too late"), timeout=30)])
     llm.script("slow-too", [hang_until(release, say("too late"), timeout=30)])
     llm.script("quick", [say("Done in time.")])
-    engine = await Engine(agent_settings.model_copy(update={"llm_timeout": timedelta(seconds=1.5)}), client).start()
+    # 3 s: the quick model's answer, in this loaded process, comes well within it; the slow ones never do.
+    engine = await Engine(agent_settings.model_copy(update={"llm_timeout": timedelta(seconds=3)}), client).start()
     try:
         await engine.skills.register(briefing(name="slow", model="slow"))
         slow = await engine.skills.run("slow")
         assert slow.status == "error"
-        assert "timed out after 1.5 s without a word for the model 'slow'" in slow.summary, slow.summary
+        assert "timed out after 3 s without a word for the model 'slow'" in slow.summary, slow.summary
         assert "SKILLS_LLM_TIMEOUT" in slow.summary and "could not be reached" not in slow.summary
         assert len(llm.requests_for("slow")) == 1  # not asked again
 

@@ -73,6 +73,31 @@ async def test_an_endpoint_that_refuses_to_stream_is_asked_whole_from_then_on(se
     assert [r.name for r in caplog.records if "refused to stream" in r.getMessage()] == ["test.llm"]
 
 
+async def test_every_attempt_of_a_turn_carries_its_key_and_a_keeping_endpoint_answers_it_once(
+        settings: Settings, llm: ScriptedLLM) -> None:
+    """A turn's attempts share an ``Idempotency-Key``: an endpoint that keeps answers by it (as the scripted one
+    does) gives a retried turn the answer it already gave, while an error that says "ask again" is not kept."""
+    llm.script("m", [say("one"), say("two")])
+    llm.script("busy", [error(503), say("ok")])
+    adapter = endpoint(settings, llm)
+    answers = [(await adapter.complete("m", ASKED, [], idempotency_key=key)).content
+               for key in ("turn-a", "turn-a", "turn-b")]
+    assert answers == ["one", "one", "two"]
+    asked = llm.requests_for("m")
+    assert [(r.headers.get("idempotency-key"), r.replayed) for r in asked] == \
+        [("turn-a", False), ("turn-a", True), ("turn-b", False)]
+    with pytest.raises(LlmOverloadedError):
+        await adapter.complete("busy", ASKED, [], idempotency_key="turn-c")
+    assert (await adapter.complete("busy", ASKED, [], idempotency_key="turn-c")).content == "ok"
+    assert "idempotency-key" not in (await _plain(adapter, llm)).headers
+
+
+async def _plain(adapter: LlmEndpoint, llm: ScriptedLLM) -> Any:
+    llm.script("plain", [say("no key")])
+    await adapter.complete("plain", ASKED, [])
+    return llm.requests_for("plain")[-1]
+
+
 async def test_a_rate_limit_is_retryable_after_the_endpoints_retry_after(settings: Settings, llm: ScriptedLLM) -> None:
     llm.script("busy", [error(429, retry_after=2.5)])
     with pytest.raises(LlmOverloadedError) as raised:
