@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from temporalio.api.enums.v1 import TaskQueueType
@@ -30,8 +30,14 @@ from skills.errors import (
 )
 
 READ_TIMEOUT = timedelta(seconds=30)
+BUSY_READ_TIMEOUT = timedelta(minutes=2)
+"""How long a read is asked again for when it found no worker free, but a worker took a task from the queue
+within it: a worker that is there and busy (a burst of fires on a loaded machine) answers late, not never."""
 CHANGE_TIMEOUT = timedelta(minutes=2)
 WORKER_GRACE = timedelta(seconds=30)
+CLOCK_SKEW = timedelta(seconds=5)
+"""How far the server's clock (a poller's last access) may be from this machine's: a worker seen polling this
+long before a read was sent still counts as one that was there for it."""
 """How long a chat turn waits for a worker to poll its task queue before saying there is none."""
 BUSY = frozenset({RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.UNAVAILABLE,
                   RPCStatusCode.RESOURCE_EXHAUSTED})
@@ -118,6 +124,29 @@ class EngineCalls:
             await asyncio.sleep(0.25)
 
     async def read(self, name: str, arg: Any, result_type: Any, retry_policy: RetryPolicy | None = None) -> Any:
+        """A read, answered by a worker within ``READ_TIMEOUT``; if none answered but one took a task from the
+        queue meanwhile (busy, not gone), asked again for ``BUSY_READ_TIMEOUT``."""
+        asked = datetime.now(UTC)
+        try:
+            return await self._read(name, arg, result_type, retry_policy, READ_TIMEOUT)
+        except TimeoutError:
+            seen = await self.last_taken()
+            if seen is None or seen < asked - CLOCK_SKEW:
+                raise WorkerUnavailableError(
+                    f"no worker answered on task queue '{self.task_queue}' within {READ_TIMEOUT.seconds}s: "
+                    "is `skills worker` (or `make run`) running?") from None
+        try:
+            return await self._read(name, arg, result_type, retry_policy, BUSY_READ_TIMEOUT)
+        except TimeoutError:
+            waited = int((READ_TIMEOUT + BUSY_READ_TIMEOUT).total_seconds())
+            raise WorkerUnavailableError(
+                f"the workers on task queue '{self.task_queue}' are taking tasks, but none answered this read "
+                f"within {waited}s: they are busy or stuck (`temporal task-queue describe --task-queue "
+                f"{self.task_queue}` lists them)") from None
+
+    async def _read(self, name: str, arg: Any, result_type: Any, retry_policy: RetryPolicy | None,
+                    timeout: timedelta) -> Any:
+        """One read as a standalone activity; a TimeoutError (the SDK's) when no worker answered in ``timeout``."""
         try:
             return await self.client.execute_activity(
                 name,
@@ -125,7 +154,7 @@ class EngineCalls:
                 id=f"{name}-{uuid.uuid4().hex}",
                 task_queue=self.task_queue,
                 result_type=result_type,
-                schedule_to_close_timeout=READ_TIMEOUT,
+                schedule_to_close_timeout=timeout,
                 retry_policy=retry_policy,
             )
         except ActivityFailureError as e:
@@ -133,11 +162,25 @@ class EngineCalls:
             if isinstance(cause, ApplicationError) and error_class(cause.type) is SkillNotFoundError:
                 raise SkillNotFoundError(cause.message) from e
             if isinstance(cause, TimeoutError):
-                raise WorkerUnavailableError(
-                    f"no worker answered on task queue '{self.task_queue}' within {READ_TIMEOUT.seconds}s: "
-                    "is `skills worker` (or `make run`) running?"
-                ) from e
+                raise cause from e
             raise SkillsError(f"{name} failed: {root_message(e)}") from e
+
+    async def last_taken(self) -> datetime | None:
+        """When a worker last asked the queue for an activity task (the server's account), or None: no
+        poller listed, or a server too busy to say. A worker asks again as soon as it takes one, so a time
+        after a read was sent means a worker that is there; one whose slots are all taken does not ask."""
+        request = DescribeTaskQueueRequest(
+            namespace=self.client.namespace,
+            task_queue=TaskQueue(name=self.task_queue),
+            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+        )
+        try:
+            pollers = (await self.client.workflow_service.describe_task_queue(request)).pollers
+        except RPCError as e:
+            if e.status not in BUSY:
+                raise
+            return None
+        return max((p.last_access_time.ToDatetime(tzinfo=UTC) for p in pollers), default=None)
 
 
 def root(error: BaseException) -> BaseException:
