@@ -17,32 +17,30 @@ settings, ``TEMPORAL_PROFILE`` and the TOML config file), see ``client.connect``
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 from urllib.parse import urlsplit, urlunsplit
 from zoneinfo import ZoneInfo
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
-    EnvSettingsSource,
     NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
 from pydantic_settings import SettingsError as SourceError
 
+from config.database import database_url
+from config.environment import ENV_PREFIX, SettingsError, environment_source, problem, reading
 from skills import linear
 from skills.run.backoff import BackoffPolicy
 from skills.run.budget import BudgetPolicy
 from skills.run.deadline import RunLimits
 from skills.skillmd.sourcenames import BUNDLED_DIR, SourceName
 
-ENV_PREFIX = "SKILLS_"
 ENGINE_VARIABLE_PREFIXES = ("SKILLS_", "OPENAI_", "TEMPORAL_", "OTEL_")
 """Variables of the engine itself (its LLM key, database URL, Telegram token, payload keys, Temporal
 credentials): a skill's toolset never gets one, even when the allowlist names it."""
@@ -51,31 +49,6 @@ OPENAI_API_URL = "https://api.openai.com/v1"
 LLM_SETTINGS = ("set SKILLS_LLM_BASE_URL to an OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 "
                 "for Ollama, or SKILLS_LLM_API_KEY (or OPENAI_API_KEY) for OpenAI")
 """What to set for the Agent tier to have an LLM, as every message that misses one says it."""
-
-
-class SettingsError(ValueError):
-    """Settings that cannot be used: one ``{field, message}`` per problem, the field named as
-    it was given (``SKILLS_FAILURE_LIMIT`` for a variable, ``failure_limit`` for an override)."""
-
-    def __init__(self, errors: list[dict[str, str]]) -> None:
-        self.errors = errors
-        super().__init__("; ".join(f"{e['field']}: {e['message']}" for e in errors))
-
-
-_environ: ContextVar[Mapping[str, str] | None] = ContextVar("skills_settings_environ", default=None)
-"""The environment :meth:`Settings.from_env` reads; None (the default) reads none."""
-
-
-class _EnvironSource(EnvSettingsSource):
-    """pydantic-settings' environment source over a given mapping rather than ``os.environ``."""
-
-    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
-        self._environ = environ
-        super().__init__(settings_cls)
-
-    def _load_env_vars(self) -> Mapping[str, str | None]:
-        return {(k if self.case_sensitive else k.lower()): v for k, v in self._environ.items()
-                if not (self.env_ignore_empty and v == "")}
 
 
 class Settings(BaseSettings):
@@ -552,76 +525,23 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         """Explicit values, then (inside :meth:`from_env` only) the environment, then the defaults."""
-        environ = _environ.get()
-        if environ is None:
+        source = environment_source(settings_cls)
+        if source is None:
             return (init_settings,)
-        return (init_settings, _EnvironSource(settings_cls, environ))
+        return (init_settings, source)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:
         """Settings from ``SKILLS_*`` variables (``os.environ`` unless ``environ`` is given);
         ``overrides`` that are not None win. Raises :class:`SettingsError` naming each bad variable."""
         given = {k: v for k, v in overrides.items() if v is not None}
-        with _reading(os.environ if environ is None else environ):
+        with reading(os.environ if environ is None else environ):
             try:
                 return cls(**given)
             except ValidationError as e:
-                raise SettingsError([_problem(error, given) for error in e.errors()]) from None
+                raise SettingsError([problem(error, given) for error in e.errors()]) from None
             except SourceError as e:  # a value the environment source itself could not parse
                 raise SettingsError([{"field": "environment", "message": str(e)}]) from None
-
-
-@contextmanager
-def _reading(environ: Mapping[str, str]) -> Iterator[None]:
-    token = _environ.set(environ)
-    try:
-        yield
-    finally:
-        _environ.reset(token)
-
-
-def _problem(error: Any, given: Mapping[str, object]) -> dict[str, str]:
-    """One validation error as ``{field, message}``, the field named as the user gave it."""
-    name = str(error["loc"][0]) if error["loc"] else ""
-    field = name if name in given or name.isupper() else (ENV_PREFIX + name.upper() if name else "")
-    message = error["msg"]
-    if name == "database_url":  # its message shows the URL masked; the input would show the password
-        return {"field": field, "message": message.removeprefix("Value error, ")}
-    if error.get("input") is not None and not isinstance(error["input"], dict):
-        message += f" (got {error['input']!r})"
-    return {"field": field, "message": message}
-
-
-POSTGRES_DRIVER = "postgresql+psycopg"
-DATABASE_SCHEMES = {"sqlite": "sqlite", "sqlite+pysqlite": "sqlite+pysqlite", "postgresql": POSTGRES_DRIVER,
-                    "postgres": POSTGRES_DRIVER, POSTGRES_DRIVER: POSTGRES_DRIVER}
-DATABASE_EXAMPLES = "sqlite:///path/to/skills.db or postgresql://user:password@host:5432/dbname"
-
-
-def database_url(url: str) -> str:
-    """``url`` as the store opens it: ``postgresql://`` and ``postgres://`` mean psycopg 3 (the
-    driver installed with the engine). Raises ValueError, the URL's password masked, for a URL
-    that is malformed, of another database, or that names no database."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
-    try:
-        parsed = make_url(url.strip())
-    except (ArgumentError, ValueError):
-        raise ValueError(f"not a database URL: {_mask_any_password(url)!r}; expected {DATABASE_EXAMPLES}") from None
-    driver = DATABASE_SCHEMES.get(parsed.drivername)
-    if driver is None:
-        raise ValueError(f"unsupported database '{parsed.drivername}' in "
-                         f"{parsed.render_as_string(hide_password=True)!r}; expected {DATABASE_EXAMPLES}")
-    if not parsed.database:
-        raise ValueError(f"{parsed.render_as_string(hide_password=True)!r} names no database; "
-                         f"expected {DATABASE_EXAMPLES}")
-    return parsed.set(drivername=driver).render_as_string(hide_password=False)
-
-
-def _mask_any_password(url: str) -> str:
-    """A URL that did not parse, with whatever stands between ``user:`` and ``@`` masked."""
-    return linear.sub(r"(//[^/:@]*:)[^@]*@", r"\1***@", url)
 
 
 def _mask_url_password(url: str) -> str:

@@ -109,6 +109,12 @@ def process_command(f: F) -> F:
     return connection_options(f)
 
 
+REF = click.argument("ref", metavar="REF")
+AGENT = click.option("--agent", metavar="AGENT", help="The agent that owns the skill (when two agents have one "
+                                                      "of that name; file skills belong to `files`).")
+"""The skill a command is about, and the agent whose it is: the commands of skills and of runs take them."""
+
+
 def refuse_json(command: str) -> None:
     """``--json`` given before a command that prints no data: say so rather than ignore it."""
     if current().json:
