@@ -14,6 +14,7 @@ from starter.skill_text import describe, last_run_text, registered, state_text, 
 
 if TYPE_CHECKING:
     from client import SkillsClient
+    from config.settings import Settings
     from skills.spec.models import RunRecord, Skill
     from skills.when.outlook import Outlook
 
@@ -138,6 +139,7 @@ def get(ref: str, agent: str | None) -> int:
     async def work(skills: SkillsClient) -> None:
         import asyncio
 
+        settings = current().settings()  # the process's: its environment's notifier, model and price
         skill = await skills.get(ref, agent)
         # What follows needs only the skill: asked at once, each a round trip to Temporal or the worker.
         next_fire, waiting, recent = await asyncio.gather(
@@ -145,7 +147,7 @@ def get(ref: str, agent: str | None) -> int:
         skipped = _skipped_days(skill)
         # Where the last result went, destination by destination (deliver_to).
         delivered = next((r.deliveries for r in recent if r.deliveries), [])
-        ahead = await _outlook(skills, skill, recent)
+        ahead = await _outlook(skills, skill, recent, settings)
         data = {**skill.model_dump(mode="json", by_alias=True), "tier": skill.tier,
                 "next_fire": next_fire.isoformat() if next_fire else None,
                 "skipped_days": [{"date": day.isoformat(), "why": why} for day, why in skipped],
@@ -163,16 +165,14 @@ def _skipped_days(skill: Skill) -> list[tuple[Any, str]]:
     return next_skipped(skill, now=datetime.now(UTC))
 
 
-async def _outlook(skills: SkillsClient, skill: Skill, recent: list[RunRecord]) -> Outlook:
+async def _outlook(skills: SkillsClient, skill: Skill, recent: list[RunRecord], settings: Settings) -> Outlook:
     """The skill's next 30 days (skills.when.outlook), its tokens from its own recorded runs, else from other
     skills' runs on its model."""
-    from config.settings import Settings
     from skills.when.outlook import outlook
 
     def tokens(runs: list[RunRecord]) -> list[int]:
         return [r.prompt_tokens + r.completion_tokens for r in runs if r.tier == "agent" and r.status == "success"]
 
-    settings = Settings()
     own = tokens(recent)
     similar: list[int] = []
     if not own and not skill.execution_plan:

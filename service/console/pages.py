@@ -372,7 +372,7 @@ def revision_views(skill: Skill, revisions: list[Revision]) -> list[RevisionView
 
 
 def registered_lines(result: RegistrationResult, verb: str, zone: ZoneInfo) -> list[str]:
-    """What ``skills revert`` prints of the engine's answer (``starter.cli._registered``): the skill, its
+    """What ``skills revert`` prints of the engine's answer (``starter.skill_text.registered``): the skill, its
     schedule and next fire, its trigger, why it is disabled, and the engine's notes."""
     skill = result.skill
     assert skill is not None

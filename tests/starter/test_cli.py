@@ -261,6 +261,19 @@ async def test_a_namespace_temporal_does_not_know_is_one_line(client: Client) ->
     assert done.stderr == f"error: failed\n  Temporal refused: Namespace {namespace} is not found.\n"
 
 
+async def test_get_forecasts_with_the_settings_of_its_environment(engine: Engine) -> None:
+    """`skills get` counted a run's messages with a bare Settings(), which reads no environment: a notifier set in
+    SKILLS_NOTIFIER_TOOL was not the one it counted (nor the model or price)."""
+    await engine.skills.register(water("tally", notify_on_completion=False, execution_plan=[
+        {"toolName": "outbox_list_messages", "parameters": {}}]))
+    plain = await asyncio.to_thread(run_skills, "--json", "get", "tally", *options(engine))
+    told = await asyncio.to_thread(run_skills, "--json", "get", "tally", *options(engine),
+                                   SKILLS_NOTIFIER_TOOL="outbox_list_messages")
+    assert plain.returncode == told.returncode == 0, plain.stderr + told.stderr
+    assert json.loads(plain.stdout)["next_30_days"]["messages_how"] == "none: the plan sends none and no notice"
+    assert json.loads(told.stdout)["next_30_days"]["messages_how"] == "1 each: 1 from the plan"
+
+
 async def test_emit_runs_the_subscribers_and_says_which(engine: Engine) -> None:
     await engine.skills.register({"name": "greet", "instructions": "Greet the guest", "event": "guest.arrived",
                                   "execution_plan": [{"toolName": "outbox_send_message",
