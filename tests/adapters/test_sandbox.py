@@ -215,9 +215,10 @@ while n < 500:
     assert counted.stdout.startswith("fork refused after "), counted
     assert int(counted.stdout.split()[3]) < 8
     assert counted.ok  # the script itself handled the refusal; its sleeping children died with the sandbox
+    # The process limit stops it, not the timeout: one a loaded machine cannot reach, far from the bound on the whole.
     began = time.monotonic()
-    bombed = await run(folder, "bomb.sh", [marker], processes=8, timeout_seconds=5.0)
-    assert time.monotonic() - began < 15
+    bombed = await run(folder, "bomb.sh", [marker], processes=8, timeout_seconds=60.0)
+    assert time.monotonic() - began < 120
     assert "Cannot fork" in bombed.stderr, bombed  # the shell was refused its processes
     assert not bombed.ok and bombed.exit_code == 2 and not bombed.timed_out
     assert processes_with(marker) == []  # nothing of either sandbox is left on the machine
@@ -228,7 +229,7 @@ async def test_a_script_past_its_timeout_is_killed_with_its_children(tmp_path: P
     folder = make_skill(tmp_path, {"slow.sh": 'sleep 300 &\necho started\nsleep 300\n'})
     began = time.monotonic()
     result = await run(folder, "slow.sh", [marker], timeout_seconds=2.0)
-    assert 2.0 <= time.monotonic() - began < 10
+    assert 2.0 <= time.monotonic() - began < 60  # at its timeout, not at its sleep's end (300 s)
     assert result.timed_out and not result.ok and result.exit_code is None and result.signal == "SIGKILL"
     assert result.reason == "timed out after 2 s and was killed"
     assert result.stdout == "started\n"  # what it printed before is kept

@@ -24,4 +24,6 @@ async def test_a_worker_older_than_the_read_reports_no_sandbox_at_once(client: C
         began = time.monotonic()
         state = await SkillsClient(client, queue).sandbox()
     assert state.ok and state.summary == "not reported: the worker that answered is older than this client"
-    assert time.monotonic() - began < 10  # one attempt, not retries until the 30 s read timeout
+    # One attempt, not retries until the 30 s read timeout: a bound between the two, as far from one read on a
+    # loaded machine (seconds) as the timeout allows.
+    assert time.monotonic() - began < 25

@@ -25,6 +25,7 @@ from temporalio.client import Client
 from adapters.store import Store
 from adapters.store.tables import SkillRow
 from config.settings import Settings
+from service import health
 from service import hooks as service_hooks
 from service.hooks import hook_routes
 from skills.spec.models import RunRecord
@@ -287,7 +288,11 @@ async def test_a_wrong_token_is_answered_in_the_same_time_whether_the_skill_has_
         raise AssertionError(f"a hook's presence shows in the time of a wrong token's answer: {rounds}")
 
 
-async def test_a_request_without_a_token_is_refused_before_its_body_is_read(hooked: Engine) -> None:
+async def test_a_request_without_a_token_is_refused_before_its_body_is_read(hooked: Engine,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # The time a client may take to send its body, 5 s in production, made one no loaded machine's answer comes
+    # near: an answer that waited for the body would come after it, one that did not within seconds.
+    monkeypatch.setattr(health, "REQUEST_TIMEOUT", 120.0)
     skill = (await hooked.skills.register(on_order())).skill
     assert skill is not None
     _, token = await hooked.skills.hook(skill.id)
@@ -295,11 +300,11 @@ async def test_a_request_without_a_token_is_refused_before_its_body_is_read(hook
     for presented, status in ((None, b"401"), (secrets.token_urlsafe(32), b"404")):
         reader, writer = await asyncio.open_connection("127.0.0.1", hooked.settings.health_port)
         auth = f"Authorization: Bearer {presented}\r\n" if presented else ""
-        # 60 KB declared (under the cap), not one byte sent: the answer comes at once, not after 5 s.
+        # 60 KB declared (under the cap), not one byte sent: the answer comes at once, not after the timeout.
         writer.write(f"POST /hooks/{skill.id} HTTP/1.1\r\nHost: x\r\n{auth}Content-Length: 60000\r\n\r\n".encode())
         await writer.drain()
         start = time.perf_counter()
-        line = await asyncio.wait_for(reader.readline(), 10)
+        line = await asyncio.wait_for(reader.readline(), 60)
         took = time.perf_counter() - start
         writer.close()
-        assert line.split()[1] == status and took < 2.0, (line, took)
+        assert line.split()[1] == status and took < 30, (line, took)

@@ -113,11 +113,14 @@ async def test_an_unanswered_call_is_denied_at_its_timeout_with_a_notice(client:
     try:
         await engine.skills.register(sender())
         await engine.skills.run("send report", wait=False)
-        [approval] = await waiting(engine)
+        # Not seen pending first: a loaded machine's reads can come after the 3 s, when it is denied already.
         run = await finished(engine, "send report")
         assert run.status == "denied" and "no answer in time" in run.summary
-        after = await engine.skills.approval(approval.id)
-        assert (after.status, after.decided_by) == ("denied", "timeout")
+        [after] = await engine.skills.approvals(status=None)
+        assert (after.status, after.decided_by, after.tool) == ("denied", "timeout", "outbox_send_message")
+        # It waited its timeout: denied at its expiry, not before.
+        assert after.expires_at - after.requested_at == timedelta(seconds=3)
+        assert after.decided_at is not None and after.decided_at >= after.expires_at
         # The report was not sent; the owner was told (the notifier is the outbox here).
         [notice] = await eventually(engine.outbox, timeout=30)
         assert notice["message"].startswith("⏳ send report") and "no answer in time" in notice["message"]
