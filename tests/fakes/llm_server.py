@@ -504,7 +504,7 @@ class ScriptedLLM:
     def _chat_requests(self, model: str) -> list[Recorded]:
         return [r for r in self._requests if r.path == "/v1/chat/completions" and r.model == model]
 
-    async def wait_for(self, model: str, count: int = 1, timeout: float = 10.0) -> list[Recorded]:
+    async def wait_for(self, model: str, count: int = 1, timeout: float = 60.0) -> list[Recorded]:
         """Wait until `count` chat requests for `model` arrived (e.g. a hanging turn is in flight)."""
 
         def wait() -> list[Recorded]:

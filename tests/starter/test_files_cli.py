@@ -223,12 +223,13 @@ def test_a_pattern_that_backtracks_for_ever_does_not_hang_matching(dirs: dict[st
     try:
         found = subprocess.run(
             [PYTHON, "-m", "starter.files_cli", "match", "remind me in five minutes to drink water please now!"],
-            cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=30,
+            cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=120,
         )
     except subprocess.TimeoutExpired:
-        pytest.fail("skills match did not return within 30 s: the pattern backtracks")
-    # A hang guard, not a speed check: the backtracking engine took minutes on this message.
-    assert time.monotonic() - started < 30
+        pytest.fail("skills match did not return within 120 s: the pattern backtracks")
+    # A hang guard, not a speed check: the backtracking engine took minutes on this message; a loaded
+    # machine's start of the process alone can pass 30 s.
+    assert time.monotonic() - started < 120
     assert found.returncode == 0, found.stderr
     assert found.stdout.strip() == "no skill matches (of 1)"
 

@@ -35,7 +35,7 @@ async def _served(chats: Any, telegram: FakeBotApi, act: Any, until: Any) -> Any
     stop = asyncio.Event()
     serving = asyncio.create_task(bot.run(stop))
     try:
-        return await eventually(until, timeout=30)
+        return await eventually(until, timeout=60)
     finally:
         stop.set()
         await serving

@@ -113,7 +113,7 @@ async def test_an_adapter_stopped_mid_message_answers_it_after_a_restart_without
     try:
         stop = asyncio.Event()
         first = asyncio.create_task(TelegramBot(assistant.skills, api, [str(OWNER)], poll_seconds=1).run(stop))
-        await llm.wait_for("chat", 1, timeout=30)  # the turn is in the model's hands
+        await llm.wait_for("chat", 1, timeout=120)  # the turn is in the model's hands
         stop.set()
         await asyncio.wait_for(first, 30)
         assert not telegram.confirmed(update) and telegram.replies(OWNER) == []
@@ -123,7 +123,7 @@ async def test_an_adapter_stopped_mid_message_answers_it_after_a_restart_without
         # Let the restarted adapter pick the message up again before the model answers.
         await eventually(lambda: len([p for p in telegram.polls if not p.get("offset")]) >= 2)
         release.set()
-        await eventually(lambda: telegram.replies(OWNER), timeout=30)
+        await eventually(lambda: telegram.replies(OWNER), timeout=60)
         await eventually(lambda: telegram.confirmed(update))
         stop.set()
         await asyncio.wait_for(second, 30)
