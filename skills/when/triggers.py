@@ -4,13 +4,20 @@ Pure code: no I/O, and no clock (every "now" is a parameter), so workflows, acti
 and the starter can all import it. croniter is the authority on when a cron fires; the
 Temporal Schedule spec that reproduces these times is built from here by
 ``adapters.schedule_spec`` (docs/triggers.md explains the mapping in prose).
+
+An expression is checked, expanded and parsed by croniter once per process (``CRON_CACHE`` of them are kept):
+the calendar asks for a skill's fires a chunk at a time, and each chunk read the expression again, a fifth of
+the CPU of a week of fires.
 """
 
 from __future__ import annotations
 
+import copy
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from skills import linear
@@ -40,6 +47,8 @@ _EXTENSION_WORD = linear.compile(r"l|\d*l|l\d+|lw|\d+w|w\d+|h|r")
 
 LAST_CALENDAR_YEAR = 2100
 """Temporal's calendars match no year after this one."""
+CRON_CACHE = 1024
+"""Expressions kept checked and parsed: an engine's distinct schedules, with room to spare."""
 
 @dataclass(frozen=True)
 class _Field:
@@ -89,8 +98,15 @@ def check_cron(expr: str) -> str:
 
     Accepts classic 5-field cron and the @yearly/@annually/@monthly/@weekly/@daily/@midnight/
     @hourly macros; refuses what croniter refuses, croniter's non-classic extensions, and
-    expressions that can never fire.
+    expressions that can never fire. An expression once found good is not checked again.
     """
+    if not isinstance(expr, str):
+        raise ValueError(f"a cron expression is a string (got {type(expr).__name__})")
+    return _checked(expr)
+
+
+@functools.lru_cache(maxsize=CRON_CACHE)
+def _checked(expr: str) -> str:
     text = " ".join(expr.split()).lower()
     if not text:
         raise ValueError(
@@ -195,6 +211,7 @@ class CronFields:
         return (self.hours is None or hour in self.hours) and self.fires_on(day)
 
 
+@functools.lru_cache(maxsize=CRON_CACHE)
 def expand_cron(text: str) -> CronFields:
     from croniter import croniter
 
@@ -215,11 +232,19 @@ def cron_next_times(expr: str, tz: str, after: datetime, count: int) -> list[dat
     compare them in UTC or by timestamp.
     """
     require_aware(after, "after")
-    text = check_cron(expr)
+    fires = copy.copy(_parsed(check_cron(expr)))  # its own position: the parse is shared, read only
+    fires.set_current(after.astimezone(zone_info(tz)), force=True)
+    return [fires.get_next(datetime) for _ in range(count)]
+
+
+@functools.lru_cache(maxsize=CRON_CACHE)
+def _parsed(text: str) -> Any:
+    """croniter's parse of a checked expression, at no time yet: ``cron_next_times`` copies it and sets the
+    copy's time and zone (croniter reads its expansion without changing it, and parses the same whatever the
+    time it starts from)."""
     from croniter import croniter
 
-    fires = croniter(text, after.astimezone(zone_info(tz)), ret_type=datetime)
-    return [fires.get_next(datetime) for _ in range(count)]
+    return croniter(text, 0.0, ret_type=datetime)
 
 
 # --- when a trigger fires -------------------------------------------------------------------------
