@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Mapping
+import itertools
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -231,15 +232,21 @@ def cron_next_times(expr: str, tz: str, after: datetime, count: int) -> list[dat
     differ only in ``fold``, and Python compares datetimes of one zone by wall clock alone:
     compare them in UTC or by timestamp.
     """
+    return list(itertools.islice(cron_times(expr, tz, after), max(0, count)))
+
+
+def cron_times(expr: str, tz: str, after: datetime) -> Iterator[datetime]:
+    """``cron_next_times`` without an end: croniter stepped only as far as the caller reads. croniter's next
+    time depends on the time it steps from alone, so these are the times of asking again from each one."""
     require_aware(after, "after")
     fires = copy.copy(_parsed(check_cron(expr)))  # its own position: the parse is shared, read only
     fires.set_current(after.astimezone(zone_info(tz)), force=True)
-    return [fires.get_next(datetime) for _ in range(count)]
+    return iter(lambda: fires.get_next(datetime), None)
 
 
 @functools.lru_cache(maxsize=CRON_CACHE)
 def _parsed(text: str) -> Any:
-    """croniter's parse of a checked expression, at no time yet: ``cron_next_times`` copies it and sets the
+    """croniter's parse of a checked expression, at no time yet: ``cron_times`` copies it and sets the
     copy's time and zone (croniter reads its expansion without changing it, and parses the same whatever the
     time it starts from)."""
     from croniter import croniter
@@ -258,21 +265,28 @@ def trigger_next_times(
     For a cron these are croniter's times, which the spec reproduces exactly except inside
     the repeated hour of a fall-back clock change (docs/triggers.md, "Clock changes").
     """
+    return list(itertools.islice(trigger_times(trigger, anchor=anchor, after=after), max(0, count)))
+
+
+def trigger_times(trigger: TriggerConfig, *, anchor: datetime, after: datetime) -> Iterator[datetime]:
+    """``trigger_next_times`` without a count, computed as they are read: the calendar reads as far as it
+    needs (a week of a daily skill is 8 of croniter's steps, not a chunk of them). Bad input raises here,
+    not at the first read."""
     require_aware(anchor, "anchor")
     require_aware(after, "after")
     match trigger.kind:
         case "cron":
             assert trigger.schedule is not None
-            return cron_next_times(trigger.schedule, timezone_of(trigger), after, count)
+            return cron_times(trigger.schedule, timezone_of(trigger), after)
         case "interval":
             assert trigger.interval_minutes is not None
             every, first = interval_period(trigger.interval_minutes, anchor)
             passed = (after - first) // every + 1 if after >= first else 0
-            return [first + (passed + k) * every for k in range(count)]
+            return (first + (passed + k) * every for k in itertools.count())
         case "at":
             assert trigger.at is not None
             at = one_shot_second(trigger.at)
-            return [at] if at > after and count > 0 else []
+            return iter([at] if at > after else [])
     raise ValueError("the trigger has none of schedule, interval_minutes or at")
 
 
