@@ -2,9 +2,12 @@
 console's application over the engine's worker and store), split into its parts (the skills read through
 the worker, the week computed from the calendar, the page rendered), against listing 200 raw schedules with
 their next action times, the nearest thing Temporal alone offers. Target: the week renders in at most
-300 ms on the server (docs/performance.md).
+300 ms on the server (docs/performance.md). ``--cpu``: no server, the same skills built in memory, and the
+CPU one week of their fires takes computed afresh (``pages.week`` without its cache), each in a fresh process's
+first week too.
 
     .venv/bin/python -m bench.console [--skills 200] [--n 30]
+    .venv/bin/python -m bench.console --cpu [--skills 200] [--n 30]
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from temporalio.client import Schedule, ScheduleActionStartWorkflow, ScheduleSpe
 from bench.harness import RAW_QUEUE, Harness, header, percentile, row, started, wait_for
 from service.console import pages
 from service.console.app import Console
+from skills.spec.models import Skill
 from starter import exit_process
 
 TOKEN = "bench-console-token"
@@ -42,6 +46,42 @@ def skill(i: int) -> dict[str, Any]:
     if i % 20 == 2:
         base["schedule"] = f"{i % 60} * * * *"
     return base
+
+
+def in_memory(count: int, created: datetime) -> list[Skill]:
+    """The ``skill`` mix as stored skills, without a server: ids from 1, one in twenty paused."""
+    found = []
+    for i in range(count):
+        fields = skill(i)
+        found.append(Skill.model_validate({
+            "id": i + 1, "agent_id": "default", "name": fields["name"], "instructions": "bench", "trigger_type": "cron",
+            "trigger_config": {"schedule": fields["schedule"], "timezone": fields["timezone"]},
+            "execution_plan": [{"id": "s1", **fields["execution_plan"][0]}], "notify_on_completion": False,
+            "business_days_only": fields.get("business_days_only", False),
+            "skip_holidays": fields.get("skip_holidays"), "enabled": i % 20 != 3,
+            "created_at": created, "updated_at": created}))
+    return found
+
+
+def cpu(count: int, n: int) -> None:
+    """CPU ms of one week of ``count`` skills' fires computed afresh: the first week in this process (what a
+    console's first page pays: croniter and the holidays package loaded, every expression read), then the
+    median of ``n`` more, each a day later (the console's cache left out)."""
+    now = datetime(2026, 12, 21, 8, 30, tzinfo=UTC)  # a Monday, Christmas in the week: Bavaria's holidays
+    skills = in_memory(count, now - timedelta(days=30))
+    started_at = time.thread_time()
+    first = pages.week(skills, now=now, zone=ZONE)
+    cold = (time.thread_time() - started_at) * 1000
+    samples = []
+    for k in range(1, n + 1):
+        started_at = time.thread_time()
+        pages.week(skills, now=now + timedelta(days=k), zone=ZONE)
+        samples.append((time.thread_time() - started_at) * 1000)
+    fires = sum(len(day.fires) for day in first.days)
+    print(f"{count} skills in memory: {fires} fires drawn in the week, {len(first.paused)} paused, "
+          f"{len(first.frequent)} listed apart (hourly)")
+    print(f"cpu ms per week: first {cold:.0f}, then median {percentile(samples, 0.5):.0f} / "
+          f"p95 {percentile(samples, 0.95):.0f} of {n}")
 
 
 async def timed(make: Any, n: int) -> list[float]:
@@ -147,7 +187,11 @@ def run() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--skills", type=int, default=200, help="Skills registered (and raw schedules created).")
     parser.add_argument("--n", type=int, default=30, help="Requests timed.")
+    parser.add_argument("--cpu", action="store_true", help="No server: CPU ms per week of the skills in memory.")
     args = parser.parse_args()
+    if args.cpu:
+        cpu(args.skills, args.n)
+        exit_process(0)
     asyncio.run(main(args.skills, args.n))
     exit_process(0)
 

@@ -24,7 +24,7 @@ from skills.display import span
 from skills.spec.models import Skill, SkillSpec, TriggerConfig
 from skills.suggest import did_you_mean
 from skills.when.spread import skill_spread
-from skills.when.triggers import one_shot_second, require_aware, trigger_next_times, zone_info
+from skills.when.triggers import one_shot_second, require_aware, trigger_times, zone_info
 
 SKIP_HORIZON = timedelta(days=400)
 """How far ahead a schedule's skip list reaches: a year, and a month to spare."""
@@ -168,11 +168,6 @@ def skip_window(trigger: TriggerConfig, now: datetime) -> tuple[date, date, date
 # --- the fires to come ----------------------------------------------------------------------------
 
 
-_FIRST_CHUNK = 8
-_CHUNK = 1_000
-"""Trigger times asked of croniter at once: few first (most answers want a handful), doubling up to this."""
-
-
 def fire_times(trigger: TriggerConfig, *, anchor: datetime, now: datetime, skip_holidays: str | None = None,
                business_days_only: bool = False, end_at: datetime | None = None,
                runs_left: int | None = None) -> Iterator[tuple[datetime, str | None]]:
@@ -197,45 +192,34 @@ def fire_times(trigger: TriggerConfig, *, anchor: datetime, now: datetime, skip_
     skipping = bool(skip_holidays or business_days_only)
     skipped: Mapping[date, str] = {}
     covered: date | None = None
-    after = since = now
-    size = _FIRST_CHUNK
-    while True:
-        times = trigger_next_times(trigger, anchor=anchor, after=after, count=size)
-        skipping_day: date | None = None
-        for at in times:
-            if end_at is not None and at > end_at:
-                return
-            if skipping:
-                day = at.astimezone(zone).date()
-                if day == skipping_day:
-                    continue  # a day is skipped whole: its first fire was yielded
-                if covered is None or day > covered:
-                    # A year of days at a time: a skill's next fires are rarely further apart.
-                    covered = day + timedelta(days=366)
-                    skipped = skipped_days(skip_holidays, business_days_only, day, covered)
-                reason = skipped.get(day)
-                if reason is not None:
-                    if at - since > SKIP_HORIZON:
-                        return
-                    yield at, reason
-                    skipping_day = day
-                    continue
-            yield at, None
-            since = at
-            if runs_left is not None:
-                runs_left -= 1
-                if runs_left == 0:
+    since = now
+    times = trigger_times(trigger, anchor=anchor, after=now)  # stepped only as far as the caller reads
+    while (at := next(times, None)) is not None:
+        if end_at is not None and at > end_at:
+            return
+        if skipping:
+            day = at.astimezone(zone).date()
+            if covered is None or day > covered:
+                # A year of days at a time: a skill's next fires are rarely further apart.
+                covered = day + timedelta(days=366)
+                skipped = skipped_days(skip_holidays, business_days_only, day, covered)
+            reason = skipped.get(day)
+            if reason is not None:
+                if at - since > SKIP_HORIZON:
                     return
-        if len(times) < size:
-            return  # a one-shot, done
-        after = times[-1]
-        if skipping_day is not None and after.astimezone(zone).date() == skipping_day:
-            # Still in a skipped day (a skill firing often): go on from its last instant, in UTC (aware
-            # arithmetic in the zone is by wall clock, and a repeated hour's wall clock comes twice).
-            after = max(after, day_start(skipping_day + timedelta(days=1), zone) - timedelta(microseconds=1))
-            size = _FIRST_CHUNK
-        else:
-            size = min(size * 2, _CHUNK)
+                yield at, reason
+                # A day is skipped whole: go on from its last instant, past its other fires (a skill firing
+                # every minute has 1,440), in UTC (aware arithmetic in the zone is by wall clock, and a
+                # repeated hour's wall clock comes twice).
+                after = max(at, day_start(day + timedelta(days=1), zone) - timedelta(microseconds=1))
+                times = trigger_times(trigger, anchor=anchor, after=after)
+                continue
+        yield at, None
+        since = at
+        if runs_left is not None:
+            runs_left -= 1
+            if runs_left == 0:
+                return
 
 
 def spec_fires(spec: SkillSpec, *, anchor: datetime, now: datetime) -> Iterator[tuple[datetime, str | None]]:

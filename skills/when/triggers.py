@@ -4,13 +4,21 @@ Pure code: no I/O, and no clock (every "now" is a parameter), so workflows, acti
 and the starter can all import it. croniter is the authority on when a cron fires; the
 Temporal Schedule spec that reproduces these times is built from here by
 ``adapters.schedule_spec`` (docs/triggers.md explains the mapping in prose).
+
+An expression is checked, expanded and parsed by croniter once per process (``CRON_CACHE`` of them are kept):
+the calendar asks for a skill's fires a chunk at a time, and each chunk read the expression again, a fifth of
+the CPU of a week of fires.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import copy
+import functools
+import itertools
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from skills import linear
@@ -40,6 +48,8 @@ _EXTENSION_WORD = linear.compile(r"l|\d*l|l\d+|lw|\d+w|w\d+|h|r")
 
 LAST_CALENDAR_YEAR = 2100
 """Temporal's calendars match no year after this one."""
+CRON_CACHE = 1024
+"""Expressions kept checked and parsed: an engine's distinct schedules, with room to spare."""
 
 @dataclass(frozen=True)
 class _Field:
@@ -89,8 +99,15 @@ def check_cron(expr: str) -> str:
 
     Accepts classic 5-field cron and the @yearly/@annually/@monthly/@weekly/@daily/@midnight/
     @hourly macros; refuses what croniter refuses, croniter's non-classic extensions, and
-    expressions that can never fire.
+    expressions that can never fire. An expression once found good is not checked again.
     """
+    if not isinstance(expr, str):
+        raise ValueError(f"a cron expression is a string (got {type(expr).__name__})")
+    return _checked(expr)
+
+
+@functools.lru_cache(maxsize=CRON_CACHE)
+def _checked(expr: str) -> str:
     text = " ".join(expr.split()).lower()
     if not text:
         raise ValueError(
@@ -195,6 +212,7 @@ class CronFields:
         return (self.hours is None or hour in self.hours) and self.fires_on(day)
 
 
+@functools.lru_cache(maxsize=CRON_CACHE)
 def expand_cron(text: str) -> CronFields:
     from croniter import croniter
 
@@ -214,12 +232,26 @@ def cron_next_times(expr: str, tz: str, after: datetime, count: int) -> list[dat
     differ only in ``fold``, and Python compares datetimes of one zone by wall clock alone:
     compare them in UTC or by timestamp.
     """
+    return list(itertools.islice(cron_times(expr, tz, after), max(0, count)))
+
+
+def cron_times(expr: str, tz: str, after: datetime) -> Iterator[datetime]:
+    """``cron_next_times`` without an end: croniter stepped only as far as the caller reads. croniter's next
+    time depends on the time it steps from alone, so these are the times of asking again from each one."""
     require_aware(after, "after")
-    text = check_cron(expr)
+    fires = copy.copy(_parsed(check_cron(expr)))  # its own position: the parse is shared, read only
+    fires.set_current(after.astimezone(zone_info(tz)), force=True)
+    return iter(lambda: fires.get_next(datetime), None)
+
+
+@functools.lru_cache(maxsize=CRON_CACHE)
+def _parsed(text: str) -> Any:
+    """croniter's parse of a checked expression, at no time yet: ``cron_times`` copies it and sets the
+    copy's time and zone (croniter reads its expansion without changing it, and parses the same whatever the
+    time it starts from)."""
     from croniter import croniter
 
-    fires = croniter(text, after.astimezone(zone_info(tz)), ret_type=datetime)
-    return [fires.get_next(datetime) for _ in range(count)]
+    return croniter(text, 0.0, ret_type=datetime)
 
 
 # --- when a trigger fires -------------------------------------------------------------------------
@@ -233,21 +265,28 @@ def trigger_next_times(
     For a cron these are croniter's times, which the spec reproduces exactly except inside
     the repeated hour of a fall-back clock change (docs/triggers.md, "Clock changes").
     """
+    return list(itertools.islice(trigger_times(trigger, anchor=anchor, after=after), max(0, count)))
+
+
+def trigger_times(trigger: TriggerConfig, *, anchor: datetime, after: datetime) -> Iterator[datetime]:
+    """``trigger_next_times`` without a count, computed as they are read: the calendar reads as far as it
+    needs (a week of a daily skill is 8 of croniter's steps, not a chunk of them). Bad input raises here,
+    not at the first read."""
     require_aware(anchor, "anchor")
     require_aware(after, "after")
     match trigger.kind:
         case "cron":
             assert trigger.schedule is not None
-            return cron_next_times(trigger.schedule, timezone_of(trigger), after, count)
+            return cron_times(trigger.schedule, timezone_of(trigger), after)
         case "interval":
             assert trigger.interval_minutes is not None
             every, first = interval_period(trigger.interval_minutes, anchor)
             passed = (after - first) // every + 1 if after >= first else 0
-            return [first + (passed + k) * every for k in range(count)]
+            return (first + (passed + k) * every for k in itertools.count())
         case "at":
             assert trigger.at is not None
             at = one_shot_second(trigger.at)
-            return [at] if at > after and count > 0 else []
+            return iter([at] if at > after else [])
     raise ValueError("the trigger has none of schedule, interval_minutes or at")
 
 
