@@ -15,11 +15,13 @@ from temporalio.client import Client
 
 from adapters.mcp import ToolHub, outbox_server
 from adapters.store import Store
+from client.files import sync_files
 from config.settings import Settings
 from skills.naming import MAINTENANCE, SYNC_SKILL_FILES
-from skills.skillmd.sync import SyncInput
-from tests.conftest import ROOT, WorkerProcess, eventually, free_port
+from skills.skillmd.sync import SyncInput, SyncResult
+from tests.conftest import ROOT, Engine, WorkerProcess, eventually, free_port
 from tests.service.http import answers
+from tests.workflows.test_sync import names, write
 
 UNUSED_AT_IDLE = (
     "sqlalchemy.dialects.postgresql",  # a store on SQLite
@@ -138,6 +140,37 @@ async def test_a_running_worker_loads_none_of_it_through_its_rounds(client: Clie
         after_rounds = await loaded(2)
         assert "sqlmodel" in after_rounds  # the rounds read the store
         assert sorted(name for name in UNUSED_AT_IDLE if name in after_rounds) == []
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+
+
+async def test_a_sync_that_finds_its_file_skills_as_stored_connects_no_server(client: Client, settings: Settings,
+                                                                            tmp_path: Path) -> None:
+    """A scheduled SKILL.md synced once, then a real `python -m worker` restarted over the store: its sync round
+    finds the file as stored and checks no tool, so its lazy hub connects nothing and the MCP SDK stays unloaded
+    (before, every round with a file skill in the folders read the catalog: 45 MiB for good, 5 minutes in)."""
+    write(settings.project_skills_dir, "wake-up")
+    first = await Engine(settings, client).start()
+    try:
+        assert names((await sync_files(first.skills)).created) == ["wake-up"]
+    finally:
+        await first.stop()
+    port, modules = free_port(), tmp_path / "modules.json"
+    env = {**WorkerProcess(settings, client.service_client.config.target_host).env,
+           "SKILLS_HEALTH_PORT": str(port), "MODULES_OUT": str(modules)}
+    process = subprocess.Popen([sys.executable, "-c", RUN], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:
+        await eventually(lambda: _ready(port), timeout=60)
+        result = await client.execute_workflow(SYNC_SKILL_FILES, SyncInput(), id=f"idle-{uuid.uuid4().hex[:8]}",
+                                               task_queue=settings.task_queue, result_type=SyncResult)
+        assert result.unchanged == ["wake-up"] and not (result.created or result.updated or result.refused)
+        os.kill(process.pid, signal.SIGUSR1)
+        path = Path(f"{modules}.1")
+        loaded = set(json.loads((await eventually(lambda: path.exists() and path.read_text())) or "[]"))
+        assert "yaml" in loaded  # the round read the file
+        assert sorted(name for name in ("mcp", "mcp_types", "uvicorn", "starlette") if name in loaded) == []
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=30)
