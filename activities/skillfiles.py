@@ -14,6 +14,7 @@ activity finds the run it started instead of registering twice.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -52,6 +53,33 @@ _SKILL_NAME = linear.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 """A SKILL.md name (and its folder's): a grant naming anything else names no folder of the worker's."""
 
 
+class ToolsWhenAsked(Collection[str]):
+    """The live tool catalog, read at its first question: only a file skill the sync creates or changes has its
+    tools checked, so a round whose files are all as stored (every round but the first, mostly) connects no MCP
+    server, and the worker does not load the MCP SDK for it (45 MiB resident, docs/performance.md, "Worker RSS").
+    The first question waits for servers still connecting (a lazy hub starts them then), so that a file skill is
+    not stored disabled for tools its server is about to offer."""
+
+    def __init__(self, tools: ConnectingTools) -> None:
+        self._tools = tools
+        self._names: frozenset[str] | None = None
+
+    def _read(self) -> frozenset[str]:
+        if self._names is None:
+            self._tools.waited_for_connects(None)
+            self._names = frozenset(self._tools.tool_names())
+        return self._names
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._read()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._read())
+
+    def __len__(self) -> int:
+        return len(self._read())
+
+
 class SkillFileActivities:
     def __init__(
         self,
@@ -74,15 +102,12 @@ class SkillFileActivities:
         """What the sync must change: the folders' file skills against the files agent's stored skills."""
         agent = self.settings.file_skills_agent
         catalog = discover(**self.settings.skill_folders(), limits=self.limits)
-        if catalog.skills:
-            self.tools.waited_for_connects(None)  # a background sync may wait for every server's first connect
         stored = self.store.skills.list_skills(SkillFilter(agent_id=agent))
         context = NormalizeContext(
             now=datetime.now(UTC),
             default_timezone=self.settings.timezone,
             default_agent_id=agent,
-            # No file skill, no tool to check: the catalog's read would connect the MCP servers for nothing.
-            tool_catalog=set(self.tools.tool_names()) if catalog.skills else set(),
+            tool_catalog=ToolsWhenAsked(self.tools),
         )
         scheduled = [skill for skill in catalog.skills.values() if skill.manifest.metadata.trigger_config is not None]
         held = {state.name: state.paused_reason() for state in trust_states(self.store, self.settings, scheduled)

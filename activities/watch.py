@@ -12,18 +12,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from temporalio import activity
 
 from activities.agent import ENDPOINT_STATE
 from adapters.metrics import EngineMetrics
-from adapters.store import ScheduledSkill, Store
+from adapters.store import Store
 from config.settings import Settings
 from skills.messages.maintenance import OverdueQuery, OverdueSkill, OverdueSkills, SkillBrief
 from skills.naming import FIND_OVERDUE_SKILLS
 from skills.spec.models import TriggerConfig
 from skills.when.calendar import fire_times
 from skills.when.spread import spread_seconds
+
+if TYPE_CHECKING:
+    from adapters.store.runs import ScheduledSkill
 
 
 class WatchActivities:

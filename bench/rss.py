@@ -1,6 +1,6 @@
 """Worker memory with many skills: the resident set (RSS) of a real worker process (`python -m worker`)
-with N registered skills, idle, and at its peak during a burst of runs; beside a bare Python worker
-running the raw one-activity workflow.
+with N registered skills, idle, idle after its maintenance and SKILL.md sync rounds, and at its peak during a
+burst of runs; beside a bare Python worker running the raw one-activity workflow.
 
     .venv/bin/python -m bench.rss [--skills 1000] [--burst 200] [--imports | --hub-at-start]
 
@@ -28,10 +28,13 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from temporalio.client import Client
+
 from bench.harness import header, row, rss_mib, started
 from bench.startup import EAGER_WORKER
 from skills.messages.run import SkillRunInput
-from skills.naming import SKILL_RUN
+from skills.naming import MAINTENANCE, SKILL_RUN, SYNC_SKILL_FILES
+from skills.skillmd.sync import SyncInput
 from starter import exit_process
 
 IDLE_SECONDS = 5.0
@@ -160,6 +163,12 @@ async def ready(port: int, process: asyncio.subprocess.Process, timeout: float =
         await asyncio.sleep(0.1)
 
 
+async def rounds(client: Client, queue: str) -> None:
+    """A maintenance round and a SKILL.md sync, run now (their schedules run them every 5 minutes by default)."""
+    for workflow, args in ((MAINTENANCE, []), (SYNC_SKILL_FILES, [SyncInput()])):
+        await client.execute_workflow(workflow, args=args, id=f"bench-rss-round-{time.time_ns()}", task_queue=queue)
+
+
 async def stop(process: asyncio.subprocess.Process) -> None:
     if process.returncode is None:
         process.terminate()
@@ -192,6 +201,7 @@ async def main(count: int, burst: int, imports: bool = False, hub_at_start: bool
                  "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": f"rss {i}"}}]}
                 for i in range(count)])
             assert not result.refused, result.refused[:3]
+            await rounds(h.client, h.settings.task_queue)  # the bundled SKILL.md skills stored, as in a deployment
             await asyncio.sleep(IDLE_SECONDS)
             registered = rss_mib(worker.pid)
             await stop(worker)
@@ -201,6 +211,9 @@ async def main(count: int, burst: int, imports: bool = False, hub_at_start: bool
             idle = rss_mib(worker.pid)
             if imports:
                 print_imports(figures, worker.pid)
+            await rounds(h.client, h.settings.task_queue)
+            await asyncio.sleep(IDLE_SECONDS)
+            after_rounds = rss_mib(worker.pid)
 
             async def fire() -> None:
                 ids = [item.skill_id for item in result.items[:burst]]
@@ -228,6 +241,9 @@ async def main(count: int, burst: int, imports: bool = False, hub_at_start: bool
                 f"target <= 100; a worker restarted over them, {IDLE_SECONDS:.0f} s after it polls"
                 f"{' (its hub connected at start)' if hub_at_start else ''}; "
                 f"the MCP servers it started: {children_rss(worker.pid):.0f} MiB more")
+            row("worker RSS, idle after a maintenance and a sync round (MiB)", f"{after_rounds:.0f}",
+                f"{raw_idle:.0f}", "the restarted worker, its rounds run by hand (each every 5 min by default; "
+                "its files as stored)")
             row(f"worker RSS, idle after registering {count} (MiB)", f"{registered:.0f}", f"{raw_idle:.0f}",
                 "the worker that registered them (its store created and migrated at its start)")
             row(f"worker RSS, peak in a burst of {burst} runs (MiB)", f"{peak:.0f}", f"{raw_peak:.0f}",

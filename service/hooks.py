@@ -33,7 +33,6 @@ from urllib.parse import unquote
 from temporalio.client import Client
 
 from adapters.store import Store
-from adapters.store.events import HOOKED_SKILLS_LIMIT
 from client import SkillsClient
 from config.settings import Settings
 from service.health import Reply, Request
@@ -41,7 +40,7 @@ from skills.errors import SkillNotFoundError, SkillsError, SkillValidationError
 from skills.spec.limits import too_deep
 from skills.spec.models import Skill
 from skills.when.events import EVENT_ID
-from skills.when.hooks import HOOK_PATH, MAX_HOOK_BODY, MAX_TOKEN_CHARS, token_digest
+from skills.when.hooks import HOOK_PATH, HOOKED_SKILLS_LIMIT, MAX_HOOK_BODY, MAX_TOKEN_CHARS, token_digest
 
 logger = logging.getLogger(__name__)
 

@@ -496,7 +496,7 @@ def test_no_class_of_the_store_has_more_than_its_share_of_methods() -> None:
     classes = [value for module in MODULES if module.startswith("adapters.store.") and module.count(".") == 2
                for value in vars(importlib.import_module(module)).values()
                if isinstance(value, type) and value.__module__ == module]
-    assert {"open", "session", "max_revisions"} <= _methods(Store)  # its own, an inherited one, a property
+    assert {"open", "session", "max_revisions"} <= _methods(Store)  # a class method, a method, a property
     crowded = {cls.__qualname__: len(_methods(cls)) for cls in classes if len(_methods(cls)) > MAX_STORE_METHODS}
     assert crowded == {}
 

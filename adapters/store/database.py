@@ -11,7 +11,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from adapters.store import migrations
-from adapters.store.tables import make_engine
+from adapters.store.engine import make_engine
 from config.secrets import mask_url, redact
 from config.settings import database_url
 from skills.errors import StoreUnavailableError

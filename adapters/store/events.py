@@ -13,9 +13,7 @@ from sqlmodel import select
 from adapters.store.base import Repository, insert_or_ignore, skill_model, skill_row
 from adapters.store.tables import SeenEventRow, SkillRow
 from skills.spec.models import Skill
-
-HOOKED_SKILLS_LIMIT = 16
-"""Skills one hook path may name (a name shared by agents): the most :meth:`EventRepository.hook_digests` returns."""
+from skills.when.hooks import HOOKED_SKILLS_LIMIT
 
 
 class EventRepository(Repository):

@@ -11,36 +11,92 @@ table models never leave the store: callers get the plain pydantic models of
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Engine
 
-from adapters.store.approvals import ApprovalRepository
-from adapters.store.base import Repository
-from adapters.store.conversations import ConversationRepository
 from adapters.store.database import open_database
-from adapters.store.events import EventRepository
-from adapters.store.revisions import RevisionRepository
-from adapters.store.runs import RunRepository
-from adapters.store.skills import SkillRepository
-from adapters.store.trust import TrustRepository
+from skills.spec.revisions import DEFAULT_MAX_REVISIONS
 
 if TYPE_CHECKING:
+    from sqlmodel import Session
+
+    from adapters.store.approvals import ApprovalRepository
+    from adapters.store.conversations import ConversationRepository
+    from adapters.store.events import EventRepository
+    from adapters.store.revisions import RevisionRepository
+    from adapters.store.runs import RunRepository
+    from adapters.store.skills import SkillRepository
+    from adapters.store.trust import TrustRepository
     from config.settings import Settings
 
+REPOSITORIES = ("revisions", "skills", "runs", "approvals", "conversations", "events", "trust")
 
-class Store(Repository):
-    """The store's repositories over one engine, each a short transaction per call."""
+
+class Store:
+    """The store's repositories over one engine, each a short transaction per call.
+
+    The engine is opened (and the schema migrated) at once; the repositories, with SQLAlchemy's ORM, SQLModel and
+    the tables they import, are built together at the first one asked for: a worker answers ``/readyz`` and polls
+    with the engine alone, and an idle worker holds none of them (docs/performance.md, "Worker RSS")."""
+
+    revisions: RevisionRepository
+    skills: SkillRepository
+    runs: RunRepository
+    approvals: ApprovalRepository
+    conversations: ConversationRepository
+    events: EventRepository
+    trust: TrustRepository
 
     def __init__(self, engine: Engine, schedule_prefix: str = "skills") -> None:
-        super().__init__(engine)
-        self.revisions = RevisionRepository(engine)
-        self.skills = SkillRepository(engine, self.revisions, schedule_prefix)
-        self.runs = RunRepository(engine, self.skills)
-        self.approvals = ApprovalRepository(engine)
-        self.conversations = ConversationRepository(engine)
-        self.events = EventRepository(engine)
-        self.trust = TrustRepository(engine)
+        self.engine = engine
+        self._schedule_prefix = schedule_prefix
+        self._max_revisions = DEFAULT_MAX_REVISIONS
+        self._building = threading.Lock()
+        self._built = False
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only for an attribute not set yet: a repository before the first was built.
+        if name not in REPOSITORIES:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        self._build_repositories()
+        return self.__dict__[name]
+
+    def _build_repositories(self) -> None:
+        """Every repository at once, under a lock: threads asking first at the same time share one set (the
+        skills repository keeps a cache)."""
+        with self._building:
+            if self._built:
+                return
+            from adapters.store.approvals import ApprovalRepository
+            from adapters.store.conversations import ConversationRepository
+            from adapters.store.events import EventRepository
+            from adapters.store.revisions import RevisionRepository
+            from adapters.store.runs import RunRepository
+            from adapters.store.skills import SkillRepository
+            from adapters.store.trust import TrustRepository
+
+            revisions = RevisionRepository(self.engine)
+            revisions.max_revisions = self._max_revisions
+            skills = SkillRepository(self.engine, revisions, self._schedule_prefix)
+            built = {"revisions": revisions, "skills": skills, "runs": RunRepository(self.engine, skills),
+                     "approvals": ApprovalRepository(self.engine),
+                     "conversations": ConversationRepository(self.engine),
+                     "events": EventRepository(self.engine), "trust": TrustRepository(self.engine)}
+            for name in REPOSITORIES:
+                self.__dict__.setdefault(name, built[name])  # one a caller set itself stays
+            self._built = True
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A short session on the store's engine (``Repository.session``)."""
+        from sqlmodel import Session
+
+        with Session(self.engine, expire_on_commit=False) as session:
+            yield session
 
     @classmethod
     def open(cls, url: str, schedule_prefix: str = "skills") -> Store:
@@ -59,8 +115,10 @@ class Store(Repository):
     @property
     def max_revisions(self) -> int:
         """Revisions kept a skill (``RevisionRepository.max_revisions``; :meth:`from_settings` sets it)."""
-        return self.revisions.max_revisions
+        return self.revisions.max_revisions if "revisions" in self.__dict__ else self._max_revisions
 
     @max_revisions.setter
     def max_revisions(self, value: int) -> None:
-        self.revisions.max_revisions = value
+        self._max_revisions = value
+        if "revisions" in self.__dict__:
+            self.revisions.max_revisions = value

@@ -20,6 +20,8 @@ MAX_TOKEN_CHARS = 200
 """A longer Authorization header is not a token of ours: refused without hashing it."""
 MAX_HOOK_BODY = MAX_EVENT_DATA_BYTES
 """A hook's body is its event's data: the same cap as ``skills emit``, enforced before it is read."""
+HOOKED_SKILLS_LIMIT = 16
+"""Skills one hook path may name (a name shared by agents): the most the store's ``hook_digests`` returns."""
 
 
 def token_digest(token: str) -> str:

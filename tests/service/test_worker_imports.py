@@ -15,11 +15,13 @@ from temporalio.client import Client
 
 from adapters.mcp import ToolHub, outbox_server
 from adapters.store import Store
+from client.files import sync_files
 from config.settings import Settings
 from skills.naming import MAINTENANCE, SYNC_SKILL_FILES
-from skills.skillmd.sync import SyncInput
-from tests.conftest import ROOT, WorkerProcess, eventually, free_port
+from skills.skillmd.sync import SyncInput, SyncResult
+from tests.conftest import ROOT, Engine, WorkerProcess, eventually, free_port
 from tests.service.http import answers
+from tests.workflows.test_sync import names, write
 
 UNUSED_AT_IDLE = (
     "sqlalchemy.dialects.postgresql",  # a store on SQLite
@@ -59,6 +61,14 @@ UNUSED_AT_IDLE = (
     "http.client",
 )
 
+UNUSED_UNTIL_A_QUERY = (
+    # The store's ORM: the repositories, SQLModel and the tables load with the first repository a call uses
+    # (a fire, a maintenance round, a CLI request); opening the store, migrating it and /readyz use the engine.
+    "sqlalchemy.orm",
+    "sqlmodel",
+    "adapters.store.tables",
+)
+
 BUILD = """
 import json, sys
 import worker
@@ -79,11 +89,13 @@ print(json.dumps(sorted(name for name in {names!r} if name in sys.modules)))
 """
 
 RUN = """
-import json, os, signal, sys
+import itertools, json, os, signal, sys
+dumps = itertools.count(1)
 def dump(*_):
-    with open(os.environ["MODULES_OUT"] + ".part", "w") as out:
+    path = f"{os.environ['MODULES_OUT']}.{next(dumps)}"
+    with open(path + ".part", "w") as out:
         json.dump(sorted(sys.modules), out)
-    os.replace(os.environ["MODULES_OUT"] + ".part", os.environ["MODULES_OUT"])
+    os.replace(path + ".part", path)
 signal.signal(signal.SIGUSR1, dump)
 import worker
 worker.main()
@@ -93,7 +105,8 @@ worker.main()
 def test_a_worker_on_a_migrated_sqlite_store_loads_none_of_what_it_does_not_use(settings: Settings) -> None:
     Store.from_settings(settings)  # created and migrated here, so the worker's process finds it at the newest revision
     env = WorkerProcess(settings, "127.0.0.1:1").env
-    done = subprocess.run([sys.executable, "-c", BUILD.format(names=UNUSED_AT_IDLE)], cwd=ROOT, env=env,
+    done = subprocess.run([sys.executable, "-c", BUILD.format(names=UNUSED_AT_IDLE + UNUSED_UNTIL_A_QUERY)],
+                          cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1]) == []
@@ -101,9 +114,48 @@ def test_a_worker_on_a_migrated_sqlite_store_loads_none_of_what_it_does_not_use(
 
 async def test_a_running_worker_loads_none_of_it_through_its_rounds(client: Client, settings: Settings,
                                                                    tmp_path: Path) -> None:
-    """A real `python -m worker`, polling, after a maintenance round and a SKILL.md sync (no file skill, no skill
-    waiting for a tool): nothing of the list above is in its ``sys.modules``, the MCP SDK above all."""
+    """A real `python -m worker`: polling, nothing of either list above is in its ``sys.modules``; after a
+    maintenance round and a SKILL.md sync (no file skill, no skill waiting for a tool), which read the store,
+    nothing of the first, the MCP SDK above all."""
     Store.from_settings(settings)
+    port, modules = free_port(), tmp_path / "modules.json"
+    env = {**WorkerProcess(settings, client.service_client.config.target_host).env,
+           "SKILLS_HEALTH_PORT": str(port), "MODULES_OUT": str(modules)}
+    process = subprocess.Popen([sys.executable, "-c", RUN], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+
+    async def loaded(dump: int) -> set[str]:
+        os.kill(process.pid, signal.SIGUSR1)
+        path = Path(f"{modules}.{dump}")
+        return set(json.loads((await eventually(lambda: path.exists() and path.read_text())) or "[]"))
+
+    try:
+        await eventually(lambda: _ready(port), timeout=60)
+        polling = await loaded(1)
+        assert "worker" in polling  # the dump is the worker's
+        assert sorted(name for name in UNUSED_AT_IDLE + UNUSED_UNTIL_A_QUERY if name in polling) == []
+        for workflow, args in ((MAINTENANCE, []), (SYNC_SKILL_FILES, [SyncInput()])):
+            await client.execute_workflow(workflow, args=args, id=f"idle-{uuid.uuid4().hex[:8]}",
+                                          task_queue=settings.task_queue)
+        after_rounds = await loaded(2)
+        assert "sqlmodel" in after_rounds  # the rounds read the store
+        assert sorted(name for name in UNUSED_AT_IDLE if name in after_rounds) == []
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+
+
+async def test_a_sync_that_finds_its_file_skills_as_stored_connects_no_server(client: Client, settings: Settings,
+                                                                            tmp_path: Path) -> None:
+    """A scheduled SKILL.md synced once, then a real `python -m worker` restarted over the store: its sync round
+    finds the file as stored and checks no tool, so its lazy hub connects nothing and the MCP SDK stays unloaded
+    (before, every round with a file skill in the folders read the catalog: 45 MiB for good, 5 minutes in)."""
+    write(settings.project_skills_dir, "wake-up")
+    first = await Engine(settings, client).start()
+    try:
+        assert names((await sync_files(first.skills)).created) == ["wake-up"]
+    finally:
+        await first.stop()
     port, modules = free_port(), tmp_path / "modules.json"
     env = {**WorkerProcess(settings, client.service_client.config.target_host).env,
            "SKILLS_HEALTH_PORT": str(port), "MODULES_OUT": str(modules)}
@@ -111,13 +163,14 @@ async def test_a_running_worker_loads_none_of_it_through_its_rounds(client: Clie
                                stderr=subprocess.DEVNULL)
     try:
         await eventually(lambda: _ready(port), timeout=60)
-        for workflow, args in ((MAINTENANCE, []), (SYNC_SKILL_FILES, [SyncInput()])):
-            await client.execute_workflow(workflow, args=args, id=f"idle-{uuid.uuid4().hex[:8]}",
-                                          task_queue=settings.task_queue)
+        result = await client.execute_workflow(SYNC_SKILL_FILES, SyncInput(), id=f"idle-{uuid.uuid4().hex[:8]}",
+                                               task_queue=settings.task_queue, result_type=SyncResult)
+        assert result.unchanged == ["wake-up"] and not (result.created or result.updated or result.refused)
         os.kill(process.pid, signal.SIGUSR1)
-        loaded = set(json.loads((await eventually(lambda: modules.exists() and modules.read_text())) or "[]"))
-        assert "worker" in loaded  # the dump is the worker's
-        assert sorted(name for name in UNUSED_AT_IDLE if name in loaded) == []
+        path = Path(f"{modules}.1")
+        loaded = set(json.loads((await eventually(lambda: path.exists() and path.read_text())) or "[]"))
+        assert "yaml" in loaded  # the round read the file
+        assert sorted(name for name in ("mcp", "mcp_types", "uvicorn", "starlette") if name in loaded) == []
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=30)

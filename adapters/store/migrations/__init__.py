@@ -3,7 +3,7 @@ store (the worker, ``skills setup``, the dev launcher) brings it to the newest r
 
 No alembic.ini: the configuration is built here, the migrations ship inside the package. The
 upgrade holds a lock for its transaction (PostgreSQL: an advisory lock; SQLite: the file's write
-lock, waited for up to ``tables.SQLITE_BUSY_TIMEOUT``, as a new connection waits to switch a new file to WAL
+lock, waited for up to ``engine.SQLITE_BUSY_TIMEOUT``, as a new connection waits to switch a new file to WAL
 mode), so processes starting together upgrade one after the other (the later ones find nothing
 to do). A store made before
 migrations existed (tables, no ``alembic_version``) is upgraded from the start: the first

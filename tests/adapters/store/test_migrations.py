@@ -23,7 +23,7 @@ from sqlalchemy import inspect
 from sqlmodel import SQLModel
 
 from adapters.store import Store, migrations
-from adapters.store.tables import make_engine
+from adapters.store.engine import make_engine
 from tests.conftest import ROOT, eventually
 
 
@@ -185,7 +185,7 @@ FIRST_LOOK_FAILS = """
 import json, sys
 from sqlalchemy import event
 from adapters.store import migrations
-from adapters.store.tables import make_engine
+from adapters.store.engine import make_engine
 
 engine = make_engine({url!r})
 failed = []

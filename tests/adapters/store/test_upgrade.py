@@ -12,7 +12,8 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import Engine
 
 from adapters.store import Store, migrations
-from adapters.store.tables import RunRow, make_engine
+from adapters.store.engine import make_engine
+from adapters.store.tables import RunRow
 from skills.llm.agent import ChatMessage
 from skills.spec.models import SkillSpec
 
