@@ -209,7 +209,7 @@ class AgentActivities:
         try:
             message = await self.llm.complete(
                 request.model, fitted.messages, tools, answer_schema(offered, plan_tools, only) if structured else None,
-                stage.waiting, idempotency_key=_attempts_key())
+                stage.waiting, idempotency_key=_attempts_key(request))
         # The adapter's error says it all; the SDK's error under it (or none) stays the failure's cause.
         except LlmOverloadedError as e:
             raise application_error(e, next_retry_delay=e.retry_after) from e.__cause__
@@ -386,12 +386,13 @@ def _change_key(call: ChatCall) -> str:
     return f"{call.request_key}:made"
 
 
-def _attempts_key() -> str:
+def _attempts_key(request: LlmTurn) -> str:
     """One key for every attempt of this activity: a retry after a lost answer (a heartbeat the server
-    timed out, a worker that died) asks with the key the lost attempt used. A digest: the workflow's id,
-    which may name the skill, is not told to the endpoint."""
+    timed out, a worker that died) asks with the key the lost attempt used. The activity's identity and the
+    turn's, as a digest: the workflow's id, which may name the skill, is not told to the endpoint."""
     info = activity.info()
-    return hashlib.sha256(f"{info.workflow_run_id}/{info.activity_id}".encode()).hexdigest()[:32]
+    turn = f"{info.workflow_id}/{info.workflow_run_id}/{info.activity_id}/{request.conversation_id}/{request.step}"
+    return hashlib.sha256(turn.encode()).hexdigest()[:32]
 
 
 def _result(message: ChatMessage, seq: int, answer_chars: int, left_out: list[str] | None = None, *,

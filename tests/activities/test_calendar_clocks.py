@@ -56,8 +56,11 @@ def stored(store: Store, now: datetime, schedule: str, zone: str, holidays: str)
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store.open(f"sqlite:///{tmp_path / 'skills.db'}")
+def store(tmp_path: Path, settings: Settings) -> Store:
+    # Schedule ids named by the test's own queue: with the default prefix, each test's skill 1 'late' was the
+    # schedule 'skills-1-late' on the dev server the xdist worker's tests share, and the second test updated the
+    # first's schedule (already fired) instead of creating its own.
+    return Store.open(f"sqlite:///{tmp_path / 'skills.db'}", schedule_prefix=settings.task_queue)
 
 
 async def test_a_weekday_skill_registered_at_any_clock_is_told_its_next_business_day(
