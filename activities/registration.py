@@ -12,7 +12,7 @@ import asyncio
 import dataclasses
 from collections.abc import Iterable
 from contextlib import suppress
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from temporalio import activity
@@ -25,6 +25,7 @@ from adapters.llm.model_list import EndpointModels
 from adapters.skill_folders import FOLDERS, file_skill
 from adapters.store import Store
 from config.settings import LLM_SETTINGS, Settings
+from skills.chat.proposals import as_spec, spec_digest
 from skills.errors import FieldError, SkillFileError, SkillNotFoundError, SkillValidationError
 from skills.messages.manage import (
     BulkRegistrationResult,
@@ -227,9 +228,10 @@ class RegistrationActivities:
             return refused.model_copy(update={"errors": prepared.errors})
         notes = prepared.normalized.notes
         saved = await asyncio.to_thread(self.save_skill, SaveInput(normalized=prepared.normalized, by=by))
-        if saved.skill is None:
+        skill = saved.skill or await asyncio.to_thread(self._stored_by_a_lost_attempt, prepared.normalized.spec,
+                                                       saved.errors)
+        if skill is None:
             return refused.model_copy(update={"errors": saved.errors, "notes": notes})
-        skill = saved.skill
         try:
             synced = await self.schedules.create(skill)
         except Exception as e:  # compensate: nothing half-stored
@@ -238,6 +240,22 @@ class RegistrationActivities:
                 field="schedule", message=f"the schedule could not be created: {e}")]})
         return ItemRegistration(index=index, name=skill.name, ok=True, skill_id=skill.id,
                                 schedule_id=synced.schedule_id, next_fire=synced.next_fire, notes=notes)
+
+    def _stored_by_a_lost_attempt(self, spec: SkillSpec, errors: list[FieldError]) -> Skill | None:
+        """On a retry of a bulk registration, the skill an earlier attempt stored after its last heartbeat got
+        through (its worker died, or the server timed the heartbeat out on a loaded worker): the name is taken by
+        a skill of exactly this definition, stored since the activity was first scheduled. Without this, the
+        retry refused its own item as "already has a skill named"; its schedule is written again (idempotent)."""
+        info = activity.info()
+        if info.attempt <= 1 or [e.field for e in errors] != ["name"]:
+            return None
+        try:
+            stored = self.store.skills.find_skill(spec.name, spec.agent_id)
+        except SkillNotFoundError:
+            return None
+        if stored.created_at < info.scheduled_time - CLOCK_SKEW or spec_digest(as_spec(stored)) != spec_digest(spec):
+            return None
+        return stored
 
     @activity.defn
     def set_skill_enabled(self, request: EnableInput) -> Skill:
@@ -293,6 +311,9 @@ def _recording(ctx: NormalizeContext, unknown: set[str]) -> NormalizeContext:
         return ctx
     return dataclasses.replace(ctx, tool_catalog=Catalog(ctx.tool_catalog, unknown))
 
+
+CLOCK_SKEW = timedelta(seconds=5)
+"""How far the server's clock (an activity's scheduled time) may be from the worker's (a skill's created_at)."""
 
 BULK_CONCURRENCY = 16
 """Items of a bulk registration in flight at once: the store writes queue on one another, the
