@@ -35,10 +35,10 @@ BUSY_READ_TIMEOUT = timedelta(minutes=2)
 within it: a worker that is there and busy (a burst of fires on a loaded machine) answers late, not never."""
 CHANGE_TIMEOUT = timedelta(minutes=2)
 WORKER_GRACE = timedelta(seconds=30)
+"""How long a chat turn waits for a worker to poll its task queue before saying there is none."""
 CLOCK_SKEW = timedelta(seconds=5)
 """How far the server's clock (a poller's last access) may be from this machine's: a worker seen polling this
 long before a read was sent still counts as one that was there for it."""
-"""How long a chat turn waits for a worker to poll its task queue before saying there is none."""
 BUSY = frozenset({RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.UNAVAILABLE,
                   RPCStatusCode.RESOURCE_EXHAUSTED})
 """What a loaded server answers a call it had no time for (seen: ``operation was canceled`` from a dev
