@@ -4,7 +4,6 @@ key, and the outbox answers it with the first result instead of storing the mess
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,23 +12,12 @@ from temporalio.client import Client
 from client import SkillsClient
 from config.settings import Settings
 from skills.run.idempotency import call_key, run_prefix
-from tests.conftest import ROOT, Engine, WorkerProcess, eventually, worker_process, write_mcp_config
+from tests.conftest import Engine, WorkerProcess, eventually, worker_process
+from tests.fakes.holding import held_outbox, release
 from tests.fakes.llm_server import ScriptedLLM, call, say
-from tests.faults.test_faults import FAKES, address_of
+from tests.faults.test_faults import address_of
 
 pytestmark = pytest.mark.slow
-
-
-def held_outbox(settings: Settings, tmp_path: Path) -> tuple[Settings, Path]:
-    """The engine's outbox server replaced by the held one (tests/fakes/held_outbox.py), on the same file;
-    its answers are held while the returned file exists."""
-    hold = tmp_path / "hold"
-    hold.touch()
-    config = write_mcp_config(tmp_path / "mcp.json", {"outbox": {
-        "command": sys.executable, "args": [str(FAKES / "held_outbox.py")], "cwd": str(ROOT),
-        "env": {"SKILLS_OUTBOX_PATH": str(settings.outbox_path), "FAKE_HOLD": str(hold),
-                "PYTHONPATH": str(ROOT)}}})
-    return settings.model_copy(update={"mcp_config": config}), hold
 
 
 async def kill_once_stored(settings: Settings, client: Client, hold: Path, name: str, skill: dict,
@@ -49,10 +37,6 @@ async def kill_once_stored(settings: Settings, client: Client, hold: Path, name:
         first.stop()
         release(hold)
     return workflow_id
-
-
-def release(hold: Path) -> None:
-    hold.unlink()
 
 
 async def test_a_direct_step_retried_after_the_worker_died_stores_its_message_once(

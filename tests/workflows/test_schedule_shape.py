@@ -27,8 +27,8 @@ from skills.spec.limits import JITTER_SECONDS, MAX_RUNS, TIMEOUT_MINUTES
 from skills.spec.models import ENDED, RunRecord
 from skills.when.calendar import forecast
 from tests.conftest import Engine, eventually, trigger_schedule, write_mcp_config
+from tests.fakes.holding import held_outbox, release
 from tests.fakes.llm_server import ScriptedLLM, hang_until, say
-from tests.faults.test_once import held_outbox, release
 from tests.starter.test_cli import options, run_skills
 from tests.workflows.test_run_ends import FAKES, _maintenance, _set_columns
 
