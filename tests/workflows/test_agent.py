@@ -11,8 +11,6 @@ from datetime import timedelta
 
 import pytest
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.worker import Replayer
 
 from adapters.store import Store
 from config.settings import Settings
@@ -27,6 +25,7 @@ from tests.fakes.llm_server import (
     say,
     scripted_llm_fixture,
 )
+from tests.history import replayer
 from workflows.run import SkillRun
 
 KEY = "sk-test-key"
@@ -282,7 +281,7 @@ async def test_the_sandbox_holds_across_a_worker_restart_and_replay(agent: Engin
     assert [(c["tool"], c["refused"]) for c in run["tool_calls"]] == [
         ("outbox_send_message", True), ("outbox_list_messages", False)]
     history = await client.get_workflow_handle(workflow_id).fetch_history()
-    await Replayer(workflows=[SkillRun], data_converter=pydantic_data_converter).replay_workflow(history)
+    await replayer(SkillRun).replay_workflow(history)
 
 
 async def _maintenance_now(client: Client, engine: Engine) -> None:

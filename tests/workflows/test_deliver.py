@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import Client, WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.worker import Replayer
 
 from config.settings import Settings
 from skills.run.notify import NOTHING_TO_REPORT, result_digest
@@ -17,6 +15,7 @@ from skills.spec.models import RunRecord
 from starter.cli import run_status
 from tests.conftest import Engine
 from tests.fakes.llm_server import ScriptedLLM, error, say
+from tests.history import replayer
 from workflows.run import SkillRun
 
 
@@ -139,4 +138,4 @@ async def test_runs_recorded_before_deliver_replay_as_they_ran(name: str) -> Non
     notice, and an Agent run that answered NOTHING_TO_REPORT, then a success that was told as such. The
     decisions are finish_run's, recorded in the history, so the workflow issues the same commands."""
     history = WorkflowHistory.from_json(name, (HISTORIES / f"{name}.json").read_text())
-    await Replayer(workflows=[SkillRun], data_converter=pydantic_data_converter).replay_workflow(history)
+    await replayer(SkillRun).replay_workflow(history)

@@ -9,13 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.worker import Replayer
 
 from client.files import sync_files
 from config.settings import Settings
 from tests.conftest import ROOT, Engine, trust_files
 from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
+from tests.history import replayer
 from tests.skills.skillmd.skill_files import skill_text
 from workflows.run import SkillRun
 
@@ -118,6 +117,6 @@ async def test_a_skills_dependencies_come_with_its_agent_run_and_its_chat_turn(
         assert '"words": ["alpha"]' in answered.messages[-1]["content"]
 
         history = await client.get_workflow_handle(run.workflow_id).fetch_history()  # type: ignore[union-attr]
-        await Replayer(workflows=[SkillRun], data_converter=pydantic_data_converter).replay_workflow(history)
+        await replayer(SkillRun).replay_workflow(history)
     finally:
         await engine.stop()

@@ -10,8 +10,6 @@ from typing import Any
 
 import pytest
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.worker import Replayer
 
 from client.files import sync_files
 from config.settings import Settings
@@ -20,6 +18,7 @@ from skills.spec.models import RunRecord
 from skills.when.events import EmitInput, EmitResult, EventInfo
 from tests.conftest import Engine, eventually, schedule_exists, trust_files
 from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
+from tests.history import replayer
 from tests.workflows.test_failures import ids, listed
 from tests.workflows.test_sync import write
 from workflows.events import EmitEvent
@@ -230,7 +229,7 @@ async def test_event_runs_back_off_after_a_failure_like_scheduled_fires(engine: 
 
     # The emit's own history replays: the workflow is deterministic.
     history = await client.get_workflow_handle(failed.workflow_id).fetch_history()
-    await Replayer(workflows=[EmitEvent], data_converter=pydantic_data_converter).replay_workflow(history)
+    await replayer(EmitEvent).replay_workflow(history)
 
 
 async def test_a_scheduled_skill_moved_to_an_event_loses_its_schedule(engine: Engine, client: Client) -> None:

@@ -16,7 +16,6 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
-from temporalio.worker import Replayer
 
 from client.temporal_cli import temporal_binary
 from config.settings import Settings
@@ -25,6 +24,7 @@ from skills.errors import SkillRunFailed
 from skills.spec.models import RunRecord
 from tests.conftest import DEV_SERVER_STARTUP, Engine, eventually, trigger_schedule
 from tests.fakes.llm_server import ScriptedLLM, call
+from tests.history import replayer
 from tests.workflows.test_resilience import broken, fire
 from workflows.run import SkillRun
 
@@ -89,7 +89,7 @@ async def test_a_failed_run_is_a_failed_workflow_and_the_schedule_fires_on(clien
         assert stored.consecutive_failures == 1 and stored.backoff_until is not None
         # Failing is deterministic: the history replays.
         history = await client.get_workflow_handle(failed.workflow_id, run_id=failed.run_id).fetch_history()
-        await Replayer(workflows=[SkillRun], data_converter=pydantic_data_converter).replay_workflow(history)
+        await replayer(SkillRun).replay_workflow(history)
 
         # The schedule goes on firing after a failed run: this fire is skipped (backoff), and
         # a skipped run is a Completed workflow.

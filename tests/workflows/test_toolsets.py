@@ -11,14 +11,13 @@ from typing import Any
 
 import pytest
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.worker import Replayer
 
 from client.files import sync_files
 from config.settings import Settings
 from starter import tools_cli
 from tests.conftest import ROOT, Engine, eventually, trust_files
 from tests.fakes.llm_server import ScriptedLLM, call, say, scripted_llm_fixture
+from tests.history import replayer
 from tests.skills.skillmd.skill_files import skill_text
 from workflows.chat import ChatTurn
 from workflows.run import SkillRun
@@ -184,9 +183,9 @@ async def test_an_agent_run_and_a_chat_turn_are_offered_their_skills_toolsets(
 
         # The histories replay: the toolsets' steps are deterministic workflow code.
         chats = await eventually(lambda: _chat_turns(client, engine.settings.task_queue, 2))
-        replayer = Replayer(workflows=[SkillRun, ChatTurn], data_converter=pydantic_data_converter)
+        replaying = replayer(SkillRun, ChatTurn)
         for workflow_id in [run.workflow_id, broken.workflow_id, *chats]:  # type: ignore[union-attr]
-            await replayer.replay_workflow(await client.get_workflow_handle(workflow_id).fetch_history())
+            await replaying.replay_workflow(await client.get_workflow_handle(workflow_id).fetch_history())
     finally:
         await engine.stop()
 
