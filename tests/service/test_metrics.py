@@ -59,8 +59,9 @@ async def test_metrics_count_what_the_engine_did(client: Client, settings: Setti
         assert (await skills.run("own-tools", "files")).status == "success"
         assert (await skills.run("own-broken", "files")).status == "error"
 
-        status, text = await get(port, "/metrics")
-        assert status == 200
+        # A run's record is the engine's, written before its workflow ends: the SDK counts the workflow's
+        # failure when its last task completes, a moment later on a loaded worker (once, 2 of 3 at a load of 13).
+        text = await eventually(lambda: _scraped_once_failed(port, 3), timeout=30)
 
     fires = "skills_fires"
     # fine and own-tools; bad twice and own-broken
@@ -90,6 +91,13 @@ async def test_metrics_count_what_the_engine_did(client: Client, settings: Setti
     assert value(text, "temporal_workflow_completed", workflow_type="SkillRun") >= 2
     assert value(text, "temporal_workflow_failed", workflow_type="SkillRun") == 3
     assert value(text, "temporal_activity_execution_latency_count", activity_type="call_tool") >= 3
+
+
+async def _scraped_once_failed(port: int, failed: int) -> str | None:
+    """``/metrics`` once the SDK has counted ``failed`` SkillRun workflows failed, else None."""
+    status, text = await get(port, "/metrics")
+    assert status == 200
+    return text if value(text, "temporal_workflow_failed", workflow_type="SkillRun") >= failed else None
 
 
 async def _scheduled(skills: SkillsClient, name: str):  # noqa: ANN202
