@@ -46,6 +46,7 @@ from skills.spec.collisions import MAX_COMPARED, MAX_COMPARED_CHARS, collision_n
 from skills.spec.models import BY_USER, MISSING_TOOLS, NO_LLM, Normalized, Skill, SkillSpec
 from skills.spec.normalize import NormalizeContext, normalize
 from skills.spec.revisions import BY_CLIENT
+from skills.when.spread import crowd
 
 
 class RegistrationActivities:
@@ -105,8 +106,9 @@ class RegistrationActivities:
         names = {tool.name for tool in tools}
         schemas = {tool.name: tool.input_schema for tool in tools}
         destructive = (names, {tool.name for tool in tools if tool.hints.destructive_said})
+        now = datetime.now(UTC)
         return NormalizeContext(
-            now=datetime.now(UTC),
+            now=now,
             default_timezone=self.settings.timezone,
             default_agent_id=self.settings.default_agent_id,
             tool_catalog=names,
@@ -117,6 +119,9 @@ class RegistrationActivities:
             reserved_agents=self._reserved_agents(request),
             llm_models=self.models,
             skill_names=self.store.skills.skill_names,
+            minute_crowd=lambda trigger: crowd(trigger, self.store.skills.cron_counts(), now),
+            spread_fires_per_second=self.settings.spread_fires_per_second,
+            notifier_tool=self.settings.notifier_tool,
         )
 
     def _as_the_file_says(self, request: RegisterInput, existing: Skill | None) -> tuple[RegisterInput, str | None]:

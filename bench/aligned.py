@@ -9,9 +9,10 @@ the burst and the CPU per fire of the dev server and of this process (the worker
 first fire until the runs closed.
 
 ``--spread``: both sides with the default spread (``skills.when.spread``: 6 s for a cron every minute), the
-engine's as a new skill takes it, raw's as the same ``jitter`` on its spec. Lags are from the whole minute,
-as the owner reads the time (Temporal records a fire's own time, not the one it drew), so they include the
-spread. Without it both fire exactly (the engine's skills say ``spread: false``).
+engine's asked with ``spread: true`` (its skills are Direct plans, which take no default), raw's as the same
+``jitter`` on its spec. Lags are from the whole minute, as the owner reads the time (Temporal records a fire's
+own time, not the one it drew), so they include the spread. Without it both fire exactly (the engine's skills
+say ``spread: false``).
 
 Every schedule ends 30 s after the window's last minute (``end_at``), on both sides, so the drain adds no
 fires. A fire of the window that did not close in the drain is accounted for: still open when the benchmark
@@ -186,7 +187,7 @@ async def engine_side(client: Client, h: object, n: int, minutes: int, spread: b
         {"name": f"bench aligned {i}", "instructions": "bench", "schedule": CRON, "notify_on_completion": False,
          "end_at": (times[-1] + END_AFTER).isoformat(),
          "execution_plan": [{"toolName": "outbox_send_message", "parameters": {"message": f"aligned {i}"}}],
-         **({} if spread else {"spread": False})}
+         "spread": spread}
         for i in range(n)])
     assert not result.refused, result.refused[:3]
     ready(times)

@@ -40,6 +40,7 @@ from skills.run.backoff import BackoffPolicy
 from skills.run.budget import BudgetPolicy
 from skills.run.deadline import RunLimits
 from skills.skillmd.sourcenames import BUNDLED_DIR, SourceName
+from skills.when.spread import FIRES_PER_SECOND
 
 ENGINE_VARIABLE_PREFIXES = ("SKILLS_", "OPENAI_", "TEMPORAL_", "OTEL_")
 """Variables of the engine itself (its LLM key, database URL, Telegram token, payload keys, Temporal
@@ -163,6 +164,12 @@ class Settings(BaseSettings):
 
     notifier_tool: str = "outbox_send_message"
     """The tool that carries notifications; it is called with ``{"message": ...}``."""
+
+    spread_fires_per_second: float = Field(default=FIRES_PER_SECOND, ge=0)
+    """What the workers start a second in a burst, all of them together: a new Agent-tier cron takes the
+    default spread only when more skills share its minute than they start within the spread (8: one
+    worker, docs/performance.md; 2,400 skills in a minute for a 5-min spread). 0 spreads every new Agent-tier
+    cron that is not a reminder (docs/triggers.md#spread)."""
 
     notify_interval: timedelta = timedelta(minutes=10)
     """Minimum time between completion notifications of a skill whose notify_interval_minutes is 0."""

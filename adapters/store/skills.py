@@ -225,6 +225,20 @@ class SkillRepository(Repository):
                 session.add(row)
                 session.commit()
 
+    def cron_counts(self) -> dict[tuple[str, str], int]:
+        """The enabled cron skills of every agent, counted by (cron, time zone): who shares a minute
+        (``skills.when.spread.crowd``). One query of one column; a cron with no zone counts in UTC."""
+        counts: dict[tuple[str, str], int] = {}
+        with self.session() as session:
+            query = select(SkillRow.trigger_config).where(SkillRow.enabled.is_(True),  # type: ignore[attr-defined]
+                                                          SkillRow.trigger_type == "cron")
+            for trigger in session.exec(query):
+                schedule = trigger.get("schedule") if isinstance(trigger, dict) else None
+                if isinstance(schedule, str):
+                    key = (schedule, trigger.get("timezone") or "UTC")
+                    counts[key] = counts.get(key, 0) + 1
+        return counts
+
     def skill_names(self, agent_id: str) -> list[str]:
         """The names of an agent's skills, lowercased."""
         with self.session() as session:

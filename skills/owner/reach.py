@@ -24,6 +24,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from skills.run.notify import is_messaging_tool
 from skills.run.plans import recall_names
 from skills.spec.models import Skill, SkillSpec, TriggerConfig
 
@@ -143,6 +144,18 @@ def spec_reach(spec: SkillSpec) -> dict[str, Any]:
 
 
 # --- a SKILL.md's reach ----------------------------------------------------------------------------
+
+
+def reminds_only(spec: SkillSpec, notifier_tool: str) -> bool:
+    """Whether ``spec`` is a reminder to its owner, read from its reach fields alone: every call it may make
+    (``required_tools``, the plan's steps, ``deliver_to``) messages the owner (the notifier, or a tool named
+    ``*_send_message``/``*_post_message``), and it reads nothing first (no ``context_from``, no pre-flight
+    check). An Agent skill with no tools is one: its answer goes to the notifier. Its time is the point, so it
+    is never spread unless its owner asks (``skills.when.spread``); work that reads something ("a summary
+    every morning") may start a few minutes late."""
+    calls = [*spec.required_tools, *(step.tool_name for step in spec.execution_plan or []),
+             *(destination.tool for destination in spec.deliver_to)]
+    return not spec.context_from and not spec.preflight and all(is_messaging_tool(t, notifier_tool) for t in calls)
 
 
 def file_reach(manifest: Any, body: str | None = None) -> dict[str, Any]:

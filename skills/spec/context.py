@@ -10,6 +10,8 @@ from typing import Any
 
 from skills.run.arguments import ArgumentRules
 from skills.spec.llm_models import ModelList
+from skills.spec.models import TriggerConfig
+from skills.when.spread import FIRES_PER_SECOND, Crowd
 
 
 @dataclass(frozen=True)
@@ -41,3 +43,12 @@ class NormalizeContext:
     skill_names: Callable[[str], Collection[str]] | None = None
     """The names of an agent's skills now, lowercased (``context_from``, ``{{skill:NAME.last}}``); None
     skips the check."""
+    minute_crowd: Callable[[TriggerConfig], Crowd] | None = None
+    """The busiest minute of a cron's next fires among the enabled skills stored (``skills.when.spread.crowd``
+    over the store's counts), asked only for a new Agent-tier cron that is not a reminder; None: no minute is
+    crowded, every exact time stays exact."""
+    spread_fires_per_second: float = FIRES_PER_SECOND
+    """What the workers start a second in a burst: a minute more skills share than they start within its
+    spread is crowded (``SKILLS_SPREAD_FIRES_PER_SECOND``)."""
+    notifier_tool: str = "outbox_send_message"
+    """The tool that messages the owner (``SKILLS_NOTIFIER_TOOL``): a skill that calls nothing else is a reminder."""

@@ -67,6 +67,7 @@ from skills.spec.when_fields import (
     TRIGGER_KEYS,
     TRIGGER_TYPES,
     WHEN_KEYS,
+    crowded_spread,
     normalize_trigger,
     schedule_shape,
     skip_days,
@@ -264,7 +265,7 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
     }
     fields["fallback_models"] = fallback_models(data.get("fallback_models"), fields["model"], notes, problems)
     check_models(fields, bool(plan), ctx.llm_models, notes, problems)
-    fields |= schedule_shape(data, given, trigger, ctx, notes, problems, new=existing is None, agent=not plan)
+    fields |= schedule_shape(data, given, trigger, ctx, notes, problems)
     fields.update(skip_days(data, skips_given, fields["trigger_type"], notes, problems))
     if fields["skip_holidays"] or fields["business_days_only"]:
         fields["trigger_config"] = skip_zone(fields["trigger_config"], ctx, notes)
@@ -300,6 +301,10 @@ def normalize(raw: Any, ctx: NormalizeContext, *, existing: SkillSpec | None = N
     if problems.errors:
         raise SkillValidationError(problems.errors)
     spec = SkillSpec.model_validate(fields)
+    crowded = crowded_spread(spec, given, ctx, new=existing is None)
+    if crowded is not None:
+        spec.spread = True
+        notes.append(crowded)
     # Each field is within its limit, but an update's merged whole must fit a payload too.
     oversize = too_large("", json_size(spec), MAX_SKILL_BYTES)
     if oversize is not None:
@@ -317,7 +322,7 @@ def own_field_problems(fields: Mapping[str, Any], zone: str) -> list[FieldError]
     problems = Problems()
     data = dict(fields)
     ctx = NormalizeContext(now=datetime.min.replace(tzinfo=UTC), default_timezone=zone, default_agent_id="")
-    schedule_shape(data, set(data), None, ctx, [], problems, new=False)
+    schedule_shape(data, set(data), None, ctx, [], problems)
     skip_days(data, (), "cron", [], problems)
     string_list(data.get("approval_required_tools"), "approval_required_tools", problems)
     exempt_list(data, problems)

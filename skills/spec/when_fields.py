@@ -10,6 +10,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import available_timezones
 
+from skills.display import span
+from skills.owner.reach import reminds_only
 from skills.spec.context import NormalizeContext
 from skills.spec.fields import (
     Problems,
@@ -29,11 +31,13 @@ from skills.spec.limits import (
 from skills.spec.models import (
     CATCH_UPS,
     OVERLAPS,
+    SkillSpec,
     TriggerConfig,
 )
 from skills.suggest import did_you_mean
 from skills.when.calendar import check_holidays
 from skills.when.events import event_name_problem
+from skills.when.spread import crowded, default_spread
 from skills.when.triggers import LAST_CALENDAR_YEAR, MAX_ZONE_NAME, check_cron, zone_info
 
 MAX_CRON_LENGTH = 1000
@@ -47,10 +51,10 @@ TRIGGER_TYPES = ("cron", "event", "manual")
 
 
 def schedule_shape(data: dict[str, Any], given: set[str], trigger: TriggerConfig | None, ctx: NormalizeContext,
-                   notes: list[str], problems: Problems, *, new: bool, agent: bool = False) -> dict[str, Any]:
+                   notes: list[str], problems: Problems) -> dict[str, Any]:
     """The shape fields, each checked. ``given``: the fields of this input (an update's merged fields were
-    accepted when they were given: an ``end_at`` passed since then is the skill's end, not a mistake);
-    ``new``: a skill registered now, not an update of a stored one; ``agent``: it runs on the Agent tier."""
+    accepted when they were given: an ``end_at`` passed since then is the skill's end, not a mistake). The
+    default spread of a new skill is :func:`crowded_spread`'s, once the whole skill is read."""
     timeout = data.get("timeout_minutes")
     end_at = data.get("end_at")
     if end_at is not None:
@@ -66,7 +70,7 @@ def schedule_shape(data: dict[str, Any], given: set[str], trigger: TriggerConfig
         "end_at": end_at,
         "max_runs": integer(data.get("max_runs"), "max_runs", None, problems, bound=MAX_RUNS),
         "jitter_seconds": integer(data.get("jitter_seconds"), "jitter_seconds", 0, problems, bound=JITTER_SECONDS),
-        "spread": spread(data, given, new and agent, problems),
+        "spread": spread(data, given, problems),
         "overlap": choice(data.get("overlap"), "overlap", OVERLAPS, problems),
         "catch_up": choice(data.get("catch_up"), "catch_up", CATCH_UPS, problems),
     }
@@ -86,21 +90,43 @@ def schedule_shape(data: dict[str, Any], given: set[str], trigger: TriggerConfig
     return shape
 
 
-def spread(data: Mapping[str, Any], given: set[str], by_default: bool, problems: Problems) -> bool:
-    """Whether a cron takes the default spread (``skills.when.spread``) when it has no ``jitter_seconds``.
-
-    Said, it is what was said (a ``jitter_seconds`` above 0 replaces the default either way, so a stored skill
-    with both reads back as it was); a ``jitter_seconds`` said without it (even 0: no jitter) is the owner's
-    own answer, so no default. Otherwise ``by_default``: a new Agent-tier skill takes it (a summary every
-    morning may start a few minutes late; a burst of them at 09:00 is what the spread is for), a new Direct
-    one does not (a plan's fixed calls, a reminder among them: a reminder set for 8:30 that comes at 8:34 is
-    a wrong reminder), and a stored one keeps what it has: an update or a file's re-sync never adds a spread
-    its owner did not approve."""
+def spread(data: Mapping[str, Any], given: set[str], problems: Problems) -> bool:
+    """Whether a cron takes the default spread (``skills.when.spread``) when it has no ``jitter_seconds``, as
+    said or stored: said, it is what was said (a ``jitter_seconds`` above 0 replaces the default either way,
+    so a stored skill with both reads back as it was); a ``jitter_seconds`` said without it (even 0: no
+    jitter) is the owner's own answer, so no spread. Otherwise what is stored (an update or a file's re-sync
+    never adds a spread its owner did not approve), and for a new skill none: :func:`crowded_spread` gives it
+    one where its minute is crowded."""
     if "spread" in given:
         return boolean(data.get("spread"), "spread", False, problems)
     if "jitter_seconds" in given:
         return False
-    return True if by_default else boolean(data.get("spread"), "spread", False, problems)
+    return boolean(data.get("spread"), "spread", False, problems)
+
+
+def crowded_spread(spec: SkillSpec, given: set[str], ctx: NormalizeContext, *, new: bool) -> str | None:
+    """Why a new skill takes the default spread, or None when it keeps its exact time.
+
+    Only a new Agent-tier cron that said neither ``spread`` nor ``jitter_seconds`` may take it, and only when
+    its minute is crowded (``skills.when.spread.crowded``, over the count ``ctx.minute_crowd`` gives): more
+    skills share it than the workers start within the spread. Agent-tier work ("a summary every morning")
+    may start a few minutes late; a Direct plan's fixed calls and a reminder to the owner
+    (``skills.owner.reach.reminds_only``) keep their time, for a reminder set for 8:30 that comes at 8:34 is
+    a wrong reminder. A skill alone at 08:30, or one of a few, fires at 08:30."""
+    trigger = spec.trigger_config
+    if (not new or spec.tier != "agent" or {"spread", "jitter_seconds"} & given or ctx.minute_crowd is None
+            or trigger is None or trigger.kind != "cron" or reminds_only(spec, ctx.notifier_tool)):
+        return None
+    seconds = default_spread(trigger)
+    found = ctx.minute_crowd(trigger)
+    if not seconds or not crowded(found, seconds, ctx.spread_fires_per_second):
+        return None
+    within = span(timedelta(seconds=seconds))
+    minute = (f" at {found.at.astimezone(zone_info(trigger.timezone or 'UTC')):%Y-%m-%d %H:%M %a}"
+              if found.at is not None else "")
+    return (f"each fire spread up to {within}: {found.skills + 1:,} skills fire in its minute{minute} with it, "
+            f"more than the workers start in {within} ({ctx.spread_fires_per_second:.3g} a second); "
+            "`spread: false` for the exact time")
 
 
 def choice(value: Any, field: str, choices: tuple[str, ...], problems: Problems) -> str:

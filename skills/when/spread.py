@@ -7,21 +7,71 @@ between two of its fires, so ``* * * * *`` moves by 6 s at most and keeps its or
 default: a cron names a minute, and thousands of skills name the same one; an interval counts from when it
 was set, so its fires are already apart, and a one-shot fires at the time it was given.
 
-The default is on for a skill registered new; a skill stored before it keeps what its owner approved (no
-spread) until its owner asks for one. Pure code.
+The default is for a new Agent-tier cron whose minute is crowded (:func:`crowded`): more skills share it
+than the workers start within the spread, so without one the last of them would start later than the spread
+would have made any of them. Alone in its minute, or one of a few, an exact time stays exact. A skill stored
+before keeps what its owner approved until its owner asks. Pure code: the skills that share a minute are
+counted by the caller's store and given to :func:`crowd`.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from skills.spec.models import SkillSpec, TriggerConfig
-from skills.when.triggers import check_cron, expand_cron
+from skills.when.triggers import check_cron, cron_next_times, expand_cron, zone_info
 
 MAX_DEFAULT_SPREAD = timedelta(minutes=5)
 """The default spread's cap: OpenClaw staggers top-of-hour jobs by up to 5 minutes."""
 GAP_SHARE = 10
 """The default spread is at most the shortest gap between two fires divided by this."""
+FIRES_PER_SECOND = 8.0
+"""What the workers start in a burst, a second (``SKILLS_SPREAD_FIRES_PER_SECOND``): one worker on the
+machine of docs/performance.md starts 6.5 to 8.8 fires a second in an aligned burst of 10 to 300, so 2,400
+skills share a minute before a 5-min spread helps them (48 for ``* * * * *``'s 6 s)."""
+FIRES_LOOKED_AT = 24
+"""The next fires of a new cron whose minutes are counted (a day of an hourly cron, 24 days of a daily one)."""
+
+
+@dataclass(frozen=True)
+class Crowd:
+    """The busiest minute of a cron's next fires: the other enabled cron skills that fire in it."""
+
+    skills: int = 0
+    at: datetime | None = None
+    """That minute, the first of the next fires with that many (None: none shares one)."""
+
+
+def crowd(trigger: TriggerConfig, counts: Mapping[tuple[str, str], int], now: datetime) -> Crowd:
+    """The crowd of ``trigger``'s busiest minute among its next :data:`FIRES_LOOKED_AT` fires after ``now``.
+    ``counts``: the enabled cron skills stored, by (cron, time zone), each with how many share it. Counted by
+    instant, so 08:30 in Berlin meets 07:30 in UTC; the days a schedule skips are not left out (an estimate:
+    a skill that skips holidays shares the minute on every other day)."""
+    if trigger.schedule is None or not counts:
+        return Crowd()
+    fires = cron_next_times(trigger.schedule, trigger.timezone or "UTC", now, FIRES_LOOKED_AT)
+    sharing = [0] * len(fires)
+    local: dict[str, list[datetime]] = {}
+    for (schedule, zone), count in counts.items():
+        try:
+            fields = expand_cron(check_cron(schedule))
+            if zone not in local:
+                local[zone] = [fire.astimezone(zone_info(zone)) for fire in fires]
+        except ValueError:
+            continue  # a row that is not a cron any more is no one's minute
+        for i, at in enumerate(local[zone]):
+            if (fields.minutes is None or at.minute in fields.minutes) and fields.fires_in(at.date(), at.hour):
+                sharing[i] += count
+    busiest = max(sharing, default=0)
+    return Crowd(skills=busiest, at=fires[sharing.index(busiest)]) if busiest else Crowd()
+
+
+def crowded(found: Crowd, spread: int, fires_per_second: float) -> bool:
+    """Whether a minute is crowded for a new skill: with it, more skills share it than the workers start
+    within ``spread`` seconds at ``fires_per_second`` (0: every minute is crowded)."""
+    return found.skills + 1 > fires_per_second * spread
 
 
 def default_spread(trigger: TriggerConfig | None) -> int:

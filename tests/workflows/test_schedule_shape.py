@@ -13,6 +13,7 @@ import re
 import sys
 import threading
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -105,29 +106,109 @@ async def _next_lines(engine: Engine, name: str) -> list[str]:
     return done.stdout.splitlines()[1:]
 
 
-async def test_a_new_agent_cron_is_spread_by_default_on_the_real_schedule_and_says_so(client: Client, engine: Engine,
-                                                                                       tmp_path: Path) -> None:
-    """Temporal applies the jitter; what `skills next` and `skills get` list are the schedule's own times, each
-    said with its spread. Agent-tier work ("a summary every hour") is spread by default: a burst of them at
-    the top of the hour is what the spread is for."""
-    hourly = (await engine.skills.register(_skill("hourly", schedule="0 * * * *", execution_plan=None))).skill
-    minutely = (await engine.skills.register(_skill("minutely", schedule="* * * * *", enabled=False,
-                                                    execution_plan=None))).skill
-    assert hourly is not None and minutely is not None and hourly.spread and minutely.spread
-    assert (await _described(client, hourly.schedule_id)).spec.jitter == timedelta(minutes=5)
-    # Every minute: a tenth of the gap, so the fires keep their order.
-    assert (await _described(client, minutely.schedule_id)).spec.jitter == timedelta(seconds=6)
+def _work(name: str, **fields: Any) -> dict[str, Any]:
+    """Agent-tier work that reads something (not a reminder): spread where its minute is crowded."""
+    return _skill(name, execution_plan=None, required_tools=["outbox_list_messages"], **fields)
 
-    stored = await engine.skills.get("hourly")
-    assert forecast(stored, now=NOW, count=2).lines() == ["2027-03-01 10:00 Mon (spread up to 5 min)",
-                                                          "2027-03-01 11:00 Mon (spread up to 5 min)"]
-    lines = await _next_lines(engine, "hourly")
-    assert len(lines) == 3 and all(re.fullmatch(r"  \d{4}-\d\d-\d\d \d\d:00 \w{3} \(spread up to 5 min\)", line)
-                                   for line in lines), lines
-    assert all(line.endswith("(spread up to 6 s)") for line in await _next_lines(engine, "minutely"))
-    assert "jitter          up to 5 min (the default spread; `spread: false` for the exact time)" in \
-        await _get_lines(engine, "hourly")
-    # A registration's answer names the fire the calendar gives: a reminder's at its exact time.
+
+@asynccontextmanager
+async def _engine_starting(client: Client, settings: Settings, fires_per_second: float) -> AsyncIterator[Engine]:
+    """A worker whose workers are said to start ``fires_per_second`` fires a second in a burst."""
+    running = await Engine(settings.model_copy(update={"spread_fires_per_second": fires_per_second}), client).start()
+    try:
+        yield running
+    finally:
+        await running.stop()
+
+
+async def test_a_lone_agent_cron_fires_at_its_exact_time(client: Client, engine: Engine) -> None:
+    """"A summary every morning at 08:30", alone in its minute (one worker starts 2,400 fires in a 5-min spread):
+    the server starts it at 08:30, and nothing says a spread."""
+    summary = await engine.skills.register(_work("summary", schedule="30 8 * * *"))
+    assert summary.skill is not None and not summary.skill.spread
+    assert (await _described(client, summary.skill.schedule_id)).spec.jitter is None
+    assert not any("spread" in line for line in [*summary.notes, *await _next_lines(engine, "summary")])
+
+
+async def test_the_skill_that_crowds_its_minute_is_spread_and_says_why(client: Client, settings: Settings) -> None:
+    """Workers said to start 2 fires in 5 min: two skills at 08:30 are served within the spread, the third that
+    shares the minute crowds it and is spread. Every enabled skill counts, whatever its agent or tier (an
+    Agent-tier one here is registered paused: this worker has no LLM)."""
+    async with _engine_starting(client, settings, 2 / 300) as crowded:
+        assert (await crowded.skills.register(_skill("water", schedule="30 8 * * *"))).skill is not None
+        second = (await crowded.skills.register(_work("news", schedule="30 8 * * *", agent_id="bob"))).skill
+        assert second is not None and not second.spread
+        assert (await crowded.skills.register(_skill("tea", schedule="30 8 * * *", agent_id="bob"))).skill
+        third = await crowded.skills.register(_work("digest", schedule="30 8 * * *"))
+        assert third.skill is not None and third.skill.spread
+        assert (await _described(client, third.skill.schedule_id)).spec.jitter == timedelta(minutes=5)
+        [why] = [note for note in third.notes if "spread" in note]
+        assert re.fullmatch(r"each fire spread up to 5 min: 3 skills fire in its minute at \d{4}-\d\d-\d\d 08:30 "
+                            r"\w{3} with it, more than the workers start in 5 min \(0\.00667 a second\); "
+                            r"`spread: false` for the exact time", why), why
+        lines = await _next_lines(crowded, "digest")
+        assert len(lines) == 3 and all(re.fullmatch(r"  \d{4}-\d\d-\d\d 08:30 \w{3} \(spread up to 5 min\)", line)
+                                       for line in lines), lines
+        # A minute apart, it is alone in its minute; a paused skill counts in no one's.
+        assert not (await crowded.skills.register(_work("later", schedule="31 8 * * *"))).skill.spread  # type: ignore[union-attr]
+        await crowded.skills.update("tea", {"enabled": False}, agent_id="bob")
+        assert not (await crowded.skills.register(_work("brief", schedule="30 8 * * *"))).skill.spread  # type: ignore[union-attr]
+
+
+async def test_a_reminder_is_not_spread_in_a_crowded_minute_unless_asked(client: Client, settings: Settings) -> None:
+    """An Agent-tier skill whose only call messages the owner is a reminder: 8:34 for 8:30 is wrong, however many
+    share 08:30 (here every minute is crowded: 0 fires a second)."""
+    async with _engine_starting(client, settings, 0) as crowded:
+        leave = await crowded.skills.register(_skill("leave", schedule="30 8 * * 1-5", execution_plan=None,
+                                                     instructions="Tell me to leave for the train",
+                                                     required_tools=["outbox_send_message"]))
+        assert leave.skill is not None and not leave.skill.spread
+        assert (await _described(client, leave.skill.schedule_id)).spec.jitter is None
+        assert not any("spread" in line for line in [*leave.notes, *await _next_lines(crowded, "leave")])
+        asked = (await crowded.skills.register(_skill("train", schedule="30 8 * * 1-5", execution_plan=None,
+                                                      spread=True))).skill
+        assert asked is not None and asked.spread
+        assert (await _described(client, asked.schedule_id)).spec.jitter == timedelta(minutes=5)
+
+
+async def test_an_update_keeps_the_stored_spread_however_crowded_the_minute(client: Client, settings: Settings) -> None:
+    async with _engine_starting(client, settings, 2 / 300) as crowded:
+        lone = (await crowded.skills.register(_work("lone", schedule="0 7 * * *"))).skill
+        assert lone is not None and not lone.spread
+        for name in ("a", "b"):
+            await crowded.skills.register(_skill(name, schedule="0 7 * * *"))
+        spread = (await crowded.skills.register(_work("spread", schedule="0 7 * * *"))).skill
+        assert spread is not None and spread.spread  # the fourth in 07:00
+        updated = await crowded.skills.update("lone", {"instructions": "changed", "schedule": "0 7 * * *"})
+        assert updated.skill is not None and not updated.skill.spread
+        assert (await _described(client, lone.schedule_id)).spec.jitter is None
+        assert (await crowded.skills.update("spread", {"instructions": "changed"})).skill.spread  # type: ignore[union-attr]
+        assert (await _described(client, spread.schedule_id)).spec.jitter == timedelta(minutes=5)
+
+
+async def test_a_spread_agent_cron_shows_its_spread_on_the_real_schedule(client: Client, settings: Settings) -> None:
+    """Temporal applies the jitter; what `skills next` and `skills get` list are the schedule's own times, each
+    said with its spread. Every minute crowded (0 fires a second), Agent-tier work is spread: a tenth of the
+    gap at most, so an every-minute cron's fires keep their order."""
+    async with _engine_starting(client, settings, 0) as engine:
+        hourly = (await engine.skills.register(_work("hourly", schedule="0 * * * *"))).skill
+        minutely = (await engine.skills.register(_work("minutely", schedule="* * * * *", enabled=False))).skill
+        assert hourly is not None and minutely is not None and hourly.spread and minutely.spread
+        assert (await _described(client, hourly.schedule_id)).spec.jitter == timedelta(minutes=5)
+        assert (await _described(client, minutely.schedule_id)).spec.jitter == timedelta(seconds=6)
+
+        stored = await engine.skills.get("hourly")
+        assert forecast(stored, now=NOW, count=2).lines() == ["2027-03-01 10:00 Mon (spread up to 5 min)",
+                                                              "2027-03-01 11:00 Mon (spread up to 5 min)"]
+        lines = await _next_lines(engine, "hourly")
+        assert len(lines) == 3 and all(re.fullmatch(r"  \d{4}-\d\d-\d\d \d\d:00 \w{3} \(spread up to 5 min\)", line)
+                                       for line in lines), lines
+        assert all(line.endswith("(spread up to 6 s)") for line in await _next_lines(engine, "minutely"))
+        assert "jitter          up to 5 min (the default spread; `spread: false` for the exact time)" in \
+            await _get_lines(engine, "hourly")
+
+
+async def test_a_registration_answer_names_the_fire_the_calendar_gives(engine: Engine, tmp_path: Path) -> None:
     path = tmp_path / "daily.json"
     path.write_text(json.dumps(_skill("daily", schedule="0 9 * * *")))
     done = await asyncio.to_thread(run_skills, "register", str(path), *options(engine))

@@ -15,6 +15,7 @@ from skills.owner.reach import (
     Kind,
     file_reach,
     reach_lines,
+    reminds_only,
     spec_reach,
 )
 from skills.skillmd.manifest import SkillManifest, SkillMetadata
@@ -98,3 +99,23 @@ def test_security_md_shows_the_classification_as_it_is() -> None:
     page = (ROOT / "docs" / "security.md").read_text()
     shown = page.split("<!-- coverage: generated -->\n", 1)[1].split("\n<!-- /coverage -->", 1)[0]
     assert shown == coverage_table(), "regenerate docs/security.md's table from skills.owner.reach.coverage_table()"
+
+
+def test_a_reminder_to_the_owner_is_read_from_its_reach_fields() -> None:
+    """Every call it may make messages the owner and it reads nothing first: its time is the point (a summary
+    reads something, and may come a few minutes late; a reminder that is late is a wrong reminder)."""
+    def agent(**fields: object) -> SkillSpec:
+        return SkillSpec.model_validate({"agent_id": "a", "name": "n", "trigger_type": "cron",
+                                         "instructions": "Tell me to leave for the train", **fields})
+
+    notifier = "outbox_send_message"
+    assert reminds_only(agent(), notifier)  # no tools: its answer goes to the notifier
+    assert reminds_only(agent(required_tools=[notifier, "telegram_send_message"]), notifier)
+    assert reminds_only(agent(deliver_to=[{"tool": "telegram_send_message", "arguments": {"chat_id": 1}}]), notifier)
+    assert reminds_only(agent(execution_plan=[PlanStep(id="ping", tool_name="ping_notify", parameters={})]), "ping_notify")
+    # Anything it reads or calls besides makes it work that may start a few minutes late.
+    assert not reminds_only(agent(required_tools=[notifier, "gmail_get_new_emails"]), notifier)
+    assert not reminds_only(agent(context_from=["self"]), notifier)
+    assert not reminds_only(agent(preflight=[{"tool": "outbox_list_messages", "arguments": {}, "skip_if": "empty"}]),
+                            notifier)
+    assert not reminds_only(agent(deliver_to=[{"tool": "ledger_append", "arguments": {}}]), notifier)

@@ -3,6 +3,7 @@ passed, notes where a field has no effect, and the SKILL.md metadata that carrie
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -11,9 +12,14 @@ import pytest
 from skills.errors import SkillValidationError
 from skills.spec.models import SHAPE_FIELDS
 from skills.spec.normalize import NormalizeContext, normalize, spec_as_input
+from skills.when.spread import Crowd
 
 NOW = datetime(2026, 2, 14, 15, 0, tzinfo=UTC)
 CTX = NormalizeContext(now=NOW, default_timezone="Europe/Paris", default_agent_id="thinker")
+CROWDED = dataclasses.replace(CTX, minute_crowd=lambda trigger: Crowd(skills=3_000, at=NOW + timedelta(hours=18)))
+"""Every minute shared by 3,000 skills: more than one worker starts in 5 min (8 a second)."""
+WORK = {"name": "x", "instructions": "y", "required_tools": ["gmail_get_new_emails"]}
+"""Agent-tier work that reads something (not a reminder): spread where its minute is crowded."""
 
 
 def shape(**fields: Any) -> dict[str, Any]:
@@ -21,9 +27,9 @@ def shape(**fields: Any) -> dict[str, Any]:
     return spec.model_dump(include=set(SHAPE_FIELDS))
 
 
-def test_the_defaults_are_what_a_skill_did_before_but_the_spread() -> None:
+def test_the_defaults_are_what_a_skill_did_before() -> None:
     assert shape(schedule="0 9 * * *") == {"timeout_minutes": None, "end_at": None, "max_runs": None,
-                                           "jitter_seconds": 0, "spread": True, "overlap": "skip",
+                                           "jitter_seconds": 0, "spread": False, "overlap": "skip",
                                            "catch_up": "once"}
 
 
@@ -52,10 +58,24 @@ def test_fields_without_effect_are_noted_not_refused() -> None:
     assert "max_runs and jitter_seconds: no effect on a one-shot, which fires once at its time" in notes
 
 
-def test_a_new_skill_is_spread_unless_it_asks_for_its_exact_time_or_its_own_jitter() -> None:
-    assert normalize({"name": "x", "instructions": "y", "schedule": "0 9 * * *"}, CTX).spec.spread is True
+def test_a_new_skill_is_spread_where_its_minute_is_crowded_unless_it_asks_for_its_exact_time() -> None:
+    crowded = normalize({**WORK, "schedule": "0 9 * * *"}, CROWDED)
+    assert crowded.spec.spread is True
+    assert "each fire spread up to 5 min: 3,001 skills fire in its minute at 2026-02-15 10:00 Sun with it, more " \
+           "than the workers start in 5 min (8 a second); `spread: false` for the exact time" in crowded.notes
     for asked in ({"spread": False}, {"spread": "no"}, {"jitter_seconds": 0}, {"jitter": 45}):
-        assert shape(schedule="0 9 * * *", **asked)["spread"] is False, asked
+        assert normalize({**WORK, "schedule": "0 9 * * *", **asked}, CROWDED).spec.spread is False, asked
+    # Not crowded (or no count given): its exact time.
+    assert normalize({**WORK, "schedule": "0 9 * * *"}, CTX).spec.spread is False
+    alone = dataclasses.replace(CTX, minute_crowd=lambda trigger: Crowd())
+    assert normalize({**WORK, "schedule": "0 9 * * *"}, alone).spec.spread is False
+    # A reminder, a Direct plan, an interval: never by default, crowded or not.
+    reminder = {"name": "x", "instructions": "Tell me to leave", "schedule": "30 8 * * *"}
+    plan = {**reminder, "execution_plan": [{"toolName": "ledger_append", "parameters": {}}]}
+    for fields in (reminder, plan, {**WORK, "interval_minutes": 60}):
+        found = normalize(fields, CROWDED)
+        assert found.spec.spread is False and not any("spread up to" in note for note in found.notes), fields
+    assert normalize({**reminder, "spread": True}, CROWDED).spec.spread is True  # asked for
 
 
 def test_a_skill_read_back_is_the_skill_it_was() -> None:
@@ -66,12 +86,12 @@ def test_a_skill_read_back_is_the_skill_it_was() -> None:
 
 
 def test_a_stored_skill_keeps_its_spread_on_an_update_and_a_resync() -> None:
-    """A skill stored before the spread (false) is not spread by an update that does not ask for it, nor by a
-    SKILL.md's re-sync (an update whose file says nothing of it); one that took the default keeps it."""
-    exact = normalize({"name": "x", "instructions": "y", "schedule": "0 9 * * *"}, CTX).spec.model_copy(
-        update={"spread": False})
-    assert normalize({"instructions": "z", "schedule": "0 * * * *"}, CTX, existing=exact).spec.spread is False
-    spread = normalize({"name": "x", "instructions": "y", "schedule": "0 9 * * *"}, CTX).spec
+    """A skill stored without a spread is not spread by an update that does not ask for it, nor by a SKILL.md's
+    re-sync (an update whose file says nothing of it), however crowded its minute; one spread keeps it."""
+    exact = normalize({**WORK, "schedule": "0 9 * * *"}, CTX).spec
+    assert exact.spread is False
+    assert normalize({"instructions": "z", "schedule": "0 * * * *"}, CROWDED, existing=exact).spec.spread is False
+    spread = normalize({**WORK, "schedule": "0 9 * * *"}, CROWDED).spec
     assert normalize({"instructions": "z"}, CTX, existing=spread).spec.spread is True
     assert normalize({"spread": True}, CTX, existing=exact).spec.spread is True
 
