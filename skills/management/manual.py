@@ -236,8 +236,9 @@ SKILL_PROPERTIES: dict[str, Any] = {
     "jitter_seconds": {**JITTER_SECONDS.schema(), "description": "Delay each fire by a random 0..N seconds, "
                                                                  "for skills whose exact second does not matter."},
     "spread": {"type": "boolean", "description": "A cron with no jitter_seconds starts each fire up to 5 min "
-               "late (less for frequent ones) so skills sharing a minute do not all start at once (default "
-               "true for a new skill); false when the user wants the exact time ('exactly at 9')."},
+               "late (less for frequent ones) so skills sharing a minute do not all start at once (by default "
+               "only for a new Agent-tier skill in a crowded minute, never for a reminder); true to ask for it, "
+               "false when the user wants the exact time ('exactly at 9')."},
     "overlap": {"type": "string", "enum": list(OVERLAPS), "description": "A fire while the previous run is "
                 "still going: skip it (default), buffer_one (run it after), or allow (run both)."},
     "catch_up": {"type": "string", "enum": list(CATCH_UPS), "description": "Fires missed while the engine was "

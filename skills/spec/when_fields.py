@@ -121,12 +121,12 @@ def crowded_spread(spec: SkillSpec, given: set[str], ctx: NormalizeContext, *, n
     found = ctx.minute_crowd(trigger)
     if not seconds or not crowded(found, seconds, ctx.spread_fires_per_second):
         return None
-    within = span(timedelta(seconds=seconds))
-    minute = (f" at {found.at.astimezone(zone_info(trigger.timezone or 'UTC')):%Y-%m-%d %H:%M %a}"
+    within, sharing = span(timedelta(seconds=seconds)), found.skills + 1
+    minute = (f" ({found.at.astimezone(zone_info(trigger.timezone or 'UTC')):%Y-%m-%d %H:%M %a})"
               if found.at is not None else "")
-    return (f"each fire spread up to {within}: {found.skills + 1:,} skills fire in its minute{minute} with it, "
-            f"more than the workers start in {within} ({ctx.spread_fires_per_second:.3g} a second); "
-            "`spread: false` for the exact time")
+    return (f"each fire spread up to {within}: its minute{minute} is crowded, {sharing:,} skill{'s' * (sharing != 1)} "
+            f"this one included, more than the workers start in {within} ({ctx.spread_fires_per_second:.3g} a "
+            "second); `spread: false` for the exact time")
 
 
 def choice(value: Any, field: str, choices: tuple[str, ...], problems: Problems) -> str:

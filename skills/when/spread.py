@@ -41,7 +41,7 @@ class Crowd:
 
     skills: int = 0
     at: datetime | None = None
-    """That minute, the first of the next fires with that many (None: none shares one)."""
+    """That minute, the first of the next fires with that many (None: the cron has no next fire)."""
 
 
 def crowd(trigger: TriggerConfig, counts: Mapping[tuple[str, str], int], now: datetime) -> Crowd:
@@ -49,7 +49,7 @@ def crowd(trigger: TriggerConfig, counts: Mapping[tuple[str, str], int], now: da
     ``counts``: the enabled cron skills stored, by (cron, time zone), each with how many share it. Counted by
     instant, so 08:30 in Berlin meets 07:30 in UTC; the days a schedule skips are not left out (an estimate:
     a skill that skips holidays shares the minute on every other day)."""
-    if trigger.schedule is None or not counts:
+    if trigger.schedule is None:
         return Crowd()
     fires = cron_next_times(trigger.schedule, trigger.timezone or "UTC", now, FIRES_LOOKED_AT)
     sharing = [0] * len(fires)
@@ -65,7 +65,7 @@ def crowd(trigger: TriggerConfig, counts: Mapping[tuple[str, str], int], now: da
             if (fields.minutes is None or at.minute in fields.minutes) and fields.fires_in(at.date(), at.hour):
                 sharing[i] += count
     busiest = max(sharing, default=0)
-    return Crowd(skills=busiest, at=fires[sharing.index(busiest)]) if busiest else Crowd()
+    return Crowd(skills=busiest, at=fires[sharing.index(busiest)]) if fires else Crowd()
 
 
 def crowded(found: Crowd, spread: int, fires_per_second: float) -> bool:

@@ -29,7 +29,7 @@ from skills.spec.models import ENDED, RunRecord
 from skills.when.calendar import forecast
 from tests.conftest import Engine, eventually, trigger_schedule, write_mcp_config
 from tests.fakes.holding import held_outbox, release
-from tests.fakes.llm_server import ScriptedLLM, hang_until, say
+from tests.fakes.llm_server import ScriptedLLM, call, hang_until, say
 from tests.starter.test_cli import options, run_skills
 from tests.workflows.test_run_ends import FAKES, _maintenance, _set_columns
 
@@ -112,9 +112,11 @@ def _work(name: str, **fields: Any) -> dict[str, Any]:
 
 
 @asynccontextmanager
-async def _engine_starting(client: Client, settings: Settings, fires_per_second: float) -> AsyncIterator[Engine]:
+async def _engine_starting(client: Client, settings: Settings, fires_per_second: float,
+                           **more: Any) -> AsyncIterator[Engine]:
     """A worker whose workers are said to start ``fires_per_second`` fires a second in a burst."""
-    running = await Engine(settings.model_copy(update={"spread_fires_per_second": fires_per_second}), client).start()
+    running = await Engine(settings.model_copy(update={"spread_fires_per_second": fires_per_second, **more}),
+                           client).start()
     try:
         yield running
     finally:
@@ -143,9 +145,9 @@ async def test_the_skill_that_crowds_its_minute_is_spread_and_says_why(client: C
         assert third.skill is not None and third.skill.spread
         assert (await _described(client, third.skill.schedule_id)).spec.jitter == timedelta(minutes=5)
         [why] = [note for note in third.notes if "spread" in note]
-        assert re.fullmatch(r"each fire spread up to 5 min: 3 skills fire in its minute at \d{4}-\d\d-\d\d 08:30 "
-                            r"\w{3} with it, more than the workers start in 5 min \(0\.00667 a second\); "
-                            r"`spread: false` for the exact time", why), why
+        assert re.fullmatch(r"each fire spread up to 5 min: its minute \(\d{4}-\d\d-\d\d 08:30 \w{3}\) is crowded, "
+                            r"3 skills this one included, more than the workers start in 5 min \(0\.00667 a "
+                            r"second\); `spread: false` for the exact time", why), why
         lines = await _next_lines(crowded, "digest")
         assert len(lines) == 3 and all(re.fullmatch(r"  \d{4}-\d\d-\d\d 08:30 \w{3} \(spread up to 5 min\)", line)
                                        for line in lines), lines
@@ -169,6 +171,20 @@ async def test_a_reminder_is_not_spread_in_a_crowded_minute_unless_asked(client:
                                                       spread=True))).skill
         assert asked is not None and asked.spread
         assert (await _described(client, asked.schedule_id)).spec.jitter == timedelta(minutes=5)
+
+
+async def test_a_chat_proposal_says_the_spread_and_why(client: Client, settings: Settings, llm: ScriptedLLM) -> None:
+    """What the owner confirms is what is stored: the proposal shows the spread, and the crowd that gave it."""
+    async with _engine_starting(client, settings, 0, llm_base_url=llm.base_url, llm_api_key="sk-fake-test-key",
+                                llm_model="chat") as assistant:
+        llm.script("chat", [call("memory_store_skill", _work("inbox digest", schedule="0 9 * * *")),
+                            say("Shall I?")])
+        reply = await assistant.skills.chat("every morning at 9 a digest of my inbox", session_id="crowded")
+        [proposal] = reply.proposals
+        assert "when: cron '0 9 * * *' (UTC), each fire spread up to 5 min\n" in proposal.summary, proposal.summary
+        assert re.search(r"note: each fire spread up to 5 min: its minute \(\d{4}-\d\d-\d\d 09:00 \w{3}\) is "
+                         r"crowded, 1 skill this one included, more than the workers start in 5 min \(0 a second\)",
+                         proposal.summary), proposal.summary
 
 
 async def test_an_update_keeps_the_stored_spread_however_crowded_the_minute(client: Client, settings: Settings) -> None:

@@ -61,8 +61,9 @@ def test_fields_without_effect_are_noted_not_refused() -> None:
 def test_a_new_skill_is_spread_where_its_minute_is_crowded_unless_it_asks_for_its_exact_time() -> None:
     crowded = normalize({**WORK, "schedule": "0 9 * * *"}, CROWDED)
     assert crowded.spec.spread is True
-    assert "each fire spread up to 5 min: 3,001 skills fire in its minute at 2026-02-15 10:00 Sun with it, more " \
-           "than the workers start in 5 min (8 a second); `spread: false` for the exact time" in crowded.notes
+    assert "each fire spread up to 5 min: its minute (2026-02-15 10:00 Sun) is crowded, 3,001 skills this one " \
+           "included, more than the workers start in 5 min (8 a second); `spread: false` for the exact time" \
+           in crowded.notes
     for asked in ({"spread": False}, {"spread": "no"}, {"jitter_seconds": 0}, {"jitter": 45}):
         assert normalize({**WORK, "schedule": "0 9 * * *", **asked}, CROWDED).spec.spread is False, asked
     # Not crowded (or no count given): its exact time.

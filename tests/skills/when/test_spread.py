@@ -62,7 +62,7 @@ def test_the_crowd_is_the_skills_that_fire_in_its_busiest_minute_whatever_their_
     assert (found.skills, found.at) == (5, datetime(2027, 3, 1, 7, 30, tzinfo=UTC))
     # Alone in its minute: none but itself.
     assert crowd(daily, {("0 9 * * *", "UTC"): 9}, MONDAY).skills == 0
-    assert crowd(daily, {}, MONDAY) == Crowd()
+    assert crowd(daily, {}, MONDAY) == Crowd(skills=0, at=datetime(2027, 3, 1, 7, 30, tzinfo=UTC))
 
 
 def test_a_minute_is_crowded_past_what_the_workers_start_within_the_spread() -> None:
