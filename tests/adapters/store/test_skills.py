@@ -82,3 +82,16 @@ def test_newest_skills_reads_only_what_changed_and_never_answers_stale(store: St
                                now=T0 + timedelta(hours=3))
     assert [len(s.instructions) for s in store.skills.newest_skills("a", 3, instruction_chars=10)] == [5, 7, 11]
     assert len(store.skills.newest_skills("a", 3)[2].instructions) == 50
+
+
+def test_the_enabled_crons_are_counted_by_cron_and_zone_for_every_agent(store: Store) -> None:
+    """What a registration weighs a new cron's minute against (skills.when.spread.crowd): a paused skill, an
+    interval and a one-shot share no one's minute."""
+    daily = {"schedule": "30 8 * * *", "timezone": "Europe/Berlin"}
+    create(store, spec("a", trigger_config=daily))
+    create(store, spec("b", agent="other", trigger_config=daily))
+    create(store, spec("c", trigger_config={"schedule": "30 8 * * *", "timezone": "UTC"}))
+    create(store, spec("paused", trigger_config=daily, enabled=False))
+    create(store, spec("every five"))
+    create(store, spec("once", trigger_config={"at": "2030-01-01T08:30:00+00:00"}))
+    assert store.skills.cron_counts() == {("30 8 * * *", "Europe/Berlin"): 2, ("30 8 * * *", "UTC"): 1}
