@@ -4,11 +4,12 @@ callers get the plain pydantic models of ``skills.spec.models``.
 
 from __future__ import annotations
 
+import json
 import threading
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import delete, func, update
+from sqlalchemy import String, cast, delete, func, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
@@ -43,6 +44,10 @@ class SkillRepository(Repository):
         self._newest: dict[tuple[str, int | None], dict[int, Skill]] = {}
         """``newest_skills``' copies, by agent (and cut): each kept until its row's ``updated_at`` changes."""
         self._newest_lock = threading.Lock()
+        self._crons: tuple[tuple[object, ...], dict[tuple[str, str], int]] | None = None
+        """``cron_counts``' last answer, with the stamp of the skills it was read from."""
+        self._cron_keys: dict[str | None, tuple[str, str] | None] = {}
+        """A trigger's JSON text -> its (cron, zone), or None when it is not a cron: each read once."""
 
     def create_skill(self, spec: SkillSpec, *, trigger_as_written: dict[str, Any] | None,
                      disabled_reason: str | None, now: datetime, by: str = BY_CLIENT,
@@ -227,17 +232,33 @@ class SkillRepository(Repository):
 
     def cron_counts(self) -> dict[tuple[str, str], int]:
         """The enabled cron skills of every agent, counted by (cron, time zone): who shares a minute
-        (``skills.when.spread.crowd``). One query of one column; a cron with no zone counts in UTC."""
-        counts: dict[tuple[str, str], int] = {}
+        (``skills.when.spread.crowd``), asked at a new Agent-tier cron's registration. A cron with no zone
+        counts in UTC. Read again only when the skills changed since the last answer (their number, the
+        enabled among them, or the newest change): one small query otherwise, whatever their number."""
+        enabled = SkillRow.enabled.is_(True)  # type: ignore[attr-defined]
         with self.session() as session:
-            query = select(SkillRow.trigger_config).where(SkillRow.enabled.is_(True),  # type: ignore[attr-defined]
-                                                          SkillRow.trigger_type == "cron")
-            for trigger in session.exec(query):
-                schedule = trigger.get("schedule") if isinstance(trigger, dict) else None
-                if isinstance(schedule, str):
-                    key = (schedule, trigger.get("timezone") or "UTC")
-                    counts[key] = counts.get(key, 0) + 1
-        return counts
+            stamp = tuple(session.execute(select(func.count(), func.max(SkillRow.updated_at),
+                                                 func.count().filter(enabled))).one())
+            with self._newest_lock:
+                if self._crons is not None and self._crons[0] == stamp:
+                    return dict(self._crons[1])
+            counts: dict[tuple[str, str], int] = {}
+            # The JSON as text, counted before it is read: most crons share a few triggers, each read once.
+            as_text = cast(SkillRow.trigger_config, String)  # type: ignore[arg-type]
+            query = (select(as_text, func.count()).where(enabled, SkillRow.trigger_type == "cron")
+                     .group_by(as_text))
+            for text_, count in session.execute(query):
+                try:
+                    key = self._cron_keys[text_]
+                except KeyError:
+                    key = self._cron_keys[text_] = _cron_key(text_)
+                if key is not None:
+                    counts[key] = counts.get(key, 0) + count
+        if len(self._cron_keys) > MAX_CRON_KEYS:
+            self._cron_keys.clear()
+        with self._newest_lock:
+            self._crons = stamp, counts
+        return dict(counts)
 
     def skill_names(self, agent_id: str) -> list[str]:
         """The names of an agent's skills, lowercased."""
@@ -261,3 +282,14 @@ class SkillRepository(Repository):
                      .order_by(SkillRow.skips_until.is_not(None), SkillRow.skips_until, SkillRow.id)  # type: ignore[union-attr]
                      .limit(limit))
             return [skill_model(row) for row in session.exec(query).all()]
+
+
+MAX_CRON_KEYS = 100_000
+"""Distinct triggers ``cron_counts`` keeps read (a few MB): past it, it forgets them all and reads again."""
+
+
+def _cron_key(text: str | None) -> tuple[str, str] | None:
+    """(cron, zone) of a stored ``trigger_config``'s JSON text, None when it is not a cron (no zone: UTC)."""
+    trigger = json.loads(text) if text else None
+    schedule = trigger.get("schedule") if isinstance(trigger, dict) else None
+    return (schedule, trigger.get("timezone") or "UTC") if isinstance(schedule, str) else None

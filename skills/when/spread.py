@@ -53,15 +53,19 @@ def crowd(trigger: TriggerConfig, counts: Mapping[tuple[str, str], int], now: da
         return Crowd()
     fires = cron_next_times(trigger.schedule, trigger.timezone or "UTC", now, FIRES_LOOKED_AT)
     sharing = [0] * len(fires)
-    local: dict[str, list[datetime]] = {}
+    local: dict[str, tuple[list[datetime], frozenset[int]]] = {}  # by zone: the fires there, and their minutes
     for (schedule, zone), count in counts.items():
         try:
             fields = expand_cron(check_cron(schedule))
             if zone not in local:
-                local[zone] = [fire.astimezone(zone_info(zone)) for fire in fires]
+                there = [fire.astimezone(zone_info(zone)) for fire in fires]
+                local[zone] = there, frozenset(at.minute for at in there)
         except ValueError:
             continue  # a row that is not a cron any more is no one's minute
-        for i, at in enumerate(local[zone]):
+        there, minutes = local[zone]
+        if fields.minutes is not None and minutes.isdisjoint(fields.minutes):
+            continue  # most crons: none of their minutes is one of these fires'
+        for i, at in enumerate(there):
             if (fields.minutes is None or at.minute in fields.minutes) and fields.fires_in(at.date(), at.hour):
                 sharing[i] += count
     busiest = max(sharing, default=0)

@@ -95,3 +95,14 @@ def test_the_enabled_crons_are_counted_by_cron_and_zone_for_every_agent(store: S
     create(store, spec("every five"))
     create(store, spec("once", trigger_config={"at": "2030-01-01T08:30:00+00:00"}))
     assert store.skills.cron_counts() == {("30 8 * * *", "Europe/Berlin"): 2, ("30 8 * * *", "UTC"): 1}
+    # Kept between changes, never stale after one: a pause, a changed trigger, a delete, a skill paused before.
+    later = T0 + timedelta(hours=1)
+    a, b, c, paused = (store.skills.find_skill(name).id for name in ("a", "b", "c", "paused"))
+    store.skills.set_enabled(a, False, "by user", later)
+    assert store.skills.cron_counts() == {("30 8 * * *", "Europe/Berlin"): 1, ("30 8 * * *", "UTC"): 1}
+    store.skills.replace_skill(c, spec("c", trigger_config={"schedule": "0 9 * * *", "timezone": "UTC"}),
+                               trigger_as_written=None, disabled_reason=None, now=later + timedelta(seconds=1))
+    assert store.skills.cron_counts() == {("30 8 * * *", "Europe/Berlin"): 1, ("0 9 * * *", "UTC"): 1}
+    store.skills.delete_skill(b)
+    store.skills.set_enabled(paused, True, None, T0)
+    assert store.skills.cron_counts() == {("30 8 * * *", "Europe/Berlin"): 1, ("0 9 * * *", "UTC"): 1}
