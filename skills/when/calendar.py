@@ -24,7 +24,15 @@ from skills.display import span
 from skills.spec.models import Skill, SkillSpec, TriggerConfig
 from skills.suggest import did_you_mean
 from skills.when.spread import skill_spread
-from skills.when.triggers import one_shot_second, require_aware, trigger_times, zone_info
+from skills.when.triggers import (
+    CronFields,
+    check_cron,
+    expand_cron,
+    one_shot_second,
+    require_aware,
+    trigger_times,
+    zone_info,
+)
 
 SKIP_HORIZON = timedelta(days=400)
 """How far ahead a schedule's skip list reaches: a year, and a month to spare."""
@@ -232,6 +240,75 @@ def spec_fires(spec: SkillSpec, *, anchor: datetime, now: datetime) -> Iterator[
     return fire_times(trigger, anchor=anchor, now=now, skip_holidays=spec.skip_holidays,
                       business_days_only=spec.business_days_only, end_at=spec.end_at, runs_left=runs_left)
 
+
+
+def count_fires(trigger: TriggerConfig, *, anchor: datetime, now: datetime, end: datetime,
+                skip_holidays: str | None = None, business_days_only: bool = False, end_at: datetime | None = None,
+                runs_left: int | None = None) -> int:
+    """How many fires :func:`fire_times` starts after ``now`` and up to ``end`` (skipped ones not counted):
+    the same count as reading them, found a day at a time for a cron (the 30-day outlook of ``* * * * *`` is
+    43,200 of croniter's steps, seconds of CPU, on every proposal and ``skills get``).
+
+    A day of the cron's zone that lies wholly in the window, is not skipped and has no clock change (24 hours,
+    one offset) has, for each of its hours the cron names on that date, as many fires as the cron has minutes:
+    every wall-clock time of such a day is one instant. The window's first and last days, and days the clock
+    changes, are read from :func:`fire_times` as before, where croniter decides what a skipped or a repeated
+    hour gives. For a window longer than ``SKIP_HORIZON`` (where a run of skipped days ends the reading) or a
+    trigger that is not a cron, they are all read."""
+    require_aware(now, "now")
+    require_aware(end, "end")
+    if end_at is not None:
+        end = min(end, end_at)
+    if runs_left is not None and runs_left <= 0 or end <= now:
+        return 0
+    fields = _cron_fields(trigger)
+    counted = 0
+    try:
+        if fields is None or end - now > SKIP_HORIZON:
+            for at, reason in fire_times(trigger, anchor=anchor, now=now, skip_holidays=skip_holidays,
+                                         business_days_only=business_days_only, end_at=end_at, runs_left=runs_left):
+                if at > end:
+                    break
+                counted += reason is None
+            return counted
+        zone = zone_info(trigger.timezone or "UTC")
+        first, last = now.astimezone(zone).date(), end.astimezone(zone).date()
+        skipped = skipped_days(skip_holidays, business_days_only, first, last)
+        each_hour = len(fields.minutes) if fields.minutes is not None else 60
+        day = first
+        while day <= last:
+            start, stop = day_start(day, zone), day_start(day + timedelta(days=1), zone)
+            if day in skipped:
+                pass
+            elif now < start and stop <= end and _one_offset(start, stop, zone):
+                counted += each_hour * sum(fields.fires_in(day, hour) for hour in range(24))
+            else:
+                for at in trigger_times(trigger, anchor=anchor, after=max(now, start - timedelta(microseconds=1))):
+                    if at >= stop or at > end:
+                        break
+                    counted += 1
+            if runs_left is not None and counted >= runs_left:
+                return runs_left
+            day += timedelta(days=1)
+    except ValueError:
+        pass  # bad input, or a time past the years Temporal schedules: the fires before it
+    return counted
+
+
+def _one_offset(start: datetime, stop: datetime, zone: ZoneInfo) -> bool:
+    """Whether the day from ``start`` to ``stop`` is 24 hours of one offset: no clock change in it."""
+    last = stop - timedelta(microseconds=1)
+    return stop - start == timedelta(days=1) and start.astimezone(zone).utcoffset() == last.astimezone(zone).utcoffset()
+
+
+def _cron_fields(trigger: TriggerConfig) -> CronFields | None:
+    """A cron trigger's fields, None for another trigger or one croniter expands to what they cannot say."""
+    if trigger.kind != "cron" or trigger.schedule is None or not trigger.timezone:
+        return None
+    try:
+        return expand_cron(check_cron(trigger.schedule))
+    except ValueError:
+        return None
 
 def upcoming(spec: SkillSpec, *, anchor: datetime, now: datetime, count: int) -> list[UpcomingFire]:
     """The skill's next ``count`` fires after ``now`` (``spec_fires``), in its zone, with the first fire of

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from skills.run.notify import is_messaging_tool
 from skills.spec.models import SkillSpec
-from skills.when.calendar import fire_times
+from skills.when.calendar import count_fires
 
 HORIZON_DAYS = 30
 MAX_COUNTED = 50_000
@@ -54,22 +54,11 @@ def runs_ahead(spec: SkillSpec, now: datetime, *, anchor: datetime, done: int = 
     trigger = spec.trigger_config
     if not spec.enabled or not spec.is_scheduled or trigger is None:
         return 0, False
-    end = now + timedelta(days=HORIZON_DAYS)
     runs_left = None if spec.max_runs is None else max(0, spec.max_runs - done)
-    count = 0
-    try:
-        for at, reason in fire_times(trigger, anchor=anchor, now=now, skip_holidays=spec.skip_holidays,
-                                     business_days_only=spec.business_days_only, end_at=spec.end_at,
-                                     runs_left=runs_left):
-            if at > end:
-                break
-            if reason is None:
-                count += 1
-                if count >= MAX_COUNTED:
-                    return count, True
-    except ValueError:
-        pass  # past the years Temporal schedules: no fire there
-    return count, False
+    count = count_fires(trigger, anchor=anchor, now=now, end=now + timedelta(days=HORIZON_DAYS),
+                        skip_holidays=spec.skip_holidays, business_days_only=spec.business_days_only,
+                        end_at=spec.end_at, runs_left=runs_left)
+    return (MAX_COUNTED, True) if count >= MAX_COUNTED else (count, False)
 
 
 def messages_per_run(spec: SkillSpec, notifier_tool: str) -> tuple[int, str]:
