@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError
 
 from activities.failures import as_application_errors
 from activities.ports import RegistrationTools
@@ -24,6 +26,7 @@ from activities.trust import trust_states
 from adapters.llm.model_list import EndpointModels
 from adapters.skill_folders import FOLDERS, file_skill
 from adapters.store import Store
+from client.calls import BUSY
 from config.settings import LLM_SETTINGS, Settings
 from skills.chat.proposals import as_spec, spec_digest
 from skills.errors import FieldError, SkillFileError, SkillNotFoundError, SkillValidationError
@@ -34,12 +37,18 @@ from skills.messages.manage import (
     HookInput,
     ItemRegistration,
     Prepared,
+    PreviousSchedule,
+    Registered,
     RegisterInput,
     RegisterManyInput,
+    RegistrationResult,
     Saved,
     SaveInput,
+    ScheduleSync,
+    ScheduleSynced,
     UndoSave,
 )
+from skills.run.deadline import SCHEDULE_RETRY, STORE_RETRY
 from skills.skillmd.sync import file_request, with_toolset_tools
 from skills.skillmd.trust import untrusted_reason
 from skills.spec.collisions import MAX_COMPARED, MAX_COMPARED_CHARS, collision_note, collisions
@@ -197,6 +206,61 @@ class RegistrationActivities:
             self.store.skills.delete_skill(request.skill_id, by=None)
 
     @activity.defn
+    async def register_skill(self, request: RegisterInput) -> Registered:
+        """A whole registration or update in one local activity: normalize and validate, store, bring the
+        schedule along; if the schedule cannot follow, the store is put back (and an update's old schedule
+        with it), so a refused change leaves nothing half-written. One activity, not one per step: each
+        local activity costs the workflow's worker a round of the SDK (a few ms of CPU) and a marker.
+
+        It raises only where the store itself fails (the save, or the undo), and the store's own
+        transaction leaves nothing half-written there."""
+        assert self.schedules is not None, "a registration needs the schedule activities"
+        prepared = await asyncio.to_thread(self.prepare_skill, request)
+        if prepared.errors or prepared.normalized is None:
+            return Registered(result=RegistrationResult(ok=False, errors=prepared.errors))
+        notes = prepared.normalized.notes
+        saved = await asyncio.to_thread(self.save_skill, SaveInput(
+            normalized=prepared.normalized, existing_id=prepared.existing_id, by=request.by, reverts=request.reverts))
+        if saved.skill is None:
+            return Registered(result=RegistrationResult(ok=False, errors=saved.errors, notes=notes))
+        # The stored instructions are the normalized ones: the save did not send them back.
+        skill = saved.skill.model_copy(update={"instructions": prepared.normalized.spec.instructions})
+        previous = saved.previous
+        try:
+            synced = await self._follow(skill, previous)
+        except Exception as e:  # compensate: the store as it was, and an update's schedule as it was
+            await _again(lambda: asyncio.to_thread(self.undo_save, UndoSave(skill_id=skill.id, previous=previous)))
+            if previous is not None:
+                try:
+                    await self._follow(previous, skill)
+                except Exception as again:  # not retried whole: the store is back, a retry would save again
+                    raise ApplicationError(f"the schedule could not be updated ({_cause(e)}), nor put back as it "
+                                           f"was: {_cause(again)}", non_retryable=True) from again
+            return Registered(result=RegistrationResult(ok=False, notes=notes, errors=[FieldError(
+                field="schedule", message=f"the schedule could not be updated: {_cause(e)}")]))
+        paused = previous is not None and previous.enabled and not skill.enabled
+        return Registered(result=RegistrationResult(ok=True, skill=skill, notes=notes, next_fire=synced.next_fire),
+                          paused=paused)
+
+    async def _follow(self, skill: Skill, previous: Skill | None) -> ScheduleSynced:
+        """``skill``'s schedule brought in line with the store (``previous``: the skill its schedule was built
+        from), a frontend too busy to answer asked again as the schedule activity's retry policy would."""
+        assert self.schedules is not None
+        request = ScheduleSync(skill_id=skill.id, previous=PreviousSchedule.of(previous) if previous else None)
+        delay = SCHEDULE_RETRY.initial_interval.total_seconds()
+        for attempt in range(1, SCHEDULE_RETRY.maximum_attempts + 1):
+            try:
+                if previous is None:  # just created: no one else has its id yet, so no read of it again
+                    return await self.schedules.follow(skill, None)
+                return await self.schedules.sync_schedule(request)
+            except RPCError as e:
+                if e.status not in BUSY or attempt == SCHEDULE_RETRY.maximum_attempts:
+                    raise
+            await asyncio.sleep(delay)
+            delay *= SCHEDULE_RETRY.backoff_coefficient
+        raise AssertionError("unreachable")
+
+    @activity.defn
     async def register_skills(self, request: RegisterManyInput) -> BulkRegistrationResult:
         """Register new skills in one activity, a few at a time: each item normalized, stored and given its
         schedule on its own, its store write undone if its schedule fails, its refusal reported by index.
@@ -342,6 +406,29 @@ def _without_llm(normalized: Normalized, settings: Settings) -> Normalized:
             "has one")
     return normalized.model_copy(update={"spec": spec.model_copy(update={"enabled": False}),
                                          "notes": [*normalized.notes, note], "disabled_reason": NO_LLM})
+
+
+async def _again(undo: Callable[[], Awaitable[None]]) -> None:
+    """The undo of a save, retried as the store's local activities are (a retry of the whole registration
+    would find its own save and refuse the name); its last failure raised, not retried."""
+    delay = STORE_RETRY.initial_interval.total_seconds()
+    for attempt in range(1, UNDO_ATTEMPTS + 1):
+        try:
+            return await undo()
+        except Exception as e:
+            if attempt == UNDO_ATTEMPTS:
+                raise ApplicationError(f"a save whose schedule failed could not be undone: {e}",
+                                       non_retryable=True) from e
+        await asyncio.sleep(delay)
+        delay *= STORE_RETRY.backoff_coefficient
+
+
+UNDO_ATTEMPTS = 5
+
+
+def _cause(error: Exception) -> str:
+    """Why a schedule write failed, in the words the schedule activity's failure gives."""
+    return error.message if isinstance(error, (ApplicationError, RPCError)) else str(error)
 
 
 def _spec(skill: Skill) -> SkillSpec:

@@ -18,7 +18,7 @@ from adapters.store import Store
 from config.settings import Settings
 from search_attributes import SEARCH_ATTRIBUTES, search_attributes
 from skills.errors import NamespaceSetupError, SkillNotFoundError
-from skills.messages.manage import ScheduleSync, ScheduleSynced, SkipRenewal
+from skills.messages.manage import PreviousSchedule, ScheduleSync, ScheduleSynced, SkipRenewal
 from skills.spec.models import Skill
 from skills.when.calendar import SKIP_RENEW_BEFORE, due_at_creation, first_fire
 
@@ -37,6 +37,11 @@ class ScheduleActivities:
             skill: Skill | None = await asyncio.to_thread(self.store.skills.get_skill, request.skill_id)
         except SkillNotFoundError:
             skill = None  # deleted since: its schedule goes too
+        return await self.follow(skill, previous)
+
+    async def follow(self, skill: Skill | None, previous: PreviousSchedule | None) -> ScheduleSynced:
+        """Create, replace, update or remove the schedule of ``skill`` as stored (None: deleted) so it matches;
+        ``previous``: what its schedule was built from (None: a skill just created)."""
         old_id = previous.schedule_id if previous else None
         if old_id and (skill is None or old_id != skill.schedule_id):
             await self.writer.delete(old_id)

@@ -2,8 +2,8 @@
 
 normalize + validate -> store -> schedule. If the schedule cannot follow the
 store, the store is put back, so a refused or failed change leaves nothing
-half-written. The store steps of a registration are local activities (in the worker
-that runs the workflow, no task-queue round trip); the schedule call is an activity.
+half-written. A registration's road is one local activity (in the worker that runs
+the workflow, within its first workflow task); a change's steps are activities.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ with workflow.unsafe.imports_passed_through():
     from skills.owner.approvals import ApprovalDecision, ApprovalsQuery
     from skills.spec.models import Skill
     from workflows.failures import activity_cause
-    from workflows.options import BULK_REGISTRATION, FAIL_ON_BUG, SCHEDULE, STORE, STORE_LOCAL
+    from workflows.options import BULK_REGISTRATION, FAIL_ON_BUG, REGISTER_LOCAL, SCHEDULE, STORE, STORE_LOCAL
 
 
 @workflow.defn(name=REGISTER_SKILL, failure_exception_types=FAIL_ON_BUG)
@@ -47,6 +47,14 @@ class RegisterSkill:
 
     @workflow.run
     async def run(self, request: RegisterInput) -> RegistrationResult:
+        if workflow.patched("register-in-one"):
+            # One local activity for the whole road (normalize, store, schedule, and the undo if the schedule
+            # cannot follow): one round of the SDK and one marker, where a local activity a step cost three.
+            done = await workflow.execute_local_activity_method(RegistrationActivities.register_skill, request,
+                                                                **REGISTER_LOCAL)
+            if done.paused and done.result.skill is not None:
+                await _deny_waiting(done.result.skill.id, "skill paused")  # an update with enabled: false
+            return done.result
         prepared = await workflow.execute_local_activity_method(RegistrationActivities.prepare_skill, request,
                                                                 **STORE_LOCAL)
         if prepared.errors or prepared.normalized is None:

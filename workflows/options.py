@@ -58,6 +58,11 @@ worker crash may run it again).
     workflow.execute_local_activity_method(RunActivities.begin_run, request, **STORE_LOCAL)
 """
 
+REGISTER_LOCAL: dict[str, Any] = {"start_to_close_timeout": timedelta(seconds=90), "retry_policy": STORE_RETRY}
+"""A registration's one local activity (``register_skill``): normalize (which may wait for MCP servers still
+connecting), store, the schedule (its own retries, 15 s of waits at most) and, if the schedule cannot follow,
+the undo. Retried whole only where nothing was written: past the save it answers, or fails for good."""
+
 SCHEDULE: dict[str, Any] = {"start_to_close_timeout": SCHEDULE_TIMEOUT, "retry_policy": SCHEDULE_RETRY}
 """Temporal Schedule calls: the frontend may be briefly unavailable; a sync is safe to repeat."""
 

@@ -90,6 +90,14 @@ class RegistrationResult(BaseModel):
     next_fire: datetime | None = None
 
 
+class Registered(BaseModel):
+    """What ``register_skill`` (a registration's one local activity) hands its workflow: the client's answer,
+    and whether the change paused an enabled skill (its waiting runs are then told)."""
+
+    result: RegistrationResult
+    paused: bool = False
+
+
 class RegisterManyInput(BaseModel):
     """Several new skills at once (``skills register`` of a folder or a list): each item is registered
     on its own road (normalize, store, schedule), refused on its own, and never half-stored."""

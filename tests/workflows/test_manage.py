@@ -1,9 +1,9 @@
 """RegisterSkill's compensation: when the schedule cannot follow the store, the store is put back.
 
 A schedule sync that fails for good cannot be caused for real on a healthy dev server, so
-here (and only here) `sync_schedule` is a stand-in registered under the real name: it fails
-a workflow's first sync and hands every later one (the compensation's re-sync) to the real
-activity. Everything else is the real worker's code against a real store and server.
+here (and only here) the schedule activities are a stand-in: it fails a workflow's first schedule
+write and hands every later one (the compensation's re-sync) to the real code. Everything else is
+the real worker's code against a real store and server.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from adapters.store import Store
 from client import SkillsClient
 from config.settings import Settings
 from skills.errors import SkillValidationError
-from skills.messages.manage import ScheduleSync, ScheduleSynced
+from skills.messages.manage import PreviousSchedule, ScheduleSynced
+from skills.spec.models import Skill
 from tests.conftest import schedule_exists
 from tests.fakes.tools import FixedTools
 from workflows.manage import ChangeSkill, RegisterSkill
@@ -35,20 +36,19 @@ from workflows.manage import ChangeSkill, RegisterSkill
 REFUSAL = "the frontend refused the schedule"
 
 
-class FailingFirstSync:
-    """``sync_schedule`` that fails the first call of each workflow, and delegates the rest."""
+class FailingFirstSync(ScheduleActivities):
+    """Schedule activities whose first schedule write of each workflow fails, and the rest are the real ones."""
 
-    def __init__(self, real: ScheduleActivities) -> None:
-        self.real = real
+    def __init__(self, client: Client, settings: Settings, store: Store) -> None:
+        super().__init__(ScheduleWriter(client), settings, store)
         self.failed: set[str] = set()
 
-    @activity.defn(name="sync_schedule")
-    async def sync_schedule(self, request: ScheduleSync) -> ScheduleSynced:
+    async def follow(self, skill: Skill | None, previous: PreviousSchedule | None) -> ScheduleSynced:
         workflow_id = activity.info().workflow_id or ""
         if workflow_id not in self.failed:
             self.failed.add(workflow_id)
             raise ApplicationError(REFUSAL, non_retryable=True)
-        return await self.real.sync_schedule(request)
+        return await super().follow(skill, previous)
 
 
 @pytest.fixture
@@ -56,13 +56,11 @@ async def store(settings: Settings) -> Store:
     return Store.open(settings.store_url, schedule_prefix=settings.task_queue)
 
 
-def _activities(client: Client, settings: Settings, store: Store, sync: object) -> list[object]:
-    registration = RegistrationActivities(store, settings, FixedTools(["outbox_send_message"]))
+def _activities(settings: Settings, store: Store, schedules: ScheduleActivities) -> list[object]:
+    registration = RegistrationActivities(store, settings, FixedTools(["outbox_send_message"]), schedules=schedules)
     reads = StoreActivities(store, settings.backoff)
-    schedules = ScheduleActivities(ScheduleWriter(client), settings, store)
-    return [registration.prepare_skill, registration.save_skill, registration.undo_save,
-            registration.set_skill_enabled, registration.delete_skill, reads.get_skill, reads.list_skills,
-            schedules.delete_schedule, sync]
+    return [registration.register_skill, registration.set_skill_enabled, registration.delete_skill,
+            reads.get_skill, reads.list_skills, schedules.delete_schedule, schedules.sync_schedule]
 
 
 @asynccontextmanager
@@ -80,25 +78,24 @@ def _skill(name: str, **fields: object) -> dict[str, object]:
 
 async def test_a_new_skill_whose_schedule_fails_is_not_stored(client: Client, settings: Settings,
                                                               store: Store) -> None:
-    real = ScheduleActivities(ScheduleWriter(client), settings, store)
     skills = SkillsClient(client, settings.task_queue)
-    async with _worker(client, settings, _activities(client, settings, store, FailingFirstSync(real).sync_schedule)):
+    async with _worker(client, settings, _activities(settings, store, FailingFirstSync(client, settings, store))):
         with pytest.raises(SkillValidationError) as refused:
             await skills.register(_skill(f"water {uuid.uuid4().hex[:6]}"))
         assert [e.field for e in refused.value.errors] == ["schedule"]
         assert REFUSAL in refused.value.errors[0].message
-        assert await skills.list() == []  # undo_save removed the row it had written
+        assert await skills.list() == []  # the undo removed the row the save had written
 
 
 async def test_a_failed_update_puts_the_stored_skill_and_its_schedule_back(client: Client, settings: Settings,
                                                                            store: Store) -> None:
     real = ScheduleActivities(ScheduleWriter(client), settings, store)
     skills = SkillsClient(client, settings.task_queue)
-    async with _worker(client, settings, _activities(client, settings, store, real.sync_schedule)):
+    async with _worker(client, settings, _activities(settings, store, real)):
         before = (await skills.register(_skill("tea"))).skill
     assert before is not None and before.schedule_id is not None
 
-    async with _worker(client, settings, _activities(client, settings, store, FailingFirstSync(real).sync_schedule)):
+    async with _worker(client, settings, _activities(settings, store, FailingFirstSync(client, settings, store))):
         with pytest.raises(SkillValidationError) as refused:
             # A rename moves the schedule to a new id: the failed sync must leave the old one in place.
             await skills.update("tea", {"name": "green tea", "schedule": "30 7 * * *"})
