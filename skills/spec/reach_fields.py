@@ -39,11 +39,16 @@ def check_recalled(fields: dict[str, Any], plan_positions: list[int], plan: list
     """The skills ``context_from`` and ``{{skill:NAME.last}}`` name are the agent's (the skill's own name is
     ``self``); an unknown one is refused, naming where it was given."""
     own = (fields.get("name") or "").strip().lower()
-    known = None if ctx.skill_names is None else {n.lower() for n in ctx.skill_names(fields["agent_id"])}
     agent = fields["agent_id"]
+    known: set[str] | None = None  # the agent's names, read only for a skill that names another (most name none)
 
     def unknown(name: str) -> bool:
-        return known is not None and name != SELF and name.lower() != own and name.lower() not in known
+        nonlocal known
+        if ctx.skill_names is None or name == SELF or name.lower() == own:
+            return False
+        if known is None:
+            known = {n.lower() for n in ctx.skill_names(agent)}
+        return name.lower() not in known
 
     remembered = fields.get("context_from") or []
     for i, name in enumerate(remembered):

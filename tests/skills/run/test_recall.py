@@ -69,6 +69,22 @@ def test_names_resolve_in_the_skills_own_agent() -> None:
     assert [e.field for e in own_field_problems({"context_from": [3]}, "UTC")] == ["context_from[0]"]
 
 
+def test_the_agents_names_are_read_only_for_a_skill_that_names_another() -> None:
+    """A registration reads its agent's skill names from the store: only when the skill names one."""
+    asked: list[str] = []
+
+    def names(agent: str) -> set[str]:
+        asked.append(agent)
+        return NAMES.get(agent, set())
+
+    ctx = NormalizeContext(now=NOW, default_timezone="UTC", default_agent_id="main", skill_names=names)
+    normalize(agent_skill(context_from=["self", "Briefing"]), ctx)
+    normalize(agent_skill(execution_plan=[{"toolName": "t", "parameters": {"message": "{{last.result}}"}}]), ctx)
+    assert asked == []
+    normalize(agent_skill(context_from=["weather", "parcels"]), ctx)
+    assert asked == ["main"]  # once a registration
+
+
 def test_a_plan_reading_remembered_results_runs_direct() -> None:
     plan = [{"toolName": "outbox_send_message",
              "parameters": {"message": "was {{last.result}}; weather {{ skill:weather.last }}"}}]
