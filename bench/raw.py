@@ -69,7 +69,48 @@ class RawOneLocal:
         return await workflow.execute_local_activity(noop, value, start_to_close_timeout=timedelta(seconds=30))
 
 
-RAW_WORKFLOWS = [RawOneActivity, RawShaped, RawBusy, RawOneLocal]
+@workflow.defn(name="BenchRawUpdateLocal")
+class RawUpdateLocal:
+    """The floor started by Update-with-Start: its update runs the no-op local activity and answers the client in
+    the one call that started it (no wait for the result after the start); the workflow ends with it."""
+
+    def __init__(self) -> None:
+        self.answered = False
+
+    @workflow.run
+    async def run(self, value: str) -> str:
+        await workflow.wait_condition(lambda: self.answered)
+        return value
+
+    @workflow.update(name="answer")
+    async def answer(self, value: str) -> str:
+        done = await workflow.execute_local_activity(noop, value, start_to_close_timeout=timedelta(seconds=30))
+        self.answered = True
+        return done
+
+
+@workflow.defn(name="BenchRawEntityLocal")
+class RawEntityLocal:
+    """A long-lived workflow each of whose updates runs the no-op local activity: the floor of registrations as
+    updates of one running workflow (no workflow started per registration)."""
+
+    def __init__(self) -> None:
+        self.ended = False
+
+    @workflow.run
+    async def run(self) -> None:
+        await workflow.wait_condition(lambda: self.ended and workflow.all_handlers_finished())
+
+    @workflow.update(name="answer")
+    async def answer(self, value: str) -> str:
+        return await workflow.execute_local_activity(noop, value, start_to_close_timeout=timedelta(seconds=30))
+
+    @workflow.signal(name="end")
+    def end(self) -> None:
+        self.ended = True
+
+
+RAW_WORKFLOWS = [RawOneActivity, RawShaped, RawBusy, RawOneLocal, RawUpdateLocal, RawEntityLocal]
 RAW_ACTIVITIES = [noop, busy]
 
 

@@ -2,7 +2,8 @@
 normalize and validate against the live catalog, store, create the schedule) against raw
 `create_schedule` calls, sequential and from 10 clients; the CPU each costs the dev server and this
 process (the worker's and the client's); the floor of a registration's design (a workflow of one no-op
-local activity, its rate and CPU); one registration's history beside a raw workflow's; and a
+local activity, its rate and CPU) beside two other designs' (started by Update-with-Start; an update of one
+running workflow); one registration's history beside a raw workflow's; and a
 bulk registration of 1,000 skills (`SkillsClient.register_many`, what `skills register FOLDER` calls)
 against 1,000 raw creates 10 at a time.
 
@@ -18,7 +19,14 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from temporalio.client import Client, Schedule, ScheduleActionStartWorkflow, ScheduleSpec
+from temporalio.client import (
+    Client,
+    Schedule,
+    ScheduleActionStartWorkflow,
+    ScheduleSpec,
+    WithStartWorkflowOperation,
+)
+from temporalio.common import WorkflowIDConflictPolicy
 
 from bench.engine import Cpu, cpu_now
 from bench.harness import RAW_QUEUE, Harness, header, row, started
@@ -41,6 +49,34 @@ def raw_create(client: Client, i: int, tag: str) -> Awaitable[Any]:
 def raw_local(client: Client) -> Awaitable[Any]:
     return client.execute_workflow("BenchRawLocal", "x", id=f"bench-raw-local-{uuid.uuid4().hex[:8]}",
                                    task_queue=RAW_QUEUE)
+
+
+def raw_update_with_start(client: Client) -> Awaitable[Any]:
+    start = WithStartWorkflowOperation("BenchRawUpdateLocal", "x", id=f"bench-raw-uws-{uuid.uuid4().hex[:8]}",
+                                       task_queue=RAW_QUEUE, id_conflict_policy=WorkflowIDConflictPolicy.FAIL)
+    return client.execute_update_with_start_workflow("answer", "x", start_workflow_operation=start)
+
+
+async def floors(client: Client, n: int) -> None:
+    """The floor of a registration's design beside raw's create, each a workflow's cost with one no-op local
+    activity (before a registration's own work and its schedule's create): a workflow started and waited for
+    (the design), started by Update-with-Start, and an update of one running workflow."""
+    entity = await client.start_workflow("BenchRawEntityLocal", id=f"bench-raw-entity-{uuid.uuid4().hex[:8]}",
+                                         task_queue=RAW_QUEUE)
+    designs: list[tuple[str, Callable[[int], Awaitable[Any]]]] = [
+        ("a workflow started, its result awaited", lambda i: raw_local(client)),
+        ("started by Update-with-Start", lambda i: raw_update_with_start(client)),
+        ("an update of one running workflow", lambda i: entity.execute_update("answer", "x")),
+    ]
+    for label, make in designs:
+        rates = [await rate(make, n, concurrency) for concurrency in (1, 10)]
+        cpu = await cpu_per_item(make, n)
+        raw = [await rate(lambda i, c=c: raw_create(client, i, f"floor{c}"), n, c) for c in (1, 10)]
+        row(f"  floor, {label} ({n}): per second, sequential; 10 at a time",
+            f"{rates[0]:.1f}; {rates[1]:.1f}", f"{raw[0]:.1f}; {raw[1]:.1f}",
+            f"ratios {rates[0] / raw[0]:.2f}; {rates[1] / raw[1]:.2f}; CPU per item, sequential: server "
+            f"{cpu.server:.1f} + this process {cpu.worker:.1f} ms; raw: create_schedule, measured just after")
+    await entity.signal("end")
 
 
 async def rate(make: Callable[[int], Awaitable[Any]], n: int, concurrency: int) -> float:
@@ -70,16 +106,11 @@ async def main(n: int, bulk: int) -> None:
                 f"ratio {engine / raw:.2f} (target >= 0.5)")
         engine_cpu = await cpu_per_item(lambda i: h.skills.register(skill(i, "cpu")), n)
         raw_cpu = await cpu_per_item(lambda i: raw_create(h.client, i, "cpu"), n)
-        floor_rate = await rate(lambda i: raw_local(h.client), n, 1)
-        floor_cpu = await cpu_per_item(lambda i: raw_local(h.client), n)
         row(f"CPU per registration, ms ({n}, sequential)", f"{engine_cpu.server + engine_cpu.worker:.1f}",
             f"{raw_cpu.server + raw_cpu.worker:.1f}",
             f"engine: server {engine_cpu.server:.1f} + this process (worker, client) {engine_cpu.worker:.1f}; "
             f"raw: server {raw_cpu.server:.1f} + client {raw_cpu.worker:.1f}; on 2 cores, one at a time")
-        row(f"  floor: a workflow of one no-op local activity ({n}, sequential), per second",
-            f"{floor_rate:.1f}", "",
-            f"CPU per workflow: server {floor_cpu.server:.1f} + this process {floor_cpu.worker:.1f} ms; what a "
-            "registration's workflow costs before its own work and its schedule's create")
+        await floors(h.client, n)
         await phases(h)
         if bulk:
             started_at = time.perf_counter()
