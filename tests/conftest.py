@@ -29,7 +29,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import pytest
 from hypothesis import settings as hypothesis_settings
@@ -38,6 +38,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
 
+from adapters.vector_file import key_path
 from client import SkillsClient
 from client.temporal_cli import temporal_binary
 from config.settings import Settings
@@ -291,12 +292,52 @@ def give_a_migrated_store(settings: Settings) -> None:
         source.backup(copy)
 
 
-class Engine:
-    """A running worker (in this process) and a client of it."""
+@functools.cache
+def _vectors_seed() -> Path:
+    """Where this test process keeps the largest skills' vectors file an engine of it left (and its key)."""
+    folder = Path(tempfile.mkdtemp(prefix="skills-test-vectors-"))
+    atexit.register(shutil.rmtree, folder, True)
+    return folder / "skill-vectors.npz"
 
-    def __init__(self, settings: Settings, client: Client) -> None:
+
+def give_warm_vectors(settings: Settings) -> None:
+    """Put a copy of the vectors an earlier engine of this test process encoded (and the key that seals them)
+    where ``settings``' worker keeps its own, if nothing is there yet.
+
+    A worker encodes the skills' descriptions for matching by meaning from its first match on and keeps them
+    in its data folder, so a restarted worker encodes nothing it has already (tests/adapters/test_semantic.py).
+    A test's engine starts in a new folder: each one encoded the bundled skills again, about a CPU second an
+    engine, a fifth of what test_chat_confirmation.py's tests cost (py-spy). Each starts as a restarted worker
+    does now; what a test's own skills add is still encoded, in the background, at its first match. A test of
+    a worker's first encoding starts its engine with ``vectors="cold"``."""
+    seed, target = _vectors_seed(), settings.skill_vectors_path
+    if not seed.is_file() or target.exists() or target.is_symlink():
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for source, copy in ((key_path(seed), key_path(target)), (seed, target)):
+        shutil.copy2(source, copy)  # the key's mode (0600) too
+
+
+def keep_warm_vectors(settings: Settings) -> None:
+    """After an engine stopped: its vectors file kept as this process's seed when it holds more than the seed."""
+    source, seed = settings.skill_vectors_path, _vectors_seed()
+    if not source.is_file() or source.is_symlink() or not key_path(source).is_file():
+        return
+    if seed.is_file() and seed.stat().st_size >= source.stat().st_size:
+        return
+    for origin, kept in ((key_path(source), key_path(seed)), (source, seed)):
+        shutil.copy2(origin, kept.with_name(kept.name + ".new"))
+        os.replace(kept.with_name(kept.name + ".new"), kept)
+
+
+class Engine:
+    """A running worker (in this process) and a client of it. ``vectors``: "warm" starts it on the skills'
+    vectors an earlier engine of the process encoded (:func:`give_warm_vectors`), "cold" on none."""
+
+    def __init__(self, settings: Settings, client: Client, *, vectors: Literal["warm", "cold"] = "warm") -> None:
         self.settings = settings
         self.skills = SkillsClient(client, settings.task_queue)
+        self.vectors = vectors
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -304,6 +345,8 @@ class Engine:
         import worker
 
         give_a_migrated_store(self.settings)
+        if self.vectors == "warm":
+            give_warm_vectors(self.settings)
         ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._task = asyncio.create_task(worker.run_worker(self.settings, self.skills.client, self._stop, ready))
@@ -319,6 +362,7 @@ class Engine:
         if self._task is not None:
             await self._task
             self._task = None
+            keep_warm_vectors(self.settings)
 
     def outbox(self) -> list[dict[str, Any]]:
         path = self.settings.outbox_path
@@ -454,6 +498,7 @@ class WorkerProcess:
             "SKILLS_HEALTH_PORT": "0",
             **env,
         }
+        self.settings = settings
         self.log = settings.data_dir / "worker.log"
         self._log_from = 0
         self.process: subprocess.Popen[bytes] | None = None
@@ -470,6 +515,7 @@ class WorkerProcess:
 
     def start(self) -> WorkerProcess:
         self._log_from = self.log.stat().st_size if self.log.exists() else 0
+        give_warm_vectors(self.settings)
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen([sys.executable, "-m", "worker"], cwd=ROOT, env=self.env,
                                             stdout=log, stderr=log)
@@ -504,6 +550,7 @@ class WorkerProcess:
                 self.process.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 self.kill()
+            keep_warm_vectors(self.settings)
 
 
 @contextlib.contextmanager

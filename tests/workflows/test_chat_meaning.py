@@ -40,7 +40,7 @@ async def meaning(client: Client, settings: Settings, llm: ScriptedLLM) -> Async
     running = await Engine(settings.model_copy(update={
         "llm_base_url": llm.base_url, "llm_api_key": "sk-fake-test-key", "llm_model": "chat",
         "match_meaning": True,
-    }), client).start()
+    }), client, vectors="cold").start()
     yield running
     await running.stop()
 
