@@ -221,10 +221,14 @@ class RegistrationActivities:
         notes = prepared.normalized.notes
         saved = await asyncio.to_thread(self.save_skill, SaveInput(
             normalized=prepared.normalized, existing_id=prepared.existing_id, by=request.by, reverts=request.reverts))
-        if saved.skill is None:
+        stored = saved.skill
+        if stored is None and prepared.existing_id is None:
+            stored = await asyncio.to_thread(self._stored_by_a_lost_attempt, prepared.normalized.spec, saved.errors,
+                                             request.asked_at)
+        if stored is None:
             return Registered(result=RegistrationResult(ok=False, errors=saved.errors, notes=notes))
         # The stored instructions are the normalized ones: the save did not send them back.
-        skill = saved.skill.model_copy(update={"instructions": prepared.normalized.spec.instructions})
+        skill = stored.model_copy(update={"instructions": prepared.normalized.spec.instructions})
         previous = saved.previous
         try:
             synced = await self._follow(skill, previous)
@@ -297,8 +301,9 @@ class RegistrationActivities:
             return refused.model_copy(update={"errors": prepared.errors})
         notes = prepared.normalized.notes
         saved = await asyncio.to_thread(self.save_skill, SaveInput(normalized=prepared.normalized, by=by))
+        info = activity.info()
         skill = saved.skill or await asyncio.to_thread(self._stored_by_a_lost_attempt, prepared.normalized.spec,
-                                                       saved.errors)
+                                                       saved.errors, info.scheduled_time if info.attempt > 1 else None)
         if skill is None:
             return refused.model_copy(update={"errors": saved.errors, "notes": notes})
         try:
@@ -310,19 +315,23 @@ class RegistrationActivities:
         return ItemRegistration(index=index, name=skill.name, ok=True, skill_id=skill.id,
                                 schedule_id=synced.schedule_id, next_fire=synced.next_fire, notes=notes)
 
-    def _stored_by_a_lost_attempt(self, spec: SkillSpec, errors: list[FieldError]) -> Skill | None:
-        """On a retry of a bulk registration, the skill an earlier attempt stored after its last heartbeat got
-        through (its worker died, or the server timed the heartbeat out on a loaded worker): the name is taken by
-        a skill of exactly this definition, stored since the activity was first scheduled. Without this, the
-        retry refused its own item as "already has a skill named"; its schedule is written again (idempotent)."""
-        info = activity.info()
-        if info.attempt <= 1 or [e.field for e in errors] != ["name"]:
+    def _stored_by_a_lost_attempt(self, spec: SkillSpec, errors: list[FieldError], since: datetime | None
+                                  ) -> Skill | None:
+        """The skill an earlier run of this same registration stored before its answer was lost: the name is
+        taken by a skill of exactly this definition, stored since ``since`` (when the registration was first
+        asked for; None: this is its first run). Without this, the retry refused its own skill as "already has a
+        skill named"; its schedule is written again (idempotent). A bulk registration's retry, after the items
+        its last delivered heartbeat listed (its worker died, or the server timed the heartbeat out on a loaded
+        worker), since its activity was first scheduled; a RegisterSkill's local activity, run again with its
+        workflow task after a worker died between the save and the task's completion, since its workflow
+        started."""
+        if since is None or [e.field for e in errors] != ["name"]:
             return None
         try:
             stored = self.store.skills.find_skill(spec.name, spec.agent_id)
         except SkillNotFoundError:
             return None
-        if stored.created_at < info.scheduled_time - CLOCK_SKEW or spec_digest(as_spec(stored)) != spec_digest(spec):
+        if stored.created_at < since - CLOCK_SKEW or spec_digest(as_spec(stored)) != spec_digest(spec):
             return None
         return stored
 

@@ -50,7 +50,8 @@ class RegisterSkill:
         if workflow.patched("register-in-one"):
             # One local activity for the whole road (normalize, store, schedule, and the undo if the schedule
             # cannot follow): one round of the SDK and one marker, where a local activity a step cost three.
-            done = await workflow.execute_local_activity_method(RegistrationActivities.register_skill, request,
+            asked = request.model_copy(update={"asked_at": workflow.info().start_time})
+            done = await workflow.execute_local_activity_method(RegistrationActivities.register_skill, asked,
                                                                 **REGISTER_LOCAL)
             if done.paused and done.result.skill is not None:
                 await _deny_waiting(done.result.skill.id, "skill paused")  # an update with enabled: false

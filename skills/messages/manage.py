@@ -43,6 +43,11 @@ class RegisterInput(BaseModel):
     ``sync``... Attribution only, never a privilege; empty: ``client``."""
     reverts: int | None = None
     """``skills revert``: the revision whose spec ``data`` is, recorded as a revert of it."""
+    asked_at: datetime | None = None
+    """When the registration's workflow started, set by the workflow itself (a client's value is replaced): a
+    new skill of exactly this definition stored under its name since then is this registration's own, stored
+    by a run of its activity whose answer was lost with its workflow task (a worker that died), not a name
+    another skill took."""
 
 
 class Prepared(BaseModel):

@@ -1,4 +1,4 @@
-"""A bulk registration's retry after a lost attempt: the items the lost attempt stored after its last heartbeat
+"""A registration run again after a lost attempt: what the lost attempt stored after its last heartbeat (a bulk one)
 got through are its own, not names another skill took.
 
 At a load of 32, `register_many` came back with "already has a skill named 'bench rss 0'": the batch activity's
@@ -66,3 +66,30 @@ async def test_a_retried_batch_keeps_what_its_lost_attempt_stored_and_refuses_wh
     other = await retry([], scheduled).run(
         registration.register_skills, RegisterManyInput(items=[skill("lost 1", message="something else")]))
     assert [(i.ok, [e.field for e in i.errors]) for i in other.items] == [(False, ["name"])]
+
+
+async def test_a_registration_run_again_after_its_answer_was_lost_is_its_own_and_another_name_is_refused(
+        client: Client, settings: Settings) -> None:
+    # RegisterSkill's one local activity is run again with its workflow task when the worker died after the save
+    # and before the task completed: the name is taken, by this registration's own skill.
+    store = Store.open(settings.store_url, schedule_prefix=settings.task_queue)
+    registration = RegistrationActivities(store, settings, FixedTools(["outbox_send_message"]),
+                                          schedules=ScheduleActivities(ScheduleWriter(client), settings, store))
+    asked = RegisterInput(data=skill("water"), by="me", asked_at=datetime.now(UTC) - timedelta(seconds=1))
+    first = await ActivityEnvironment().run(registration.register_skill, asked)
+    assert first.result.ok and first.result.skill is not None
+
+    again = await ActivityEnvironment().run(registration.register_skill, asked)
+
+    assert again.result.ok, again.result.errors
+    assert again.result.skill is not None and again.result.skill.id == first.result.skill.id
+    assert again.result.skill.schedule_id and await schedule_exists(client, again.result.skill.schedule_id)
+    assert [s.name for s in store.skills.list_skills()] == ["water"]
+    # Another registration of the name is refused as before: one asked after the skill was stored, one of
+    # another definition, and one with no start (a client's own activity, or the workflow before this change).
+    for refused in (asked.model_copy(update={"asked_at": first.result.skill.created_at + timedelta(minutes=1)}),
+                    asked.model_copy(update={"data": skill("water", message="something else")}),
+                    asked.model_copy(update={"asked_at": None})):
+        answer = await ActivityEnvironment().run(registration.register_skill, refused)
+        assert not answer.result.ok and [e.field for e in answer.result.errors] == ["name"], refused
+    assert [s.name for s in store.skills.list_skills()] == ["water"]
