@@ -13,7 +13,9 @@ Figures printed (see docs/performance.md for the numbers we measured):
   create schedule: a RegisterSkill workflow each), sequential and 10 at a time,
   against raw `create_schedule` calls;
 - warm tool-call latency: one `outbox_send_message` on the worker's warm MCP
-  session, through the hub and as a whole `call_tool` activity.
+  session, through the hub and as a whole `call_tool` activity;
+- the garbage collector's CPU per fire in this process, and its full passes, during the
+  per-fire CPU's fires (raw's beside the engine's heap: both workers run in this process).
 
     .venv/bin/python -m bench.engine [--fires 40] [--registrations 40] [--json]
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import tempfile
@@ -93,6 +96,36 @@ class Cpu:
         return f"server {self.server:.1f} + worker {self.worker:.1f} + mcp {self.mcp:.1f}"
 
 
+class GcMeter:
+    """The garbage collector's passes in this process, by generation, and the CPU they took (a ``gc`` callback,
+    the collecting thread's CPU). A full pass (generation 2) walks every tracked object the process holds
+    (``gc.freeze``'s excepted: the worker freezes none; docs/performance.md, "The garbage collector")."""
+
+    def __init__(self) -> None:
+        self.passes = [0, 0, 0]
+        self.seconds = [0.0, 0.0, 0.0]
+        self._began = 0.0
+
+    def __enter__(self) -> GcMeter:
+        gc.callbacks.append(self._note)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        gc.callbacks.remove(self._note)
+
+    def _note(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._began = time.thread_time()
+        else:
+            self.passes[info["generation"]] += 1
+            self.seconds[info["generation"]] += time.thread_time() - self._began
+
+    def per(self, fires: int) -> str:
+        full = f"{self.seconds[2] / self.passes[2] * 1000:.0f} ms each" if self.passes[2] else "none"
+        return (f"{sum(self.seconds) / fires * 1000:.2f} ms a fire; full passes {self.passes[2]} ({full}), "
+                f"young {self.passes[0]} + {self.passes[1]}")
+
+
 def _descendants(root: int) -> list[tuple[int, str, float]]:
     """(pid, command line, CPU seconds) of every process below ``root``."""
     tick = os.sysconf("SC_CLK_TCK")
@@ -157,23 +190,28 @@ async def per_fire_cpu(client: Client, skills: SkillsClient, settings: Settings,
     )
     assert result.skill is not None
 
-    async def measure(start_one: Callable[[int], Awaitable[Any]]) -> Cpu:
+    async def measure(start_one: Callable[[int], Awaitable[Any]], meter: GcMeter) -> Cpu:
         started = cpu_now()
-        for batch in range(0, fires, 10):
-            handles = await asyncio.gather(*(start_one(i) for i in range(batch, min(fires, batch + 10))))
-            await asyncio.gather(*(h.result() for h in handles))
+        with meter:
+            for batch in range(0, fires, 10):
+                handles = await asyncio.gather(*(start_one(i) for i in range(batch, min(fires, batch + 10))))
+                await asyncio.gather(*(h.result() for h in handles))
         return (cpu_now() - started).per(fires)
 
     skill_id = result.skill.id
+    engine_gc, raw_gc = GcMeter(), GcMeter()
     engine = await measure(lambda i: client.start_workflow(
         SKILL_RUN, SkillRunInput(skill_id=skill_id), id=f"bench-cpu-{i}-{uuid.uuid4().hex[:6]}",
-        task_queue=settings.task_queue))
+        task_queue=settings.task_queue), engine_gc)
     raw = await measure(lambda i: client.start_workflow(
-        "BenchRaw", "x", id=f"bench-raw-cpu-{i}-{uuid.uuid4().hex[:6]}", task_queue=RAW_QUEUE))
+        "BenchRaw", "x", id=f"bench-raw-cpu-{i}-{uuid.uuid4().hex[:6]}", task_queue=RAW_QUEUE), raw_gc)
     figures.add(f"CPU per fire, all processes (ms, {fires})", f"{engine.total:.1f}", f"{raw.total:.1f}",
                 f"ratio {engine.total / raw.total:.2f}; engine {engine.parts()}; raw {raw.parts()}")
     figures.add("CPU per fire, without the dev server (ms)", f"{engine.worker + engine.mcp:.1f}",
                 f"{raw.worker + raw.mcp:.1f}", "the figure measured before the server was counted")
+    figures.add("garbage collector's CPU per fire (ms)", f"{sum(engine_gc.seconds) / fires * 1000:.2f}",
+                f"{sum(raw_gc.seconds) / fires * 1000:.2f}",
+                f"engine {engine_gc.per(fires)}; raw {raw_gc.per(fires)} (raw's in this process, the engine's heap beside it)")
 
 
 # --- fire lag -----------------------------------------------------------------------------
