@@ -31,6 +31,7 @@ from adapters.store import migrations
 from client import SkillsClient
 from starter.cli import cli
 from starter.cli import run as skills
+from tests.cli_zygote import run_command
 from tests.conftest import ROOT, Engine, eventually, free_port
 
 SKILLS = Path(sys.executable).with_name("skills")
@@ -42,9 +43,9 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 def run_skills(*argv: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """`skills ARGV` in a fresh process (not a terminal: its stdout is a pipe)."""
-    return subprocess.run([str(SKILLS), *argv], cwd=ROOT, env=clean_env(**env), capture_output=True, text=True,
-                          timeout=120)
+    """`skills ARGV` in a process of its own (not a terminal: its stdout is a pipe), forked from one that has
+    imported what every command imports (tests/cli_zygote.py)."""
+    return run_command([str(SKILLS), *argv], clean_env(**env), ROOT, 120)
 
 
 def address_of(client: Client) -> str:

@@ -22,6 +22,7 @@ from temporalio.client import Client
 from skills.chat.account import NOTHING
 from skills.messages.chat import ChatReply
 from starter.telegram_bot import HELP, BotApi, FatalTelegramError, TelegramBot, TelegramError, reply_text
+from tests.cli_zygote import run_command
 from tests.conftest import ROOT, Engine, eventually, schedule_exists
 from tests.fakes.llm_server import ScriptedLLM, call, claims, hang_until, long, say, structured
 from tests.fakes.telegram_api import FakeBotApi
@@ -242,17 +243,13 @@ async def test_bot_api_refusals_say_what_to_do(telegram: FakeBotApi, code: int, 
 
 
 def test_skills_telegram_refuses_to_start_without_a_token_or_chats(telegram: FakeBotApi) -> None:
-    import subprocess
-
     base = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLS_", "TELEGRAM_"))}
-    no_token = subprocess.run([str(SKILLS), "telegram"], env={**base, "SKILLS_TELEGRAM_CHATS": "1"},
-                              capture_output=True, text=True, timeout=60)
+    no_token = run_command([str(SKILLS), "telegram"], {**base, "SKILLS_TELEGRAM_CHATS": "1"}, ROOT, 60)
     assert no_token.returncode == 2 and "TELEGRAM_BOT_TOKEN is not set" in no_token.stderr
-    no_chats = subprocess.run([str(SKILLS), "telegram"], env={**base, "TELEGRAM_BOT_TOKEN": "1:x"},
-                              capture_output=True, text=True, timeout=60)
+    no_chats = run_command([str(SKILLS), "telegram"], {**base, "TELEGRAM_BOT_TOKEN": "1:x"}, ROOT, 60)
     assert no_chats.returncode == 2 and "SKILLS_TELEGRAM_CHATS" in no_chats.stderr
-    wrong_token = subprocess.run([str(SKILLS), "telegram", "--chat", "1"], capture_output=True, text=True, timeout=60,
-                                 env={**base, "TELEGRAM_BOT_TOKEN": "999:wrong", "TELEGRAM_API_BASE": telegram.url})
+    wrong_token = run_command([str(SKILLS), "telegram", "--chat", "1"],
+                              {**base, "TELEGRAM_BOT_TOKEN": "999:wrong", "TELEGRAM_API_BASE": telegram.url}, ROOT, 60)
     assert wrong_token.returncode == 1 and "Unauthorized; check TELEGRAM_BOT_TOKEN" in wrong_token.stderr
     assert "999:wrong" not in wrong_token.stderr
 

@@ -30,6 +30,7 @@ from adapters.store import Store
 from adapters.store.tables import RunRow, SkillRow
 from config.settings import Settings
 from skills.messages.run import SkillRunInput
+from tests.cli_zygote import run_command
 from tests.conftest import ROOT, Engine, schedule_exists
 from tests.workflows.test_run_ends import _maintenance
 
@@ -62,9 +63,8 @@ async def skills_cli(client: Client, settings: Settings, *argv: str) -> subproce
     """`skills ARGV` in its own process (in a thread: the worker answering it runs on this event loop)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "SKILLS_", "OPENAI_"))}
     return await asyncio.to_thread(
-        subprocess.run, [str(SKILLS), *argv, "--address", client.service_client.config.target_host,
-                         "--task-queue", settings.task_queue], cwd=ROOT, env=env, capture_output=True, text=True,
-        timeout=120)
+        run_command, [str(SKILLS), *argv, "--address", client.service_client.config.target_host,
+                      "--task-queue", settings.task_queue], env, ROOT, 120)
 
 
 @pytest.fixture
