@@ -105,7 +105,7 @@ class _Fires:
 
 class FireCache:
     """The fires of each skill computed for one week, kept for the weeks asked within :data:`CACHE_SLACK` after:
-    croniter takes about 0.1 ms of CPU a fire, and a page of 200 skills is some 2,000 of them. An entry is
+    a page of 200 skills is some 2,000 fires, about 0.1 s of CPU computed afresh (docs/performance.md). An entry is
     used only for a skill whose schedule inputs (what ``spec_fires`` reads) are unchanged, and only for a
     window inside what it computed; else the fires are computed again."""
 
@@ -266,8 +266,9 @@ class Ahead:
 
 
 MAX_DRAWN = 3_000
-"""Fires counted by day at most (every 15 minutes is 2,880 in 30 days): croniter takes about 0.1 ms of CPU a
-fire, and the totals count them all once already (a skill every minute: 43,200)."""
+"""Fires counted by day at most (every 15 minutes is 2,880 in 30 days): a fire takes some tens of microseconds of
+CPU (croniter's step near a clock change, 0.1 ms), and the totals count them all once already (a skill every
+minute: 43,200)."""
 
 
 def run_tokens(runs: list[RunRecord]) -> list[int]:
